@@ -1,0 +1,43 @@
+# clawcell: two commands set everything up on a fresh machine.
+#   make demo   create .venv, install clawcell, run the guided demo
+#   make test   install the test extras, lint, type-check and run the whole suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test lint typecheck bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,pydantic]'
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/clawcell demo
+
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+typecheck: $(TEST_STAMP)
+	$(VENV)/bin/pyright
+
+test: $(TEST_STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/pyright
+	$(PY) -m pytest
+
+bench: $(TEST_STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist

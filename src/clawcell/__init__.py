@@ -1,0 +1,28 @@
+"""clawcell: code mode and a rich output protocol for AI agents."""
+
+from __future__ import annotations
+
+from ._limits import Limits
+from ._tool import Tool, ToolResult
+from .errors import (
+    ClawcellError,
+    ClosedError,
+    ConfigurationError,
+    ContractError,
+    InputError,
+    RuntimeUnavailableError,
+    ToolError,
+)
+
+__all__ = [
+    "ClawcellError",
+    "ClosedError",
+    "ConfigurationError",
+    "ContractError",
+    "InputError",
+    "Limits",
+    "RuntimeUnavailableError",
+    "Tool",
+    "ToolError",
+    "ToolResult",
+]

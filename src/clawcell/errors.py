@@ -1,0 +1,97 @@
+"""The one error tree of clawcell.
+
+Every exception clawcell raises on purpose derives from `ClawcellError` and carries a
+machine-readable `code`. Foreign exceptions (wasmtime traps, jsonschema errors, MCP SDK
+errors) are translated once, at the boundary where they occur.
+
+```text
+ClawcellError (Exception)                       code: varies
+├── InputError (ValueError)                     code: "invalid_input"
+│     a model-facing `exec`/`wait` call was rejected before it could run
+├── ConfigurationError (ValueError)             code: "invalid_config"
+│     a `Limits`, `Tool` or `CodeMode` argument is wrong
+├── RuntimeUnavailableError (RuntimeError)      code: "runtime_unavailable"
+│     the QuickJS WASI engine cannot be loaded or verified
+├── ContractError (ValueError)                  code: "input_contract" | "output_contract"
+│     a tool's input or output broke its declared JSON Schema        | "invalid_contract"
+├── ToolError (RuntimeError)                    code: "tool_error"
+│     raised by tools to fail with a message the guest sees verbatim
+└── ClosedError (RuntimeError)                  code: "closed"
+      an object that owns engine or OS resources was used after `close()`
+```
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClawcellError",
+    "ClosedError",
+    "ConfigurationError",
+    "ContractError",
+    "InputError",
+    "RuntimeUnavailableError",
+    "ToolError",
+]
+
+
+class ClawcellError(Exception):
+    """Root of every error clawcell raises on purpose.
+
+    Attributes:
+        code: A stable, machine-readable error code such as `invalid_input`.
+    """
+
+    code: str = "clawcell_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        """The human-readable message, exactly as given."""
+        return str(self.args[0]) if self.args else ""
+
+
+class InputError(ClawcellError, ValueError):
+    """A model-facing `exec` or `wait` call was rejected before anything ran.
+
+    The message is the exact protocol string (for example
+    `code mode run is unavailable or expired.`), so it can be shown to a model unchanged.
+    """
+
+    code = "invalid_input"
+
+
+class ConfigurationError(ClawcellError, ValueError):
+    """A configuration value given by the host program is invalid."""
+
+    code = "invalid_config"
+
+
+class RuntimeUnavailableError(ClawcellError, RuntimeError):
+    """The QuickJS WASI engine cannot be loaded, verified or started."""
+
+    code = "runtime_unavailable"
+
+
+class ContractError(ClawcellError, ValueError):
+    """A tool call broke a declared JSON Schema contract.
+
+    `code` is `input_contract`, `output_contract` or `invalid_contract`.
+    """
+
+    code = "output_contract"
+
+
+class ToolError(ClawcellError, RuntimeError):
+    """Raised by a tool to fail; the guest sees the message and `code: "tool_error"`."""
+
+    code = "tool_error"
+
+
+class ClosedError(ClawcellError, RuntimeError):
+    """An object that owns engine or OS resources was used after it was closed."""
+
+    code = "closed"
