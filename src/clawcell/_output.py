@@ -1,0 +1,466 @@
+"""The one output budget of a Code Mode cell (spec `code-mode.md` §5, §6.1–§6.4).
+
+A cell's `output` items, its final `value` and its `error` share one budget of
+`maxOutputBytes` UTF-8 bytes, measured on the compact JSON JavaScript would print. The
+budget spans the whole cell: the first `exec` and every `wait` that resumes it draw from the
+same cumulative output, and each response carries only what the model has not seen yet.
+
+`OutputLedger` is that per-cell state. The cell loop appends each output item's JSON text as
+the guest produced it (bytes are counted on those texts; nothing is re-serialised), then asks
+for a `Projection` of one response:
+
+1. The error keeps its leading cause: it may use everything the other channels do not need,
+   and at least half the budget; beyond that it is cut and ends in ` [error truncated]`.
+2. The rest is split between output and value. The value may reserve half of it; output takes
+   what it needs first, and either channel donates what it does not use.
+3. A channel that does not fit becomes a truncation marker whose `prefix` is the longest
+   prefix of the channel's JSON text that lets the marker fit (the JSON-prefix fitter, §6.4).
+   The output marker always summarises the *whole* cumulative output of the cell.
+4. Delivery is incremental: entries already delivered are not repeated, and an unchanged
+   summary marker is not re-sent (§6.3). `project` is pure; `commit` records delivery.
+
+`OutputLedger.fit` adds §6.2 step 7: when the rendered envelope must also fit a model's
+context (`ModelBudget`), it binary-searches the largest smaller budget that fits.
+
+Memory stays bounded: once the cumulative output JSON exceeds `maxOutputBytes`, only its
+first `maxOutputBytes` bytes are kept, and later items only add to the byte count, so their
+bytes still show in `omittedBytes`. A marker prefix can never be longer than that anyway.
+
+Auto-saved references (§6.5) belong to the results store; this module only leaves the seam
+of §6.2 step 3 (`reference_bytes`) and reports `Projection.value_truncated`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._jsjson import dumps, json_string_bytes, to_well_formed, utf8_len, utf16_len
+from .errors import ClawcellError, ConfigurationError
+
+__all__ = [
+    "ERROR_TRUNCATED_SUFFIX",
+    "MODEL_BUDGET_MESSAGE",
+    "TRUNCATION_GUIDANCE",
+    "JsonSource",
+    "ModelBudget",
+    "OutputLedger",
+    "Projection",
+    "bound_error",
+    "fit_error",
+    "fit_json_prefix",
+    "truncation_marker",
+]
+
+TRUNCATION_GUIDANCE = "Output truncated; rerun with narrower args."
+ERROR_TRUNCATED_SUFFIX = " [error truncated]"
+MODEL_BUDGET_MESSAGE = (
+    "Model tool-result budget cannot fit Code Mode status; use a larger model context."
+)
+
+# JSON escapes: these bytes cost 2 (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`), every other
+# control byte costs 6 (`\u00xx`).
+_SHORT_ESCAPES = b'"\\\b\t\n\f\r'
+_LONG_ESCAPES = bytes(b for b in range(0x20) if b not in _SHORT_ESCAPES)
+
+
+# --- the JSON-prefix fitter (§6.4) -----------------------------------------------------------
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """Longest prefix of `text` of at most `max_bytes` UTF-8 bytes, cut on a character."""
+    head = to_well_formed(text[: max(max_bytes, 0)]).encode("utf-8")[:max_bytes]
+    return head.decode("utf-8", "ignore")
+
+
+def _json_cost(chunk: bytes) -> int:
+    """JSON-string bytes of a UTF-8 chunk, without the quotes."""
+    short = len(chunk) - len(chunk.translate(None, _SHORT_ESCAPES))
+    long = len(chunk) - len(chunk.translate(None, _LONG_ESCAPES))
+    return len(chunk) + short + 5 * long
+
+
+def fit_json_prefix(text: str, limit: int, overhead: Callable[[int], int]) -> str:
+    """Longest prefix of `text` whose JSON string, plus `overhead(prefix_bytes)`, fits `limit`.
+
+    The whole text is kept as is (lone surrogates included) when it fits. Otherwise the
+    prefix is cut on a UTF-8 character boundary of the text with lone surrogates replaced by
+    U+FFFD, and is always shorter than the whole text. `overhead` must not grow with the
+    prefix (marker digits shrink as `omittedBytes` does), so the fit is monotone and found by
+    bisection over byte offsets.
+    """
+    if limit <= 0:
+        return ""
+    total = utf8_len(text)
+    if total <= limit and json_string_bytes(text) + overhead(total) <= limit:
+        return text
+    head = to_well_formed(text[: limit + 1]).encode("utf-8")
+
+    def fits(end: int) -> bool:
+        return 2 + _json_cost(head[:end]) + overhead(end) <= limit
+
+    # Bisect offsets; each offset stands for the character boundary at or before it.
+    low, high = 0, min(limit, total - 1, len(head))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(_char_start(head, middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return head[: _char_start(head, low)].decode("utf-8")
+
+
+def _char_start(encoded: bytes, offset: int) -> int:
+    """Largest character boundary of `encoded` at or before `offset`."""
+    while 0 < offset < len(encoded) and 0x80 <= encoded[offset] < 0xC0:
+        offset -= 1
+    return offset
+
+
+def fit_error(error: str, limit: int) -> str:
+    """Cut `error` so its JSON fits `limit` bytes, ending in ` [error truncated]`."""
+    suffix = len(ERROR_TRUNCATED_SUFFIX)
+    return fit_json_prefix(error, limit, lambda _: suffix) + ERROR_TRUNCATED_SUFFIX
+
+
+def bound_error(error: str, limit: int) -> str:
+    """`error` unchanged when its JSON fits `limit` bytes, else `fit_error(error, limit)`."""
+    return error if json_string_bytes(error) <= limit else fit_error(error, limit)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JsonSource:
+    """A channel's compact JSON text: whole, or a retained prefix of a longer original.
+
+    Attributes:
+        text: The JSON text, or its first bytes when `complete` is false.
+        original_bytes: UTF-8 bytes of the whole original JSON text.
+        complete: Whether `text` is the whole original.
+    """
+
+    text: str
+    original_bytes: int
+    complete: bool
+
+    @classmethod
+    def capture(cls, text: str, max_bytes: int | None = None) -> JsonSource:
+        """Keep `text` whole, or only its first `max_bytes` bytes when it is longer."""
+        size = utf8_len(text)
+        if max_bytes is None or size <= max_bytes:
+            return cls(text=text, original_bytes=size, complete=True)
+        return cls(text=truncate_utf8(text, max_bytes), original_bytes=size, complete=False)
+
+
+@functools.lru_cache(maxsize=32)
+def _marker_fixed_bytes(guidance: str) -> int:
+    """Marker bytes apart from the digits of `omittedBytes` and the prefix JSON string."""
+    empty = {"truncated": True, "omittedBytes": 0, "guidance": guidance, "prefix": ""}
+    return utf8_len(dumps(empty)) - 1 - 2
+
+
+def truncation_marker(
+    source: JsonSource, limit: int, guidance: str = TRUNCATION_GUIDANCE
+) -> tuple[dict[str, Any], int]:
+    """The truncation marker of §6.1 fitted to `limit` bytes, and its JSON byte size."""
+    fixed = _marker_fixed_bytes(guidance)
+    original = source.original_bytes
+    prefix = fit_json_prefix(source.text, limit, lambda kept: fixed + len(str(original - kept)))
+    omitted = original - utf8_len(prefix)
+    marker = {"truncated": True, "omittedBytes": omitted, "guidance": guidance, "prefix": prefix}
+    return marker, fixed + len(str(omitted)) + json_string_bytes(prefix)
+
+
+# --- model result budget (§5, §6.2 step 7) ---------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelBudget:
+    """The share of a model's context one tool result may take.
+
+    Text size is measured in UTF-16 code units (JavaScript's `length`); the original weighs
+    CJK characters more, which this port does not replicate (spec §5 allows `len`).
+    """
+
+    max_chars: int
+    max_context_chars: int
+
+    @classmethod
+    def for_context(cls, context_tokens: int) -> ModelBudget:
+        """The budget for a model with a context window of `context_tokens` tokens."""
+        if context_tokens <= 0:
+            raise ConfigurationError(
+                f"`model_context_tokens` must be a positive integer, got {context_tokens!r}."
+            )
+        cap = (
+            64_000 if context_tokens >= 200_000 else 32_000 if context_tokens >= 100_000 else 16_000
+        )
+        return cls(
+            max_chars=min(int(context_tokens * 0.3) * 4, cap),
+            max_context_chars=max(1024, context_tokens),
+        )
+
+    def accepts(self, text: str) -> bool:
+        """Whether a rendered tool result of this text fits the budget."""
+        size = utf16_len(text)
+        return size <= self.max_chars and 2 * size <= self.max_context_chars
+
+
+# --- the per-cell ledger ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entries:
+    count: int
+
+
+@dataclass(frozen=True)
+class _Summary:
+    original_bytes: int
+    prefix_bytes: int
+
+
+_Receipt = _Entries | _Summary
+
+
+@dataclass(frozen=True, kw_only=True)
+class Projection:
+    """What one `exec`/`wait` response carries on its bounded channels.
+
+    Attributes:
+        output: The output items of this response: entries not delivered before, or a
+            summary marker of the whole cumulative output (or `[]` if unchanged).
+        value: The final value, a truncation marker, or `None` when `has_value` is false.
+        has_value: Whether the response has a `value` key.
+        error: The error, truncated to its allowance, or `None`.
+        budget: The byte budget the projection was made with (`maxOutputBytes` or less).
+        value_truncated: Whether the value was replaced by a marker (the auto-save trigger).
+    """
+
+    output: list[Any]
+    value: Any
+    has_value: bool
+    error: str | None
+    budget: int
+    value_truncated: bool
+    receipt: _Receipt = field(repr=False)
+
+
+class OutputLedger:
+    """Cumulative output of one cell and what of it was delivered, across exec and waits."""
+
+    def __init__(self, max_output_bytes: int) -> None:
+        if max_output_bytes < 1:
+            raise ConfigurationError(
+                f"`max_output_bytes` must be positive, got {max_output_bytes!r}."
+            )
+        self._max = max_output_bytes
+        self._items: list[str] = []
+        self._parsed: list[Any] = []
+        self._count = 0
+        self._bytes = 0
+        self._retained: str | None = None
+        self._receipt: _Receipt = _Entries(0)
+
+    @property
+    def max_output_bytes(self) -> int:
+        """The cell's `maxOutputBytes`."""
+        return self._max
+
+    @property
+    def output_bytes(self) -> int:
+        """UTF-8 bytes of the whole cumulative output array JSON (0 when empty)."""
+        return self._bytes
+
+    def append(self, item_json: str) -> None:
+        """Record one output item, given as its compact JSON text from the guest."""
+        size = utf8_len(item_json)
+        self._count += 1
+        self._bytes += size + (2 if self._count == 1 else 1)
+        if self._retained is not None:
+            return
+        self._items.append(item_json)
+        if self._bytes > self._max:
+            self._retained = truncate_utf8(self._output_text(), self._max)
+            self._items, self._parsed = [], []
+
+    def _output_text(self) -> str:
+        return "[" + ",".join(self._items) + "]"
+
+    def _output_source(self) -> JsonSource:
+        if self._retained is not None:
+            return JsonSource(text=self._retained, original_bytes=self._bytes, complete=False)
+        return JsonSource(text=self._output_text(), original_bytes=self._bytes, complete=True)
+
+    def project(
+        self,
+        *,
+        value_json: str | JsonSource | None = None,
+        error: str | None = None,
+        budget: int | None = None,
+        value_guidance: str = TRUNCATION_GUIDANCE,
+        reference_bytes: int = 0,
+    ) -> Projection:
+        """Project one response within `budget` bytes (default `maxOutputBytes`); pure.
+
+        Args:
+            value_json: The final value's compact JSON (a string value includes its quotes),
+                or `None` when this response has no value.
+            error: The failure diagnostic, or `None`.
+            budget: A smaller budget to project with (model-result fitting).
+            value_guidance: `guidance` of a value marker (auto-save non-retention reasons).
+            reference_bytes: Bytes of the minimal auto-save reference marker to reserve for
+                the value (§6.2 step 3), or 0 when no reference is offered.
+        """
+        trial = self._trial(value_json, error, budget, value_guidance, reference_bytes)
+        return self._incremental(trial)
+
+    def fit(
+        self,
+        *,
+        value_json: str | JsonSource | None = None,
+        error: str | None = None,
+        accept: Callable[[Projection], bool] | None = None,
+        value_guidance: str = TRUNCATION_GUIDANCE,
+        reference_bytes: int = 0,
+    ) -> Projection:
+        """Project with the largest budget whose rendered envelope `accept`s (§6.2 step 7).
+
+        `accept` renders the envelope from a trial projection and says whether it fits the
+        model (see `ModelBudget.accepts`). As in the original, trials carry the *cumulative*
+        output channel (all entries or the summary marker), not only the undelivered part.
+        The returned projection is incremental, ready for `commit`.
+
+        Raises:
+            ClawcellError: `output_limit_exceeded` with `MODEL_BUDGET_MESSAGE` when not even
+                a budget of 0 bytes fits.
+        """
+        source = JsonSource.capture(value_json) if isinstance(value_json, str) else value_json
+
+        def trial(budget: int) -> Projection:
+            return self._trial(source, error, budget, value_guidance, reference_bytes)
+
+        best = trial(self._max)
+        if accept is not None and not accept(best):
+            best = _bisect_budget(trial, accept, self._max - 1)
+        return self._incremental(best)
+
+    def commit(self, projection: Projection) -> None:
+        """Record that `projection` was delivered to the model."""
+        self._receipt = projection.receipt
+
+    def _trial(
+        self,
+        value_json: str | JsonSource | None,
+        error: str | None,
+        budget: int | None,
+        value_guidance: str,
+        reference_bytes: int,
+    ) -> Projection:
+        value = JsonSource.capture(value_json) if isinstance(value_json, str) else value_json
+        split = _Split(
+            budget=self._max if budget is None else budget,
+            output_bytes=self._bytes,
+            value_bytes=0 if value is None else value.original_bytes,
+            reference_bytes=reference_bytes,
+        )
+        error = split.fit_error(error)
+        output, charged, receipt = self._project_output(split.output_allowance(error))
+        remaining = split.remaining(error) - charged
+        shown, truncated = _project_value(value, remaining, value_guidance)
+        return Projection(
+            output=output,
+            value=shown,
+            has_value=value is not None,
+            error=error,
+            budget=split.budget,
+            value_truncated=truncated,
+            receipt=receipt,
+        )
+
+    def _project_output(self, allowance: int) -> tuple[list[Any], int, _Receipt]:
+        if self._bytes <= allowance:
+            # Parsed once per item; trials and responses share the parsed values.
+            self._parsed.extend(json.loads(item) for item in self._items[len(self._parsed) :])
+            return self._parsed[:], self._bytes, _Entries(self._count)
+        marker, size = truncation_marker(self._output_source(), allowance - 2)
+        receipt = _Summary(self._bytes, utf8_len(marker["prefix"]))
+        return [marker], size + 2, receipt
+
+    def _incremental(self, trial: Projection) -> Projection:
+        prior, receipt = self._receipt, trial.receipt
+        output = trial.output
+        if isinstance(receipt, _Entries) and isinstance(prior, _Entries):
+            output = output[prior.count :]
+        elif isinstance(receipt, _Summary) and prior == receipt:
+            output = []
+        return Projection(
+            output=output,
+            value=trial.value,
+            has_value=trial.has_value,
+            error=trial.error,
+            budget=trial.budget,
+            value_truncated=trial.value_truncated,
+            receipt=receipt,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Split:
+    """The allowances of §6.2 steps 1–4 for one budget."""
+
+    budget: int
+    output_bytes: int
+    value_bytes: int
+    reference_bytes: int
+
+    def fit_error(self, error: str | None) -> str | None:
+        if error is None:
+            return None
+        others = min(self.output_bytes + self.value_bytes, self.budget // 2)
+        return bound_error(error, self.budget - others)
+
+    def remaining(self, error: str | None) -> int:
+        return self.budget - (0 if error is None else json_string_bytes(error))
+
+    def output_allowance(self, error: str | None) -> int:
+        remaining = self.remaining(error)
+        reservation = remaining // 2
+        if self.reference_bytes and remaining >= self.reference_bytes + self._min_output():
+            reservation = max(reservation, self.reference_bytes)
+        return remaining - min(self.value_bytes, reservation)
+
+    def _min_output(self) -> int:
+        """Bytes of `[marker]` with an empty prefix: the least output can shrink to."""
+        if self.output_bytes == 0:
+            return 0
+        empty = _marker_fixed_bytes(TRUNCATION_GUIDANCE) + len(str(self.output_bytes)) + 2
+        return min(self.output_bytes, empty + 2)
+
+
+def _project_value(value: JsonSource | None, allowance: int, guidance: str) -> tuple[Any, bool]:
+    if value is None:
+        return None, False
+    if value.complete and value.original_bytes <= allowance:
+        return json.loads(value.text), False
+    marker, _ = truncation_marker(value, allowance, guidance)
+    return marker, True
+
+
+def _bisect_budget(
+    trial: Callable[[int], Projection], accept: Callable[[Projection], bool], high: int
+) -> Projection:
+    """Largest-budget trial in `[0, high]` that `accept`s, by the original's bisection."""
+    low, best = 0, None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = trial(middle)
+        if accept(candidate):
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    if best is None:
+        raise ClawcellError(MODEL_BUDGET_MESSAGE, code="output_limit_exceeded")
+    return best
