@@ -15,7 +15,13 @@ from typing import Any, Final
 import jsonschema_rs
 
 from ..errors import ContractError
-from ._discriminator import DiscriminatorError, OutputVariants, narrowed_schema, read_output_variants
+from ._discriminator import (
+    DiscriminatorError,
+    OutputVariants,
+    narrowed_schema,
+    read_output_variants,
+    selected_branch,
+)
 
 __all__ = ["ToolContract", "compile_schema", "format_error_details"]
 
@@ -195,10 +201,12 @@ class ToolContract:
             code="input_contract",
         )
 
+    def accepts_empty_input(self) -> bool:
+        """True when a compiled input schema accepts `{}` (never for broken schemas)."""
+        return self._input is not None and bool(self._input.is_valid({}))
+
     def branch(self, input_value: object) -> int | None:
         """The output branch this input selects, or `None` for the whole union."""
-        from ._discriminator import selected_branch
-
         return selected_branch(self.variants, input_value)
 
     def check_output(self, value: object, branches: Iterable[int | None]) -> None:
@@ -220,9 +228,7 @@ class ToolContract:
             return self._output
         if branch not in self._branches:
             try:
-                self._branches[branch] = compile_schema(
-                    narrowed_schema(self.output_schema, branch)
-                )
+                self._branches[branch] = compile_schema(narrowed_schema(self.output_schema, branch))
             except (ValueError, DiscriminatorError) as exc:
                 raise _invalid(self.name, "outputSchema", str(exc)) from exc
         return self._branches[branch]

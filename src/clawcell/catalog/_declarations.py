@@ -128,7 +128,7 @@ def render(node: TsType) -> str:
 class _Walk:
     comments: bool
     remaining: int = MAX_NODES
-    active: set[int] = field(default_factory=lambda: set[int]())
+    active: set[int] = field(default_factory=set[int])
 
 
 def schema_to_type(schema: object, *, comments: bool = False) -> TsType:
@@ -178,7 +178,7 @@ def _visit_node(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
 
 def _union(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     variants = node.get("anyOf", node.get("oneOf"))
-    if "anyOf" in node and "oneOf" in node or any(key in node for key in _UNION_BASE_KEYS):
+    if ("anyOf" in node and "oneOf" in node) or any(key in node for key in _UNION_BASE_KEYS):
         return UNKNOWN
     if not isinstance(variants, list) or not variants:
         return UNKNOWN
@@ -227,7 +227,7 @@ def _object(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     if not isinstance(raw_required, list) or not all(isinstance(k, str) for k in raw_required):  # pyright: ignore[reportUnknownVariableType]
         return UNKNOWN
     required: set[str] = set(raw_required)  # pyright: ignore[reportUnknownArgumentType]
-    if raw_props is None:
+    if raw_props is None or (isinstance(raw_props, Mapping) and not raw_props):
         if isinstance(additional, Mapping):
             return ObjectType(index=_visit(additional, depth, walk))
         return ObjectType() if additional is False and not required else ObjectType(index=UNKNOWN)

@@ -159,7 +159,9 @@ def _scan(value: object, depth: int, scan: _Scan, active: set[int], *, as_map: b
             return all(_scan(item, depth + 1, scan, active, as_map=False) for item in items)
         node: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
         if as_map:
-            return all(_scan(child, depth + 1, scan, active, as_map=False) for child in node.values())
+            return all(
+                _scan(child, depth + 1, scan, active, as_map=False) for child in node.values()
+            )
         return _scan_schema(node, depth, scan, active)
     finally:
         active.discard(id(value))

@@ -157,7 +157,7 @@ def _union(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint |
     if not has_any and not has_one:
         return None
     variants = schema["anyOf"] if has_any else schema["oneOf"]
-    if has_any and has_one or not isinstance(variants, list) or not variants:
+    if (has_any and has_one) or not isinstance(variants, list) or not variants:
         return _UNKNOWN
     if len(variants) > MAX_LITERAL_VALUES or any(key in schema for key in _UNION_BASE_KEYS):  # pyright: ignore[reportUnknownArgumentType]
         return _UNKNOWN

@@ -15,28 +15,144 @@ from typing import Final
 __all__ = ["NameRequest", "assign_callable_names", "callable_base", "locale_key"]
 
 RESERVED_GLOBAL_NAMES: Final[frozenset[str]] = frozenset(
-    (
-        "ALL_TOOLS API MCP agents catalog clearTimeout globalThis json log namespaces nodes phase "
-        "setTimeout skills text tools yield_control results store load queueMicrotask "
-        "TextEncoder TextDecoder URL "
-        "AggregateError Array ArrayBuffer Atomics BigInt BigInt64Array BigUint64Array Boolean "
-        "DataView Date Error EvalError FinalizationRegistry Float32Array Float64Array Function "
-        "Infinity Int16Array Int32Array Int8Array Intl JSON Map Math NaN Number Object Promise "
-        "Proxy RangeError ReferenceError Reflect RegExp Set SharedArrayBuffer String Symbol "
-        "SyntaxError TypeError URIError Uint16Array Uint32Array Uint8Array Uint8ClampedArray "
-        "WeakMap WeakRef WeakSet WebAssembly console decodeURI decodeURIComponent encodeURI "
-        "encodeURIComponent escape eval isFinite isNaN parseFloat parseInt undefined unescape"
-    ).split()
+    [
+        "ALL_TOOLS",
+        "API",
+        "MCP",
+        "agents",
+        "catalog",
+        "clearTimeout",
+        "globalThis",
+        "json",
+        "log",
+        "namespaces",
+        "nodes",
+        "phase",
+        "setTimeout",
+        "skills",
+        "text",
+        "tools",
+        "yield_control",
+        "results",
+        "store",
+        "load",
+        "queueMicrotask",
+        "TextEncoder",
+        "TextDecoder",
+        "URL",
+        "AggregateError",
+        "Array",
+        "ArrayBuffer",
+        "Atomics",
+        "BigInt",
+        "BigInt64Array",
+        "BigUint64Array",
+        "Boolean",
+        "DataView",
+        "Date",
+        "Error",
+        "EvalError",
+        "FinalizationRegistry",
+        "Float32Array",
+        "Float64Array",
+        "Function",
+        "Infinity",
+        "Int16Array",
+        "Int32Array",
+        "Int8Array",
+        "Intl",
+        "JSON",
+        "Map",
+        "Math",
+        "NaN",
+        "Number",
+        "Object",
+        "Promise",
+        "Proxy",
+        "RangeError",
+        "ReferenceError",
+        "Reflect",
+        "RegExp",
+        "Set",
+        "SharedArrayBuffer",
+        "String",
+        "Symbol",
+        "SyntaxError",
+        "TypeError",
+        "URIError",
+        "Uint16Array",
+        "Uint32Array",
+        "Uint8Array",
+        "Uint8ClampedArray",
+        "WeakMap",
+        "WeakRef",
+        "WeakSet",
+        "WebAssembly",
+        "console",
+        "decodeURI",
+        "decodeURIComponent",
+        "encodeURI",
+        "encodeURIComponent",
+        "escape",
+        "eval",
+        "isFinite",
+        "isNaN",
+        "parseFloat",
+        "parseInt",
+        "undefined",
+        "unescape",
+    ]
 )
 """Globals a tool may never shadow: the guest API, `results`/`store`/`load` and ES globals."""
 
 RESERVED_WORDS: Final[frozenset[str]] = frozenset(
-    (
-        "break case catch continue debugger default do else finally for function if return "
-        "switch throw try var const while with new this super class extends export import null "
-        "true false in instanceof typeof void delete await enum implements interface package "
-        "private protected public static yield"
-    ).split()
+    [
+        "break",
+        "case",
+        "catch",
+        "continue",
+        "debugger",
+        "default",
+        "do",
+        "else",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "return",
+        "switch",
+        "throw",
+        "try",
+        "var",
+        "const",
+        "while",
+        "with",
+        "new",
+        "this",
+        "super",
+        "class",
+        "extends",
+        "export",
+        "import",
+        "null",
+        "true",
+        "false",
+        "in",
+        "instanceof",
+        "typeof",
+        "void",
+        "delete",
+        "await",
+        "enum",
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "static",
+        "yield",
+    ]
 )
 """JavaScript keywords and strict-mode reserved words."""
 

@@ -1,0 +1,316 @@
+"""The run-scoped tool catalog the guest bridge talks to.
+
+Every guest request that concerns tools lands here: `search`, `describe`, `api_list`,
+`api_read` and `call`. The catalog owns the counters reported as telemetry, the per-tool
+contracts, the hooks and the execution-mode scheduler shared by every cell of the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._limits import Limits
+from .._tool import JsonValue, Tool, ToolResult
+from ..errors import ClawcellError, InputError, ToolError
+from ._api_files import (
+    ApiFile,
+    matches_prefix,
+    normalize_api_path,
+    normalize_api_prefix,
+    results_api_file,
+)
+from ._bindings import Binding, build_bindings, guest_value, json_safe
+from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
+from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, wait_tool
+from ._quick_index import IndexLine, format_quick_index
+from ._scheduler import CallScheduler
+from ._search import SearchDocument, SearchIndex, parameter_text
+from ._tool_dts import tool_declaration_file
+
+__all__ = ["Catalog"]
+
+
+@dataclass
+class _Counters:
+    scope: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    searches: int = 0
+    describes: int = 0
+    calls: int = 0
+
+
+class Catalog:
+    """Typed tools bound as guest globals, with contracts, hooks and search.
+
+    Args:
+        tools: The tools of this run. MCP-sourced tools are counted but not bound here.
+        limits: Search limits and the budgets quoted in the `exec` description.
+        before_tool_call: Hooks that may rewrite or block a call before it runs.
+        after_tool_call: Hooks that may replace a result before its contract is checked.
+        reserved_names: Extra globals (namespaces) no tool may shadow.
+
+    Raises:
+        ConfigurationError: for non-`Tool` entries or two tools with the same id.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        *,
+        limits: Limits | None = None,
+        before_tool_call: Iterable[BeforeToolCall] = (),
+        after_tool_call: Iterable[AfterToolCall] = (),
+        reserved_names: Sequence[str] = (),
+    ) -> None:
+        self.limits = limits or Limits()
+        self._tools = tuple(tools)
+        self._reserved = tuple(reserved_names)
+        self._before = tuple(before_tool_call)
+        self._after = tuple(after_tool_call)
+        self.bindings: tuple[Binding, ...] = build_bindings(self._tools, reserved=self._reserved)
+        self._by_name = {b.callable_name: b for b in self.bindings}
+        self._counters = _Counters()
+        self._scheduler = CallScheduler()
+        self._index = SearchIndex([_document(b) for b in self.bindings])
+
+    def with_tools(self, extra: Sequence[Tool]) -> Catalog:
+        """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
+
+        Use it when client tools join mid-run; a later client tool shadows a same-named one.
+        """
+        grown = Catalog(
+            [*self._tools, *extra],
+            limits=self.limits,
+            before_tool_call=self._before,
+            after_tool_call=self._after,
+            reserved_names=self._reserved,
+        )
+        grown._counters, grown._scheduler = self._counters, self._scheduler
+        return grown
+
+    def binding(self, callable_name: str) -> Binding | None:
+        """The binding of a callable name, or `None`."""
+        return self._by_name.get(callable_name)
+
+    def all(self) -> list[dict[str, Any]]:
+        """Handle metadata of every binding, sorted by callable name (no counter)."""
+        return [dict(b.metadata) for b in self.bindings]
+
+    def search(self, query: object, limit: object = None) -> list[str]:
+        """Callable names matching `query`: an exact name first, else BM25-ranked.
+
+        Raises:
+            InputError: `search query must be a string.` / `limit must be a positive integer.`
+        """
+        if not isinstance(query, str):
+            raise InputError("search query must be a string.")
+        count = self._read_limit(limit)
+        self._counters.searches += 1
+        exact = self._exact(query.strip())
+        if exact is not None:
+            return [exact.callable_name]
+        return self._index.rank(query)[:count]
+
+    def _read_limit(self, limit: object) -> int:
+        if limit is None:
+            return self.limits.search_default_limit
+        valid_number = isinstance(limit, int | float) and not isinstance(limit, bool)
+        if not valid_number or limit != int(limit) or limit <= 0:  # pyright: ignore[reportArgumentType, reportOperatorIssue]
+            raise InputError("limit must be a positive integer.")
+        return min(int(limit), self.limits.max_search_limit)  # pyright: ignore[reportArgumentType]
+
+    def _exact(self, needle: str) -> Binding | None:
+        for binding in self.bindings:
+            if needle in (binding.callable_name, binding.tool.name):
+                return binding
+        folded = needle.lower()
+        for binding in self.bindings:
+            if folded in (binding.callable_name.lower(), binding.tool.name.lower()):
+                return binding
+        return None
+
+    def _require(self, callable_name: object) -> Binding:
+        binding = self._by_name.get(callable_name) if isinstance(callable_name, str) else None
+        if binding is None:
+            raise InputError(
+                f"Unknown tool: {callable_name}. Use catalog.search(query) to find a tool."
+            )
+        return binding
+
+    def describe(self, callable_name: str) -> dict[str, Any]:
+        """The full description of one tool (spec §3.3); counts as a describe."""
+        binding = self._require(callable_name)
+        self._counters.describes += 1
+        item = binding.tool
+        described: dict[str, Any] = {"source": item.source, "name": item.name}
+        if item.label is not None:
+            described["label"] = item.label
+        described["description"] = item.description
+        described["input"] = binding.input_hint
+        if binding.output_hint is not None:
+            described["output"] = binding.output_hint
+        described["parameters"] = json_safe(item.parameters or {})
+        if binding.trusted and item.output_schema is not None:
+            described["outputSchema"] = json_safe(item.output_schema)
+        described["callableName"] = binding.callable_name
+        return described
+
+    def _api_files(self) -> list[ApiFile]:
+        tools = [ApiFile(path=f"tools/{b.callable_name}.d.ts") for b in self.bindings]
+        return [results_api_file(), *tools]
+
+    def api_list(self, prefix: object = None) -> dict[str, Any]:
+        """`API.list(prefix?)`: injected files first, then one `tools/<name>.d.ts` per binding."""
+        wanted = normalize_api_prefix(prefix)
+        files = [f.listing() for f in self._api_files() if matches_prefix(f.path, wanted)]
+        return {"files": files}
+
+    def api_read(self, path: object) -> dict[str, Any]:
+        """`API.read(path)`; a `tools/*.d.ts` file is generated now and counts as a describe.
+
+        Raises:
+            InputError: `invalid API file path` or `Unknown API file: <path>`.
+        """
+        normalized = normalize_api_path(path)
+        if normalized == "results.d.ts":
+            return results_api_file().read()
+        name = normalized.removeprefix("tools/").removesuffix(".d.ts")
+        binding = self._by_name.get(name)
+        if binding is None or normalized != f"tools/{name}.d.ts":
+            raise InputError(f"Unknown API file: {normalized}")
+        self._counters.describes += 1
+        content = tool_declaration_file(
+            binding.callable_name,
+            trusted=binding.trusted,
+            parameters=binding.tool.parameters,
+            output_schema=binding.tool.output_schema,
+            optional_input=binding.contract.accepts_empty_input(),
+        )
+        return ApiFile(path=normalized, content=content).read()
+
+    async def call(self, callable_name: str, input: JsonValue = None) -> JsonValue:
+        """Run one tool for the guest and return the guest-visible value.
+
+        Order: `invalid_contract` check, before hooks, input contract (trusted tools), the
+        tool itself under its execution mode, after hooks, output contract against both the
+        branch of the input that ran and the branch originally asked for.
+
+        Raises:
+            ContractError: `input_contract`, `output_contract` or `invalid_contract`.
+            ToolError: the tool failed (`str(exc)` of any exception it raised), or a hook
+                blocked the call.
+            InputError: unknown callable name.
+        """
+        binding = self._require(callable_name)
+        self._counters.calls += 1
+        params = json_safe({} if input is None else input)
+        contract = binding.contract
+        contract.ensure_valid()
+        requested = contract.branch(params)
+        async with self._scheduler.slot(binding.tool.execution_mode):
+            params = await self._run_before(binding, params)
+            if binding.trusted:
+                contract.check_input(params)
+            result = await self._run_after(binding, params, await _execute(binding.tool, params))
+            value = guest_value(result)
+            if binding.trusted:
+                contract.check_output(value, [contract.branch(params), requested])
+            return value
+
+    async def _run_before(self, binding: Binding, params: Any) -> Any:
+        for hook in self._before:
+            event = ToolCallEvent(
+                callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
+            )
+            decision = await run_maybe_async(hook, event)
+            if isinstance(decision, HookDecision) and decision.block:
+                raise ToolError(
+                    f'Tool "{binding.callable_name}" was blocked before execution: '
+                    f"{decision.reason}"
+                )
+            if isinstance(decision, HookDecision) and decision.params is not None:
+                params = json_safe(decision.params)
+        return params
+
+    async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
+        for hook in self._after:
+            event = ToolCallEvent(
+                callable_name=binding.callable_name,
+                tool_name=binding.tool.name,
+                params=params,
+                result=result,
+            )
+            replacement = await run_maybe_async(hook, event)
+            if isinstance(replacement, ToolResult):
+                result = replacement
+        return result
+
+    def telemetry(self) -> dict[str, Any]:
+        """Counters attached to every envelope, in protocol key order."""
+        sources = {"openclaw": 0, "mcp": 0, "client": 0}
+        for item in self._tools:
+            sources[item.source] += 1
+        return {
+            "catalogSize": len(self._tools),
+            "sources": sources,
+            "counterScope": self._counters.scope,
+            "searchCount": self._counters.searches,
+            "describeCount": self._counters.describes,
+            "callCount": self._counters.calls,
+            "visibleTools": ["exec", "wait"],
+        }
+
+    def quick_index(self) -> str:
+        """The bounded quick index of spec §8.1 (`""` for an empty catalog)."""
+        lines = [
+            IndexLine(callable_name=b.callable_name, input=b.input_hint, output=b.output_hint)
+            for b in self.bindings
+        ]
+        return format_quick_index(lines)
+
+    def exec_tool(self, limits: Limits | None = None) -> dict[str, Any]:
+        """The `exec` definition with the generated description and quick index."""
+        shell = next((b for b in self.bindings if b.catalog_id == "openclaw:core:exec"), None)
+        description = exec_description(
+            limits or self.limits,
+            quick_index=self.quick_index(),
+            has_tools=bool(self.bindings),
+            shell_tool=shell.callable_name if shell else None,
+        )
+        return exec_tool(description)
+
+    def wait_tool(self) -> dict[str, Any]:
+        """The `wait` definition."""
+        return wait_tool()
+
+    def model_tools(self, style: Literal["anthropic", "openai"] = "anthropic") -> list[Any]:
+        """`[exec, wait]` ready for an Anthropic- or OpenAI-style `tools` request field."""
+        export = to_anthropic if style == "anthropic" else to_openai
+        return [export(self.exec_tool()), export(self.wait_tool())]
+
+
+def _document(binding: Binding) -> SearchDocument:
+    item = binding.tool
+    return SearchDocument(
+        key=binding.callable_name,
+        catalog_id=binding.catalog_id,
+        name=item.name,
+        label=item.label or "",
+        description=item.description,
+        parameters=parameter_text(item.parameters) if binding.trusted else "",
+    )
+
+
+async def _execute(item: Tool, params: Any) -> ToolResult:
+    try:
+        raw = item.execute(params)
+        if inspect.isawaitable(raw):
+            raw = await raw
+    except ClawcellError:
+        raise
+    except Exception as exc:
+        raise ToolError(str(exc) or type(exc).__name__) from exc
+    return raw if isinstance(raw, ToolResult) else ToolResult(details=raw)

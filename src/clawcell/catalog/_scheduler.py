@@ -1,0 +1,83 @@
+"""Execution-mode scheduling for one catalog (spec §11.3).
+
+Parallel tools share the catalog; a sequential tool waits for every earlier call to finish and
+holds back every later call until it is done. This is a fair (FIFO) shared/exclusive lock: one
+per catalog, so it also serializes calls coming from different cells using the same catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from .._tool import ExecutionMode
+
+__all__ = ["CallScheduler"]
+
+
+@dataclass
+class _Waiter:
+    exclusive: bool
+    ready: asyncio.Future[None]
+
+
+@dataclass
+class CallScheduler:
+    """FIFO shared/exclusive admission of tool calls."""
+
+    _active_shared: int = 0
+    _active_exclusive: bool = False
+    _queue: deque[_Waiter] = field(default_factory=deque[_Waiter])
+
+    @asynccontextmanager
+    async def slot(self, mode: ExecutionMode) -> AsyncIterator[None]:
+        """Hold a slot for one call; `"sequential"` calls run alone."""
+        exclusive = mode == "sequential"
+        await self._acquire(exclusive)
+        try:
+            yield
+        finally:
+            self._release(exclusive)
+
+    def _can_start(self, exclusive: bool) -> bool:
+        if self._active_exclusive:
+            return False
+        return self._active_shared == 0 if exclusive else True
+
+    async def _acquire(self, exclusive: bool) -> None:
+        if not self._queue and self._can_start(exclusive):
+            self._admit(exclusive)
+            return
+        waiter = _Waiter(exclusive, asyncio.get_running_loop().create_future())
+        self._queue.append(waiter)
+        try:
+            await waiter.ready
+        except asyncio.CancelledError:
+            if waiter.ready.done() and not waiter.ready.cancelled():
+                self._release(exclusive)
+            else:
+                self._queue.remove(waiter)
+                self._wake()
+            raise
+
+    def _admit(self, exclusive: bool) -> None:
+        if exclusive:
+            self._active_exclusive = True
+        else:
+            self._active_shared += 1
+
+    def _release(self, exclusive: bool) -> None:
+        if exclusive:
+            self._active_exclusive = False
+        else:
+            self._active_shared -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._queue and self._can_start(self._queue[0].exclusive):
+            waiter = self._queue.popleft()
+            self._admit(waiter.exclusive)
+            waiter.ready.set_result(None)

@@ -1,0 +1,157 @@
+"""Lexical tool search: exact lookup first, then BM25 over tool metadata (spec §3.4).
+
+Documents are a tool's name, catalog id, label, description and, for trusted tools, parameter
+names and descriptions. Text is split on non-alphanumerics and camelCase, lower-cased, stop
+words are dropped and a light suffix stemmer folds plurals and verb forms (`tickets`,
+`listing`, `listed` → `ticket`, `list`). The search is deliberately loose: any shared token
+matches, so `zzzz_missing_tool` finds `failing_tool` through `tool`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._names import locale_key
+
+__all__ = ["SearchDocument", "SearchIndex", "parameter_text", "tokenize"]
+
+K1: Final = 1.2
+B: Final = 0.75
+_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_STOP_WORDS: Final = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "the",
+        "this",
+        "to",
+        "with",
+    ]
+)
+_PLURAL_ES: Final = ("sses", "xes", "ches", "shes", "zes")
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(_PLURAL_ES):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def tokenize(text: str) -> list[str]:
+    """Split, lower-case, drop stop words and stem; repeats are kept."""
+    words = (match.group(0).lower() for match in _WORDS.finditer(text))
+    return [_stem(word) for word in words if word not in _STOP_WORDS]
+
+
+def parameter_text(schema: object, depth: int = 0) -> str:
+    """Property names and descriptions of a parameter schema (4 levels deep)."""
+    if depth > 4 or not isinstance(schema, Mapping):
+        return ""
+    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
+    parts: list[str] = []
+    if isinstance(node.get("description"), str):
+        parts.append(str(node["description"]))
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        for name, child in properties.items():  # pyright: ignore[reportUnknownVariableType]
+            parts.append(str(name))  # pyright: ignore[reportUnknownArgumentType]
+            parts.append(parameter_text(child, depth + 1))
+    if "items" in node:
+        parts.append(parameter_text(node["items"], depth + 1))
+    return " ".join(part for part in parts if part)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchDocument:
+    """What one catalog entry contributes to the index."""
+
+    key: str
+    """The value returned for a hit (the callable name)."""
+    catalog_id: str
+    name: str
+    label: str
+    description: str
+    parameters: str
+
+
+class SearchIndex:
+    """An inverted BM25 index built once per catalog."""
+
+    def __init__(self, documents: Sequence[SearchDocument]) -> None:
+        self._documents = tuple(documents)
+        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._lengths: list[int] = []
+        self._literal: list[str] = []
+        for position, doc in enumerate(self._documents):
+            text = " ".join(
+                p
+                for p in (doc.name, doc.catalog_id, doc.label, doc.description, doc.parameters)
+                if p
+            )
+            counts: dict[str, int] = defaultdict(int)
+            terms = tokenize(text)
+            for term in terms:
+                counts[term] += 1
+            for term, count in counts.items():
+                self._postings[term].append((position, count))
+            self._lengths.append(len(terms))
+            self._literal.append(f"{doc.name} {doc.label} {doc.description}".lower())
+        total = sum(self._lengths)
+        self._average = total / len(self._lengths) if self._lengths and total else 1.0
+
+    def rank(self, query: str) -> list[str]:
+        """Keys of matching documents, best first.
+
+        Ties go to exact-name matches, then documents containing the query literally, then the
+        BM25 score, then the catalog id.
+        """
+        scores: dict[int, float] = defaultdict(float)
+        count = len(self._documents)
+        for term in dict.fromkeys(tokenize(query)):
+            postings = self._postings.get(term, ())
+            if not postings:
+                continue
+            idf = math.log(1 + (count - len(postings) + 0.5) / (len(postings) + 0.5))
+            for position, frequency in postings:
+                norm = 1 - B + B * self._lengths[position] / self._average
+                scores[position] += idf * frequency * (K1 + 1) / (frequency + K1 * norm)
+        needle = query.strip().lower()
+        ordered = sorted(scores, key=lambda p: self._order(p, needle, scores[p]))
+        return [self._documents[position].key for position in ordered]
+
+    def _order(self, position: int, needle: str, score: float) -> tuple[Any, ...]:
+        doc = self._documents[position]
+        exact = doc.name.lower() == needle or doc.catalog_id.lower() == needle
+        literal = bool(needle) and needle in self._literal[position]
+        return (not exact, not literal, -score, locale_key(doc.catalog_id))
