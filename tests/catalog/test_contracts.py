@@ -1,0 +1,143 @@
+"""Contracts: malformed schemas never run the tool; messages never print the value."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from clawcell import Tool
+from clawcell.catalog import INPUT_DISCRIMINATOR, Catalog
+from clawcell.errors import ContractError
+
+MALFORMED_OUTPUT_SCHEMAS: list[tuple[str, dict[str, Any]]] = [
+    ("unknown type name", {"type": "sting"}),
+    ("type not a string", {"type": 3}),
+    ("required not a list", {"type": "object", "required": "id"}),
+    ("minimum not a number", {"type": "number", "minimum": "1"}),
+    ("bad pattern", {"type": "string", "pattern": "("}),
+    ("dangling reference", {"$ref": "#/$defs/missing"}),
+    ("anyOf not a list", {"anyOf": {"type": "string"}}),
+    ("broken branch", {"anyOf": [{"type": "boolean"}, {"type": "sting"}]}),
+    (
+        "unsupported annotation version",
+        {
+            "anyOf": [{"type": "string"}, {"type": "boolean"}],
+            INPUT_DISCRIMINATOR: {"version": 2, "inputProperty": "operation", "mapping": {"list": 0}},
+        },
+    ),
+    (
+        "annotation index out of range",
+        {
+            "anyOf": [{"type": "string"}, {"type": "boolean"}],
+            INPUT_DISCRIMINATOR: {"version": 1, "inputProperty": "operation", "mapping": {"list": 2}},
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "schema", [c[1] for c in MALFORMED_OUTPUT_SCHEMAS], ids=[c[0] for c in MALFORMED_OUTPUT_SCHEMAS]
+)
+def test_a_malformed_output_schema_fails_before_the_tool_runs(schema: dict[str, Any]) -> None:
+    ran: list[object] = []
+
+    async def execute(params: dict[str, Any]) -> str:
+        ran.append(params)
+        return "effect"
+
+    catalog = Catalog([Tool(name="records", execute=execute, output_schema=schema)])
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("records", {"operation": "list"}))
+    assert caught.value.code == "invalid_contract"
+    assert caught.value.message.startswith('Tool "records" has an invalid outputSchema. | ')
+    assert ran == []
+
+
+def test_the_recorded_annotation_message_is_exact() -> None:
+    schema = MALFORMED_OUTPUT_SCHEMAS[8][1]
+    catalog = Catalog([Tool(name="records", execute=lambda p: p, output_schema=schema)])
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("records", {}))
+    assert caught.value.message == (
+        'Tool "records" has an invalid outputSchema. | '
+        "Invalid tool output input-discriminator annotation."
+    )
+
+
+def test_a_malformed_input_schema_fails_before_the_tool_runs() -> None:
+    ran: list[object] = []
+    catalog = Catalog(
+        [Tool(name="t", execute=ran.append, parameters={"type": "object", "required": 5})]
+    )
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("t", {}))
+    assert caught.value.code == "invalid_contract"
+    assert ran == []
+
+
+def test_output_errors_name_paths_but_never_the_value() -> None:
+    secret = "hunter2-secret"
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "number"}}},
+        "additionalProperties": False,
+    }
+    catalog = Catalog(
+        [Tool(name="t", execute=lambda p: {"items": [1, secret]}, output_schema=schema)]
+    )
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("t", {}))
+    assert secret not in caught.value.message
+    assert caught.value.message.endswith("Validation: items.1: must be number.")
+
+
+def test_at_most_five_bounded_details_are_reported() -> None:
+    schema = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "number"} for i in range(9)},
+        "additionalProperties": False,
+    }
+    value = {f"f{i}": "x" for i in range(9)}
+    catalog = Catalog([Tool(name="t", execute=lambda p: value, output_schema=schema)])
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("t", {}))
+    details = caught.value.message.split("Validation: ", 1)[1]
+    assert details.count(": must be number") == 5
+
+
+def test_untrusted_tools_are_not_validated() -> None:
+    catalog = Catalog(
+        [
+            Tool(
+                name="t",
+                execute=lambda p: {"n": "text"},
+                source="client",
+                parameters={"type": "object", "required": ["x"]},
+                output_schema={"type": "object", "properties": {"n": {"type": "number"}}},
+            )
+        ]
+    )
+    assert asyncio.run(catalog.call("t", {})) == {"n": "text"}
+    assert catalog.describe("t")["input"] == "unknown"
+    assert "outputSchema" not in catalog.describe("t")
+
+
+def test_nullable_is_honoured_by_validation() -> None:
+    schema = {"type": "string", "nullable": True}
+    catalog = Catalog([Tool(name="t", execute=lambda p: None, output_schema=schema)])
+    assert asyncio.run(catalog.call("t", {})) is None
+
+
+def test_did_you_mean_suggests_a_close_property_name() -> None:
+    params = {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    catalog = Catalog([Tool(name="t", execute=lambda p: p, parameters=params)])
+    with pytest.raises(ContractError) as caught:
+        asyncio.run(catalog.call("t", {"qeury": "x"}))
+    assert "Did you mean: query?" in caught.value.message
+    assert caught.value.message.endswith("Expected input: { query?: string }.")
