@@ -1,0 +1,199 @@
+"""The host side of the guest bridge: one coroutine per guest request.
+
+A guest request is `[id, method, args]`. Tool calls go to the catalog (contracts,
+hooks, scheduling), `search`/`describe`/`apiList`/`apiRead` to its declarations, the
+`results*` methods to the saved-results store, `store`/`load` to the session view, and
+`sleep` backs `setTimeout`. Every reply is normalised to JSON before it enters the guest;
+failures become `{message, code?}` payloads that the controller turns into guest errors
+(with `effectStatus: "unknown"` when a `code` is present).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .errors import ClawcellError
+
+__all__ = ["Bridge", "BridgeFailure", "HostCatalog", "Reply", "encode_settle_batch"]
+
+_PROGRAM_DATA_MESSAGE = (
+    "Code Mode program-data budget exceeded. Paginate or narrow the tool request, "
+    "or consume pending replies before requesting more data."
+)
+
+
+class HostCatalog(Protocol):
+    """What the bridge needs from the tool catalog."""
+
+    async def call(self, callable_name: str, tool_input: Any) -> Any: ...
+    def search(self, query: object, limit: object = None) -> list[str]: ...
+    def describe(self, callable_name: str) -> dict[str, Any]: ...
+    def api_list(self, prefix: object = None) -> dict[str, Any]: ...
+    def api_read(self, path: object) -> dict[str, Any]: ...
+
+
+class BridgeFailure(Exception):
+    """A bridge request failed; `code` is set for failures of tools and stores."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """A settled request: `payload` is JSON text (a value, or `{message, code?}`)."""
+
+    id: str
+    ok: bool
+    payload: str
+
+
+def _json_safe(value: Any) -> Any:
+    """Python values a tool may return, made JSON-shaped (NaN/Infinity become null)."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _json_safe(dump(mode="json"))
+    raise BridgeFailure(
+        f"tool returned a value that is not JSON: {type(value).__name__!r}; "
+        "return dicts, lists, strings, numbers, booleans or None",
+        "tool_error",
+    )
+
+
+def to_guest_json(value: Any) -> str:
+    """Compact JSON for a reply entering the guest (lone surrogates escaped)."""
+    return json.dumps(_json_safe(value), separators=(",", ":"), allow_nan=False)
+
+
+def encode_settle_batch(replies: list[Reply]) -> str:
+    parts = [f"[{json.dumps(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
+    return "[" + ",".join(parts) + "]"
+
+
+class Bridge:
+    """Runs guest requests against the host's services."""
+
+    def __init__(
+        self,
+        *,
+        catalog: HostCatalog,
+        inbox_bytes: int,
+        results: Any = None,
+        session: Any = None,
+    ) -> None:
+        self._catalog = catalog
+        self._inbox_bytes = inbox_bytes
+        self.results = results
+        self.session = session
+        self._methods: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
+            "callValue": self._call_value,
+            "search": self._search,
+            "describe": self._describe,
+            "apiList": self._api_list,
+            "apiRead": self._api_read,
+            "sleep": self._sleep,
+            "resultSave": self._result_save,
+            "resultLoad": self._result_load,
+            "resultDelete": self._result_delete,
+            "store": self._store,
+            "load": self._load,
+        }
+
+    async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
+        """Run one request; never raises (failures become error replies)."""
+        try:
+            handler = self._methods.get(method)
+            if handler is None:
+                raise BridgeFailure(f"unknown bridge method {method!r}")
+            payload = to_guest_json(await handler(args))
+            if len(payload) > self._inbox_bytes:
+                raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
+            return Reply(id=request_id, ok=True, payload=payload)
+        except asyncio.CancelledError:
+            raise
+        except BridgeFailure as exc:
+            return _failure(request_id, exc.message, exc.code)
+        except ClawcellError as exc:
+            return _failure(request_id, exc.message, exc.code)
+        except Exception as exc:  # a tool's own failure: its message reaches the guest
+            return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
+
+    async def _call_value(self, args: list[Any]) -> Any:
+        name, tool_input = args[0], args[1] if len(args) > 1 else {}
+        return await self._catalog.call(str(name), {} if tool_input is None else tool_input)
+
+    async def _search(self, args: list[Any]) -> Any:
+        options = args[1] if len(args) > 1 else None
+        limit = options.get("limit") if isinstance(options, dict) else None
+        return _plain(lambda: self._catalog.search(args[0], limit))
+
+    async def _describe(self, args: list[Any]) -> Any:
+        return _plain(lambda: self._catalog.describe(str(args[0])))
+
+    async def _api_list(self, args: list[Any]) -> Any:
+        return _plain(lambda: self._catalog.api_list(args[0]))
+
+    async def _api_read(self, args: list[Any]) -> Any:
+        return _plain(lambda: self._catalog.api_read(args[0]))
+
+    async def _sleep(self, args: list[Any]) -> Any:
+        await asyncio.sleep(max(0.0, float(args[0])) / 1000.0)
+        return None
+
+    async def _result_save(self, args: list[Any]) -> Any:
+        return _plain(lambda: self._require(self.results, "results").save(json.dumps(args[0])))
+
+    async def _result_load(self, args: list[Any]) -> Any:
+        text = _plain(lambda: self._require(self.results, "results").load(args[0]))
+        return json.loads(text)
+
+    async def _result_delete(self, args: list[Any]) -> Any:
+        return _plain(lambda: self._require(self.results, "results").delete(args[0]))
+
+    async def _store(self, args: list[Any]) -> Any:
+        session = self._require(self.session, "store")
+        value = json.dumps(args[1]) if len(args) > 1 else None
+        return await session.store(args[0], value)
+
+    async def _load(self, args: list[Any]) -> Any:
+        session = self._require(self.session, "load")
+        text = await session.load(args[0])
+        return None if text is None else json.loads(text)
+
+    @staticmethod
+    def _require(service: Any, name: str) -> Any:
+        if service is None:
+            raise BridgeFailure(f"{name} is not available in this runtime")
+        return service
+
+
+def _plain(action: Callable[[], Any]) -> Any:
+    """Run a catalog/declaration action; its `ValueError`s are plain guest errors."""
+    try:
+        return action()
+    except ClawcellError:
+        raise
+    except (ValueError, TypeError, KeyError) as exc:
+        raise BridgeFailure(str(exc.args[0]) if exc.args else str(exc)) from exc
+
+
+def _failure(request_id: str, message: str, code: str | None) -> Reply:
+    body: dict[str, str] = {"message": message}
+    if code is not None:
+        body["code"] = code
+    return Reply(id=request_id, ok=False, payload=json.dumps(body))

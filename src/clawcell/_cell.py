@@ -1,0 +1,240 @@
+"""One cell's life: start, drain and settle bridge requests, park, resume, finish.
+
+A cell owns its guest from `exec` until it completes, fails or parks. Each `exec` and each
+`wait` is one *leg* with its own wall-clock budget (spec §2.5):
+
+1. run guest jobs until the microtask queue is empty, then take one `step` report
+   (new output, admitted requests, the cell's state);
+2. dispatch new requests as asyncio tasks; a `yield` request parks the cell at once;
+3. if the value is ready and nothing is outstanding, the cell completes (unless a rejection
+   is still unhandled); if nothing is outstanding and no value is ready, the cell is stuck;
+4. otherwise wait for settlements (any one while the cell awaits, all of them once its
+   value is ready) within the remaining budget, settle them in one batch, and repeat;
+5. when the budget runs out with requests still pending, the cell parks (`waiting`).
+
+Pure guest computation is stopped by the QuickJS interrupt handler at the deadline, with
+the wasmtime epoch as a backstop for long native operations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ._bridge import Bridge, Reply, encode_settle_batch
+from .runtime import Guest, GuestTrap, JSException, StepResult, compiled_reactor
+
+__all__ = ["Cell", "LegOutcome"]
+
+_EPOCH_GRACE_S: Final = 0.025
+_STATE_RUNNING, _STATE_VALUE, _STATE_FAILED, _STATE_OVERFLOW = 0, 1, 2, 3
+_MODULE_NAMES: Final = ("require", "module", "process")
+
+TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
+STUCK_MESSAGE: Final = "code mode promise is pending without host work"
+MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
+
+FailureCode = Literal["invalid_input", "runtime_unavailable", "aborted", "timeout", "internal_error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LegOutcome:
+    """How one `exec` or `wait` leg ended."""
+
+    status: Literal["completed", "waiting", "failed"]
+    value_json: str | None = None
+    reason: str = ""
+    pending: tuple[tuple[str, str], ...] = ()
+    code: FailureCode = "internal_error"
+    phase: Literal["input", "guest", "bridge", "host"] = "guest"
+    error: str = ""
+
+
+@dataclass
+class _Pending:
+    method: str
+    task: asyncio.Task[Reply] | None  # None for a `yield`
+    reason: Any = None
+
+
+@dataclass
+class Cell:
+    """A running or parked cell and everything the host holds for it."""
+
+    guest: Guest
+    bridge: Bridge
+    output: list[str] = field(default_factory=list)
+    bridge_dispatch_started: bool = False
+    value_json: str | None = None
+    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _value_ready: bool = False
+
+    # -- legs -------------------------------------------------------------------------------
+
+    async def start(self, code: str, budget_s: float) -> LegOutcome:
+        """First leg: compile (a syntax error raises `JSException`) and run the cell."""
+        deadline = time.monotonic() + budget_s
+        self.guest.deadline = deadline
+        self.guest.start(code)
+        return await self._drive(deadline)
+
+    async def resume(self, budget_s: float) -> LegOutcome:
+        """A `wait` leg: answer parked yields, then continue the cell."""
+        deadline = time.monotonic() + budget_s
+        yields = [rid for rid, p in self._pending.items() if p.task is None]
+        replies = [_yielded(rid, self._pending.pop(rid).reason) for rid in yields]
+        if not replies:
+            replies = await self._settlements(deadline)
+            if not replies:
+                return self._park()
+        return await self._drive(deadline, replies)
+
+    def cancel(self) -> None:
+        """Cancel every host task of this cell (owner closed or run expired)."""
+        for pending in self._pending.values():
+            if pending.task is not None:
+                pending.task.cancel()
+        self._pending.clear()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def _drive(self, deadline: float, replies: list[Reply] | None = None) -> LegOutcome:
+        while True:
+            report = self._run_guest(deadline, replies)
+            if isinstance(report, LegOutcome):
+                return report
+            outcome = self._absorb(report)
+            if outcome is not None:
+                return outcome
+            replies = await self._settlements(deadline)
+            if not replies:
+                return self._park()
+
+    def _run_guest(self, deadline: float, replies: list[Reply] | None) -> StepResult | LegOutcome:
+        guest = self.guest
+        guest.deadline = deadline
+        watchdog = compiled_reactor().watchdog
+        watchdog.arm(deadline + _EPOCH_GRACE_S)
+        guest.instance.store.set_epoch_deadline(1)
+        try:
+            if replies:
+                guest.settle(encode_settle_batch(replies))
+            guest.pump()
+            return guest.step()
+        except JSException as exc:
+            return self._guest_exception(exc, deadline)
+        except GuestTrap as exc:
+            return self._trap(exc, deadline)
+        except MemoryError:
+            return self._failed("internal_error", "InternalError: out of memory")
+        finally:
+            watchdog.disarm()
+
+    def _absorb(self, report: StepResult) -> LegOutcome | None:
+        self.output.extend(report.output)
+        for request_id in report.cancelled:
+            pending = self._pending.pop(request_id, None)
+            if pending is not None and pending.task is not None:
+                pending.task.cancel()
+        for request_id, method, args in report.requests:
+            self._dispatch(request_id, method, args)
+        if report.state == _STATE_OVERFLOW:
+            return LegOutcome(
+                status="failed", code="invalid_input", phase="input", error=report.error
+            )
+        if report.state == _STATE_FAILED:
+            return self._failed(*_classify(report.error))
+        if report.state == _STATE_VALUE:
+            self._value_ready = True
+            self.value_json = report.value_json
+        return self._decide()
+
+    def _decide(self) -> LegOutcome | None:
+        if any(p.task is None for p in self._pending.values()):
+            return self._park()
+        if self._pending:
+            return None
+        if not self._value_ready:
+            return self._failed("internal_error", STUCK_MESSAGE)
+        try:
+            unhandled = self.guest.unhandled_rejection()
+        except (JSException, GuestTrap):
+            unhandled = "Error: unhandled promise rejection"
+        if unhandled is not None:
+            return self._failed(*_classify(unhandled))
+        return LegOutcome(status="completed", value_json=self.value_json or "null")
+
+    def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
+        if method != "sleep":
+            self.bridge_dispatch_started = True
+        if method == "yield":
+            self._pending[request_id] = _Pending(method, None, args[0] if args else None)
+            return
+        task = asyncio.ensure_future(self.bridge.run(request_id, method, args))
+        self._pending[request_id] = _Pending(method, task)
+
+    async def _settlements(self, deadline: float) -> list[Reply]:
+        """Wait for settled requests in completion order (all of them once a value is ready)."""
+        tasks = [p.task for p in self._pending.values() if p.task is not None]
+        if not tasks:
+            return []
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            mode = asyncio.ALL_COMPLETED if self._value_ready else asyncio.FIRST_COMPLETED
+            await asyncio.wait(tasks, timeout=remaining, return_when=mode)
+        replies: list[Reply] = []
+        for request_id in [rid for rid, p in self._pending.items() if p.task and p.task.done()]:
+            task = self._pending.pop(request_id).task
+            assert task is not None
+            replies.append(task.result())
+        return replies
+
+    # -- outcomes -------------------------------------------------------------------------
+
+    def _park(self) -> LegOutcome:
+        pending = tuple((rid, p.method) for rid, p in self._pending.items())
+        reason = "yield" if all(p.task is None for p in self._pending.values()) else "pending_tools"
+        return LegOutcome(status="waiting", reason=reason, pending=pending)
+
+    def _failed(self, code: FailureCode, error: str) -> LegOutcome:
+        self.cancel()
+        phase: Literal["guest", "bridge"] = "bridge" if self.bridge_dispatch_started else "guest"
+        return LegOutcome(status="failed", code=code, phase=phase, error=error)
+
+    def _guest_exception(self, exc: JSException, deadline: float) -> LegOutcome:
+        if exc.text == "InternalError: interrupted" and time.monotonic() >= deadline:
+            return self._failed("timeout", TIMEOUT_MESSAGE)
+        return self._failed(*_classify(exc.text))
+
+    def _trap(self, exc: GuestTrap, deadline: float) -> LegOutcome:
+        text = str(exc)
+        if "wasm trap: interrupt" in text or time.monotonic() >= deadline:
+            return self._failed("timeout", TIMEOUT_MESSAGE)
+        if "call stack exhausted" in text:
+            return self._failed("internal_error", "RangeError: Maximum call stack size exceeded")
+        if "out of bounds" in text or "memory" in text:
+            return self._failed("internal_error", "InternalError: out of memory")
+        return self._failed("internal_error", f"InternalError: the guest runtime trapped ({_first_line(text)})")
+
+
+def _yielded(request_id: str, reason: Any) -> Reply:
+    import json
+
+    payload = json.dumps({"status": "yielded", "reason": reason})
+    return Reply(id=request_id, ok=True, payload=payload)
+
+
+def _classify(error: str) -> tuple[FailureCode, str]:
+    for name in _MODULE_NAMES:
+        if error.startswith(f"ReferenceError: {name} is not defined"):
+            return "invalid_input", MODULE_ACCESS_MESSAGE
+    return "internal_error", error
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return "unknown trap"

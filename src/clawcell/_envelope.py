@@ -1,0 +1,117 @@
+"""The result envelope of `exec` and `wait` (spec §2.3), fitted to the output budget.
+
+Key order is part of the protocol: a model reads `JSON.stringify(details)`, so envelopes are
+built as dicts in exactly the order the original produces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._cell import LegOutcome
+from ._jsjson import dumps
+from ._output import JsonSource, ModelBudget, OutputLedger, Projection
+
+__all__ = ["failed_envelope", "render", "settle_envelope"]
+
+
+def render(envelope: dict[str, Any]) -> str:
+    """The model-facing text of an envelope: its compact JavaScript JSON."""
+    return dumps(envelope)
+
+
+def _completed(p: Projection, replay_safe: bool, telemetry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": "completed",
+        "replaySafe": replay_safe,
+        "telemetry": telemetry,
+        "output": p.output,
+        "value": p.value,
+    }
+
+
+def _waiting(
+    outcome: LegOutcome,
+    run_id: str,
+    p: Projection,
+    replay_safe: bool,
+    telemetry: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "status": "waiting",
+        "runId": run_id,
+        "reason": outcome.reason,
+        "pendingToolCalls": [{"id": i, "method": m} for i, m in outcome.pending],
+        "replaySafe": replay_safe,
+        "telemetry": telemetry,
+        "output": p.output,
+    }
+
+
+def failed_envelope(
+    *,
+    code: str,
+    phase: str,
+    error: str,
+    telemetry: dict[str, Any],
+    output: list[Any] | None = None,
+    bridge_dispatch_started: bool = False,
+    replay_safe: bool = False,
+) -> dict[str, Any]:
+    """A `failed` envelope (error assumed already bounded)."""
+    return {
+        "status": "failed",
+        "code": code,
+        "failurePhase": phase,
+        "bridgeDispatchStarted": bridge_dispatch_started,
+        "replaySafe": replay_safe,
+        "telemetry": telemetry,
+        "output": [] if output is None else output,
+        "error": error,
+    }
+
+
+def settle_envelope(
+    outcome: LegOutcome,
+    *,
+    ledger: OutputLedger,
+    run_id: str,
+    telemetry: dict[str, Any],
+    bridge_dispatch_started: bool,
+    model_budget: ModelBudget | None,
+    value_source: JsonSource | str | None = None,
+    value_guidance: str | None = None,
+    replay_safe: bool = False,
+) -> dict[str, Any]:
+    """Project the cell's channels into the envelope for `outcome` and commit delivery."""
+    value = value_source if value_source is not None else outcome.value_json
+    if outcome.status != "completed":
+        value = None
+    error = outcome.error if outcome.status == "failed" else None
+
+    def build(p: Projection) -> dict[str, Any]:
+        if outcome.status == "completed":
+            return _completed(p, replay_safe, telemetry)
+        if outcome.status == "waiting":
+            return _waiting(outcome, run_id, p, replay_safe, telemetry)
+        return failed_envelope(
+            code=outcome.code,
+            phase=outcome.phase,
+            error=p.error or "",
+            telemetry=telemetry,
+            output=p.output,
+            bridge_dispatch_started=bridge_dispatch_started,
+            replay_safe=replay_safe,
+        )
+
+    accept: Callable[[Projection], bool] | None = None
+    if model_budget is not None:
+        budget = model_budget
+        accept = lambda p: budget.accepts(render(build(p)))  # noqa: E731 -- a one-line predicate
+    kwargs: dict[str, Any] = {}
+    if value_guidance is not None:
+        kwargs["value_guidance"] = value_guidance
+    projection = ledger.fit(value_json=value, error=error, accept=accept, **kwargs)
+    ledger.commit(projection)
+    return build(projection)

@@ -1,0 +1,151 @@
+"""A QuickJS instance with the guest controller loaded and the catalog installed.
+
+The controller (`controller.js`) is evaluated once; its completion value is the private
+host interface, whose functions the host keeps as JSValue handles. Those handles live in
+linear memory, so they stay valid across image resets and snapshots.
+
+Unhandled promise rejections are tracked with QuickJS's host rejection tracker: a rejected
+promise without a handler is remembered (promise and reason are kept alive), and forgotten
+again if a handler is attached later, even after a `wait`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+import wasmtime
+
+from ._instance import UNDEFINED, GuestTrap, Instance, JSException
+from ._module import CompiledReactor
+
+__all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
+
+_CONTROLLER_FILE: Final = b"clawcell:controller.js"
+_CELL_HEAD: Final = "(async () => {\n"
+_CELL_TAIL: Final = "\n})"
+
+STATE_RUNNING, STATE_VALUE, STATE_FAILED, STATE_OVERFLOW = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepResult:
+    """What one `step()` of the controller reported."""
+
+    output: list[str]
+    requests: list[list[Any]]
+    cancelled: list[str]
+    state: int
+    value_json: str | None
+    error: str
+    queued: int
+
+
+def _controller_source() -> str:
+    return resources.files("clawcell.runtime").joinpath("controller.js").read_text("utf-8")
+
+
+class Guest:
+    """A reusable guest: one instance, one pristine image, one cell at a time."""
+
+    def __init__(
+        self, reactor: CompiledReactor, *, memory_limit_bytes: int, install_config: str
+    ) -> None:
+        self.deadline = float("inf")
+        self.instance = Instance(
+            reactor, memory_limit_bytes=memory_limit_bytes, interrupt=self._interrupted
+        )
+        self._rejections: dict[int, tuple[int, int]] = {}
+        self._install_rejection_tracker()
+        inst = self.instance
+        fname = inst.put_cstring(_CONTROLLER_FILE)
+        host = inst.eval(_controller_source(), fname)
+        self._install = inst.get_property(host, "install")
+        self._start = inst.get_property(host, "start")
+        self._step = inst.get_property(host, "step")
+        self._settle = inst.get_property(host, "settle")
+        self._describe = inst.get_property(host, "describeError")
+        inst.free_value(inst.call_with_string(self._install, install_config))
+        inst.run_jobs()
+        inst.gc()
+        inst.capture_image()
+
+    # -- host callbacks -------------------------------------------------------------------
+
+    def _interrupted(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def _install_rejection_tracker(self) -> None:
+        i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
+        inst = self.instance
+        tracker = wasmtime.Func(
+            inst.store,
+            wasmtime.FuncType([i32, i64, i64, i32, i32], []),
+            self._on_rejection,
+        )
+        index = inst._table.grow(inst.store, 1, tracker)  # pyright: ignore[reportPrivateUsage]
+        inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, index, 0)  # pyright: ignore[reportPrivateUsage]
+
+    def _on_rejection(self, _ctx: int, promise: int, reason: int, handled: int, _op: int) -> None:
+        inst = self.instance
+        key = promise & 0xFFFF_FFFF
+        if handled:
+            kept = self._rejections.pop(key, None)
+            if kept is not None:
+                inst.free_value(kept[0])
+                inst.free_value(kept[1])
+        elif key not in self._rejections:
+            mask = 0xFFFF_FFFF_FFFF_FFFF
+            dup = inst._f["JS_DupValue"]  # pyright: ignore[reportPrivateUsage]
+            self._rejections[key] = (dup(inst.ctx, promise & mask), dup(inst.ctx, reason & mask))
+
+    # -- cells ------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget the previous cell: restore the pristine image in place."""
+        self._rejections.clear()
+        self.instance.reset()
+
+    def start(self, code: str) -> None:
+        """Compile and start a cell; raises `JSException` for a syntax error."""
+        inst = self.instance
+        cell = inst.eval(_CELL_HEAD + code + _CELL_TAIL)
+        try:
+            inst.free_value(inst.call(self._start, cell))
+        finally:
+            inst.free_value(cell)
+
+    def pump(self) -> None:
+        self.instance.run_jobs()
+
+    def step(self) -> StepResult:
+        inst = self.instance
+        raw = json.loads(inst.take_string(inst.call(self._step)))
+        return StepResult(
+            output=raw["o"],
+            requests=raw["r"],
+            cancelled=raw["c"],
+            state=raw["s"],
+            value_json=raw["v"],
+            error=raw["e"],
+            queued=raw["q"],
+        )
+
+    def settle(self, batch_json: str) -> None:
+        inst = self.instance
+        inst.free_value(inst.call_with_string(self._settle, batch_json))
+
+    def unhandled_rejection(self) -> str | None:
+        """The description of the oldest still-unhandled rejection, if any."""
+        if not self._rejections:
+            return None
+        inst = self.instance
+        _promise, reason = next(iter(self._rejections.values()))
+        return inst.take_string(inst.call(self._describe, reason))
+
+
+def undefined() -> int:
+    return UNDEFINED

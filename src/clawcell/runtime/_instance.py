@@ -1,0 +1,354 @@
+"""One QuickJS runtime inside one wasm instance, driven through fast export calls.
+
+Threat model: the guest is hostile JavaScript. Its whole heap lives in the instance's
+linear memory, the WASI configuration is empty (no preopened directories, environment,
+arguments or stdio), and the context is raw: no `qjs:std`/`qjs:os` modules. The host only
+trusts what it reads back after bounds checks; a trap or an engine error never escapes as
+a host crash, and the instance is restored from its image afterwards.
+
+Calls go through `wasmtime_func_call_unchecked` with a preallocated value buffer and
+signatures checked once at load, which costs about a tenth of `Func.__call__`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+import wasmtime
+from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
+
+from ..errors import RuntimeUnavailableError
+from ._module import EXPORTED_FUNCTIONS, CompiledReactor
+from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
+
+__all__ = ["GuestTrap", "Instance", "JSException"]
+
+_I32, _I64 = "i32", "i64"
+_SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "malloc": ((_I32,), (_I32,)),
+    "free": ((_I32,), ()),
+    "JS_NewRuntime": ((), (_I32,)),
+    "JS_NewContext": ((_I32,), (_I32,)),
+    "JS_SetMemoryLimit": ((_I32, _I32), ()),
+    "JS_SetMaxStackSize": ((_I32, _I32), ()),
+    "JS_SetInterruptHandler": ((_I32, _I32, _I32), ()),
+    "JS_Eval": ((_I32, _I32, _I32, _I32, _I32), (_I64,)),
+    "JS_Call": ((_I32, _I64, _I64, _I32, _I32), (_I64,)),
+    "JS_FreeValue": ((_I32, _I64), ()),
+    "JS_DupValue": ((_I32, _I64), (_I64,)),
+    "JS_ToCStringLen2": ((_I32, _I32, _I64, _I32), (_I32,)),
+    "JS_FreeCString": ((_I32, _I32), ()),
+    "JS_NewStringLen": ((_I32, _I32, _I32), (_I64,)),
+    "JS_ExecutePendingJob": ((_I32, _I32), (_I32,)),
+    "JS_GetException": ((_I32,), (_I64,)),
+    "JS_GetPropertyStr": ((_I32, _I64, _I32), (_I64,)),
+    "JS_RunGC": ((_I32,), ()),
+    "JS_SetHostPromiseRejectionTracker": ((_I32, _I32, _I32), ()),
+}
+assert set(EXPORTED_FUNCTIONS) <= set(_SIGNATURES)
+
+TAG_EXCEPTION: Final = 6
+UNDEFINED: Final = 3 << 32
+JS_STACK_BYTES: Final = 128 * 1024
+_WASM_PAGE: Final = 65536
+_EVAL_GLOBAL_ASYNC: Final = 0
+
+
+class GuestTrap(Exception):
+    """The wasm instance trapped (epoch deadline, out of bounds, unreachable)."""
+
+
+class JSException(Exception):
+    """A QuickJS call returned the exception value.
+
+    Attributes:
+        text: `String(thrown value)`.
+        stack: The thrown value's `stack` property as a string ("" when absent).
+    """
+
+    def __init__(self, text: str, stack: str = "") -> None:
+        super().__init__(text)
+        self.text = text
+        self.stack = stack
+
+
+def _tag(value: int) -> int:
+    return ctypes.c_int32(value >> 32).value
+
+
+class _Fast:
+    """A wasm export called through the unchecked fast path."""
+
+    __slots__ = ("_buf", "_call", "_ctx", "_func", "_nparams", "_result")
+
+    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
+        params, results = sig
+        self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
+        self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
+        self._buf = (ffi.wasmtime_val_raw_t * max(len(params), len(results), 1))()
+        self._nparams = len(params)
+        self._result = results[0] if results else None
+        self._call = ffi.wasmtime_func_call_unchecked
+
+    def __call__(self, *args: int) -> int:
+        buf = self._buf
+        for i, arg in enumerate(args):
+            buf[i].i64 = arg
+        trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        error = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
+        if error:
+            raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
+        if trap:
+            raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
+        if self._result == _I64:
+            return buf[0].i64 & 0xFFFF_FFFF_FFFF_FFFF
+        if self._result == _I32:
+            return buf[0].i32 & 0xFFFF_FFFF
+        return 0
+
+
+class Instance:
+    """A QuickJS runtime and context in a fresh wasm instance.
+
+    Args:
+        reactor: The process-wide compiled reactor.
+        memory_limit_bytes: QuickJS heap limit; the wasm memory is capped a little above it.
+        interrupt: Called about every 10,000 interpreter ticks; return True to interrupt.
+    """
+
+    def __init__(
+        self,
+        reactor: CompiledReactor,
+        *,
+        memory_limit_bytes: int,
+        interrupt: Callable[[], bool],
+    ) -> None:
+        self.reactor = reactor
+        self.store = wasmtime.Store(reactor.engine)
+        self.store.set_wasi(wasmtime.WasiConfig())
+        self.store.set_limits(memory_size=_memory_cap(memory_limit_bytes))
+        self.store.set_epoch_deadline(1)
+        try:
+            self._wasm = reactor.linker.instantiate(self.store, reactor.module)
+        except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
+            raise RuntimeUnavailableError(f"cannot instantiate the QuickJS reactor: {exc}") from exc
+        exports = self._wasm.exports(self.store)
+        self._memory = _export(exports, "memory", wasmtime.Memory)
+        self._sp = _export(exports, STACK_POINTER_EXPORT, wasmtime.Global)
+        self._table = _export(exports, TABLE_EXPORT, wasmtime.Table)
+        self._f = {name: self._fast(exports, name, sig) for name, sig in _SIGNATURES.items()}
+        self._f_init = _export(exports, "_initialize", wasmtime.Func)
+        self._call_init()
+        self.rt = self._f["JS_NewRuntime"]()
+        self._f["JS_SetMemoryLimit"](self.rt, memory_limit_bytes)
+        self._f["JS_SetMaxStackSize"](self.rt, JS_STACK_BYTES)
+        self.ctx = self._f["JS_NewContext"](self.rt)
+        if not self.rt or not self.ctx:
+            raise RuntimeUnavailableError("QuickJS could not create a runtime and context")
+        self._install_interrupt(interrupt)
+        self._scratch = self._f["malloc"](16)
+        self._filename = self.put_cstring(b"openclaw-code-mode:user.js")
+        self._image: bytes = b""
+        self._image_sp = 0
+
+    # -- construction helpers -------------------------------------------------------------
+
+    def _fast(self, exports: Any, name: str, sig: tuple[Any, Any]) -> _Fast:
+        func = _export(exports, name, wasmtime.Func)
+        ty = func.type(self.store)
+        actual = (tuple(str(p) for p in ty.params), tuple(str(r) for r in ty.results))
+        if actual != sig:
+            raise RuntimeUnavailableError(
+                f"QuickJS export {name} has signature {actual}, expected {sig}"
+            )
+        return _Fast(self.store, func, sig)
+
+    def _call_init(self) -> None:
+        try:
+            self._f_init(self.store)
+        except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
+            raise RuntimeUnavailableError(f"the QuickJS reactor failed to start: {exc}") from exc
+
+    def _install_interrupt(self, interrupt: Callable[[], bool]) -> None:
+        i32 = wasmtime.ValType.i32()
+        handler = wasmtime.Func(
+            self.store,
+            wasmtime.FuncType([i32, i32], [i32]),
+            lambda _rt, _opaque: 1 if interrupt() else 0,  # pyright: ignore[reportUnknownLambdaType]
+        )
+        index = self._table.grow(self.store, 1, handler)
+        self._f["JS_SetInterruptHandler"](self.rt, index, 0)
+
+    # -- memory -----------------------------------------------------------------------------
+
+    @property
+    def base(self) -> int:
+        """Host address of linear memory (changes when memory grows)."""
+        return ctypes.addressof(self._memory.data_ptr(self.store).contents)
+
+    @property
+    def memory_bytes(self) -> int:
+        return self._memory.data_len(self.store)
+
+    def put_cstring(self, data: bytes) -> int:
+        """Copy `data` plus a NUL into guest memory; returns the guest pointer (free it)."""
+        ptr = self._f["malloc"](len(data) + 1)
+        if not ptr:
+            raise MemoryError("guest malloc failed")
+        ctypes.memmove(self.base + ptr, data + b"\0", len(data) + 1)
+        return ptr
+
+    def free(self, ptr: int) -> None:
+        self._f["free"](ptr)
+
+    # -- images: reset in place -----------------------------------------------------------
+
+    def capture_image(self) -> None:
+        """Remember the current memory and stack pointer as this instance's pristine state."""
+        self._image = ctypes.string_at(self.base, self.memory_bytes)
+        self._image_sp = int(self._sp.value(self.store))  # pyright: ignore[reportArgumentType]
+
+    def reset(self) -> None:
+        """Restore the pristine image in place; memory grown since is zeroed."""
+        size = len(self._image)
+        ctypes.memmove(self.base, self._image, size)
+        extra = self.memory_bytes - size
+        if extra > 0:
+            ctypes.memset(self.base + size, 0, extra)
+        self._sp.set_value(self.store, wasmtime.Val.i32(self._image_sp))
+
+    # -- JS values ------------------------------------------------------------------------
+
+    def eval(self, source: str, filename_ptr: int | None = None) -> int:
+        """Evaluate global code; returns the completion value or raises `JSException`."""
+        data = source.encode("utf-8", "surrogatepass")
+        ptr = self.put_cstring(data)
+        try:
+            value = self._f["JS_Eval"](
+                self.ctx, ptr, len(data), filename_ptr or self._filename, _EVAL_GLOBAL_ASYNC
+            )
+        finally:
+            self.free(ptr)
+        return self._check(value)
+
+    def call(self, func: int, *args: int) -> int:
+        """Call a JS function value with JSValue arguments; raises `JSException`."""
+        argv = 0
+        if args:
+            argv = self._f["malloc"](8 * len(args))
+            for i, arg in enumerate(args):
+                ctypes.c_uint64.from_address(self.base + argv + 8 * i).value = arg
+        try:
+            value = self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), argv)
+        finally:
+            if argv:
+                self.free(argv)
+        return self._check(value)
+
+    def call_with_string(self, func: int, text: str) -> int:
+        """Call `func(text)` with a fresh JS string; returns the result value."""
+        string = self.new_string(text)
+        try:
+            return self.call(func, string)
+        finally:
+            self.free_value(string)
+
+    def new_string(self, text: str) -> int:
+        data = text.encode("utf-8", "surrogatepass")
+        ptr = self._f["malloc"](len(data) + 1)
+        ctypes.memmove(self.base + ptr, data, len(data))
+        try:
+            return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, len(data)))
+        finally:
+            self.free(ptr)
+
+    def get_property(self, obj: int, name: str) -> int:
+        ptr = self.put_cstring(name.encode())
+        try:
+            return self._check(self._f["JS_GetPropertyStr"](self.ctx, obj, ptr))
+        finally:
+            self.free(ptr)
+
+    def to_string(self, value: int) -> str:
+        """Convert any JS value to a Python string (lone surrogates survive)."""
+        ptr = self._f["JS_ToCStringLen2"](self.ctx, self._scratch, value, 0)
+        if not ptr:
+            self.free_value(self._f["JS_GetException"](self.ctx))
+            return "[unprintable value]"
+        base = self.base
+        size = ctypes.c_uint32.from_address(base + self._scratch).value
+        text = ctypes.string_at(base + ptr, size).decode("utf-8", "surrogatepass")
+        self._f["JS_FreeCString"](self.ctx, ptr)
+        return text
+
+    def take_string(self, value: int) -> str:
+        """`to_string` then free the value."""
+        try:
+            return self.to_string(value)
+        finally:
+            self.free_value(value)
+
+    def free_value(self, value: int) -> None:
+        if _tag(value) < 0:
+            self._f["JS_FreeValue"](self.ctx, value)
+
+    def run_jobs(self) -> int:
+        """Run pending jobs until none is left; returns how many ran. Raises `JSException`."""
+        ran = 0
+        execute = self._f["JS_ExecutePendingJob"]
+        while True:
+            status = execute(self.rt, self._scratch)
+            if status == 0:
+                return ran
+            if status & 0x8000_0000:
+                raise self._exception()
+            ran += 1
+
+    def gc(self) -> None:
+        self._f["JS_RunGC"](self.rt)
+
+    def _check(self, value: int) -> int:
+        if _tag(value) == TAG_EXCEPTION:
+            raise self._exception()
+        return value
+
+    def _exception(self) -> JSException:
+        error = self._f["JS_GetException"](self.ctx)
+        try:
+            text = self.to_string(error)
+            stack = ""
+            if _tag(error) == -1:  # an object: read its stack without letting it throw
+                name = self.put_cstring(b"stack")
+                try:
+                    prop = self._f["JS_GetPropertyStr"](self.ctx, error, name)
+                finally:
+                    self.free(name)
+                if _tag(prop) == TAG_EXCEPTION:
+                    self.free_value(self._f["JS_GetException"](self.ctx))
+                elif _tag(prop) == -7:  # a string
+                    stack = self.take_string(prop)
+                else:
+                    self.free_value(prop)
+            return JSException(text, stack)
+        finally:
+            self.free_value(error)
+
+
+def _export(exports: Any, name: str, kind: type[Any]) -> Any:
+    item = exports.get(name) if hasattr(exports, "get") else exports[name]
+    if not isinstance(item, kind):
+        raise RuntimeUnavailableError(f"the QuickJS reactor does not export {name!r}")
+    return item
+
+
+def _memory_cap(memory_limit_bytes: int) -> int:
+    # Headroom above the JS heap for the 2 MiB shadow stack, static data and allocator slack,
+    # so QuickJS reports its own catchable out-of-memory error first.
+    return memory_limit_bytes + 32 * 1024 * 1024
+
+
+def monotonic_deadline(timeout_ms: float) -> float:
+    return time.monotonic() + timeout_ms / 1000.0

@@ -1,0 +1,161 @@
+"""The process-wide wasmtime engine, compiled reactor module and epoch watchdog.
+
+The reactor is compiled once per process. The compiled artefact is cached on disk, keyed
+by the wasm's sha256, the wasmtime version and the export-patch version, so a new process
+deserializes it (about 1 ms) instead of compiling it (about 0.5 s).
+
+Epoch interruption is the backstop for long native operations (a huge sort, a BigInt
+multiplication) that the QuickJS interrupt handler cannot reach. One daemon thread bumps
+the engine epoch when the active guest segment overruns its hard deadline; the store traps
+and the instance is reset from its image.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Final
+
+import wasmtime
+
+from ..errors import RuntimeUnavailableError
+from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
+
+__all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
+
+# Bump when the patch or engine configuration changes, so stale cache files are ignored.
+_PATCH_VERSION: Final = "2"
+MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
+
+EXPORTED_FUNCTIONS: Final = (
+    "JS_NewRuntime",
+    "JS_NewContext",
+    "JS_SetMemoryLimit",
+    "JS_SetMaxStackSize",
+    "JS_SetInterruptHandler",
+    "JS_Eval",
+    "JS_Call",
+    "JS_FreeValue",
+    "JS_DupValue",
+    "JS_ToCStringLen2",
+    "JS_FreeCString",
+    "JS_NewStringLen",
+    "JS_ExecutePendingJob",
+    "JS_GetException",
+    "JS_GetPropertyStr",
+    "JS_RunGC",
+    "JS_SetHostPromiseRejectionTracker",
+)
+
+
+class Watchdog:
+    """Bumps the engine epoch when the active guest segment overruns its hard deadline."""
+
+    def __init__(self, engine: wasmtime.Engine) -> None:
+        self._engine = engine
+        self._deadline = 0.0
+        self._armed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
+        self._thread.start()
+
+    def arm(self, deadline: float) -> None:
+        """Trap any guest code still running at `deadline` (a `time.monotonic()` value)."""
+        self._deadline = deadline
+        if not self._armed.is_set():
+            self._armed.set()
+
+    def disarm(self) -> None:
+        """No guest code is running: nothing to watch."""
+        self._deadline = 0.0
+
+    def _run(self) -> None:
+        while True:
+            self._armed.wait()
+            deadline = self._deadline
+            if deadline == 0.0:
+                self._armed.clear()
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining > 0:
+                time.sleep(min(remaining, 0.002))
+                continue
+            if self._deadline == deadline:
+                self._engine.increment_epoch()
+                self._deadline = 0.0
+
+
+class CompiledReactor:
+    """The wasmtime engine, the patched and compiled reactor, and a ready linker."""
+
+    def __init__(self) -> None:
+        config = wasmtime.Config()
+        config.epoch_interruption = True
+        config.max_wasm_stack = MAX_WASM_STACK
+        config.cranelift_opt_level = "speed"
+        self.engine = wasmtime.Engine(config)
+        self.module = self._load_module()
+        self.linker = wasmtime.Linker(self.engine)
+        self.linker.define_wasi()
+        self.watchdog = Watchdog(self.engine)
+
+    def _load_module(self) -> wasmtime.Module:
+        cache = _cache_path()
+        if cache is not None and cache.exists():
+            with contextlib.suppress(Exception):
+                return wasmtime.Module.deserialize_file(self.engine, str(cache))
+        try:
+            wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
+            module = wasmtime.Module(self.engine, wasm)
+        except wasmtime.WasmtimeError as exc:
+            raise RuntimeUnavailableError(f"cannot compile the QuickJS reactor: {exc}") from exc
+        if cache is not None:
+            _write_cache(cache, module.serialize())
+        return module
+
+
+def _cache_path() -> Path | None:
+    root = os.environ.get("CLAWCELL_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    base = Path(root) if root else Path.home() / ".cache"
+    key = hashlib.sha256(
+        f"{WASM_SHA256}:{wasmtime.__version__ if hasattr(wasmtime, '__version__') else ''}"
+        f":{_wasmtime_version()}:{_PATCH_VERSION}".encode()
+    ).hexdigest()[:24]
+    if os.environ.get("CLAWCELL_NO_MODULE_CACHE"):
+        return None
+    return (base if root else base / "clawcell") / f"qjs-{key}.cwasm"
+
+
+def _wasmtime_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("wasmtime")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _write_cache(path: Path, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+
+
+_lock = threading.Lock()
+_reactor: CompiledReactor | None = None
+
+
+def compiled_reactor() -> CompiledReactor:
+    """The process-wide compiled reactor, created on first use."""
+    global _reactor
+    with _lock:
+        if _reactor is None:
+            _reactor = CompiledReactor()
+        return _reactor

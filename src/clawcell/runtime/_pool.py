@@ -1,0 +1,43 @@
+"""A small pool of ready guests for one catalog.
+
+Each guest carries the catalog's bindings in its pristine image, so a new cell costs one
+in-place image reset. A cell holds its guest from `exec` until it completes, fails or parks;
+concurrent cells get separate guests. Idle guests beyond `max_idle` are dropped.
+"""
+
+from __future__ import annotations
+
+from ._guest import Guest
+from ._module import compiled_reactor
+
+__all__ = ["GuestPool"]
+
+
+class GuestPool:
+    """Hands out guests with the same install configuration."""
+
+    def __init__(self, *, memory_limit_bytes: int, install_config: str, max_idle: int = 4) -> None:
+        self._memory_limit_bytes = memory_limit_bytes
+        self._install_config = install_config
+        self._idle: list[Guest] = []
+        self._max_idle = max_idle
+
+    def acquire(self) -> Guest:
+        """A guest reset to its pristine image (created on demand)."""
+        if self._idle:
+            guest = self._idle.pop()
+            guest.reset()
+            return guest
+        return Guest(
+            compiled_reactor(),
+            memory_limit_bytes=self._memory_limit_bytes,
+            install_config=self._install_config,
+        )
+
+    def release(self, guest: Guest) -> None:
+        """Return a guest whose cell is over; it is reset before its next use."""
+        if len(self._idle) < self._max_idle:
+            self._idle.append(guest)
+
+    def close(self) -> None:
+        self._idle.clear()

@@ -1,0 +1,225 @@
+"""Locating, verifying and patching the QuickJS-NG WASI reactor binary.
+
+Reactor builds from 0.16.0 on no longer export the QuickJS C API (upstream made
+`JS_EXTERN` visible only for shared builds). The functions are still in the module and its
+`name` section still names them, so at load time we append export entries for the functions
+we need, export table 0 and global 0 (`__stack_pointer`), and drop the table's maximum so
+host callbacks can be added. The binary is pinned by sha256: a different build is refused
+before any byte of it is parsed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ..errors import RuntimeUnavailableError
+
+__all__ = [
+    "STACK_POINTER_EXPORT",
+    "TABLE_EXPORT",
+    "WASM_SHA256",
+    "WASM_VERSION",
+    "load_verified_wasm",
+    "patch_exports",
+]
+
+WASM_VERSION: Final = "0.17.0"
+WASM_SHA256: Final = "1a4e0bce82f2faed14f5e2620174e3daf33e161bad75ce955ceeaca1f7c82572"
+TABLE_EXPORT: Final = "__indirect_function_table"
+STACK_POINTER_EXPORT: Final = "__stack_pointer"
+
+_SECTION_CUSTOM, _SECTION_IMPORT, _SECTION_TABLE, _SECTION_EXPORT = 0, 2, 4, 7
+_KIND_FUNC, _KIND_TABLE, _KIND_GLOBAL = 0, 1, 3
+
+
+def load_verified_wasm() -> bytes:
+    """Read the pinned reactor wasm from its distribution and check its sha256."""
+    path = _locate()
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != WASM_SHA256:
+        raise RuntimeUnavailableError(
+            f"{path} has sha256 {digest}, expected {WASM_SHA256} "
+            f"(qjs-wasi-reactor.wasm=={WASM_VERSION}); reinstall clawcell's dependencies."
+        )
+    return data
+
+
+def _locate() -> Path:
+    try:
+        dist = importlib.metadata.distribution("qjs-wasi-reactor.wasm")
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise RuntimeUnavailableError(
+            "the QuickJS engine package is missing: "
+            f"pip install 'qjs-wasi-reactor.wasm=={WASM_VERSION}'"
+        ) from exc
+    for file in dist.files or ():
+        if file.name == "qjs-wasi-reactor.wasm":
+            return Path(str(dist.locate_file(file)))
+    raise RuntimeUnavailableError("qjs-wasi-reactor.wasm is not in its distribution's files")
+
+
+@dataclass
+class _Reader:
+    data: bytes
+    pos: int = 0
+
+    def byte(self) -> int:
+        value = self.data[self.pos]
+        self.pos += 1
+        return value
+
+    def uleb(self) -> int:
+        result = shift = 0
+        while True:
+            b = self.byte()
+            result |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return result
+
+    def vec_bytes(self) -> bytes:
+        n = self.uleb()
+        value = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return value
+
+    def limits(self) -> None:
+        flags = self.byte()
+        self.uleb()
+        if flags & 1:
+            self.uleb()
+
+
+def _uleb(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _name(text: str) -> bytes:
+    raw = text.encode()
+    return _uleb(len(raw)) + raw
+
+
+def _sections(wasm: bytes) -> list[tuple[int, bytes]]:
+    if wasm[:8] != b"\0asm\x01\0\0\0":
+        raise RuntimeUnavailableError("not a WebAssembly 1.0 binary module")
+    reader = _Reader(wasm, 8)
+    sections: list[tuple[int, bytes]] = []
+    while reader.pos < len(wasm):
+        section_id = reader.byte()
+        sections.append((section_id, reader.vec_bytes()))
+    return sections
+
+
+def _imported_function_count(payload: bytes) -> int:
+    reader = _Reader(payload)
+    functions = 0
+    for _ in range(reader.uleb()):
+        reader.vec_bytes()
+        reader.vec_bytes()
+        kind = reader.byte()
+        if kind == _KIND_FUNC:
+            reader.uleb()
+            functions += 1
+        elif kind == _KIND_TABLE:
+            reader.byte()
+            reader.limits()
+        elif kind == 2:  # memory
+            reader.limits()
+        elif kind == _KIND_GLOBAL:
+            reader.byte()
+            reader.byte()
+        else:  # tag
+            reader.byte()
+            reader.uleb()
+    return functions
+
+
+def _function_names(payload: bytes) -> dict[str, int]:
+    reader = _Reader(payload)
+    if reader.vec_bytes() != b"name":
+        return {}
+    names: dict[str, int] = {}
+    while reader.pos < len(payload):
+        sub_id = reader.byte()
+        sub = _Reader(reader.vec_bytes())
+        if sub_id != 1:
+            continue
+        for _ in range(sub.uleb()):
+            index = sub.uleb()
+            names.setdefault(sub.vec_bytes().decode("utf-8", "replace"), index)
+    return names
+
+
+def _unbounded_tables(payload: bytes) -> bytes:
+    reader = _Reader(payload)
+    count = reader.uleb()
+    out = bytearray(_uleb(count))
+    for _ in range(count):
+        reftype = reader.byte()
+        flags = reader.byte()
+        minimum = reader.uleb()
+        if flags & 1:
+            reader.uleb()
+        out += bytes([reftype, 0]) + _uleb(minimum)
+    return bytes(out)
+
+
+def _extended_exports(payload: bytes, extra: list[tuple[str, int, int]]) -> bytes:
+    reader = _Reader(payload)
+    count = reader.uleb()
+    existing = set[str]()
+    entries = bytearray()
+    for _ in range(count):
+        name = reader.vec_bytes()
+        kind = reader.byte()
+        index = reader.uleb()
+        existing.add(name.decode())
+        entries += _uleb(len(name)) + name + bytes([kind]) + _uleb(index)
+    added = [(n, k, i) for n, k, i in extra if n not in existing]
+    for name, kind, index in added:
+        entries += _name(name) + bytes([kind]) + _uleb(index)
+    return _uleb(count + len(added)) + bytes(entries)
+
+
+def patch_exports(wasm: bytes, functions: Iterable[str]) -> bytes:
+    """Return `wasm` with the named functions, table 0 and global 0 exported.
+
+    Raises:
+        RuntimeUnavailableError: a function is not named in the module's `name` section.
+    """
+    sections = _sections(wasm)
+    names: dict[str, int] = {}
+    for section_id, payload in sections:
+        if section_id == _SECTION_CUSTOM:
+            names.update(_function_names(payload))
+    wanted = list(functions)
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        raise RuntimeUnavailableError(
+            f"the QuickJS reactor lacks C API functions {missing!r}; "
+            f"pin qjs-wasi-reactor.wasm=={WASM_VERSION}"
+        )
+    extra = [(name, _KIND_FUNC, names[name]) for name in wanted]
+    extra += [(TABLE_EXPORT, _KIND_TABLE, 0), (STACK_POINTER_EXPORT, _KIND_GLOBAL, 0)]
+    out = bytearray(wasm[:8])
+    for section_id, payload in sections:
+        if section_id == _SECTION_TABLE:
+            payload = _unbounded_tables(payload)
+        elif section_id == _SECTION_EXPORT:
+            payload = _extended_exports(payload, extra)
+        out += bytes([section_id]) + _uleb(len(payload)) + payload
+    return bytes(out)

@@ -1,0 +1,689 @@
+// clawcell guest controller.
+//
+// Hand-written for clawcell; shipped in the package and evaluated once per QuickJS instance,
+// before any user code, as the script `clawcell:controller.js`. Its completion value is the
+// private host interface (install/start/step/settle/describeError). Nothing of that interface
+// is reachable from globalThis: user code sees only the Code Mode guest API.
+//
+// Every intrinsic the controller relies on is captured here, before user code can replace
+// or pollute it, and internal records use null-prototype objects so a polluted
+// Object.prototype (toJSON, getters) cannot change what the host receives.
+(() => {
+  "use strict";
+  const G = globalThis;
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  const O = Object;
+  const keys = O.keys;
+  const freeze = O.freeze;
+  const defineProperty = O.defineProperty;
+  const getPrototypeOf = O.getPrototypeOf;
+  const getOwnPropertyDescriptor = O.getOwnPropertyDescriptor;
+  const isArray = Array.isArray;
+  const ObjectProto = O.prototype;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const PromiseCtor = Promise;
+  const promiseThen = uncurry(Promise.prototype.then);
+  const promiseResolve = (v) => new PromiseCtor((resolve) => resolve(v));
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const MapCtor = Map;
+  const mapGet = uncurry(Map.prototype.get);
+  const mapSet = uncurry(Map.prototype.set);
+  const mapHas = uncurry(Map.prototype.has);
+  const mapDelete = uncurry(Map.prototype.delete);
+  const WeakMapCtor = WeakMap;
+  const weakGet = uncurry(WeakMap.prototype.get);
+  const weakSet = uncurry(WeakMap.prototype.set);
+  const weakHas = uncurry(WeakMap.prototype.has);
+  const push = uncurry(Array.prototype.push);
+  const shift = uncurry(Array.prototype.shift);
+  const splice = uncurry(Array.prototype.splice);
+  const join = uncurry(Array.prototype.join);
+  const indexOf = uncurry(Array.prototype.indexOf);
+  const split = uncurry(String.prototype.split);
+  const sliceStr = uncurry(String.prototype.slice);
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const codePointAt = uncurry(String.prototype.codePointAt);
+  const startsWith = uncurry(String.prototype.startsWith);
+  const replaceStr = uncurry(String.prototype.replace);
+  const regexExec = uncurry(RegExp.prototype.exec);
+  const objectToString = uncurry(ObjectProto.toString);
+  const StringCtor = String;
+  const NumberCtor = Number;
+  const MathFloor = Math.floor;
+  const MathMax = Math.max;
+  const isFiniteNum = Number.isFinite;
+  const fromCharCode = String.fromCharCode;
+  const fromCodePoint = String.fromCodePoint;
+  const Uint8ArrayCtor = Uint8Array;
+  const ArrayBufferCtor = ArrayBuffer;
+  const isView = ArrayBuffer.isView;
+
+  const USER_FILE = "openclaw-code-mode:user.js";
+  const UNAWAITED =
+    "[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]";
+  const MAX_QUEUED = 128;
+
+  // ---- state of the current cell (reset with the whole memory image between cells) ----
+  let maxPending = 16;
+  let inflight = 0;
+  const waiters = new MapCtor(); // id -> {resolve, reject, site, method}
+  const queue = []; // [id, method, argsJson] waiting for an in-flight slot
+  let outbox = []; // [id, method, argsJson] admitted, not yet handed to the host
+  let cancelled = []; // ids the host must cancel
+  const counters = { __proto__: null };
+  let output = []; // item JSON texts not yet handed to the host
+  let state = 0; // 0 running, 1 value ready, 2 failed
+  let valueJson = "null";
+  let failure = "";
+  let overflow = null;
+  const handles = new WeakMapCtor(); // handle function -> metadata object
+  const locations = new WeakMapCtor(); // bridge error -> its call-site frames, already mapped
+  let consoleUnits = 0;
+  let consoleClosed = false;
+
+  // ---- errors and stack frames ----------------------------------------------------------
+
+  const frameRe = /^\s*at (?:(.*?) \()?([^()]*):(\d+):(\d+)\)?$/;
+
+  function userFrames(stack) {
+    if (typeof stack !== "string") return "";
+    const out = [];
+    const lines = split(stack, "\n");
+    for (let i = 0; i < lines.length; i++) {
+      const m = regexExec(frameRe, lines[i]);
+      if (m === null || m[2] !== USER_FILE) continue;
+      const line = NumberCtor(m[3]) - 1;
+      if (line < 1) continue;
+      const fn = m[1] === undefined || m[1] === "<eval>" ? "<anonymous>" : m[1];
+      push(out, "    at " + fn + " (" + USER_FILE + ":" + line + ":" + m[4] + ")\n");
+    }
+    return join(out, "");
+  }
+
+  function stackOf(error) {
+    try {
+      const stack = error.stack;
+      return typeof stack === "string" ? stack : "";
+    } catch {
+      return "";
+    }
+  }
+
+  function safeString(value) {
+    try {
+      return StringCtor(value);
+    } catch {
+      try {
+        return objectToString(value);
+      } catch {
+        return "[Unserializable]";
+      }
+    }
+  }
+
+  function isError(value) {
+    try {
+      return value instanceof ErrorCtor;
+    } catch {
+      return false;
+    }
+  }
+
+  // The text of an uncaught error: `Name: message` plus the user's frames.
+  function describeError(reason) {
+    if (!isError(reason)) {
+      if (reason !== null && typeof reason === "object") return safeString(reason);
+      return safeString(reason);
+    }
+    let name = "Error";
+    let message = "";
+    try {
+      name = StringCtor(reason.name);
+      message = StringCtor(reason.message);
+    } catch {}
+    const head = message === "" ? name : name + ": " + message;
+    const frames = weakHas(locations, reason) ? weakGet(locations, reason) : userFrames(stackOf(reason));
+    return frames === "" ? head : head + "\n" + frames;
+  }
+
+  // ---- projection of values for text/json and the final value (four conversion points) --
+
+  function isPlain(value) {
+    const proto = getPrototypeOf(value);
+    return proto === ObjectProto || proto === null;
+  }
+
+  function isPromise(value) {
+    try {
+      return value instanceof PromiseCtor;
+    } catch {
+      return false;
+    }
+  }
+
+  function setOwn(target, key, value) {
+    defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+
+  function copyKeys(source, target, ancestors, finalValue, skipToJSON) {
+    const names = keys(source);
+    for (let i = 0; i < names.length; i++) {
+      const key = names[i];
+      if (skipToJSON && key === "toJSON") continue;
+      setOwn(target, key, project(source[key], ancestors, finalValue));
+    }
+    return target;
+  }
+
+  function projectError(error, ancestors, finalValue) {
+    const out = { __proto__: null };
+    setOwn(out, "name", StringCtor(error.name));
+    setOwn(out, "message", StringCtor(error.message));
+    const names = keys(error);
+    for (let i = 0; i < names.length; i++) {
+      const key = names[i];
+      if (key === "toJSON" || key === "name" || key === "message" || key === "stack") continue;
+      setOwn(out, key, project(error[key], ancestors, finalValue));
+    }
+    return out;
+  }
+
+  // P(v): promises -> diagnostic, handles -> metadata, plain objects/arrays -> fresh copies,
+  // errors -> {name, message, ...}. Output items leave other objects to JSON.stringify
+  // (toJSON honoured); final values copy their own enumerable keys (no toJSON call).
+  function project(value, ancestors, finalValue) {
+    if (value === null) return null;
+    const type = typeof value;
+    if (type === "function") {
+      return weakHas(handles, value) ? weakGet(handles, value) : value;
+    }
+    if (type !== "object") return value;
+    if (isPromise(value)) return UNAWAITED;
+    if (indexOf(ancestors, value) !== -1) throw new TypeErrorCtor("circular reference");
+    push(ancestors, value);
+    try {
+      if (isArray(value)) {
+        const out = [];
+        const n = value.length;
+        for (let i = 0; i < n; i++) push(out, project(value[i], ancestors, finalValue));
+        return out;
+      }
+      if (isError(value)) return projectError(value, ancestors, finalValue);
+      if (isPlain(value)) return copyKeys(value, { __proto__: null }, ancestors, finalValue, false);
+      if (!finalValue) return value;
+      return copyKeys(value, { __proto__: null }, ancestors, finalValue, false);
+    } finally {
+      ancestors.length -= 1;
+    }
+  }
+
+  function fallback(value) {
+    if (value === null || value === undefined) return null;
+    const type = typeof value;
+    if (type === "string" || type === "number" || type === "boolean") return value;
+    if (isError(value)) {
+      const out = { __proto__: null };
+      try {
+        setOwn(out, "name", StringCtor(value.name));
+        setOwn(out, "message", StringCtor(value.message));
+      } catch {}
+      return out;
+    }
+    return safeString(value);
+  }
+
+  // Compact JSON of P(value), falling back for BigInt, cycles and throwing hooks.
+  function toJsonText(value, finalValue) {
+    if (value === undefined) return "null";
+    try {
+      const text = stringify(project(value, [], finalValue));
+      return text === undefined ? "null" : text;
+    } catch {
+      return stringify(fallback(value));
+    }
+  }
+
+  function emit(item) {
+    push(output, stringify(item));
+  }
+
+  function text(value) {
+    if (typeof value === "string") emit({ __proto__: null, type: "text", text: value });
+    else emit({ __proto__: null, type: "text", text: toJsonText(value, false) });
+    return undefined;
+  }
+
+  function json(value) {
+    emit({ __proto__: null, type: "json", value: parse(toJsonText(value, false)) });
+    return undefined;
+  }
+
+  // ---- console ----------------------------------------------------------------------
+
+  const CONSOLE_BUDGET = 16384 - 100;
+  const TRUNC = "…[truncated]";
+
+  function clip(s, limit) {
+    if (s.length <= limit) return s;
+    let end = limit;
+    const c = charCodeAt(s, end - 1);
+    if (c >= 0xd800 && c <= 0xdbff) end -= 1;
+    return sliceStr(s, 0, end) + TRUNC;
+  }
+
+  function inspect(value, depth, seen, budget) {
+    if (budget.n++ >= 100) return "[truncated]";
+    if (value === undefined) return "undefined";
+    if (value === null) return null;
+    const type = typeof value;
+    if (type === "string") return clip(value, 512);
+    if (type === "number" || type === "boolean") return value;
+    if (type === "bigint") return StringCtor(value) + "n";
+    if (type === "symbol") return safeString(value);
+    if (type === "function") return weakHas(handles, value) ? weakGet(handles, value) : "[Function]";
+    if (isPromise(value)) return UNAWAITED;
+    if (indexOf(seen, value) !== -1) return "[Circular]";
+    if (depth >= 4) return "[truncated]";
+    push(seen, value);
+    try {
+      return isArray(value) ? inspectArray(value, depth, seen, budget)
+        : inspectObject(value, depth, seen, budget);
+    } finally {
+      seen.length -= 1;
+    }
+  }
+
+  function inspectArray(value, depth, seen, budget) {
+    const out = [];
+    const n = value.length;
+    for (let i = 0; i < n && i < 50; i++) push(out, inspect(value[i], depth + 1, seen, budget));
+    if (n > 50) push(out, "[truncated]");
+    return out;
+  }
+
+  function inspectObject(value, depth, seen, budget) {
+    const out = { __proto__: null };
+    if (isError(value)) {
+      const d = getOwnPropertyDescriptor(value, "message");
+      if (d && "value" in d) setOwn(out, "message", inspect(d.value, depth + 1, seen, budget));
+    }
+    const names = keys(value);
+    for (let i = 0; i < names.length; i++) {
+      if (i === 50) {
+        setOwn(out, "…", "[truncated]");
+        break;
+      }
+      const key = clip(names[i], 512);
+      const d = getOwnPropertyDescriptor(value, names[i]);
+      const v = d && !("value" in d) ? "[Accessor]" : inspect(d && d.value, depth + 1, seen, budget);
+      setOwn(out, key, v);
+    }
+    return out;
+  }
+
+  function formatArg(value) {
+    if (typeof value === "string") return value;
+    try {
+      const text = stringify(inspect(value, 0, [], { n: 0 }));
+      return text === undefined ? "undefined" : text;
+    } catch {
+      return "[Unserializable]";
+    }
+  }
+
+  function consoleMethod(prefix) {
+    return function (...args) {
+      if (consoleClosed) return undefined;
+      const parts = [];
+      for (let i = 0; i < args.length; i++) push(parts, formatArg(args[i]));
+      const message = prefix + clip(join(parts, " "), 4096);
+      const item = stringify({ __proto__: null, type: "text", text: message });
+      if (consoleUnits + item.length > CONSOLE_BUDGET) {
+        consoleClosed = true;
+        emit({ __proto__: null, type: "text", text: "[console output truncated]" });
+        return undefined;
+      }
+      consoleUnits += item.length;
+      push(output, item);
+      return undefined;
+    };
+  }
+
+  // ---- the bridge ---------------------------------------------------------------------
+
+  function overflowMessage() {
+    return (
+      "code mode bridge queue limit exceeded (" + MAX_QUEUED + " ordinary requests queued; " +
+      maxPending + " in-flight slots). Await smaller batches before creating more tool calls or timers."
+    );
+  }
+
+  function nextId(method) {
+    const n = (counters[method] || 0) + 1;
+    counters[method] = n;
+    return "bridge:" + method + ":" + n;
+  }
+
+  function admit(entry) {
+    if (inflight < maxPending) {
+      inflight += 1;
+      push(outbox, entry);
+      return true;
+    }
+    if (queue.length >= MAX_QUEUED) return false;
+    push(queue, entry);
+    return true;
+  }
+
+  // Queue one bridge request; the promise settles when the host answers it.
+  function request(method, args, site) {
+    if (overflow !== null) throw overflow;
+    let argsJson;
+    try {
+      argsJson = stringify(args);
+    } catch (error) {
+      return new PromiseCtor((_, reject) => reject(error));
+    }
+    const id = nextId(method);
+    if (!admit([id, method, argsJson === undefined ? "null" : argsJson])) {
+      overflow = new ErrorCtor(overflowMessage());
+      throw overflow;
+    }
+    return new PromiseCtor((resolve, reject) => {
+      mapSet(waiters, id, { __proto__: null, resolve, reject, site, method });
+    });
+  }
+
+  function promote() {
+    while (queue.length > 0 && inflight < maxPending) {
+      inflight += 1;
+      push(outbox, shift(queue));
+    }
+  }
+
+  function toolError(payload, site) {
+    const message = payload !== null && typeof payload === "object" ? StringCtor(payload.message) : StringCtor(payload);
+    const error = new ErrorCtor(message);
+    const location = userFrames(site);
+    if (payload !== null && typeof payload === "object" && payload.code !== undefined) {
+      setOwn(error, "location", location);
+      setOwn(error, "code", StringCtor(payload.code));
+      setOwn(error, "effectStatus", "unknown");
+    }
+    defineProperty(error, "stack", { value: location, writable: true, configurable: true });
+    weakSet(locations, error, location);
+    return error;
+  }
+
+  // Host -> guest: [[id, ok, payload], ...]. Replies for unknown ids are ignored.
+  function settle(batchText) {
+    const batch = parse(batchText);
+    for (let i = 0; i < batch.length; i++) {
+      const id = batch[i][0];
+      const waiter = mapGet(waiters, id);
+      if (waiter === undefined) continue;
+      mapDelete(waiters, id);
+      inflight -= 1;
+      if (batch[i][1]) waiter.resolve(batch[i][2]);
+      else waiter.reject(toolError(batch[i][2], waiter.site));
+    }
+    promote();
+  }
+
+  // Guest -> host: one JSON text with new output, admitted requests and the cell state.
+  function step() {
+    let requests = "";
+    for (let i = 0; i < outbox.length; i++) {
+      const r = outbox[i];
+      requests += (i ? "," : "") + "[" + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
+    }
+    const out = {
+      __proto__: null,
+      o: output,
+      c: cancelled,
+      s: overflow !== null ? 3 : state,
+      v: state === 1 ? valueJson : null,
+      e: overflow !== null ? overflow.message : failure,
+      q: queue.length,
+    };
+    output = [];
+    outbox = [];
+    cancelled = [];
+    const head = stringify(out);
+    return sliceStr(head, 0, head.length - 1) + ',"r":[' + requests + "]}";
+  }
+
+  // ---- timers ---------------------------------------------------------------------------
+
+  let timerSeq = 0;
+  const timers = new MapCtor(); // timer id -> bridge request id
+
+  function setTimeout(callback, delay, ...args) {
+    if (typeof callback !== "function") throw new TypeErrorCtor("setTimeout callback must be a function");
+    let ms = NumberCtor(delay);
+    ms = isFiniteNum(ms) ? MathMax(0, MathFloor(ms)) : 0;
+    const timerId = ++timerSeq;
+    const requestId = "bridge:sleep:" + ((counters.sleep || 0) + 1);
+    const sleeping = request("sleep", [ms], "");
+    mapSet(timers, timerId, requestId);
+    promiseThen(sleeping, () => {
+      if (!mapHas(timers, timerId)) return undefined;
+      mapDelete(timers, timerId);
+      return callback(...args);
+    });
+    return timerId;
+  }
+
+  function clearTimeout(timerId) {
+    const requestId = mapGet(timers, timerId);
+    if (requestId === undefined) return undefined;
+    mapDelete(timers, timerId);
+    mapDelete(waiters, requestId);
+    for (let i = 0; i < queue.length; i++) {
+      if (queue[i][0] === requestId) {
+        splice(queue, i, 1);
+        return undefined;
+      }
+    }
+    for (let i = 0; i < outbox.length; i++) {
+      if (outbox[i][0] === requestId) {
+        splice(outbox, i, 1);
+        inflight -= 1;
+        promote();
+        return undefined;
+      }
+    }
+    inflight -= 1;
+    push(cancelled, requestId);
+    promote();
+    return undefined;
+  }
+
+  // ---- text encoding (QuickJS has no TextEncoder/TextDecoder) ---------------------------
+
+  class TextEncoder {
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      const s = StringCtor(input);
+      const bytes = [];
+      for (let i = 0; i < s.length; i++) {
+        let c = charCodeAt(s, i);
+        if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+          const d = charCodeAt(s, i + 1);
+          if (d >= 0xdc00 && d <= 0xdfff) {
+            c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+            i += 1;
+          }
+        }
+        if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+        if (c < 0x80) push(bytes, c);
+        else if (c < 0x800) push(bytes, 0xc0 | (c >> 6), 0x80 | (c & 63));
+        else if (c < 0x10000) push(bytes, 0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+        else push(bytes, 0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+      }
+      return new Uint8ArrayCtor(bytes);
+    }
+  }
+
+  class TextDecoder {
+    get encoding() {
+      return "utf-8";
+    }
+    decode(input) {
+      if (input === undefined) return "";
+      let bytes;
+      if (input instanceof ArrayBufferCtor) bytes = new Uint8ArrayCtor(input);
+      else if (isView(input)) bytes = new Uint8ArrayCtor(input.buffer, input.byteOffset, input.byteLength);
+      else throw new TypeErrorCtor("TextDecoder.decode expects an ArrayBuffer or a view");
+      let out = "";
+      let i = 0;
+      while (i < bytes.length) {
+        const b = bytes[i];
+        const need = b < 0x80 ? 0 : b >= 0xc2 && b < 0xe0 ? 1 : b >= 0xe0 && b < 0xf0 ? 2 : b >= 0xf0 && b < 0xf5 ? 3 : -1;
+        let cp = need === 0 ? b : need === 1 ? b & 31 : need === 2 ? b & 15 : b & 7;
+        let ok = need >= 0;
+        for (let k = 1; ok && k <= need; k++) {
+          const n = bytes[i + k];
+          if (n === undefined || (n & 0xc0) !== 0x80) ok = false;
+          else cp = (cp << 6) | (n & 63);
+        }
+        if (ok && ((need === 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need === 3 && (cp < 0x10000 || cp > 0x10ffff)))) ok = false;
+        if (!ok) {
+          out += "\ufffd";
+          i += 1;
+          continue;
+        }
+        out += fromCodePoint(cp);
+        i += need + 1;
+      }
+      return out;
+    }
+  }
+
+  // ---- the guest API ----------------------------------------------------------------
+
+  function callSite() {
+    return stackOf(new ErrorCtor());
+  }
+
+  function makeHandle(meta) {
+    const name = meta.callableName;
+    const handle = function (input) {
+      return request("callValue", [name, input === undefined ? {} : input], callSite());
+    };
+    defineProperty(handle, "name", { value: name });
+    const names = keys(meta);
+    for (let i = 0; i < names.length; i++) {
+      defineProperty(handle, names[i], { value: meta[names[i]], enumerable: true });
+    }
+    defineProperty(handle, "describe", {
+      value: () => request("describe", [name], callSite()),
+      enumerable: true,
+    });
+    defineProperty(handle, "toJSON", { value: () => meta });
+    weakSet(handles, handle, meta);
+    return freeze(handle);
+  }
+
+  function define(name, value) {
+    defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  }
+
+  function install(configText) {
+    const config = parse(configText);
+    maxPending = config.maxPending;
+    const byName = new MapCtor();
+    const all = [];
+    for (let i = 0; i < config.bindings.length; i++) {
+      const meta = freeze(config.bindings[i]);
+      const handle = makeHandle(meta);
+      mapSet(byName, meta.callableName, handle);
+      push(all, handle);
+      define(meta.callableName, handle);
+    }
+    freeze(all);
+    const resolveHandles = (names) => {
+      const out = [];
+      for (let i = 0; i < names.length; i++) {
+        const h = mapGet(byName, names[i]);
+        if (h !== undefined) push(out, h);
+      }
+      return freeze(out);
+    };
+    define("catalog", freeze({
+      search(query, options) {
+        return promiseThen(request("search", [query, options === undefined ? null : options], callSite()), resolveHandles);
+      },
+      all() {
+        return all;
+      },
+    }));
+    define("API", freeze({
+      list(prefix) {
+        return request("apiList", [prefix === undefined ? null : prefix], callSite());
+      },
+      read(path) {
+        return request("apiRead", [path === undefined ? null : path], callSite());
+      },
+    }));
+    define("results", freeze({
+      save(value) {
+        return request("resultSave", [value === undefined ? null : value], callSite());
+      },
+      load(id) {
+        return request("resultLoad", [id === undefined ? null : id], callSite());
+      },
+      delete(id) {
+        return request("resultDelete", [id === undefined ? null : id], callSite());
+      },
+    }));
+    define("store", (key, value) =>
+      request("store", value === undefined ? [key] : [key, value], callSite()));
+    define("load", (key) => request("load", [key], callSite()));
+    define("namespaces", freeze({}));
+  }
+
+  define("text", text);
+  define("json", json);
+  define("console", freeze({
+    log: consoleMethod(""),
+    info: consoleMethod("[info] "),
+    warn: consoleMethod("[warn] "),
+    error: consoleMethod("[error] "),
+    debug: consoleMethod("[debug] "),
+  }));
+  define("setTimeout", setTimeout);
+  define("clearTimeout", clearTimeout);
+  define("yield_control", (reason) =>
+    request("yield", [reason === undefined ? null : reason], ""));
+  define("TextEncoder", TextEncoder);
+  define("TextDecoder", TextDecoder);
+
+  // ---- the cell ---------------------------------------------------------------------
+
+  function finish(value) {
+    valueJson = toJsonText(value, true);
+    state = 1;
+  }
+
+  function start(cell) {
+    let promise;
+    try {
+      promise = cell();
+    } catch (error) {
+      failure = describeError(error);
+      state = 2;
+      return;
+    }
+    promiseThen(promiseResolve(promise), finish, (error) => {
+      failure = describeError(error);
+      state = 2;
+    });
+  }
+
+  return freeze({ install, start, step, settle, describeError });
+})()

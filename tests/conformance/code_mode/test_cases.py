@@ -1,0 +1,35 @@
+"""Every recorded Code Mode case, run through `CodeMode.call_tool`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from .harness import load_cases, matches, run_case
+
+# Cases that need a later issue; strict xfail, so they must start passing when it lands.
+_LATER: dict[str, str] = {}
+
+
+def _params() -> list[Any]:
+    params: list[Any] = []
+    for case in load_cases():
+        marks = []
+        if case["id"] in _LATER:
+            marks.append(pytest.mark.xfail(strict=True, reason=_LATER[case["id"]]))
+        params.append(pytest.param(case, id=case["id"], marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case", _params())
+def test_recorded_case(case: dict[str, Any]) -> None:
+    actual = asyncio.run(run_case(case))
+    assert len(actual) == len(case["expected"])
+    for step, (expected, got) in enumerate(zip(case["expected"], actual, strict=True)):
+        assert matches(expected, got, case["match"]), (
+            f"step {step} differs\nexpected: {json.dumps(expected)[:3000]}\n"
+            f"actual:   {json.dumps(got)[:3000]}"
+        )
