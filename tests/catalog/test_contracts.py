@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from clawcell import Tool
-from clawcell.catalog import INPUT_DISCRIMINATOR, Catalog
+from clawcell.catalog import Catalog
+from clawcell.catalog._discriminator import INPUT_DISCRIMINATOR
 from clawcell.errors import ContractError
 
 MALFORMED_OUTPUT_SCHEMAS: list[tuple[str, dict[str, Any]]] = [

@@ -9,13 +9,13 @@ import pytest
 
 from clawcell import Tool
 from clawcell.catalog import (
-    INPUT_DISCRIMINATOR,
     Catalog,
     HookDecision,
     ToolCallEvent,
     define_output_schema,
 )
 from clawcell.catalog._discriminator import (
+    INPUT_DISCRIMINATOR,
     DiscriminatorError,
     can_narrow,
     read_output_variants,

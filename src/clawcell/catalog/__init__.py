@@ -6,13 +6,12 @@ from ._bindings import Binding
 from ._catalog import Catalog
 from ._declarations import schema_declaration
 from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
-from ._discriminator import INPUT_DISCRIMINATOR, define_output_schema
+from ._discriminator import define_output_schema
 from ._hints import compact_input_hint, compact_output_hint
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
 from ._model_tools import to_anthropic, to_openai
 
 __all__ = [
-    "INPUT_DISCRIMINATOR",
     "AfterToolCall",
     "BeforeToolCall",
     "Binding",

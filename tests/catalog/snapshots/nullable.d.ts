@@ -1,0 +1,4 @@
+// Generated from the effective tool contract. Unsupported shapes stay unknown.
+// JSON Schema validation owns constraints; describe() exposes the original schema.
+// Values enter the guest intact or reject when program-data admission is full.
+declare function nullable(input: { note: string | null }): Promise<{ id: string } | null>;
