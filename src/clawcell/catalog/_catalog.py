@@ -112,7 +112,7 @@ class Catalog:
         exact = self._exact(query.strip())
         if exact is not None:
             return [exact.callable_name]
-        return self._index.rank(query)[:count]
+        return self._index.rank(query, count)
 
     def _read_limit(self, limit: object) -> int:
         if limit is None:

@@ -9,6 +9,7 @@ matches, so `zzzz_missing_tool` finds `failing_tool` through `tool`.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -113,6 +114,8 @@ class SearchIndex:
         self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         self._lengths: list[int] = []
         self._literal: list[str] = []
+        self._exact: list[tuple[str, str]] = []
+        self._id_keys: list[Any] = []
         for position, doc in enumerate(self._documents):
             text = " ".join(
                 p
@@ -127,11 +130,14 @@ class SearchIndex:
                 self._postings[term].append((position, count))
             self._lengths.append(len(terms))
             self._literal.append(f"{doc.name} {doc.label} {doc.description}".lower())
+            self._exact.append((doc.name.lower(), doc.catalog_id.lower()))
+            self._id_keys.append(locale_key(doc.catalog_id))
         total = sum(self._lengths)
-        self._average = total / len(self._lengths) if self._lengths and total else 1.0
+        average = total / len(self._lengths) if self._lengths and total else 1.0
+        self._norms = [K1 * (1 - B + B * length / average) for length in self._lengths]
 
-    def rank(self, query: str) -> list[str]:
-        """Keys of matching documents, best first.
+    def rank(self, query: str, limit: int | None = None) -> list[str]:
+        """Keys of matching documents, best first (at most `limit`).
 
         Ties go to exact-name matches, then documents containing the query literally, then the
         BM25 score, then the catalog id.
@@ -143,15 +149,19 @@ class SearchIndex:
             if not postings:
                 continue
             idf = math.log(1 + (count - len(postings) + 0.5) / (len(postings) + 0.5))
+            weight = idf * (K1 + 1)
+            norms = self._norms
             for position, frequency in postings:
-                norm = 1 - B + B * self._lengths[position] / self._average
-                scores[position] += idf * frequency * (K1 + 1) / (frequency + K1 * norm)
+                scores[position] += weight * frequency / (frequency + norms[position])
         needle = query.strip().lower()
-        ordered = sorted(scores, key=lambda p: self._order(p, needle, scores[p]))
-        return [self._documents[position].key for position in ordered]
 
-    def _order(self, position: int, needle: str, score: float) -> tuple[Any, ...]:
-        doc = self._documents[position]
-        exact = doc.name.lower() == needle or doc.catalog_id.lower() == needle
-        literal = bool(needle) and needle in self._literal[position]
-        return (not exact, not literal, -score, locale_key(doc.catalog_id))
+        def order(position: int) -> tuple[Any, ...]:
+            exact = needle in self._exact[position]
+            literal = bool(needle) and needle in self._literal[position]
+            return (not exact, not literal, -scores[position], self._id_keys[position])
+
+        if limit is None or limit >= len(scores):
+            ordered = sorted(scores, key=order)
+        else:
+            ordered = heapq.nsmallest(limit, scores, key=order)
+        return [self._documents[position].key for position in ordered]
