@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
-from ._text import js_trim, require_str, utf16_len
+from ._text import as_record, js_trim, require_str, utf16_len
 from ._urls import parse_whatwg_url
 
 __all__ = [
@@ -85,7 +85,7 @@ def _finite(value: object) -> float | None:
 
 
 def _record(value: object) -> Mapping[str, object] | None:
-    return value if isinstance(value, Mapping) else None  # type: ignore[return-value]
+    return as_record(value)
 
 
 def _text(record: Mapping[str, object] | None, key: str) -> str | None:
@@ -153,7 +153,7 @@ def coerce_canvas_preview(record: object) -> CanvasPreview | None:
     view_url = _text(view, "url") or _text(view, "entryUrl")
     view_id = _text(view, "id") or _text(view, "docId")
     preview: CanvasPreview = {"kind": "canvas", "surface": surface, "render": "url"}
-    if mcp_app is not None and view_id == mcp_app["viewId"]:
+    if mcp_app is not None and view_id is not None and view_id == mcp_app["viewId"]:
         preview["viewId"] = view_id
         _decorate(preview, presentation, view, styled=False)
         preview["mcpApp"] = mcp_app
@@ -200,8 +200,10 @@ def _decorate(
     if styled and style:
         preview["style"] = style
     sandbox = _text(presentation, "sandbox")
-    if sandbox == "strict" or sandbox == "scripts":
-        preview["sandbox"] = sandbox
+    if sandbox == "strict":
+        preview["sandbox"] = "strict"
+    elif sandbox == "scripts":
+        preview["sandbox"] = "scripts"
 
 
 def _reject_constant(name: str) -> Any:
@@ -213,7 +215,9 @@ def extract_canvas_from_text(output_text: str | None) -> CanvasPreview | None:
     if not output_text:
         return None
     try:
-        parsed = json.loads(require_str(output_text, "output_text"), parse_constant=_reject_constant)
+        parsed = json.loads(
+            require_str(output_text, "output_text"), parse_constant=_reject_constant
+        )
     except (ValueError, RecursionError):
         return None
     return coerce_canvas_preview(parsed)

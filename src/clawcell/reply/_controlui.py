@@ -31,11 +31,14 @@ _MIME_TYPES: Final = {
 }  # fmt: skip
 
 
+AttachmentKind = Literal["image", "audio", "video", "document"]
+
+
 class Attachment(TypedDict):
     """A media attachment the UI renders."""
 
     url: str
-    kind: Literal["image", "audio", "video", "document"]
+    kind: AttachmentKind
     label: str
     mimeType: NotRequired[str]
     isVoiceNote: NotRequired[bool]
@@ -59,12 +62,15 @@ def _attachment(url: str) -> Attachment:
     base = url.split("?", 1)[0].split("#", 1)[0] if _HTTP.match(url) else url
     extension = posixpath.splitext(base)[1][1:].lower()
     mime = _MIME_TYPES.get(extension)
-    kind = mime.split("/", 1)[0] if mime else "document"
-    attachment: Attachment = {
-        "url": url,
-        "kind": kind if kind in ("image", "audio", "video") else "document",  # type: ignore[typeddict-item]
-        "label": _label(url) or url,
-    }
+    family = mime.split("/", 1)[0] if mime else ""
+    kind: AttachmentKind = "document"
+    if family == "image":
+        kind = "image"
+    elif family == "audio":
+        kind = "audio"
+    elif family == "video":
+        kind = "video"
+    attachment: Attachment = {"url": url, "kind": kind, "label": _label(url) or url}
     if mime:
         attachment["mimeType"] = mime
     return attachment

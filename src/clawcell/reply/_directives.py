@@ -25,7 +25,9 @@ __all__ = [
     "word_gap",
 ]
 
-AUDIO_TAG: Final = re.compile(f"\\[\\[[{JS_SPACE_CLASS}]*audio_as_voice[{JS_SPACE_CLASS}]*\\]\\]", re.I)
+AUDIO_TAG: Final = re.compile(
+    f"\\[\\[[{JS_SPACE_CLASS}]*audio_as_voice[{JS_SPACE_CLASS}]*\\]\\]", re.I
+)
 _REPLY_HEAD: Final = re.compile(
     f"\\[\\[[{JS_SPACE_CLASS}]*(?:(reply_to_current)|reply_to[{JS_SPACE_CLASS}]*:)", re.I
 )

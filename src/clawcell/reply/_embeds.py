@@ -37,9 +37,7 @@ __all__ = [
 _S = f"[{JS_SPACE_CLASS}]"
 _BLOCK: Final = re.compile(f"\\[embed{_S}+([^\\]]*?[^\\]/]|)\\]([\\s\\S]*?)\\[/embed\\]", re.I)
 _SELF_CLOSING: Final = re.compile(f"\\[embed{_S}+([^\\]]*?)/\\]", re.I)
-_ATTRIBUTE: Final = re.compile(
-    f"([A-Za-z_][A-Za-z0-9_-]*){_S}*={_S}*(?:\"([^\"]*)\"|'([^']*)')"
-)
+_ATTRIBUTE: Final = re.compile(f"([A-Za-z_][A-Za-z0-9_-]*){_S}*={_S}*(?:\"([^\"]*)\"|'([^']*)')")
 _EVENT_HANDLER: Final = re.compile(r"on[a-z]+", re.I)
 _ENTITY: Final = re.compile(
     r"&#(?:106|97|118|115|99|114|105|112|116|58|38|60|62);|&(?:quot|apos|lt|gt|amp);", re.I

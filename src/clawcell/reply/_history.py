@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._tags import strip_inline_directive_tags_for_display
-from ._text import js_trim, utf16_len, utf16_prefix
+from ._text import as_list, as_record, js_trim, utf16_len, utf16_prefix
 from ._tokens import strip_heartbeat_token
 
 __all__ = ["DEFAULT_HEARTBEAT_PROMPT", "project_chat_display_messages"]
@@ -27,7 +27,9 @@ DEFAULT_HEARTBEAT_PROMPT: Final = (
     "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or "
     "repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK."
 )
-_PERIODIC_PROMPT: Final = "Run the following periodic tasks (only those due based on their intervals):"
+_PERIODIC_PROMPT: Final = (
+    "Run the following periodic tasks (only those due based on their intervals):"
+)
 _PERIODIC_ACK: Final = "After completing all due tasks, reply HEARTBEAT_OK."
 _CONTROL_REPLIES: Final = frozenset({"no_reply", "announce_skip", "reply_skip"})
 _USAGE_FIELDS: Final = (
@@ -49,12 +51,12 @@ _TOOL_BLOCKS: Final = frozenset(
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Any] | None:
-    content = message.get("content")
-    return content if isinstance(content, list) else None  # type: ignore[return-value]
+    return as_list(message.get("content"))
 
 
 def _block_type(block: Any) -> object:
-    return block.get("type") if isinstance(block, Mapping) else None  # type: ignore[union-attr]
+    record = as_record(block)
+    return None if record is None else record.get("type")
 
 
 def _text_of(message: Mapping[str, Any], joiner: str) -> str | None:
@@ -69,14 +71,16 @@ def _text_of(message: Mapping[str, Any], joiner: str) -> str | None:
 
 
 def _phase(block: Any) -> object:
-    signature = block.get("textSignature") if isinstance(block, Mapping) else None  # type: ignore[union-attr]
+    record = as_record(block)
+    signature = None if record is None else record.get("textSignature")
     if not isinstance(signature, str):
         return None
     try:
         parsed = json.loads(signature)
     except (ValueError, RecursionError):
         return None
-    return parsed.get("phase") if isinstance(parsed, dict) else None  # type: ignore[union-attr]
+    fields = as_record(parsed)
+    return None if fields is None else fields.get("phase")
 
 
 def _mixes_tools(message: Mapping[str, Any]) -> bool:
@@ -115,9 +119,10 @@ def _visible(text: str, limit: float) -> str:
 
 
 def _sanitize_block(block: Any, limit: float) -> Any:
-    if not isinstance(block, Mapping):
+    record = as_record(block)
+    if record is None:
         return block
-    out: dict[str, Any] = dict(block)  # type: ignore[arg-type]
+    out: dict[str, Any] = dict(record)
     out.pop("thinkingSignature", None)
     out.pop("openclawReasoningReplay", None)
     if out.get("type") == "text" and isinstance(out.get("text"), str):
@@ -128,9 +133,9 @@ def _sanitize_block(block: Any, limit: float) -> Any:
         data = out.pop("data")
         out["omitted"] = True
         out["bytes"] = len(data.encode("utf-8", "surrogatepass"))
-    source = out.get("source")
-    if out.get("type") == "audio" and isinstance(source, Mapping):
-        audio: dict[str, Any] = dict(source)  # type: ignore[arg-type]
+    source = as_record(out.get("source"))
+    if out.get("type") == "audio" and source is not None:
+        audio: dict[str, Any] = dict(source)
         if isinstance(audio.get("data"), str):
             data = audio.pop("data")
             audio["omitted"] = True
@@ -140,17 +145,16 @@ def _sanitize_block(block: Any, limit: float) -> Any:
 
 
 def _sanitize_usage(out: Message) -> None:
-    usage = out.get("usage")
-    if isinstance(usage, Mapping):
-        kept = {k: usage[k] for k in _USAGE_FIELDS if _finite(usage.get(k))}  # type: ignore[index]
-        cost = usage.get("cost")  # type: ignore[union-attr]
-        if isinstance(cost, Mapping) and _finite(cost.get("total")):  # type: ignore[union-attr]
-            kept["cost"] = {"total": cost["total"]}
+    usage = as_record(out.get("usage"))
+    if usage is not None:
+        kept: dict[str, object] = {k: usage[k] for k in _USAGE_FIELDS if _finite(usage.get(k))}
+        usage_cost = as_record(usage.get("cost"))
+        if usage_cost is not None and _finite(usage_cost.get("total")):
+            kept["cost"] = {"total": usage_cost["total"]}
         out["usage"] = kept
-    cost = out.get("cost")
-    if isinstance(cost, Mapping):
-        total = cost.get("total")  # type: ignore[union-attr]
-        out["cost"] = {"total": total} if _finite(total) else {}
+    cost = as_record(out.get("cost"))
+    if cost is not None:
+        out["cost"] = {"total": cost["total"]} if _finite(cost.get("total")) else {}
 
 
 def _finite(value: object) -> bool:
@@ -186,13 +190,14 @@ def _sanitize_blocks(message: Message, blocks: list[Any], limit: float) -> list[
 
 def _sanitize_all(messages: Sequence[Any], limit: float) -> list[Any]:
     out: list[Any] = []
-    for message in messages:
-        if not isinstance(message, Mapping):
-            out.append(message)
+    for item in messages:
+        message = as_record(item)
+        if message is None:
+            out.append(item)
             continue
-        if _hidden(message):  # type: ignore[arg-type]
+        if _hidden(message):
             continue
-        sanitized = _sanitize(message, limit)  # type: ignore[arg-type]
+        sanitized = _sanitize(message, limit)
         if not _hidden(sanitized):
             out.append(sanitized)
     return out
@@ -216,9 +221,9 @@ def _is_heartbeat_ack(message: Mapping[str, Any]) -> bool:
 
 
 def _displayed(message: Any, prompt: str) -> bool:
-    if not isinstance(message, Mapping):
+    entry = as_record(message)
+    if entry is None:
         return False
-    entry: Mapping[str, Any] = message  # type: ignore[assignment]
     if entry.get("display") is False or entry.get("customType") == "openclaw.runtime-context":
         return False
     if entry.get("role") == "user" and not ("MediaPaths" in entry or "MediaPath" in entry):

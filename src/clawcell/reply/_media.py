@@ -33,7 +33,7 @@ __all__ = ["MediaSegment", "SplitMedia", "split_media_from_output"]
 
 
 class MediaSegment(TypedDict):
-    """One ordered piece of a split reply: `{"type": "text", "text"}` or `{"type": "media", "url"}`."""
+    """One ordered piece of a split reply: a `text` piece or a `media` piece with its `url`."""
 
     type: Literal["text", "media"]
     text: NotRequired[str]
@@ -84,9 +84,9 @@ class _Splitter:
         if last is not None and last["type"] == "text":
             last["text"] = last.get("text", "") + "\n" + ("" if blank else text)
         elif blank:
-            if last is not None and self.last_text is not None:
-                if not self.last_text.get("text", "").endswith("\n"):
-                    self.last_text["text"] = self.last_text.get("text", "") + "\n"
+            previous = self.last_text.get("text", "") if self.last_text is not None else "\n"
+            if last is not None and self.last_text is not None and not previous.endswith("\n"):
+                self.last_text["text"] = previous + "\n"
         else:
             self.last_text = {"type": "text", "text": text}
             self.segments.append(self.last_text)
@@ -213,7 +213,9 @@ def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool
 
 def _starts_new_reference(part: str) -> bool:
     candidate = _FILE_PREFIX.sub("", clean_candidate(part), count=1)
-    return bool(re.match(r"(?:[a-zA-Z]:[\\/]|[/~]|\.{1,2}[\\/]|\\\\|[a-zA-Z][a-zA-Z0-9+.-]*:)", candidate))
+    return bool(
+        re.match(r"(?:[a-zA-Z]:[\\/]|[/~]|\.{1,2}[\\/]|\\\\|[a-zA-Z][a-zA-Z0-9+.-]*:)", candidate)
+    )
 
 
 def _remove_spans(line: str, spans: list[ImageSpan]) -> str:

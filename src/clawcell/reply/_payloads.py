@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ._text import js_trim
+from ._text import as_list, as_record, js_trim
 from ._urls import parse_whatwg_url
 
 __all__ = [
@@ -42,8 +42,7 @@ def _clean_urls(values: Iterable[object] | None) -> list[str]:
 
 def outbound_media(payload: Mapping[str, Any]) -> list[str]:
     """The media a payload delivers: non-blank `mediaUrls`, else `[mediaUrl]`, trimmed."""
-    urls = payload.get("mediaUrls")
-    listed = _clean_urls(urls if isinstance(urls, list) else None)
+    listed = _clean_urls(as_list(payload.get("mediaUrls")))
     if listed:
         return listed
     single = payload.get("mediaUrl")
@@ -80,14 +79,14 @@ def merge_attempt_tool_media_payloads(
         result.append(_media_payload(urls, tool_audio_as_voice, tool_trusted_local_media))
         return result
     target = result[index]
-    metadata = target.get("__metadata")
-    mirrored = isinstance(metadata, Mapping) and bool(metadata.get("sourceReplyTranscriptMirror"))  # type: ignore[union-attr]
+    metadata = as_record(target.get("__metadata")) or {}
+    mirrored = bool(metadata.get("sourceReplyTranscriptMirror"))
     if source_reply_delivery_mode == "message_tool_only" and mirrored:
         if tool_trusted_local_media and urls:
             result.append(_media_payload(urls, tool_audio_as_voice, True))
         return result
-    existing = target.get("mediaUrls")
-    merged = _dedupe([*(existing if isinstance(existing, list) else []), *urls])
+    existing = [u for u in as_list(target.get("mediaUrls")) or [] if isinstance(u, str)]
+    merged = _dedupe([*existing, *urls])
     if merged:
         target["mediaUrls"] = merged
         target.setdefault("mediaUrl", merged[0])
@@ -135,7 +134,7 @@ def filter_messaging_tool_media_duplicates(
     *, payloads: Sequence[Payload], sent_media_urls: Sequence[str]
 ) -> list[Payload]:
     """Remove from `payloads` every media URL already delivered (`file://` URLs as paths)."""
-    sent = {_media_identity(url) for url in sent_media_urls if isinstance(url, str)} - {""}
+    sent = {_media_identity(url) for url in sent_media_urls} - {""}
     if not sent:
         return list(payloads)
     return [_without_media(dict(payload), sent) for payload in payloads]
@@ -144,8 +143,8 @@ def filter_messaging_tool_media_duplicates(
 def _without_media(payload: Payload, sent: set[str]) -> Payload:
     single = payload.get("mediaUrl")
     strip_single = isinstance(single, str) and bool(single) and _media_identity(single) in sent
-    listed = payload.get("mediaUrls")
-    if isinstance(listed, list):
+    listed = as_list(payload.get("mediaUrls"))
+    if listed is not None:
         kept = [u for u in listed if not (isinstance(u, str) and _media_identity(u) in sent)]
         if kept:
             payload["mediaUrls"] = kept
@@ -181,10 +180,12 @@ class _Pipeline:
     def __init__(self, pipeline: Mapping[str, Any]) -> None:
         self.did_stream = bool(pipeline.get("didStream"))
         self.aborted = bool(pipeline.get("isAborted"))
-        sent = [p for p in pipeline.get("sentPayloads") or [] if isinstance(p, Mapping)]
-        self.keys = {_content_key(p) for p in sent}  # type: ignore[arg-type]
-        self.streamed = "".join(js_trim(p.get("text") or "") for p in sent)  # type: ignore[union-attr]
-        self.media: list[str] = list(pipeline.get("sentMediaUrls") or [])
+        records = (as_record(p) for p in as_list(pipeline.get("sentPayloads")) or [])
+        sent = [p for p in records if p is not None]
+        self.keys = {_content_key(p) for p in sent}
+        self.streamed = "".join(js_trim(_str(p.get("text"))) for p in sent)
+        media = as_list(pipeline.get("sentMediaUrls")) or []
+        self.media: list[str] = [url for url in media if isinstance(url, str)]
 
     def has_sent(self, payload: Mapping[str, Any]) -> bool:
         if _content_key(payload) in self.keys:
@@ -192,6 +193,10 @@ class _Pipeline:
         if not self.did_stream or not _has_text(payload) or outbound_media(payload):
             return False
         return _squash(self.streamed) == _squash(payload["text"])
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _squash(text: str) -> str:

@@ -25,7 +25,7 @@ from ._payloads import (
     outbound_media,
 )
 from ._tags import parse_inline_directives
-from ._text import js_trim, require_str
+from ._text import as_list, as_record, js_trim, require_str
 from ._tokens import SILENT_REPLY_TOKEN, is_silent_reply_payload_text, strip_heartbeat_token
 
 __all__ = ["Reply", "ReplyDirectives", "ToolMedia", "build_reply", "parse_reply_directives"]
@@ -110,22 +110,23 @@ class ToolMedia:
         Structured `details.media` (`mediaUrl`, `mediaUrls`, `audioAsVoice`; `outbound: false`
         means "not for delivery") wins over `MEDIA:` lines in the text content blocks.
         """
-        details = result.get("details")
-        details_map: Mapping[str, Any] = details if isinstance(details, Mapping) else {}  # type: ignore[assignment]
-        canvas = extract_canvas_from_details(details_map)
-        media = details_map.get("media")
-        if isinstance(media, Mapping):
-            return cls._from_structured(media, trusted=trusted, canvas=canvas)  # type: ignore[arg-type]
+        details = as_record(result.get("details")) or {}
+        canvas = extract_canvas_from_details(details)
+        media = as_record(details.get("media"))
+        if media is not None:
+            return cls._from_structured(media, trusted=trusted, canvas=canvas)
         urls: list[str] = []
         voice = False
-        content = result.get("content")
-        for block in content if isinstance(content, list) else []:  # type: ignore[union-attr]
-            if isinstance(block, Mapping) and block.get("type") == "text":  # type: ignore[union-attr]
-                text = block.get("text")  # type: ignore[union-attr]
+        for item in as_list(result.get("content")) or []:
+            block = as_record(item) or {}
+            if block.get("type") == "text":
+                text = block.get("text")
                 split = split_media_from_output(text if isinstance(text, str) else "")
                 urls.extend(split.get("mediaUrls", []))
                 voice = voice or bool(split.get("audioAsVoice"))
-        return cls(urls=_allowed(urls, trusted), audio_as_voice=voice, trusted=trusted, canvas=canvas)
+        return cls(
+            urls=_allowed(urls, trusted), audio_as_voice=voice, trusted=trusted, canvas=canvas
+        )
 
     @classmethod
     def _from_structured(
@@ -136,11 +137,13 @@ class ToolMedia:
         single = media.get("mediaUrl")
         listed = media.get("mediaUrls")
         urls = [single] if isinstance(single, str) else []
-        urls += [u for u in listed if isinstance(u, str)] if isinstance(listed, list) else []  # type: ignore[union-attr]
+        urls += [u for u in as_list(listed) or [] if isinstance(u, str)]
         cleaned = list(dict.fromkeys(js_trim(u) for u in urls if js_trim(u)))
         trusted = trusted or media.get("trustedLocalMedia") is True
         voice = media.get("audioAsVoice") is True
-        return cls(urls=_allowed(cleaned, trusted), audio_as_voice=voice, trusted=trusted, canvas=canvas)
+        return cls(
+            urls=_allowed(cleaned, trusted), audio_as_voice=voice, trusted=trusted, canvas=canvas
+        )
 
 
 def _allowed(urls: Sequence[str], trusted: bool) -> tuple[str, ...]:

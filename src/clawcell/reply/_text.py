@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final, cast
 
 __all__ = [
     "JS_SPACE",
     "JS_SPACE_CLASS",
+    "as_list",
+    "as_record",
     "is_js_space",
     "js_number",
     "js_trim",
@@ -33,7 +36,9 @@ JS_SPACE: Final = (
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 #: A regex character class body equivalent to JavaScript's `\s`.
-JS_SPACE_CLASS: Final = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_SPACE_CLASS: Final = (
+    r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 _SPACE_SET: Final = frozenset(JS_SPACE)
 _ASTRAL_OR_SURROGATE: Final = re.compile("[\U00010000-\U0010ffff]")
@@ -129,3 +134,13 @@ def js_number(text: str) -> float:
     if _DECIMAL.fullmatch(body):
         return float(body)
     return math.nan
+
+
+def as_record(value: object) -> Mapping[str, Any] | None:
+    """`value` as a JSON object (a mapping), or `None` when it is anything else."""
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
+def as_list(value: object) -> list[Any] | None:
+    """`value` as a JSON array (a list), or `None` when it is anything else."""
+    return cast("list[Any]", value) if isinstance(value, list) else None

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Final, Literal, TypedDict
 
-from ._text import JS_SPACE_CLASS, js_trim, js_trim_end, require_str, utf16_len
+from ._text import JS_SPACE_CLASS, as_record, js_trim, js_trim_end, require_str, utf16_len
 
 __all__ = [
     "HEARTBEAT_TOKEN",
@@ -54,9 +54,10 @@ def is_silent_reply_payload_text(text: str | None, token: str | None = None) -> 
         parsed = json.loads(text)
     except (ValueError, RecursionError):
         return False
-    if not isinstance(parsed, dict) or list(parsed) != ["action"]:  # type: ignore[arg-type]
+    record = as_record(parsed)
+    if record is None or list(record) != ["action"]:
         return False
-    action = parsed["action"]  # type: ignore[index]
+    action = record["action"]
     return isinstance(action, str) and is_silent_reply_text(action, token)
 
 

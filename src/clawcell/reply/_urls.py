@@ -42,7 +42,9 @@ __all__ = [
     "parse_whatwg_url",
 ]
 
-_BLOCKED_NAMES: Final = frozenset({"localhost", "localhost.localdomain", "metadata.google.internal"})
+_BLOCKED_NAMES: Final = frozenset(
+    {"localhost", "localhost.localdomain", "metadata.google.internal"}
+)
 _BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
