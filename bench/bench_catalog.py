@@ -19,7 +19,20 @@ from clawcell.catalog import Catalog
 from clawcell.catalog._contracts import ToolContract
 
 RESULTS = Path(__file__).parent / "results" / "catalog.json"
-WORDS = "ship invoice ticket weather report mail calendar file search user order stock".split()
+WORDS = [
+    "ship",
+    "invoice",
+    "ticket",
+    "weather",
+    "report",
+    "mail",
+    "calendar",
+    "file",
+    "search",
+    "user",
+    "order",
+    "stock",
+]
 
 
 def _tool(index: int) -> Tool:

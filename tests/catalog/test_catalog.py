@@ -121,7 +121,9 @@ def test_input_is_validated_after_a_before_hook_rewrites_it() -> None:
     catalog = Catalog([Tool(name="t", execute=lambda p: p, parameters=params)])
     with pytest.raises(ContractError):
         asyncio.run(catalog.call("t", {}))
-    fixed = Catalog([Tool(name="t", execute=lambda p: p, parameters=params)], before_tool_call=[fix])
+    fixed = Catalog(
+        [Tool(name="t", execute=lambda p: p, parameters=params)], before_tool_call=[fix]
+    )
     assert asyncio.run(fixed.call("t", {})) == {"n": 1}
 
 

@@ -40,9 +40,7 @@ def test_fresh_catalog_telemetry_matches_the_recorded_shape(case_id: str) -> Non
     )
 
 
-@pytest.mark.parametrize(
-    "case_id", ["spec-E02/handle-json-via-search", "spec-E03/catalog-all"]
-)
+@pytest.mark.parametrize("case_id", ["spec-E02/handle-json-via-search", "spec-E03/catalog-all"])
 def test_handle_metadata_carries_label_and_both_hints(case_id: str) -> None:
     assert Catalog(case_tools(case_id)).all() == expected_value(case_id)
 

@@ -25,14 +25,22 @@ MALFORMED_OUTPUT_SCHEMAS: list[tuple[str, dict[str, Any]]] = [
         "unsupported annotation version",
         {
             "anyOf": [{"type": "string"}, {"type": "boolean"}],
-            INPUT_DISCRIMINATOR: {"version": 2, "inputProperty": "operation", "mapping": {"list": 0}},
+            INPUT_DISCRIMINATOR: {
+                "version": 2,
+                "inputProperty": "operation",
+                "mapping": {"list": 0},
+            },
         },
     ),
     (
         "annotation index out of range",
         {
             "anyOf": [{"type": "string"}, {"type": "boolean"}],
-            INPUT_DISCRIMINATOR: {"version": 1, "inputProperty": "operation", "mapping": {"list": 2}},
+            INPUT_DISCRIMINATOR: {
+                "version": 1,
+                "inputProperty": "operation",
+                "mapping": {"list": 2},
+            },
         },
     ),
 ]

@@ -79,7 +79,9 @@ MALFORMED: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "word"), [c[1:] for c in MALFORMED], ids=[c[0] for c in MALFORMED])
+@pytest.mark.parametrize(
+    ("schema", "word"), [c[1:] for c in MALFORMED], ids=[c[0] for c in MALFORMED]
+)
 def test_malformed_annotations_are_rejected(schema: dict[str, Any], word: str) -> None:
     with pytest.raises(DiscriminatorError, match=word):
         read_output_variants(schema)

@@ -41,12 +41,16 @@ OUTPUT_CASES: list[tuple[str, Any, str | None]] = [
                 "conversations": {
                     "type": "array",
                     "items": closed(
-                        {"conversationRef": STRING, "kind": {"enum": ["direct", "group", "channel"]}}
+                        {
+                            "conversationRef": STRING,
+                            "kind": {"enum": ["direct", "group", "channel"]},
+                        }
                     ),
                 }
             }
         ),
-        '{ conversations: Array<{ conversationRef: string; kind: "direct" | "group" | "channel" }> }',
+        "{ conversations: Array<{ conversationRef: string; "
+        'kind: "direct" | "group" | "channel" }> }',
     ),
     ("8 literals", {"enum": LITERALS}, " | ".join(f'"{v}"' for v in LITERALS)),
     ("9 literals", {"enum": [*LITERALS, "extra"]}, None),
@@ -59,7 +63,11 @@ OUTPUT_CASES: list[tuple[str, Any, str | None]] = [
     (
         "unknown leaves",
         closed(
-            {"count": {"type": "number"}, "messages": {"type": "array", "items": {}}, "payload": {}},
+            {
+                "count": {"type": "number"},
+                "messages": {"type": "array", "items": {}},
+                "payload": {},
+            },
             ["count", "messages"],
         ),
         "{ count: number; messages: Array<unknown>; payload?: unknown }",
@@ -69,7 +77,14 @@ OUTPUT_CASES: list[tuple[str, Any, str | None]] = [
     ("enum wins over nullable", {"type": "string", "nullable": True, "enum": ["ready"]}, '"ready"'),
     (
         "nullable number items",
-        closed({"values": {"type": "array", "items": {"type": "number", "minimum": 0, "nullable": True}}}),
+        closed(
+            {
+                "values": {
+                    "type": "array",
+                    "items": {"type": "number", "minimum": 0, "nullable": True},
+                }
+            }
+        ),
         "{ values: Array<number | null> }",
     ),
     ("32 fields", closed({f"field_{i:02}": STRING for i in range(32)}), None),
@@ -82,7 +97,9 @@ OUTPUT_CASES: list[tuple[str, Any, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "hint"), [c[1:] for c in OUTPUT_CASES], ids=[c[0] for c in OUTPUT_CASES])
+@pytest.mark.parametrize(
+    ("schema", "hint"), [c[1:] for c in OUTPUT_CASES], ids=[c[0] for c in OUTPUT_CASES]
+)
 def test_output_hint_is_shown_only_when_complete(schema: Any, hint: str | None) -> None:
     assert compact_output_hint(schema) == hint
 
@@ -95,7 +112,11 @@ INPUT_CASES: list[tuple[str, Any, str]] = [
         "required first",
         {
             "type": "object",
-            "properties": {"optional": {"type": "boolean"}, "beta": {"type": "number"}, "alpha": STRING},
+            "properties": {
+                "optional": {"type": "boolean"},
+                "beta": {"type": "number"},
+                "alpha": STRING,
+            },
             "required": ["beta", "alpha"],
         },
         "{ alpha: string; beta: number; optional?: boolean }",
@@ -117,7 +138,14 @@ INPUT_CASES: list[tuple[str, Any, str]] = [
     ),
     (
         "nullable number items",
-        closed({"values": {"type": "array", "items": {"type": "number", "minimum": 0, "nullable": True}}}),
+        closed(
+            {
+                "values": {
+                    "type": "array",
+                    "items": {"type": "number", "minimum": 0, "nullable": True},
+                }
+            }
+        ),
         "{ values: Array<number /* >= 0 */ | null> }",
     ),
     ("malformed bound", closed({"n": {"type": "number", "minimum": "1"}}), "{ n: unknown }"),
@@ -126,7 +154,9 @@ INPUT_CASES: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "hint"), [c[1:] for c in INPUT_CASES], ids=[c[0] for c in INPUT_CASES])
+@pytest.mark.parametrize(
+    ("schema", "hint"), [c[1:] for c in INPUT_CASES], ids=[c[0] for c in INPUT_CASES]
+)
 def test_input_hint_renders_within_its_limits(schema: Any, hint: str) -> None:
     assert compact_input_hint(schema) == hint
 

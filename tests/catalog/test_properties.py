@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from clawcell import Tool
 from clawcell.catalog import Catalog, compact_input_hint, compact_output_hint, schema_declaration
+from clawcell.catalog._json import as_mapping
 
 KEYWORDS = [
     "type", "properties", "required", "additionalProperties", "items", "enum", "const",
@@ -30,7 +31,9 @@ schemas: st.SearchStrategy[Any] = st.recursive(
     scalars,
     lambda children: st.one_of(
         st.lists(children, max_size=4),
-        st.dictionaries(st.one_of(st.sampled_from(KEYWORDS), st.text(max_size=6)), children, max_size=5),
+        st.dictionaries(
+            st.one_of(st.sampled_from(KEYWORDS), st.text(max_size=6)), children, max_size=5
+        ),
     ),
     max_leaves=40,
 )
@@ -51,8 +54,8 @@ def test_any_schema_renders_hints_and_declarations(schema: Any) -> None:
 def test_any_tool_contract_builds_a_catalog_and_its_declaration_file(
     parameters: Any, output: Any
 ) -> None:
-    params = parameters if isinstance(parameters, dict) else {"type": "object"}
-    out = output if isinstance(output, dict) else None
+    params = as_mapping(parameters) or {"type": "object"}
+    out = as_mapping(output)
     catalog = Catalog([Tool(name="t", execute=print, parameters=params, output_schema=out)])
     read = catalog.api_read("tools/t.d.ts")
     assert read["bytes"] == len(str(read["content"]).encode("utf-8"))

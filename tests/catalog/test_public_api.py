@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import clawcell.catalog as catalog
+from clawcell import catalog
 
 
 def test_all_is_sorted_and_exported() -> None:

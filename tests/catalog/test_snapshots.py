@@ -38,12 +38,28 @@ def _deep(levels: int) -> dict[str, Any]:
 
 _SHARED = closed({"id": STRING, "total": NUMBER})
 SCHEMAS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
-    "closed_object": (closed({"id": STRING, "limit": {"type": "integer", "minimum": 1}}), closed({"ok": {"type": "boolean"}})),
-    "open_object": ({"type": "object", "properties": {"value": STRING}}, {"type": "object", "properties": {"id": STRING}}),
-    "record": ({"type": "object", "additionalProperties": NUMBER}, {"type": "object", "additionalProperties": closed({"n": NUMBER})}),
+    "closed_object": (
+        closed({"id": STRING, "limit": {"type": "integer", "minimum": 1}}),
+        closed({"ok": {"type": "boolean"}}),
+    ),
+    "open_object": (
+        {"type": "object", "properties": {"value": STRING}},
+        {"type": "object", "properties": {"id": STRING}},
+    ),
+    "record": (
+        {"type": "object", "additionalProperties": NUMBER},
+        {"type": "object", "additionalProperties": closed({"n": NUMBER})},
+    ),
     "unions": (
-        closed({"mode": {"enum": ["fast", "slow"]}, "value": {"anyOf": [STRING, NUMBER]}}, ["mode"]),
-        {"oneOf": [closed({"kind": {"const": "a"}}), closed({"kind": {"const": "b"}, "n": NUMBER})]},
+        closed(
+            {"mode": {"enum": ["fast", "slow"]}, "value": {"anyOf": [STRING, NUMBER]}}, ["mode"]
+        ),
+        {
+            "oneOf": [
+                closed({"kind": {"const": "a"}}),
+                closed({"kind": {"const": "b"}, "n": NUMBER}),
+            ]
+        },
     ),
     "nullable": (
         closed({"note": {"type": "string", "nullable": True}}),
@@ -51,10 +67,17 @@ SCHEMAS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
     ),
     "arrays": (
         closed({"tags": {"type": "array", "items": STRING}}),
-        {"type": "array", "items": closed({"id": STRING, "scores": {"type": "array", "items": NUMBER}})},
+        {
+            "type": "array",
+            "items": closed({"id": STRING, "scores": {"type": "array", "items": NUMBER}}),
+        },
     ),
     "refs": (
-        {"type": "object", "properties": {"item": {"$ref": "#/$defs/item"}}, "$defs": {"item": STRING}},
+        {
+            "type": "object",
+            "properties": {"item": {"$ref": "#/$defs/item"}},
+            "$defs": {"item": STRING},
+        },
         {"$ref": "#/$defs/result", "$defs": {"result": closed({"ok": {"type": "boolean"}})}},
     ),
     "huge": (
@@ -69,14 +92,19 @@ SCHEMAS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
             variants={
                 "list": closed({"rows": {"type": "array", "items": STRING}}),
                 "status": _SHARED,
-                "detail": closed({"id": STRING, "total": NUMBER, "lines": {"type": "array", "items": STRING}}),
+                "detail": closed(
+                    {"id": STRING, "total": NUMBER, "lines": {"type": "array", "items": STRING}}
+                ),
             },
         ),
     ),
     "discriminated_with_ref": (
         closed({"kind": STRING}),
         {
-            **define_output_schema(input_property="kind", variants={"a": closed({"x": NUMBER}), "b": {"$ref": "#/$defs/b"}}),
+            **define_output_schema(
+                input_property="kind",
+                variants={"a": closed({"x": NUMBER}), "b": {"$ref": "#/$defs/b"}},
+            ),
             "$defs": {"b": closed({"y": NUMBER})},
         },
     ),
@@ -111,9 +139,14 @@ def test_tool_declaration_file_matches_its_snapshot(name: str) -> None:
 
 def test_over_budget_discriminated_declarations_fall_back_to_the_union() -> None:
     wide = closed({f"field_{i:03}_{'x' * 40}": STRING for i in range(700)})
-    output = define_output_schema(input_property="kind", variants={"a": wide, "b": closed({"n": NUMBER})})
+    output = define_output_schema(
+        input_property="kind", variants={"a": wide, "b": closed({"n": NUMBER})}
+    )
     catalog = Catalog([Tool(name="big", execute=print, output_schema=output)])
     content = catalog.api_read("tools/big.d.ts")["content"]
     assert isinstance(content, str)
-    assert "// Action declarations exceed the shared output allowance; using the complete union." in content
+    assert (
+        "// Action declarations exceed the shared output allowance; using the complete union."
+        in content
+    )
     assert "__OpenClaw_big_" not in content

@@ -50,7 +50,7 @@ class ApiFile:
 @cache
 def results_api_file() -> ApiFile:
     """The recorded `results.d.ts` file."""
-    text = resources.files(__package__).joinpath("results.d.ts").read_text("utf-8")
+    text = resources.files("clawcell.catalog").joinpath("results.d.ts").read_text("utf-8")
     return ApiFile(path="results.d.ts", description=RESULTS_DESCRIPTION, content=text.rstrip("\n"))
 
 

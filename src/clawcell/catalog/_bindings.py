@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .._tool import JsonValue, Tool, ToolResult
 from ..errors import ConfigurationError
 from ._contracts import ToolContract
 from ._hints import compact_input_hint, compact_output_hint
+from ._json import as_mapping
 from ._names import NameRequest, assign_callable_names, locale_key
 
 __all__ = ["Binding", "build_bindings", "guest_value", "json_safe"]
@@ -48,7 +49,7 @@ def _effective(tools: Sequence[Tool]) -> list[Tool]:
     seen_ids: set[str] = set()
     winners: dict[str, Tool] = {}
     for item in tools:
-        if not isinstance(item, Tool):
+        if not isinstance(item, Tool):  # pyright: ignore[reportUnnecessaryIsInstance] - callers may be untyped
             raise ConfigurationError(f"Catalog entries must be `Tool` values, got {item!r}.")
         if item.catalog_id in seen_ids:
             raise ConfigurationError(
@@ -115,8 +116,11 @@ def _default(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json")
-    if isinstance(value, Mapping | tuple | set | frozenset):
-        return dict(value) if isinstance(value, Mapping) else list(value)  # pyright: ignore[reportUnknownArgumentType]
+    mapping = as_mapping(value)
+    if mapping is not None:
+        return dict(mapping)
+    if isinstance(value, tuple | set | frozenset):
+        return list(cast("tuple[Any, ...]", value))
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 

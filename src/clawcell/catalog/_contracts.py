@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import jsonschema_rs
 
@@ -22,6 +22,7 @@ from ._discriminator import (
     read_output_variants,
     selected_branch,
 )
+from ._json import as_list, as_mapping
 
 __all__ = ["ToolContract", "compile_schema", "format_error_details"]
 
@@ -40,11 +41,13 @@ def _with_nullable(value: object, depth: int = 0) -> Any:
     # jsonschema-rs ignores OpenAPI `nullable`; fold it into `type` as the hints do.
     if depth > 64:
         return value
-    if isinstance(value, list):
-        return [_with_nullable(item, depth + 1) for item in value]  # pyright: ignore[reportUnknownVariableType]
-    if not isinstance(value, Mapping):
+    items = as_list(value)
+    if items is not None:
+        return [_with_nullable(item, depth + 1) for item in items]
+    mapping = as_mapping(value)
+    if mapping is None:
         return value
-    node = {str(k): _with_nullable(v, depth + 1) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    node = {str(k): _with_nullable(v, depth + 1) for k, v in mapping.items()}
     if node.get("nullable") is True and isinstance(node.get("type"), str | list):
         kinds = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
         node["type"] = list(dict.fromkeys([*kinds, "null"]))
@@ -253,10 +256,10 @@ def _nearest(unexpected: str, names: list[str]) -> str | None:
 def _did_you_mean(value: object, parameters: Mapping[str, Any] | None) -> str:
     if not isinstance(value, Mapping) or parameters is None:
         return ""
-    properties = parameters.get("properties")
-    if not isinstance(properties, Mapping) or parameters.get("additionalProperties") is not False:
+    properties = as_mapping(parameters.get("properties"))
+    if properties is None or parameters.get("additionalProperties") is not False:
         return ""
-    known = [str(name) for name in properties]  # pyright: ignore[reportUnknownVariableType]
-    extra = [str(key) for key in value if key not in properties]  # pyright: ignore[reportUnknownVariableType]
+    known = [str(name) for name in properties]
+    extra = [str(key) for key in cast("Mapping[str, Any]", value) if key not in properties]
     found = list(dict.fromkeys(n for n in (_nearest(key, known) for key in extra) if n))[:3]
     return f" Did you mean: {', '.join(found)}?" if found else ""

@@ -21,6 +21,7 @@ from ._hints import (
     numeric_comment,
     render_primitive,
 )
+from ._json import as_list, as_mapping
 from ._names import locale_key
 
 __all__ = [
@@ -180,18 +181,20 @@ def _union(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     variants = node.get("anyOf", node.get("oneOf"))
     if ("anyOf" in node and "oneOf" in node) or any(key in node for key in _UNION_BASE_KEYS):
         return UNKNOWN
-    if not isinstance(variants, list) or not variants:
+    branches = as_list(variants)
+    if not branches:
         return UNKNOWN
-    members = tuple(_visit(v, depth + 1, walk) for v in variants)  # pyright: ignore[reportUnknownVariableType]
+    members = tuple(_visit(v, depth + 1, walk) for v in branches)
     if UNKNOWN in members:
         return UNKNOWN
     return members[0] if len(members) == 1 else UnionType(members, grouped=True)
 
 
 def _enum(values: object) -> TsType:
-    if not isinstance(values, list) or not values:
+    items = as_list(values)
+    if not items:
         return UNKNOWN
-    rendered = [render_primitive(value) for value in values]  # pyright: ignore[reportUnknownVariableType]
+    rendered = [render_primitive(value) for value in items]
     if any(text is None for text in rendered):
         return UNKNOWN
     literals = tuple(Literal(text) for text in dict.fromkeys(rendered) if text is not None)
@@ -228,7 +231,7 @@ def _object(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
         return UNKNOWN
     required: set[str] = set(raw_required)  # pyright: ignore[reportUnknownArgumentType]
     if raw_props is None or (isinstance(raw_props, Mapping) and not raw_props):
-        if isinstance(additional, Mapping):
+        if as_mapping(additional) is not None:
             return ObjectType(index=_visit(additional, depth, walk))
         return ObjectType() if additional is False and not required else ObjectType(index=UNKNOWN)
     if not isinstance(raw_props, Mapping):

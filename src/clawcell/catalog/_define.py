@@ -87,7 +87,7 @@ def _schema(annotation: object) -> dict[str, Any]:
         return {"type": "array", "items": _schema(args[0])}
     if origin in (dict, Mapping) and args and args[0] is str:
         return {"type": "object", "additionalProperties": _schema(args[1])}
-    if annotation in (list, tuple):
+    if annotation is list or annotation is tuple:
         return {"type": "array"}
     if annotation is dict:
         return {"type": "object"}
@@ -96,7 +96,8 @@ def _schema(annotation: object) -> dict[str, Any]:
 
 def _typed_dict(annotation: Any) -> dict[str, Any]:
     hints = typing.get_type_hints(annotation)
-    required = sorted(getattr(annotation, "__required_keys__", frozenset()))
+    keys: frozenset[str] = getattr(annotation, "__required_keys__", frozenset[str]())
+    required = sorted(keys)
     return {
         "type": "object",
         "properties": {name: _schema(hint) for name, hint in hints.items()},
@@ -235,11 +236,11 @@ def define_tool_plugin(
     Raises:
         ConfigurationError: when the callback returns something other than `Tool` values.
     """
-    if not id or not isinstance(id, str):
+    if not id:
         raise ConfigurationError(f"Tool plugin id must be a non-empty string, got {id!r}.")
     produced = tuple(tools(_plugin_tool))
     for item in produced:
-        if not isinstance(item, Tool):
+        if not isinstance(item, Tool):  # pyright: ignore[reportUnnecessaryIsInstance] - untyped callbacks
             raise ConfigurationError(
                 f"Tool plugin {id!r}: `tools` must return Tool values, got {item!r}."
             )

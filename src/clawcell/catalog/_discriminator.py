@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..errors import ConfigurationError
 
@@ -111,12 +111,13 @@ def read_output_variants(schema: object) -> OutputVariants | None:
         or not variants
     ):
         raise DiscriminatorError("Invalid tool output input-discriminator annotation.")
-    branches: tuple[Any, ...] = tuple(variants)  # pyright: ignore[reportUnknownArgumentType]
-    mapping = tuple(_read_mapping(annotation["mapping"], len(branches)))
+    branches = tuple(cast("list[Any]", variants))
+    record = cast("Mapping[str, Any]", annotation)
+    mapping = tuple(_read_mapping(record["mapping"], len(branches)))
     if not mapping:
         raise DiscriminatorError("Tool output input-discriminator mapping must not be empty.")
     return OutputVariants(
-        input_property=str(annotation["inputProperty"]),
+        input_property=str(record["inputProperty"]),
         mapping=mapping,
         variants=branches,
         can_narrow=can_narrow(node),
@@ -150,9 +151,9 @@ def _scan(value: object, depth: int, scan: _Scan, active: set[int], *, as_map: b
         return False
     if not isinstance(value, Mapping | list):
         return True
-    if id(value) in active:
+    if id(cast("object", value)) in active:
         return False
-    active.add(id(value))
+    active.add(id(cast("object", value)))
     try:
         if isinstance(value, list):
             items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
@@ -164,7 +165,7 @@ def _scan(value: object, depth: int, scan: _Scan, active: set[int], *, as_map: b
             )
         return _scan_schema(node, depth, scan, active)
     finally:
-        active.discard(id(value))
+        active.discard(id(cast("object", value)))
 
 
 def _scan_schema(node: Mapping[str, Any], depth: int, scan: _Scan, active: set[int]) -> bool:

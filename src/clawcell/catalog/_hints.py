@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._json import as_list
 from ._names import locale_key
 
 __all__ = ["HintLimits", "compact_input_hint", "compact_output_hint", "numeric_comment"]
@@ -104,9 +105,10 @@ def render_primitive(value: object) -> str | None:
 
 def literal_union(values: object) -> str | None:
     """`"a" | "b"` for 1–8 primitive values within 96 characters, else `None`."""
-    if not isinstance(values, list) or not 0 < len(values) <= MAX_LITERAL_VALUES:
+    items = as_list(values)
+    if items is None or not 0 < len(items) <= MAX_LITERAL_VALUES:
         return None
-    rendered = [render_primitive(value) for value in values]  # pyright: ignore[reportUnknownVariableType]
+    rendered = [render_primitive(value) for value in items]
     if any(text is None for text in rendered):
         return None
     text = " | ".join(dict.fromkeys(text for text in rendered if text is not None))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -33,7 +33,7 @@ class CallScheduler:
     _queue: deque[_Waiter] = field(default_factory=deque[_Waiter])
 
     @asynccontextmanager
-    async def slot(self, mode: ExecutionMode) -> AsyncIterator[None]:
+    async def slot(self, mode: ExecutionMode) -> AsyncGenerator[None]:
         """Hold a slot for one call; `"sequential"` calls run alone."""
         exclusive = mode == "sequential"
         await self._acquire(exclusive)

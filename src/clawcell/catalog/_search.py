@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._json import as_mapping
 from ._names import locale_key
 
 __all__ = ["SearchDocument", "SearchIndex", "parameter_text", "tokenize"]
@@ -83,10 +84,10 @@ def parameter_text(schema: object, depth: int = 0) -> str:
     parts: list[str] = []
     if isinstance(node.get("description"), str):
         parts.append(str(node["description"]))
-    properties = node.get("properties")
-    if isinstance(properties, Mapping):
-        for name, child in properties.items():  # pyright: ignore[reportUnknownVariableType]
-            parts.append(str(name))  # pyright: ignore[reportUnknownArgumentType]
+    properties = as_mapping(node.get("properties"))
+    if properties is not None:
+        for name, child in properties.items():
+            parts.append(name)
             parts.append(parameter_text(child, depth + 1))
     if "items" in node:
         parts.append(parameter_text(node["items"], depth + 1))

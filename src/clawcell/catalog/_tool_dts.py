@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ._declarations import schema_declaration
 from ._discriminator import DiscriminatorError, OutputVariants, read_output_variants
@@ -93,7 +93,7 @@ def _closed_object(schema: object) -> tuple[Mapping[str, Any], frozenset[str]] |
         return None
     if not isinstance(properties, Mapping) or not isinstance(required, list):
         return None
-    names = frozenset(str(key) for key in required)  # pyright: ignore[reportUnknownVariableType]
+    names = frozenset(str(key) for key in cast("list[Any]", required))
     props: Mapping[str, Any] = properties  # pyright: ignore[reportUnknownVariableType]
     return (props, names) if names <= set(props) else None
 
