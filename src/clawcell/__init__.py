@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._codemode import CodeMode
+from ._envelope import render
 from ._limits import Limits
 from ._tool import Tool, ToolResult
 from .errors import (
@@ -17,6 +19,7 @@ from .errors import (
 __all__ = [
     "ClawcellError",
     "ClosedError",
+    "CodeMode",
     "ConfigurationError",
     "ContractError",
     "InputError",
@@ -25,4 +28,5 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolResult",
+    "render",
 ]

@@ -100,69 +100,80 @@ class Bridge:
         self._inbox_bytes = inbox_bytes
         self.results = results
         self.session = session
-        self._methods: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
-            "callValue": self._call_value,
+        # Host-only work that needs no await is answered at once, without a task.
+        self._now: dict[str, Callable[[list[Any]], Any]] = {
             "search": self._search,
             "describe": self._describe,
             "apiList": self._api_list,
             "apiRead": self._api_read,
-            "sleep": self._sleep,
             "resultSave": self._result_save,
             "resultLoad": self._result_load,
             "resultDelete": self._result_delete,
+        }
+        self._later: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
+            "callValue": self._call_value,
+            "sleep": self._sleep,
             "store": self._store,
             "load": self._load,
         }
 
+    def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
+        """Answer a request that needs no await, or return `None` to `run` it as a task."""
+        handler = self._now.get(method)
+        if handler is None and method in self._later:
+            return None
+        try:
+            if handler is None:
+                raise BridgeFailure(f"unknown bridge method {method!r}")
+            return self._reply(request_id, handler(args))
+        except Exception as exc:
+            return _exception_reply(request_id, exc)
+
     async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
         """Run one request; never raises (failures become error replies)."""
         try:
-            handler = self._methods.get(method)
-            if handler is None:
-                raise BridgeFailure(f"unknown bridge method {method!r}")
-            payload = to_guest_json(await handler(args))
-            if len(payload) > self._inbox_bytes:
-                raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
-            return Reply(id=request_id, ok=True, payload=payload)
+            return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError:
             raise
-        except BridgeFailure as exc:
-            return _failure(request_id, exc.message, exc.code)
-        except ClawcellError as exc:
-            return _failure(request_id, exc.message, exc.code)
-        except Exception as exc:  # a tool's own failure: its message reaches the guest
-            return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
+        except Exception as exc:
+            return _exception_reply(request_id, exc)
+
+    def _reply(self, request_id: str, value: Any) -> Reply:
+        payload = to_guest_json(value)
+        if len(payload) > self._inbox_bytes:
+            raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
+        return Reply(id=request_id, ok=True, payload=payload)
 
     async def _call_value(self, args: list[Any]) -> Any:
         name, tool_input = args[0], args[1] if len(args) > 1 else {}
         return await self._catalog.call(str(name), {} if tool_input is None else tool_input)
 
-    async def _search(self, args: list[Any]) -> Any:
+    def _search(self, args: list[Any]) -> Any:
         options = args[1] if len(args) > 1 else None
         limit = options.get("limit") if isinstance(options, dict) else None
         return _plain(lambda: self._catalog.search(args[0], limit))
 
-    async def _describe(self, args: list[Any]) -> Any:
+    def _describe(self, args: list[Any]) -> Any:
         return _plain(lambda: self._catalog.describe(str(args[0])))
 
-    async def _api_list(self, args: list[Any]) -> Any:
+    def _api_list(self, args: list[Any]) -> Any:
         return _plain(lambda: self._catalog.api_list(args[0]))
 
-    async def _api_read(self, args: list[Any]) -> Any:
+    def _api_read(self, args: list[Any]) -> Any:
         return _plain(lambda: self._catalog.api_read(args[0]))
 
     async def _sleep(self, args: list[Any]) -> Any:
         await asyncio.sleep(max(0.0, float(args[0])) / 1000.0)
         return None
 
-    async def _result_save(self, args: list[Any]) -> Any:
+    def _result_save(self, args: list[Any]) -> Any:
         return _plain(lambda: self._require(self.results, "results").save(json.dumps(args[0])))
 
-    async def _result_load(self, args: list[Any]) -> Any:
+    def _result_load(self, args: list[Any]) -> Any:
         text = _plain(lambda: self._require(self.results, "results").load(args[0]))
         return json.loads(text)
 
-    async def _result_delete(self, args: list[Any]) -> Any:
+    def _result_delete(self, args: list[Any]) -> Any:
         return _plain(lambda: self._require(self.results, "results").delete(args[0]))
 
     async def _store(self, args: list[Any]) -> Any:
@@ -190,6 +201,15 @@ def _plain(action: Callable[[], Any]) -> Any:
         raise
     except (ValueError, TypeError, KeyError) as exc:
         raise BridgeFailure(str(exc.args[0]) if exc.args else str(exc)) from exc
+
+
+def _exception_reply(request_id: str, exc: Exception) -> Reply:
+    if isinstance(exc, BridgeFailure):
+        return _failure(request_id, exc.message, exc.code)
+    if isinstance(exc, ClawcellError):
+        return _failure(request_id, exc.message, exc.code)
+    # A tool's own failure: its message reaches the guest.
+    return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
 
 
 def _failure(request_id: str, message: str, code: str | None) -> Reply:

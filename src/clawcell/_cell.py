@@ -19,7 +19,9 @@ the wasmtime epoch as a backstop for long native operations.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -54,9 +56,16 @@ class LegOutcome:
 
 @dataclass
 class _Pending:
+    """An undelivered request: a running task, a ready reply, or a parked `yield`."""
+
     method: str
-    task: asyncio.Task[Reply] | None  # None for a `yield`
+    task: asyncio.Task[Reply] | None = None
+    reply: Reply | None = None
     reason: Any = None
+
+    @property
+    def is_yield(self) -> bool:
+        return self.method == "yield" and self.reply is None
 
 
 @dataclass
@@ -69,7 +78,11 @@ class Cell:
     bridge_dispatch_started: bool = False
     value_json: str | None = None
     _pending: dict[str, _Pending] = field(default_factory=dict)
+    _completed: deque[str] = field(default_factory=deque)
+    _running: int = 0
+    _wakeup: asyncio.Future[None] | None = None
     _value_ready: bool = False
+    _cell_function: int | None = None
 
     # -- legs -------------------------------------------------------------------------------
 
@@ -77,18 +90,18 @@ class Cell:
         """First leg: compile (a syntax error raises `JSException`) and run the cell."""
         deadline = time.monotonic() + budget_s
         self.guest.deadline = deadline
-        self.guest.start(code)
+        self._cell_function = self.guest.compile(code)
         return await self._drive(deadline)
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
         deadline = time.monotonic() + budget_s
-        yields = [rid for rid, p in self._pending.items() if p.task is None]
-        replies = [_yielded(rid, self._pending.pop(rid).reason) for rid in yields]
+        for request_id, pending in self._pending.items():
+            if pending.is_yield:
+                pending.reply = _yielded(request_id, pending.reason)
+        replies = await self._settlements(deadline)
         if not replies:
-            replies = await self._settlements(deadline)
-            if not replies:
-                return self._park()
+            return self._park()
         return await self._drive(deadline, replies)
 
     def cancel(self) -> None:
@@ -97,6 +110,7 @@ class Cell:
             if pending.task is not None:
                 pending.task.cancel()
         self._pending.clear()
+        self._completed.clear()
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -119,6 +133,9 @@ class Cell:
         watchdog.arm(deadline + _EPOCH_GRACE_S)
         guest.instance.store.set_epoch_deadline(1)
         try:
+            if self._cell_function is not None:
+                cell, self._cell_function = self._cell_function, None
+                guest.start(cell)
             if replies:
                 guest.settle(encode_settle_batch(replies))
             guest.pump()
@@ -152,7 +169,7 @@ class Cell:
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
-        if any(p.task is None for p in self._pending.values()):
+        if any(p.is_yield for p in self._pending.values()):
             return self._park()
         if self._pending:
             return None
@@ -170,32 +187,69 @@ class Cell:
         if method != "sleep":
             self.bridge_dispatch_started = True
         if method == "yield":
-            self._pending[request_id] = _Pending(method, None, args[0] if args else None)
+            self._pending[request_id] = _Pending(method, reason=args[0] if args else None)
+            return
+        reply = self.bridge.run_now(request_id, method, args)
+        if reply is not None:
+            self._pending[request_id] = _Pending(method, reply=reply)
+            self._completed.append(request_id)
             return
         task = asyncio.ensure_future(self.bridge.run(request_id, method, args))
-        self._pending[request_id] = _Pending(method, task)
+        task.add_done_callback(lambda _: self._on_done(request_id))
+        self._running += 1
+        self._pending[request_id] = _Pending(method, task=task)
+
+    def _on_done(self, request_id: str) -> None:
+        pending = self._pending.get(request_id)
+        if pending is None or pending.task is None or pending.task.cancelled():
+            return
+        self._running -= 1
+        self._completed.append(request_id)
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
 
     async def _settlements(self, deadline: float) -> list[Reply]:
-        """Wait for settled requests in completion order (all of them once a value is ready)."""
-        tasks = [p.task for p in self._pending.values() if p.task is not None]
-        if not tasks:
+        """Settled replies in completion order: any one while the cell awaits, every one
+        once its value is ready; none when the budget runs out first."""
+        yields = [rid for rid, p in self._pending.items() if p.method == "yield" and p.reply]
+        loop = asyncio.get_running_loop()
+        while self._running and (not self._completed or self._value_ready) and not yields:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._wakeup = wakeup = loop.create_future()
+            timer = loop.call_later(remaining, _wake, wakeup)
+            try:
+                await wakeup
+            finally:
+                timer.cancel()
+                self._wakeup = None
+        if self._value_ready and self._running and not yields:
             return []
-        remaining = deadline - time.monotonic()
-        if remaining > 0:
-            mode = asyncio.ALL_COMPLETED if self._value_ready else asyncio.FIRST_COMPLETED
-            await asyncio.wait(tasks, timeout=remaining, return_when=mode)
+        return self._take_replies(yields)
+
+    def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []
-        for request_id in [rid for rid, p in self._pending.items() if p.task and p.task.done()]:
-            task = self._pending.pop(request_id).task
-            assert task is not None
-            replies.append(task.result())
+        for request_id in first:
+            reply = self._pending.pop(request_id).reply
+            assert reply is not None
+            replies.append(reply)
+        while self._completed:
+            pending = self._pending.pop(self._completed.popleft(), None)
+            if pending is None:
+                continue
+            if pending.reply is not None:
+                replies.append(pending.reply)
+            elif pending.task is not None:
+                replies.append(pending.task.result())
         return replies
 
     # -- outcomes -------------------------------------------------------------------------
 
     def _park(self) -> LegOutcome:
         pending = tuple((rid, p.method) for rid, p in self._pending.items())
-        reason = "yield" if all(p.task is None for p in self._pending.values()) else "pending_tools"
+        reason = "yield" if all(p.is_yield for p in self._pending.values()) else "pending_tools"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
 
     def _failed(self, code: FailureCode, error: str) -> LegOutcome:
@@ -220,10 +274,13 @@ class Cell:
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:
-    import json
-
     payload = json.dumps({"status": "yielded", "reason": reason})
     return Reply(id=request_id, ok=True, payload=payload)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _classify(error: str) -> tuple[FailureCode, str]:

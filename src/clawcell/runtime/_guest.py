@@ -109,10 +109,13 @@ class Guest:
         self._rejections.clear()
         self.instance.reset()
 
-    def start(self, code: str) -> None:
-        """Compile and start a cell; raises `JSException` for a syntax error."""
+    def compile(self, code: str) -> int:
+        """Compile a cell into a function value; raises `JSException` for a syntax error."""
+        return self.instance.eval(_CELL_HEAD + code + _CELL_TAIL)
+
+    def start(self, cell: int) -> None:
+        """Start a compiled cell (runs it up to its first await) and release the function."""
         inst = self.instance
-        cell = inst.eval(_CELL_HEAD + code + _CELL_TAIL)
         try:
             inst.free_value(inst.call(self._start, cell))
         finally:

@@ -55,6 +55,8 @@ UNDEFINED: Final = 3 << 32
 JS_STACK_BYTES: Final = 128 * 1024
 _WASM_PAGE: Final = 65536
 _EVAL_GLOBAL_ASYNC: Final = 0
+_MAX_ARGS: Final = 8
+_STAGING_BYTES: Final = 64 * 1024
 
 
 class GuestTrap(Exception):
@@ -150,6 +152,10 @@ class Instance:
             raise RuntimeUnavailableError("QuickJS could not create a runtime and context")
         self._install_interrupt(interrupt)
         self._scratch = self._f["malloc"](16)
+        # Argument vectors and short strings are staged in buffers allocated once, before
+        # the image is captured, so a call costs no guest malloc/free round trips.
+        self._argv = self._f["malloc"](8 * _MAX_ARGS)
+        self._staging = self._f["malloc"](_STAGING_BYTES)
         self._filename = self.put_cstring(b"openclaw-code-mode:user.js")
         self._image: bytes = b""
         self._image_sp = 0
@@ -236,17 +242,13 @@ class Instance:
 
     def call(self, func: int, *args: int) -> int:
         """Call a JS function value with JSValue arguments; raises `JSException`."""
-        argv = 0
+        if len(args) > _MAX_ARGS:
+            raise ValueError(f"at most {_MAX_ARGS} arguments")
         if args:
-            argv = self._f["malloc"](8 * len(args))
+            base = self.base + self._argv
             for i, arg in enumerate(args):
-                ctypes.c_uint64.from_address(self.base + argv + 8 * i).value = arg
-        try:
-            value = self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), argv)
-        finally:
-            if argv:
-                self.free(argv)
-        return self._check(value)
+                ctypes.c_uint64.from_address(base + 8 * i).value = arg
+        return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
 
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
@@ -258,12 +260,16 @@ class Instance:
 
     def new_string(self, text: str) -> int:
         data = text.encode("utf-8", "surrogatepass")
-        ptr = self._f["malloc"](len(data) + 1)
+        staged = len(data) <= _STAGING_BYTES
+        ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
+        if not ptr:
+            raise MemoryError("guest malloc failed")
         ctypes.memmove(self.base + ptr, data, len(data))
         try:
             return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, len(data)))
         finally:
-            self.free(ptr)
+            if not staged:
+                self.free(ptr)
 
     def get_property(self, obj: int, name: str) -> int:
         ptr = self.put_cstring(name.encode())
