@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Any, Final, NotRequired, TypedDict, cast
 
 from ._canvas import CanvasPreview, extract_canvas_from_details
 from ._embeds import extract_canvas_shortcodes
@@ -69,22 +69,20 @@ def parse_reply_directives(
     if tags["hasReplyTag"]:
         text = tags["text"]
     silent = is_silent_reply_payload_text(text, silent_token or SILENT_REPLY_TOKEN)
-    result: ReplyDirectives = {
-        "text": "" if silent else text,
-        "replyToTag": tags["hasReplyTag"],
-        "isSilent": silent,
-    }
+    result: dict[str, Any] = {"text": "" if silent else text}
     urls = [normalize_media_source(url) for url in split.get("mediaUrls", [])]
     if urls:
         result["mediaUrls"] = urls
         result["mediaUrl"] = urls[0]
+    if split.get("audioAsVoice"):
+        result["audioAsVoice"] = True
     if "replyToId" in tags:
         result["replyToId"] = tags["replyToId"]
     if tags["replyToCurrent"]:
         result["replyToCurrent"] = True
-    if split.get("audioAsVoice"):
-        result["audioAsVoice"] = True
-    return result
+    result["replyToTag"] = tags["hasReplyTag"]
+    result["isSilent"] = silent
+    return cast("ReplyDirectives", result)
 
 
 @dataclass(frozen=True, kw_only=True)

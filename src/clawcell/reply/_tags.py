@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NotRequired, TypedDict
 
 from ._directives import (
@@ -162,17 +162,35 @@ def parse_inline_directive_parts(
     ]
 
 
+def _until_stable(source: str, once: Callable[[str], str]) -> StripResult:
+    """Apply one stripping pass until nothing changes.
+
+    Removing a tag can assemble a new one from its neighbours (`[[[[audio_as_voice]]…`); a
+    single pass would leave that tag for a later reader to act on, so passes repeat (at most
+    once per `[[` of the input).
+    """
+    text = source
+    for _ in range(source.count("[[") + 1):
+        stripped = once(text)
+        if stripped == text:
+            break
+        text = stripped
+    return {"text": text, "changed": text != source}
+
+
 def strip_inline_directive_tags_for_display(text: str) -> StripResult:
     """Remove every tag outside code with nothing in its place; whitespace is left as is."""
-    source = require_str(text, "text")
+    return _until_stable(require_str(text, "text"), _display_once)
+
+
+def _display_once(source: str) -> str:
     if "[[" not in source:
-        return {"text": source, "changed": False}
+        return source
     audio = replace_outside_code(source, find_audio_tags(source), regions_of(source))
     without_audio = _remove_plain(source, audio)
     regions = regions_of(without_audio) if "[[" in without_audio else []
     replies = replace_outside_code(without_audio, find_reply_tags(without_audio), regions)
-    stripped = _remove_plain(without_audio, replies)
-    return {"text": stripped, "changed": stripped != source}
+    return _remove_plain(without_audio, replies)
 
 
 def _remove_plain(text: str, tags: list[_Tag]) -> str:
@@ -227,12 +245,15 @@ def _trim_preserving_code(text: str) -> str:
 
 def strip_inline_directive_tags_for_delivery(text: str) -> StripResult:
     """Remove tags (and the whitespace around them) outside code, then trim the result."""
-    source = require_str(text, "text")
+    return _until_stable(require_str(text, "text"), _delivery_once)
+
+
+def _delivery_once(source: str) -> str:
     if "[[" not in source:
-        return {"text": source, "changed": False}
+        return source
     edits = _delivery_edits(source)
     if not edits:
-        return {"text": source, "changed": False}
+        return source
     pieces: list[str] = []
     cursor = 0
     for start, end, replacement in edits:
@@ -240,7 +261,7 @@ def strip_inline_directive_tags_for_delivery(text: str) -> StripResult:
         pieces.append(replacement)
         cursor = end
     pieces.append(source[cursor:])
-    return {"text": _trim_preserving_code("".join(pieces)), "changed": True}
+    return _trim_preserving_code("".join(pieces))
 
 
 def strip_inline_directive_parts_for_delivery(parts: Sequence[str]) -> list[StripResult]:
