@@ -11,7 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clawcell._jsjson import dumps, js_number, json_string_bytes, to_well_formed, utf8_len, utf16_len
+from clawcell._jsjson import (
+    dumps,
+    js_number,
+    json_string_bytes,
+    to_well_formed,
+    utf8_len,
+    utf16_len,
+)
 
 NODE = shutil.which("node")
 
@@ -24,7 +31,8 @@ const revive = (v) => {
   if ("$n" in v) return Number(v.$n);
   const o = {};
   for (const [k, x] of v.$o) {
-    Object.defineProperty(o, k, { value: revive(x), enumerable: true, writable: true, configurable: true });
+    const d = { value: revive(x), enumerable: true, writable: true, configurable: true };
+    Object.defineProperty(o, k, d); // plain assignment would treat __proto__ specially
   }
   return o;
 };
@@ -45,8 +53,10 @@ def _tag(value: Any) -> Any:
     if isinstance(value, int | float):
         return {"$n": repr(value) if isinstance(value, float) else str(value)}
     if isinstance(value, list):
-        return [_tag(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
-    return {"$o": [[key, _tag(item)] for key, item in value.items()]}
+        items: list[Any] = value
+        return [_tag(item) for item in items]
+    pairs: dict[str, Any] = value
+    return {"$o": [[key, _tag(item)] for key, item in pairs.items()]}
 
 
 def _node_stringify(values: list[Any]) -> list[list[Any]]:
@@ -65,7 +75,16 @@ def _is_array_index(key: str) -> bool:
 
 
 _texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(
-    ["\ud800", "a\udfffb", "\ud83d\ude00", "\ud83d", "\x00\x1f\x7f", '"\\/', "\u2028\u2029", "🦞中é"]
+    [
+        "\ud800",
+        "a\udfffb",
+        "\ud83d\ude00",
+        "\ud83d",
+        "\x00\x1f\x7f",
+        '"\\/',
+        "\u2028\u2029",
+        "🦞中é",
+    ]
 )
 _numbers = (
     st.integers(-(2**70), 2**70)
@@ -75,8 +94,10 @@ _numbers = (
 _scalars = st.none() | st.booleans() | _numbers | _texts
 _json_values = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(_texts.filter(lambda k: not _is_array_index(k)), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_texts.filter(lambda k: not _is_array_index(k)), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -116,7 +137,9 @@ def test_numbers_print_as_javascript_prints_them(value: float, text: str) -> Non
 
 
 def test_strings_escape_controls_and_lone_surrogates_in_lowercase() -> None:
-    assert dumps("a\x01\x1f\b\f\n\r\t\"\\é\u2028") == '"a\\u0001\\u001f\\b\\f\\n\\r\\t\\"\\\\é\u2028"'
+    assert (
+        dumps('a\x01\x1f\b\f\n\r\t"\\é\u2028') == '"a\\u0001\\u001f\\b\\f\\n\\r\\t\\"\\\\é\u2028"'
+    )
     assert dumps({"\ud800": "\udfff"}) == '{"\\ud800":"\\udfff"}'
     assert dumps("\ud83d\ude00") == '"😀"'
 

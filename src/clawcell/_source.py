@@ -340,7 +340,7 @@ _PATH_COMMAND = re.compile(
 )
 _COMMAND_WORD = re.compile(r"[A-Za-z_$][\w$]*(?:-[\w$]+)*")
 _BARE_ARGUMENT = re.compile(r"""(?!(?:in|instanceof)\b)[\w$]|["']|~/|\.{1,2}/|--\w""")
-_FLAG_OR_PATH = re.compile(r"[-+][A-Za-z\d]|/|\*[\w.]")
+_FLAG_OR_PATH = re.compile(r"[-+][A-Za-z\d]|/|\*[\w.]|\.(?:\s|$)")
 _SHELL_OPERATOR = re.compile(r"\|\|?|&&|;|\d?>>?|<<?|&>")
 _CONTINUATION = re.compile(r"[.?(\[+\-*/%=&|^<>,:]|in\b|instanceof\b")
 _DECLARED = r"\b(?:function|var|let|const|class)\s+{}\b"
