@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from clawcell import Limits, Tool, ToolResult
+from clawcell._tool import ExecutionMode
 from clawcell.catalog import Catalog, HookDecision, ToolCallEvent
 from clawcell.errors import ContractError, InputError, ToolError
 
@@ -148,7 +149,7 @@ def _probe_tools(mode_a: str, mode_b: str, log: list[str]) -> list[Tool]:
             await asyncio.sleep(0)
             log.append(f"end {name}")
 
-        return Tool(name=name, execute=execute, execution_mode=mode)  # pyright: ignore[reportArgumentType]
+        return Tool(name=name, execute=execute, execution_mode=cast("ExecutionMode", mode))
 
     return [make("a", mode_a), make("b", mode_b)]
 

@@ -117,10 +117,11 @@ class Catalog:
     def _read_limit(self, limit: object) -> int:
         if limit is None:
             return self.limits.search_default_limit
-        valid_number = isinstance(limit, int | float) and not isinstance(limit, bool)
-        if not valid_number or limit != int(limit) or limit <= 0:  # pyright: ignore[reportArgumentType, reportOperatorIssue]
+        if isinstance(limit, bool) or not isinstance(limit, int | float):
             raise InputError("limit must be a positive integer.")
-        return min(int(limit), self.limits.max_search_limit)  # pyright: ignore[reportArgumentType]
+        if limit != int(limit) or limit <= 0:
+            raise InputError("limit must be a positive integer.")
+        return min(int(limit), self.limits.max_search_limit)
 
     def _exact(self, needle: str) -> Binding | None:
         for binding in self.bindings:

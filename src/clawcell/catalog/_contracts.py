@@ -108,7 +108,7 @@ def _message(kind: str, params: Mapping[str, Any]) -> str:
         return _LIMITS[kind].format(params.get("limit", "?"))
     if kind == "type":
         kinds = params.get("types", params.get("type", []))
-        names = [kinds] if isinstance(kinds, str) else [str(k) for k in kinds]  # pyright: ignore[reportUnknownVariableType]
+        names = [kinds] if isinstance(kinds, str) else [str(k) for k in as_list(kinds) or []]
         return f"must be {','.join(names)}"
     if kind == "required":
         return f"must have required property '{params.get('property')}'"

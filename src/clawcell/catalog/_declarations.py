@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 from ._hints import (
     IDENTIFIER,
@@ -149,9 +149,9 @@ def schema_declaration(schema: object, *, comments: bool = False) -> str:
 
 def _visit(schema: object, depth: int, walk: _Walk) -> TsType:
     walk.remaining -= 1
-    if not isinstance(schema, Mapping) or walk.remaining < 0 or depth > MAX_DEPTH:
+    node = as_mapping(schema)
+    if node is None or walk.remaining < 0 or depth > MAX_DEPTH:
         return UNKNOWN
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
     if not node or id(node) in walk.active:
         return UNKNOWN
     walk.active.add(id(node))
@@ -204,7 +204,7 @@ def _enum(values: object) -> TsType:
 def _typed(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     kind = node.get("type")
     if isinstance(kind, list):
-        kinds: list[Any] = list(kind)  # pyright: ignore[reportUnknownArgumentType]
+        kinds = list(cast("list[Any]", kind))
         if not kinds or not all(isinstance(k, str) for k in kinds):
             return UNKNOWN
         members = tuple(_typed({**node, "type": k}, depth + 1, walk) for k in kinds)
@@ -227,16 +227,17 @@ def _object(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     raw_props = node.get("properties")
     additional = node.get("additionalProperties")
     raw_required = node.get("required", [])
-    if not isinstance(raw_required, list) or not all(isinstance(k, str) for k in raw_required):  # pyright: ignore[reportUnknownVariableType]
+    required_list = as_list(raw_required)
+    if required_list is None or not all(isinstance(k, str) for k in required_list):
         return UNKNOWN
-    required: set[str] = set(raw_required)  # pyright: ignore[reportUnknownArgumentType]
+    required: set[str] = set(required_list)
     if raw_props is None or (isinstance(raw_props, Mapping) and not raw_props):
         if as_mapping(additional) is not None:
             return ObjectType(index=_visit(additional, depth, walk))
         return ObjectType() if additional is False and not required else ObjectType(index=UNKNOWN)
     if not isinstance(raw_props, Mapping):
         return UNKNOWN
-    props: Mapping[str, Any] = raw_props  # pyright: ignore[reportUnknownVariableType]
+    props = cast("Mapping[str, Any]", raw_props)
     if not required <= set(props):
         return UNKNOWN
     ordered = sorted((k for k in props if k in required), key=locale_key) + sorted(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ..errors import ConfigurationError
+from ._json import as_list, as_mapping
 
 __all__ = [
     "INPUT_DISCRIMINATOR",
@@ -95,25 +96,20 @@ def read_output_variants(schema: object) -> OutputVariants | None:
     Raises:
         DiscriminatorError: with the recorded message for each malformed shape.
     """
-    if not isinstance(schema, Mapping) or INPUT_DISCRIMINATOR not in schema:
+    node = as_mapping(schema)
+    if node is None or INPUT_DISCRIMINATOR not in node:
         return None
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
-    annotation = node[INPUT_DISCRIMINATOR]
-    variants = node.get("anyOf")
-    if (
-        not isinstance(annotation, Mapping)
-        or annotation.get("version") != 1  # pyright: ignore[reportUnknownMemberType]
-        or isinstance(annotation.get("version"), bool)  # pyright: ignore[reportUnknownMemberType]
-        or not isinstance(annotation.get("inputProperty"), str)  # pyright: ignore[reportUnknownMemberType]
-        or not annotation["inputProperty"]
-        or not isinstance(annotation.get("mapping"), Mapping)  # pyright: ignore[reportUnknownMemberType]
-        or not isinstance(variants, list)
-        or not variants
-    ):
+    record = as_mapping(node[INPUT_DISCRIMINATOR]) or {}
+    variants = as_list(node.get("anyOf"))
+    raw_mapping = as_mapping(record.get("mapping"))
+    version = record.get("version")
+    prop = record.get("inputProperty")
+    if isinstance(version, bool) or version != 1 or not isinstance(prop, str) or not prop:
         raise DiscriminatorError("Invalid tool output input-discriminator annotation.")
-    branches = tuple(cast("list[Any]", variants))
-    record = cast("Mapping[str, Any]", annotation)
-    mapping = tuple(_read_mapping(record["mapping"], len(branches)))
+    if raw_mapping is None or not variants:
+        raise DiscriminatorError("Invalid tool output input-discriminator annotation.")
+    branches = tuple(variants)
+    mapping = tuple(_read_mapping(raw_mapping, len(branches)))
     if not mapping:
         raise DiscriminatorError("Tool output input-discriminator mapping must not be empty.")
     return OutputVariants(
@@ -156,9 +152,9 @@ def _scan(value: object, depth: int, scan: _Scan, active: set[int], *, as_map: b
     active.add(id(cast("object", value)))
     try:
         if isinstance(value, list):
-            items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+            items = cast("list[Any]", value)
             return all(_scan(item, depth + 1, scan, active, as_map=False) for item in items)
-        node: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        node = cast("Mapping[str, Any]", value)
         if as_map:
             return all(
                 _scan(child, depth + 1, scan, active, as_map=False) for child in node.values()
@@ -182,18 +178,18 @@ def _scan_schema(node: Mapping[str, Any], depth: int, scan: _Scan, active: set[i
 
 def selected_branch(variants: OutputVariants | None, input_value: object) -> int | None:
     """The branch an input selects: its own `inputProperty` holding a mapped string."""
-    if variants is None or not variants.can_narrow or not isinstance(input_value, Mapping):
+    record = as_mapping(input_value)
+    if variants is None or not variants.can_narrow or record is None:
         return None
-    record: Mapping[str, Any] = input_value  # pyright: ignore[reportUnknownVariableType]
     return variants.branch_for(record.get(variants.input_property))
 
 
 def narrowed_schema(schema: Mapping[str, Any], branch: int) -> dict[str, Any]:
     """The umbrella schema plus `allOf: [..., {"$ref": "#/anyOf/<branch>"}]` (root kept)."""
-    existing = schema.get("allOf", [])
-    if not isinstance(existing, list):
+    existing = as_list(schema.get("allOf", []))
+    if existing is None:
         raise DiscriminatorError("Invalid tool output allOf constraint.")
-    return {**schema, "allOf": [*existing, {"$ref": f"#/anyOf/{branch}"}]}  # pyright: ignore[reportUnknownListItemType]
+    return {**schema, "allOf": [*existing, {"$ref": f"#/anyOf/{branch}"}]}
 
 
 def define_output_schema(

@@ -12,9 +12,9 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from ._json import as_list
+from ._json import as_list, as_mapping
 from ._names import locale_key
 
 __all__ = ["HintLimits", "compact_input_hint", "compact_output_hint", "numeric_comment"]
@@ -97,7 +97,7 @@ def js_number(value: float) -> str:
 def render_primitive(value: object) -> str | None:
     """The JSON literal of null, a string, a boolean or a finite number, else `None`."""
     if is_finite_number(value):
-        return js_number(value)  # pyright: ignore[reportArgumentType]
+        return js_number(cast("float", value))
     if value is None or isinstance(value, str | bool):
         return json.dumps(value, ensure_ascii=False)
     return None
@@ -145,8 +145,8 @@ def normalize_nullable(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
     raw_type = schema.get("type")
     if isinstance(raw_type, str):
         types = [raw_type]
-    elif isinstance(raw_type, list) and all(isinstance(t, str) for t in raw_type):  # pyright: ignore[reportUnknownVariableType]
-        types = [str(t) for t in raw_type]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    elif (listed := as_list(raw_type)) is not None and all(isinstance(t, str) for t in listed):
+        types = [str(t) for t in listed]
     else:
         return None
     if not nullable:
@@ -158,12 +158,11 @@ def _union(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint |
     has_any, has_one = "anyOf" in schema, "oneOf" in schema
     if not has_any and not has_one:
         return None
-    variants = schema["anyOf"] if has_any else schema["oneOf"]
-    if (has_any and has_one) or not isinstance(variants, list) or not variants:
+    items = as_list(schema["anyOf"] if has_any else schema["oneOf"])
+    if (has_any and has_one) or not items:
         return _UNKNOWN
-    if len(variants) > MAX_LITERAL_VALUES or any(key in schema for key in _UNION_BASE_KEYS):  # pyright: ignore[reportUnknownArgumentType]
+    if len(items) > MAX_LITERAL_VALUES or any(key in schema for key in _UNION_BASE_KEYS):
         return _UNKNOWN
-    items: list[Any] = list(variants)  # pyright: ignore[reportUnknownArgumentType]
     if all(_is_const_variant(item) for item in items):
         literal = literal_union([item["const"] for item in items])
         if literal is not None:
@@ -189,16 +188,15 @@ def _sorted_keys(keys: list[str], limit: int) -> list[str]:
 
 
 def _object(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint:
-    properties = schema.get("properties")
+    props = as_mapping(schema.get("properties"))
     raw_required = schema.get("required")
-    required_values: list[Any] = list(raw_required) if isinstance(raw_required, list) else []  # pyright: ignore[reportUnknownArgumentType]
+    required_values: list[Any] = as_list(raw_required) or []
     closed = schema.get("additionalProperties") is False
-    if not isinstance(properties, Mapping):
+    if props is None:
         lists_required = len(required_values) > limits.max_properties or any(
             isinstance(value, str) for value in required_values
         )
         return _Hint("{}", True) if closed and not lists_required else _Hint("{ ... }", False)
-    props: Mapping[str, Any] = properties  # pyright: ignore[reportUnknownVariableType]
     too_many_required = len(required_values) > limits.max_properties
     invalid_required = not too_many_required and any(
         not isinstance(value, str) for value in required_values
@@ -241,7 +239,7 @@ def _object(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint:
 def _typed(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint:
     kind = schema.get("type")
     if isinstance(kind, list):
-        kinds: list[Any] = list(kind)  # pyright: ignore[reportUnknownArgumentType]
+        kinds = list(cast("list[Any]", kind))
         if not 0 < len(kinds) <= MAX_TYPE_LIST or not all(isinstance(k, str) for k in kinds):
             return _UNKNOWN
         rendered = [hint_for({**schema, "type": k}, depth + 1, limits) for k in kinds]
@@ -263,9 +261,9 @@ def _typed(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint:
 
 def hint_for(schema: object, depth: int, limits: HintLimits) -> _Hint:
     """Render one schema node; `depth` counts nesting from the root."""
-    if not isinstance(schema, Mapping):
+    node = as_mapping(schema)
+    if node is None:
         return _UNKNOWN
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
     if not node:
         return _Hint("unknown", True)
     if depth >= limits.max_depth:
@@ -290,9 +288,9 @@ def hint_for(schema: object, depth: int, limits: HintLimits) -> _Hint:
 
 def compact_input_hint(schema: object) -> str:
     """The quick-index input hint: the rendered text when it fits 300 characters, else `unknown`."""
-    if not isinstance(schema, Mapping):
+    node = as_mapping(schema)
+    if node is None:
         return "unknown"
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
     if node.get("type") == "object":
         hint = _object(node, 0, INPUT_LIMITS)
     else:

@@ -13,7 +13,7 @@ import heapq
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -78,9 +78,9 @@ def tokenize(text: str) -> list[str]:
 
 def parameter_text(schema: object, depth: int = 0) -> str:
     """Property names and descriptions of a parameter schema (4 levels deep)."""
-    if depth > 4 or not isinstance(schema, Mapping):
+    node = as_mapping(schema)
+    if depth > 4 or node is None:
         return ""
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
     parts: list[str] = []
     if isinstance(node.get("description"), str):
         parts.append(str(node["description"]))

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ._declarations import schema_declaration
 from ._discriminator import DiscriminatorError, OutputVariants, read_output_variants
+from ._json import as_list, as_mapping
 
 __all__ = ["tool_declaration_file"]
 
@@ -85,17 +86,16 @@ class _Budget:
 
 
 def _closed_object(schema: object) -> tuple[Mapping[str, Any], frozenset[str]] | None:
-    if not isinstance(schema, Mapping) or not set(schema) <= _OBJECT_KEYS:  # pyright: ignore[reportUnknownArgumentType]
+    node = as_mapping(schema)
+    if node is None or not set(node) <= _OBJECT_KEYS:
         return None
-    node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
-    properties, required = node.get("properties"), node.get("required", [])
+    properties, required = as_mapping(node.get("properties")), as_list(node.get("required", []))
     if node.get("type") != "object" or node.get("additionalProperties") is not False:
         return None
-    if not isinstance(properties, Mapping) or not isinstance(required, list):
+    if properties is None or required is None:
         return None
-    names = frozenset(str(key) for key in cast("list[Any]", required))
-    props: Mapping[str, Any] = properties  # pyright: ignore[reportUnknownVariableType]
-    return (props, names) if names <= set(props) else None
+    names = frozenset(str(key) for key in required)
+    return (properties, names) if names <= set(properties) else None
 
 
 def _factored(
