@@ -1,0 +1,22 @@
+"""The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2)."""
+
+from __future__ import annotations
+
+from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
+from ._memory import MemoryStore
+from ._protocol import ParkedRun, SessionStore, StoredValue
+from ._sqlite import SQLiteStore
+from ._view import PERSISTENCE_WARNING, SessionView
+
+__all__ = [
+    "PERSISTENCE_WARNING",
+    "MemoryStore",
+    "ParkedRun",
+    "SQLiteStore",
+    "SessionStore",
+    "SessionView",
+    "StoreRangeError",
+    "StoreTypeError",
+    "StoreUnavailableError",
+    "StoredValue",
+]
