@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,9 +53,8 @@ def _tag(value: Any) -> Any:
     if isinstance(value, int | float):
         return {"$n": repr(value) if isinstance(value, float) else str(value)}
     if isinstance(value, list):
-        items: list[Any] = value
-        return [_tag(item) for item in items]
-    pairs: dict[str, Any] = value
+        return [_tag(item) for item in cast("list[Any]", value)]
+    pairs = cast("dict[str, Any]", value)
     return {"$o": [[key, _tag(item)] for key, item in pairs.items()]}
 
 
