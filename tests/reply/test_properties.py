@@ -117,8 +117,14 @@ _HOST = st.one_of(
     st.ip_addresses(v=6).map(lambda a: f"[{a}]"),
     st.sampled_from(["example.com", "localhost", "a.local", "x.internal", "intranet", "cdn.x.io"]),
 )
+
+
+def _join(scheme: str, userinfo: str, host: str, path: str) -> str:
+    return f"{scheme}{userinfo}{host}{path}"
+
+
 _URL = st.builds(
-    lambda scheme, userinfo, host, path: f"{scheme}{userinfo}{host}{path}",
+    _join,
     st.sampled_from(["https://", "HTTPS://", "http://", "https:", "https:///", "ftp://"]),
     st.sampled_from(["", "user@", "u:p@", ":@"]),
     _HOST,

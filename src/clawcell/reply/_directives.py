@@ -150,6 +150,23 @@ def _first_code_points(text: str, limit: int) -> str:
     return text[:index]
 
 
+def _tidy(body: str) -> str:
+    """The prose whitespace rules; each regex runs only when its trigger is present."""
+    if "\r\n" in body:
+        body = body.replace("\r\n", "\n")
+    if "  " in body or "\t" in body:
+        body = _WORD_GAP.sub(r"\1 \2", body)
+    if body.startswith("\n"):
+        body = _LEADING_NEWLINES.sub("", body)
+    if body.startswith((" ", "\t")):
+        body = _LEADING_SPACE.sub("", body)
+    if " \n" in body or "\t\n" in body:
+        body = _TRAILING_LINE_SPACE.sub("\n", body)
+    if "\n\n\n" in body:
+        body = _BLANK_RUNS.sub("\n\n", body)
+    return body
+
+
 def normalize_directive_whitespace(
     text: str, tail: TailMode = "trim", regions: list[CodeRegion] | None = None
 ) -> str:
@@ -169,12 +186,7 @@ def normalize_directive_whitespace(
     pieces.append(text[cursor:])
     masked = "".join(pieces)
     cut = len(js_trim_end(masked)) if tail == "preserve" else len(masked)
-    body = masked[:cut].replace("\r\n", "\n")
-    body = _WORD_GAP.sub(r"\1 \2", body)
-    body = _LEADING_NEWLINES.sub("", body)
-    body = _LEADING_SPACE.sub("", body)
-    body = _TRAILING_LINE_SPACE.sub("\n", body)
-    body = _BLANK_RUNS.sub("\n\n", body)
+    body = _tidy(masked[:cut])
     body = js_trim_end(body) if tail == "trim" else body + masked[cut:]
     if not blocks:
         return body

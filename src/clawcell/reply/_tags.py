@@ -98,9 +98,10 @@ def parse_inline_directives(
     if "[[" not in source:
         return _no_directives(normalize_directive_whitespace(source, tail))
     trailing = [False]
-    audio = replace_outside_code(source, find_audio_tags(source), regions_of(source))
+    source_regions = regions_of(source)
+    audio = replace_outside_code(source, find_audio_tags(source), source_regions)
     after_audio = _remove(source, audio, trailing) if strip_audio_tag else source
-    reply_regions = regions_of(after_audio) if "[[" in after_audio else []
+    reply_regions = source_regions if after_audio is source else regions_of(after_audio)
     replies = replace_outside_code(after_audio, find_reply_tags(after_audio), reply_regions)
     after_reply = _remove(after_audio, replies, trailing) if strip_reply_tags else after_audio
     if preserve_trailing_whitespace and trailing[0]:
