@@ -1,0 +1,279 @@
+"""The `SessionStore` backends: one contract, checked on both; SQLite across objects,
+threads and processes."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sqlite3
+import threading
+from collections.abc import AsyncGenerator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from clawcell.errors import ClosedError, ConfigurationError
+from clawcell.store import (
+    MemoryStore,
+    SessionStore,
+    SQLiteStore,
+    StoredValue,
+    StoreRangeError,
+    StoreUnavailableError,
+)
+
+from . import _workers
+
+T = TypeVar("T")
+Factory = Callable[[Path], SessionStore]
+
+
+def memory(_: Path) -> SessionStore:
+    return MemoryStore()
+
+
+def sqlite(tmp_path: Path) -> SessionStore:
+    return SQLiteStore(tmp_path / "nested" / "state.db")  # parents are created on first use
+
+
+BACKENDS = [pytest.param(memory, id="memory"), pytest.param(sqlite, id="sqlite")]
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+@asynccontextmanager
+async def opened(factory: Factory, tmp_path: Path) -> AsyncGenerator[SessionStore]:
+    store = factory(tmp_path)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("factory", BACKENDS)
+def test_backends_satisfy_the_protocol(factory: Factory, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with opened(factory, tmp_path) as store:
+            assert isinstance(store, SessionStore)
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("factory", BACKENDS)
+def test_entries_round_trip_per_session(factory: Factory, tmp_path: Path) -> None:
+    async def scenario() -> tuple[Any, ...]:
+        async with opened(factory, tmp_path) as store:
+            await store.put("s", "a", StoredValue(json='{"é":"🦞"}', network_content=True))
+            await store.put("other", "a", StoredValue(json="2"))
+            got = await store.get("s", "a")
+            deleted = (await store.delete("s", "a"), await store.delete("s", "a"))
+            return got, deleted, await store.items("s"), await store.items("other")
+
+    got, deleted, mine, other = run(scenario())
+
+    assert got == StoredValue(json='{"é":"🦞"}', network_content=True)
+    assert deleted == (True, False)
+    assert mine == {}
+    assert other == {"a": StoredValue(json="2")}
+
+
+@pytest.mark.parametrize("factory", BACKENDS)
+def test_apply_over_the_total_writes_nothing(factory: Factory, tmp_path: Path) -> None:
+    async def scenario() -> dict[str, StoredValue]:
+        async with opened(factory, tmp_path) as store:
+            await store.apply("s", {"a": StoredValue(json="12345")}, max_total_bytes=10)
+            with pytest.raises(StoreRangeError):
+                await store.apply(
+                    "s",
+                    {"a": None, "b": StoredValue(json="123456"), "c": StoredValue(json="12345")},
+                    max_total_bytes=10,
+                )
+            return await store.items("s")
+
+    assert run(scenario()) == {"a": StoredValue(json="12345")}
+
+
+@pytest.mark.parametrize("factory", BACKENDS)
+def test_parked_runs_are_saved_listed_taken_once_and_deleted(
+    factory: Factory, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with opened(factory, tmp_path) as store:
+            await store.save_run("s", "cm_1", b"\x00snapshot", {"deadline": 1.5, "pending": ["a"]})
+            await store.save_run("s", "cm_2", b"two", {})
+            listed = await store.list_runs("s")
+            assert [(r.run_id, r.blob) for r in listed] == [("cm_1", b""), ("cm_2", b"")]
+            loaded = await store.load_run("s", "cm_1")
+            assert loaded is not None
+            assert (loaded.blob, dict(loaded.meta)) == (
+                b"\x00snapshot",
+                {"deadline": 1.5, "pending": ["a"]},
+            )
+            assert await store.load_run("other", "cm_1") is None
+            taken = await store.take_run("s", "cm_1")
+            assert taken is not None and taken.blob == b"\x00snapshot"
+            assert await store.take_run("s", "cm_1") is None
+            assert (await store.delete_run("s", "cm_2"), await store.delete_run("s", "cm_2")) == (
+                True,
+                False,
+            )
+            assert await store.list_runs("s") == []
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("factory", BACKENDS)
+def test_a_closed_store_fails_clearly(factory: Factory, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = factory(tmp_path)
+        await store.close()
+        await store.close()
+        with pytest.raises(ClosedError, match="closed"):
+            await store.get("s", "a")
+
+    run(scenario())
+
+
+def test_sqlite_entries_and_runs_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+
+    async def write() -> None:
+        async with SQLiteStore(path) as store:
+            await store.apply("s", {"a": StoredValue(json="[1]", network_content=True)})
+            await store.save_run("s", "cm_1", b"blob", {"k": "v"})
+
+    async def read() -> tuple[Any, Any]:
+        async with SQLiteStore(path) as store:
+            return await store.items("s"), await store.load_run("s", "cm_1")
+
+    run(write())
+    items, parked = run(read())
+
+    assert items == {"a": StoredValue(json="[1]", network_content=True)}
+    assert parked is not None and (parked.blob, dict(parked.meta)) == (b"blob", {"k": "v"})
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_two_sqlite_objects_on_one_file_see_each_others_commits(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+
+    async def scenario() -> tuple[Any, Any]:
+        async with SQLiteStore(path) as first, SQLiteStore(path) as second:
+            await first.apply("s", {"a": StoredValue(json="1")})
+            seen = await second.get("s", "a")
+            await second.apply("s", {"a": None})
+            return seen, await first.get("s", "a")
+
+    assert run(scenario()) == (StoredValue(json="1"), None)
+
+
+def test_sqlite_writers_in_threads_do_not_lose_writes(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    start = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def writer(prefix: str) -> None:
+        async def main() -> None:
+            async with SQLiteStore(path) as store:
+                start.wait()
+                for i in range(25):
+                    await store.apply("shared", {f"{prefix}{i}": StoredValue(json=str(i))})
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in "abcd"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    async def count() -> int:
+        async with SQLiteStore(path) as store:
+            return len(await store.items("shared"))
+
+    assert failures == []
+    assert run(count()) == 100
+
+
+def test_sqlite_writers_in_processes_do_not_lose_writes(tmp_path: Path) -> None:
+    path = str(tmp_path / "state.db")
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(3) as pool:
+        pool.starmap(_workers.write_entries, [(path, prefix, 30) for prefix in "xyz"])
+
+    async def count() -> int:
+        async with SQLiteStore(path) as store:
+            return len(await store.items("shared"))
+
+    assert run(count()) == 90
+
+
+def test_only_one_process_takes_a_parked_run(tmp_path: Path) -> None:
+    path = str(tmp_path / "state.db")
+
+    async def park() -> None:
+        async with SQLiteStore(path) as store:
+            await store.save_run("shared", "cm_race", b"snapshot", {})
+
+    run(park())
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(4) as pool:
+        winners = pool.starmap(_workers.take, [(path, "cm_race")] * 4)
+
+    assert sorted(winners) == [False, False, False, True]
+
+
+def test_concurrent_tasks_share_one_sqlite_store(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        async with SQLiteStore(tmp_path / "state.db") as store:
+            await asyncio.gather(
+                *(store.apply("s", {f"k{i}": StoredValue(json=str(i))}) for i in range(50))
+            )
+            return len(await store.items("s"))
+
+    assert run(scenario()) == 50
+
+
+def test_a_database_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    conn.close()
+
+    async def scenario() -> None:
+        async with SQLiteStore(path) as store:
+            await store.items("s")
+
+    with pytest.raises(ConfigurationError, match="schema version 99"):
+        run(scenario())
+
+
+def test_an_unusable_database_file_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"this is not a database" * 100)
+
+    async def scenario() -> None:
+        async with SQLiteStore(path) as store:
+            await store.items("s")
+
+    with pytest.raises(StoreUnavailableError, match=r"state\.db") as caught:
+        run(scenario())
+    assert caught.value.code == "store_unavailable"
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"synchronous": "OFF"}, {"timeout": 0}], ids=["synchronous", "timeout"]
+)
+def test_bad_sqlite_settings_are_configuration_errors(
+    kwargs: dict[str, Any], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigurationError):
+        SQLiteStore(tmp_path / "x.db", **kwargs)
