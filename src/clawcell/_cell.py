@@ -201,7 +201,7 @@ class Cell:
 
     def _on_done(self, request_id: str) -> None:
         pending = self._pending.get(request_id)
-        if pending is None or pending.task is None or pending.task.cancelled():
+        if pending is None or pending.task is None or pending.task.cancelled() or pending.reply:
             return
         self._running -= 1
         self._completed.append(request_id)
@@ -213,6 +213,10 @@ class Cell:
         """Settled replies in completion order: any one while the cell awaits, every one
         once its value is ready; none when the budget runs out first."""
         yields = [rid for rid, p in self._pending.items() if p.method == "yield" and p.reply]
+        if self._running and not yields:
+            # One loop turn lets fresh tasks take their first step: fast tools finish here.
+            await asyncio.sleep(0)
+            self._sweep_done()
         loop = asyncio.get_running_loop()
         while self._running and (not self._completed or self._value_ready) and not yields:
             remaining = deadline - time.monotonic()
@@ -228,6 +232,15 @@ class Cell:
         if self._value_ready and self._running and not yields:
             return []
         return self._take_replies(yields)
+
+    def _sweep_done(self) -> None:
+        """Record tasks that finished but whose done-callbacks have not run yet."""
+        for request_id, pending in self._pending.items():
+            if pending.task is not None and pending.task.done() and not pending.reply:
+                if request_id not in self._completed and not pending.task.cancelled():
+                    self._running -= 1
+                    self._completed.append(request_id)
+                    pending.reply = pending.task.result()
 
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any, Final
 
 import wasmtime
@@ -25,6 +25,7 @@ from ._module import CompiledReactor
 __all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
+_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
 
@@ -45,7 +46,7 @@ class StepResult:
 
 
 def _controller_source() -> str:
-    return resources.files("clawcell.runtime").joinpath("controller.js").read_text("utf-8")
+    return _CONTROLLER_PATH.read_text("utf-8")
 
 
 class Guest:
@@ -61,6 +62,7 @@ class Guest:
         self._rejections: dict[int, tuple[int, int]] = {}
         self._install_rejection_tracker()
         inst = self.instance
+        inst.verify_raw_strings()
         fname = inst.put_cstring(_CONTROLLER_FILE)
         host = inst.eval(_controller_source(), fname)
         self._install = inst.get_property(host, "install")
@@ -128,12 +130,12 @@ class Guest:
         inst = self.instance
         raw = json.loads(inst.take_string(inst.call(self._step)))
         return StepResult(
-            output=raw["o"],
+            output=raw.get("o", []),
             requests=raw["r"],
-            cancelled=raw["c"],
+            cancelled=raw.get("c", []),
             state=raw["s"],
-            value_json=raw["v"],
-            error=raw["e"],
+            value_json=raw.get("v"),
+            error=raw.get("e", ""),
             queued=raw["q"],
         )
 

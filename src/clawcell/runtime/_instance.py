@@ -51,6 +51,8 @@ _SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
 assert set(EXPORTED_FUNCTIONS) <= set(_SIGNATURES)
 
 TAG_EXCEPTION: Final = 6
+TAG_STRING: Final = -7
+_STRING_CHARS: Final = 16
 UNDEFINED: Final = 3 << 32
 JS_STACK_BYTES: Final = 128 * 1024
 _WASM_PAGE: Final = 65536
@@ -157,6 +159,7 @@ class Instance:
         self._argv = self._f["malloc"](8 * _MAX_ARGS)
         self._staging = self._f["malloc"](_STAGING_BYTES)
         self._filename = self.put_cstring(b"openclaw-code-mode:user.js")
+        self.raw_strings = False
         self._image: bytes = b""
         self._image_sp = 0
 
@@ -293,9 +296,38 @@ class Instance:
     def take_string(self, value: int) -> str:
         """`to_string` then free the value."""
         try:
+            if self.raw_strings and _tag(value) == TAG_STRING:
+                return self._read_raw_string(value & 0xFFFF_FFFF)
             return self.to_string(value)
         finally:
             self.free_value(value)
+
+    def _read_raw_string(self, ptr: int) -> str:
+        # A flat QuickJS-NG string (pinned build): u32 length with the wide flag in the top
+        # bit, then 12 bytes of hash/atom data, then Latin-1 or UTF-16LE characters.
+        address = self.base + ptr
+        header = ctypes.c_uint32.from_address(address).value
+        length = header & 0x7FFF_FFFF
+        if header & 0x8000_0000:
+            data = ctypes.string_at(address + _STRING_CHARS, 2 * length)
+            return data.decode("utf-16-le", "surrogatepass")
+        return ctypes.string_at(address + _STRING_CHARS, length).decode("latin-1")
+
+    def verify_raw_strings(self) -> None:
+        """Enable the direct string reader only if it agrees with `JS_ToCStringLen2`."""
+        samples = ("''", "'plain ascii'", "'caf\\u00e9'", "'\\u4e2d\\ud83e\\udd9e'",
+                   "'lone \\ud800'", "['a','b'].join('-') + 'c'.repeat(300)")
+        self.raw_strings = False
+        for source in samples:
+            value = self.eval(source)
+            try:
+                if _tag(value) != TAG_STRING:
+                    return
+                if self._read_raw_string(value & 0xFFFF_FFFF) != self.to_string(value):
+                    return
+            finally:
+                self.free_value(value)
+        self.raw_strings = True
 
     def free_value(self, value: int) -> None:
         if _tag(value) < 0:

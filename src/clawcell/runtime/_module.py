@@ -13,7 +13,6 @@ and the instance is reset from its image.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import tempfile
 import threading
@@ -119,24 +118,20 @@ class CompiledReactor:
 
 
 def _cache_path() -> Path | None:
-    root = os.environ.get("CLAWCELL_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    base = Path(root) if root else Path.home() / ".cache"
-    key = hashlib.sha256(
-        f"{WASM_SHA256}:{wasmtime.__version__ if hasattr(wasmtime, '__version__') else ''}"
-        f":{_wasmtime_version()}:{_PATCH_VERSION}".encode()
-    ).hexdigest()[:24]
+    """Where the compiled module is cached, or `None` when caching is turned off.
+
+    The key is the wasm digest and the patch version; a file written by another wasmtime
+    version is refused by `Module.deserialize_file`, then recompiled and replaced.
+    """
     if os.environ.get("CLAWCELL_NO_MODULE_CACHE"):
         return None
-    return (base if root else base / "clawcell") / f"qjs-{key}.cwasm"
-
-
-def _wasmtime_version() -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("wasmtime")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    explicit = os.environ.get("CLAWCELL_CACHE_DIR")
+    if explicit:
+        base = Path(explicit)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".cache") / "clawcell"
+    return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}.cwasm"
 
 
 def _write_cache(path: Path, data: bytes) -> None:

@@ -11,7 +11,6 @@ before any byte of it is parsed.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,8 @@ def load_verified_wasm() -> bytes:
 
 
 def _locate() -> Path:
+    import importlib.metadata  # deferred: only needed when the compiled module is not cached
+
     try:
         dist = importlib.metadata.distribution("qjs-wasi-reactor.wasm")
     except importlib.metadata.PackageNotFoundError as exc:

@@ -433,26 +433,28 @@
   }
 
   // Guest -> host: one JSON text with new output, admitted requests and the cell state.
+  // Built by hand: this runs once per bridge round trip, and empty parts are left out.
   function step() {
-    let requests = "";
+    const status = overflow !== null ? 3 : state;
+    let text = '{"s":' + status + ',"q":' + queue.length;
+    if (output.length > 0) {
+      text += ',"o":' + stringify(output);
+      output = [];
+    }
+    if (cancelled.length > 0) {
+      text += ',"c":' + stringify(cancelled);
+      cancelled = [];
+    }
+    if (status === 1) text += ',"v":' + stringify(valueJson);
+    if (status === 2) text += ',"e":' + stringify(failure);
+    if (status === 3) text += ',"e":' + stringify(overflow.message);
+    text += ',"r":[';
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      requests += (i ? "," : "") + "[" + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
+      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
     }
-    const out = {
-      __proto__: null,
-      o: output,
-      c: cancelled,
-      s: overflow !== null ? 3 : state,
-      v: state === 1 ? valueJson : null,
-      e: overflow !== null ? overflow.message : failure,
-      q: queue.length,
-    };
-    output = [];
     outbox = [];
-    cancelled = [];
-    const head = stringify(out);
-    return sliceStr(head, 0, head.length - 1) + ',"r":[' + requests + "]}";
+    return text + "]}";
   }
 
   // ---- timers ---------------------------------------------------------------------------
