@@ -474,3 +474,13 @@ def test_long_values_are_fitted_and_still_fit_768_bytes(items: list[str]) -> Non
 
 def _never(_: ResultReference) -> bool:
     return False
+
+
+def test_save_with_the_parsed_value_gives_the_same_descriptor() -> None:
+    store = ResultsStore(allowance_bytes=10_000_000)
+    value = e36_value()
+
+    with_value = store.save(dumps(value), value=value)
+    parsed_again = store.save(dumps(value))
+
+    assert without_id(with_value) == without_id(parsed_again)

@@ -493,15 +493,21 @@ class ResultsStore:
         if self._scope is not None and scope != self._scope:
             raise InputError(SCOPE_MESSAGE)
 
-    def save(self, value_json: str | None, *, network_content: bool = False) -> ResultReference:
+    def save(
+        self, value_json: str | None, *, value: object = None, network_content: bool = False
+    ) -> ResultReference:
         """Save a value's compact JSON text (`None`, for `undefined`, saves `null`).
+
+        Pass the parsed `value` too when the caller has it (the bridge does): describing a
+        5 MB value then costs a fraction of a millisecond instead of a second parse.
 
         Raises:
             InputError: the capacity message when the entry limit or the byte allowance
                 would be exceeded (existing entries are unchanged), or the catalog message
                 after `close()`.
         """
-        admitted = self._admit("null" if value_json is None else value_json, network_content)
+        text = "null" if value_json is None else value_json
+        admitted = self._admit(text, network_content, value)
         if isinstance(admitted, str):
             raise InputError(CAPACITY_MESSAGE)
         return admitted
@@ -525,14 +531,16 @@ class ResultsStore:
         reference_id = admitted["id"]
         return Retained(reference=admitted, release=lambda: self._discard(reference_id))
 
-    def _admit(self, json_text: str, network_content: bool) -> ResultReference | str:
+    def _admit(
+        self, json_text: str, network_content: bool, value: object = None
+    ) -> ResultReference | str:
         self._ensure_open()
         size = utf8_len(json_text)
         if size > self._allowance:
             return NOT_RETAINED_DATA_ALLOWANCE
         if len(self._entries) >= self._max_entries or size > self._allowance - self._used:
             return NOT_RETAINED_CAPACITY
-        reference = describe(json_text)
+        reference = describe(json_text, value=value)
         self._entries[reference["id"]] = SavedResult(
             json=json_text, bytes=size, network_content=network_content
         )
