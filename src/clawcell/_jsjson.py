@@ -43,11 +43,12 @@ _ENCODER = json.JSONEncoder(
 )
 _encode_string = json.encoder.encode_basestring
 
-# A float repr always has a digit followed by `.` or `e`; an integer that may exceed 2**53
-# has at least 16 digits. Strings can match too: that only costs the slow path.
-_MAYBE_NUMBER_FIX = re.compile(r"\d[.e]|\d{16}|NaN|Infinity")
-# Strings are matched whole so their content is never mistaken for a number.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?(?:Infinity|NaN)|-?\d[\d.e+-]*')
+# Where Python's float and int text differs from JavaScript's: integral floats (`3.0`, `-0.0`),
+# exponent forms (`1e-05`, `1e+16`), integers that may exceed 2**53, `NaN` and `Infinity`.
+# The guard may also hit string content, which only costs the slow path.
+_MAYBE_NUMBER_FIX = re.compile(r"[0-9](?:\.0(?![0-9])|e|[0-9]{15})")
+_NUMBER = re.compile(r"-?[0-9][0-9.e+-]*|-?Infinity|NaN")
+_STRING_LITERAL = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_UNIT = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 _MAX_SAFE_INT = 2**53
@@ -60,8 +61,8 @@ def dumps(value: Any) -> str:
     `float`, `bool` or `None`.
     """
     text: str = _ENCODER.encode(value)
-    if _MAYBE_NUMBER_FIX.search(text) is not None:
-        text = _TOKEN.sub(_fix_token, text)
+    if "NaN" in text or "Infinity" in text or _MAYBE_NUMBER_FIX.search(text) is not None:
+        text = _fix_numbers(text)
     if not text.isascii() and _SURROGATE.search(text) is not None:
         text = _SURROGATE_UNIT.sub(_fix_surrogates, text)
     return text
@@ -113,15 +114,28 @@ def _place_point(digits: str, point: int) -> str:
     return f"{mantissa}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
 
 
-def _fix_token(match: re.Match[str]) -> str:
+def _fix_numbers(text: str) -> str:
+    """Rewrite the numbers outside string literals the way JavaScript prints them.
+
+    Splitting on string literals leaves the structural text, which never holds a `"`; the
+    structural pieces are joined with `"` so one substitution covers them all.
+    """
+    parts = _STRING_LITERAL.split(text)
+    outside = '"'.join(parts[0::2])
+    fixed = _NUMBER.sub(_fix_number, outside)
+    if fixed == outside:
+        return text
+    parts[0::2] = fixed.split('"')
+    return "".join(parts)
+
+
+def _fix_number(match: re.Match[str]) -> str:
     token = match.group()
-    if token[0] == '"':
-        return token
     if token[-1] in "yN":  # Infinity, -Infinity, NaN
         return "null"
     if "." in token or "e" in token:
         return js_number(float(token))
-    return js_number(int(token))
+    return token if len(token) < 16 else js_number(int(token))
 
 
 def _fix_surrogates(match: re.Match[str]) -> str:

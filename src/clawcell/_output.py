@@ -98,19 +98,19 @@ def fit_json_prefix(text: str, limit: int, overhead: Callable[[int], int]) -> st
     if total <= limit and json_string_bytes(text) + overhead(total) <= limit:
         return text
     head = to_well_formed(text[: limit + 1]).encode("utf-8")
-
-    def fits(end: int) -> bool:
-        return 2 + _json_cost(head[:end]) + overhead(end) <= limit
-
-    # Bisect offsets; each offset stands for the character boundary at or before it.
+    # Bisect offsets; each offset stands for the character boundary at or before it. The
+    # JSON cost of the kept prefix is carried along, so each probe only scans new bytes.
     low, high = 0, min(limit, total - 1, len(head))
+    kept, kept_cost = 0, 2
     while low < high:
         middle = (low + high + 1) // 2
-        if fits(_char_start(head, middle)):
-            low = middle
+        end = _char_start(head, middle)
+        cost = kept_cost + _json_cost(head[kept:end])
+        if cost + overhead(end) <= limit:
+            low, kept, kept_cost = middle, end, cost
         else:
             high = middle - 1
-    return head[: _char_start(head, low)].decode("utf-8")
+    return head[:kept].decode("utf-8")
 
 
 def _char_start(encoded: bytes, offset: int) -> int:
