@@ -19,11 +19,12 @@ with the exact protocol messages of the shipped release (`release-differences.md
 Module access is found on a light JavaScript tokenizer that skips strings, comments, regular
 expression literals and template text (but not `${…}` code), so `"require("` in a string is
 fine. Shell detection looks only at the start of the cell, after leading comments and
-`NAME=value` prefixes. It flags only shapes that are a syntax error in JavaScript (two words
-in a row, `cmd --flag`, a leading path, `if [ … ]`, `for f in …`) or that no real cell starts
-with (`ls -la`, `git`, `ls | wc -l` for well-known commands). Unlike the release, which can
-ask a JavaScript parser, it never calls valid JavaScript shell, even `ls -la` when the cell
-itself declares `ls`.
+`NAME=value` prefixes. It flags shapes that are a syntax error in JavaScript (two words in a
+row, `cmd --flag`, a leading path, `if [ … ]`, `for f in …`) and a few valid-but-implausible
+starts with well-known commands (`ls -la`, a lone `git`, `ls | wc -l`). The release decides
+with a JavaScript parser; without one, this port differs in two deliberate ways: a cell that
+merely fails to parse is left to the parser's syntax error (the release calls
+`result = foo(;` shell), and a command word the cell declares anywhere is never shell.
 """
 
 from __future__ import annotations
