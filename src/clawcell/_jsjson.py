@@ -18,6 +18,10 @@ Strings otherwise match already: with `ensure_ascii=False` the C encoder escapes
 `"`, `\\`, `\\b \\f \\n \\r \\t` and other control characters as lowercase `\\u00xx`, and keeps
 every other character raw, as JavaScript does.
 
+Object keys keep the order they have in the `dict`. JavaScript lists integer-like keys
+(`"0"`, `"17"`) first; dicts parsed from guest JSON already carry that order, and host-built
+envelopes use no such keys, so the reordering is not replicated.
+
 The common envelope has none of the repairs above, so the repair pass is guarded by cheap
 scans (`str.isascii`, one regular-expression search) and costs nothing when not needed.
 """
