@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from .errors import ClawcellError
 
@@ -30,7 +30,7 @@ _PROGRAM_DATA_MESSAGE = (
 class HostCatalog(Protocol):
     """What the bridge needs from the tool catalog."""
 
-    async def call(self, callable_name: str, tool_input: Any) -> Any: ...
+    async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
     def describe(self, callable_name: str) -> dict[str, Any]: ...
     def api_list(self, prefix: object = None) -> dict[str, Any]: ...
@@ -145,12 +145,12 @@ class Bridge:
         return Reply(id=request_id, ok=True, payload=payload)
 
     async def _call_value(self, args: list[Any]) -> Any:
-        name, tool_input = args[0], args[1] if len(args) > 1 else {}
-        return await self._catalog.call(str(name), {} if tool_input is None else tool_input)
+        tool_input: Any = args[1] if len(args) > 1 else None
+        return await self._catalog.call(str(args[0]), {} if tool_input is None else tool_input)
 
     def _search(self, args: list[Any]) -> Any:
-        options = args[1] if len(args) > 1 else None
-        limit = options.get("limit") if isinstance(options, dict) else None
+        options: object = args[1] if len(args) > 1 else None
+        limit = cast(dict[str, object], options).get("limit") if isinstance(options, dict) else None
         return _plain(lambda: self._catalog.search(args[0], limit))
 
     def _describe(self, args: list[Any]) -> Any:

@@ -38,7 +38,9 @@ TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
 
-FailureCode = Literal["invalid_input", "runtime_unavailable", "aborted", "timeout", "internal_error"]
+FailureCode = Literal[
+    "invalid_input", "runtime_unavailable", "aborted", "timeout", "internal_error"
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,11 +76,11 @@ class Cell:
 
     guest: Guest
     bridge: Bridge
-    output: list[str] = field(default_factory=list)
+    output: list[str] = field(default_factory=list[str])
     bridge_dispatch_started: bool = False
     value_json: str | None = None
-    _pending: dict[str, _Pending] = field(default_factory=dict)
-    _completed: deque[str] = field(default_factory=deque)
+    _pending: dict[str, _Pending] = field(default_factory=dict[str, _Pending])
+    _completed: deque[str] = field(default_factory=deque[str])
     _running: int = 0
     _wakeup: asyncio.Future[None] | None = None
     _value_ready: bool = False
@@ -236,11 +238,13 @@ class Cell:
     def _sweep_done(self) -> None:
         """Record tasks that finished but whose done-callbacks have not run yet."""
         for request_id, pending in self._pending.items():
-            if pending.task is not None and pending.task.done() and not pending.reply:
-                if request_id not in self._completed and not pending.task.cancelled():
-                    self._running -= 1
-                    self._completed.append(request_id)
-                    pending.reply = pending.task.result()
+            task = pending.task
+            if task is None or not task.done() or task.cancelled() or pending.reply:
+                continue
+            if request_id not in self._completed:
+                self._running -= 1
+                self._completed.append(request_id)
+                pending.reply = task.result()
 
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []
@@ -283,7 +287,8 @@ class Cell:
             return self._failed("internal_error", "RangeError: Maximum call stack size exceeded")
         if "out of bounds" in text or "memory" in text:
             return self._failed("internal_error", "InternalError: out of memory")
-        return self._failed("internal_error", f"InternalError: the guest runtime trapped ({_first_line(text)})")
+        trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"
+        return self._failed("internal_error", trapped)
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:

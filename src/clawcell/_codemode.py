@@ -10,7 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ._bridge import Bridge
@@ -42,7 +42,6 @@ class _Run:
     ledger: OutputLedger
     expires_at: float = 0.0
     resuming: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class CodeMode:
@@ -176,8 +175,9 @@ class CodeMode:
         if outcome.status == "waiting":
             if run.run_id not in self._runs and len(self._runs) >= MAX_SUSPENDED_RUNS:
                 run.cell.cancel()
-                outcome = LegOutcome(status="failed", code="invalid_input", phase="input",
-                                     error=_TOO_MANY)
+                outcome = LegOutcome(
+                    status="failed", code="invalid_input", phase="input", error=_TOO_MANY
+                )
             else:
                 run.expires_at = time.monotonic() + self.limits.snapshot_ttl_seconds
                 self._runs[run.run_id] = run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigurationError
 
@@ -67,7 +67,8 @@ class Tool:
     replay_safe: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        name = cast(object, self.name)
+        if not isinstance(name, str) or not _NAME.match(name):
             raise ConfigurationError(
                 f"Tool name must be 1-128 printable characters, got {self.name!r}."
             )
@@ -83,8 +84,10 @@ class Tool:
                 f"Tool {self.name!r}: `source` must be 'openclaw', 'client' or 'mcp', "
                 f"got {self.source!r}."
             )
-        if not isinstance(self.parameters, Mapping):
-            raise ConfigurationError(f"Tool {self.name!r}: `parameters` must be a JSON Schema dict.")
+        if not isinstance(cast(object, self.parameters), Mapping):
+            raise ConfigurationError(
+                f"Tool {self.name!r}: `parameters` must be a JSON Schema dict."
+            )
 
     @property
     def catalog_id(self) -> str:

@@ -113,6 +113,9 @@ class Guest:
 
     def compile(self, code: str) -> int:
         """Compile a cell into a function value; raises `JSException` for a syntax error."""
+        # The engine epoch is shared: a backstop trap in any earlier segment (this guest's or
+        # another's) leaves this store's deadline in the past, so re-arm it before entering.
+        self.instance.store.set_epoch_deadline(1)
         return self.instance.eval(_CELL_HEAD + code + _CELL_TAIL)
 
     def start(self, cell: int) -> None:

@@ -95,14 +95,14 @@ class _Fast:
         self._buf = (ffi.wasmtime_val_raw_t * max(len(params), len(results), 1))()
         self._nparams = len(params)
         self._result = results[0] if results else None
-        self._call = ffi.wasmtime_func_call_unchecked
+        self._call: Any = ffi.wasmtime_func_call_unchecked  # pyright: ignore[reportUnknownMemberType]
 
     def __call__(self, *args: int) -> int:
         buf = self._buf
         for i, arg in enumerate(args):
             buf[i].i64 = arg
         trap = ctypes.POINTER(ffi.wasm_trap_t)()
-        error = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
+        error: Any = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
         if error:
             raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
         if trap:
@@ -228,6 +228,8 @@ class Instance:
         if extra > 0:
             ctypes.memset(self.base + size, 0, extra)
         self._sp.set_value(self.store, wasmtime.Val.i32(self._image_sp))
+        # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
+        self.store.set_epoch_deadline(1)
 
     # -- JS values ------------------------------------------------------------------------
 
@@ -315,8 +317,14 @@ class Instance:
 
     def verify_raw_strings(self) -> None:
         """Enable the direct string reader only if it agrees with `JS_ToCStringLen2`."""
-        samples = ("''", "'plain ascii'", "'caf\\u00e9'", "'\\u4e2d\\ud83e\\udd9e'",
-                   "'lone \\ud800'", "['a','b'].join('-') + 'c'.repeat(300)")
+        samples = (
+            "''",
+            "'plain ascii'",
+            "'caf\\u00e9'",
+            "'\\u4e2d\\ud83e\\udd9e'",
+            "'lone \\ud800'",
+            "['a','b'].join('-') + 'c'.repeat(300)",
+        )
         self.raw_strings = False
         for source in samples:
             value = self.eval(source)

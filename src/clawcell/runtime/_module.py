@@ -113,7 +113,7 @@ class CompiledReactor:
         except wasmtime.WasmtimeError as exc:
             raise RuntimeUnavailableError(f"cannot compile the QuickJS reactor: {exc}") from exc
         if cache is not None:
-            _write_cache(cache, module.serialize())
+            _write_cache(cache, bytes(module.serialize()))
         return module
 
 
@@ -144,13 +144,13 @@ def _write_cache(path: Path, data: bytes) -> None:
 
 
 _lock = threading.Lock()
-_reactor: CompiledReactor | None = None
+_reactors: list[CompiledReactor] = []
 
 
 def compiled_reactor() -> CompiledReactor:
     """The process-wide compiled reactor, created on first use."""
-    global _reactor
-    with _lock:
-        if _reactor is None:
-            _reactor = CompiledReactor()
-        return _reactor
+    if not _reactors:
+        with _lock:
+            if not _reactors:
+                _reactors.append(CompiledReactor())
+    return _reactors[0]

@@ -32,7 +32,7 @@ WASM_SHA256: Final = "1a4e0bce82f2faed14f5e2620174e3daf33e161bad75ce955ceeaca1f7
 TABLE_EXPORT: Final = "__indirect_function_table"
 STACK_POINTER_EXPORT: Final = "__stack_pointer"
 
-_SECTION_CUSTOM, _SECTION_IMPORT, _SECTION_TABLE, _SECTION_EXPORT = 0, 2, 4, 7
+_SECTION_CUSTOM, _SECTION_TABLE, _SECTION_EXPORT = 0, 4, 7
 _KIND_FUNC, _KIND_TABLE, _KIND_GLOBAL = 0, 1, 3
 
 
@@ -90,12 +90,6 @@ class _Reader:
         self.pos += n
         return value
 
-    def limits(self) -> None:
-        flags = self.byte()
-        self.uleb()
-        if flags & 1:
-            self.uleb()
-
 
 def _uleb(value: int) -> bytes:
     out = bytearray()
@@ -123,30 +117,6 @@ def _sections(wasm: bytes) -> list[tuple[int, bytes]]:
         section_id = reader.byte()
         sections.append((section_id, reader.vec_bytes()))
     return sections
-
-
-def _imported_function_count(payload: bytes) -> int:
-    reader = _Reader(payload)
-    functions = 0
-    for _ in range(reader.uleb()):
-        reader.vec_bytes()
-        reader.vec_bytes()
-        kind = reader.byte()
-        if kind == _KIND_FUNC:
-            reader.uleb()
-            functions += 1
-        elif kind == _KIND_TABLE:
-            reader.byte()
-            reader.limits()
-        elif kind == 2:  # memory
-            reader.limits()
-        elif kind == _KIND_GLOBAL:
-            reader.byte()
-            reader.byte()
-        else:  # tag
-            reader.byte()
-            reader.uleb()
-    return functions
 
 
 def _function_names(payload: bytes) -> dict[str, int]:
@@ -217,10 +187,11 @@ def patch_exports(wasm: bytes, functions: Iterable[str]) -> bytes:
     extra = [(name, _KIND_FUNC, names[name]) for name in wanted]
     extra += [(TABLE_EXPORT, _KIND_TABLE, 0), (STACK_POINTER_EXPORT, _KIND_GLOBAL, 0)]
     out = bytearray(wasm[:8])
-    for section_id, payload in sections:
+    for section_id, original in sections:
+        payload = original
         if section_id == _SECTION_TABLE:
-            payload = _unbounded_tables(payload)
+            payload = _unbounded_tables(original)
         elif section_id == _SECTION_EXPORT:
-            payload = _extended_exports(payload, extra)
+            payload = _extended_exports(original, extra)
         out += bytes([section_id]) + _uleb(len(payload)) + payload
     return bytes(out)

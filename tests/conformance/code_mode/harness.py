@@ -29,7 +29,8 @@ def load_cases() -> list[dict[str, Any]]:
 def matches(expected: Any, actual: Any, mode: str = "exact") -> bool:
     """The reference matcher of the conformance README."""
     if isinstance(expected, dict) and set(expected) == {"$regex"}:  # pyright: ignore[reportUnknownArgumentType]
-        return isinstance(actual, str) and re.fullmatch(expected["$regex"], actual, re.S) is not None
+        pattern = str(expected["$regex"])  # pyright: ignore[reportUnknownArgumentType]
+        return isinstance(actual, str) and re.fullmatch(pattern, actual, re.S) is not None
     if isinstance(expected, dict):
         if not isinstance(actual, dict) or (mode == "exact" and set(expected) != set(actual)):  # pyright: ignore[reportUnknownArgumentType]
             return False
@@ -145,7 +146,7 @@ class Placeholders:
 
     def mask(self, value: Any, key: str | None = None) -> Any:
         if isinstance(value, dict):
-            return {k: self.mask(v, k) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+            return {str(k): self.mask(v, str(k)) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         if isinstance(value, list):
             return [self.mask(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         if isinstance(value, str):

@@ -17,7 +17,7 @@ _LATER: dict[str, str] = {}
 def _params() -> list[Any]:
     params: list[Any] = []
     for case in load_cases():
-        marks = []
+        marks: list[pytest.MarkDecorator] = []
         if case["id"] in _LATER:
             marks.append(pytest.mark.xfail(strict=True, reason=_LATER[case["id"]]))
         params.append(pytest.param(case, id=case["id"], marks=marks))
