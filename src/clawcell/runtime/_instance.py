@@ -220,6 +220,16 @@ class Instance:
         self._image = ctypes.string_at(self.base, self.memory_bytes)
         self._image_sp = int(self._sp.value(self.store))  # pyright: ignore[reportArgumentType]
 
+    @property
+    def grown(self) -> bool:
+        """Linear memory grew past the image, so an in-place reset cannot make it pristine.
+
+        The image restores the allocator's view of the heap, but wasm memory cannot shrink:
+        the next `sbrk` starts above the grown pages, which are then lost to the guest. A
+        grown instance would run out of memory after a few large cells.
+        """
+        return self.memory_bytes > len(self._image)
+
     def reset(self) -> None:
         """Restore the pristine image in place; memory grown since is zeroed."""
         size = len(self._image)

@@ -35,8 +35,11 @@ class GuestPool:
         )
 
     def release(self, guest: Guest) -> None:
-        """Return a guest whose cell is over; it is reset before its next use."""
-        if len(self._idle) < self._max_idle:
+        """Return a guest whose cell is over; it is reset before its next use.
+
+        A guest whose memory grew is dropped: see `Instance.grown`.
+        """
+        if len(self._idle) < self._max_idle and not guest.instance.grown:
             self._idle.append(guest)
 
     def close(self) -> None:
