@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from ._jsjson import dumps
+from ._results import ResultsStore
 from .errors import ClawcellError
 
 __all__ = ["Bridge", "BridgeFailure", "HostCatalog", "Reply", "encode_settle_batch"]
@@ -44,6 +46,13 @@ class BridgeFailure(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+@dataclass(frozen=True)
+class RawJson:
+    """A reply that already is compact JSON text (saved results, stored values)."""
+
+    text: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +148,7 @@ class Bridge:
             return _exception_reply(request_id, exc)
 
     def _reply(self, request_id: str, value: Any) -> Reply:
-        payload = to_guest_json(value)
+        payload = value.text if isinstance(value, RawJson) else to_guest_json(value)
         if len(payload) > self._inbox_bytes:
             raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
         return Reply(id=request_id, ok=True, payload=payload)
@@ -167,24 +176,29 @@ class Bridge:
         return None
 
     def _result_save(self, args: list[Any]) -> Any:
-        return _plain(lambda: self._require(self.results, "results").save(json.dumps(args[0])))
+        value = args[0] if args else None
+        return _plain(lambda: self._results().save(dumps(value), value=value))
 
     def _result_load(self, args: list[Any]) -> Any:
-        text = _plain(lambda: self._require(self.results, "results").load(args[0]))
-        return json.loads(text)
+        return RawJson(_plain(lambda: self._results().load(args[0] if args else None)))
 
     def _result_delete(self, args: list[Any]) -> Any:
-        return _plain(lambda: self._require(self.results, "results").delete(args[0]))
+        return _plain(lambda: self._results().delete(args[0] if args else None))
+
+    def _results(self) -> ResultsStore:
+        if self.results is None:
+            raise BridgeFailure("results are not available in this runtime")
+        return self.results
 
     async def _store(self, args: list[Any]) -> Any:
         session = self._require(self.session, "store")
-        value = json.dumps(args[1]) if len(args) > 1 else None
+        value = dumps(args[1]) if len(args) > 1 else None  # a missing value is `undefined`
         return await session.store(args[0], value)
 
     async def _load(self, args: list[Any]) -> Any:
         session = self._require(self.session, "load")
         text = await session.load(args[0])
-        return None if text is None else json.loads(text)
+        return None if text is None else RawJson(text)
 
     @staticmethod
     def _require(service: Any, name: str) -> Any:
@@ -194,13 +208,13 @@ class Bridge:
 
 
 def _plain(action: Callable[[], Any]) -> Any:
-    """Run a catalog/declaration action; its `ValueError`s are plain guest errors."""
+    """Run a catalog, declaration or results action; its argument errors reach the guest
+    as plain `Error(message)` values, without a `code`."""
     try:
         return action()
-    except ClawcellError:
-        raise
     except (ValueError, TypeError, KeyError) as exc:
-        raise BridgeFailure(str(exc.args[0]) if exc.args else str(exc)) from exc
+        message = exc.message if isinstance(exc, ClawcellError) else str(exc)
+        raise BridgeFailure(message) from exc
 
 
 def _exception_reply(request_id: str, exc: Exception) -> Reply:

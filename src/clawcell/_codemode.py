@@ -18,6 +18,7 @@ from ._cell import Cell, LegOutcome
 from ._envelope import failed_envelope, settle_envelope
 from ._limits import Limits
 from ._output import ModelBudget, OutputLedger, bound_error
+from ._results import ResultsStore
 from ._source import check_source, format_syntax_error, read_exec_args, read_wait_args
 from ._tool import Tool
 from .catalog import Catalog
@@ -76,6 +77,7 @@ class CodeMode:
             memory_limit_bytes=self.limits.memory_limit_bytes,
             install_config=json.dumps(install),
         )
+        self.results = ResultsStore(self.limits.inbox_bytes)
         self._runs: dict[str, _Run] = {}
         self._closed = False
 
@@ -96,6 +98,7 @@ class CodeMode:
             run.cell.cancel()
         self._runs.clear()
         self._pool.close()
+        self.results.close()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -156,7 +159,9 @@ class CodeMode:
             guest = self._pool.acquire()
         except RuntimeUnavailableError as exc:
             return self._host_failure("runtime_unavailable", exc.message)
-        bridge = Bridge(catalog=self.catalog, inbox_bytes=self.limits.inbox_bytes)
+        bridge = Bridge(
+            catalog=self.catalog, inbox_bytes=self.limits.inbox_bytes, results=self.results
+        )
         run = _Run(
             run_id=f"cm_{uuid.uuid4()}",
             cell=Cell(guest=guest, bridge=bridge),
@@ -191,6 +196,7 @@ class CodeMode:
             telemetry=self.catalog.telemetry(),
             bridge_dispatch_started=run.cell.bridge_dispatch_started,
             model_budget=self._model_budget,
+            results=self.results,
         )
         if outcome.status != "waiting":
             self._runs.pop(run.run_id, None)

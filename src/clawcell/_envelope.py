@@ -11,7 +11,15 @@ from typing import Any
 
 from ._cell import LegOutcome
 from ._jsjson import dumps
-from ._output import JsonSource, ModelBudget, OutputLedger, Projection
+from ._output import JsonSource, ModelBudget, OutputLedger, Projection, ReferenceValue
+from ._results import (
+    ResultReference,
+    ResultsStore,
+    minimal_reference_marker_bytes,
+    reference_marker,
+    reference_marker_bytes,
+    retain_oversized_value,
+)
 
 __all__ = ["failed_envelope", "render", "settle_envelope"]
 
@@ -80,18 +88,20 @@ def settle_envelope(
     telemetry: dict[str, Any],
     bridge_dispatch_started: bool,
     model_budget: ModelBudget | None,
-    value_source: JsonSource | str | None = None,
-    value_guidance: str | None = None,
+    results: ResultsStore | None = None,
     replay_safe: bool = False,
 ) -> dict[str, Any]:
-    """Project the cell's channels into the envelope for `outcome` and commit delivery."""
-    value = value_source if value_source is not None else outcome.value_json
-    if outcome.status != "completed":
-        value = None
+    """Project the cell's channels into the envelope for `outcome` and commit delivery.
+
+    An oversized final object or array is saved in `results` and shown as its reference
+    (§6.5); when it cannot be retained, the ordinary marker carries the reason instead.
+    """
+    completed = outcome.status == "completed"
+    value = JsonSource.capture(outcome.value_json or "null") if completed else None
     error = outcome.error if outcome.status == "failed" else None
 
     def build(p: Projection) -> dict[str, Any]:
-        if outcome.status == "completed":
+        if completed:
             return _completed(p, replay_safe, telemetry)
         if outcome.status == "waiting":
             return _waiting(outcome, run_id, p, replay_safe, telemetry)
@@ -109,9 +119,38 @@ def settle_envelope(
     if model_budget is not None:
         budget = model_budget
         accept = lambda p: budget.accepts(render(build(p)))  # noqa: E731 -- a one-line predicate
-    kwargs: dict[str, Any] = {}
-    if value_guidance is not None:
-        kwargs["value_guidance"] = value_guidance
-    projection = ledger.fit(value_json=value, error=error, accept=accept, **kwargs)
+    projection = ledger.fit(value_json=value, error=error, accept=accept)
+    if value is not None and projection.value_truncated:
+        projection = _retain(ledger, value, results, accept) or projection
     ledger.commit(projection)
     return build(projection)
+
+
+def _retain(
+    ledger: OutputLedger,
+    value: JsonSource,
+    results: ResultsStore | None,
+    accept: Callable[[Projection], bool] | None,
+) -> Projection | None:
+    """Auto-save an oversized final value: its reference projection, or the ordinary
+    marker with the non-retention reason, or `None` to keep the projection as it was."""
+    shown: list[Projection] = []
+
+    def deliver(reference: ResultReference) -> bool:
+        offered = ReferenceValue(
+            original_bytes=reference_marker_bytes(reference),
+            minimal_bytes=minimal_reference_marker_bytes(reference),
+            render=lambda allowance: reference_marker(reference, allowance),
+        )
+        candidate = ledger.fit(value_json=offered, accept=accept)
+        if candidate.value_truncated:
+            return False
+        shown.append(candidate)
+        return True
+
+    decision = retain_oversized_value(results, value, deliver)
+    if decision is None:
+        return None
+    if not isinstance(decision, str):
+        return shown[0]
+    return ledger.fit(value_json=value, accept=accept, value_guidance=decision)

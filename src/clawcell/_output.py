@@ -49,6 +49,7 @@ __all__ = [
     "ModelBudget",
     "OutputLedger",
     "Projection",
+    "ReferenceValue",
     "bound_error",
     "fit_error",
     "fit_json_prefix",
@@ -171,6 +172,22 @@ def truncation_marker(
     omitted = original - utf8_len(prefix)
     marker = {"truncated": True, "omittedBytes": omitted, "guidance": guidance, "prefix": prefix}
     return marker, fixed + len(str(omitted)) + json_string_bytes(prefix)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceValue:
+    """A final value shown as its auto-saved reference marker (§6.5).
+
+    Attributes:
+        original_bytes: Bytes of the whole reference marker (`V` of §6.2).
+        minimal_bytes: Bytes of the marker with blank shape and preview (`R`, step 3).
+        render: The marker fitted to a byte allowance, or `None` when even the reference's
+            identity does not fit (the projection then reports `value_truncated`).
+    """
+
+    original_bytes: int
+    minimal_bytes: int
+    render: Callable[[int], dict[str, Any] | None]
 
 
 # --- model result budget (§5, §6.2 step 7) ---------------------------------------------------
@@ -297,7 +314,7 @@ class OutputLedger:
     def project(
         self,
         *,
-        value_json: str | JsonSource | None = None,
+        value_json: str | JsonSource | ReferenceValue | None = None,
         error: str | None = None,
         budget: int | None = None,
         value_guidance: str = TRUNCATION_GUIDANCE,
@@ -320,7 +337,7 @@ class OutputLedger:
     def fit(
         self,
         *,
-        value_json: str | JsonSource | None = None,
+        value_json: str | JsonSource | ReferenceValue | None = None,
         error: str | None = None,
         accept: Callable[[Projection], bool] | None = None,
         value_guidance: str = TRUNCATION_GUIDANCE,
@@ -353,13 +370,15 @@ class OutputLedger:
 
     def _trial(
         self,
-        value_json: str | JsonSource | None,
+        value_json: str | JsonSource | ReferenceValue | None,
         error: str | None,
         budget: int | None,
         value_guidance: str,
         reference_bytes: int,
     ) -> Projection:
         value = JsonSource.capture(value_json) if isinstance(value_json, str) else value_json
+        if isinstance(value, ReferenceValue):
+            reference_bytes = value.minimal_bytes
         split = _Split(
             budget=self._max if budget is None else budget,
             output_bytes=self._bytes,
@@ -440,9 +459,14 @@ class _Split:
         return min(self.output_bytes, empty + 2)
 
 
-def _project_value(value: JsonSource | None, allowance: int, guidance: str) -> tuple[Any, bool]:
+def _project_value(
+    value: JsonSource | ReferenceValue | None, allowance: int, guidance: str
+) -> tuple[Any, bool]:
     if value is None:
         return None, False
+    if isinstance(value, ReferenceValue):
+        marker = value.render(allowance)
+        return marker, marker is None
     if value.complete and value.original_bytes <= allowance:
         return json.loads(value.text), False
     marker, _ = truncation_marker(value, allowance, guidance)

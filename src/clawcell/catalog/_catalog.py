@@ -36,7 +36,9 @@ __all__ = ["Catalog"]
 
 @dataclass
 class _Counters:
-    scope: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    # 24 characters, as long as the original's scopes: the envelope's length feeds the
+    # model-budget fitting, so the recorded E34 truncation depends on it.
+    scope: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     searches: int = 0
     describes: int = 0
     calls: int = 0
