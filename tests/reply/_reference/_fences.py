@@ -1,0 +1,274 @@
+"""Code regions of Markdown text: where directives are literal examples, not instructions.
+
+A reply that *talks about* `MEDIA:` lines, `[[reply_to_current]]` or `[embed …]` shortcodes puts
+them in code; nothing inside code may ever be extracted. `find_code_regions` returns those
+regions in the shape the protocol uses, `{start, end, block}` with UTF-16 offsets:
+
+* fenced code blocks (backtick or tilde fences of three or more, closed by a fence line of the
+  same character that is at least as long and carries nothing but whitespace; an unclosed fence
+  runs to the end; a backtick fence whose info string holds a backtick is not a fence),
+* indented code blocks (four columns past the container's content, never interrupting a
+  paragraph: a lazy continuation line stays prose),
+* both also inside block quotes and list items,
+* inline code spans (a backtick run closed by the next run of the same length).
+
+This is a compact, line-based block scanner following CommonMark's container rules, not a full
+Markdown parser: HTML blocks, link reference definitions and setext headings are treated as
+paragraphs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from ._text import require_str, utf16_offsets
+
+__all__ = ["CodeRegion", "find_code_regions", "find_code_spans", "is_inside"]
+
+_FENCE_OPEN: Final = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+_QUOTE: Final = re.compile(r" {0,3}>[ \t]?")
+_LIST_ITEM: Final = re.compile(r"( {0,3})([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)|$)")
+_THEMATIC: Final = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_BACKTICKS: Final = re.compile(r"`+")
+_BLANK_LINE: Final = re.compile(r"\n[ \t]*\r?(?=\n)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeRegion:
+    """A code region: `[start, end)` in Python string indexes, and whether it is a block."""
+
+    start: int
+    end: int
+    block: bool
+
+    def to_dict(self, offsets: list[int] | None = None) -> dict[str, object]:
+        """The protocol shape `{start, end, block}`; `offsets` maps indexes to UTF-16 units."""
+        if offsets is None:
+            return {"start": self.start, "end": self.end, "block": self.block}
+        return {"start": offsets[self.start], "end": offsets[self.end], "block": self.block}
+
+
+@dataclass
+class _Container:
+    quote: bool
+    indent: int = 0
+
+
+@dataclass
+class _Scan:
+    containers: list[_Container]
+    leaf: str = ""  # "", "paragraph", "fence", "indented"
+    fence_char: str = ""
+    fence_len: int = 0
+    start: int = 0
+    end: int = 0
+
+
+def _indent(line: str, pos: int) -> tuple[int, int]:
+    """Columns of leading whitespace at `pos` (tabs to the next stop of 4) and where it ends."""
+    col = 0
+    while pos < len(line) and line[pos] in " \t":
+        col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
+        pos += 1
+    return col, pos
+
+
+def _skip_columns(line: str, pos: int, columns: int) -> int:
+    col = 0
+    while col < columns and pos < len(line) and line[pos] in " \t":
+        col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
+        pos += 1
+    return pos
+
+
+def _match_containers(scan: _Scan, line: str) -> tuple[int, int]:
+    """Consume the prefixes of the open containers; returns (matched count, position)."""
+    pos = 0
+    for matched, container in enumerate(scan.containers):
+        if container.quote:
+            found = _QUOTE.match(line, pos)
+            if found is None:
+                return matched, pos
+            pos = found.end()
+        elif line[pos:].strip(" \t\r"):
+            col, _ = _indent(line, pos)
+            if col < container.indent:
+                return matched, pos
+            pos = _skip_columns(line, pos, container.indent)
+    return len(scan.containers), pos
+
+
+def _is_fence_close(scan: _Scan, line: str, pos: int) -> bool:
+    found = _FENCE_OPEN.match(line, pos)
+    if found is None or found.group(2)[0] != scan.fence_char:
+        return False
+    return len(found.group(2)) >= scan.fence_len and not found.group(3).strip(" \t\r")
+
+
+def _open_containers(scan: _Scan, line: str, pos: int) -> int:
+    while True:
+        quote = _QUOTE.match(line, pos)
+        if quote is not None:
+            scan.containers.append(_Container(quote=True))
+            scan.leaf = ""
+            pos = quote.end()
+            continue
+        item = _LIST_ITEM.match(line, pos)
+        if item is None or _THEMATIC.fullmatch(line, pos):
+            return pos
+        rest = line[item.end() :].strip(" \t\r")
+        if scan.leaf == "paragraph" and not rest:
+            return pos
+        marker_col, _ = _indent(line[:pos] + item.group(1), 0)
+        marker_end = marker_col + len(item.group(2))
+        spaces, _ = _indent(item.group(3) or "", 0)
+        width = 1 if not rest or spaces > 4 else spaces
+        scan.containers.append(_Container(quote=False, indent=marker_end + width))
+        scan.leaf = ""
+        pos = _skip_columns(line, item.start(2) + len(item.group(2)), width)
+        if not rest:
+            return len(line)
+
+
+def _close_leaf(scan: _Scan, regions: list[CodeRegion]) -> None:
+    if scan.leaf in ("fence", "indented"):
+        regions.append(CodeRegion(start=scan.start, end=scan.end, block=True))
+    scan.leaf = ""
+
+
+def _continues_lazily(scan: _Scan, line: str, pos: int) -> bool:
+    if scan.leaf != "paragraph" or not line[pos:].strip(" \t\r"):
+        return False
+    probe = line[pos:]
+    return not (
+        _QUOTE.match(probe)
+        or _FENCE_OPEN.match(probe)
+        or _THEMATIC.fullmatch(probe)
+        or (_LIST_ITEM.match(probe) and probe.strip(" \t\r") not in "-+*")
+    )
+
+
+def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> None:
+    content_end = base + len(line) - (1 if line.endswith("\r") else 0)
+    matched, pos = _match_containers(scan, line)
+    if matched < len(scan.containers):
+        if _continues_lazily(scan, line, pos):
+            return
+        _close_leaf(scan, regions)
+        del scan.containers[matched:]
+    if scan.leaf == "fence":
+        scan.end = content_end
+        if _is_fence_close(scan, line, pos):
+            _close_leaf(scan, regions)
+        return
+    blank = not line[pos:].strip(" \t\r")
+    col, _ = _indent(line, pos)
+    if scan.leaf == "indented":
+        if blank:
+            return
+        if col >= 4:
+            scan.end = content_end
+            return
+        _close_leaf(scan, regions)
+    if col < 4 or scan.leaf == "paragraph":
+        pos = _open_containers(scan, line, pos)
+        blank = not line[pos:].strip(" \t\r")
+        col, _ = _indent(line, pos)
+    if blank:
+        scan.leaf = ""
+    elif col >= 4 and scan.leaf != "paragraph":
+        scan.leaf, scan.start, scan.end = "indented", base + pos, content_end
+    elif (fence := _FENCE_OPEN.match(line, pos)) and not (
+        fence.group(2)[0] == "`" and "`" in fence.group(3)
+    ):
+        scan.leaf, scan.start, scan.end = "fence", base + pos, content_end
+        scan.fence_char, scan.fence_len = fence.group(2)[0], len(fence.group(2))
+    else:
+        scan.leaf = "paragraph"
+
+
+def find_code_blocks(text: str) -> list[CodeRegion]:
+    """Fenced and indented code blocks of `text`, in order (Python string indexes)."""
+    if "```" not in text and "~~~" not in text and "    " not in text and "\t" not in text:
+        return []
+    scan = _Scan(containers=[])
+    regions: list[CodeRegion] = []
+    base = 0
+    for line in text.split("\n"):
+        _scan_line(scan, line, base, regions)
+        base += len(line) + 1
+    if scan.leaf == "fence":
+        scan.end = len(text)
+    _close_leaf(scan, regions)
+    return regions
+
+
+def find_code_spans(text: str, blocks: list[CodeRegion]) -> list[CodeRegion]:
+    """Inline code spans outside `blocks`: a backtick run closed by the next run as long."""
+    if "`" not in text:
+        return []
+    spans: list[CodeRegion] = []
+    cursor = 0
+    for block in blocks:
+        _spans_in(text, cursor, block.start, spans)
+        cursor = block.end
+    _spans_in(text, cursor, len(text), spans)
+    return spans
+
+
+def _spans_in(text: str, start: int, end: int, out: list[CodeRegion]) -> None:
+    chunk_start = start
+    for blank in [*_BLANK_LINE.finditer(text, start, end), None]:
+        chunk_end = end if blank is None else blank.start()
+        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, chunk_start, chunk_end)]
+        index = 0
+        while index < len(runs):
+            open_start, open_end = runs[index]
+            if _escaped(text, open_start):
+                open_start += 1
+            width = open_end - open_start
+            close = next(
+                (j for j in range(index + 1, len(runs)) if runs[j][1] - runs[j][0] == width), None
+            )
+            if width == 0 or close is None:
+                index += 1
+                continue
+            out.append(CodeRegion(start=open_start, end=runs[close][1], block=False))
+            index = close + 1
+        if blank is not None:
+            chunk_start = blank.end()
+
+
+def _escaped(text: str, index: int) -> bool:
+    count = 0
+    while index - count - 1 >= 0 and text[index - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def regions_of(text: str) -> list[CodeRegion]:
+    """Every code region of `text`, sorted by start (Python string indexes)."""
+    blocks = find_code_blocks(text)
+    spans = find_code_spans(text, blocks)
+    if not spans:
+        return blocks
+    return sorted([*blocks, *spans], key=lambda region: region.start)
+
+
+def is_inside(position: int, regions: list[CodeRegion]) -> bool:
+    """Whether a string index falls inside one of `regions`."""
+    return any(region.start <= position < region.end for region in regions)
+
+
+def find_code_regions(text: str) -> list[dict[str, object]]:
+    """Code regions of `text` as `[{start, end, block}]` with UTF-16 offsets.
+
+    Raises:
+        TypeError: `text` is not a string.
+    """
+    source = require_str(text, "text")
+    regions = regions_of(source)
+    offsets = None if source.isascii() else utf16_offsets(source)
+    return [region.to_dict(offsets) for region in regions]

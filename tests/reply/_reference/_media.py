@@ -1,0 +1,346 @@
+"""Splitting media attachments out of reply text: `MEDIA:` lines and promoted Markdown images.
+
+A `MEDIA:` directive is a whole line whose trimmed text starts with `MEDIA:` (any case), outside
+fenced and indented code. Its payload is one or more references: a quoted value is one reference
+with spaces allowed; otherwise the payload splits on whitespace and re-joins the fragments of a
+spaced path. Each reference is validated (`_paths.is_valid_media`); a rejected remote URL stays
+visible text, a rejected *local* path (traversal, `~user`) is removed silently so it never leaks.
+Markdown images stay text unless the caller opts in (`extract_markdown_images`) or lists exact
+targets in `markdown_image_allowlist`; only public `https:` images are promoted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final, Literal, NotRequired, TypedDict
+
+from clawcell.reply._paths import (
+    clean_candidate,
+    has_traversal_or_unsupported_home_dir_prefix,
+    is_valid_media,
+    looks_like_local_file_path,
+    normalize_media_source,
+    split_unquoted_media_directive_parts,
+    unwrap_quoted,
+)
+
+from ._fences import CodeRegion, find_code_blocks, find_code_spans
+from ._images import ImageSpan, find_image_spans
+from ._tags import parse_inline_directives
+from ._text import JS_SPACE_CLASS, js_trim, js_trim_end, js_trim_start, require_str, utf16_len
+
+__all__ = ["MediaSegment", "SplitMedia", "split_media_from_output"]
+
+
+class MediaSegment(TypedDict):
+    """One ordered piece of a split reply: a `text` piece or a `media` piece with its `url`."""
+
+    type: Literal["text", "media"]
+    text: NotRequired[str]
+    url: NotRequired[str]
+
+
+class SplitMedia(TypedDict):
+    """Result of `split_media_from_output` (protocol keys; absent keys mean "none")."""
+
+    text: str
+    mediaUrls: NotRequired[list[str]]
+    segments: NotRequired[list[MediaSegment]]
+    audioAsVoice: NotRequired[bool]
+
+
+_MEDIA_HINT: Final = re.compile("media:", re.IGNORECASE | re.ASCII)
+_MEDIA_TOKEN: Final = re.compile(
+    f"\\bMEDIA:[{JS_SPACE_CLASS}]*`?([^\\n]+)`?", re.IGNORECASE | re.ASCII
+)
+_SPACE: Final = re.compile(f"[{JS_SPACE_CLASS}]")
+_WIDE_GAP: Final = re.compile(r"[ \t]{2,}")
+_LEADING_BLANK_LINES: Final = re.compile(r"\A(?:[ \t]*\n)+")
+_HTTP_PREFIX: Final = re.compile(r"https?://", re.IGNORECASE)
+_FILE_PREFIX: Final = re.compile(r"file:(?://)?", re.IGNORECASE)
+MAX_IMAGE_LINE_LENGTH: Final = 20_000
+MAX_IMAGES_PER_LINE: Final = 50
+
+
+def _clean_line(text: str) -> str:
+    return js_trim(_WIDE_GAP.sub(" ", text))
+
+
+class _Splitter:
+    """Mutable state of one split: accepted media, ordered segments, kept visible lines."""
+
+    def __init__(self, allowlist: dict[str, str] | None, preserve: bool) -> None:
+        self.allowlist = allowlist
+        self.preserve = preserve
+        self.media: list[str] = []
+        self.segments: list[MediaSegment] = []
+        self.last_text: MediaSegment | None = None
+        self.kept: list[str] = []
+        self.found = False
+
+    def push_text(self, text: str) -> None:
+        last = self.segments[-1] if self.segments else None
+        blank = not js_trim(text)
+        if last is not None and last["type"] == "text":
+            last["text"] = last.get("text", "") + "\n" + ("" if blank else text)
+        elif blank:
+            previous = self.last_text.get("text", "") if self.last_text is not None else "\n"
+            if last is not None and self.last_text is not None and not previous.endswith("\n"):
+                self.last_text["text"] = previous + "\n"
+        else:
+            self.last_text = {"type": "text", "text": text}
+            self.segments.append(self.last_text)
+
+    def push_all(self, pieces: list[MediaSegment]) -> None:
+        for piece in pieces:
+            if piece["type"] == "text":
+                self.push_text(piece.get("text", ""))
+            else:
+                self.segments.append(piece)
+
+    def keep(self, line: str) -> None:
+        self.kept.append(line)
+        self.push_text(line)
+
+    def media_line(self, line: str, match: re.Match[str]) -> None:
+        start = len(self.media)
+        accepted, invalid, hides = _read_payload(match.group(1), self.media)
+        pieces = [line[: match.start()]]
+        out: list[MediaSegment] = []
+        if accepted:
+            self.found = True
+            before = _clean_line("".join(pieces))
+            if before:
+                out.append({"type": "text", "text": before})
+            pieces = [" ".join(invalid)] if invalid else []
+            out.extend({"type": "media", "url": url} for url in self.media[start:])
+        elif hides:
+            self.found = True
+        else:
+            pieces.append(match.group(0))
+        pieces.append(line[match.end() :])
+        cleaned = _clean_line("".join(pieces))
+        if cleaned:
+            self.kept.append(cleaned)
+            out.append({"type": "text", "text": cleaned})
+        self.push_all(out)
+
+    def image_line(self, line: str, spans: list[ImageSpan]) -> bool:
+        out: list[MediaSegment] = []
+        segment_pieces: list[str] = []
+        visible: list[str] = []
+        lifted: list[ImageSpan] = []
+        cursor = 0
+        for span in spans:
+            before = line[cursor : span.start]
+            segment_pieces.append(before)
+            visible.append(before)
+            target = self._image_target(span)
+            if target is None:
+                original = line[span.start : span.end]
+                segment_pieces.append(original)
+                visible.append(original)
+            else:
+                lifted.append(span)
+                self._push_caption(out, "".join(segment_pieces))
+                segment_pieces = []
+                self.media.append(target)
+                out.append({"type": "media", "url": target})
+            cursor = span.end
+        if not lifted:
+            return False
+        segment_pieces.append(line[cursor:])
+        visible.append(line[cursor:])
+        self._push_caption(out, "".join(segment_pieces))
+        cleaned = _remove_spans(line, lifted) if self.preserve else _clean_line("".join(visible))
+        if cleaned or self.preserve:
+            self.kept.append(cleaned)
+        self.found = True
+        self.push_all(out)
+        return True
+
+    def _push_caption(self, out: list[MediaSegment], text: str) -> None:
+        caption = text if self.preserve else _clean_line(text)
+        if js_trim(caption):
+            out.append({"type": "text", "text": caption})
+
+    def _image_target(self, span: ImageSpan) -> str | None:
+        target = normalize_media_source(js_trim(span.destination))
+        if self.allowlist is not None:
+            return self.allowlist.get(target) or None
+        if _HTTP_PREFIX.match(target) and is_valid_media(target):
+            return target
+        return None
+
+
+def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool]:
+    """Validate one directive payload into `media`: (accepted any, invalid parts, hide it)."""
+    unwrapped = unwrap_quoted(payload)
+    value = payload if unwrapped is None else unwrapped
+    parts = [unwrapped] if unwrapped else split_unquoted_media_directive_parts(payload)
+    start = len(media)
+    invalid: list[str] = []
+    for part in parts:
+        quoted = unwrap_quoted(part) if unwrapped is None else None
+        candidate = unwrapped if unwrapped is not None else quoted
+        spaced = bool(candidate)
+        candidate = clean_candidate(part) if candidate is None else candidate
+        if is_valid_media(candidate, allow_spaces=spaced or bool(_SPACE.search(candidate))):
+            media.append(candidate)
+        elif not _SPACE.search(part) or not has_traversal_or_unsupported_home_dir_prefix(candidate):
+            invalid.append(part)
+    trimmed = js_trim(value)
+    hides = looks_like_local_file_path(trimmed) or _FILE_PREFIX.match(trimmed) is not None
+    if (
+        not unwrapped
+        and len(media) - start == 1
+        and invalid
+        and not any(_starts_new_reference(part) for part in parts[1:])
+        and _SPACE.search(value)
+        and hides
+    ):
+        welded = clean_candidate(value)
+        if is_valid_media(welded, allow_spaces=True):
+            media[start:] = [welded]
+            invalid = []
+    if len(media) == start:
+        fallback = clean_candidate(value) if unwrapped is None else unwrapped
+        if is_valid_media(fallback, allow_spaces=True, allow_bare_filename=True):
+            media.append(fallback)
+            invalid = []
+    return len(media) > start, invalid, hides
+
+
+def _starts_new_reference(part: str) -> bool:
+    candidate = _FILE_PREFIX.sub("", clean_candidate(part), count=1)
+    return bool(
+        re.match(r"(?:[a-zA-Z]:[\\/]|[/~]|\.{1,2}[\\/]|\\\\|[a-zA-Z][a-zA-Z0-9+.-]*:)", candidate)
+    )
+
+
+def _remove_spans(line: str, spans: list[ImageSpan]) -> str:
+    """Remove lifted images from a line, keeping one gap where text sits on both sides."""
+    pieces: list[str] = []
+    cursor = 0
+    for span in spans:
+        left, right = span.start, span.end
+        while left > cursor and line[left - 1] in " \t":
+            left -= 1
+        while right < len(line) and line[right] in " \t":
+            right += 1
+        text_before = left > 0 and line[left - 1] != "\r"
+        text_after = right < len(line) and line[right] != "\r"
+        start, end, gap = span.start, span.end, ""
+        if text_before:
+            start = left
+            if text_after:
+                gap = line[span.end : right] or line[left : span.start]
+                end = right
+        elif text_after:
+            end = right
+        pieces.append(line[cursor:start] + gap)
+        cursor = end
+    pieces.append(line[cursor:])
+    return "".join(pieces)
+
+
+def split_media_from_output(
+    raw: str,
+    *,
+    extract_markdown_images: bool = False,
+    markdown_image_allowlist: Sequence[str] | None = None,
+    extract_media_directives: bool = True,
+    extract_audio_directives: bool = True,
+    preserve_trailing_whitespace: bool = False,
+) -> SplitMedia:
+    """Split reply text into visible text, media references and ordered segments.
+
+    Args:
+        raw: The reply or tool output text.
+        extract_markdown_images: Promote public `https:` Markdown images to media.
+        markdown_image_allowlist: Exact image targets to promote (implies image extraction;
+            an empty list promotes nothing).
+        extract_media_directives: `False` leaves `MEDIA:` lines as ordinary text.
+        extract_audio_directives: `False` leaves `[[audio_as_voice]]` in the text.
+        preserve_trailing_whitespace: Keep trailing whitespace of the text.
+
+    Returns:
+        `{text, mediaUrls?, segments?, audioAsVoice?}`; `segments` is absent on the fast path
+        (nothing that could be a directive).
+
+    Raises:
+        TypeError: `raw` is not a string.
+    """
+    source = require_str(raw, "raw")
+    text = source if preserve_trailing_whitespace else js_trim_end(source)
+    if not js_trim(text):
+        return {"text": text if preserve_trailing_whitespace else ""}
+    images = markdown_image_allowlist is not None or extract_markdown_images is True
+    may_media = extract_media_directives is not False and _MEDIA_HINT.search(text) is not None
+    may_image = images and "![" in text
+    if not may_media and not may_image and "[[" not in text:
+        return {"text": text}
+    allowlist = None
+    if markdown_image_allowlist is not None:
+        allowlist = {
+            normalize_media_source(js_trim(require_str(entry, "markdown_image_allowlist[]"))): entry
+            for entry in markdown_image_allowlist
+        }
+    splitter = _Splitter(allowlist, preserve_trailing_whitespace)
+    _split_lines(splitter, text, images=images, media=extract_media_directives is not False)
+    return _finish(splitter, text, extract_audio_directives is not False)
+
+
+def _split_lines(splitter: _Splitter, text: str, *, images: bool, media: bool) -> None:
+    blocks = find_code_blocks(text)
+    spans: list[CodeRegion] | None = None
+    block_index = 0
+    offset = 0
+    for line in text.split("\n"):
+        line_end = offset + len(line)
+        while block_index < len(blocks) and offset >= blocks[block_index].end:
+            block_index += 1
+        if block_index < len(blocks) and line_end > blocks[block_index].start:
+            splitter.keep(line)
+        elif media and js_trim_start(line)[:6].upper().startswith("MEDIA:"):
+            match = _MEDIA_TOKEN.search(line)
+            if match is None:
+                splitter.keep(line)
+            else:
+                splitter.media_line(line, match)
+        elif images and "![" in line and utf16_len(line) <= MAX_IMAGE_LINE_LENGTH:
+            spans = find_code_spans(text, blocks) if spans is None else spans
+            found = find_image_spans(text, offset, line_end, spans, MAX_IMAGES_PER_LINE)
+            shifted = [
+                ImageSpan(start=s.start - offset, end=s.end - offset, destination=s.destination)
+                for s in found
+            ]
+            if not splitter.image_line(line, shifted):
+                splitter.keep(line)
+        else:
+            splitter.keep(line)
+        offset = line_end + 1
+
+
+def _finish(splitter: _Splitter, text: str, audio: bool) -> SplitMedia:
+    visible = _LEADING_BLANK_LINES.sub("", "\n".join(splitter.kept), count=1)
+    voice = False
+    if audio:
+        parsed = parse_inline_directives(
+            visible,
+            strip_reply_tags=False,
+            preserve_trailing_whitespace=splitter.preserve,
+        )
+        visible, voice = parsed["text"], parsed["audioAsVoice"]
+    cleaned = visible if splitter.preserve else js_trim_end(visible)
+    result: SplitMedia
+    if not splitter.media:
+        final = cleaned if splitter.found or voice else text
+        result = {"text": final, "segments": [{"type": "text", "text": final}] if final else []}
+    else:
+        segments = splitter.segments or [{"type": "text", "text": cleaned}]
+        result = {"text": cleaned, "mediaUrls": list(splitter.media), "segments": segments}
+    if voice:
+        result["audioAsVoice"] = True
+    return result

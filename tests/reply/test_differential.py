@@ -1,0 +1,172 @@
+"""The optimised scanners behave exactly like the pre-optimisation ones (`_reference`).
+
+Each public text function runs on the same input through `clawcell.reply` and through the frozen
+copy in `tests/reply/_reference`; results (or exception types) must be identical. Inputs are
+Hypothesis-generated Markdown-ish lines built from the protocol's own syntax, plus slices of the
+shared benchmark corpus when the `../shared` checkout sits beside this one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clawcell import reply
+from clawcell.reply._directives import normalize_directive_whitespace
+from clawcell.reply._text import utf16_len, utf16_offsets
+
+from ._reference import _directives as ref_directives
+from ._reference import _embeds as ref_embeds
+from ._reference import _fences as ref_fences
+from ._reference import _media as ref_media
+from ._reference import _reply as ref_reply
+from ._reference import _tags as ref_tags
+from ._reference import _text as ref_text
+
+_Pair = tuple[Callable[[str], Any], Callable[[str], Any]]
+_ALLOW = ["https://cdn.example.com/a.png", "./diagrams/1.svg", " x.png "]
+
+PAIRS: dict[str, _Pair] = {
+    "find_code_regions": (reply.find_code_regions, ref_fences.find_code_regions),
+    "split": (reply.split_media_from_output, ref_media.split_media_from_output),
+    "split_images": (
+        lambda s: reply.split_media_from_output(s, extract_markdown_images=True),
+        lambda s: ref_media.split_media_from_output(s, extract_markdown_images=True),
+    ),
+    "split_allowlist": (
+        lambda s: reply.split_media_from_output(s, markdown_image_allowlist=_ALLOW),
+        lambda s: ref_media.split_media_from_output(s, markdown_image_allowlist=_ALLOW),
+    ),
+    "split_preserve": (
+        lambda s: reply.split_media_from_output(
+            s, preserve_trailing_whitespace=True, extract_markdown_images=True
+        ),
+        lambda s: ref_media.split_media_from_output(
+            s, preserve_trailing_whitespace=True, extract_markdown_images=True
+        ),
+    ),
+    "split_no_directives": (
+        lambda s: reply.split_media_from_output(
+            s, extract_media_directives=False, extract_audio_directives=False
+        ),
+        lambda s: ref_media.split_media_from_output(
+            s, extract_media_directives=False, extract_audio_directives=False
+        ),
+    ),
+    "inline": (reply.parse_inline_directives, ref_tags.parse_inline_directives),
+    "inline_options": (
+        lambda s: reply.parse_inline_directives(
+            s, current_message_id=" m1 ", strip_audio_tag=False, preserve_trailing_whitespace=True
+        ),
+        lambda s: ref_tags.parse_inline_directives(
+            s, current_message_id=" m1 ", strip_audio_tag=False, preserve_trailing_whitespace=True
+        ),
+    ),
+    "inline_keep_reply": (
+        lambda s: reply.parse_inline_directives(s, strip_reply_tags=False),
+        lambda s: ref_tags.parse_inline_directives(s, strip_reply_tags=False),
+    ),
+    "display": (
+        reply.strip_inline_directive_tags_for_display,
+        ref_tags.strip_inline_directive_tags_for_display,
+    ),
+    "delivery": (
+        reply.strip_inline_directive_tags_for_delivery,
+        ref_tags.strip_inline_directive_tags_for_delivery,
+    ),
+    "canvas": (reply.extract_canvas_shortcodes, ref_embeds.extract_canvas_shortcodes),
+    "reply": (
+        lambda s: reply.parse_reply_directives(s, current_message_id="m1"),
+        lambda s: ref_reply.parse_reply_directives(s, current_message_id="m1"),
+    ),
+    "reply_images": (
+        lambda s: reply.parse_reply_directives(s, extract_markdown_images=True),
+        lambda s: ref_reply.parse_reply_directives(s, extract_markdown_images=True),
+    ),
+    "whitespace_trim": (
+        normalize_directive_whitespace,
+        ref_directives.normalize_directive_whitespace,
+    ),
+    "whitespace_preserve": (
+        lambda s: normalize_directive_whitespace(s, "preserve"),
+        lambda s: ref_directives.normalize_directive_whitespace(s, "preserve"),
+    ),
+    "whitespace_normalize": (
+        lambda s: normalize_directive_whitespace(s, "normalize"),
+        lambda s: ref_directives.normalize_directive_whitespace(s, "normalize"),
+    ),
+    "utf16_offsets": (utf16_offsets, ref_text.utf16_offsets),
+    "utf16_len": (utf16_len, ref_text.utf16_len),
+}
+
+
+def _outcome(function: Callable[[str], Any], text: str) -> Any:
+    try:
+        return function(text)
+    except Exception as exc:  # an exception is an outcome to compare, not a failure here
+        return ("raised", type(exc).__name__)
+
+
+def _assert_same(text: str) -> None:
+    for name, (fast, reference) in PAIRS.items():
+        assert _outcome(fast, text) == _outcome(reference, text), (name, text)
+
+
+_PIECE = st.sampled_from(
+    [
+        "MEDIA:", "media: ", "MEDIA: https://cdn.example.com/a.png", "MEDIA:/tmp/a b.png",
+        'MEDIA: "/tmp/my file.png"', "MEDIA: ./out/x.webp", "MEDIA: ../etc/passwd",
+        "MEDIA: http://insecure.example.com/a.png", "MEDIA:`/tmp/t.png`", "medıa:", "x MEDIA: y",
+        "[[", "]]", "[[audio_as_voice]]", "[[reply_to_current]]", "[[reply_to:msg-1]]",
+        "[[ reply_to : t ]]", "[[ Audio_As_Voice ]]", "[embed ", "/]", "[/embed]", 'ref="a"',
+        'url="https://e.com"', "[embed ref=\"cv\" /]", "[embed url='/x' title='T']body[/embed]",
+        "```", "~~~", "````", "```py`", "    ", "  ", "\t", "\r", "`", "``", "\\`", "\\",
+        "![a](https://cdn.example.com/a.png)", "![b](./diagrams/1.svg \"t\")", "![c](<x y.png>)",
+        "![", "](", ")", "(", "https://", "/tmp/a.png", "~", '"', "'", "> ", "- ", "* ", "1. ",
+        "2) ", "---", "***", "NO_REPLY", "HEARTBEAT_OK", " ", "\u00a0", "\ufeff", "\u2028",
+        "\U0001f680", "\ud83d", "é", "word", "Word two",
+    ]
+)  # fmt: skip
+_LINE = st.lists(st.one_of(_PIECE, st.text(max_size=3)), max_size=6).map("".join)
+_TEXT = st.lists(_LINE, max_size=12).map("\n".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_TEXT)
+def test_optimised_scanners_match_the_reference_on_generated_text(text: str) -> None:
+    _assert_same(text)
+
+
+_NO_CORPUS = "../shared/bench-corpus is not beside the checkout"
+_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench-corpus"
+
+
+def _corpus_slices() -> list[str]:
+    mixed, short = _CORPUS / "mixed-1mb.txt", _CORPUS / "short-replies.jsonl"
+    if not mixed.is_file() or not short.is_file():
+        return []
+    text = mixed.read_text(encoding="utf-8")
+    slices = [text[start : start + 6000] for start in range(0, len(text), 97_001)]
+    lines = short.read_text(encoding="utf-8").splitlines()[::50]
+    return [*slices, *(json.loads(line)["text"] for line in lines)]
+
+
+@pytest.mark.skipif(not _corpus_slices(), reason=_NO_CORPUS)
+def test_optimised_scanners_match_the_reference_on_the_benchmark_corpus() -> None:
+    for text in _corpus_slices():
+        _assert_same(text)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _corpus_slices(), reason=_NO_CORPUS)
+def test_optimised_scanners_match_the_reference_on_the_whole_mixed_corpus() -> None:
+    text = (_CORPUS / "mixed-1mb.txt").read_text(encoding="utf-8")
+    for name in ("find_code_regions", "split", "split_images", "inline", "canvas", "reply"):
+        fast, reference = PAIRS[name]
+        assert fast(text) == reference(text), name
