@@ -17,6 +17,8 @@
   const freeze = O.freeze;
   const defineProperty = O.defineProperty;
   const getPrototypeOf = O.getPrototypeOf;
+  const setPrototypeOf = O.setPrototypeOf;
+  const apply = Reflect.apply;
   const getOwnPropertyDescriptor = O.getOwnPropertyDescriptor;
   const isArray = Array.isArray;
   const ObjectProto = O.prototype;
@@ -24,7 +26,6 @@
   const parse = JSON.parse;
   const PromiseCtor = Promise;
   const promiseThen = uncurry(Promise.prototype.then);
-  const promiseResolve = (v) => new PromiseCtor((resolve) => resolve(v));
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const MapCtor = Map;
@@ -205,7 +206,8 @@
     push(ancestors, value);
     try {
       if (isArray(value)) {
-        const out = [];
+        // Final values never call toJSON, not even an inherited Array.prototype.toJSON.
+        const out = finalValue ? setPrototypeOf([], null) : [];
         const n = value.length;
         for (let i = 0; i < n; i++) push(out, project(value[i], ancestors, finalValue));
         return out;
@@ -245,6 +247,17 @@
     }
   }
 
+  // A JSON array of `values`, element by element: the controller's own arrays must not pass
+  // through an `Array.prototype.toJSON` the user may have installed.
+  function jsonArray(values) {
+    let out = "[";
+    for (let i = 0; i < values.length; i++) {
+      const text = stringify(values[i]);
+      out += (i ? "," : "") + (text === undefined ? "null" : text);
+    }
+    return out + "]";
+  }
+
   function emit(item) {
     push(output, stringify(item));
   }
@@ -256,7 +269,8 @@
   }
 
   function json(value) {
-    emit({ __proto__: null, type: "json", value: parse(toJsonText(value, false)) });
+    // Spliced as text: re-stringifying parsed arrays would apply a polluted toJSON twice.
+    push(output, '{"type":"json","value":' + toJsonText(value, false) + "}");
     return undefined;
   }
 
@@ -296,7 +310,7 @@
   }
 
   function inspectArray(value, depth, seen, budget) {
-    const out = [];
+    const out = setPrototypeOf([], null); // console inspection calls no toJSON
     const n = value.length;
     for (let i = 0; i < n && i < 50; i++) push(out, inspect(value[i], depth + 1, seen, budget));
     if (n > 50) push(out, "[truncated]");
@@ -382,7 +396,7 @@
     if (overflow !== null) throw overflow;
     let argsJson;
     try {
-      argsJson = stringify(args);
+      argsJson = jsonArray(args);
     } catch (error) {
       return new PromiseCtor((_, reject) => reject(error));
     }
@@ -438,11 +452,11 @@
     const status = overflow !== null ? 3 : state;
     let text = '{"s":' + status + ',"q":' + queue.length;
     if (output.length > 0) {
-      text += ',"o":' + stringify(output);
+      text += ',"o":' + jsonArray(output);
       output = [];
     }
     if (cancelled.length > 0) {
-      text += ',"c":' + stringify(cancelled);
+      text += ',"c":' + jsonArray(cancelled);
       cancelled = [];
     }
     if (status === 1) text += ',"v":' + stringify(valueJson);
@@ -473,7 +487,7 @@
     promiseThen(sleeping, () => {
       if (!mapHas(timers, timerId)) return undefined;
       mapDelete(timers, timerId);
-      return callback(...args);
+      return apply(callback, undefined, args);
     });
     return timerId;
   }
@@ -681,7 +695,9 @@
       state = 2;
       return;
     }
-    promiseThen(promiseResolve(promise), finish, (error) => {
+    // The cell is an async function, so `promise` is native: no `then` lookup that a
+    // polluted Promise.prototype.then could intercept.
+    promiseThen(promise, finish, (error) => {
       failure = describeError(error);
       state = 2;
     });
