@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from clawcell import reply
 from clawcell.reply._directives import normalize_directive_whitespace
-from clawcell.reply._text import utf16_len, utf16_offsets
+from clawcell.reply._text import Utf16Offsets, utf16_len
 
 from ._reference import _directives as ref_directives
 from ._reference import _embeds as ref_embeds
@@ -28,6 +28,12 @@ from ._reference import _media as ref_media
 from ._reference import _reply as ref_reply
 from ._reference import _tags as ref_tags
 from ._reference import _text as ref_text
+
+
+def _utf16_offsets(text: str) -> list[int]:
+    offsets = Utf16Offsets(text)
+    return [offsets.at(index) for index in range(len(text) + 1)]
+
 
 _Pair = tuple[Callable[[str], Any], Callable[[str], Any]]
 _ALLOW = ["https://cdn.example.com/a.png", "./diagrams/1.svg", " x.png "]
@@ -101,7 +107,7 @@ PAIRS: dict[str, _Pair] = {
         lambda s: normalize_directive_whitespace(s, "normalize"),
         lambda s: ref_directives.normalize_directive_whitespace(s, "normalize"),
     ),
-    "utf16_offsets": (utf16_offsets, ref_text.utf16_offsets),
+    "utf16_offsets": (_utf16_offsets, ref_text.utf16_offsets),
     "utf16_len": (utf16_len, ref_text.utf16_len),
 }
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ._fences import CodeRegion, is_inside, regions_of
+from ._fences import CodeIndex, CodeRegion, regions_of
 from ._text import JS_SPACE_CLASS, is_js_space, js_trim, js_trim_end, require_str
 
 __all__ = [
@@ -95,7 +95,10 @@ def replace_outside_code(
     regions: list[CodeRegion],
 ) -> list[tuple[int, int, str | None]]:
     """Keep the `(start, end, id)` tags whose start is not inside a code region."""
-    return [tag for tag in tags if not is_inside(tag[0], regions)] if regions else tags
+    if not regions:
+        return tags
+    index = CodeIndex(regions)
+    return [tag for tag in tags if not index.covers(tag[0])]
 
 
 def find_audio_tags(text: str) -> list[tuple[int, int, str | None]]:

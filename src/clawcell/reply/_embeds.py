@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Final, TypedDict
 
 from ._canvas import CanvasPreview, normalize_preferred_height
-from ._fences import is_inside, regions_of
+from ._fences import CodeIndex, regions_of
 from ._text import JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
 
 __all__ = [
@@ -143,11 +143,11 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
 
 
 def _matches(text: str) -> list[tuple[int, int, str]]:
-    regions = regions_of(text)
+    code = CodeIndex(regions_of(text))
     found: list[tuple[int, int, int, str]] = []
     for order, pattern in enumerate((_BLOCK, _SELF_CLOSING)):
         for match in pattern.finditer(text):
-            if not is_inside(match.start(), regions):
+            if not code.covers(match.start()):
                 found.append((match.start(), order, match.end(), match.group(1)))
     found.sort(key=lambda item: (item[0], item[1]))
     return [(start, end, attrs) for start, _, end, attrs in found]

@@ -20,18 +20,19 @@ paragraphs.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
-from ._text import require_str, utf16_offsets
+from ._text import Utf16Offsets, require_str
 
-__all__ = ["CodeRegion", "find_code_regions", "find_code_spans", "is_inside"]
+__all__ = ["CodeIndex", "CodeRegion", "find_code_regions", "find_code_spans", "regions_of"]
 
 _FENCE_OPEN: Final = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _QUOTE: Final = re.compile(r" {0,3}>[ \t]?")
 _LIST_ITEM: Final = re.compile(r"( {0,3})([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)|$)")
 _THEMATIC: Final = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
-_BACKTICKS: Final = re.compile(r"`+")
+_BACKTICKS: Final = re.compile("``*")  # a literal first character makes `re` search fast
 _BLANK_LINE: Final = re.compile(r"\n[ \t]*\r?(?=\n)")
 
 
@@ -43,11 +44,11 @@ class CodeRegion:
     end: int
     block: bool
 
-    def to_dict(self, offsets: list[int] | None = None) -> dict[str, object]:
-        """The protocol shape `{start, end, block}`; `offsets` maps indexes to UTF-16 units."""
+    def to_dict(self, offsets: Utf16Offsets | None = None) -> dict[str, object]:
+        """The protocol shape `{start, end, block}`; `offsets` converts indexes to UTF-16 units."""
         if offsets is None:
             return {"start": self.start, "end": self.end, "block": self.block}
-        return {"start": offsets[self.start], "end": offsets[self.end], "block": self.block}
+        return {"start": offsets.at(self.start), "end": offsets.at(self.end), "block": self.block}
 
 
 @dataclass
@@ -189,6 +190,31 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
         scan.leaf = "paragraph"
 
 
+_PLAIN_LINES: Final = re.compile(r"(?:[^ \t\r\n>+*\-0-9`~][^\n]*\n)+")
+_FENCE_BODY: Final = re.compile(r"(?:(?! {0,3}[`~])[^\n]*\n)+")
+
+
+def _fast_forward(scan: _Scan, text: str, base: int) -> int:
+    """Skip whole lines whose outcome is known without scanning them (no open containers).
+
+    Outside any leaf or in a paragraph, a line that starts with none of the characters that can
+    open a container, a fence or an indent is one more paragraph line. Inside a fence, a line
+    that does not start like a fence cannot close it.
+    """
+    if scan.leaf in ("", "paragraph"):
+        plain = _PLAIN_LINES.match(text, base)
+        if plain is not None:
+            scan.leaf = "paragraph"
+            return plain.end()
+    elif scan.leaf == "fence":
+        body = _FENCE_BODY.match(text, base)
+        if body is not None:
+            newline = body.end() - 1
+            scan.end = newline - 1 if text[newline - 1] == "\r" else newline
+            return body.end()
+    return base
+
+
 def find_code_blocks(text: str) -> list[CodeRegion]:
     """Fenced and indented code blocks of `text`, in order (Python string indexes)."""
     if "```" not in text and "~~~" not in text and "    " not in text and "\t" not in text:
@@ -196,9 +222,15 @@ def find_code_blocks(text: str) -> list[CodeRegion]:
     scan = _Scan(containers=[])
     regions: list[CodeRegion] = []
     base = 0
-    for line in text.split("\n"):
-        _scan_line(scan, line, base, regions)
-        base += len(line) + 1
+    while True:
+        if not scan.containers:
+            base = _fast_forward(scan, text, base)
+        newline = text.find("\n", base)
+        if newline < 0:
+            _scan_line(scan, text[base:], base, regions)
+            break
+        _scan_line(scan, text[base:newline], base, regions)
+        base = newline + 1
     if scan.leaf == "fence":
         scan.end = len(text)
     _close_leaf(scan, regions)
@@ -206,39 +238,54 @@ def find_code_blocks(text: str) -> list[CodeRegion]:
 
 
 def find_code_spans(text: str, blocks: list[CodeRegion]) -> list[CodeRegion]:
-    """Inline code spans outside `blocks`: a backtick run closed by the next run as long."""
+    """Inline code spans outside `blocks`: a backtick run closed by the next run as long.
+
+    A span never crosses a code block or a blank line, so backtick runs are grouped into those
+    chunks first; within a chunk each unescaped run pairs with the next run of its width.
+    """
     if "`" not in text:
         return []
     spans: list[CodeRegion] = []
-    cursor = 0
-    for block in blocks:
-        _spans_in(text, cursor, block.start, spans)
-        cursor = block.end
-    _spans_in(text, cursor, len(text), spans)
+    for runs in _runs_by_chunk(text, blocks):
+        _pair_runs(text, runs, spans)
     return spans
 
 
-def _spans_in(text: str, start: int, end: int, out: list[CodeRegion]) -> None:
-    chunk_start = start
-    for blank in [*_BLANK_LINE.finditer(text, start, end), None]:
-        chunk_end = end if blank is None else blank.start()
-        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, chunk_start, chunk_end)]
-        index = 0
-        while index < len(runs):
-            open_start, open_end = runs[index]
-            if _escaped(text, open_start):
-                open_start += 1
-            width = open_end - open_start
-            close = next(
-                (j for j in range(index + 1, len(runs)) if runs[j][1] - runs[j][0] == width), None
-            )
-            if width == 0 or close is None:
-                index += 1
-                continue
-            out.append(CodeRegion(start=open_start, end=runs[close][1], block=False))
-            index = close + 1
-        if blank is not None:
-            chunk_start = blank.end()
+def _runs_by_chunk(text: str, blocks: list[CodeRegion]) -> list[list[tuple[int, int]]]:
+    starts = [block.start for block in blocks]
+    blanks: list[int] | None = None
+    chunks: list[list[tuple[int, int]]] = []
+    last_key = -1
+    for run in _BACKTICKS.finditer(text):
+        start = run.start()
+        block = bisect_right(starts, start)
+        if block and start < blocks[block - 1].end:
+            continue
+        if blanks is None:
+            blanks = [blank.start() for blank in _BLANK_LINE.finditer(text)]
+        key = block + bisect_right(blanks, start)
+        if key != last_key:
+            chunks.append([])
+            last_key = key
+        chunks[-1].append((start, run.end()))
+    return chunks
+
+
+def _pair_runs(text: str, runs: list[tuple[int, int]], out: list[CodeRegion]) -> None:
+    index = 0
+    while index < len(runs) - 1:
+        open_start, open_end = runs[index]
+        if _escaped(text, open_start):
+            open_start += 1
+        width = open_end - open_start
+        close = next(
+            (j for j in range(index + 1, len(runs)) if runs[j][1] - runs[j][0] == width), None
+        )
+        if width == 0 or close is None:
+            index += 1
+            continue
+        out.append(CodeRegion(start=open_start, end=runs[close][1], block=False))
+        index = close + 1
 
 
 def _escaped(text: str, index: int) -> bool:
@@ -257,9 +304,17 @@ def regions_of(text: str) -> list[CodeRegion]:
     return sorted([*blocks, *spans], key=lambda region: region.start)
 
 
-def is_inside(position: int, regions: list[CodeRegion]) -> bool:
-    """Whether a string index falls inside one of `regions`."""
-    return any(region.start <= position < region.end for region in regions)
+class CodeIndex:
+    """Sorted, disjoint code regions (as `regions_of` returns them) with fast membership."""
+
+    def __init__(self, regions: list[CodeRegion]) -> None:
+        self.regions = regions
+        self._starts = [region.start for region in regions]
+
+    def covers(self, position: int) -> bool:
+        """Whether a string index falls inside one of the regions."""
+        index = bisect_right(self._starts, position)
+        return index > 0 and position < self.regions[index - 1].end
 
 
 def find_code_regions(text: str) -> list[dict[str, object]]:
@@ -270,5 +325,5 @@ def find_code_regions(text: str) -> list[dict[str, object]]:
     """
     source = require_str(text, "text")
     regions = regions_of(source)
-    offsets = None if source.isascii() else utf16_offsets(source)
+    offsets = None if source.isascii() else Utf16Offsets(source)
     return [region.to_dict(offsets) for region in regions]

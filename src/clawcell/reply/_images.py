@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ._fences import CodeRegion
+from ._fences import CodeIndex
 
 __all__ = ["ImageSpan", "find_image_spans"]
 
@@ -108,14 +108,14 @@ def _escaped(text: str, index: int, floor: int) -> bool:
 
 
 def find_image_spans(
-    text: str, start: int, end: int, code_spans: list[CodeRegion], limit: int
+    text: str, start: int, end: int, code_spans: CodeIndex, limit: int
 ) -> list[ImageSpan]:
     """Inline images inside `text[start:end]` (one line), at most `limit`, skipping code spans."""
     spans: list[ImageSpan] = []
     index = text.find("![", start, end)
     while index >= 0 and len(spans) < limit:
         found = None
-        in_code = any(span.start <= index < span.end for span in code_spans)
+        in_code = code_spans.covers(index)
         if not in_code and not _escaped(text, index, start):
             label_end = _closing_bracket(text, index + 2, end)
             if label_end >= 0 and label_end + 1 < end and text[label_end + 1] == "(":

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, Literal, NotRequired, TypedDict
 
-from ._fences import CodeRegion, find_code_blocks, find_code_spans
+from ._fences import CodeIndex, find_code_blocks, find_code_spans
 from ._images import ImageSpan, find_image_spans
 from ._paths import (
     clean_candidate,
@@ -293,7 +293,7 @@ def split_media_from_output(
 
 def _split_lines(splitter: _Splitter, text: str, *, images: bool, media: bool) -> None:
     blocks = find_code_blocks(text)
-    spans: list[CodeRegion] | None = None
+    spans: CodeIndex | None = None
     block_index = 0
     offset = 0
     for line in text.split("\n"):
@@ -309,7 +309,7 @@ def _split_lines(splitter: _Splitter, text: str, *, images: bool, media: bool) -
             else:
                 splitter.media_line(line, match)
         elif images and "![" in line and utf16_len(line) <= MAX_IMAGE_LINE_LENGTH:
-            spans = find_code_spans(text, blocks) if spans is None else spans
+            spans = CodeIndex(find_code_spans(text, blocks)) if spans is None else spans
             found = find_image_spans(text, offset, line_end, spans, MAX_IMAGES_PER_LINE)
             shifted = [
                 ImageSpan(start=s.start - offset, end=s.end - offset, destination=s.destination)

@@ -14,7 +14,7 @@ from ._directives import (
     sanitize_reply_directive_id,
     word_gap,
 )
-from ._fences import CodeRegion, is_inside, regions_of
+from ._fences import CodeIndex, regions_of
 from ._text import is_js_space, js_trim, js_trim_end, js_trim_start, require_str
 
 __all__ = [
@@ -208,7 +208,7 @@ def _remove_plain(text: str, tags: list[_Tag]) -> str:
 
 def _delivery_edits(text: str) -> list[tuple[int, int, str]]:
     tags = sorted([*find_audio_tags(text), *find_reply_tags(text)])
-    regions: list[CodeRegion] | None = None
+    code: CodeIndex | None = None
     edits: list[tuple[int, int, str]] = []
     previous_end = 0
     for marker, tag_end, _ in tags:
@@ -221,10 +221,10 @@ def _delivery_edits(text: str) -> list[tuple[int, int, str]]:
         while end < len(text) and is_js_space(text[end]):
             end += 1
         previous_end = end
-        regions = regions_of(text) if regions is None else regions
-        if is_inside(marker, regions):
+        code = CodeIndex(regions_of(text)) if code is None else code
+        if code.covers(marker):
             continue
-        padding = any(r.block and marker < r.start <= end for r in regions)
+        padding = any(r.block and marker < r.start <= end for r in code.regions)
         if padding:
             end = start + len(js_trim_end(text[start:end]))
         edits.append((start, end, "" if padding else " "))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
 __all__ = [
     "JS_SPACE",
     "JS_SPACE_CLASS",
+    "Utf16Offsets",
     "as_list",
     "as_record",
     "is_js_space",
@@ -26,7 +28,6 @@ __all__ = [
     "js_trim_start",
     "require_str",
     "utf16_len",
-    "utf16_offsets",
     "utf16_prefix",
 ]
 
@@ -41,7 +42,7 @@ JS_SPACE_CLASS: Final = (
 )
 
 _SPACE_SET: Final = frozenset(JS_SPACE)
-_ASTRAL_OR_SURROGATE: Final = re.compile("[\U00010000-\U0010ffff]")
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
 def require_str(value: object, name: str) -> str:
@@ -75,7 +76,7 @@ def utf16_len(text: str) -> int:
     """Length in UTF-16 code units (JavaScript's `length`); lone surrogates count once."""
     if text.isascii():
         return len(text)
-    return len(text) + len(_ASTRAL_OR_SURROGATE.findall(text))
+    return len(text) + len(_ASTRAL.findall(text))
 
 
 def utf16_prefix(text: str, units: int) -> str:
@@ -96,15 +97,19 @@ def utf16_prefix(text: str, units: int) -> str:
     return text
 
 
-def utf16_offsets(text: str) -> list[int]:
-    """Map every Python index of `text` (and its end) to a UTF-16 offset."""
-    offsets = [0] * (len(text) + 1)
-    count = 0
-    for index, char in enumerate(text):
-        offsets[index] = count
-        count += 2 if ord(char) > 0xFFFF else 1
-    offsets[len(text)] = count
-    return offsets
+class Utf16Offsets:
+    """Converts Python indexes of one text to UTF-16 offsets (JavaScript string indexes).
+
+    Offsets only drift past astral characters (two units each), so only their positions are
+    kept; a conversion is one binary search.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._astral = [] if text.isascii() else [m.start() for m in _ASTRAL.finditer(text)]
+
+    def at(self, index: int) -> int:
+        """The UTF-16 offset of the Python index `index` (which may be the text's length)."""
+        return index + bisect_left(self._astral, index) if self._astral else index
 
 
 _DECIMAL: Final = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
