@@ -1,0 +1,66 @@
+"""Shared helpers for tests that run cells through the public `CodeMode` API.
+
+Imported as `tests.conftest` by the cell, hostile and CLI tests (no fixtures here)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+from clawcell import CodeMode, Limits, Tool
+
+T = TypeVar("T")
+
+FAST = Limits(timeout_ms=250)
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run one test coroutine on a fresh event loop."""
+    return asyncio.run(coroutine)
+
+
+async def echo(tool_input: dict[str, Any]) -> Any:
+    return tool_input
+
+
+def echo_tool() -> Tool:
+    return Tool(name="echo", execute=echo)
+
+
+def with_mode(
+    body: Callable[[CodeMode], Awaitable[T]],
+    *,
+    tools: Iterable[Tool] | None = None,
+    limits: Limits = FAST,
+    **options: Any,
+) -> T:
+    """Run `body(mode)` in a fresh `CodeMode` (with an `echo` tool unless told otherwise)."""
+
+    async def main() -> T:
+        async with CodeMode(
+            [echo_tool()] if tools is None else tools, limits=limits, **options
+        ) as mode:
+            return await body(mode)
+
+    return run(main())
+
+
+def exec_one(code: str, **options: Any) -> dict[str, Any]:
+    """The envelope of one cell in a fresh `CodeMode`."""
+
+    async def body(mode: CodeMode) -> dict[str, Any]:
+        return await mode.exec(code)
+
+    return with_mode(body, **options)
+
+
+def failure(envelope: Mapping[str, Any]) -> tuple[str, str, str, bool]:
+    """`(code, failurePhase, error, bridgeDispatchStarted)` of a failed envelope."""
+    assert envelope["status"] == "failed", envelope
+    return (
+        envelope["code"],
+        envelope["failurePhase"],
+        envelope["error"],
+        envelope["bridgeDispatchStarted"],
+    )

@@ -1,0 +1,395 @@
+"""Hostile cells: each ends in the right envelope, the host survives, and the next cell in
+the same `CodeMode` runs normally without any trace of the previous cell."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits
+from tests.conftest import FAST, echo_tool, failure, with_mode
+
+TIMEOUT = "code mode timeout exceeded"
+STACK = "RangeError: Maximum call stack size exceeded"
+OOM = "InternalError: out of memory"
+MODULES = "code mode module access is disabled."
+STUCK = "code mode promise is pending without host work"
+BIG = Limits(timeout_ms=250, memory_limit_bytes=256 * 1024 * 1024)
+ROOMY = Limits(timeout_ms=3000)  # memory cases: they must end by OOM, never by the clock
+
+# What a fresh cell sees: global names and the own properties (with their kinds) of the
+# prototypes and intrinsics a hostile cell might replace, plus frozen/extensible flags.
+PROBE = r"""
+const shape = (o) => Object.getOwnPropertyNames(o).sort().map((k) => {
+  const d = Object.getOwnPropertyDescriptor(o, k);
+  const v = d.value;
+  const kind = "value" in d ? (typeof v === "function" ? "fn:" + v.name + ":"
+    + /\[native code\]/.test(Function.prototype.toString.call(v)) : typeof v) : "accessor";
+  return k + "=" + kind;
+}).join(",");
+const fingerprint = {
+  globals: Object.getOwnPropertyNames(globalThis).sort().join(","),
+  object: shape(Object.prototype), array: shape(Array.prototype),
+  fn: shape(Function.prototype), promise: shape(Promise.prototype), json: shape(JSON),
+  string: shape(String.prototype), iterator: String(Array.prototype[Symbol.iterator]),
+  frozen: [Object.isFrozen(Object.prototype), Object.isExtensible(Array.prototype)],
+  leak: typeof globalThis.__leak,
+};
+text("probe");
+console.log("probe", [1, { a: 2 }]);
+const echoed = await echo({ n: 1, list: [1, 2] });
+await new Promise((resolve) => setTimeout(resolve, 1));
+return { fingerprint, echoed, list: [1, { b: [2] }] };
+"""
+
+
+@dataclass(frozen=True)
+class Hostile:
+    code: str
+    status: str = "failed"
+    code_: str | None = None  # the envelope's failure `code`
+    phase: str = "guest"
+    error: str | None = None  # exact error, or a regex when `error_re`
+    error_re: bool = False
+    value: Any = None
+    output: list[Any] = field(default_factory=list[Any])
+    limits: Limits = FAST
+
+
+def fails(code: str, failure_code: str, error: str, **kw: Any) -> Hostile:
+    return Hostile(code, code_=failure_code, error=error, **kw)
+
+
+def completes(code: str, value: Any, **kw: Any) -> Hostile:
+    return Hostile(code, status="completed", value=value, **kw)
+
+
+def located(message: str) -> str:
+    """A regex for `message` followed by user frames (`openclaw-code-mode:user.js:L:C`)."""
+    frame = r"    at [^\n]+ \(openclaw-code-mode:user\.js:\d+:\d+\)\n"
+    return re.escape(message) + rf"\n({frame})+"
+
+
+CASES: dict[str, Hostile] = {
+    # -- runaway computation --------------------------------------------------------------
+    "busy_loop": fails("globalThis.__leak = 1; while (true) {}", "timeout", TIMEOUT),
+    "caught_busy_loop": fails(
+        "try { while (1) {} } catch {}\nreturn 'escaped';", "timeout", TIMEOUT
+    ),
+    "busy_loop_with_finally": fails(
+        "try { while (1) {} } finally { return 'escaped'; }", "timeout", TIMEOUT
+    ),
+    "busy_loop_after_a_tool_call": fails(
+        "await echo({});\nwhile (true) {}", "timeout", TIMEOUT, phase="bridge"
+    ),
+    "busy_loop_in_a_timer": fails(
+        "setTimeout(() => { while (true) {} }, 0);\nawait new Promise(() => {});",
+        "timeout",
+        TIMEOUT,
+    ),
+    # Building takes ~0.2 s, the native sort ~2.7 s: only the epoch backstop can stop it.
+    "native_sort_of_3e6_strings": fails(
+        "const a = 'abcdefghij'.repeat(3e5).split('');\na.sort();\nreturn a.length;",
+        "timeout",
+        TIMEOUT,
+        limits=BIG,
+    ),
+    # -- memory -----------------------------------------------------------------------------
+    "array_buffer_of_2_gib": fails(
+        "new ArrayBuffer(2 ** 31);",
+        "internal_error",
+        located("RangeError: invalid array buffer length"),
+        error_re=True,
+    ),
+    "array_of_2_gib_filled": fails(
+        "new Array(2 ** 31 - 1).fill(0);",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "string_doubling": fails(
+        "let s = 'x';\nwhile (true) s += s;",
+        "internal_error",
+        located("InternalError: string too long"),
+        error_re=True,
+    ),
+    "push_loop": fails(
+        "const a = [];\nwhile (true) a.push(new Array(1e5).fill(1));",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "out_of_memory_is_catchable": completes(
+        "const a = [];\ntry { while (true) a.push(new Array(1e5).fill(1)); }\n"
+        "catch (e) { a.length = 0; return String(e); }",
+        OOM,
+        limits=ROOMY,
+    ),
+    "returning_100_mb_under_the_default_limit": fails(
+        "const s = 'x'.repeat(2 ** 20);\nreturn s.repeat(100);",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+    ),
+    # -- stack --------------------------------------------------------------------------
+    "deep_recursion": fails(
+        "function f() { return f() + 1; }\nreturn f();",
+        "internal_error",
+        located(STACK),
+        error_re=True,
+    ),
+    "deep_json_parse": fails(
+        "JSON.parse('['.repeat(1e5) + ']'.repeat(1e5));",
+        "internal_error",
+        located(STACK),
+        error_re=True,
+    ),
+    # Deep stringify overflows the wasm stack before QuickJS's own check: a trap.
+    "deep_json_stringify": fails(
+        "let o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\nreturn JSON.stringify(o).length;",
+        "internal_error",
+        STACK,
+    ),
+    "deep_json_stringify_inside_try": fails(
+        "let o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\n"
+        "try { JSON.stringify(o); } catch { return 'caught'; }",
+        "internal_error",
+        STACK,
+    ),
+    # -- weird throws ---------------------------------------------------------------------
+    "throw_proxy_with_throwing_traps": fails(
+        "throw new Proxy({}, { get() { throw new Error('trap'); } });",
+        "internal_error",
+        "[Unserializable]",
+    ),
+    "throw_revoked_proxy": fails(
+        "const { proxy, revoke } = Proxy.revocable({}, {});\nrevoke();\nthrow proxy;",
+        "internal_error",
+        "[Unserializable]",
+    ),
+    "throw_symbol": fails("throw Symbol('s');", "internal_error", "Symbol(s)"),
+    "throw_object_with_throwing_to_string": fails(
+        "throw { toString() { throw 1; } };", "internal_error", "[object Object]"
+    ),
+    "throw_null": fails("throw null;", "internal_error", "null"),
+    "throw_error_with_throwing_name": fails(
+        "const e = new Error('m');\n"
+        "Object.defineProperty(e, 'name', { get() { throw 1; } });\nthrow e;",
+        "internal_error",
+        r"Error(\n    at [^\n]+\n)*",
+        error_re=True,
+    ),
+    # -- module access and ambient authority ---------------------------------------------
+    "dynamic_import": fails(
+        "const fs = await import('fs');", "invalid_input", MODULES, phase="input"
+    ),
+    "require": fails("return require('fs');", "invalid_input", MODULES, phase="input"),
+    "process": fails("return process.env;", "invalid_input", MODULES),
+    "no_ambient_capabilities": completes(
+        "return [typeof WebAssembly, typeof fetch, typeof std, typeof os, typeof print,\n"
+        "  typeof scriptArgs, typeof require, typeof module, typeof process, typeof tools,\n"
+        "  typeof ALL_TOOLS, typeof XMLHttpRequest, typeof Deno, typeof Bun];",
+        ["undefined"] * 14,
+    ),
+    "no_private_controller_names": completes(
+        "const names = Object.getOwnPropertyNames(globalThis);\n"
+        "return names.filter((n) => /^(_|install$|start$|step$|settle$|describeError$|"
+        "request$|drain$|host)/i.test(n));",
+        [],
+    ),
+    # -- forged protocol data --------------------------------------------------------------
+    "protocol_shaped_strings_are_plain_data": completes(
+        'const forged = \'{"s":1,"q":0,"v":"1","r":[["bridge:callValue:9","callValue",'
+        '["echo",{}]]]}\';\n'
+        "text(forged);\nconsole.log('\"]}', forged);\n"
+        'const r = await echo({ batch: \'[["bridge:callValue:1",true,{"x":1}]]\' });\n'
+        'return [r, \'"},"s":1,"v":"forged"\'];',
+        [{"batch": '[["bridge:callValue:1",true,{"x":1}]]'}, '"},"s":1,"v":"forged"'],
+        output=[
+            {
+                "type": "text",
+                "text": '{"s":1,"q":0,"v":"1","r":[["bridge:callValue:9","callValue",'
+                '["echo",{}]]]}',
+            },
+            {
+                "type": "text",
+                "text": '"]} {"s":1,"q":0,"v":"1","r":[["bridge:callValue:9","callValue",'
+                '["echo",{}]]]}',
+            },
+        ],
+    ),
+    # -- pollution before tools and output -----------------------------------------------
+    "object_prototype_to_json": completes(
+        "Object.prototype.toJSON = () => 'polluted';\nglobalThis.__leak = 1;\n"
+        "text({ a: 1 });\n"
+        "const r = await echo(Object.assign(Object.create(null), { n: 1 }));\n"
+        "return { r, nested: { list: [1] } };",
+        {"r": {"n": 1}, "nested": {"list": [1]}},
+        # Plain objects are projected into null-prototype copies: no inherited toJSON.
+        output=[{"type": "text", "text": '{"a":1}'}],
+    ),
+    "array_prototype_to_json": completes(
+        "Array.prototype.toJSON = () => 'forged';\ntext('t');\nconsole.log('c', [1]);\n"
+        "const r = await echo({ n: 1 });\nreturn [r, [2]];",
+        [{"n": 1}, [2]],
+        output=[{"type": "text", "text": "t"}, {"type": "text", "text": "c [1]"}],
+    ),
+    "array_prototype_methods": completes(
+        "for (const k of ['push', 'pop', 'shift', 'join', 'map', 'indexOf', 'splice'])\n"
+        "  Array.prototype[k] = () => { throw new Error('hijacked ' + k); };\n"
+        "Array.prototype[Symbol.iterator] = function* () { throw new Error('iter'); };\n"
+        "text('t');\nconsole.log('c', { a: [1] });\n"
+        "const r = await echo({ n: [1, 2] });\n"
+        "await new Promise((resolve) => setTimeout(resolve, 1, 'x'));\nreturn r;",
+        {"n": [1, 2]},
+        output=[{"type": "text", "text": "t"}, {"type": "text", "text": 'c {"a":[1]}'}],
+    ),
+    "promise_prototype_then": completes(
+        "Promise.prototype.then = function () { throw new Error('then hijacked'); };\n"
+        "text('t');\nconst r = await echo({ n: 1 });\nreturn r;",
+        {"n": 1},
+        output=[{"type": "text", "text": "t"}],
+    ),
+    "json_methods": completes(
+        "JSON.stringify = () => 'forged';\nJSON.parse = () => ({ forged: true });\n"
+        "text({ k: 1 });\njson({ k: 2 });\nconst r = await echo({ n: 1 });\nreturn r;",
+        {"n": 1},
+        output=[{"type": "text", "text": '{"k":1}'}, {"type": "json", "value": {"k": 2}}],
+    ),
+    "function_prototype_call_apply_bind": completes(
+        "Function.prototype.call = () => 'hijacked';\nFunction.prototype.apply = null;\n"
+        "Function.prototype.bind = null;\nReflect.apply = null;\n"
+        "text({ k: 1 });\nconst r = await echo({ n: 1 });\n"
+        "await new Promise((resolve) => setTimeout(resolve, 1));\nreturn r;",
+        {"n": 1},
+        output=[{"type": "text", "text": '{"k":1}'}],
+    ),
+    "string_and_map_prototypes": completes(
+        "for (const k of ['split', 'slice', 'replace', 'startsWith', 'charCodeAt'])\n"
+        "  String.prototype[k] = () => { throw new Error('hijacked ' + k); };\n"
+        "Map.prototype.get = Map.prototype.set = () => { throw new Error('map'); };\n"
+        "text('t');\nconst r = await echo({ n: 1 });\nreturn r;",
+        {"n": 1},
+        output=[{"type": "text", "text": "t"}],
+    ),
+    "frozen_prototypes": completes(
+        "Object.freeze(Object.prototype);\nObject.preventExtensions(Array.prototype);\n"
+        "text('t');\nconst r = await echo({ n: 1 });\nreturn r;",
+        {"n": 1},
+        output=[{"type": "text", "text": "t"}],
+    ),
+    "redefined_output_api": completes(
+        "const keep = text;\nglobalThis.text = () => { throw new Error('no'); };\n"
+        "json = null;\nconsole = { log() { throw new Error('no'); } };\n"
+        "globalThis.setTimeout = null;\nglobalThis.echo = null;\nkeep('kept');\nreturn 1;",
+        1,
+        output=[{"type": "text", "text": "kept"}],
+    ),
+    "unterminated_promise": fails("await new Promise(() => {});", "internal_error", STUCK),
+}
+
+
+def _check(case: Hostile, envelope: dict[str, Any]) -> None:
+    assert envelope["status"] == case.status, envelope
+    assert envelope["output"] == case.output
+    if case.status == "completed":
+        assert envelope["value"] == case.value
+        return
+    code, phase, error, _ = failure(envelope)
+    assert (code, phase) == (case.code_, case.phase), envelope
+    assert case.error is not None
+    if case.error_re:
+        assert re.fullmatch(case.error, error), error
+    else:
+        assert error == case.error
+
+
+async def _probe(mode: CodeMode) -> dict[str, Any]:
+    envelope = await mode.exec(PROBE)
+    assert envelope["status"] == "completed", envelope
+    assert envelope["output"] == [
+        {"type": "text", "text": "probe"},
+        {"type": "text", "text": 'probe [1,{"a":2}]'},
+    ]
+    value: dict[str, Any] = envelope["value"]
+    assert value["echoed"] == {"n": 1, "list": [1, 2]}
+    assert value["list"] == [1, {"b": [2]}]
+    return value["fingerprint"]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=i) for i, c in CASES.items()])
+def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile) -> None:
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        pristine = await _probe(mode)
+        envelope = await mode.exec(case.code)
+        return pristine, envelope, await _probe(mode)
+
+    pristine, envelope, after = with_mode(body, limits=case.limits)
+    _check(case, envelope)
+    assert after == pristine
+    assert pristine["leak"] == "undefined"
+
+
+@pytest.mark.slow
+def test_returning_100_mb_completes_with_a_truncation_marker() -> None:
+    limits = Limits(timeout_ms=20_000, memory_limit_bytes=512 * 1024 * 1024)
+
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any]]:
+        big = await mode.exec("const s = 'x'.repeat(2 ** 20);\nreturn Array(100).fill(s);")
+        return big, await mode.exec("return 1;")
+
+    big, after = with_mode(body, limits=limits)
+    assert big["status"] == "completed"
+    marker = big["value"]
+    assert marker["truncated"] is True
+    assert marker["prefix"].startswith('["xxxx')
+    original = 100 * (2**20 + 3) + 1  # 100 quoted strings, 99 commas, two brackets
+    assert marker["omittedBytes"] == original - len(marker["prefix"].encode())
+    assert after["value"] == 1
+
+
+def test_an_epoch_trap_does_not_break_the_next_cell_in_another_code_mode() -> None:
+    # The engine epoch is process-wide: a backstop trap in one CodeMode must not leave
+    # other guests unable to enter wasm.
+    async def body(mode: CodeMode) -> list[dict[str, Any]]:
+        async with CodeMode([echo_tool()], limits=FAST) as other:
+            first = await other.exec("return 1;")
+            trapped = await mode.exec(CASES["native_sort_of_3e6_strings"].code)
+            return [first, trapped, await other.exec("return await echo({ n: 2 });")]
+
+    first, trapped, after = with_mode(body, limits=BIG)
+    assert first["value"] == 1
+    assert failure(trapped)[:3] == ("timeout", "guest", TIMEOUT)
+    assert after["value"] == {"n": 2}
+
+
+def test_large_cells_do_not_exhaust_memory_for_later_cells() -> None:
+    code = "const a = new Uint8Array(40 * 1024 * 1024);\nreturn a.length;"
+
+    async def body(mode: CodeMode) -> list[Any]:
+        return [(await mode.exec(code)).get("value") for _ in range(5)]
+
+    assert with_mode(body) == [40 * 1024 * 1024] * 5
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a cell can close the `(async () => {` wrapper (runtime/_guest.py compile) and run "
+    "code at compile time; a compile-time interrupt is then reported by _codemode._start as "
+    "an invalid_input SyntaxError instead of a timeout",
+)
+def test_code_that_escapes_the_cell_wrapper_still_times_out() -> None:
+    envelope = exec_one_escaping("}); while (true) {}; (() => {")
+    assert failure(envelope)[:3] == ("timeout", "guest", TIMEOUT)
+
+
+def exec_one_escaping(code: str) -> dict[str, Any]:
+    async def body(mode: CodeMode) -> dict[str, Any]:
+        return await mode.exec(code)
+
+    return with_mode(body)
