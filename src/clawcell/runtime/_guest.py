@@ -15,12 +15,13 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import wasmtime
 
-from ._instance import UNDEFINED, GuestTrap, Instance, JSException
+from ._instance import CANONICAL_MEMORY_LIMIT, UNDEFINED, GuestTrap, Instance, JSException
 from ._module import CompiledReactor
+from ._snapshot import CanonicalImage, GuestState, SnapshotError, decode, encode
 
 __all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
 
@@ -56,6 +57,7 @@ class Guest:
         self, reactor: CompiledReactor, *, memory_limit_bytes: int, install_config: str
     ) -> None:
         self.deadline = float("inf")
+        self.reactor = reactor
         self.instance = Instance(
             reactor, memory_limit_bytes=memory_limit_bytes, interrupt=self._interrupted
         )
@@ -70,6 +72,9 @@ class Guest:
         self._step = inst.get_property(host, "step")
         self._settle = inst.get_property(host, "settle")
         self._describe = inst.get_property(host, "describeError")
+        inst.gc()
+        self._fresh_image = inst.memory_snapshot()
+        inst.set_memory_limit(memory_limit_bytes)
         inst.free_value(inst.call_with_string(self._install, install_config))
         inst.run_jobs()
         inst.gc()
@@ -146,6 +151,44 @@ class Guest:
         inst = self.instance
         inst.free_value(inst.call_with_string(self._settle, batch_json))
 
+    # -- snapshots --------------------------------------------------------------------------
+
+    def canonical(self) -> CanonicalImage:
+        """The process's canonical image (computed on first use, from two fresh images)."""
+        if not _canonical:
+            other = Guest(
+                self.reactor,
+                memory_limit_bytes=CANONICAL_MEMORY_LIMIT,
+                install_config=_EMPTY_INSTALL,
+            )
+            _canonical.append(CanonicalImage.of(self._fresh_image, other._fresh_image))
+        return _canonical[0]
+
+    def snapshot(self) -> bytes:
+        """The parked cell's whole VM as compressed bytes (see `_snapshot`)."""
+        meta = {
+            "handles": [self._install, self._start, self._step, self._settle, self._describe],
+            "rejections": [[k, p, r] for k, (p, r) in self._rejections.items()],
+        }
+        inst = self.instance
+        state = GuestState(
+            memory=inst.memory_snapshot(), stack_pointer=inst.stack_pointer, meta=meta
+        )
+        return encode(state, self.canonical())
+
+    def restore(self, blob: bytes) -> None:
+        """Continue a snapshot in this guest (its previous cell is discarded).
+
+        Raises:
+            SnapshotError: the bytes cannot be restored in this process.
+        """
+        state = decode(blob, self.canonical())
+        entry_points = _ints(state.meta.get("handles"), 5)
+        rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
+        self.instance.load_memory(state.memory, state.stack_pointer)
+        (self._install, self._start, self._step, self._settle, self._describe) = entry_points
+        self._rejections = {k: (p, r) for k, p, r in rejections}
+
     def unhandled_rejection(self) -> str | None:
         """The description of the oldest still-unhandled rejection, if any."""
         if not self._rejections:
@@ -157,3 +200,20 @@ class Guest:
 
 def undefined() -> int:
     return UNDEFINED
+
+
+def _items(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise SnapshotError("snapshot is corrupt: a list was expected in its metadata")
+    return cast(list[object], value)
+
+
+def _ints(value: object, count: int) -> list[int]:
+    items = _items(value)
+    if len(items) != count or not all(isinstance(i, int) for i in items):
+        raise SnapshotError("snapshot is corrupt: its host values are malformed")
+    return [int(cast(int, i)) for i in items]
+
+
+_canonical: list[CanonicalImage] = []
+_EMPTY_INSTALL: Final = '{"maxPending":1,"bindings":[]}'

@@ -55,6 +55,7 @@ TAG_STRING: Final = -7
 _STRING_CHARS: Final = 16
 UNDEFINED: Final = 3 << 32
 JS_STACK_BYTES: Final = 128 * 1024
+CANONICAL_MEMORY_LIMIT: Final = 64 * 1024 * 1024
 _WASM_PAGE: Final = 65536
 _EVAL_GLOBAL_ASYNC: Final = 0
 _MAX_ARGS: Final = 8
@@ -147,7 +148,9 @@ class Instance:
         self._f_init = _export(exports, "_initialize", wasmtime.Func)
         self._call_init()
         self.rt = self._f["JS_NewRuntime"]()
-        self._f["JS_SetMemoryLimit"](self.rt, memory_limit_bytes)
+        # Every instance starts with the same heap limit, so images taken before
+        # `set_memory_limit` are byte-identical across instances and processes.
+        self._f["JS_SetMemoryLimit"](self.rt, CANONICAL_MEMORY_LIMIT)
         self._f["JS_SetMaxStackSize"](self.rt, JS_STACK_BYTES)
         self.ctx = self._f["JS_NewContext"](self.rt)
         if not self.rt or not self.ctx:
@@ -212,6 +215,33 @@ class Instance:
 
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
+
+    def set_memory_limit(self, memory_limit_bytes: int) -> None:
+        """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
+        self._f["JS_SetMemoryLimit"](self.rt, memory_limit_bytes)
+
+    @property
+    def stack_pointer(self) -> int:
+        return int(self._sp.value(self.store))  # pyright: ignore[reportArgumentType]
+
+    def load_memory(self, data: bytes, stack_pointer: int) -> None:
+        """Replace linear memory with `data` (growing it if needed) and set the stack pointer."""
+        missing = len(data) - self.memory_bytes
+        if missing > 0:
+            try:
+                self._memory.grow(self.store, -(-missing // _WASM_PAGE))
+            except wasmtime.WasmtimeError as exc:
+                raise MemoryError(f"cannot grow guest memory to {len(data)} bytes") from exc
+        ctypes.memmove(self.base, data, len(data))
+        extra = self.memory_bytes - len(data)
+        if extra > 0:
+            ctypes.memset(self.base + len(data), 0, extra)
+        self._sp.set_value(self.store, wasmtime.Val.i32(stack_pointer))
+        self.store.set_epoch_deadline(1)
+
+    def memory_snapshot(self) -> bytes:
+        """A copy of the whole linear memory."""
+        return ctypes.string_at(self.base, self.memory_bytes)
 
     # -- images: reset in place -----------------------------------------------------------
 

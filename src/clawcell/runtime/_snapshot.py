@@ -1,0 +1,190 @@
+"""Guest snapshots: a parked cell's whole VM as bytes.
+
+A snapshot is the guest's linear memory and stack pointer plus the few host-held values
+that point into it (the controller's entry points and the tracked rejections). Memory is
+diffed page by page against the *canonical image* — the memory every instance has right after the
+controller was evaluated — and then compressed, so an idle parked cell takes a few tens of
+kilobytes.
+
+That image is the same in every process except for a few dozen *volatile* bytes (QuickJS
+seeds `Math.random` and its clocks when a context is created). Those bytes are found by
+comparing two fresh images, widened to aligned 16-byte blocks and zeroed in the canonical
+image (their pages always travel in the snapshot), and the digest of the normalised image
+proves that two processes diff against the same base.
+
+Layout (little-endian):
+
+```text
+magic "CLAWSNAP" | u16 format | 32-byte wasm sha256 | 32-byte canonical-image sha256
+| u32 memory bytes | u32 stack pointer | u32 meta bytes | meta JSON
+| zlib(u32 page count | u32 page numbers… | the 4 KiB pages that differ from the image)
+```
+
+Snapshot bytes are refused with `SnapshotError` when the magic, format, reactor build or
+canonical image differ. They are trusted input otherwise: whoever can write a snapshot can
+run code in the guest (never more than the guest can do), so store them where only the
+host writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import ClawcellError
+from ._wasm import WASM_SHA256
+
+__all__ = ["CanonicalImage", "GuestState", "SnapshotError", "decode", "encode"]
+
+MAGIC: Final = b"CLAWSNAP"
+FORMAT: Final = 1
+_HEADER = struct.Struct("<8sH32s32sIII")
+
+
+class SnapshotError(ClawcellError, ValueError):
+    """Snapshot bytes cannot be restored here (corrupt, or from another build)."""
+
+    code = "invalid_snapshot"
+
+
+@dataclass(frozen=True)
+class CanonicalImage:
+    """The memory image every snapshot is diffed against (volatile bytes zeroed)."""
+
+    data: bytes
+    digest: bytes
+
+    @classmethod
+    def of(cls, first: bytes, second: bytes) -> CanonicalImage:
+        """Normalise two fresh images of the same build into one canonical image."""
+        data = bytearray(first)
+        for start in _volatile_blocks(first, second):
+            data[start : start + _BLOCK] = bytes(len(data[start : start + _BLOCK]))
+        frozen = bytes(data)
+        return cls(frozen, hashlib.sha256(frozen).digest())
+
+
+_BLOCK: Final = 16
+
+
+def _volatile_blocks(first: bytes, second: bytes) -> list[int]:
+    size = min(len(first), len(second))
+    blocks: set[int] = set()
+    step = 4096
+    for page in range(0, size, step):
+        if first[page : page + step] == second[page : page + step]:
+            continue
+        for offset in range(page, min(page + step, size)):
+            if first[offset] != second[offset]:
+                block = offset - offset % _BLOCK
+                blocks.update((block - _BLOCK, block, block + _BLOCK))
+    return sorted(b for b in blocks if 0 <= b < size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuestState:
+    """Everything a guest needs to continue: memory, stack pointer and host-held values."""
+
+    memory: bytes
+    stack_pointer: int
+    meta: dict[str, Any]
+
+
+_PAGE: Final = 4096
+_INDEX = struct.Struct("<I")
+
+
+_ZERO_PAGE: Final = bytes(_PAGE)
+
+
+def _dirty_pages(memory: bytes, base: bytes) -> list[int]:
+    """Pages that differ from the image (zero pages past its end do not count)."""
+    mem, ref = memoryview(memory), memoryview(base)
+    dirty: list[int] = []
+    for start in range(0, len(memory), _PAGE):
+        page = mem[start : start + _PAGE]
+        if page != (ref[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
+            dirty.append(start // _PAGE)
+    return dirty
+
+
+def _pages(data: bytes, pages: list[int]) -> bytes:
+    view = memoryview(data)
+    return b"".join(bytes(view[p * _PAGE : (p + 1) * _PAGE]).ljust(_PAGE, b"\0") for p in pages)
+
+
+def _xor(left: bytes, right: bytes) -> bytes:
+    mixed = int.from_bytes(left, "little") ^ int.from_bytes(right, "little")
+    return mixed.to_bytes(len(left), "little")
+
+
+def encode(state: GuestState, image: CanonicalImage, *, level: int = 1) -> bytes:
+    """Serialize and compress a guest state: the pages that differ from the image."""
+    dirty = _dirty_pages(state.memory, image.data)
+    inside = [p for p in dirty if (p + 1) * _PAGE <= len(image.data)]
+    outside = dirty[len(inside) :]  # pages past the image: the diff against zeros is the page
+    body = _xor(_pages(state.memory, inside), _pages(image.data, inside))
+    body += _pages(state.memory, outside)
+    index = b"".join(_INDEX.pack(p) for p in dirty)
+    meta = json.dumps(state.meta, separators=(",", ":")).encode()
+    header = _HEADER.pack(
+        MAGIC,
+        FORMAT,
+        bytes.fromhex(WASM_SHA256),
+        image.digest,
+        len(state.memory),
+        state.stack_pointer,
+        len(meta),
+    )
+    packed = _INDEX.pack(len(dirty)) + index + body
+    return header + meta + zlib.compress(packed, level)
+
+
+def decode(blob: bytes, image: CanonicalImage) -> GuestState:
+    """Restore a guest state from `encode` output.
+
+    Raises:
+        SnapshotError: wrong magic or format, another reactor build or canonical image,
+            or corrupt data.
+    """
+    if len(blob) < _HEADER.size:
+        raise SnapshotError("snapshot is truncated: it is shorter than its header")
+    magic, fmt, wasm, digest, size, stack_pointer, meta_len = _HEADER.unpack_from(blob)
+    if magic != MAGIC:
+        raise SnapshotError("not a clawcell snapshot (bad magic)")
+    if fmt != FORMAT:
+        raise SnapshotError(f"snapshot format {fmt} is not supported (this build reads {FORMAT})")
+    if wasm.hex() != WASM_SHA256:
+        raise SnapshotError("snapshot was taken with another QuickJS reactor build")
+    if digest != image.digest:
+        raise SnapshotError("snapshot was taken with another guest controller image")
+    start = _HEADER.size
+    try:
+        meta = json.loads(blob[start : start + meta_len])
+        memory = _apply_pages(zlib.decompress(blob[start + meta_len :]), image.data, size)
+    except (ValueError, zlib.error, struct.error) as exc:
+        raise SnapshotError(f"snapshot is corrupt: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise SnapshotError("snapshot is corrupt: its metadata is not an object")
+    return GuestState(memory=memory, stack_pointer=stack_pointer, meta=meta)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _apply_pages(packed: bytes, base: bytes, size: int) -> bytes:
+    (count,) = _INDEX.unpack_from(packed)
+    pages = [_INDEX.unpack_from(packed, 4 + 4 * i)[0] for i in range(count)]
+    body = 4 + 4 * count
+    if len(packed) != body + count * _PAGE or size % _PAGE:
+        raise ValueError("page data does not match its index")
+    if any((page + 1) * _PAGE > size for page in pages):
+        raise ValueError("a page lies outside the memory size")
+    memory = bytearray(base[:size].ljust(size, b"\0"))
+    inside = [p for p in pages if (p + 1) * _PAGE <= len(base)]
+    restored = _xor(packed[body : body + len(inside) * _PAGE], _pages(base, inside))
+    restored += packed[body + len(inside) * _PAGE :]
+    for i, page in enumerate(pages):
+        memory[page * _PAGE : (page + 1) * _PAGE] = restored[i * _PAGE : (i + 1) * _PAGE]
+    return bytes(memory)
