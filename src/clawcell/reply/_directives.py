@@ -157,23 +157,61 @@ def _tidy(body: str) -> str:
     """The prose whitespace rules; each regex runs only when its trigger is present."""
     if "\r\n" in body:
         body = body.replace("\r\n", "\n")
-    if "  " in body or "\t" in body:
+    tabs = "\t" in body
+    if tabs:
         body = _WORD_GAP.sub(r"\1 \2", body)
+    elif "  " in body:
+        body = _sub_lines(body, "  ", _WORD_GAP, r"\1 \2")
     if body.startswith("\n"):
         body = _LEADING_NEWLINES.sub("", body)
     if body.startswith((" ", "\t")):
         body = _LEADING_SPACE.sub("", body)
-    if " \n" in body or "\t\n" in body:
+    if tabs:
         body = _TRAILING_LINE_SPACE.sub("\n", body)
+    elif " \n" in body:
+        body = _sub_lines(body, " \n", _TRAILING_LINE_SPACE, "\n")
     if "\n\n\n" in body:
         body = _BLANK_RUNS.sub("\n\n", body)
     return body
+
+
+def _sub_lines(body: str, needle: str, pattern: re.Pattern[str], replacement: str) -> str:
+    """`pattern.sub` applied only to the lines holding `needle` (each with its line feed).
+
+    Valid for patterns whose matches never span a line feed except as their last character,
+    and that can only match where `needle` occurs; scanning a long text with a pattern that
+    starts with a character class is slow, finding a literal needle is not.
+    """
+    pieces: list[str] = []
+    cursor = 0
+    hit = body.find(needle)
+    while hit >= 0:
+        start = max(body.rfind("\n", cursor, hit) + 1, cursor)
+        end = body.find("\n", hit + len(needle) - 1)
+        end = len(body) if end < 0 else end + 1
+        pieces.append(body[cursor:start])
+        pieces.append(pattern.sub(replacement, body[start:end]))
+        cursor = end
+        hit = body.find(needle, cursor)
+    pieces.append(body[cursor:])
+    return "".join(pieces)
+
+
+def _needs_tidy(text: str, tail: TailMode) -> bool:
+    """Whether any whitespace rule could change `text`, code regions included (a superset)."""
+    if tail == "trim" and text and is_js_space(text[-1]):
+        return True
+    return text.startswith(("\n", " ", "\t")) or any(
+        trigger in text for trigger in ("\r\n", "  ", "\t", " \n", "\n\n\n")
+    )
 
 
 def normalize_directive_whitespace(
     text: str, tail: TailMode = "trim", regions: list[CodeRegion] | None = None
 ) -> str:
     """Tidy prose whitespace after tags were removed, leaving every code region untouched."""
+    if not _needs_tidy(text, tail):
+        return text
     code = regions_of(text) if regions is None else regions
     sentinel = _SENTINEL
     while sentinel in text:

@@ -190,22 +190,24 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
         scan.leaf = "paragraph"
 
 
-_PLAIN_LINES: Final = re.compile(r"(?:[^ \t\r\n>+*\-0-9`~][^\n]*\n)+")
+_PLAIN_LINES: Final = re.compile(r"(?:[^ \t\r\n>+*\-0-9`~][^\n]*\n|[ \t\r]*\n)+")
 _FENCE_BODY: Final = re.compile(r"(?:(?! {0,3}[`~])[^\n]*\n)+")
 
 
 def _fast_forward(scan: _Scan, text: str, base: int) -> int:
     """Skip whole lines whose outcome is known without scanning them (no open containers).
 
-    Outside any leaf or in a paragraph, a line that starts with none of the characters that can
-    open a container, a fence or an indent is one more paragraph line. Inside a fence, a line
-    that does not start like a fence cannot close it.
+    Outside any leaf or in a paragraph, a blank line ends the paragraph and a line that starts
+    with none of the characters that can open a container, a fence or an indent is one more
+    paragraph line. Inside a fence, a line that does not start like a fence cannot close it.
     """
     if scan.leaf in ("", "paragraph"):
         plain = _PLAIN_LINES.match(text, base)
         if plain is not None:
-            scan.leaf = "paragraph"
-            return plain.end()
+            end = plain.end()
+            last = text[max(text.rfind("\n", base, end - 1) + 1, base) : end - 1]
+            scan.leaf = "paragraph" if last.strip(" \t\r") else ""
+            return end
     elif scan.leaf == "fence":
         body = _FENCE_BODY.match(text, base)
         if body is not None:
