@@ -28,6 +28,7 @@
   const promiseThen = uncurry(Promise.prototype.then);
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
   const MapCtor = Map;
   const mapGet = uncurry(Map.prototype.get);
   const mapSet = uncurry(Map.prototype.set);
@@ -198,7 +199,10 @@
     if (value === null) return null;
     const type = typeof value;
     if (type === "function") {
-      return weakHas(handles, value) ? weakGet(handles, value) : value;
+      if (weakHas(handles, value)) return weakGet(handles, value);
+      // A copied function would be dropped by JSON anyway, but an own `toJSON` copied
+      // into the projection would be called: final values never call toJSON.
+      return finalValue ? undefined : value;
     }
     if (type !== "object") return value;
     if (isPromise(value)) return UNAWAITED;
@@ -419,7 +423,9 @@
 
   function toolError(payload, site) {
     const message = payload !== null && typeof payload === "object" ? StringCtor(payload.message) : StringCtor(payload);
-    const error = new ErrorCtor(message);
+    const code = payload !== null && typeof payload === "object" ? payload.code : undefined;
+    const Ctor = code === "store_type" ? TypeErrorCtor : code === "store_range" ? RangeErrorCtor : ErrorCtor;
+    const error = new Ctor(message);
     const location = userFrames(site);
     if (payload !== null && typeof payload === "object" && payload.code !== undefined) {
       setOwn(error, "location", location);
@@ -609,6 +615,93 @@
     defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
   }
 
+  // ---- the MCP namespace (spec §9): MCP.<server>.<method>, built from the install tree ----
+
+  const MISSING_ONE = "Missing required MCP namespace argument: ";
+  const MISSING_MANY = "Missing required MCP namespace arguments: ";
+
+  function rejected(error) {
+    return new PromiseCtor((_, reject) => reject(error));
+  }
+
+  function hasValue(object, key) {
+    const d = getOwnPropertyDescriptor(object, key);
+    return d !== undefined && d.value !== undefined;
+  }
+
+  // One object argument (or none); top-level defaults applied; missing required keys named.
+  function mcpInput(args, entry) {
+    if (args.length > 1) return null;
+    const given = args.length === 0 || args[0] === undefined ? {} : args[0];
+    if (given === null || typeof given !== "object" || isArray(given)) return null;
+    const input = {};
+    const names = keys(given);
+    for (let i = 0; i < names.length; i++) setOwn(input, names[i], given[names[i]]);
+    const defaults = keys(entry.defaults);
+    for (let i = 0; i < defaults.length; i++) {
+      const key = defaults[i];
+      if (!hasValue(input, key)) setOwn(input, key, parse(stringify(entry.defaults[key])));
+    }
+    return input;
+  }
+
+  function makeMcpMethod(entry) {
+    const meta = freeze(entry.meta);
+    const name = meta.callableName;
+    const method = function (...args) {
+      const input = mcpInput(args, entry);
+      if (input === null) return rejected(new TypeErrorCtor("MCP namespace tools accept one object argument."));
+      const missing = [];
+      for (let i = 0; i < entry.required.length; i++) {
+        if (!hasValue(input, entry.required[i])) push(missing, entry.required[i]);
+      }
+      if (missing.length > 0) {
+        return rejected(new ErrorCtor((missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
+      }
+      return request("callValue", [name, input], callSite());
+    };
+    defineProperty(method, "name", { value: name });
+    const names = keys(meta);
+    for (let i = 0; i < names.length; i++) {
+      defineProperty(method, names[i], { value: meta[names[i]], enumerable: true });
+    }
+    defineProperty(method, "describe", { value: () => request("describe", [name], callSite()) });
+    defineProperty(method, "toJSON", { value: () => meta });
+    weakSet(handles, method, meta);
+    return freeze(method);
+  }
+
+  function installMcp(tree, byName) {
+    const root = { __proto__: null };
+    for (let s = 0; s < tree.servers.length; s++) {
+      const server = tree.servers[s];
+      const scope = { __proto__: null };
+      const groups = { __proto__: null };
+      setOwn(scope, "$serverName", server.serverName);
+      setOwn(scope, "$api", (toolName, options) => request("namespace", [
+        server.identifier, toolName === undefined ? null : toolName, options === undefined ? null : options,
+      ], callSite()));
+      for (let m = 0; m < server.methods.length; m++) {
+        const entry = server.methods[m];
+        const handle = makeMcpMethod(entry);
+        mapSet(byName, entry.meta.callableName, handle);
+        if (entry.path.length === 1) {
+          setOwn(scope, entry.path[0], handle);
+          continue;
+        }
+        if (groups[entry.path[0]] === undefined) groups[entry.path[0]] = { __proto__: null };
+        setOwn(groups[entry.path[0]], entry.path[1], handle);
+      }
+      const groupNames = keys(groups);
+      for (let g = 0; g < groupNames.length; g++) setOwn(scope, groupNames[g], freeze(groups[groupNames[g]]));
+      setOwn(root, server.identifier, freeze(scope));
+    }
+    setOwn(root, "$api", () => request("namespace", [], callSite()));
+    const MCP = freeze(root);
+    define("MCP", MCP);
+    return freeze({ MCP });
+  }
+
   function install(configText) {
     const config = parse(configText);
     maxPending = config.maxPending;
@@ -659,8 +752,10 @@
     }));
     define("store", (key, value) =>
       request("store", value === undefined ? [key] : [key, value], callSite()));
-    define("load", (key) => request("load", [key], callSite()));
-    define("namespaces", freeze({}));
+    // The host answers `[value]`, or `[]` for a missing key, which reads as `undefined`.
+    define("load", (key) =>
+      promiseThen(request("load", [key], callSite()), (found) => (found.length ? found[0] : undefined)));
+    define("namespaces", config.mcp && config.mcp.servers.length > 0 ? installMcp(config.mcp, byName) : freeze({}));
   }
 
   define("text", text);
