@@ -28,6 +28,7 @@ from ._reference import _media as ref_media
 from ._reference import _reply as ref_reply
 from ._reference import _tags as ref_tags
 from ._reference import _text as ref_text
+from ._reference import _tokens as ref_tokens
 
 
 def _utf16_offsets(text: str) -> list[int]:
@@ -107,6 +108,15 @@ PAIRS: dict[str, _Pair] = {
         lambda s: normalize_directive_whitespace(s, "normalize"),
         lambda s: ref_directives.normalize_directive_whitespace(s, "normalize"),
     ),
+    "silent": (reply.is_silent_reply_text, ref_tokens.is_silent_reply_text),
+    "silent_token": (
+        lambda s: reply.is_silent_reply_text(s, "İx"),
+        lambda s: ref_tokens.is_silent_reply_text(s, "İx"),
+    ),
+    "silent_payload": (
+        reply.is_silent_reply_payload_text,
+        ref_tokens.is_silent_reply_payload_text,
+    ),
     "utf16_offsets": (_utf16_offsets, ref_text.utf16_offsets),
     "utf16_len": (utf16_len, ref_text.utf16_len),
 }
@@ -136,7 +146,8 @@ _PIECE = st.sampled_from(
         "![a](https://cdn.example.com/a.png)", "![b](./diagrams/1.svg \"t\")", "![c](<x y.png>)",
         "![", "](", ")", "(", "https://", "/tmp/a.png", "~", '"', "'", "> ", "- ", "* ", "1. ",
         "2) ", "---", "***", "NO_REPLY", "HEARTBEAT_OK", " ", "\u00a0", "\ufeff", "\u2028",
-        "\U0001f680", "\ud83d", "é", "word", "Word two",
+        "\U0001f680", "\ud83d", "é", "word", "Word two", "İ", "i̇x", '{"action": "NO_REPLY"}',
+        '{"action":"no_reply"}', '{"action": 1}', "{", "}", "NO_REPLY ", "\ufeff{}",
     ]
 )  # fmt: skip
 _LINE = st.lists(st.one_of(_PIECE, st.text(max_size=3)), max_size=6).map("".join)

@@ -201,9 +201,9 @@ def _needs_tidy(text: str, tail: TailMode) -> bool:
     """Whether any whitespace rule could change `text`, code regions included (a superset)."""
     if tail == "trim" and text and is_js_space(text[-1]):
         return True
-    return text.startswith(("\n", " ", "\t")) or any(
-        trigger in text for trigger in ("\r\n", "  ", "\t", " \n", "\n\n\n")
-    )
+    if text.startswith(("\n", " ", "\t")) or "\t" in text or "  " in text:
+        return True
+    return "\n" in text and (" \n" in text or "\r\n" in text or "\n\n\n" in text)
 
 
 def normalize_directive_whitespace(

@@ -276,7 +276,11 @@ def split_media_from_output(
     if not js_trim(text):
         return {"text": text if preserve_trailing_whitespace else ""}
     images = markdown_image_allowlist is not None or extract_markdown_images is True
-    may_media = extract_media_directives is not False and _MEDIA_HINT.search(text) is not None
+    may_media = (
+        extract_media_directives is not False
+        and ":" in text
+        and _MEDIA_HINT.search(text) is not None
+    )
     may_image = images and "![" in text
     if not may_media and not may_image and "[[" not in text:
         return {"text": text}

@@ -26,6 +26,7 @@ _NBSP_ENTITY: Final = re.compile(r"&nbsp;", re.IGNORECASE)
 _EDGE_MARKUP: Final = re.compile(r"^[*`~_]+|[*`~_]+$")
 _TOKEN_AT_END: Final = re.compile(re.escape(HEARTBEAT_TOKEN) + r"[^0-9A-Za-z_]{0,4}$")
 _SPACE_RUNS: Final = re.compile(f"[{JS_SPACE_CLASS}]+")
+_JSON_SPACE: Final = " \t\n\r"
 
 
 class HeartbeatStrip(TypedDict):
@@ -40,8 +41,10 @@ def is_silent_reply_text(text: str | None, token: str | None = None) -> bool:
     """Whether the whole text is the silent token (default `NO_REPLY`), any case."""
     if not text:
         return False
-    word = token or SILENT_REPLY_TOKEN
-    return js_trim(require_str(text, "text")).lower() == word.lower()
+    expected = (token or SILENT_REPLY_TOKEN).lower()
+    trimmed = js_trim(require_str(text, "text"))
+    # Lower-casing never shortens a string, so a longer text cannot equal the token.
+    return len(trimmed) <= len(expected) and trimmed.lower() == expected
 
 
 def is_silent_reply_payload_text(text: str | None, token: str | None = None) -> bool:
@@ -50,6 +53,8 @@ def is_silent_reply_payload_text(text: str | None, token: str | None = None) -> 
         return False
     if is_silent_reply_text(text, token):
         return True
+    if not text.lstrip(_JSON_SPACE).startswith("{"):
+        return False  # `json.loads` would give no object (or fail), so skip the parse
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):

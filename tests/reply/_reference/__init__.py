@@ -1,8 +1,8 @@
 """The text scanners of `clawcell.reply` as they were before the throughput work (an oracle).
 
-A frozen copy of `_text`, `_fences`, `_images`, `_directives`, `_tags`, `_media` and `_embeds`
-from commit 50eb247 (plus `parse_reply_directives`), kept only so the differential tests in
-`tests/reply/test_differential.py` can prove the optimised scanners behave identically. Modules
-that the throughput work did not touch (`_paths`, `_canvas`, `_tokens`) are imported from the
-package. Do not edit these copies except to keep them importable; they are slow on purpose.
+A frozen copy of `_text`, `_fences`, `_images`, `_directives`, `_tags`, `_media`, `_embeds` and
+`_tokens` from commit 50eb247 (plus `parse_reply_directives`), kept only so the differential
+tests in `tests/reply/test_differential.py` can prove the optimised scanners behave identically.
+Modules the throughput work did not touch (`_paths`, `_canvas`) are imported from the package.
+Do not edit these copies except to keep them importable; they are slow on purpose.
 """

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from clawcell.reply._paths import normalize_media_source
-from clawcell.reply._tokens import SILENT_REPLY_TOKEN, is_silent_reply_payload_text
 
 from ._media import split_media_from_output
 from ._tags import parse_inline_directives
 from ._text import require_str
+from ._tokens import SILENT_REPLY_TOKEN, is_silent_reply_payload_text
 
 
 def parse_reply_directives(
