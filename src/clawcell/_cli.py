@@ -31,7 +31,7 @@ def _load_tools(spec: str) -> list[Tool]:
         target = target()
     if isinstance(target, Tool):
         return [target]
-    tools = list(target) if isinstance(target, Iterable) else []  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    tools = list(target) if isinstance(target, Iterable) else [target]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     if not all(isinstance(t, Tool) for t in tools):  # pyright: ignore[reportUnknownVariableType]
         raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
     return tools  # pyright: ignore[reportUnknownVariableType]
