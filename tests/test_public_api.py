@@ -1,0 +1,63 @@
+"""The public surface: each `__all__` is sorted and names exactly what is exported."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import clawcell
+import clawcell.catalog
+import clawcell.reply
+import clawcell.runtime
+import clawcell.store
+
+PACKAGE = [
+    "ClawcellError",
+    "ClosedError",
+    "CodeMode",
+    "ConfigurationError",
+    "ContractError",
+    "InputError",
+    "Limits",
+    "RuntimeUnavailableError",
+    "Tool",
+    "ToolError",
+    "ToolResult",
+    "render",
+]
+RUNTIME = ["Guest", "GuestPool", "GuestTrap", "JSException", "StepResult", "compiled_reactor"]
+MODULES = [clawcell, clawcell.catalog, clawcell.reply, clawcell.runtime, clawcell.store]
+
+
+def _public_attributes(module: types.ModuleType) -> set[str]:
+    """Public names bound in `module`, leaving out its submodules and `annotations`."""
+    return {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and name != "annotations"
+    }
+
+
+def test_the_package_exports_exactly_its_public_names() -> None:
+    assert clawcell.__all__ == PACKAGE
+
+
+def test_the_runtime_exports_exactly_its_public_names() -> None:
+    assert clawcell.runtime.__all__ == RUNTIME
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_all_is_sorted_and_matches_the_module(module: types.ModuleType) -> None:
+    names: list[str] = module.__all__
+    # Constants (UPPER_CASE) may lead, as in `clawcell.store`; otherwise plain sorting.
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n))
+    assert len(set(names)) == len(names)
+    assert set(names) == _public_attributes(module)
+
+
+@pytest.mark.parametrize("name", PACKAGE)
+def test_every_public_name_has_a_docstring(name: str) -> None:
+    assert getattr(clawcell, name).__doc__
