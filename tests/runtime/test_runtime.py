@@ -1,0 +1,183 @@
+"""The guest runtime below `CodeMode`: wasm patch, module cache, image reset, interrupt
+deadline, epoch backstop, memory limit and the raw string reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import wasmtime
+
+from clawcell import RuntimeUnavailableError
+from clawcell.runtime import Guest, GuestTrap, JSException, _wasm, compiled_reactor
+from clawcell.runtime._instance import _SIGNATURES  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._module import EXPORTED_FUNCTIONS
+
+INSTALL = json.dumps({"maxPending": 16, "bindings": []})
+SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
+
+
+def guest(memory: int = 64 * 1024 * 1024) -> Guest:
+    return Guest(compiled_reactor(), memory_limit_bytes=memory, install_config=INSTALL)
+
+
+def evaluate(g: Guest, source: str) -> str:
+    inst = g.instance
+    return inst.take_string(inst.eval(f"String(({source}))"))
+
+
+# -- the wasm patcher ---------------------------------------------------------------------
+
+
+def test_a_modified_reactor_binary_is_refused_by_its_sha256(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = _wasm._locate()  # pyright: ignore[reportPrivateUsage]
+    forged = tmp_path / "qjs-wasi-reactor.wasm"
+    forged.write_bytes(real.read_bytes() + b"\0")
+    monkeypatch.setattr(_wasm, "_locate", lambda: forged)
+    with pytest.raises(RuntimeUnavailableError) as caught:
+        _wasm.load_verified_wasm()
+    assert caught.value.code == "runtime_unavailable"
+    assert f"expected {_wasm.WASM_SHA256}" in caught.value.message
+    assert "qjs-wasi-reactor.wasm==0.17.0" in caught.value.message
+
+
+def test_patching_refuses_functions_missing_from_the_name_section() -> None:
+    wasm = _wasm.load_verified_wasm()
+    with pytest.raises(RuntimeUnavailableError) as caught:
+        _wasm.patch_exports(wasm, ["JS_Eval", "JS_NoSuchFunction"])
+    assert "['JS_NoSuchFunction']" in caught.value.message
+
+
+def test_patching_refuses_bytes_that_are_not_a_wasm_module() -> None:
+    with pytest.raises(RuntimeUnavailableError, match=r"not a WebAssembly 1\.0 binary module"):
+        _wasm.patch_exports(b"\x7fELF\x02\x01\x01\x00", ["JS_Eval"])
+
+
+def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> None:
+    exports = {e.name: e.type for e in compiled_reactor().module.exports}
+    for name in EXPORTED_FUNCTIONS:
+        ty = exports[name]
+        assert isinstance(ty, wasmtime.FuncType), name
+        params = tuple(str(p) for p in ty.params)
+        results = tuple(str(r) for r in ty.results)
+        assert (params, results) == _SIGNATURES[name], name
+    table = exports[_wasm.TABLE_EXPORT]
+    assert isinstance(table, wasmtime.TableType)
+    assert table.limits.max is None  # host callbacks can be added
+    assert isinstance(exports[_wasm.STACK_POINTER_EXPORT], wasmtime.GlobalType)
+
+
+# -- the compiled-module cache --------------------------------------------------------------
+
+_FIRST_CELL = (
+    "import asyncio, clawcell\n"
+    "async def main():\n"
+    "    async with clawcell.CodeMode() as mode:\n"
+    "        print((await mode.exec('return 6 * 7'))['value'])\n"
+    "asyncio.run(main())\n"
+)
+
+
+def _new_process(cache: Path) -> str:
+    env = {**os.environ, "CLAWCELL_CACHE_DIR": str(cache)}
+    env.pop("CLAWCELL_NO_MODULE_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_CELL],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_a_new_process_loads_the_compiled_module_from_the_cache(tmp_path: Path) -> None:
+    assert _new_process(tmp_path) == "42"
+    [cached] = tmp_path.glob("qjs-*.cwasm")
+    written = cached.stat().st_mtime_ns
+    assert _new_process(tmp_path) == "42"
+    assert cached.stat().st_mtime_ns == written  # read, not rewritten
+
+
+@pytest.mark.slow
+def test_a_corrupt_cache_file_is_recompiled_not_fatal(tmp_path: Path) -> None:
+    assert _new_process(tmp_path) == "42"
+    [cached] = tmp_path.glob("qjs-*.cwasm")
+    cached.write_bytes(b"not a compiled module")
+    assert _new_process(tmp_path) == "42"
+    assert cached.read_bytes() != b"not a compiled module"
+
+
+# -- one guest --------------------------------------------------------------------------
+
+
+def test_reset_restores_the_pristine_image() -> None:
+    g = guest()
+    assert evaluate(g, "globalThis.kept = 1, Object.prototype.x = 2, typeof kept") == "number"
+    g.reset()
+    assert evaluate(g, "[typeof kept, typeof ({}).x]") == "undefined,undefined"
+
+
+def test_the_interrupt_handler_stops_a_busy_loop_uncatchably() -> None:
+    g = guest()
+    g.deadline = time.monotonic() - 1
+    with pytest.raises(JSException) as caught:
+        g.instance.eval("try { while (true) {} } catch (e) { 'caught' }")
+    assert caught.value.text == "InternalError: interrupted"
+    g.deadline = float("inf")
+    assert evaluate(g, "1 + 1") == "2"
+
+
+def test_the_epoch_backstop_traps_a_long_native_operation() -> None:
+    g = guest(256 * 1024 * 1024)
+    watchdog = compiled_reactor().watchdog
+    g.instance.store.set_epoch_deadline(1)
+    watchdog.arm(time.monotonic() + 0.3)  # the interrupt handler never fires: no deadline
+    try:
+        with pytest.raises(GuestTrap, match="interrupt"):
+            g.instance.eval(SORT)
+    finally:
+        watchdog.disarm()
+    g.reset()
+    assert evaluate(g, "'alive'") == "alive"
+
+
+def test_the_memory_limit_gives_a_catchable_out_of_memory_error() -> None:
+    g = guest(8 * 1024 * 1024)
+    code = (
+        "const a = [];\n"
+        "try { for (;;) a.push(new Array(1e4).fill(1)); } catch (e) { a.length = 0; String(e) }"
+    )
+    assert g.instance.take_string(g.instance.eval(code)) == "InternalError: out of memory"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "''",
+        "'ascii'",
+        "'café'",
+        "'中🦞'",
+        "'lone \\udc00 end'",
+        "'x'.repeat(70000)",
+        "['a', 'b'].join('/') + 'é'.repeat(3)",
+        "String.fromCharCode(0, 255, 256)",
+    ],
+)
+def test_the_raw_string_reader_agrees_with_quickjs(source: str) -> None:
+    g = guest()
+    inst = g.instance
+    assert inst.raw_strings is True  # verified at load
+    raw = inst.take_string(inst.eval(source))
+    inst.raw_strings = False
+    assert raw == inst.take_string(inst.eval(source))
