@@ -319,14 +319,16 @@ def test_timers_count_against_the_bridge_queue() -> None:
     assert failure(envelope) == ("invalid_input", "input", OVERFLOW.format(n=16), False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_cell._absorb reports a queue overflow with failurePhase 'input' although tool "
-    "calls were dispatched (bridgeDispatchStarted true); spec §2.3 says 'bridge' overrides",
-)
 def test_a_queue_overflow_after_dispatch_is_a_bridge_phase_failure() -> None:
-    code = "for (let i = 0; i < 200; i++) echo({ i });"
+    code = "await echo({});\nfor (let i = 0; i < 200; i++) echo({ i });"
     assert failure(exec_one(code)) == ("invalid_input", "bridge", OVERFLOW.format(n=16), True)
+
+
+def test_a_queue_overflow_in_the_first_frontier_is_an_input_failure() -> None:
+    # The recorded release (queue/overflow-129, release-differences §2 item 10) reports the
+    # input phase and no dispatch: the overflowing frontier never reaches the host.
+    code = "for (let i = 0; i < 200; i++) echo({ i });"
+    assert failure(exec_one(code)) == ("invalid_input", "input", OVERFLOW.format(n=16), False)
 
 
 # -- failures -----------------------------------------------------------------------------

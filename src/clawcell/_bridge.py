@@ -39,6 +39,13 @@ class HostCatalog(Protocol):
     def api_read(self, path: object) -> dict[str, Any]: ...
 
 
+class NamespaceHost(Protocol):
+    """What the bridge needs from the MCP namespace (`clawcell.mcp`)."""
+
+    def namespace_api(self, args: list[Any]) -> Any: ...
+    def touches_network(self, method: str, args: list[Any], value: Any = None) -> bool: ...
+
+
 class BridgeFailure(Exception):
     """A bridge request failed; `code` is set for failures of tools and stores."""
 
@@ -104,8 +111,12 @@ class Bridge:
         inbox_bytes: int,
         results: Any = None,
         session: Any = None,
+        namespaces: NamespaceHost | None = None,
     ) -> None:
         self._catalog = catalog
+        self._namespaces = namespaces
+        self.network_derived = False
+        """Set once this run has seen MCP content or metadata (spec §11.7)."""
         self._inbox_bytes = inbox_bytes
         self.results = results
         self.session = session
@@ -118,6 +129,7 @@ class Bridge:
             "resultSave": self._result_save,
             "resultLoad": self._result_load,
             "resultDelete": self._result_delete,
+            "namespace": self._namespace,
         }
         self._later: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
             "callValue": self._call_value,
@@ -134,13 +146,17 @@ class Bridge:
         try:
             if handler is None:
                 raise BridgeFailure(f"unknown bridge method {method!r}")
-            return self._reply(request_id, handler(args))
+            self._observe(method, args)
+            value = handler(args)
+            self._observe(method, args, value)
+            return self._reply(request_id, value)
         except Exception as exc:
             return _exception_reply(request_id, exc)
 
     async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
         """Run one request; never raises (failures become error replies)."""
         try:
+            self._observe(method, args)
             return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError:
             raise
@@ -152,6 +168,15 @@ class Bridge:
         if len(payload) > self._inbox_bytes:
             raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
         return Reply(id=request_id, ok=True, payload=payload)
+
+    def _observe(self, method: str, args: list[Any], value: Any = None) -> None:
+        if self._namespaces is not None and not self.network_derived:
+            self.network_derived = self._namespaces.touches_network(method, args, value)
+
+    def _namespace(self, args: list[Any]) -> Any:
+        if self._namespaces is None:
+            raise BridgeFailure("MCP is not available in this runtime")
+        return _plain(lambda: self._namespaces.namespace_api(args))  # pyright: ignore[reportOptionalMemberAccess]
 
     async def _call_value(self, args: list[Any]) -> Any:
         tool_input: Any = args[1] if len(args) > 1 else None
@@ -198,7 +223,7 @@ class Bridge:
     async def _load(self, args: list[Any]) -> Any:
         session = self._require(self.session, "load")
         text = await session.load(args[0])
-        return None if text is None else RawJson(text)
+        return RawJson("[]" if text is None else f"[{text}]")
 
     @staticmethod
     def _require(service: Any, name: str) -> Any:

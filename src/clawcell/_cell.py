@@ -22,8 +22,9 @@ import asyncio
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from ._bridge import Bridge, Reply, encode_settle_batch
 from .runtime import Guest, GuestTrap, JSException, StepResult, compiled_reactor
@@ -35,11 +36,21 @@ _STATE_RUNNING, _STATE_VALUE, _STATE_FAILED, _STATE_OVERFLOW = 0, 1, 2, 3
 _MODULE_NAMES: Final = ("require", "module", "process")
 
 TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
+RESTART_MESSAGE: Final = (
+    "Code Mode tool call was interrupted by a host restart and was not run again because "
+    "its tool is not marked replay-safe; its effect is unknown. Check current state before "
+    "retrying."
+)
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
 
 FailureCode = Literal[
-    "invalid_input", "runtime_unavailable", "aborted", "timeout", "internal_error"
+    "invalid_input",
+    "runtime_unavailable",
+    "aborted",
+    "timeout",
+    "snapshot_limit_exceeded",
+    "internal_error",
 ]
 
 
@@ -61,6 +72,7 @@ class _Pending:
     """An undelivered request: a running task, a ready reply, or a parked `yield`."""
 
     method: str
+    args: list[Any] = field(default_factory=list[Any])
     task: asyncio.Task[Reply] | None = None
     reply: Reply | None = None
     reason: Any = None
@@ -157,12 +169,19 @@ class Cell:
             pending = self._pending.pop(request_id, None)
             if pending is not None and pending.task is not None:
                 pending.task.cancel()
+        if report.state == _STATE_OVERFLOW:
+            # The frontier that overflowed is never dispatched (as in the recorded release:
+            # `failurePhase: "input"`, `bridgeDispatchStarted: false`), unless earlier
+            # frontiers already were, and then the bridge phase wins.
+            phase: Literal["input", "bridge"] = (
+                "bridge" if self.bridge_dispatch_started else "input"
+            )
+            self.cancel()
+            return LegOutcome(
+                status="failed", code="invalid_input", phase=phase, error=report.error
+            )
         for request_id, method, args in report.requests:
             self._dispatch(request_id, method, args)
-        if report.state == _STATE_OVERFLOW:
-            return LegOutcome(
-                status="failed", code="invalid_input", phase="input", error=report.error
-            )
         if report.state == _STATE_FAILED:
             return self._failed(*_classify(report.error))
         if report.state == _STATE_VALUE:
@@ -189,17 +208,23 @@ class Cell:
         if method != "sleep":
             self.bridge_dispatch_started = True
         if method == "yield":
-            self._pending[request_id] = _Pending(method, reason=args[0] if args else None)
+            self._pending[request_id] = _Pending(method, args, reason=args[0] if args else None)
             return
         reply = self.bridge.run_now(request_id, method, args)
         if reply is not None:
-            self._pending[request_id] = _Pending(method, reply=reply)
-            self._completed.append(request_id)
+            self._ready(request_id, _Pending(method, args, reply=reply))
             return
+        self._start_task(request_id, method, args)
+
+    def _ready(self, request_id: str, pending: _Pending) -> None:
+        self._pending[request_id] = pending
+        self._completed.append(request_id)
+
+    def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
         task = asyncio.ensure_future(self.bridge.run(request_id, method, args))
         task.add_done_callback(lambda _: self._on_done(request_id))
         self._running += 1
-        self._pending[request_id] = _Pending(method, task=task)
+        self._pending[request_id] = _Pending(method, args, task=task)
 
     def _on_done(self, request_id: str) -> None:
         pending = self._pending.get(request_id)
@@ -262,6 +287,72 @@ class Cell:
                 replies.append(pending.task.result())
         return replies
 
+    # -- parking across processes ---------------------------------------------------------
+
+    def host_state(self) -> dict[str, Any]:
+        """The host's side of a parked cell as JSON-shaped data (the guest's is a snapshot).
+
+        Requests still running are listed without a reply: a process that continues the
+        cell after this one died re-dispatches them only when they are safe to replay.
+        """
+        pending: list[dict[str, Any]] = []
+        for request_id, item in self._pending.items():
+            entry: dict[str, Any] = {"id": request_id, "method": item.method, "args": item.args}
+            reply = item.reply
+            if reply is None and item.task is not None and item.task.done():
+                reply = None if item.task.cancelled() else item.task.result()
+            if reply is not None:
+                entry["reply"] = {"ok": reply.ok, "payload": reply.payload}
+            pending.append(entry)
+        return {
+            "pending": pending,
+            "bridgeDispatchStarted": self.bridge_dispatch_started,
+            "valueReady": self._value_ready,
+            "valueJson": self.value_json,
+        }
+
+    @classmethod
+    def revive(
+        cls,
+        state: dict[str, Any],
+        *,
+        guest: Guest,
+        bridge: Bridge,
+        replay_safe: Callable[[str, list[Any]], bool],
+    ) -> Cell:
+        """Continue a parked cell whose host state was saved by another process.
+
+        Requests that were running are dispatched again when `replay_safe` allows it;
+        otherwise they reject into the guest with `RESTART_MESSAGE` (`effectStatus:
+        "unknown"`), so nothing runs twice silently.
+        """
+        cell = cls(guest=guest, bridge=bridge)
+        cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
+        cell._value_ready = bool(state.get("valueReady"))
+        cell.value_json = state.get("valueJson")
+        for entry in state.get("pending", []):
+            cell._revive_request(entry, replay_safe)
+        return cell
+
+    def _revive_request(
+        self, entry: dict[str, Any], replay_safe: Callable[[str, list[Any]], bool]
+    ) -> None:
+        request_id, method, args = str(entry["id"]), str(entry["method"]), list(entry["args"])
+        reply = cast(dict[str, Any] | None, entry.get("reply"))
+        if reply is not None:
+            saved = Reply(id=request_id, ok=bool(reply["ok"]), payload=str(reply["payload"]))
+            self._ready(request_id, _Pending(method, args, reply=saved))
+        elif method == "yield":
+            self._pending[request_id] = _Pending(method, args, reason=args[0] if args else None)
+        elif replay_safe(method, args):
+            self._start_task(request_id, method, args)
+        else:
+            payload = json.dumps({"message": RESTART_MESSAGE, "code": "tool_error"})
+            self._ready(
+                request_id,
+                _Pending(method, args, reply=Reply(id=request_id, ok=False, payload=payload)),
+            )
+
     # -- outcomes -------------------------------------------------------------------------
 
     def _park(self) -> LegOutcome:
@@ -281,10 +372,10 @@ class Cell:
 
     def _trap(self, exc: GuestTrap, deadline: float) -> LegOutcome:
         text = str(exc)
-        if "wasm trap: interrupt" in text or time.monotonic() >= deadline:
-            return self._failed("timeout", TIMEOUT_MESSAGE)
         if "call stack exhausted" in text:
             return self._failed("internal_error", "RangeError: Maximum call stack size exceeded")
+        if "wasm trap: interrupt" in text or time.monotonic() >= deadline:
+            return self._failed("timeout", TIMEOUT_MESSAGE)
         if "out of bounds" in text or "memory" in text:
             return self._failed("internal_error", "InternalError: out of memory")
         trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"

@@ -10,7 +10,6 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from ._bridge import Bridge
@@ -19,30 +18,23 @@ from ._envelope import failed_envelope, settle_envelope
 from ._limits import Limits
 from ._output import ModelBudget, OutputLedger, bound_error
 from ._results import ResultsStore
+from ._runs import ParkedRuns, Run, stored_writes
 from ._source import check_source, format_syntax_error, read_exec_args, read_wait_args
 from ._tool import Tool
+from ._untrusted import mark_untrusted
 from .catalog import Catalog
 from .errors import ClosedError, InputError, RuntimeUnavailableError
+from .mcp import McpServers, ServerConfig
 from .runtime import GuestPool, JSException
+from .store import MemoryStore, SessionStore, SessionView
 
 __all__ = ["CodeMode"]
 
-MAX_SUSPENDED_RUNS: Final = 64
 _UNAVAILABLE: Final = "code mode run is unavailable or expired."
 _RESUMING: Final = "code mode run is already being resumed."
 _TOO_MANY: Final = "too many suspended code mode runs."
+_SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
 _USER_FILE: Final = "openclaw-code-mode:user.js:"
-
-
-@dataclass
-class _Run:
-    """A cell between its first `exec` and its end."""
-
-    run_id: str
-    cell: Cell
-    ledger: OutputLedger
-    expires_at: float = 0.0
-    resuming: bool = False
 
 
 class CodeMode:
@@ -53,6 +45,14 @@ class CodeMode:
         limits: Budgets and limits (spec §5); defaults when omitted.
         model_context_tokens: The model's context window; when given, every envelope is
             fitted to the model tool-result budget derived from it (spec §6.2 step 7).
+        store: Where `store()`/`load()` values and parked cells live. A durable store
+            (`clawcell.SQLiteStore(path)`) lets `wait` continue a cell after a restart or
+            from another process; without one, an in-memory store is used and nothing
+            survives the process.
+        session_id: The session whose store entries and parked cells this runtime uses.
+        mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`), seen
+            in cells as `MCP.<name>`; connected when the first cell runs (needs the `[mcp]`
+            extra) and closed with this `CodeMode`.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -63,23 +63,45 @@ class CodeMode:
         *,
         limits: Limits | None = None,
         model_context_tokens: int | None = None,
+        store: SessionStore | None = None,
+        session_id: str = "default",
+        mcp_servers: Mapping[str, ServerConfig] | None = None,
     ) -> None:
         self.limits = limits or Limits()
         self.catalog = Catalog(list(tools), limits=self.limits)
         self._model_budget = (
             None if model_context_tokens is None else ModelBudget.for_context(model_context_tokens)
         )
-        install = {
+        self._mcp = McpServers(mcp_servers, self.catalog) if mcp_servers else None
+        self._pool = self._new_pool()
+        self.results = ResultsStore(self.limits.inbox_bytes)
+        self.store: SessionStore = store if store is not None else MemoryStore()
+        self.session_id = session_id
+        self._parked = ParkedRuns(
+            store=self.store, session_id=session_id, durable=store is not None
+        )
+        self._closed = False
+
+    def _new_pool(self) -> GuestPool:
+        install: dict[str, Any] = {
             "maxPending": self.limits.max_pending_tool_calls,
             "bindings": [binding.metadata for binding in self.catalog.bindings],
         }
-        self._pool = GuestPool(
+        if self._mcp is not None:
+            install["mcp"] = self._mcp.install()
+        return GuestPool(
             memory_limit_bytes=self.limits.memory_limit_bytes,
             install_config=json.dumps(install),
         )
-        self.results = ResultsStore(self.limits.inbox_bytes)
-        self._runs: dict[str, _Run] = {}
-        self._closed = False
+
+    async def _prepare_mcp(self) -> None:
+        """Connect and list MCP servers before a cell; rebuild guests when `MCP` changed."""
+        if self._mcp is not None and await self._mcp.prepare():
+            self._pool.close()
+            self._pool = self._new_pool()
+
+    def _telemetry(self) -> dict[str, Any]:
+        return self._mcp.host_catalog.telemetry() if self._mcp else self.catalog.telemetry()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -90,15 +112,20 @@ class CodeMode:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel parked cells and release engine resources; idempotent."""
+        """Cancel parked cells' host work and release engine resources; idempotent.
+
+        Parked cells already committed to a durable store stay there for a later process.
+        """
         if self._closed:
             return
         self._closed = True
-        for run in self._runs.values():
+        for run in self._parked.all():
             run.cell.cancel()
-        self._runs.clear()
+            self._parked.forget(run.run_id)
         self._pool.close()
         self.results.close()
+        if self._mcp is not None:
+            await self._mcp.aclose()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -129,17 +156,57 @@ class CodeMode:
         """Resume a cell that returned `waiting`; see `call_tool`."""
         self._check_open()
         self._expire()
-        run = self._runs.get(run_id)
-        if run is None:
-            raise InputError(_UNAVAILABLE)
-        if run.resuming:
+        run = self._parked.get(run_id)
+        if run is not None and run.resuming:
             return self._input_failure(_RESUMING)
+        taken = await self._parked.take_durable(run_id)
+        if run is None and taken is not None:
+            run = self._revive(run_id, *taken)
+        elif run is not None and self._parked.durable and taken is None:
+            self._drop(run)  # another process continued it
+            run = None
+        if run is None or run.expires_at <= time.time():
+            raise InputError(_UNAVAILABLE)
+        return await self._resume(run)
+
+    async def _resume(self, run: Run) -> dict[str, Any]:
         run.resuming = True
         try:
+            if run.snapshot is not None:
+                guest = self._pool.acquire()
+                guest.restore(run.snapshot)
+                run.cell.guest, run.snapshot = guest, None
             outcome = await run.cell.resume(self.limits.timeout_ms / 1000)
         finally:
             run.resuming = False
-        return self._finish_leg(run, outcome)
+        return await self._finish_leg(run, outcome)
+
+    def _revive(self, run_id: str, blob: bytes, meta: dict[str, Any]) -> Run:
+        cell = Cell.revive(
+            meta["cell"],
+            guest=self._pool.acquire(),
+            bridge=self._bridge(None),
+            replay_safe=self._replay_safe,
+        )
+        session = SessionView(self.store, self.session_id, writes=stored_writes(meta))
+        cell.bridge.session = session
+        return Run(
+            run_id=run_id,
+            cell=cell,
+            ledger=OutputLedger.from_state(meta["ledger"]),
+            session=session,
+            restart_safe=bool(meta.get("restartSafe")),
+            snapshot=blob,
+            expires_at=float(meta.get("expiresAt", 0.0)),
+        )
+
+    def _replay_safe(self, method: str, args: list[Any]) -> bool:
+        if method == "sleep":
+            return True
+        if method != "callValue" or not args:
+            return False
+        binding = self.catalog.binding(str(args[0]))
+        return binding is not None and binding.tool.replay_safe
 
     # -- exec ---------------------------------------------------------------------------
 
@@ -152,40 +219,49 @@ class CodeMode:
         problem = check_source(parsed.code)
         if problem is not None:
             return self._input_failure(problem.message)
-        return await self._start(parsed.code)
+        return await self._start(parsed.code, restart_safe=parsed.restart_safe)
 
-    async def _start(self, code: str) -> dict[str, Any]:
+    def _bridge(self, session: SessionView | None) -> Bridge:
+        mcp = self._mcp.host_catalog if self._mcp else None
+        return Bridge(
+            catalog=mcp or self.catalog,
+            inbox_bytes=self.limits.inbox_bytes,
+            results=self.results,
+            session=session,
+            namespaces=mcp,
+        )
+
+    async def _start(self, code: str, *, restart_safe: bool) -> dict[str, Any]:
+        await self._prepare_mcp()
         try:
             guest = self._pool.acquire()
         except RuntimeUnavailableError as exc:
             return self._host_failure("runtime_unavailable", exc.message)
-        bridge = Bridge(
-            catalog=self.catalog, inbox_bytes=self.limits.inbox_bytes, results=self.results
-        )
-        run = _Run(
+        session = SessionView(self.store, self.session_id)
+        run = Run(
             run_id=f"cm_{uuid.uuid4()}",
-            cell=Cell(guest=guest, bridge=bridge),
+            cell=Cell(guest=guest, bridge=self._bridge(session)),
             ledger=OutputLedger(self.limits.max_output_bytes),
+            session=session,
+            restart_safe=restart_safe,
         )
         try:
             outcome = await run.cell.start(code, self.limits.timeout_ms / 1000)
         except JSException as exc:
             self._pool.release(guest)
             return self._input_failure(_syntax_error(exc, code))
-        return self._finish_leg(run, outcome)
+        return await self._finish_leg(run, outcome)
 
     # -- ends of legs -------------------------------------------------------------------
 
-    def _finish_leg(self, run: _Run, outcome: LegOutcome) -> dict[str, Any]:
+    async def _finish_leg(self, run: Run, outcome: LegOutcome) -> dict[str, Any]:
         if outcome.status == "waiting":
-            if run.run_id not in self._runs and len(self._runs) >= MAX_SUSPENDED_RUNS:
-                run.cell.cancel()
-                outcome = LegOutcome(
-                    status="failed", code="invalid_input", phase="input", error=_TOO_MANY
-                )
-            else:
-                run.expires_at = time.monotonic() + self.limits.snapshot_ttl_seconds
-                self._runs[run.run_id] = run
+            outcome = self._suspend(run, outcome)
+        warning = None
+        if outcome.status == "completed":
+            warning = await run.session.commit()
+        elif outcome.status == "failed":
+            run.session.discard()
         run.cell.output, items = [], run.cell.output
         for item in items:
             run.ledger.append(item)
@@ -193,15 +269,46 @@ class CodeMode:
             outcome,
             ledger=run.ledger,
             run_id=run.run_id,
-            telemetry=self.catalog.telemetry(),
+            telemetry=self._telemetry(),
             bridge_dispatch_started=run.cell.bridge_dispatch_started,
             model_budget=self._model_budget,
-            results=self.results,
+            results=None if run.restart_safe else self.results,
+            replay_safe=self._reports_replay_safe(run, outcome),
         )
-        if outcome.status != "waiting":
-            self._runs.pop(run.run_id, None)
+        if warning is not None:
+            envelope["warnings"] = [warning]
+        if run.cell.bridge.network_derived:
+            envelope = mark_untrusted(envelope)
+        if outcome.status == "waiting":
+            await self._parked.park(run)
+        else:
+            self._parked.forget(run.run_id)
             self._pool.release(run.cell.guest)
         return envelope
+
+    def _suspend(self, run: Run, outcome: LegOutcome) -> LegOutcome:
+        """Snapshot a parking cell and release its guest, or fail it when it cannot park."""
+        if not self._parked.has_room_for(run.run_id):
+            run.cell.cancel()
+            return LegOutcome(status="failed", code="invalid_input", phase="input", error=_TOO_MANY)
+        snapshot = run.cell.guest.snapshot()
+        if len(snapshot) > self.limits.max_snapshot_bytes:
+            run.cell.cancel()
+            phase = "bridge" if run.cell.bridge_dispatch_started else "guest"
+            return LegOutcome(
+                status="failed", code="snapshot_limit_exceeded", phase=phase, error=_SNAPSHOT_LIMIT
+            )
+        self._pool.release(run.cell.guest)
+        run.snapshot = snapshot
+        run.expires_at = time.time() + self.limits.snapshot_ttl_seconds
+        return outcome
+
+    def _reports_replay_safe(self, run: Run, outcome: LegOutcome) -> bool:
+        if not run.restart_safe:
+            return False
+        return all(
+            self._replay_safe(method, []) or method == "yield" for _, method in outcome.pending
+        )
 
     def _input_failure(self, message: str) -> dict[str, Any]:
         return self._bounded_failure("invalid_input", "input", message)
@@ -211,15 +318,17 @@ class CodeMode:
 
     def _bounded_failure(self, code: str, phase: str, message: str) -> dict[str, Any]:
         error = bound_error(message, self.limits.max_output_bytes)
-        return failed_envelope(
-            code=code, phase=phase, error=error, telemetry=self.catalog.telemetry()
-        )
+        return failed_envelope(code=code, phase=phase, error=error, telemetry=self._telemetry())
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        for run_id in [r for r, run in self._runs.items() if run.expires_at <= now]:
-            run = self._runs.pop(run_id)
-            run.cell.cancel()
+        for run in self._parked.expired():
+            self._drop(run)
+
+    def _drop(self, run: Run) -> None:
+        self._parked.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
+        if run.snapshot is None:
             self._pool.release(run.cell.guest)
 
 

@@ -281,6 +281,33 @@ class OutputLedger:
         self._retained: str | None = None
         self._receipt: _Receipt = _Entries(0)
 
+    def to_state(self) -> dict[str, Any]:
+        """The ledger as JSON-shaped data, to persist with a parked cell."""
+        receipt = self._receipt
+        return {
+            "max": self._max,
+            "items": self._items,
+            "count": self._count,
+            "bytes": self._bytes,
+            "retained": self._retained,
+            "receipt": [receipt.count]
+            if isinstance(receipt, _Entries)
+            else [receipt.original_bytes, receipt.prefix_bytes],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> OutputLedger:
+        """The ledger `to_state` described."""
+        ledger = cls(int(state["max"]))
+        ledger._items = [str(item) for item in state["items"]]
+        ledger._count = int(state["count"])
+        ledger._bytes = int(state["bytes"])
+        retained = state.get("retained")
+        ledger._retained = None if retained is None else str(retained)
+        receipt = [int(n) for n in state["receipt"]]
+        ledger._receipt = _Entries(receipt[0]) if len(receipt) == 1 else _Summary(*receipt)
+        return ledger
+
     @property
     def max_output_bytes(self) -> int:
         """The cell's `maxOutputBytes`."""

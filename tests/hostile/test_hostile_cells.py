@@ -377,12 +377,6 @@ def test_large_cells_do_not_exhaust_memory_for_later_cells() -> None:
     assert with_mode(body) == [40 * 1024 * 1024] * 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cell can close the `(async () => {` wrapper (runtime/_guest.py compile) and run "
-    "code at compile time; a compile-time interrupt is then reported by _codemode._start as "
-    "an invalid_input SyntaxError instead of a timeout",
-)
 def test_code_that_escapes_the_cell_wrapper_still_times_out() -> None:
     envelope = exec_one_escaping("}); while (true) {}; (() => {")
     assert failure(envelope)[:3] == ("timeout", "guest", TIMEOUT)

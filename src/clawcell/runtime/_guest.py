@@ -117,15 +117,20 @@ class Guest:
         self.instance.reset()
 
     def compile(self, code: str) -> int:
-        """Compile a cell into a function value; raises `JSException` for a syntax error."""
+        """Parse a cell without running any of it; raises `JSException` for a syntax error.
+
+        Only parsing happens here: code that closes the wrapper early (`}); …; (() => {`)
+        runs later, in `start`, under the same deadline and error handling as the cell.
+        """
         # The engine epoch is shared: a backstop trap in any earlier segment (this guest's or
         # another's) leaves this store's deadline in the past, so re-arm it before entering.
         self.instance.store.set_epoch_deadline(1)
-        return self.instance.eval(_CELL_HEAD + code + _CELL_TAIL)
+        return self.instance.compile(_CELL_HEAD + code + _CELL_TAIL)
 
-    def start(self, cell: int) -> None:
-        """Start a compiled cell (runs it up to its first await) and release the function."""
+    def start(self, script: int) -> None:
+        """Run a compiled cell up to its first await; raises `JSException` or `GuestTrap`."""
         inst = self.instance
+        cell = inst.run_compiled(script)
         try:
             inst.free_value(inst.call(self._start, cell))
         finally:

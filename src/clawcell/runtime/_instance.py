@@ -47,6 +47,7 @@ _SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "JS_GetPropertyStr": ((_I32, _I64, _I32), (_I64,)),
     "JS_RunGC": ((_I32,), ()),
     "JS_SetHostPromiseRejectionTracker": ((_I32, _I32, _I32), ()),
+    "JS_EvalFunction": ((_I32, _I64), (_I64,)),
 }
 assert set(EXPORTED_FUNCTIONS) <= set(_SIGNATURES)
 
@@ -58,6 +59,7 @@ JS_STACK_BYTES: Final = 128 * 1024
 CANONICAL_MEMORY_LIMIT: Final = 64 * 1024 * 1024
 _WASM_PAGE: Final = 65536
 _EVAL_GLOBAL_ASYNC: Final = 0
+_EVAL_COMPILE_ONLY: Final = 1 << 5
 _MAX_ARGS: Final = 8
 _STAGING_BYTES: Final = 64 * 1024
 
@@ -284,6 +286,20 @@ class Instance:
         finally:
             self.free(ptr)
         return self._check(value)
+
+    def compile(self, source: str) -> int:
+        """Parse global code without running it; raises `JSException` for a syntax error."""
+        data = source.encode("utf-8", "surrogatepass")
+        ptr = self.put_cstring(data)
+        try:
+            value = self._f["JS_Eval"](self.ctx, ptr, len(data), self._filename, _EVAL_COMPILE_ONLY)
+        finally:
+            self.free(ptr)
+        return self._check(value)
+
+    def run_compiled(self, script: int) -> int:
+        """Run a script from `compile` (consumes it); returns its completion value."""
+        return self._check(self._f["JS_EvalFunction"](self.ctx, script))
 
     def call(self, func: int, *args: int) -> int:
         """Call a JS function value with JSValue arguments; raises `JSException`."""

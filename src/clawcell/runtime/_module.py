@@ -28,7 +28,7 @@ from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
 
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
-_PATCH_VERSION: Final = "2"
+_PATCH_VERSION: Final = "3"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
 
 EXPORTED_FUNCTIONS: Final = (
@@ -49,6 +49,7 @@ EXPORTED_FUNCTIONS: Final = (
     "JS_GetPropertyStr",
     "JS_RunGC",
     "JS_SetHostPromiseRejectionTracker",
+    "JS_EvalFunction",
 )
 
 
