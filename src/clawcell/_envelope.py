@@ -20,13 +20,18 @@ from ._results import (
     reference_marker_bytes,
     retain_oversized_value,
 )
+from ._untrusted import UntrustedEnvelope, wrap_untrusted
 
 __all__ = ["failed_envelope", "render", "settle_envelope"]
 
 
 def render(envelope: dict[str, Any]) -> str:
-    """The model-facing text of an envelope: its compact JavaScript JSON."""
-    return dumps(envelope)
+    """The model-facing text of an envelope: its compact JavaScript JSON.
+
+    Envelopes of network-derived runs (MCP) come back wrapped as untrusted content.
+    """
+    text = dumps(envelope)
+    return wrap_untrusted(text) if isinstance(envelope, UntrustedEnvelope) else text
 
 
 def _completed(p: Projection, replay_safe: bool, telemetry: dict[str, Any]) -> dict[str, Any]:

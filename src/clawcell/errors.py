@@ -16,6 +16,8 @@ ClawcellError (Exception)                       code: varies
 │     a tool's input or output broke its declared JSON Schema        | "invalid_contract"
 ├── ToolError (RuntimeError)                    code: "tool_error"
 │     raised by tools to fail with a message the guest sees verbatim
+├── McpError (RuntimeError)                     code: "mcp_error"
+│     an MCP server could not be reached, failed, timed out or answered malformed
 └── ClosedError (RuntimeError)                  code: "closed"
       an object that owns engine or OS resources was used after `close()`
 ```
@@ -29,6 +31,7 @@ __all__ = [
     "ConfigurationError",
     "ContractError",
     "InputError",
+    "McpError",
     "RuntimeUnavailableError",
     "ToolError",
 ]
@@ -89,6 +92,16 @@ class ToolError(ClawcellError, RuntimeError):
     """Raised by a tool to fail; the guest sees the message and `code: "tool_error"`."""
 
     code = "tool_error"
+
+
+class McpError(ClawcellError, RuntimeError):
+    """An MCP server could not be reached, failed, timed out or sent a malformed result.
+
+    Cells see the message as a catchable error; the next call reconnects. Install the SDK with
+    `pip install 'clawcell[mcp]'` when the message says it is missing.
+    """
+
+    code = "mcp_error"
 
 
 class ClosedError(ClawcellError, RuntimeError):

@@ -1,0 +1,257 @@
+"""The bridge's view of a catalog with MCP servers: native tools plus `MCP.*` methods.
+
+`McpCatalog` wraps the native `Catalog` and answers the same bridge requests (`call`,
+`search`, `describe`, `api_list`, `api_read`) plus `$api`. Native and MCP entries share one
+BM25 ranking and one search limit; MCP entries never appear in `catalog.all()` or the quick
+index because those stay with the native catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..catalog import Catalog
+from ..catalog._api_files import ApiFile, matches_prefix, normalize_api_path, normalize_api_prefix
+from ..catalog._search import SearchDocument, SearchIndex, parameter_text
+from ..errors import InputError
+from ._connection import Connection
+from ._declarations import (
+    INDEX_DESCRIPTION,
+    ROOT_NOTE,
+    SERVER_NOTE,
+    index_declaration,
+    server_declaration,
+    server_description,
+)
+from ._namespace import McpMethod, McpNamespace, McpServerScope
+from ._projection import guest_projection
+
+__all__ = ["McpCatalog"]
+
+
+class McpCatalog:
+    """Native tools and MCP methods behind one `HostCatalog` face.
+
+    Args:
+        catalog: The native catalog (its counters count searches).
+        namespace: The visible MCP methods.
+        connections: The connection of each server, by server name.
+    """
+
+    def __init__(
+        self, catalog: Catalog, namespace: McpNamespace, connections: Mapping[str, Connection]
+    ) -> None:
+        self.catalog = catalog
+        self.namespace = namespace
+        self._connections = connections
+        self._describes = 0
+        self._calls = 0
+        native = [
+            SearchDocument(
+                key=b.callable_name,
+                catalog_id=b.catalog_id,
+                name=b.tool.name,
+                label=b.tool.label or "",
+                description=b.tool.description,
+                parameters=parameter_text(b.tool.parameters) if b.trusted else "",
+            )
+            for b in catalog.bindings
+        ]
+        remote = [
+            SearchDocument(
+                key=m.callable_name,
+                catalog_id=f"mcp:{m.server.server_name}:{m.mcp_tool}",
+                name=m.mcp_tool,
+                label="",
+                description=m.description,
+                parameters="",
+            )
+            for m in namespace.methods.values()
+            if m.operation == "tools/call"
+        ]
+        self._index = SearchIndex([*native, *remote])
+        self._files = self._mcp_files()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def call(self, callable_name: str, input: Any = None) -> Any:
+        """Run a native tool, or send an MCP request and return its guest projection."""
+        method = self.namespace.methods.get(callable_name)
+        if method is None:
+            return await self.catalog.call(callable_name, input)
+        self._calls += 1
+        arguments: dict[str, Any] = dict(input) if isinstance(input, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+        if method.operation == "tools/call":
+            arguments = {"name": method.mcp_tool, "arguments": arguments}
+        connection = self._connections[method.server.server_name]
+        return guest_projection(await connection.request(method.operation, arguments))
+
+    # -- search and describe --------------------------------------------------------------
+
+    def search(self, query: object, limit: object = None) -> list[str]:
+        """Exact names first (native, then MCP), else one BM25 ranking over both."""
+        native = self.catalog.search(query, limit)  # validates and counts
+        needle = str(query).strip()
+        exact = self._exact(needle)
+        if exact is not None:
+            return [exact]
+        count = self.catalog.limits.search_default_limit if limit is None else int(limit)  # pyright: ignore[reportArgumentType]
+        count = min(count, self.catalog.limits.max_search_limit)
+        return self._index.rank(needle, count) if self.namespace.methods else native
+
+    def _exact(self, needle: str) -> str | None:
+        entries = [(b.callable_name, b.tool.name) for b in self.catalog.bindings]
+        entries += [
+            (m.callable_name, m.mcp_tool)
+            for m in self.namespace.methods.values()
+            if m.operation == "tools/call"
+        ]
+        for key, name in entries:
+            if needle in (key, name):
+                return key
+        folded = needle.lower()
+        for key, name in entries:
+            if folded in (key.lower(), name.lower()):
+                return key
+        return None
+
+    def describe(self, callable_name: str) -> dict[str, Any]:
+        """`describe()`; for MCP handles, `$api(<method>, { schema: true })`."""
+        method = self.namespace.methods.get(callable_name)
+        if method is None:
+            return self.catalog.describe(callable_name)
+        self._describes += 1
+        return self._server_api(method.server, [method], schema=True)
+
+    # -- $api -----------------------------------------------------------------------------
+
+    def namespace_api(self, args: list[Any]) -> dict[str, Any]:
+        """`MCP.$api()` (`args == []`) or `MCP.<server>.$api(toolName?, options?)`."""
+        if not args:
+            return self._root_api()
+        scope = self.namespace.server(str(args[0]))
+        if scope is None:
+            raise InputError(f"Unknown MCP server: {args[0]}")
+        name = args[1] if len(args) > 1 else None
+        options: object = args[2] if len(args) > 2 else None
+        schema = isinstance(options, dict) and options.get("schema") is True  # pyright: ignore[reportUnknownMemberType]
+        return self._server_api(scope, _select(scope, name), schema=schema)
+
+    def _root_api(self) -> dict[str, Any]:
+        return {
+            "kind": "mcp_api",
+            "scope": "root",
+            "header": index_declaration(self.namespace),
+            "servers": [
+                {"identifier": s.identifier, "serverName": s.server_name, "toolCount": s.tool_count}
+                for s in self.namespace.servers
+            ],
+            "note": ROOT_NOTE,
+        }
+
+    def _server_api(
+        self, scope: McpServerScope, methods: list[McpMethod], *, schema: bool
+    ) -> dict[str, Any]:
+        api: dict[str, Any] = {
+            "kind": "mcp_api",
+            "scope": "tool" if len(methods) == 1 else "server",
+            "server": {"identifier": scope.identifier, "serverName": scope.server_name},
+            "header": server_declaration(scope, methods),
+            "tools": [
+                {
+                    "method": m.method,
+                    "path": m.callable_name,
+                    "mcpTool": m.mcp_tool,
+                    "operation": m.operation,
+                    "description": m.description,
+                }
+                for m in methods
+            ],
+        }
+        if schema:
+            api["schemas"] = {m.method: dict(m.input_schema) for m in methods}
+        api["note"] = SERVER_NOTE
+        return api
+
+    # -- API files ------------------------------------------------------------------------
+
+    def _mcp_files(self) -> list[ApiFile]:
+        files = [
+            ApiFile(
+                path="mcp/index.d.ts",
+                description=INDEX_DESCRIPTION,
+                content=index_declaration(self.namespace),
+            )
+        ]
+        for scope in self.namespace.servers:
+            if scope.identifier != "index":
+                files.append(
+                    ApiFile(
+                        path=scope.api_path,
+                        description=server_description(scope),
+                        content=server_declaration(scope),
+                    )
+                )
+        return files
+
+    def api_list(self, prefix: object = None) -> dict[str, Any]:
+        """Native listing with the MCP files after `results.d.ts`."""
+        native = self.catalog.api_list(prefix)["files"]
+        wanted = normalize_api_prefix(prefix)
+        remote = [f.listing() for f in self._files if matches_prefix(f.path, wanted)]
+        head = [f for f in native if f["path"] == "results.d.ts"]
+        tail = [f for f in native if f["path"] != "results.d.ts"]
+        return {"files": [*head, *remote, *tail]}
+
+    def api_read(self, path: object) -> dict[str, Any]:
+        """MCP files from the table; everything else from the native catalog."""
+        normalized = normalize_api_path(path)
+        for file in self._files:
+            if file.path == normalized:
+                return file.read()
+        return self.catalog.api_read(path)
+
+    # -- provenance and telemetry ---------------------------------------------------------
+
+    def touches_network(self, method: str, args: list[Any], value: Any = None) -> bool:
+        """Whether serving this bridge request exposes MCP content or metadata (spec §11.7)."""
+        first = args[0] if args else None
+        if method == "namespace":
+            return True
+        if method in ("callValue", "describe"):
+            return isinstance(first, str) and first in self.namespace.methods
+        if method == "apiList":
+            return (
+                not isinstance(first, str)
+                or matches_prefix("mcp/index.d.ts", first.strip().strip("/"))
+                or first.strip().strip("/") == ""
+            )
+        if method == "apiRead":
+            return isinstance(first, str) and first.strip().lstrip("/").startswith("mcp/")
+        if method == "search" and isinstance(value, list):
+            return any(isinstance(v, str) and v.startswith("MCP.") for v in value)  # pyright: ignore[reportUnknownVariableType]
+        return False
+
+    def telemetry(self) -> dict[str, Any]:
+        """The native counters with MCP entries, describes and calls added."""
+        data = self.catalog.telemetry()
+        tools = sum(s.tool_count for s in self.namespace.servers)
+        data["catalogSize"] += tools
+        data["sources"] = {**data["sources"], "mcp": data["sources"]["mcp"] + tools}
+        data["describeCount"] += self._describes
+        data["callCount"] += self._calls
+        return data
+
+
+def _select(scope: McpServerScope, name: object) -> list[McpMethod]:
+    if name is None:
+        return list(scope.methods)
+    for attribute in ("method", "mcp_tool"):
+        chosen = [m for m in scope.methods if getattr(m, attribute) == name]
+        if chosen:
+            return chosen
+    raise InputError(
+        f"Unknown MCP tool on MCP.{scope.identifier}: {name}. "
+        f"Call MCP.{scope.identifier}.$api() to list its tools."
+    )

@@ -1,0 +1,89 @@
+"""Server configurations: how clawcell reaches one MCP server.
+
+The dict key given to `CodeMode(mcp_servers=...)` is the server name; these values say how to
+connect and which tools the guest may see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from ..errors import ConfigurationError
+
+__all__ = ["HttpServer", "ServerConfig", "StdioServer"]
+
+
+def _check_policy(kind: str, allow: Sequence[str] | None, timeout: float) -> None:
+    if isinstance(allow, str):
+        raise ConfigurationError(f"{kind}: `allow` must be a list of tool names, got {allow!r}.")
+    if not timeout > 0:
+        raise ConfigurationError(f"{kind}: `timeout` must be a positive number, got {timeout!r}.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Policy:
+    allow: Sequence[str] | None = None
+    """Only these MCP tool names are visible (`None`: all)."""
+    deny: Sequence[str] = ()
+    """These MCP tool names are absent everywhere: namespace, search, declarations."""
+    timeout: float = 30.0
+    """Seconds one request may take before the connection is reset."""
+
+    def visible(self, tool_name: str) -> bool:
+        """Whether a tool passes the allow/deny policy."""
+        if tool_name in self.deny:
+            return False
+        return self.allow is None or tool_name in self.allow
+
+
+@dataclass(frozen=True, kw_only=True)
+class StdioServer(_Policy):
+    """A server started as a subprocess and spoken to over its stdin/stdout.
+
+    Attributes:
+        command: The executable, e.g. `"mcp-server-time"`.
+        args: Its arguments.
+        env: Extra environment variables (merged over the SDK's safe default environment).
+        cwd: Its working directory.
+        allow: Only these tool names are visible (`None`: all).
+        deny: These tool names are absent everywhere.
+        timeout: Seconds one request may take before the connection is reset.
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ConfigurationError("StdioServer: `command` must be a non-empty string.")
+        if isinstance(self.args, str):
+            raise ConfigurationError(f"StdioServer: `args` must be a list, got {self.args!r}.")
+        _check_policy("StdioServer", self.allow, self.timeout)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HttpServer(_Policy):
+    """A server reached over streamable HTTP.
+
+    Attributes:
+        url: The MCP endpoint, e.g. `"http://127.0.0.1:8931/mcp"`.
+        headers: Extra HTTP headers (for example `Authorization`).
+        allow: Only these tool names are visible (`None`: all).
+        deny: These tool names are absent everywhere.
+        timeout: Seconds one request may take before the connection is reset.
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise ConfigurationError(f"HttpServer: `url` must be an http(s) URL, got {self.url!r}.")
+        _check_policy("HttpServer", self.allow, self.timeout)
+
+
+ServerConfig: TypeAlias = StdioServer | HttpServer

@@ -1,0 +1,65 @@
+"""The one place that imports the `mcp` SDK; it is optional (`pip install 'clawcell[mcp]'`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from ..errors import McpError
+from ._config import HttpServer, ServerConfig
+
+__all__ = ["MISSING_SDK", "is_protocol_error", "open_client"]
+
+MISSING_SDK = (
+    "The MCP bridge needs the `mcp` package, which is not installed; "
+    "install it with `pip install 'clawcell[mcp]'`."
+)
+
+
+def _sdk() -> Any:
+    try:
+        import mcp
+    except ImportError as exc:
+        raise McpError(MISSING_SDK) from exc
+    return mcp
+
+
+Cleanup = Callable[[], Awaitable[None]]
+
+
+def open_client(config: ServerConfig) -> tuple[AbstractAsyncContextManager[Any], Cleanup]:
+    """An un-entered SDK `Client` for `config`, and what to release after it has exited.
+
+    Caching is off: a listing must reflect the server as it is now.
+    """
+    mcp = _sdk()
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    if isinstance(config, HttpServer):
+        http = create_mcp_http_client(headers=dict(config.headers))
+        transport = streamable_http_client(config.url, http_client=http)
+        return mcp.Client(transport, cache=None), http.aclose
+    params = StdioServerParameters(
+        command=config.command,
+        args=list(config.args),
+        env=None if config.env is None else dict(config.env),
+        cwd=config.cwd,
+    )
+    # Server stderr is not ours to show; it must not reach the host's own streams.
+    sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 -- closed with the connection
+
+    async def close_sink() -> None:
+        sink.close()
+
+    return mcp.Client(stdio_client(params, errlog=sink), cache=None), close_sink
+
+
+def is_protocol_error(exc: BaseException) -> bool:
+    """A JSON-RPC error answered by a live server (the connection stays usable)."""
+    from mcp.shared.exceptions import MCPError
+
+    return isinstance(exc, MCPError)

@@ -1,0 +1,71 @@
+"""clawcell's own views of MCP values, converted from SDK types at the edge (`from_mcp`).
+
+The SDK's pydantic models never travel past `_connection.py`: listings become `McpTool` /
+`McpListing`, results become `McpResult` (the wire JSON of the result, as a plain dict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+__all__ = ["McpListing", "McpResult", "McpTool", "Operation", "result_from_mcp", "tool_from_mcp"]
+
+Operation = Literal["tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpTool:
+    """One tool as listed by its server.
+
+    Attributes:
+        name: The MCP tool name, exactly as the server spells it.
+        description: Its description (`""` when absent).
+        input_schema: Its JSON Schema for arguments.
+    """
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpListing:
+    """What one server offers: its tools and whether it has resources and prompts."""
+
+    server_name: str
+    tools: tuple[McpTool, ...] = ()
+    resources: bool = False
+    prompts: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpResult:
+    """The JSON of one MCP result (`CallToolResult`, `ListResourcesResult`, …) as sent."""
+
+    operation: Operation
+    data: Mapping[str, Any]
+
+
+def _wire(model: object) -> dict[str, Any]:
+    dump = getattr(model, "model_dump", None)
+    if not callable(dump):
+        raise TypeError(f"not an MCP SDK model: {type(model).__name__!r}")
+    return cast("dict[str, Any]", dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def tool_from_mcp(tool: object) -> McpTool:
+    """An SDK `Tool` as an `McpTool`."""
+    data = _wire(tool)
+    schema = data.get("inputSchema")
+    return McpTool(
+        name=str(data["name"]),
+        description=str(data.get("description") or ""),
+        input_schema=cast("dict[str, Any]", schema) if isinstance(schema, dict) else {},
+    )
+
+
+def result_from_mcp(operation: Operation, result: object) -> McpResult:
+    """An SDK result model as an `McpResult`."""
+    return McpResult(operation=operation, data=_wire(result))
