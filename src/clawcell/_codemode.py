@@ -159,7 +159,13 @@ class CodeMode:
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self._input_failure(_RESUMING)
-        taken = await self._parked.take_durable(run_id)
+        if run is not None:
+            run.resuming = True  # claimed before the store is asked: a racing wait sees it
+        try:
+            taken = await self._parked.take_durable(run_id)
+        finally:
+            if run is not None:
+                run.resuming = False
         if run is None and taken is not None:
             run = self._revive(run_id, *taken)
         elif run is not None and self._parked.durable and taken is None:
