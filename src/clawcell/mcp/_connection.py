@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ClosedError, McpError
 from ._config import ServerConfig
-from ._sdk import Cleanup, is_protocol_error, open_client
+from ._sdk import Cleanup, is_connection_closed, is_protocol_error, open_client
 from ._types import McpListing, McpResult, Operation, result_from_mcp, tool_from_mcp
 
 __all__ = ["Connection"]
@@ -134,6 +134,11 @@ class Connection:
             ) from exc
         # A malformed answer or a broken transport: start afresh next time.
         self._client = None
+        if is_connection_closed(exc):
+            raise McpError(
+                f"MCP server `{self.name}` closed the connection during `{operation}`; "
+                "the next call reconnects."
+            ) from exc
         raise McpError(
             f"MCP server `{self.name}` failed during `{operation}`: {_detail(exc)}. "
             "The next call reconnects."

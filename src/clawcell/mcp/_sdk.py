@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import McpError
 from ._config import HttpServer, ServerConfig
 
-__all__ = ["MISSING_SDK", "is_protocol_error", "open_client"]
+__all__ = ["MISSING_SDK", "is_connection_closed", "is_protocol_error", "open_client"]
 
 MISSING_SDK = (
     "The MCP bridge needs the `mcp` package, which is not installed; "
@@ -61,5 +61,14 @@ def open_client(config: ServerConfig) -> tuple[AbstractAsyncContextManager[Any],
 def is_protocol_error(exc: BaseException) -> bool:
     """A JSON-RPC error answered by a live server (the connection stays usable)."""
     from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
 
-    return isinstance(exc, MCPError)
+    return isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED
+
+
+def is_connection_closed(exc: BaseException) -> bool:
+    """The SDK's report that the transport closed under a pending request."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
