@@ -95,6 +95,7 @@ class Cell:
     _completed: deque[str] = field(default_factory=deque[str])
     _running: int = 0
     _wakeup: asyncio.Future[None] | None = None
+    guard: Callable[[str, list[Any]], str | None] | None = None
     _value_ready: bool = False
     _cell_function: int | None = None
 
@@ -169,17 +170,14 @@ class Cell:
             pending = self._pending.pop(request_id, None)
             if pending is not None and pending.task is not None:
                 pending.task.cancel()
+        # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
+        # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
+        # unless earlier frontiers were, and then the bridge phase wins.
         if report.state == _STATE_OVERFLOW:
-            # The frontier that overflowed is never dispatched (as in the recorded release:
-            # `failurePhase: "input"`, `bridgeDispatchStarted: false`), unless earlier
-            # frontiers already were, and then the bridge phase wins.
-            phase: Literal["input", "bridge"] = (
-                "bridge" if self.bridge_dispatch_started else "input"
-            )
-            self.cancel()
-            return LegOutcome(
-                status="failed", code="invalid_input", phase=phase, error=report.error
-            )
+            return self._refused(report.error)
+        refusal = self._refusal(report.requests)
+        if refusal is not None:
+            return self._refused(refusal)
         for request_id, method, args in report.requests:
             self._dispatch(request_id, method, args)
         if report.state == _STATE_FAILED:
@@ -286,6 +284,26 @@ class Cell:
             elif pending.task is not None:
                 replies.append(pending.task.result())
         return replies
+
+    def _refused(self, error: str) -> LegOutcome:
+        self.cancel()
+        phase: Literal["input", "bridge"] = "bridge" if self.bridge_dispatch_started else "input"
+        return LegOutcome(status="failed", code="invalid_input", phase=phase, error=error)
+
+    def _refusal(self, requests: list[list[Any]]) -> str | None:
+        """The first reason the cell's guard gives to refuse one of `requests`."""
+        guard = self.guard
+        if guard is None:
+            return None
+        for _, method, args in requests:
+            refusal = guard(method, args)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def pending_requests(self) -> list[tuple[str, list[Any]]]:
+        """Method and arguments of every request not yet delivered to the guest."""
+        return [(item.method, item.args) for item in self._pending.values()]
 
     # -- parking across processes ---------------------------------------------------------
 

@@ -23,7 +23,7 @@ from ._source import check_source, format_syntax_error, read_exec_args, read_wai
 from ._tool import Tool
 from ._untrusted import mark_untrusted
 from .catalog import Catalog
-from .errors import ClosedError, InputError, RuntimeUnavailableError
+from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError
 from .mcp import McpServers, ServerConfig
 from .runtime import GuestPool, JSException
 from .store import MemoryStore, SessionStore, SessionView
@@ -34,6 +34,14 @@ _UNAVAILABLE: Final = "code mode run is unavailable or expired."
 _RESUMING: Final = "code mode run is already being resumed."
 _TOO_MANY: Final = "too many suspended code mode runs."
 _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
+_RESTART_SAFE_NAMESPACE: Final = "restart-safe code mode cannot call namespace tools."
+_RESTART_SAFE_TOOLS: Final = (
+    "restart-safe code mode cannot call tool surfaces that are not proven replay-safe; "
+    "use audited read, grep, or find tools."
+)
+_ALWAYS_REPLAY_SAFE: Final = frozenset(
+    {"search", "describe", "apiList", "apiRead", "sleep", "yield"}
+)
 _USER_FILE: Final = "openclaw-code-mode:user.js:"
 
 
@@ -246,7 +254,11 @@ class CodeMode:
         session = SessionView(self.store, self.session_id)
         run = Run(
             run_id=f"cm_{uuid.uuid4()}",
-            cell=Cell(guest=guest, bridge=self._bridge(session)),
+            cell=Cell(
+                guest=guest,
+                bridge=self._bridge(session),
+                guard=self._restart_guard if restart_safe else None,
+            ),
             ledger=OutputLedger(self.limits.max_output_bytes),
             session=session,
             restart_safe=restart_safe,
@@ -271,16 +283,21 @@ class CodeMode:
         run.cell.output, items = [], run.cell.output
         for item in items:
             run.ledger.append(item)
-        envelope = settle_envelope(
-            outcome,
-            ledger=run.ledger,
-            run_id=run.run_id,
-            telemetry=self._telemetry(),
-            bridge_dispatch_started=run.cell.bridge_dispatch_started,
-            model_budget=self._model_budget,
-            results=None if run.restart_safe else self.results,
-            replay_safe=self._reports_replay_safe(run, outcome),
-        )
+        try:
+            envelope = settle_envelope(
+                outcome,
+                ledger=run.ledger,
+                run_id=run.run_id,
+                telemetry=self._telemetry(),
+                bridge_dispatch_started=run.cell.bridge_dispatch_started,
+                model_budget=self._model_budget,
+                results=None if run.restart_safe else self.results,
+                replay_safe=self._reports_replay_safe(run, outcome),
+            )
+        except ClawcellError:
+            # Not even the status fits the model's context: the call fails, the cell ends.
+            self._end(run, outcome)
+            raise
         if warning is not None:
             envelope["warnings"] = [warning]
         if run.cell.bridge.network_derived:
@@ -288,9 +305,16 @@ class CodeMode:
         if outcome.status == "waiting":
             await self._parked.park(run)
         else:
-            self._parked.forget(run.run_id)
-            self._pool.release(run.cell.guest)
+            self._end(run, outcome)
         return envelope
+
+    def _end(self, run: Run, outcome: LegOutcome) -> None:
+        self._parked.forget(run.run_id)
+        if outcome.status == "waiting":
+            run.cell.cancel()
+            run.session.discard()
+        else:
+            self._pool.release(run.cell.guest)
 
     def _suspend(self, run: Run, outcome: LegOutcome) -> LegOutcome:
         """Snapshot a parking cell and release its guest, or fail it when it cannot park."""
@@ -313,8 +337,17 @@ class CodeMode:
         if not run.restart_safe:
             return False
         return all(
-            self._replay_safe(method, []) or method == "yield" for _, method in outcome.pending
+            method == "yield" or self._replay_safe(method, args)
+            for method, args in run.cell.pending_requests()
         )
+
+    def _restart_guard(self, method: str, args: list[Any]) -> str | None:
+        """Why a restart-safe cell may not make this request, or `None` when it may."""
+        if method == "namespace":
+            return _RESTART_SAFE_NAMESPACE
+        if method in _ALWAYS_REPLAY_SAFE or self._replay_safe(method, args):
+            return None
+        return _RESTART_SAFE_TOOLS
 
     def _input_failure(self, message: str) -> dict[str, Any]:
         return self._bounded_failure("invalid_input", "input", message)
