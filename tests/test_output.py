@@ -29,19 +29,12 @@ from clawcell.errors import ClawcellError
 
 
 def _cases() -> dict[str, dict[str, Any]]:
-    here = Path(__file__).resolve().parent
-    for path in (
-        here / "conformance" / "code-mode" / "cases.json",
-        here.parents[1] / "shared" / "conformance" / "code-mode" / "cases.json",
-    ):
-        if path.exists():
-            cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-            return {case["id"]: case for case in cases}
-    return {}
+    path = Path(__file__).resolve().parent / "conformance" / "code_mode" / "cases.json"
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return {case["id"]: case for case in cases}
 
 
 CASES = _cases()
-needs_cases = pytest.mark.skipif(not CASES, reason="conformance cases.json is not available")
 
 
 def text_item(text: str) -> str:
@@ -128,7 +121,6 @@ _SINGLE_RESPONSE_CASES = {
 }
 
 
-@needs_cases
 @pytest.mark.parametrize("case_id", sorted(_SINGLE_RESPONSE_CASES))
 def test_recorded_truncation_cases_are_reproduced(case_id: str) -> None:
     max_bytes, items, value, error = _SINGLE_RESPONSE_CASES[case_id]
@@ -142,7 +134,6 @@ def test_recorded_truncation_cases_are_reproduced(case_id: str) -> None:
     assert projection.error == expected.get("error")
 
 
-@needs_cases
 def test_e28_yielded_output_is_not_repeated_and_the_late_error_is_bounded() -> None:
     exec_expected, wait_expected = CASES["spec-E28/yield-then-oversized-error"]["expected"]
     ledger = OutputLedger(1024)
@@ -166,7 +157,6 @@ def test_e28_an_oversized_return_after_a_yield_becomes_a_value_marker() -> None:
     assert frame_bytes(waited) <= 1024
 
 
-@needs_cases
 def test_e30_a_parked_cell_sends_its_summary_once() -> None:
     exec_expected, wait_expected = CASES["spec-E30/pending-tool-at-deadline"]["expected"]
     ledger = OutputLedger(1024)
@@ -175,7 +165,6 @@ def test_e30_a_parked_cell_sends_its_summary_once() -> None:
     assert deliver(ledger).output == wait_expected["output"] == []
 
 
-@needs_cases
 def test_yield_then_failure_delivers_only_the_error() -> None:
     exec_expected, wait_expected = CASES["yield/failure-after-wait"]["expected"]
     ledger = OutputLedger(65536)
@@ -254,7 +243,6 @@ def test_model_budget_measures_javascript_length() -> None:
     assert budget.accepts("🦞" * 5) and not budget.accepts("🦞" * 6)
 
 
-@needs_cases
 def test_e34_the_whole_envelope_is_fitted_to_a_4096_token_model() -> None:
     case = CASES["spec-E34/retention-model-budget"]
     expected = case["expected"][0]
