@@ -138,7 +138,9 @@ _PIECE = st.sampled_from(
     [
         "MEDIA:", "media: ", "MEDIA: https://cdn.example.com/a.png", "MEDIA:/tmp/a b.png",
         'MEDIA: "/tmp/my file.png"', "MEDIA: ./out/x.webp", "MEDIA: ../etc/passwd",
-        "MEDIA: http://insecure.example.com/a.png", "MEDIA:`/tmp/t.png`", "medıa:", "x MEDIA: y",
+        "MEDIA: http://insecure.example.com/a.png", "MEDIA:`/tmp/t.png`", "medıa:",
+        "MEDıA: /tmp/a.png",
+        "x MEDIA: y", "\x0b",
         "[[", "]]", "[[audio_as_voice]]", "[[reply_to_current]]", "[[reply_to:msg-1]]",
         "[[ reply_to : t ]]", "[[ Audio_As_Voice ]]", "[embed ", "/]", "[/embed]", 'ref="a"',
         'url="https://e.com"', "[embed ref=\"cv\" /]", "[embed url='/x' title='T']body[/embed]",
@@ -161,6 +163,34 @@ def test_optimised_scanners_match_the_reference_on_generated_text(text: str) -> 
 
 
 _NO_CORPUS = "../shared/bench-corpus is not beside the checkout"
+TRICKY = {
+    "unclosed fence with trailing blank lines": "Intro\n```\ncode  \n\n",
+    "closing fence with trailing spaces": "```\ncode\n```   \n\n",
+    "indented block at the end": "para\n\n    code   \n \n",
+    "inline span at the end": "see `x`  \n",
+    "indented block of js-only whitespace": "    \xa0",
+    "blank runs before a js-whitespace block": "abc\n\n\n\n    \xa0\n",
+    "tag line turning blank before indented code": "para\n[[audio_as_voice]]\n    code\n",
+    "tag emptying a list item": "- [[reply_to_current]]\n  - nested\n\n      code",
+    "tag making a thematic break": "* * * [[audio_as_voice]]\n    x",
+    "media lines around a fence": "MEDIA: /a.png\n```\nMEDIA: /b.png\n```\n  media: ./c.png\n",
+    "dotless i media line": "medıa: https://cdn.example.com/a.png\nMEDİA: /tmp/x.png",
+    "blank lines between media": "a\n \n\t\nMEDIA: /a.png\n\u2028\n\nb\n\nMEDIA: /b.png\n\n",
+    "crlf lines": "a  b\r\n[[audio_as_voice]] \r\n```\r\nx  \r\n```\r\n",
+    "fence inside a quote": "> ```\n> MEDIA: /tmp/a.png\n> ```\nMEDIA: /tmp/b.png",
+    "fence inside a list": "1. ```\n   [[audio_as_voice]]\n   ```\n[[audio_as_voice]]",
+    "backticks across a blank line": "`a\n\nb` `c` \\`d` ``e`` `",
+    "images": "![a](https://cdn.example.com/a.png) `![b](https://cdn.example.com/b.png)`",
+    "silent json": ' \n{"action": "NO_REPLY"}',
+}
+
+
+@pytest.mark.parametrize("text", list(TRICKY.values()), ids=list(TRICKY))
+def test_optimised_scanners_match_the_reference_on_tricky_inputs(text: str) -> None:
+    _assert_same(text)
+    _assert_same(text.replace("\n", "\r\n"))
+
+
 _CORPUS = Path(__file__).resolve().parents[3] / "shared" / "bench-corpus"
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ._fences import CodeIndex, CodeRegion, regions_of
+from ._fences import CodeIndex, CodeRegion, find_code_blocks, regions_of
 from ._text import JS_SPACE_CLASS, is_js_space, js_trim, js_trim_end, require_str
 
 __all__ = [
@@ -206,12 +206,30 @@ def _needs_tidy(text: str, tail: TailMode) -> bool:
     return "\n" in text and (" \n" in text or "\r\n" in text or "\n\n\n" in text)
 
 
+def _trim_outside_code(text: str, body: str, regions: list[CodeRegion] | None) -> str | None:
+    """`text` without its trailing whitespace (`body`), but never cutting into code.
+
+    `None` when a code region lies wholly in the trailing whitespace (a block of JavaScript-only
+    whitespace such as `"    \\xa0"`): the whitespace before it is prose, so the caller must
+    take the full path. Inline spans end with a backtick, so the blocks alone decide.
+    """
+    code = find_code_blocks(text) if regions is None else regions
+    if not code or code[-1].end <= len(body):
+        return body
+    return text[: code[-1].end] if code[-1].start < len(body) else None
+
+
 def normalize_directive_whitespace(
     text: str, tail: TailMode = "trim", regions: list[CodeRegion] | None = None
 ) -> str:
     """Tidy prose whitespace after tags were removed, leaving every code region untouched."""
     if not _needs_tidy(text, tail):
         return text
+    if tail == "trim":
+        body = js_trim_end(text)
+        trimmed = None if _needs_tidy(body, "preserve") else _trim_outside_code(text, body, regions)
+        if trimmed is not None:
+            return trimmed
     code = regions_of(text) if regions is None else regions
     sentinel = _SENTINEL
     while sentinel in text:

@@ -190,8 +190,10 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
         scan.leaf = "paragraph"
 
 
-_PLAIN_LINES: Final = re.compile(r"(?:[^ \t\r\n>+*\-0-9`~][^\n]*\n|[ \t\r]*\n)+")
-_FENCE_BODY: Final = re.compile(r"(?:(?! {0,3}[`~])[^\n]*\n)+")
+_LINE_OPENERS: Final = frozenset(" \t\r\n>+*-0123456789`~")
+_NEXT_OPENER_LINE: Final = re.compile(r"\n[ \t\r\n>+*\-0-9`~]")
+_BLANK_LINE_REST: Final = re.compile(r"[ \t\r]*\n")
+_NEXT_FENCE_LIKE_LINE: Final = re.compile(r"\n {0,3}[`~]")
 
 
 def _fast_forward(scan: _Scan, text: str, base: int) -> int:
@@ -200,21 +202,35 @@ def _fast_forward(scan: _Scan, text: str, base: int) -> int:
     Outside any leaf or in a paragraph, a blank line ends the paragraph and a line that starts
     with none of the characters that can open a container, a fence or an indent is one more
     paragraph line. Inside a fence, a line that does not start like a fence cannot close it.
+    The skips jump between line starts found by literal-led searches, never per character.
     """
-    if scan.leaf in ("", "paragraph"):
-        plain = _PLAIN_LINES.match(text, base)
-        if plain is not None:
-            end = plain.end()
-            last = text[max(text.rfind("\n", base, end - 1) + 1, base) : end - 1]
-            scan.leaf = "paragraph" if last.strip(" \t\r") else ""
-            return end
-    elif scan.leaf == "fence":
-        body = _FENCE_BODY.match(text, base)
-        if body is not None:
-            newline = body.end() - 1
-            scan.end = newline - 1 if text[newline - 1] == "\r" else newline
-            return body.end()
+    if scan.leaf == "fence":
+        return _skip_fence_body(scan, text, base)
+    if scan.leaf not in ("", "paragraph"):
+        return base
+    while base < len(text):
+        if text[base] in _LINE_OPENERS:
+            blank = _BLANK_LINE_REST.match(text, base)
+            if blank is None:
+                return base
+            scan.leaf = ""
+            base = blank.end()
+            continue
+        scan.leaf = "paragraph"
+        opener = _NEXT_OPENER_LINE.search(text, base)
+        if opener is None:
+            return max(text.rfind("\n") + 1, base)
+        base = opener.start() + 1
     return base
+
+
+def _skip_fence_body(scan: _Scan, text: str, base: int) -> int:
+    like = _NEXT_FENCE_LIKE_LINE.search(text, base - 1)
+    target = max(text.rfind("\n") + 1, base) if like is None else like.start() + 1
+    if target > base:
+        newline = target - 1
+        scan.end = newline - 1 if text[newline - 1] == "\r" else newline
+    return target
 
 
 def find_code_blocks(text: str) -> list[CodeRegion]:

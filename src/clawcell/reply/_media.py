@@ -12,6 +12,7 @@ targets in `markdown_image_allowlist`; only public `https:` images are promoted.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final, Literal, NotRequired, TypedDict
 
@@ -27,7 +28,15 @@ from ._paths import (
     unwrap_quoted,
 )
 from ._tags import parse_inline_directives
-from ._text import JS_SPACE_CLASS, js_trim, js_trim_end, js_trim_start, require_str, utf16_len
+from ._text import (
+    JS_LINE_SPACE_CLASS,
+    JS_SPACE_CLASS,
+    js_trim,
+    js_trim_end,
+    js_trim_start,
+    require_str,
+    utf16_len,
+)
 
 __all__ = ["MediaSegment", "SplitMedia", "split_media_from_output"]
 
@@ -50,6 +59,14 @@ class SplitMedia(TypedDict):
 
 
 _MEDIA_HINT: Final = re.compile("media:", re.IGNORECASE | re.ASCII)
+_LINE_SPACE: Final = f"[{JS_LINE_SPACE_CLASS}]"
+# `js_trim_start(line)[:6].upper()` starts with `MEDIA:` exactly when the line starts like this
+# (`ı` upper-cases to `I`; no other character upper-cases to a string starting with these).
+_MEDIA_START: Final = "[mM][eE][dD][iIı][aA]:"
+_MEDIA_LINE: Final = re.compile(f"\n{_LINE_SPACE}*{_MEDIA_START}")
+_MEDIA_LINE_AT_START: Final = re.compile(f"{_LINE_SPACE}*{_MEDIA_START}")
+_BLANK_LINE_JS: Final = re.compile(f"\n{_LINE_SPACE}+(?=\n|\\Z)")
+_LEADING_BLANK_LINES_JS: Final = re.compile(f"(?:{_LINE_SPACE}*\n)+")
 _MEDIA_TOKEN: Final = re.compile(
     f"\\bMEDIA:[{JS_SPACE_CLASS}]*`?([^\\n]+)`?", re.IGNORECASE | re.ASCII
 )
@@ -60,6 +77,11 @@ _HTTP_PREFIX: Final = re.compile(r"https?://", re.IGNORECASE)
 _FILE_PREFIX: Final = re.compile(r"file:(?://)?", re.IGNORECASE)
 MAX_IMAGE_LINE_LENGTH: Final = 20_000
 MAX_IMAGES_PER_LINE: Final = 50
+
+
+def _blank_lines_emptied(text: str) -> str:
+    """Empty every whitespace-only line that follows a line feed in `text`."""
+    return _BLANK_LINE_JS.sub("\n", text) if "\n" in text else text
 
 
 def _clean_line(text: str) -> str:
@@ -101,6 +123,22 @@ class _Splitter:
     def keep(self, line: str) -> None:
         self.kept.append(line)
         self.push_text(line)
+
+    def keep_lines(self, lines: str) -> None:
+        """`keep` for each line of `lines` (one or more lines joined by line feeds), at once."""
+        self.kept.append(lines)
+        last = self.segments[-1] if self.segments else None
+        if last is not None and last["type"] == "text":
+            last["text"] = last.get("text", "") + _blank_lines_emptied("\n" + lines)
+            return
+        leading = _LEADING_BLANK_LINES_JS.match(lines)
+        rest = lines if leading is None else lines[leading.end() :]
+        blank_rest = not js_trim(rest)
+        if leading is not None or blank_rest:
+            self.push_text("")  # any number of leading blank lines act like one
+        if not blank_rest:
+            self.last_text = {"type": "text", "text": _blank_lines_emptied(rest)}
+            self.segments.append(self.last_text)
 
     def media_line(self, line: str, match: re.Match[str]) -> None:
         start = len(self.media)
@@ -295,16 +333,40 @@ def split_media_from_output(
     return _finish(splitter, text, extract_audio_directives is not False)
 
 
+def _candidate_lines(text: str, *, images: bool, media: bool) -> list[int]:
+    """Starts of the lines that may be `MEDIA:` lines or hold images, in order.
+
+    A superset: each candidate is still checked exactly; every other line is plain text.
+    """
+    starts: list[int] = []
+    if media:
+        if _MEDIA_LINE_AT_START.match(text):
+            starts.append(0)
+        starts.extend(match.start() + 1 for match in _MEDIA_LINE.finditer(text))
+    if images:
+        hit = text.find("![")
+        while hit >= 0:
+            starts.append(text.rfind("\n", 0, hit) + 1)
+            end = text.find("\n", hit)
+            hit = -1 if end < 0 else text.find("![", end)
+        starts = sorted(set(starts))
+    return starts
+
+
 def _split_lines(splitter: _Splitter, text: str, *, images: bool, media: bool) -> None:
     blocks = find_code_blocks(text)
+    block_ends = [block.end for block in blocks]
     spans: CodeIndex | None = None
-    block_index = 0
-    offset = 0
-    for line in text.split("\n"):
-        line_end = offset + len(line)
-        while block_index < len(blocks) and offset >= blocks[block_index].end:
-            block_index += 1
-        if block_index < len(blocks) and line_end > blocks[block_index].start:
+    cursor = 0
+    for offset in _candidate_lines(text, images=images, media=media):
+        if offset > cursor:
+            splitter.keep_lines(text[cursor : offset - 1])
+        line_end = text.find("\n", offset)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[offset:line_end]
+        cursor = line_end + 1
+        block = bisect_right(block_ends, offset)
+        if block < len(blocks) and line_end > blocks[block].start:
             splitter.keep(line)
         elif media and js_trim_start(line)[:6].upper().startswith("MEDIA:"):
             match = _MEDIA_TOKEN.search(line)
@@ -323,7 +385,8 @@ def _split_lines(splitter: _Splitter, text: str, *, images: bool, media: bool) -
                 splitter.keep(line)
         else:
             splitter.keep(line)
-        offset = line_end + 1
+    if cursor <= len(text):
+        splitter.keep_lines(text[cursor:])
 
 
 def _finish(splitter: _Splitter, text: str, audio: bool) -> SplitMedia:

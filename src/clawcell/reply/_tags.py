@@ -14,7 +14,7 @@ from ._directives import (
     sanitize_reply_directive_id,
     word_gap,
 )
-from ._fences import CodeIndex, regions_of
+from ._fences import CodeIndex, CodeRegion, regions_of
 from ._text import is_js_space, js_trim, js_trim_end, js_trim_start, require_str
 
 __all__ = [
@@ -60,6 +60,16 @@ def _no_directives(text: str) -> InlineDirectives:
     }
 
 
+def _outside_code(
+    text: str, tags: list[_Tag], regions: list[CodeRegion] | None
+) -> tuple[list[_Tag], list[CodeRegion] | None]:
+    """The tags outside code, and the code regions of `text` if they had to be computed."""
+    if not tags:
+        return tags, regions
+    regions = regions_of(text) if regions is None else regions
+    return replace_outside_code(text, tags, regions), regions
+
+
 def _remove(text: str, tags: list[_Tag], trailing: list[bool]) -> str:
     """Remove `tags` from `text`, keeping word boundaries; notes a removed trailing tag line."""
     if not tags:
@@ -98,18 +108,18 @@ def parse_inline_directives(
     if "[[" not in source:
         return _no_directives(normalize_directive_whitespace(source, tail))
     trailing = [False]
-    source_regions = regions_of(source)
-    audio = replace_outside_code(source, find_audio_tags(source), source_regions)
+    audio, regions = _outside_code(source, find_audio_tags(source), None)
     after_audio = _remove(source, audio, trailing) if strip_audio_tag else source
-    reply_regions = source_regions if after_audio is source else regions_of(after_audio)
-    replies = replace_outside_code(after_audio, find_reply_tags(after_audio), reply_regions)
+    regions = regions if after_audio is source else None
+    replies, regions = _outside_code(after_audio, find_reply_tags(after_audio), regions)
     after_reply = _remove(after_audio, replies, trailing) if strip_reply_tags else after_audio
+    regions = regions if after_reply is after_audio else None
     if preserve_trailing_whitespace and trailing[0]:
         tail = "normalize"
     if not audio and not replies:
         return _no_directives(source)
     return _directives_result(
-        normalize_directive_whitespace(after_reply, tail),
+        normalize_directive_whitespace(after_reply, tail, regions),
         audio=bool(audio),
         replies=replies,
         current_message_id=current_message_id,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 __all__ = [
+    "JS_LINE_SPACE_CLASS",
     "JS_SPACE",
     "JS_SPACE_CLASS",
     "Utf16Offsets",
@@ -39,6 +40,11 @@ JS_SPACE: Final = (
 #: A regex character class body equivalent to JavaScript's `\s`.
 JS_SPACE_CLASS: Final = (
     r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+#: `JS_SPACE_CLASS` without the line feed: whitespace within one line.
+JS_LINE_SPACE_CLASS: Final = (
+    r"\t\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 
 _SPACE_SET: Final = frozenset(JS_SPACE)
