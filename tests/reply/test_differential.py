@@ -29,6 +29,7 @@ from ._reference import _reply as ref_reply
 from ._reference import _tags as ref_tags
 from ._reference import _text as ref_text
 from ._reference import _tokens as ref_tokens
+from ._reference import _urls as ref_urls
 
 
 def _utf16_offsets(text: str) -> list[int]:
@@ -154,6 +155,31 @@ _PIECE = st.sampled_from(
 )  # fmt: skip
 _LINE = st.lists(st.one_of(_PIECE, st.text(max_size=3)), max_size=6).map("".join)
 _TEXT = st.lists(_LINE, max_size=12).map("\n".join)
+
+
+_URL = st.builds(
+    "".join,
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "https://", "HTTPS://", "http://", "http:", "Http:/", "https:", "ftp://",
+                    "\t", " ", "\n", "ht\ttps://", "u:p@", "@", "[::1]", "127.0.0.1", "0x7f.1",
+                    "localhost", "a.local", "cdn.example.com", "/a.png", ":8443", "?q", "#f",
+                    "\ud800", "é", ".", "xn--",
+                ]
+            ),
+            st.text(max_size=3),
+        ),
+        max_size=6,
+    ),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(url=_URL)
+def test_remote_url_policy_matches_the_reference(url: str) -> None:
+    assert reply.is_allowed_remote_media_url(url) == ref_urls.is_allowed_remote_media_url(url)
 
 
 @settings(max_examples=600, deadline=None)

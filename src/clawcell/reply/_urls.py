@@ -47,6 +47,8 @@ _BLOCKED_NAMES: Final = frozenset(
 )
 _BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_URL_PARTS: Final = ("protocol", "username", "password", "hostname")
+_HTTP_SCHEME: Final = re.compile("http:", re.IGNORECASE | re.ASCII)
 
 
 def normalize_remote_media_hostname(hostname: str) -> str:
@@ -90,9 +92,14 @@ def parse_whatwg_url(candidate: str, base: str | None = None) -> ada_url.URL | N
 
 def is_allowed_remote_media_url(candidate: str) -> bool:
     """Whether `candidate` is a public `https:` URL that reply media may reference."""
-    parsed = parse_whatwg_url(require_str(candidate, "candidate"))
-    if parsed is None or parsed.protocol != "https:":
+    text = _LONE_SURROGATE.sub("\ufffd", require_str(candidate, "candidate"))
+    if _HTTP_SCHEME.match(text):
+        return False  # the scheme is read up to the first colon: this is `http:` for sure
+    try:
+        # One call reads every component; each `ada_url.URL` attribute is a separate FFI trip.
+        parts = ada_url.parse_url(text, attributes=_URL_PARTS)
+    except (ValueError, UnicodeError):
         return False
-    if parsed.username or parsed.password:
+    if parts.get("protocol") != "https:" or parts.get("username") or parts.get("password"):
         return False
-    return not is_blocked_remote_media_hostname(parsed.hostname)
+    return not is_blocked_remote_media_hostname(str(parts.get("hostname", "")))

@@ -1,0 +1,99 @@
+"""Remote media URL policy: which `https:` URLs a reply may ask a channel to fetch.
+
+Threat model: reply text is attacker-influenced (a model can be prompt-injected through web
+pages, files or tool results). A `MEDIA:` line or a promoted Markdown image names a URL that the
+gateway, a channel adapter or a client will later *fetch*. An attacker wants that fetch to reach
+something private: loopback, LAN and link-local addresses, the cloud metadata service
+(`169.254.169.254`, `metadata.google.internal`, `fd00:ec2::254`), single-label intranet names,
+`.local`/`.internal` zones, or credentials smuggled into the URL. The policy therefore allows
+only `https:` URLs without userinfo whose host is a dotted public name or a public IPv4 literal.
+
+URLs are parsed with a WHATWG parser (`ada-url`), the same algorithm browsers and Node use, so
+that the host this policy judges is the host a fetcher will connect to: numeric IPv4 spellings
+(`0x7f.1`, `2130706433`, octal parts) are canonicalised first, percent-encoded and fullwidth hosts
+are decoded, IDNs are punycoded. Python's `urllib.parse` would judge a different host.
+
+Limits, stated honestly: every IPv6 literal is refused (as in the recorded release, because the
+"must contain a dot" rule runs first), DNS is not resolved here, and redirects are the fetcher's
+concern. Rejected URLs simply stay visible text; nothing is fetched by this module.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import ada_url
+
+from clawcell.reply._ip import (
+    extract_embedded_ipv4_from_ipv6,
+    is_blocked_special_use_ipv4_address,
+    is_blocked_special_use_ipv6_address,
+    is_canonical_dotted_decimal_ipv4,
+    is_legacy_ipv4_literal,
+    parse_canonical_ip_address,
+)
+
+from ._text import js_trim, require_str
+
+__all__ = [
+    "is_allowed_remote_media_url",
+    "is_blocked_remote_media_hostname",
+    "normalize_remote_media_hostname",
+    "parse_whatwg_url",
+]
+
+_BLOCKED_NAMES: Final = frozenset(
+    {"localhost", "localhost.localdomain", "metadata.google.internal"}
+)
+_BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal")
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def normalize_remote_media_hostname(hostname: str) -> str:
+    """Trim, lower-case, unbracket and drop trailing dots; `""` when a label is empty."""
+    value = js_trim(require_str(hostname, "hostname")).lower()
+    value = value.removeprefix("[").removesuffix("]").rstrip(".")
+    if any(not label for label in value.split(".")):
+        return ""
+    return value
+
+
+def is_blocked_remote_media_hostname(hostname: str) -> bool:
+    """Whether remote media must not be fetched from this (already parsed) host name."""
+    normalized = normalize_remote_media_hostname(hostname)
+    if not normalized or "." not in normalized:
+        return True
+    if normalized in _BLOCKED_NAMES or normalized.endswith(_BLOCKED_SUFFIXES):
+        return True
+    address = parse_canonical_ip_address(normalized)
+    if address is not None:
+        if address.version == 4:
+            return is_blocked_special_use_ipv4_address(normalized)
+        if is_blocked_special_use_ipv6_address(normalized):
+            return True
+        embedded = extract_embedded_ipv4_from_ipv6(normalized)
+        return embedded is not None and is_blocked_special_use_ipv4_address(embedded)
+    if ":" in normalized:
+        # Not a valid IPv6 literal (a canonical parse would have succeeded): host:port and junk.
+        return True
+    return not is_canonical_dotted_decimal_ipv4(normalized) and is_legacy_ipv4_literal(normalized)
+
+
+def parse_whatwg_url(candidate: str, base: str | None = None) -> ada_url.URL | None:
+    """Parse like JavaScript's `new URL(candidate, base)`; `None` where that would throw."""
+    text = _LONE_SURROGATE.sub("\ufffd", candidate)
+    try:
+        return ada_url.URL(text) if base is None else ada_url.URL(text, base=base)
+    except (ValueError, UnicodeError):
+        return None
+
+
+def is_allowed_remote_media_url(candidate: str) -> bool:
+    """Whether `candidate` is a public `https:` URL that reply media may reference."""
+    parsed = parse_whatwg_url(require_str(candidate, "candidate"))
+    if parsed is None or parsed.protocol != "https:":
+        return False
+    if parsed.username or parsed.password:
+        return False
+    return not is_blocked_remote_media_hostname(parsed.hostname)
