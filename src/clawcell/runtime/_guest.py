@@ -19,7 +19,14 @@ from typing import Any, Final, cast
 
 import wasmtime
 
-from ._instance import CANONICAL_MEMORY_LIMIT, UNDEFINED, GuestTrap, Instance, JSException
+from ._instance import (
+    CANONICAL_MEMORY_LIMIT,
+    UNDEFINED,
+    GuestTrap,
+    Instance,
+    JSException,
+    _memory_cap,  # pyright: ignore[reportPrivateUsage] -- the instance's wasm cap
+)
 from ._module import CompiledReactor
 from ._snapshot import CanonicalImage, GuestState, SnapshotError, decode, encode
 
@@ -58,6 +65,7 @@ class Guest:
     ) -> None:
         self.deadline = float("inf")
         self.reactor = reactor
+        self._max_memory_bytes = _memory_cap(memory_limit_bytes)
         self.instance = Instance(
             reactor, memory_limit_bytes=memory_limit_bytes, interrupt=self._interrupted
         )
@@ -187,7 +195,7 @@ class Guest:
         Raises:
             SnapshotError: the bytes cannot be restored in this process.
         """
-        state = decode(blob, self.canonical())
+        state = decode(blob, self.canonical(), max_memory_bytes=self._max_memory_bytes)
         entry_points = _ints(state.meta.get("handles"), 5)
         rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
         self.instance.load_memory(state.memory, state.stack_pointer)

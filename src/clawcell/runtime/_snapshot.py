@@ -144,12 +144,15 @@ def encode(state: GuestState, image: CanonicalImage, *, level: int = 1) -> bytes
     return header + meta + zlib.compress(packed, level)
 
 
-def decode(blob: bytes, image: CanonicalImage) -> GuestState:
+def decode(blob: bytes, image: CanonicalImage, *, max_memory_bytes: int) -> GuestState:
     """Restore a guest state from `encode` output.
+
+    `max_memory_bytes` is checked before any memory is built, so a damaged size field
+    cannot make the host allocate gigabytes.
 
     Raises:
         SnapshotError: wrong magic or format, another reactor build or canonical image,
-            or corrupt data.
+            a memory larger than `max_memory_bytes`, or corrupt data.
     """
     if len(blob) < _HEADER.size:
         raise SnapshotError("snapshot is truncated: it is shorter than its header")
@@ -162,6 +165,11 @@ def decode(blob: bytes, image: CanonicalImage) -> GuestState:
         raise SnapshotError("snapshot was taken with another QuickJS reactor build")
     if digest != image.digest:
         raise SnapshotError("snapshot was taken with another guest controller image")
+    if size > max_memory_bytes:
+        raise SnapshotError(
+            f"snapshot needs {size} bytes of guest memory; this guest allows at most "
+            f"{max_memory_bytes} (raise `memory_limit_bytes` to restore it)"
+        )
     start = _HEADER.size
     try:
         meta = json.loads(blob[start : start + meta_len])
