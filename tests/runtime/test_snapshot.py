@@ -151,6 +151,10 @@ def _flip(at: Callable[[bytes], int]) -> Callable[[bytes], bytes]:
     return damage
 
 
+def _cut(keep: int) -> Callable[[bytes], bytes]:
+    return lambda blob: blob[:keep]
+
+
 def _meta(text: bytes) -> Callable[[bytes], bytes]:
     def damage(blob: bytes) -> bytes:
         (meta_len,) = struct.unpack_from("<I", blob, META_LEN_AT)
@@ -180,14 +184,12 @@ REFUSALS = [
         id="image_digest",
     ),
     pytest.param(
-        lambda blob: blob[:40],
+        _cut(40),
         "snapshot is truncated: it is shorter than its header",
         id="truncated_header",
     ),
-    pytest.param(
-        lambda blob: b"", "snapshot is truncated: it is shorter than its header", id="empty"
-    ),
-    pytest.param(lambda blob: blob[:-100], "snapshot is corrupt: ", id="truncated_body"),
+    pytest.param(_cut(0), "snapshot is truncated: it is shorter than its header", id="empty"),
+    pytest.param(_cut(-100), "snapshot is corrupt: ", id="truncated_body"),
     pytest.param(_flip(lambda blob: len(blob) - 200), "snapshot is corrupt: ", id="corrupt_body"),
     pytest.param(_meta(b"{not json"), "snapshot is corrupt: ", id="corrupt_meta"),
     pytest.param(
