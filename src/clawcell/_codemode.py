@@ -10,7 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ._bridge import Bridge
 from ._cell import Cell, LegOutcome
@@ -140,6 +140,14 @@ class CodeMode:
             raise ClosedError("this CodeMode is closed; create a new one")
 
     # -- model-facing tools -----------------------------------------------------------------
+
+    def model_tools(self, style: Literal["anthropic", "openai"] = "anthropic") -> list[Any]:
+        """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape.
+
+        The `exec` description carries the budgets of `limits` and the quick index of the
+        catalog's tools.
+        """
+        return self.catalog.model_tools(style)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.

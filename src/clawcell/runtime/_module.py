@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 import wasmtime
+from wasmtime import _ffi as wasmtime_ffi  # pyright: ignore[reportPrivateUsage]
 
 from ..errors import RuntimeUnavailableError
 from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
@@ -121,8 +122,10 @@ class CompiledReactor:
 def _cache_path() -> Path | None:
     """Where the compiled module is cached, or `None` when caching is turned off.
 
-    The key is the wasm digest and the patch version; a file written by another wasmtime
-    version is refused by `Module.deserialize_file`, then recompiled and replaced.
+    The key is the wasm digest, the patch version and the wasmtime build (the size of its
+    native library, which differs between releases; reading the package version would cost
+    an `importlib.metadata` import on every start). A file from another build is refused by
+    `Module.deserialize_file` anyway, then recompiled and replaced.
     """
     if os.environ.get("CLAWCELL_NO_MODULE_CACHE"):
         return None
@@ -132,7 +135,15 @@ def _cache_path() -> Path | None:
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "clawcell"
-    return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}.cwasm"
+    return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}-w{_wasmtime_build()}.cwasm"
+
+
+def _wasmtime_build() -> str:
+    library: str = getattr(getattr(wasmtime_ffi, "dll", None), "_name", "") or ""
+    try:
+        return format(os.stat(library).st_size, "x")
+    except OSError:
+        return "unknown"
 
 
 def _write_cache(path: Path, data: bytes) -> None:
@@ -142,6 +153,11 @@ def _write_cache(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
+    # Files of older builds are never read again: remove them.
+    for stale in path.parent.glob("qjs-*.cwasm"):
+        if stale != path:
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
 
 _lock = threading.Lock()
