@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from ..errors import ClosedError, McpError
 from ._config import ServerConfig
@@ -103,7 +103,9 @@ class Connection:
     # -- requests -------------------------------------------------------------------------
 
     async def _send(self, operation: str, send: Send) -> Any:
-        client = await self._ensure()
+        client = self._client
+        if client is None or self._owner is None or self._owner.done():
+            client = await self._ensure()
         owner = self._owner
         call = asyncio.ensure_future(send(client))
         waiting: set[asyncio.Future[Any]] = {call} if owner is None else {call, owner}
@@ -111,7 +113,10 @@ class Connection:
             waiting, timeout=self.config.timeout, return_when=asyncio.FIRST_COMPLETED
         )
         if call in done:
-            return self._outcome(operation, call)
+            exc = call.exception()
+            if exc is None:
+                return call.result()
+            self._fail(operation, cast("Exception", exc))
         call.cancel()
         await self._reset()
         if owner is not None and owner in done:
@@ -124,10 +129,7 @@ class Connection:
             f"{self.config.timeout:g}s; the connection was reset and the next call reconnects."
         )
 
-    def _outcome(self, operation: str, call: asyncio.Future[Any]) -> Any:
-        exc = call.exception()
-        if exc is None:
-            return call.result()
+    def _fail(self, operation: str, exc: Exception) -> NoReturn:
         if is_protocol_error(exc):
             raise McpError(
                 f"MCP server `{self.name}` rejected `{operation}`: {_detail(exc)}"
