@@ -197,10 +197,8 @@ def _sub_lines(body: str, needle: str, pattern: re.Pattern[str], replacement: st
     return "".join(pieces)
 
 
-def _needs_tidy(text: str, tail: TailMode) -> bool:
-    """Whether any whitespace rule could change `text`, code regions included (a superset)."""
-    if tail == "trim" and text and is_js_space(text[-1]):
-        return True
+def _has_triggers(text: str) -> bool:
+    """Whether any prose rule of `_tidy` could change `text`, code included (a superset)."""
     if text.startswith(("\n", " ", "\t")) or "\t" in text or "  " in text:
         return True
     return "\n" in text and (" \n" in text or "\r\n" in text or "\n\n\n" in text)
@@ -223,13 +221,15 @@ def normalize_directive_whitespace(
     text: str, tail: TailMode = "trim", regions: list[CodeRegion] | None = None
 ) -> str:
     """Tidy prose whitespace after tags were removed, leaving every code region untouched."""
-    if not _needs_tidy(text, tail):
-        return text
-    if tail == "trim":
+    if tail != "trim":
+        if not _has_triggers(text):
+            return text
+    else:
         body = js_trim_end(text)
-        trimmed = None if _needs_tidy(body, "preserve") else _trim_outside_code(text, body, regions)
-        if trimmed is not None:
-            return trimmed
+        if not _has_triggers(body):
+            trimmed = body if body is text else _trim_outside_code(text, body, regions)
+            if trimmed is not None:
+                return trimmed
     code = regions_of(text) if regions is None else regions
     sentinel = _SENTINEL
     while sentinel in text:

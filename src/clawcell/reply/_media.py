@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Final, Literal, NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 from ._fences import CodeIndex, find_code_blocks, find_code_spans
 from ._images import ImageSpan, find_image_spans
@@ -27,6 +27,7 @@ from ._paths import (
     split_unquoted_media_directive_parts,
     unwrap_quoted,
 )
+from ._segments import MediaSegment, SegmentBuilder
 from ._tags import parse_inline_directives
 from ._text import (
     JS_LINE_SPACE_CLASS,
@@ -39,14 +40,6 @@ from ._text import (
 )
 
 __all__ = ["MediaSegment", "SplitMedia", "split_media_from_output"]
-
-
-class MediaSegment(TypedDict):
-    """One ordered piece of a split reply: a `text` piece or a `media` piece with its `url`."""
-
-    type: Literal["text", "media"]
-    text: NotRequired[str]
-    url: NotRequired[str]
 
 
 class SplitMedia(TypedDict):
@@ -65,8 +58,6 @@ _LINE_SPACE: Final = f"[{JS_LINE_SPACE_CLASS}]"
 _MEDIA_START: Final = "[mM][eE][dD][iIı][aA]:"
 _MEDIA_LINE: Final = re.compile(f"\n{_LINE_SPACE}*{_MEDIA_START}")
 _MEDIA_LINE_AT_START: Final = re.compile(f"{_LINE_SPACE}*{_MEDIA_START}")
-_BLANK_LINE_JS: Final = re.compile(f"\n{_LINE_SPACE}+(?=\n|\\Z)")
-_LEADING_BLANK_LINES_JS: Final = re.compile(f"(?:{_LINE_SPACE}*\n)+")
 _MEDIA_TOKEN: Final = re.compile(
     f"\\bMEDIA:[{JS_SPACE_CLASS}]*`?([^\\n]+)`?", re.IGNORECASE | re.ASCII
 )
@@ -77,11 +68,6 @@ _HTTP_PREFIX: Final = re.compile(r"https?://", re.IGNORECASE)
 _FILE_PREFIX: Final = re.compile(r"file:(?://)?", re.IGNORECASE)
 MAX_IMAGE_LINE_LENGTH: Final = 20_000
 MAX_IMAGES_PER_LINE: Final = 50
-
-
-def _blank_lines_emptied(text: str) -> str:
-    """Empty every whitespace-only line that follows a line feed in `text`."""
-    return _BLANK_LINE_JS.sub("\n", text) if "\n" in text else text
 
 
 def _clean_line(text: str) -> str:
@@ -95,50 +81,25 @@ class _Splitter:
         self.allowlist = allowlist
         self.preserve = preserve
         self.media: list[str] = []
-        self.segments: list[MediaSegment] = []
-        self.last_text: MediaSegment | None = None
+        self.segments = SegmentBuilder()
         self.kept: list[str] = []
         self.found = False
-
-    def push_text(self, text: str) -> None:
-        last = self.segments[-1] if self.segments else None
-        blank = not js_trim(text)
-        if last is not None and last["type"] == "text":
-            last["text"] = last.get("text", "") + "\n" + ("" if blank else text)
-        elif blank:
-            previous = self.last_text.get("text", "") if self.last_text is not None else "\n"
-            if last is not None and self.last_text is not None and not previous.endswith("\n"):
-                self.last_text["text"] = previous + "\n"
-        else:
-            self.last_text = {"type": "text", "text": text}
-            self.segments.append(self.last_text)
 
     def push_all(self, pieces: list[MediaSegment]) -> None:
         for piece in pieces:
             if piece["type"] == "text":
-                self.push_text(piece.get("text", ""))
+                self.segments.push_line(piece.get("text", ""))
             else:
-                self.segments.append(piece)
+                self.segments.push_media(piece)
 
     def keep(self, line: str) -> None:
         self.kept.append(line)
-        self.push_text(line)
+        self.segments.push_line(line)
 
     def keep_lines(self, lines: str) -> None:
         """`keep` for each line of `lines` (one or more lines joined by line feeds), at once."""
         self.kept.append(lines)
-        last = self.segments[-1] if self.segments else None
-        if last is not None and last["type"] == "text":
-            last["text"] = last.get("text", "") + _blank_lines_emptied("\n" + lines)
-            return
-        leading = _LEADING_BLANK_LINES_JS.match(lines)
-        rest = lines if leading is None else lines[leading.end() :]
-        blank_rest = not js_trim(rest)
-        if leading is not None or blank_rest:
-            self.push_text("")  # any number of leading blank lines act like one
-        if not blank_rest:
-            self.last_text = {"type": "text", "text": _blank_lines_emptied(rest)}
-            self.segments.append(self.last_text)
+        self.segments.push_lines(lines)
 
     def media_line(self, line: str, match: re.Match[str]) -> None:
         start = len(self.media)
@@ -405,7 +366,7 @@ def _finish(splitter: _Splitter, text: str, audio: bool) -> SplitMedia:
         final = cleaned if splitter.found or voice else text
         result = {"text": final, "segments": [{"type": "text", "text": final}] if final else []}
     else:
-        segments = splitter.segments or [{"type": "text", "text": cleaned}]
+        segments = splitter.segments.build() or [{"type": "text", "text": cleaned}]
         result = {"text": cleaned, "mediaUrls": list(splitter.media), "segments": segments}
     if voice:
         result["audioAsVoice"] = True
