@@ -15,7 +15,7 @@ import wasmtime
 
 from clawcell import RuntimeUnavailableError
 from clawcell.runtime import Guest, GuestTrap, JSException, _wasm, compiled_reactor
-from clawcell.runtime._instance import _SIGNATURES  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._exports import SIGNATURES
 from clawcell.runtime._module import EXPORTED_FUNCTIONS
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
@@ -67,7 +67,7 @@ def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> 
         assert isinstance(ty, wasmtime.FuncType), name
         params = tuple(str(p) for p in ty.params)
         results = tuple(str(r) for r in ty.results)
-        assert (params, results) == _SIGNATURES[name], name
+        assert (params, results) == SIGNATURES[name], name
     table = exports[_wasm.TABLE_EXPORT]
     assert isinstance(table, wasmtime.TableType)
     assert table.limits.max is None  # host callbacks can be added

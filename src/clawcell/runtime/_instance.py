@@ -6,8 +6,7 @@ arguments or stdio), and the context is raw: no `qjs:std`/`qjs:os` modules. The 
 trusts what it reads back after bounds checks; a trap or an engine error never escapes as
 a host crash, and the instance is restored from its image afterwards.
 
-Calls go through `wasmtime_func_call_unchecked` with a preallocated value buffer and
-signatures checked once at load, which costs about a tenth of `Func.__call__`.
+Calls go through the fast export wrappers of `_exports`.
 """
 
 from __future__ import annotations
@@ -18,38 +17,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import wasmtime
-from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
 
 from ..errors import RuntimeUnavailableError
-from ._module import EXPORTED_FUNCTIONS, CompiledReactor
+from ._exports import SIGNATURES, FastExport, GuestTrap
+from ._module import CompiledReactor
 from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
 
 __all__ = ["GuestTrap", "Instance", "JSException"]
-
-_I32, _I64 = "i32", "i64"
-_SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
-    "malloc": ((_I32,), (_I32,)),
-    "free": ((_I32,), ()),
-    "JS_NewRuntime": ((), (_I32,)),
-    "JS_NewContext": ((_I32,), (_I32,)),
-    "JS_SetMemoryLimit": ((_I32, _I32), ()),
-    "JS_SetMaxStackSize": ((_I32, _I32), ()),
-    "JS_SetInterruptHandler": ((_I32, _I32, _I32), ()),
-    "JS_Eval": ((_I32, _I32, _I32, _I32, _I32), (_I64,)),
-    "JS_Call": ((_I32, _I64, _I64, _I32, _I32), (_I64,)),
-    "JS_FreeValue": ((_I32, _I64), ()),
-    "JS_DupValue": ((_I32, _I64), (_I64,)),
-    "JS_ToCStringLen2": ((_I32, _I32, _I64, _I32), (_I32,)),
-    "JS_FreeCString": ((_I32, _I32), ()),
-    "JS_NewStringLen": ((_I32, _I32, _I32), (_I64,)),
-    "JS_ExecutePendingJob": ((_I32, _I32), (_I32,)),
-    "JS_GetException": ((_I32,), (_I64,)),
-    "JS_GetPropertyStr": ((_I32, _I64, _I32), (_I64,)),
-    "JS_RunGC": ((_I32,), ()),
-    "JS_SetHostPromiseRejectionTracker": ((_I32, _I32, _I32), ()),
-    "JS_EvalFunction": ((_I32, _I64), (_I64,)),
-}
-assert set(EXPORTED_FUNCTIONS) <= set(_SIGNATURES)
 
 TAG_EXCEPTION: Final = 6
 TAG_STRING: Final = -7
@@ -62,10 +36,6 @@ _EVAL_GLOBAL_ASYNC: Final = 0
 _EVAL_COMPILE_ONLY: Final = 1 << 5
 _MAX_ARGS: Final = 8
 _STAGING_BYTES: Final = 64 * 1024
-
-
-class GuestTrap(Exception):
-    """The wasm instance trapped (epoch deadline, out of bounds, unreachable)."""
 
 
 class JSException(Exception):
@@ -84,37 +54,6 @@ class JSException(Exception):
 
 def _tag(value: int) -> int:
     return ctypes.c_int32(value >> 32).value
-
-
-class _Fast:
-    """A wasm export called through the unchecked fast path."""
-
-    __slots__ = ("_buf", "_call", "_ctx", "_func", "_nparams", "_result")
-
-    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
-        params, results = sig
-        self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
-        self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
-        self._buf = (ffi.wasmtime_val_raw_t * max(len(params), len(results), 1))()
-        self._nparams = len(params)
-        self._result = results[0] if results else None
-        self._call: Any = ffi.wasmtime_func_call_unchecked  # pyright: ignore[reportUnknownMemberType]
-
-    def __call__(self, *args: int) -> int:
-        buf = self._buf
-        for i, arg in enumerate(args):
-            buf[i].i64 = arg
-        trap = ctypes.POINTER(ffi.wasm_trap_t)()
-        error: Any = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
-        if error:
-            raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
-        if trap:
-            raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
-        if self._result == _I64:
-            return buf[0].i64 & 0xFFFF_FFFF_FFFF_FFFF
-        if self._result == _I32:
-            return buf[0].i32 & 0xFFFF_FFFF
-        return 0
 
 
 class Instance:
@@ -146,7 +85,7 @@ class Instance:
         self._memory = _export(exports, "memory", wasmtime.Memory)
         self._sp = _export(exports, STACK_POINTER_EXPORT, wasmtime.Global)
         self._table = _export(exports, TABLE_EXPORT, wasmtime.Table)
-        self._f = {name: self._fast(exports, name, sig) for name, sig in _SIGNATURES.items()}
+        self._f = {name: self._fast(exports, name, sig) for name, sig in SIGNATURES.items()}
         self._f_init = _export(exports, "_initialize", wasmtime.Func)
         self._call_init()
         self.rt = self._f["JS_NewRuntime"]()
@@ -170,7 +109,7 @@ class Instance:
 
     # -- construction helpers -------------------------------------------------------------
 
-    def _fast(self, exports: Any, name: str, sig: tuple[Any, Any]) -> _Fast:
+    def _fast(self, exports: Any, name: str, sig: tuple[Any, Any]) -> FastExport:
         func = _export(exports, name, wasmtime.Func)
         ty = func.type(self.store)
         actual = (tuple(str(p) for p in ty.params), tuple(str(r) for r in ty.results))
@@ -178,7 +117,7 @@ class Instance:
             raise RuntimeUnavailableError(
                 f"QuickJS export {name} has signature {actual}, expected {sig}"
             )
-        return _Fast(self.store, func, sig)
+        return FastExport(self.store, func, sig)
 
     def _call_init(self) -> None:
         try:

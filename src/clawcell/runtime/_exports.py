@@ -1,0 +1,79 @@
+"""Fast calls into the reactor's exports.
+
+wasmtime-py's `Func.__call__` re-reads the function type and converts every value on each
+call (about 26 µs). A `FastExport` checks the signature once, keeps a preallocated
+`wasmtime_val_raw_t` buffer and calls `wasmtime_func_call_unchecked` (about 3 µs).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Final
+
+import wasmtime
+from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
+
+from ._module import EXPORTED_FUNCTIONS
+
+__all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap"]
+
+I32: Final = "i32"
+I64: Final = "i64"
+SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "malloc": ((I32,), (I32,)),
+    "free": ((I32,), ()),
+    "JS_NewRuntime": ((), (I32,)),
+    "JS_NewContext": ((I32,), (I32,)),
+    "JS_SetMemoryLimit": ((I32, I32), ()),
+    "JS_SetMaxStackSize": ((I32, I32), ()),
+    "JS_SetInterruptHandler": ((I32, I32, I32), ()),
+    "JS_Eval": ((I32, I32, I32, I32, I32), (I64,)),
+    "JS_Call": ((I32, I64, I64, I32, I32), (I64,)),
+    "JS_FreeValue": ((I32, I64), ()),
+    "JS_DupValue": ((I32, I64), (I64,)),
+    "JS_ToCStringLen2": ((I32, I32, I64, I32), (I32,)),
+    "JS_FreeCString": ((I32, I32), ()),
+    "JS_NewStringLen": ((I32, I32, I32), (I64,)),
+    "JS_ExecutePendingJob": ((I32, I32), (I32,)),
+    "JS_GetException": ((I32,), (I64,)),
+    "JS_GetPropertyStr": ((I32, I64, I32), (I64,)),
+    "JS_RunGC": ((I32,), ()),
+    "JS_SetHostPromiseRejectionTracker": ((I32, I32, I32), ()),
+    "JS_EvalFunction": ((I32, I64), (I64,)),
+}
+assert set(EXPORTED_FUNCTIONS) <= set(SIGNATURES)
+
+
+class GuestTrap(Exception):
+    """The wasm instance trapped (epoch deadline, out of bounds, unreachable)."""
+
+
+class FastExport:
+    """A wasm export called through the unchecked fast path."""
+
+    __slots__ = ("_buf", "_call", "_ctx", "_func", "_nparams", "_result")
+
+    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
+        params, results = sig
+        self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
+        self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
+        self._buf = (ffi.wasmtime_val_raw_t * max(len(params), len(results), 1))()
+        self._nparams = len(params)
+        self._result = results[0] if results else None
+        self._call: Any = ffi.wasmtime_func_call_unchecked  # pyright: ignore[reportUnknownMemberType]
+
+    def __call__(self, *args: int) -> int:
+        buf = self._buf
+        for i, arg in enumerate(args):
+            buf[i].i64 = arg
+        trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        error: Any = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
+        if error:
+            raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
+        if trap:
+            raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
+        if self._result == I64:
+            return buf[0].i64 & 0xFFFF_FFFF_FFFF_FFFF
+        if self._result == I32:
+            return buf[0].i32 & 0xFFFF_FFFF
+        return 0
