@@ -191,37 +191,59 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
 
 
 _LINE_OPENERS: Final = frozenset(" \t\r\n>+*-0123456789`~")
-_NEXT_OPENER_LINE: Final = re.compile(r"\n[ \t\r\n>+*\-0-9`~]")
+# The next line that is neither plain prose nor blank.
+_NEXT_SPECIAL_LINE: Final = re.compile(r"\n(?:[>+*\-0-9`~]|[ \t\r]+[^ \t\r\n])")
 _BLANK_LINE_REST: Final = re.compile(r"[ \t\r]*\n")
 _NEXT_FENCE_LIKE_LINE: Final = re.compile(r"\n {0,3}[`~]")
 
 
-def _fast_forward(scan: _Scan, text: str, base: int) -> int:
-    """Skip whole lines whose outcome is known without scanning them (no open containers).
+def _fast_forward(scan: _Scan, text: str, base: int, regions: list[CodeRegion]) -> int:
+    """Handle whole lines whose outcome is known without the general scan (no containers).
 
-    Outside any leaf or in a paragraph, a blank line ends the paragraph and a line that starts
+    Outside any leaf or in a paragraph, a blank line ends the paragraph, a line that starts
     with none of the characters that can open a container, a fence or an indent is one more
-    paragraph line. Inside a fence, a line that does not start like a fence cannot close it.
-    The skips jump between line starts found by literal-led searches, never per character.
+    paragraph line, and a line starting with a backtick or tilde opens a fence or continues the
+    paragraph. Inside a fence, a line that does not start like a fence cannot close it. Lines
+    are skipped by literal-led searches, never character by character. Returns where the
+    general scan must take over.
     """
-    if scan.leaf == "fence":
-        return _skip_fence_body(scan, text, base)
-    if scan.leaf not in ("", "paragraph"):
-        return base
     while base < len(text):
-        if text[base] in _LINE_OPENERS:
-            blank = _BLANK_LINE_REST.match(text, base)
-            if blank is None:
+        char = text[base]
+        if scan.leaf == "fence":
+            skipped = _skip_fence_body(scan, text, base)
+            if skipped != base:
+                base = skipped
+                continue
+            newline = text.find("\n", base)
+            if newline < 0 or not _close_fence(scan, text[base:newline], newline, regions):
                 return base
-            scan.leaf = ""
-            base = blank.end()
-            continue
-        scan.leaf = "paragraph"
-        opener = _NEXT_OPENER_LINE.search(text, base)
-        if opener is None:
-            return max(text.rfind("\n") + 1, base)
-        base = opener.start() + 1
+            base = newline + 1
+        elif scan.leaf not in ("", "paragraph"):
+            return base
+        elif char not in _LINE_OPENERS or _BLANK_LINE_REST.match(text, base):
+            target = _skip_prose(scan, text, base)
+            if target == base:
+                return base
+            base = target
+        elif char in "`~":
+            newline = text.find("\n", base)
+            if newline < 0:
+                return base
+            _open_fence(scan, text[base:newline], base, newline)
+            base = newline + 1
+        else:
+            return base
     return base
+
+
+def _skip_prose(scan: _Scan, text: str, base: int) -> int:
+    """Skip plain and blank lines; the last one skipped decides the leaf (paragraph or none)."""
+    special = _NEXT_SPECIAL_LINE.search(text, base)
+    target = max(text.rfind("\n") + 1, base) if special is None else special.start() + 1
+    if target > base:
+        last = text[max(text.rfind("\n", base, target - 1) + 1, base) : target - 1]
+        scan.leaf = "paragraph" if last.strip(" \t\r") else ""
+    return target
 
 
 def _skip_fence_body(scan: _Scan, text: str, base: int) -> int:
@@ -233,6 +255,26 @@ def _skip_fence_body(scan: _Scan, text: str, base: int) -> int:
     return target
 
 
+def _close_fence(scan: _Scan, line: str, newline: int, regions: list[CodeRegion]) -> bool:
+    """Close the open fence at `line` (ending at `newline`) if it is a closing fence line."""
+    if not _is_fence_close(scan, line, 0):
+        return False
+    scan.end = newline - 1 if line.endswith("\r") else newline
+    _close_leaf(scan, regions)
+    return True
+
+
+def _open_fence(scan: _Scan, line: str, base: int, newline: int) -> None:
+    """A line starting with a backtick or tilde: a fence opening, else paragraph text."""
+    fence = _FENCE_OPEN.match(line)
+    if fence is None or (fence.group(2)[0] == "`" and "`" in fence.group(3)):
+        scan.leaf = "paragraph"
+        return
+    scan.leaf, scan.start = "fence", base
+    scan.end = newline - 1 if line.endswith("\r") else newline
+    scan.fence_char, scan.fence_len = fence.group(2)[0], len(fence.group(2))
+
+
 def find_code_blocks(text: str) -> list[CodeRegion]:
     """Fenced and indented code blocks of `text`, in order (Python string indexes)."""
     if "```" not in text and "~~~" not in text and "    " not in text and "\t" not in text:
@@ -242,7 +284,7 @@ def find_code_blocks(text: str) -> list[CodeRegion]:
     base = 0
     while True:
         if not scan.containers:
-            base = _fast_forward(scan, text, base)
+            base = _fast_forward(scan, text, base, regions)
         newline = text.find("\n", base)
         if newline < 0:
             _scan_line(scan, text[base:], base, regions)
