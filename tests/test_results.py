@@ -35,6 +35,7 @@ from clawcell._results import (
     ResultReference,
     ResultsStore,
     Retained,
+    _shape_and_preview,  # pyright: ignore[reportPrivateUsage]
     describe,
     fit_reference,
     minimal_reference_marker_bytes,
@@ -445,6 +446,19 @@ json_values = st.recursive(
 )
 
 
+def describe_unfitted(text: str) -> dict[str, Any]:
+    """The descriptor before the 768-byte fitting (same id length as a real one)."""
+    shape, preview = _shape_and_preview(json.loads(text), text, utf8_len(text))  # pyright: ignore[reportPrivateUsage]
+    return {
+        "id": f"result_{'0' * 36}",
+        "bytes": utf8_len(text),
+        "count": 1,
+        "shape": shape,
+        "preview": preview,
+        "previewTruncated": False,
+    }
+
+
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_any_descriptor_fits_768_bytes_with_exact_bytes_and_count(value: Any) -> None:
@@ -456,9 +470,14 @@ def test_any_descriptor_fits_768_bytes_with_exact_bytes_and_count(value: Any) ->
     assert utf8_len(dumps(reference)) <= MAX_REFERENCE_BYTES
     assert reference["bytes"] == utf8_len(text)
     assert reference["count"] == (len(parsed) if isinstance(parsed, list | dict) else 1)  # pyright: ignore[reportUnknownArgumentType]
-    assert reference["previewTruncated"] is (utf8_len(text) > 256)
-    if utf8_len(text) <= 256:
+    # A value over 256 bytes is always previewed by sample; a smaller one verbatim, unless
+    # its shape (long escaped keys in array paths) forced the 768-byte fitting of §6.6.
+    if utf8_len(text) > 256:
+        assert reference["previewTruncated"] is True
+    elif reference["previewTruncated"] is False:
         assert reference["preview"] == text
+    else:
+        assert utf8_len(dumps(describe_unfitted(text))) > MAX_REFERENCE_BYTES
 
 
 @settings(max_examples=100, deadline=None)
