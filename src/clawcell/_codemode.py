@@ -183,6 +183,8 @@ class CodeMode:
             if run is not None:
                 run.resuming = False
         if run is None and taken is not None:
+            if float(taken[1].get("expiresAt", 0.0)) <= time.time():
+                raise InputError(_UNAVAILABLE)  # expired in the store: revive nothing
             run = self._revive(run_id, *taken)
         elif run is not None and self._parked.durable and taken is None:
             self._drop(run)  # another process continued it
