@@ -312,22 +312,21 @@ def find_code_spans(text: str, blocks: list[CodeRegion]) -> list[CodeRegion]:
 
 
 def _runs_by_chunk(text: str, blocks: list[CodeRegion]) -> list[list[tuple[int, int]]]:
-    starts = [block.start for block in blocks]
-    blanks: list[int] | None = None
+    """Backtick runs outside `blocks`, grouped by stretch between blocks and blank lines."""
     chunks: list[list[tuple[int, int]]] = []
-    last_key = -1
-    for run in _BACKTICKS.finditer(text):
-        start = run.start()
-        block = bisect_right(starts, start)
-        if block and start < blocks[block - 1].end:
-            continue
-        if blanks is None:
-            blanks = [blank.start() for blank in _BLANK_LINE.finditer(text)]
-        key = block + bisect_right(blanks, start)
-        if key != last_key:
-            chunks.append([])
-            last_key = key
-        chunks[-1].append((start, run.end()))
+    cursor = 0
+    for start, end in [*((b.start, b.end) for b in blocks), (len(text), 0)]:
+        runs = [run.span() for run in _BACKTICKS.finditer(text, cursor, start)]
+        if len(runs) >= 2:  # a lone run pairs with nothing
+            blanks = [blank.start() for blank in _BLANK_LINE.finditer(text, cursor, start)]
+            last_key = -1
+            for run in runs:
+                key = bisect_right(blanks, run[0])
+                if key != last_key:
+                    chunks.append([])
+                    last_key = key
+                chunks[-1].append(run)
+        cursor = end
     return chunks
 
 
