@@ -12,9 +12,15 @@ from .errors import (
     ConfigurationError,
     ContractError,
     InputError,
+    McpError,
     RuntimeUnavailableError,
+    SnapshotError,
+    StoreRangeError,
+    StoreTypeError,
+    StoreUnavailableError,
     ToolError,
 )
+from .store import MemoryStore, SessionStore, SQLiteStore
 
 __all__ = [
     "ClawcellError",
@@ -24,7 +30,15 @@ __all__ = [
     "ContractError",
     "InputError",
     "Limits",
+    "McpError",
+    "MemoryStore",
     "RuntimeUnavailableError",
+    "SQLiteStore",
+    "SessionStore",
+    "SnapshotError",
+    "StoreRangeError",
+    "StoreTypeError",
+    "StoreUnavailableError",
     "Tool",
     "ToolError",
     "ToolResult",

@@ -22,7 +22,7 @@ from ._runs import ParkedRuns, Run, stored_writes
 from ._source import check_source, format_syntax_error, read_exec_args, read_wait_args
 from ._tool import Tool
 from ._untrusted import mark_untrusted
-from .catalog import Catalog
+from .catalog import AfterToolCall, BeforeToolCall, Catalog
 from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError
 from .mcp import McpServers, ServerConfig
 from .runtime import GuestPool, JSException
@@ -61,6 +61,9 @@ class CodeMode:
         mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`), seen
             in cells as `MCP.<name>`; connected when the first cell runs (needs the `[mcp]`
             extra) and closed with this `CodeMode`.
+        before_tool_call: Hooks run before each catalog tool call; one may rewrite the input
+            or block the call with a reason (`clawcell.catalog.HookDecision`).
+        after_tool_call: Hooks run after each catalog tool call; one may replace the result.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -74,9 +77,16 @@ class CodeMode:
         store: SessionStore | None = None,
         session_id: str = "default",
         mcp_servers: Mapping[str, ServerConfig] | None = None,
+        before_tool_call: Iterable[BeforeToolCall] = (),
+        after_tool_call: Iterable[AfterToolCall] = (),
     ) -> None:
         self.limits = limits or Limits()
-        self.catalog = Catalog(list(tools), limits=self.limits)
+        self.catalog = Catalog(
+            list(tools),
+            limits=self.limits,
+            before_tool_call=before_tool_call,
+            after_tool_call=after_tool_call,
+        )
         self._model_budget = (
             None if model_context_tokens is None else ModelBudget.for_context(model_context_tokens)
         )

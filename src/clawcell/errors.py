@@ -18,6 +18,14 @@ ClawcellError (Exception)                       code: varies
 │     raised by tools to fail with a message the guest sees verbatim
 ├── McpError (RuntimeError)                     code: "mcp_error"
 │     an MCP server could not be reached, failed, timed out or answered malformed
+├── SnapshotError (ValueError)                  code: "invalid_snapshot"
+│     parked-cell bytes are corrupt or come from another build
+├── StoreTypeError (TypeError)                  code: "store_type"
+│     a `store`/`load` key is not a non-empty string of at most 256 characters
+├── StoreRangeError (ValueError)                code: "store_range"
+│     a stored value (256 KiB) or a session's total (1 MiB) is too large
+├── StoreUnavailableError (RuntimeError)        code: "store_unavailable"
+│     a session-store backend failed (an `sqlite3.Error`, translated at the boundary)
 └── ClosedError (RuntimeError)                  code: "closed"
       an object that owns engine or OS resources was used after `close()`
 ```
@@ -33,6 +41,10 @@ __all__ = [
     "InputError",
     "McpError",
     "RuntimeUnavailableError",
+    "SnapshotError",
+    "StoreRangeError",
+    "StoreTypeError",
+    "StoreUnavailableError",
     "ToolError",
 ]
 
@@ -108,3 +120,30 @@ class ClosedError(ClawcellError, RuntimeError):
     """An object that owns engine or OS resources was used after it was closed."""
 
     code = "closed"
+
+
+class SnapshotError(ClawcellError, ValueError):
+    """Snapshot bytes cannot be restored here: corrupt, or from another build or image."""
+
+    code = "invalid_snapshot"
+
+
+class StoreTypeError(ClawcellError, TypeError):
+    """A `store`/`load` key is not a non-empty string of at most 256 characters."""
+
+    code = "store_type"
+
+
+class StoreRangeError(ClawcellError, ValueError):
+    """A stored value or the session's total is larger than the store allows.
+
+    The guest sees a `RangeError`; Python's nearest built-in is `ValueError`.
+    """
+
+    code = "store_range"
+
+
+class StoreUnavailableError(ClawcellError, RuntimeError):
+    """A session-store backend could not read or write (database locked, disk full...)."""
+
+    code = "store_unavailable"

@@ -35,7 +35,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..errors import ClawcellError
+from ..errors import SnapshotError
 from ._wasm import WASM_SHA256
 
 __all__ = ["CanonicalImage", "GuestState", "SnapshotError", "decode", "encode"]
@@ -43,12 +43,6 @@ __all__ = ["CanonicalImage", "GuestState", "SnapshotError", "decode", "encode"]
 MAGIC: Final = b"CLAWSNAP"
 FORMAT: Final = 1
 _HEADER = struct.Struct("<8sH32s32sIII")
-
-
-class SnapshotError(ClawcellError, ValueError):
-    """Snapshot bytes cannot be restored here (corrupt, or from another build)."""
-
-    code = "invalid_snapshot"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""Errors of the session store's guest-facing checks (spec `code-mode.md` §10.2).
+"""Messages of the session store's guest-facing checks (spec `code-mode.md` §10.2).
 
-They sit under `ClawcellError` like every clawcell error and carry the guest error codes of
-§4.5: `store_type` for a `TypeError` in the guest, `store_range` for a `RangeError`.
+The error classes live in `clawcell.errors` with the rest of the tree; they carry the guest
+error codes of §4.5: `store_type` for a `TypeError` in the guest, `store_range` for a
+`RangeError`.
 
 ```text
 ClawcellError
@@ -17,7 +18,7 @@ The messages of the first two are the protocol's exact strings (`KEY_MESSAGE`,
 
 from __future__ import annotations
 
-from ..errors import ClawcellError
+from ..errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 
 __all__ = [
     "KEY_MESSAGE",
@@ -31,24 +32,3 @@ __all__ = [
 KEY_MESSAGE = "Code Mode store key must be a non-empty string of at most 256 characters."
 VALUE_MESSAGE = "Code Mode store value exceeds 256 KiB of serialized JSON."
 TOTAL_MESSAGE = "Code Mode store exceeds 1 MiB of serialized JSON; delete keys or store less data."
-
-
-class StoreTypeError(ClawcellError, TypeError):
-    """A `store`/`load` key is not a non-empty string of at most 256 characters."""
-
-    code = "store_type"
-
-
-class StoreRangeError(ClawcellError, ValueError):
-    """A stored value or the session's total is larger than the store allows.
-
-    The guest sees a `RangeError`; Python's nearest built-in is `ValueError`.
-    """
-
-    code = "store_range"
-
-
-class StoreUnavailableError(ClawcellError, RuntimeError):
-    """A session-store backend could not read or write (database locked, disk full...)."""
-
-    code = "store_unavailable"
