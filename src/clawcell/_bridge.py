@@ -92,8 +92,15 @@ def _json_safe(value: Any) -> Any:
 
 
 def to_guest_json(value: Any) -> str:
-    """Compact JSON for a reply entering the guest (lone surrogates escaped)."""
-    return json.dumps(_json_safe(value), separators=(",", ":"), allow_nan=False)
+    """Compact JSON for a reply entering the guest (lone surrogates escaped).
+
+    Plain JSON goes straight through the C encoder; only values it refuses (NaN, infinities,
+    pydantic models, other objects) take the slower normalising walk.
+    """
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps(_json_safe(value), separators=(",", ":"), allow_nan=False)
 
 
 def encode_settle_batch(replies: list[Reply]) -> str:
