@@ -83,6 +83,7 @@ class Instance:
             raise RuntimeUnavailableError(f"cannot instantiate the QuickJS reactor: {exc}") from exc
         exports = self._wasm.exports(self.store)
         self._memory = _export(exports, "memory", wasmtime.Memory)
+        self._base = 0
         self._sp = _export(exports, STACK_POINTER_EXPORT, wasmtime.Global)
         self._table = _export(exports, TABLE_EXPORT, wasmtime.Table)
         self._f = {name: self._fast(exports, name, sig) for name, sig in SIGNATURES.items()}
@@ -139,8 +140,14 @@ class Instance:
 
     @property
     def base(self) -> int:
-        """Host address of linear memory (changes when memory grows)."""
-        return ctypes.addressof(self._memory.data_ptr(self.store).contents)
+        """Host address of linear memory.
+
+        Memories live in a static reservation (`MEMORY_RESERVATION`, far above the store's
+        memory cap), so they grow in place and this address never changes: it is read once.
+        """
+        if not self._base:
+            self._base = ctypes.addressof(self._memory.data_ptr(self.store).contents)
+        return self._base
 
     @property
     def memory_bytes(self) -> int:

@@ -29,8 +29,9 @@ from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
 
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
-_PATCH_VERSION: Final = "3"
+_PATCH_VERSION: Final = "4"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
+MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 
 EXPORTED_FUNCTIONS: Final = (
     "JS_NewRuntime",
@@ -97,6 +98,10 @@ class CompiledReactor:
         config = wasmtime.Config()
         config.epoch_interruption = True
         config.max_wasm_stack = MAX_WASM_STACK
+        # Linear memories are reserved up front and grow in place, so a guest's memory never
+        # moves and the host can keep its base address (the store caps growth far below).
+        config.memory_reservation = MEMORY_RESERVATION
+        config.memory_reservation_for_growth = 0
         config.cranelift_opt_level = "speed"
         self.engine = wasmtime.Engine(config)
         self.module = self._load_module()
