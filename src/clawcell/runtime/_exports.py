@@ -11,6 +11,7 @@ import ctypes
 from typing import Any, Final
 
 import wasmtime
+from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
 from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
 
 from ._module import EXPORTED_FUNCTIONS
@@ -51,26 +52,34 @@ class GuestTrap(Exception):
 class FastExport:
     """A wasm export called through the unchecked fast path."""
 
-    __slots__ = ("_buf", "_call", "_ctx", "_func", "_nparams", "_result")
+    __slots__ = ("_buf", "_call", "_ctx", "_func", "_len", "_result", "_trap", "_trap_ref")
 
     def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
         params, results = sig
         self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
         self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
-        self._buf = (ffi.wasmtime_val_raw_t * max(len(params), len(results), 1))()
-        self._nparams = len(params)
+        self._len = max(len(params), len(results), 1)
+        self._buf = (ffi.wasmtime_val_raw_t * self._len)()
         self._result = results[0] if results else None
-        self._call: Any = ffi.wasmtime_func_call_unchecked  # pyright: ignore[reportUnknownMemberType]
+        # The raw C entry point: the generated Python wrapper around it costs a frame a call.
+        self._call: Any = _bindings._wasmtime_func_call_unchecked  # pyright: ignore[reportPrivateUsage]
+        self._new_trap_slot()
+
+    def _new_trap_slot(self) -> None:
+        # The slot stays NULL while calls succeed, so one is reused until a trap fills it.
+        self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        self._trap_ref = ctypes.byref(self._trap)
 
     def __call__(self, *args: int) -> int:
         buf = self._buf
         for i, arg in enumerate(args):
             buf[i].i64 = arg
-        trap = ctypes.POINTER(ffi.wasm_trap_t)()
-        error: Any = self._call(self._ctx, self._func, buf, len(buf), ctypes.byref(trap))
+        error: Any = self._call(self._ctx, self._func, buf, self._len, self._trap_ref)
         if error:
             raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
-        if trap:
+        if self._trap:
+            trap = self._trap
+            self._new_trap_slot()
             raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
         if self._result == I64:
             return buf[0].i64 & 0xFFFF_FFFF_FFFF_FFFF
