@@ -10,7 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._bridge import Bridge
 from ._cell import Cell, LegOutcome
@@ -24,9 +24,11 @@ from ._tool import Tool
 from ._untrusted import mark_untrusted
 from .catalog import AfterToolCall, BeforeToolCall, Catalog
 from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError
-from .mcp import McpServers, ServerConfig
 from .runtime import GuestPool, JSException
 from .store import MemoryStore, SessionStore, SessionView
+
+if TYPE_CHECKING:
+    from .mcp import McpServers, ServerConfig
 
 __all__ = ["CodeMode"]
 
@@ -90,7 +92,7 @@ class CodeMode:
         self._model_budget = (
             None if model_context_tokens is None else ModelBudget.for_context(model_context_tokens)
         )
-        self._mcp = McpServers(mcp_servers, self.catalog) if mcp_servers else None
+        self._mcp = _mcp_servers(mcp_servers, self.catalog) if mcp_servers else None
         self._pool = self._new_pool()
         self.results = ResultsStore(self.limits.inbox_bytes)
         self.store: SessionStore = store if store is not None else MemoryStore()
@@ -389,6 +391,12 @@ class CodeMode:
         run.session.discard()
         if run.snapshot is None:
             self._pool.release(run.cell.guest)
+
+
+def _mcp_servers(servers: Mapping[str, ServerConfig], catalog: Catalog) -> McpServers:
+    from .mcp import McpServers  # deferred: only runtimes with MCP servers pay for the import
+
+    return McpServers(servers, catalog)
 
 
 def _syntax_error(exc: JSException, code: str) -> str:
