@@ -139,6 +139,22 @@ def test_clear_timeout_cancels_in_flight_and_queued_timers() -> None:
     assert value_of(code, limits=Limits(timeout_ms=250, max_pending_tool_calls=1)) == []
 
 
+def test_a_timer_cleared_while_on_the_host_does_not_hold_back_completion() -> None:
+    # The cleared timer's host task is cancelled; the cell must then finish as soon as its
+    # other detached call does, not wait for the budget and park.
+    async def slow(tool_input: dict[str, Any]) -> Any:
+        await asyncio.sleep(0.02)
+        return tool_input
+
+    code = (
+        "const t = setTimeout(() => {}, 60000);\nawait echo({});\nclearTimeout(t);\n"
+        "void slow({});\nreturn 'done';"
+    )
+    tools = [echo_tool(), Tool(name="slow", execute=slow)]
+    envelope = exec_one(code, tools=tools, limits=Limits(timeout_ms=5000))
+    assert (envelope["status"], envelope.get("value")) == ("completed", "done")
+
+
 def test_set_timeout_rejects_a_non_function_callback() -> None:
     code = "try { setTimeout('1 + 1', 0); } catch (e) { return String(e); }"
     assert value_of(code) == "TypeError: setTimeout callback must be a function"

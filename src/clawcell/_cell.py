@@ -126,6 +126,7 @@ class Cell:
                 pending.task.cancel()
         self._pending.clear()
         self._completed.clear()
+        self._running = 0
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -169,6 +170,8 @@ class Cell:
         for request_id in report.cancelled:
             pending = self._pending.pop(request_id, None)
             if pending is not None and pending.task is not None:
+                if not pending.task.done():
+                    self._running -= 1  # its done-callback ignores cancelled tasks
                 pending.task.cancel()
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
