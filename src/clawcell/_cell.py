@@ -147,7 +147,7 @@ class Cell:
         guest.deadline = deadline
         watchdog = compiled_reactor().watchdog
         watchdog.arm(deadline + _EPOCH_GRACE_S)
-        guest.instance.store.set_epoch_deadline(1)
+        guest.instance.arm_epoch()
         try:
             if self._cell_function is not None:
                 cell, self._cell_function = self._cell_function, None

@@ -132,7 +132,7 @@ class Guest:
         """
         # The engine epoch is shared: a backstop trap in any earlier segment (this guest's or
         # another's) leaves this store's deadline in the past, so re-arm it before entering.
-        self.instance.store.set_epoch_deadline(1)
+        self.instance.arm_epoch()
         return self.instance.compile(_CELL_HEAD + code + _CELL_TAIL)
 
     def start(self, script: int) -> None:

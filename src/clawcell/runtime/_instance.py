@@ -77,6 +77,7 @@ class Instance:
         self.store.set_wasi(wasmtime.WasiConfig())
         self.store.set_limits(memory_size=_memory_cap(memory_limit_bytes))
         self.store.set_epoch_deadline(1)
+        self._epoch_armed_at = reactor.watchdog.fired
         try:
             self._wasm = reactor.linker.instantiate(self.store, reactor.module)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
@@ -163,6 +164,18 @@ class Instance:
 
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
+
+    def arm_epoch(self) -> None:
+        """Make sure the epoch deadline is ahead before entering the guest.
+
+        The engine's epoch only moves when the watchdog fires (for any store), so the deadline
+        is set again only then, not on every entry.
+        """
+        with self.reactor.watchdog.lock:
+            fired = self.reactor.watchdog.fired
+        if fired != self._epoch_armed_at:
+            self.store.set_epoch_deadline(1)
+            self._epoch_armed_at = fired
 
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""

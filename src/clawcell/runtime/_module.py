@@ -60,6 +60,8 @@ class Watchdog:
 
     def __init__(self, engine: wasmtime.Engine) -> None:
         self._engine = engine
+        self.fired = 0  # how many times the epoch was bumped; stores re-arm when it changes
+        self.lock = threading.Lock()  # bumping the epoch and counting it happen together
         self._deadline = 0.0
         self._armed = threading.Event()
         self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
@@ -87,7 +89,9 @@ class Watchdog:
                 time.sleep(min(remaining, 0.002))
                 continue
             if self._deadline == deadline:
-                self._engine.increment_epoch()
+                with self.lock:
+                    self._engine.increment_epoch()
+                    self.fired += 1
                 self._deadline = 0.0
 
 
