@@ -152,10 +152,7 @@ class Cell:
             if self._cell_function is not None:
                 cell, self._cell_function = self._cell_function, None
                 guest.start(cell)
-            if replies:
-                guest.settle(encode_settle_batch(replies))
-            guest.pump()
-            return guest.step()
+            return guest.turn(encode_settle_batch(replies) if replies else None)
         except JSException as exc:
             return self._guest_exception(exc, deadline)
         except GuestTrap as exc:

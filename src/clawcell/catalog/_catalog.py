@@ -213,15 +213,22 @@ class Catalog:
         contract = binding.contract
         contract.ensure_valid()
         requested = contract.branch(params)
-        async with self._scheduler.slot(binding.tool.execution_mode):
-            params = await self._run_before(binding, params)
+        exclusive = binding.tool.execution_mode == "sequential"
+        await self._scheduler.acquire(exclusive)
+        try:
+            if self._before:
+                params = await self._run_before(binding, params)
             if binding.trusted:
                 contract.check_input(params)
-            result = await self._run_after(binding, params, await _execute(binding.tool, params))
+            result = await _execute(binding.tool, params)
+            if self._after:
+                result = await self._run_after(binding, params, result)
             value = guest_value(result)
             if binding.trusted:
                 contract.check_output(value, [contract.branch(params), requested])
             return value
+        finally:
+            self._scheduler.release(exclusive)
 
     async def _run_before(self, binding: Binding, params: Any) -> Any:
         for hook in self._before:

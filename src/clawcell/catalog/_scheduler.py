@@ -42,6 +42,17 @@ class CallScheduler:
         finally:
             self._release(exclusive)
 
+    async def acquire(self, exclusive: bool) -> None:
+        """Wait for a slot (`exclusive` for a sequential call); pair with `release`.
+
+        The uncontended case returns without suspending; `slot` is the context-manager form.
+        """
+        await self._acquire(exclusive)
+
+    def release(self, exclusive: bool) -> None:
+        """Give back a slot taken with `acquire`."""
+        self._release(exclusive)
+
     def _can_start(self, exclusive: bool) -> bool:
         if self._active_exclusive:
             return False

@@ -149,16 +149,12 @@ class Guest:
 
     def step(self) -> StepResult:
         inst = self.instance
-        raw = json.loads(inst.take_string(inst.call(self._step)))
-        return StepResult(
-            output=raw.get("o", []),
-            requests=raw["r"],
-            cancelled=raw.get("c", []),
-            state=raw["s"],
-            value_json=raw.get("v"),
-            error=raw.get("e", ""),
-            queued=raw["q"],
-        )
+        return _report(inst.take_string(inst.call(self._step)))
+
+    def turn(self, batch: str | None) -> StepResult:
+        """Settle `batch` (if any), run every pending job and report: one guest crossing."""
+        inst = self.instance
+        return _report(inst.take_string(inst.turn(self._settle, self._step, batch)))
 
     def settle(self, batch_json: str) -> None:
         inst = self.instance
@@ -209,6 +205,19 @@ class Guest:
         inst = self.instance
         _promise, reason = next(iter(self._rejections.values()))
         return inst.take_string(inst.call(self._describe, reason))
+
+
+def _report(text: str) -> StepResult:
+    raw = json.loads(text)
+    return StepResult(
+        output=raw.get("o", []),
+        requests=raw["r"],
+        cancelled=raw.get("c", []),
+        state=raw["s"],
+        value_json=raw.get("v"),
+        error=raw.get("e", ""),
+        queued=raw["q"],
+    )
 
 
 def undefined() -> int:

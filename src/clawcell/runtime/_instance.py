@@ -270,6 +270,30 @@ class Instance:
                 ctypes.c_uint64.from_address(base + 8 * i).value = arg
         return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
 
+    def turn(self, settle: int, step: int, batch: str | None) -> int:
+        """One bridge round trip in one crossing (see `_turn`): settle `batch` if given, run
+        every pending job, and return `step()`'s value; raises `JSException`."""
+        if batch is None:
+            return self._check(
+                self._f["clawcell_turn"](
+                    self.ctx, self.rt, settle, step, 0, -1, self._argv, self._scratch
+                )
+            )
+        data = batch.encode("utf-8", "surrogatepass")
+        staged = len(data) <= _STAGING_BYTES
+        ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
+        if not ptr:
+            raise MemoryError("guest malloc failed")
+        ctypes.memmove(self.base + ptr, data, len(data))
+        try:
+            value = self._f["clawcell_turn"](
+                self.ctx, self.rt, settle, step, ptr, len(data), self._argv, self._scratch
+            )
+        finally:
+            if not staged:
+                self.free(ptr)
+        return self._check(value)
+
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
         string = self.new_string(text)

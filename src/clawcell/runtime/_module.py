@@ -29,7 +29,7 @@ from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
 
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
-_PATCH_VERSION: Final = "4"
+_PATCH_VERSION: Final = "5"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
 MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 

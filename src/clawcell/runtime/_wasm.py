@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import RuntimeUnavailableError
+from ._turn import TURN_EXPORT, TURN_NEEDS, TURN_TYPE, turn_body
 
 __all__ = [
     "STACK_POINTER_EXPORT",
@@ -32,7 +33,8 @@ WASM_SHA256: Final = "1a4e0bce82f2faed14f5e2620174e3daf33e161bad75ce955ceeaca1f7
 TABLE_EXPORT: Final = "__indirect_function_table"
 STACK_POINTER_EXPORT: Final = "__stack_pointer"
 
-_SECTION_CUSTOM, _SECTION_TABLE, _SECTION_EXPORT = 0, 4, 7
+_SECTION_CUSTOM, _SECTION_TYPE, _SECTION_IMPORT, _SECTION_FUNCTION = 0, 1, 2, 3
+_SECTION_TABLE, _SECTION_EXPORT, _SECTION_CODE = 4, 7, 10
 _KIND_FUNC, _KIND_TABLE, _KIND_GLOBAL = 0, 1, 3
 
 
@@ -135,6 +137,59 @@ def _function_names(payload: bytes) -> dict[str, int]:
     return names
 
 
+def _skip_limits(reader: _Reader) -> None:
+    flags = reader.byte()
+    reader.uleb()
+    if flags & 1:
+        reader.uleb()
+
+
+def _imported_functions(payload: bytes) -> int:
+    reader = _Reader(payload)
+    functions = 0
+    for _ in range(reader.uleb()):
+        reader.vec_bytes()
+        reader.vec_bytes()
+        kind = reader.byte()
+        if kind == _KIND_FUNC:
+            reader.uleb()
+            functions += 1
+        elif kind == _KIND_TABLE:
+            reader.byte()
+            _skip_limits(reader)
+        elif kind == 2:  # memory
+            _skip_limits(reader)
+        elif kind == _KIND_GLOBAL:
+            reader.byte()
+            reader.byte()
+        else:  # tag
+            reader.byte()
+            reader.uleb()
+    return functions
+
+
+def _appended(payload: bytes, item: bytes) -> tuple[bytes, int]:
+    """A vector section with `item` appended, and the item's index."""
+    reader = _Reader(payload)
+    count = reader.uleb()
+    return _uleb(count + 1) + payload[reader.pos :] + item, count
+
+
+def _with_turn(
+    sections: dict[int, bytes], names: dict[str, int], extra: list[tuple[str, int, int]]
+) -> dict[int, bytes]:
+    """Type, function and code sections with `clawcell_turn` added (export into `extra`)."""
+    missing = [name for name in TURN_NEEDS if name not in names]
+    if missing:
+        raise RuntimeUnavailableError(f"the QuickJS reactor lacks {missing!r}")
+    types, type_index = _appended(sections[_SECTION_TYPE], TURN_TYPE)
+    functions, defined = _appended(sections[_SECTION_FUNCTION], _uleb(type_index))
+    code, _ = _appended(sections[_SECTION_CODE], turn_body(names))
+    index = _imported_functions(sections.get(_SECTION_IMPORT, b"\0")) + defined
+    extra.append((TURN_EXPORT, _KIND_FUNC, index))
+    return {_SECTION_TYPE: types, _SECTION_FUNCTION: functions, _SECTION_CODE: code}
+
+
 def _unbounded_tables(payload: bytes) -> bytes:
     reader = _Reader(payload)
     count = reader.uleb()
@@ -167,7 +222,7 @@ def _extended_exports(payload: bytes, extra: list[tuple[str, int, int]]) -> byte
 
 
 def patch_exports(wasm: bytes, functions: Iterable[str]) -> bytes:
-    """Return `wasm` with the named functions, table 0 and global 0 exported.
+    """Return `wasm` with the named functions, `clawcell_turn`, table 0 and global 0 exported.
 
     Raises:
         RuntimeUnavailableError: a function is not named in the module's `name` section.
@@ -186,9 +241,10 @@ def patch_exports(wasm: bytes, functions: Iterable[str]) -> bytes:
         )
     extra = [(name, _KIND_FUNC, names[name]) for name in wanted]
     extra += [(TABLE_EXPORT, _KIND_TABLE, 0), (STACK_POINTER_EXPORT, _KIND_GLOBAL, 0)]
+    replaced = _with_turn(dict(sections), names, extra)
     out = bytearray(wasm[:8])
     for section_id, original in sections:
-        payload = original
+        payload = replaced.get(section_id, original)
         if section_id == _SECTION_TABLE:
             payload = _unbounded_tables(original)
         elif section_id == _SECTION_EXPORT:
