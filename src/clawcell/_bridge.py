@@ -104,8 +104,19 @@ def to_guest_json(value: Any) -> str:
 
 
 def encode_settle_batch(replies: list[Reply]) -> str:
-    parts = [f"[{json.dumps(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
+    """`[[id, ok, payload], …]` for the controller's `settle`.
+
+    Request ids are the controller's own `bridge:<method>:<n>` strings, which need no
+    escaping; anything else goes through the JSON encoder.
+    """
+    parts = [f"[{_quoted(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
     return "[" + ",".join(parts) + "]"
+
+
+def _quoted(text: str) -> str:
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return json.dumps(text)
 
 
 class Bridge:
