@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -124,10 +125,33 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _flat_copy(value: Any) -> dict[str, Any] | None:
+    """A copy of a small flat object with string keys and finite scalar values, else `None`.
+
+    Most tool inputs and many results look like this; copying them directly skips a JSON
+    round trip on every call.
+    """
+    if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    items = cast("dict[Any, Any]", value)
+    for key, item in items.items():
+        if type(key) is not str or type(item) not in _SCALARS:
+            return None
+        if type(item) is float and not math.isfinite(item):
+            return None
+    return dict(items)
+
+
 def json_safe(value: Any) -> JsonValue:
     """A detached JSON copy of a value entering the guest (spec §4.4)."""
     if value is None or isinstance(value, str | bool):
         return value
+    flat = _flat_copy(value)
+    if flat is not None:
+        return flat
     try:
         return json.loads(json.dumps(value, default=_default))
     except (TypeError, ValueError, RecursionError):
