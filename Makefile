@@ -15,10 +15,12 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
+	$(PY) -m compileall -q src
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,pydantic]'
+	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 
 demo: $(STAMP)
