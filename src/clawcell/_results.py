@@ -360,6 +360,18 @@ def _reference_bytes(reference: ResultReference) -> int:
     return utf8_len(dumps(reference))
 
 
+def _identity_only(reference: ResultReference) -> ResultReference:
+    """The reference with blank shape and preview: what always has to fit."""
+    return ResultReference(
+        id=reference["id"],
+        bytes=reference["bytes"],
+        count=reference["count"],
+        shape="",
+        preview="",
+        previewTruncated=True,
+    )
+
+
 def fit_reference(reference: ResultReference, max_bytes: int) -> ResultReference | None:
     """`reference` shrunk to `max_bytes` encoded bytes, keeping `id`, `bytes` and `count`.
 
@@ -370,14 +382,7 @@ def fit_reference(reference: ResultReference, max_bytes: int) -> ResultReference
     """
     if _reference_bytes(reference) <= max_bytes:
         return reference
-    minimal = ResultReference(
-        id=reference["id"],
-        bytes=reference["bytes"],
-        count=reference["count"],
-        shape="",
-        preview="",
-        previewTruncated=True,
-    )
+    minimal = _identity_only(reference)
     remaining = max_bytes - _reference_bytes(minimal)
     if remaining < 0:
         return None
@@ -619,14 +624,7 @@ def reference_marker_bytes(reference: ResultReference) -> int:
 
 def minimal_reference_marker_bytes(reference: ResultReference) -> int:
     """Bytes of the retained value with blank shape/preview: `R` of §6.2 step 3."""
-    minimal = ResultReference(
-        id=reference["id"],
-        bytes=reference["bytes"],
-        count=reference["count"],
-        shape="",
-        preview="",
-        previewTruncated=True,
-    )
+    minimal = _identity_only(reference)
     return _marker_overhead() + _reference_bytes(minimal)
 
 

@@ -11,9 +11,10 @@ Calls go through the fast export wrappers of `_exports`.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, Final
 
 import wasmtime
@@ -280,19 +281,25 @@ class Instance:
                 )
             )
         data = batch.encode("utf-8", "surrogatepass")
+        with self._staged(data) as ptr:
+            value = self._f["clawcell_turn"](
+                self.ctx, self.rt, settle, step, ptr, len(data), self._argv, self._scratch
+            )
+        return self._check(value)
+
+    @contextlib.contextmanager
+    def _staged(self, data: bytes) -> Generator[int]:
+        """`data` copied into guest memory: the staging buffer, or a malloc'd one if larger."""
         staged = len(data) <= _STAGING_BYTES
         ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
         if not ptr:
             raise MemoryError("guest malloc failed")
         ctypes.memmove(self.base + ptr, data, len(data))
         try:
-            value = self._f["clawcell_turn"](
-                self.ctx, self.rt, settle, step, ptr, len(data), self._argv, self._scratch
-            )
+            yield ptr
         finally:
             if not staged:
                 self.free(ptr)
-        return self._check(value)
 
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
@@ -304,16 +311,8 @@ class Instance:
 
     def new_string(self, text: str) -> int:
         data = text.encode("utf-8", "surrogatepass")
-        staged = len(data) <= _STAGING_BYTES
-        ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
-        if not ptr:
-            raise MemoryError("guest malloc failed")
-        ctypes.memmove(self.base + ptr, data, len(data))
-        try:
+        with self._staged(data) as ptr:
             return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, len(data)))
-        finally:
-            if not staged:
-                self.free(ptr)
 
     def get_property(self, obj: int, name: str) -> int:
         ptr = self.put_cstring(name.encode())
