@@ -22,9 +22,9 @@ def test_exec_requires_only_code_and_bounds_the_title() -> None:
 
 def test_exec_description_quotes_limits_shell_tool_and_quick_index() -> None:
     description = _catalog().exec_tool()["description"]
-    assert "share a 2500 ms wall-clock budget" in description
-    assert "Output/value/errors share 4096 bytes" in description
-    assert "Use the shell tool `exec` for heavier computation." in description
+    assert "has 2500 ms of wall-clock time" in description
+    assert "Output, value and errors share 4096 bytes" in description
+    assert "For heavy computation call the shell tool `exec`." in description
     assert description.endswith(
         "- exec {} -> ?\n- notes {} -> ?\n\n"
         "Call these globals directly; use catalog.search(query) when lookup is ambiguous."

@@ -1,7 +1,10 @@
 """Virtual `.d.ts` files behind `API.list` / `API.read` (spec §3.5, §8.3).
 
-`results.d.ts` is protocol text recorded from OpenClaw 2026.9.6 (2,182 UTF-8 bytes); it ships as
-package data in `results.d.ts` next to this module.
+`results.d.ts` ships as package data next to this module. Its text is clawcell's own: it
+declares the saved-results contract and, unlike the recorded release, the session store
+(`store`/`load`, which clawcell provides). Its size is held at the recorded release's 2,182
+UTF-8 bytes and it opens with the same type declaration, because the recorded conformance
+case reads both.
 """
 
 from __future__ import annotations

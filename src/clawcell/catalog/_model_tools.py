@@ -15,64 +15,70 @@ from .._limits import Limits
 __all__ = ["exec_description", "exec_tool", "to_anthropic", "to_openai", "wait_tool"]
 
 WAIT_DESCRIPTION: Final = (
-    'Resume only when the outer exec result has status "waiting", using its top-level runId. '
-    "A completed exec may return a still-running tool operation inside value; manage that "
-    "operation through its enabled tool in a new exec. Never pass a nested sessionId or "
-    "process ID to wait."
+    'Continue a Code Mode program whose exec result had status "waiting". Pass the runId '
+    "from the top level of that result. A tool that is still running inside a completed "
+    "result is managed through that tool in a new exec, not here; ids of nested tool "
+    "sessions or processes are not run ids."
 )
 _CODE_DESCRIPTION: Final = (
-    "Required JavaScript; no TypeScript annotations, Python, shell, `require`, or `import`. "
-    "Use `return value`; a trailing expression yields `null`."
+    "The JavaScript program (plain JavaScript: no TypeScript types, Python, shell commands, "
+    "`require` or `import`). End it with `return value`; a last expression alone gives `null`."
 )
 _RESTART_DESCRIPTION: Final = (
-    "Do not set on a new exec. Set true only when OpenClaw explicitly requests replay after a "
-    "gateway restart; never for write, edit, exec, or any mutation. True rejects unmarked or "
-    "namespace surfaces."
+    "Leave unset. Only when the host asks to replay a program after a restart may this be "
+    "true, and never for programs that write, edit or run anything: a restart-safe program "
+    "may call only tools proven safe to replay, and no namespace tools."
 )
 _TITLE_DESCRIPTION: Final = (
-    'Short purpose of this program for display, at most 120 characters (e.g. "Inspect the '
-    'dependency graph").'
+    "What this program is for, shown to people; 120 characters at most, such as "
+    '"Summarise open invoices".'
 )
 
 
 def exec_description(
     limits: Limits, *, quick_index: str, has_tools: bool, shell_tool: str | None = None
 ) -> str:
-    """The generated `exec` description (content of spec §2.6, recorded wording)."""
-    shell = f" Use the shell tool `{shell_tool}` for heavier computation." if shell_tool else ""
-    api = (
-        " Read types with `API.list(prefix?)` and `API.read(path)`; native tools: `tools/`. "
-        "Types are documentation; write plain JavaScript."
+    """The generated `exec` description: the content spec §2.6 lists, in clawcell's words."""
+    parts = [
+        "Runs a JavaScript program in a sandbox (Code Mode). Each exec and each wait has "
+        f"{limits.timeout_ms} ms of wall-clock time for guest work and inline tool waits "
+        "(approvals pause the clock); computation beyond it fails with a timeout, while tools "
+        "still running at the deadline make the result `waiting`, to continue with `wait`.",
+        f"For heavy computation call the shell tool `{shell_tool}`." if shell_tool else "",
+        "Every enabled tool is an async global function. Await calls that depend on each "
+        "other; run independent ones together with Promise.all. Fields of a declared output "
+        "can feed later calls in the same program, so extra inspection calls are rarely "
+        "needed. `text(value)` and `json(value)` emit output; `return` the final value "
+        "(nothing returned is `null`). A final object or array too large to show comes back "
+        "as `value.reference`.",
+        "An output shown as `-> ?` is unknown: do not guess its fields in the same program. "
+        "Return it as it is or keep it with `await results.save(value)`, which returns "
+        "`{id,bytes,count,shape,preview,previewTruncated}` (show that descriptor; the full "
+        "JSON stays stored), and compose with it in a later exec through "
+        "`results.load(id)`; `results.delete(id)` frees it. The contract is in "
+        '`API.read("results.d.ts")`.',
+        "Tools missing from the list below are found with `catalog.search(query)`; the "
+        "handles it returns are callable, and `describe()` gives a handle's schemas.",
+        "`setTimeout`/`clearTimeout` work, `TextEncoder`/`TextDecoder` convert text and "
+        "bytes, and `console.log/info/warn/error/debug` emit bounded text.",
+        "Nested calls follow the normal tool policy and approvals. A failed call throws a "
+        "catchable error; its effects are unknown, so check state before retrying. A nested "
+        "reply arrives whole or the call throws.",
+        f"Replies waiting in the program may hold {limits.inbox_bytes} bytes: consume them "
+        f"or request less. Output, value and errors share {limits.max_output_bytes} bytes "
+        "across all waits; what does not fit is reported as a JSON prefix with the number of "
+        "omitted bytes (rerun with narrower arguments). Output is delivered incrementally, "
+        "and a changed summary replaces an earlier one.",
+        "There are no Node.js modules and no `require` or `import`: use tools for anything "
+        "outside the program.",
+        "Read tool types with `API.list(prefix?)` and `API.read(path)` (native tools under "
+        "`tools/`); they document shapes, the program itself is plain JavaScript."
         if has_tools
-        else ""
-    )
-    text = (
-        "Run JavaScript in OpenClaw code mode. Guest work and inline tool waits share a "
-        f"{limits.timeout_ms} ms wall-clock budget per `exec`/`wait`; approvals pause it. Guest "
-        "computation over this budget times out; pending tools may return `waiting` for `wait`."
-        f"{shell} Enabled tools are async global functions. Await dependent calls in order; "
-        "independent calls may run with Promise.all. Declared output fields may feed later "
-        "calls in the same program; avoid extra inspection calls. Emit output with "
-        "`text(value)` or `json(value)`. Return the final value, otherwise `null`. Oversized "
-        "final objects/arrays may return `value.reference`. `-> ?` means unknown output: do "
-        "not feed it into guessed field-dependent logic in the same program. Return it raw or "
-        "`await results.save(value)`; use a later `exec` for dependent composition. Save "
-        "returns `{id,bytes,count,shape,preview,previewTruncated}`: emit that descriptor "
-        "directly; full JSON stays stored. Load/delete this run via `results.load(id)`/"
-        '`results.delete(id)`; contract: `API.read("results.d.ts")`. For omitted tools, use '
-        "`catalog.search(query)`; results are callable: `const [tool] = await "
-        'catalog.search("..."); return await tool({...});`. Use handle `describe()` for '
-        "schemas. `setTimeout` and `clearTimeout` work. `TextEncoder`/`TextDecoder` convert "
-        "local text and bytes. Console log/info/warn/error/debug emit bounded text. Nested "
-        "calls enforce normal tool policy and approvals. Tool failures are catchable; inspect "
-        "possible effects before retrying. Nested results are intact or throw resource errors. "
-        f"Cell reply inbox: {limits.inbox_bytes} bytes; consume replies or paginate if full. "
-        f"Output/value/errors share {limits.max_output_bytes} bytes across waits. Other "
-        "truncation reports original JSON prefixes/omitted bytes; rerun with narrower args. "
-        "Output is incremental; changed cumulative summaries replace earlier ones. Node.js "
-        "modules and `require`/`import` are NOT available; use tools for external actions."
-        f"{api} `code` is JavaScript, never a shell command; do not retry failed shell source."
-    )
+        else "",
+        "`code` is always JavaScript, never a shell command; do not resend failed shell "
+        "text as code.",
+    ]
+    text = " ".join(part for part in parts if part)
     return f"{text}\n\n{quick_index}" if quick_index else text
 
 

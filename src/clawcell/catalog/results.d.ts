@@ -1,38 +1,40 @@
 type CodeModeResultReference = {
   id: string;
   bytes: number;
-  /** Array length, object key count, or 1 for a scalar. */
+  /** 1 for a scalar, the length of an array, the number of keys of an object. */
   count: number;
-  /** Observed, bounded sample shapes and nested array counts; not a schema. */
+  /** Bounded description of the arrays and sample shapes found; not a schema. */
   shape: string;
-  /** Small values: JSON. Larger values: a sampled view with array paths/counts/items
-   * and compact envelope fields. May be a JSON prefix; never substitute it for full data. */
+  /** Verbatim JSON when the value is small, otherwise sampled paths, counts and items.
+   * It can be cut short: load the full value instead of trusting a preview. */
   preview: string;
   previewTruncated: boolean;
 };
-/** Up to 64 references share min(memoryLimitBytes, maxSnapshotBytes) encoded JSON
- * bytes (10 MiB by default), separately from the cell inbox. Full stores reject
- * saves without evicting entries. References survive cells and wait, but expire
- * on agent-run end/abort, catalog replacement, permission changes, or restart.
- * Saved data is a snapshot, not current external state. Result operations are
- * unavailable in restartSafe cells because references are transient.
- * Oversized final objects/arrays are saved automatically in interactive exec/wait
- * when possible: value is {truncated:true, reference:CodeModeResultReference, guidance:string}.
- * Failed retention stays completed with a truncation marker explaining why it was not retained.
- * No automatic references in headless or restartSafe execution.
- * Array discovery visits at most 128 nodes, 5 levels, and 16 object keys per node;
- * arrays sample first/middle/last, with the 8 largest discovered arrays shown first.
- * Sample values visit 2 levels/6 fields, with bounded text. A descriptor is at most
- * 768 encoded JSON bytes, and display fitting can shorten shape/preview further.
+/** Saved results belong to the agent run: they outlive cells and waits, and go when
+ * the run ends. At most 64 of them share min(memoryLimitBytes,
+ * maxSnapshotBytes) bytes of JSON; a full store rejects a save and never evicts.
+ * Restart-safe cells cannot use results.
+ * When a final object or array is too large for the output budget, an interactive cell
+ * saves it for you and returns {truncated: true, reference, guidance}; when that is not
+ * possible the value stays a truncation marker whose guidance says why.
+ * Descriptors are at most 768 bytes of JSON: the 8 largest arrays found within 128
+ * nodes, 5 levels and 16 keys per object, sampled at their first, middle and last item.
  */
 declare const results: {
-  /** Save normalized JSON for later cells. Returns the descriptor above: emit it directly;
-   * its preview, shape, and count are already prepared. The full JSON stays stored.
+  /** Keep a JSON value for later cells; returns its descriptor, ready to show.
    * Example: return await results.save(await tool({}));
    */
   save(value: unknown): Promise<CodeModeResultReference>;
-  /** Read a detached JSON copy. Inspect the saved preview before using unknown fields. */
+  /** A fresh copy of a saved value; check its preview before using unknown fields. */
   load(id: string): Promise<unknown>;
-  /** Free capacity. Missing or expired references reject. */
+  /** Frees its space; any unknown or expired id rejects. */
   delete(id: string): Promise<boolean>;
 };
+/** The session store keeps small JSON values for later cells of this session. Keys count
+ * 1 to 256 characters; a value is at most 256 KiB of JSON and a session 1 MiB. Writes
+ * reach later cells only when this cell completes; inside the cell, load sees
+ * them right away. Bad keys throw a TypeError, too large values a RangeError.
+ */
+declare function store(key: string, value: unknown): Promise<void>;
+/** A stored value, or undefined for a key not set. store(key, undefined) deletes. */
+declare function load(key: string): Promise<unknown>;
