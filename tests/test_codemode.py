@@ -611,3 +611,20 @@ def test_a_closed_code_mode_refuses_work_and_closes_idempotently() -> None:
             await mode.call_tool("exec", {"code": "return 1;"})
 
     run(main())
+
+
+def test_math_random_draws_differ_between_cells_and_stay_in_the_unit_interval() -> None:
+    # Every cell starts from the same memory image; its generator must still be fresh.
+    code = (
+        "const a = Array.from({ length: 2000 }, () => Math.random());\n"
+        "return { first: a[0], inRange: a.every((x) => x >= 0 && x < 1),\n"
+        "  mean: a.reduce((s, x) => s + x, 0) / a.length };"
+    )
+
+    async def body(mode: CodeMode) -> list[Any]:
+        return [(await mode.exec(code))["value"] for _ in range(3)]
+
+    draws = with_mode(body)
+    assert len({d["first"] for d in draws}) == 3
+    assert all(d["inRange"] for d in draws)
+    assert all(0.4 < d["mean"] < 0.6 for d in draws)

@@ -12,6 +12,7 @@ again if a handler is attached later, even after a `wait`.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,9 +140,11 @@ class Guest:
         """Run a compiled cell up to its first await; raises `JSException` or `GuestTrap`."""
         inst = self.instance
         cell = inst.run_compiled(script)
+        seed = inst.new_string(os.urandom(16).hex())
         try:
-            inst.free_value(inst.call(self._start, cell))
+            inst.free_value(inst.call(self._start, cell, seed))
         finally:
+            inst.free_value(seed)
             inst.free_value(cell)
 
     def pump(self) -> None:

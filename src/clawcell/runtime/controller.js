@@ -55,6 +55,8 @@
   const NumberCtor = Number;
   const MathFloor = Math.floor;
   const MathMax = Math.max;
+  const imul = Math.imul;
+  const parseIntFn = parseInt;
   const isFiniteNum = Number.isFinite;
   const fromCharCode = String.fromCharCode;
   const fromCodePoint = String.fromCodePoint;
@@ -781,7 +783,41 @@
     state = 1;
   }
 
-  function start(cell) {
+  // ---- Math.random ----------------------------------------------------------------------
+  // QuickJS keeps its generator state in the context, which every cell restores from the
+  // same image, so every cell would draw the same numbers. Cells use xoshiro128** instead,
+  // seeded by the host for each cell; its state lives in this closure, so it also survives
+  // snapshots.
+  let r0 = 1, r1 = 2, r2 = 3, r3 = 4;
+  const rotl = (x, k) => (x << k) | (x >>> (32 - k));
+  function next32() {
+    const result = imul(rotl(imul(r1, 5), 7), 9) >>> 0;
+    const t = r1 << 9;
+    r2 ^= r0;
+    r3 ^= r1;
+    r1 ^= r2;
+    r0 ^= r3;
+    r2 ^= t;
+    r3 = rotl(r3, 11);
+    return result;
+  }
+  function seedRandom(hex) {
+    r0 = parseIntFn(sliceStr(hex, 0, 8), 16) | 0;
+    r1 = parseIntFn(sliceStr(hex, 8, 16), 16) | 0;
+    r2 = parseIntFn(sliceStr(hex, 16, 24), 16) | 0;
+    r3 = parseIntFn(sliceStr(hex, 24, 32), 16) | 0;
+    if ((r0 | r1 | r2 | r3) === 0) r0 = 1;
+  }
+  defineProperty(Math, "random", {
+    value: function random() {
+      return (next32() * 2097152 + (next32() >>> 11)) / 9007199254740992;
+    },
+    writable: true,
+    configurable: true,
+  });
+
+  function start(cell, seed) {
+    seedRandom(seed);
     let promise;
     try {
       promise = cell();
