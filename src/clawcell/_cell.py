@@ -14,6 +14,9 @@ A cell owns its guest from `exec` until it completes, fails or parks. Each `exec
 
 Pure guest computation is stopped by the QuickJS interrupt handler at the deadline, with
 the wasmtime epoch as a backstop for long native operations.
+
+The module is a little over 400 lines because the loop and the persistence of a parked
+cell (`host_state`/`revive`) read and write the same pending-request state.
 """
 
 from __future__ import annotations

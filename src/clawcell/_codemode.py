@@ -2,6 +2,9 @@
 
 A model sees two tools, `exec` and `wait`. `CodeMode.call_tool(name, args)` answers them
 with the envelope of spec §2.3; `exec()` and `wait()` are the typed conveniences.
+
+It is the one place where the parts meet (catalog, guest pool, cells, parked runs, the
+session store and MCP servers), which is why it runs a little over 400 lines.
 """
 
 from __future__ import annotations
