@@ -628,3 +628,28 @@ def test_math_random_draws_differ_between_cells_and_stay_in_the_unit_interval() 
     assert len({d["first"] for d in draws}) == 3
     assert all(d["inRange"] for d in draws)
     assert all(0.4 < d["mean"] < 0.6 for d in draws)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param('{"code": "return 2"}', 2, id="json_text_of_an_object"),
+        pytest.param({"code": "return 3"}, 3, id="mapping"),
+    ],
+)
+def test_call_tool_accepts_an_argument_object_or_its_json_text(
+    arguments: Any, expected: int
+) -> None:
+    async def body(mode: CodeMode) -> Any:
+        return (await mode.call_tool("exec", arguments))["value"]
+
+    assert with_mode(body) == expected
+
+
+@pytest.mark.parametrize("arguments", ["not json", "[1, 2]", None, 5, ["code"]])
+def test_call_tool_rejects_arguments_that_are_not_an_object(arguments: Any) -> None:
+    async def body(mode: CodeMode) -> None:
+        await mode.call_tool("exec", arguments)
+
+    with pytest.raises(InputError, match=r"^exec arguments must be a JSON object such as"):
+        with_mode(body)

@@ -9,11 +9,12 @@ session store and MCP servers), which is why it runs a little over 400 lines.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from ._bridge import Bridge
 from ._cell import Cell, LegOutcome
@@ -164,16 +165,21 @@ class CodeMode:
         """
         return self.catalog.model_tools(style)
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.
 
+        `arguments` is the call's argument object, or its JSON text as some model APIs
+        deliver it.
+
         Raises:
-            InputError: The call itself was rejected (empty code, unknown or expired run).
+            InputError: The call itself was rejected (arguments that are not an object, empty
+                code, an unknown or expired run).
         """
+        args = _argument_object(name, arguments)
         if name == "exec":
-            return await self._exec_call(arguments)
+            return await self._exec_call(args)
         if name == "wait":
-            return await self.wait(read_wait_args(arguments))
+            return await self.wait(read_wait_args(args))
         raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
 
     async def exec(self, code: str, *, title: str | None = None) -> dict[str, Any]:
@@ -394,6 +400,19 @@ class CodeMode:
         run.session.discard()
         if run.snapshot is None:
             self._pool.release(run.cell.guest)
+
+
+def _argument_object(name: str, arguments: object) -> Mapping[str, Any]:
+    """The call's arguments as a mapping; JSON text of an object is accepted too."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments)
+    if isinstance(arguments, Mapping):
+        return cast(Mapping[str, Any], arguments)
+    example = '{"runId": "cm_…"}' if name == "wait" else '{"code": "return 1"}'
+    raise InputError(
+        f"{name} arguments must be a JSON object such as {example}, got {type(arguments).__name__}."
+    )
 
 
 def _mcp_servers(servers: Mapping[str, ServerConfig], catalog: Catalog) -> McpServers:
