@@ -8,7 +8,7 @@ import re
 import sys
 import time
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -16,6 +16,7 @@ from clawcell import (
     ClawcellError,
     ClosedError,
     CodeMode,
+    ConfigurationError,
     InputError,
     Limits,
     Tool,
@@ -653,3 +654,18 @@ def test_call_tool_rejects_arguments_that_are_not_an_object(arguments: Any) -> N
 
     with pytest.raises(InputError, match=r"^exec arguments must be a JSON object such as"):
         with_mode(body)
+
+
+def test_code_mode_configuration_mistakes_are_configuration_errors() -> None:
+    with pytest.raises(ConfigurationError, match=r"^`tools` must be an iterable"):
+        CodeMode(cast(Any, 5))
+    with pytest.raises(ConfigurationError, match=r"^`limits` must be a `clawcell.Limits`"):
+        CodeMode(limits=cast(Any, 5))
+    with pytest.raises(ConfigurationError, match=r"^`session_id` must be a non-empty string"):
+        CodeMode(session_id="")
+
+
+def test_code_mode_takes_a_single_tool_no_tools_or_a_settings_mapping() -> None:
+    assert CodeMode(echo_tool()).catalog.telemetry()["catalogSize"] == 1
+    assert CodeMode(None).catalog.telemetry()["catalogSize"] == 0
+    assert CodeMode(limits={"timeoutMs": 500}).limits.timeout_ms == 500

@@ -27,7 +27,13 @@ from ._source import check_source, format_syntax_error, read_exec_args, read_wai
 from ._tool import Tool
 from ._untrusted import mark_untrusted
 from .catalog import AfterToolCall, BeforeToolCall, Catalog
-from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError
+from .errors import (
+    ClawcellError,
+    ClosedError,
+    ConfigurationError,
+    InputError,
+    RuntimeUnavailableError,
+)
 from .runtime import GuestPool, JSException
 from .store import MemoryStore, SessionStore, SessionView
 
@@ -55,8 +61,9 @@ class CodeMode:
     """Runs model-written JavaScript cells against a catalog of Python tools.
 
     Args:
-        tools: The tools cells may call, as `Tool` values.
-        limits: Budgets and limits (spec §5); defaults when omitted.
+        tools: The tools cells may call: `Tool` values (or one `Tool`).
+        limits: Budgets and limits (spec §5): a `Limits`, or a mapping of `tools.codeMode`
+            settings (camelCase or snake_case keys); defaults when omitted.
         model_context_tokens: The model's context window; when given, every envelope is
             fitted to the model tool-result budget derived from it (spec §6.2 step 7).
         store: Where `store()`/`load()` values and parked cells live. A durable store
@@ -76,9 +83,9 @@ class CodeMode:
 
     def __init__(
         self,
-        tools: Iterable[Tool] = (),
+        tools: Iterable[Tool] | Tool | None = (),
         *,
-        limits: Limits | None = None,
+        limits: Limits | Mapping[str, Any] | None = None,
         model_context_tokens: int | None = None,
         store: SessionStore | None = None,
         session_id: str = "default",
@@ -86,9 +93,13 @@ class CodeMode:
         before_tool_call: Iterable[BeforeToolCall] = (),
         after_tool_call: Iterable[AfterToolCall] = (),
     ) -> None:
-        self.limits = limits or Limits()
+        self.limits = _limits(limits)
+        if not isinstance(cast(object, session_id), str) or not session_id:
+            raise ConfigurationError(
+                f"`session_id` must be a non-empty string, got {session_id!r}."
+            )
         self.catalog = Catalog(
-            list(tools),
+            _tool_list(tools),
             limits=self.limits,
             before_tool_call=before_tool_call,
             after_tool_call=after_tool_call,
@@ -400,6 +411,28 @@ class CodeMode:
         run.session.discard()
         if run.snapshot is None:
             self._pool.release(run.cell.guest)
+
+
+def _limits(limits: object) -> Limits:
+    if limits is None:
+        return Limits()
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, Mapping):
+        return Limits.from_config(cast(Mapping[str, Any], limits))
+    raise ConfigurationError(
+        f"`limits` must be a `clawcell.Limits` or a mapping of settings, got {limits!r}."
+    )
+
+
+def _tool_list(tools: object) -> list[Tool]:
+    if tools is None:
+        return []
+    if isinstance(tools, Tool):
+        return [tools]
+    if not isinstance(tools, Iterable):
+        raise ConfigurationError(f"`tools` must be an iterable of `clawcell.Tool`, got {tools!r}.")
+    return list(cast(Iterable[Tool], tools))
 
 
 def _argument_object(name: str, arguments: object) -> Mapping[str, Any]:
