@@ -174,7 +174,8 @@ class CodeMode:
         The `exec` description carries the budgets of `limits` and the quick index of the
         catalog's tools.
         """
-        return self.catalog.model_tools(style)
+        servers = self._mcp.server_identifiers() if self._mcp is not None else []
+        return self.catalog.model_tools(style, mcp_servers=servers)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.

@@ -281,7 +281,9 @@ class Catalog:
         ]
         return format_quick_index(lines)
 
-    def exec_tool(self, limits: Limits | None = None) -> dict[str, Any]:
+    def exec_tool(
+        self, limits: Limits | None = None, *, mcp_servers: Sequence[str] = ()
+    ) -> dict[str, Any]:
         """The `exec` definition with the generated description and quick index."""
         shell = next((b for b in self.bindings if b.catalog_id == "openclaw:core:exec"), None)
         description = exec_description(
@@ -289,6 +291,7 @@ class Catalog:
             quick_index=self.quick_index(),
             has_tools=bool(self.bindings),
             shell_tool=shell.callable_name if shell else None,
+            mcp_servers=mcp_servers,
         )
         return exec_tool(description)
 
@@ -296,10 +299,18 @@ class Catalog:
         """The `wait` definition."""
         return wait_tool()
 
-    def model_tools(self, style: Literal["anthropic", "openai"] = "anthropic") -> list[Any]:
-        """`[exec, wait]` ready for an Anthropic- or OpenAI-style `tools` request field."""
+    def model_tools(
+        self,
+        style: Literal["anthropic", "openai"] = "anthropic",
+        *,
+        mcp_servers: Sequence[str] = (),
+    ) -> list[Any]:
+        """`[exec, wait]` ready for an Anthropic- or OpenAI-style `tools` request field.
+
+        `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description.
+        """
         export = to_anthropic if style == "anthropic" else to_openai
-        return [export(self.exec_tool()), export(self.wait_tool())]
+        return [export(self.exec_tool(mcp_servers=mcp_servers)), export(self.wait_tool())]
 
 
 def _document(binding: Binding) -> SearchDocument:

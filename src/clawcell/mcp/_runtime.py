@@ -16,6 +16,7 @@ from ..errors import ConfigurationError, McpError
 from ._catalog import McpCatalog
 from ._config import HttpServer, ServerConfig, StdioServer
 from ._connection import Connection
+from ._names import allocate_identifiers
 from ._namespace import McpNamespace
 from ._types import McpListing
 
@@ -69,6 +70,11 @@ class McpServers:
             listings = [self._listings[n] for n in self._connections if n in self._listings]
             self.host_catalog = McpCatalog(self._catalog, McpNamespace(listings), self._connections)
         return changed
+
+    def server_identifiers(self) -> list[str]:
+        """The `MCP.<server>` names the guest sees, for every configured server."""
+        ids = allocate_identifiers(self._connections, fallback="server")
+        return sorted(ids.values())
 
     def install(self) -> dict[str, Any]:
         """The `mcp` tree of the guest install config."""
