@@ -3,18 +3,20 @@ deadline, epoch backstop, memory limit and the raw string reader."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import wasmtime
 
-from clawcell import RuntimeUnavailableError
-from clawcell.runtime import Guest, GuestTrap, JSException, _wasm, compiled_reactor
+from clawcell import CodeMode, Limits, RuntimeUnavailableError
+from clawcell.runtime import Guest, GuestPool, GuestTrap, JSException, _wasm, compiled_reactor
 from clawcell.runtime._exports import SIGNATURES
 from clawcell.runtime._module import EXPORTED_FUNCTIONS
 
@@ -181,3 +183,41 @@ def test_the_raw_string_reader_agrees_with_quickjs(source: str) -> None:
     raw = inst.take_string(inst.eval(source))
     inst.raw_strings = False
     assert raw == inst.take_string(inst.eval(source))
+
+
+def test_concurrent_cells_get_independent_guests() -> None:
+    # Each cell stays alive across a timer, so the pool hands out a guest per cell: the
+    # first built from scratch, the others copied from its pristine image.
+    cells = [
+        f"globalThis.mine = '{name}'; await new Promise((r) => setTimeout(r, 20)); return mine;"
+        for name in "abc"
+    ]
+
+    async def main() -> list[Any]:
+        async with CodeMode(limits=Limits(timeout_ms=2000)) as mode:
+            envelopes = await asyncio.gather(*(mode.exec(code) for code in cells))
+        return [envelope.get("value") for envelope in envelopes]
+
+    assert asyncio.run(main()) == ["a", "b", "c"]
+
+
+def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    template, clone = pool.acquire(), pool.acquire()
+    assert clone is not template
+    clone.deadline = time.monotonic() + 0.1
+    watchdog = compiled_reactor().watchdog
+    watchdog.arm(time.monotonic() + 2)  # a broken interrupt handler traps, never hangs
+    try:
+        with pytest.raises(JSException, match="interrupted"):
+            clone.start(clone.compile("while (true) {}"))
+    finally:
+        watchdog.disarm()
+    clone.reset()
+    clone.deadline = time.monotonic() + 5
+    clone.start(clone.compile("const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"))
+    report = clone.turn(None)
+    assert (report.state, report.value_json) == (1, "2")
+    unhandled = clone.unhandled_rejection()
+    assert unhandled is not None
+    assert unhandled.splitlines()[0] == "Error: lost"

@@ -20,6 +20,7 @@ from typing import Any, Final, cast
 
 import wasmtime
 
+from ..errors import RuntimeUnavailableError
 from ._instance import (
     CANONICAL_MEMORY_LIMIT,
     UNDEFINED,
@@ -62,16 +63,27 @@ class Guest:
     """A reusable guest: one instance, one pristine image, one cell at a time."""
 
     def __init__(
-        self, reactor: CompiledReactor, *, memory_limit_bytes: int, install_config: str
+        self,
+        reactor: CompiledReactor,
+        *,
+        memory_limit_bytes: int,
+        install_config: str,
+        template: Guest | None = None,
     ) -> None:
         self.deadline = float("inf")
         self.reactor = reactor
         self._max_memory_bytes = _memory_cap(memory_limit_bytes)
         self.instance = Instance(
-            reactor, memory_limit_bytes=memory_limit_bytes, interrupt=self._interrupted
+            reactor,
+            memory_limit_bytes=memory_limit_bytes,
+            interrupt=self._interrupted,
+            template=None if template is None else template.instance,
         )
         self._rejections: dict[int, tuple[int, int]] = {}
-        self._install_rejection_tracker()
+        tracker_slot = self._install_rejection_tracker(set_handler=template is None)
+        if template is not None:
+            self._copy_of(template, tracker_slot)
+            return
         inst = self.instance
         inst.verify_raw_strings()
         fname = inst.put_cstring(_CONTROLLER_FILE)
@@ -94,16 +106,25 @@ class Guest:
     def _interrupted(self) -> bool:
         return time.monotonic() > self.deadline
 
-    def _install_rejection_tracker(self) -> None:
+    def _install_rejection_tracker(self, *, set_handler: bool) -> int:
         i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
         inst = self.instance
-        tracker = wasmtime.Func(
-            inst.store,
-            wasmtime.FuncType([i32, i64, i64, i32, i32], []),
-            self._on_rejection,
+        slot = inst.callback_slot(
+            wasmtime.FuncType([i32, i64, i64, i32, i32], []), self._on_rejection
         )
-        index = inst._table.grow(inst.store, 1, tracker)  # pyright: ignore[reportPrivateUsage]
-        inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, index, 0)  # pyright: ignore[reportPrivateUsage]
+        if set_handler:
+            inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
+        self._tracker_slot = slot
+        return slot
+
+    def _copy_of(self, template: Guest, tracker_slot: int) -> None:
+        """Take over a template's controller entry points (its image is already loaded)."""
+        if tracker_slot != template._tracker_slot:  # pyright: ignore[reportPrivateUsage]
+            raise RuntimeUnavailableError("host callback slots differ between guests")
+        self._install, self._start = template._install, template._start  # pyright: ignore[reportPrivateUsage]
+        self._step, self._settle = template._step, template._settle  # pyright: ignore[reportPrivateUsage]
+        self._describe = template._describe  # pyright: ignore[reportPrivateUsage]
+        self._fresh_image = template._fresh_image  # pyright: ignore[reportPrivateUsage]
 
     def _on_rejection(self, _ctx: int, promise: int, reason: int, handled: int, _op: int) -> None:
         inst = self.instance

