@@ -3,8 +3,9 @@
 Each guest carries the catalog's bindings in its pristine image, so a new cell costs one
 in-place image reset. The pool's first guest is built from scratch (controller, bindings);
 later ones start as copies of its pristine image (about 3 ms instead of 13 ms), which also
-replaces guests dropped because their memory grew. A cell holds its guest from `exec` until it completes, fails or parks;
-concurrent cells get separate guests. Idle guests beyond `max_idle` are dropped.
+replaces guests dropped because their memory grew. A cell holds its guest from `exec` until
+it completes, fails or parks; concurrent cells get separate guests. Idle guests beyond
+`max_idle` are dropped.
 """
 
 from __future__ import annotations
