@@ -669,3 +669,35 @@ def test_code_mode_takes_a_single_tool_no_tools_or_a_settings_mapping() -> None:
     assert CodeMode(echo_tool()).catalog.telemetry()["catalogSize"] == 1
     assert CodeMode(None).catalog.telemetry()["catalogSize"] == 0
     assert CodeMode(limits={"timeoutMs": 500}).limits.timeout_ms == 500
+
+
+def test_a_busy_cell_does_not_block_the_event_loop() -> None:
+    # The guest runs on clawcell's worker thread: other coroutines keep running meanwhile.
+    async def main() -> tuple[int, str]:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        async with CodeMode(limits=Limits(timeout_ms=300)) as mode:
+            task = asyncio.ensure_future(ticker())
+            envelope = await mode.exec("while (true) {}")
+            stop.set()
+            await task
+        return ticks, envelope["code"]
+
+    ticks, code = run(main())
+    assert code == "timeout"
+    assert ticks >= 10  # about 60 would fit in 300 ms; a blocked loop manages 1
+
+
+def test_the_guest_can_run_on_the_loop_thread_for_latency() -> None:
+    async def main() -> Any:
+        async with CodeMode([echo_tool()], guest_thread=False) as mode:
+            return (await mode.exec("return (await echo({ a: 1 })).a + 1"))["value"]
+
+    assert run(main()) == 2

@@ -25,7 +25,7 @@ import asyncio
 import json
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
@@ -55,6 +55,10 @@ FailureCode = Literal[
     "snapshot_limit_exceeded",
     "internal_error",
 ]
+
+
+SegmentRunner = Callable[..., Awaitable[Any]]
+"""Runs a guest segment off the event loop: `await runner(fn, *args)` returns `fn(*args)`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +103,7 @@ class Cell:
     _running: int = 0
     _wakeup: asyncio.Future[None] | None = None
     guard: Callable[[str, list[Any]], str | None] | None = None
+    runner: SegmentRunner | None = None
     _value_ready: bool = False
     _cell_function: int | None = None
 
@@ -135,7 +140,7 @@ class Cell:
 
     async def _drive(self, deadline: float, replies: list[Reply] | None = None) -> LegOutcome:
         while True:
-            report = self._run_guest(deadline, replies)
+            report = await self._run_guest(deadline, replies)
             if isinstance(report, LegOutcome):
                 return report
             outcome = self._absorb(report)
@@ -145,7 +150,25 @@ class Cell:
             if not replies:
                 return self._park()
 
-    def _run_guest(self, deadline: float, replies: list[Reply] | None) -> StepResult | LegOutcome:
+    async def _run_guest(
+        self, deadline: float, replies: list[Reply] | None
+    ) -> StepResult | LegOutcome:
+        batch = encode_settle_batch(replies) if replies else None
+        if self.runner is None:
+            result = self._segment(deadline, batch)
+        else:
+            result = await self.runner(self._segment, deadline, batch)
+        if not isinstance(result, BaseException):
+            return result
+        if isinstance(result, JSException):
+            return self._guest_exception(result, deadline)
+        if isinstance(result, GuestTrap):
+            return self._trap(result, deadline)
+        return self._failed("internal_error", "InternalError: out of memory")
+
+    def _segment(self, deadline: float, batch: str | None) -> StepResult | BaseException:
+        """Run the guest until it waits on the host again. Touches no asyncio state, so it
+        may run on a worker thread; engine failures are returned, not raised."""
         guest = self.guest
         guest.deadline = deadline
         watchdog = compiled_reactor().watchdog
@@ -155,13 +178,9 @@ class Cell:
             if self._cell_function is not None:
                 cell, self._cell_function = self._cell_function, None
                 guest.start(cell)
-            return guest.turn(encode_settle_batch(replies) if replies else None)
-        except JSException as exc:
-            return self._guest_exception(exc, deadline)
-        except GuestTrap as exc:
-            return self._trap(exc, deadline)
-        except MemoryError:
-            return self._failed("internal_error", "InternalError: out of memory")
+            return guest.turn(batch)
+        except (JSException, GuestTrap, MemoryError) as exc:
+            return exc
         finally:
             watchdog.disarm()
 
@@ -340,6 +359,7 @@ class Cell:
         guest: Guest,
         bridge: Bridge,
         replay_safe: Callable[[str, list[Any]], bool],
+        runner: SegmentRunner | None = None,
     ) -> Cell:
         """Continue a parked cell whose host state was saved by another process.
 
@@ -347,7 +367,7 @@ class Cell:
         otherwise they reject into the guest with `RESTART_MESSAGE` (`effectStatus:
         "unknown"`), so nothing runs twice silently.
         """
-        cell = cls(guest=guest, bridge=bridge)
+        cell = cls(guest=guest, bridge=bridge, runner=runner)
         cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
         cell._value_ready = bool(state.get("valueReady"))
         cell.value_json = state.get("valueJson")

@@ -9,11 +9,13 @@ session store and MCP servers), which is why it runs a little over 400 lines.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from ._bridge import Bridge
@@ -77,6 +79,10 @@ class CodeMode:
         before_tool_call: Hooks run before each catalog tool call; one may rewrite the input
             or block the call with a reason (`clawcell.catalog.HookDecision`).
         after_tool_call: Hooks run after each catalog tool call; one may replace the result.
+        guest_thread: Run guest JavaScript on clawcell's worker thread (the default), so a
+            cell that computes for its whole budget never blocks the event loop; `False`
+            runs it on the loop's thread, which saves a thread hop per bridge round trip
+            for latency-bound batch jobs.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -92,6 +98,7 @@ class CodeMode:
         mcp_servers: Mapping[str, ServerConfig] | None = None,
         before_tool_call: Iterable[BeforeToolCall] = (),
         after_tool_call: Iterable[AfterToolCall] = (),
+        guest_thread: bool = True,
     ) -> None:
         self.limits = _limits(limits)
         if not isinstance(cast(object, session_id), str) or not session_id:
@@ -116,6 +123,7 @@ class CodeMode:
             store=self.store, session_id=session_id, durable=store is not None
         )
         self._closed = False
+        self._runner = _run_on_guest_thread if guest_thread else None
 
     def _new_pool(self) -> GuestPool:
         install: dict[str, Any] = {
@@ -244,6 +252,7 @@ class CodeMode:
             guest=self._pool.acquire(),
             bridge=self._bridge(None),
             replay_safe=self._replay_safe,
+            runner=self._runner,
         )
         session = SessionView(self.store, self.session_id, writes=stored_writes(meta))
         cell.bridge.session = session
@@ -301,6 +310,7 @@ class CodeMode:
                 guest=guest,
                 bridge=self._bridge(session),
                 guard=self._restart_guard if restart_safe else None,
+                runner=self._runner,
             ),
             ledger=OutputLedger(self.limits.max_output_bytes),
             session=session,
@@ -412,6 +422,19 @@ class CodeMode:
         run.session.discard()
         if run.snapshot is None:
             self._pool.release(run.cell.guest)
+
+
+_guest_threads: list[concurrent.futures.ThreadPoolExecutor] = []
+
+
+async def _run_on_guest_thread(segment: Callable[..., Any], *args: Any) -> Any:
+    """Run a guest segment on clawcell's one worker thread (segments never overlap, which
+    the single epoch watchdog relies on); wasm execution releases the GIL meanwhile."""
+    if not _guest_threads:
+        _guest_threads.append(
+            concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawcell")
+        )
+    return await asyncio.get_running_loop().run_in_executor(_guest_threads[0], segment, *args)
 
 
 def _limits(limits: object) -> Limits:

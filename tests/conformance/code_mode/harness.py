@@ -163,7 +163,7 @@ class Placeholders:
         return code
 
 
-async def run_case(case: dict[str, Any]) -> list[Any]:
+async def run_case(case: dict[str, Any], *, guest_thread: bool = True) -> list[Any]:
     """Run every step of a case in one fresh runtime; returns masked envelopes."""
     limits = Limits.from_config(case.get("config", {}))
     placeholders = Placeholders()
@@ -173,6 +173,7 @@ async def run_case(case: dict[str, Any]) -> list[Any]:
         build_tools(case.get("tools", [])),
         limits=limits,
         model_context_tokens=case.get("contextTokenBudget"),
+        guest_thread=guest_thread,
     ) as mode:
         for step in case["steps"]:
             try:

@@ -24,9 +24,10 @@ def _params() -> list[Any]:
     return params
 
 
+@pytest.mark.parametrize("guest_thread", [True, False], ids=["worker-thread", "loop-thread"])
 @pytest.mark.parametrize("case", _params())
-def test_recorded_case(case: dict[str, Any]) -> None:
-    actual = asyncio.run(run_case(case))
+def test_recorded_case(case: dict[str, Any], guest_thread: bool) -> None:
+    actual = asyncio.run(run_case(case, guest_thread=guest_thread))
     assert len(actual) == len(case["expected"])
     for step, (expected, got) in enumerate(zip(case["expected"], actual, strict=True)):
         assert matches(expected, got, case["match"]), (
