@@ -34,7 +34,15 @@ PACKAGE = [
     "ToolResult",
     "render",
 ]
-RUNTIME = ["Guest", "GuestPool", "GuestTrap", "JSException", "StepResult", "compiled_reactor"]
+RUNTIME = [
+    "Guest",
+    "GuestPool",
+    "GuestTrap",
+    "JSException",
+    "StepResult",
+    "compiled_reactor",
+    "run_on_guest_thread",
+]
 MODULES = [clawcell, clawcell.catalog, clawcell.reply, clawcell.runtime, clawcell.store]
 
 

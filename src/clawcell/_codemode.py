@@ -9,13 +9,11 @@ session store and MCP servers), which is why it runs a little over 400 lines.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from ._bridge import Bridge
@@ -36,7 +34,7 @@ from .errors import (
     InputError,
     RuntimeUnavailableError,
 )
-from .runtime import GuestPool, JSException
+from .runtime import GuestPool, JSException, run_on_guest_thread
 from .store import MemoryStore, SessionStore, SessionView
 
 if TYPE_CHECKING:
@@ -123,7 +121,7 @@ class CodeMode:
             store=self.store, session_id=session_id, durable=store is not None
         )
         self._closed = False
-        self._runner = _run_on_guest_thread if guest_thread else None
+        self._runner = run_on_guest_thread if guest_thread else None
 
     def _new_pool(self) -> GuestPool:
         install: dict[str, Any] = {
@@ -422,19 +420,6 @@ class CodeMode:
         run.session.discard()
         if run.snapshot is None:
             self._pool.release(run.cell.guest)
-
-
-_guest_threads: list[concurrent.futures.ThreadPoolExecutor] = []
-
-
-async def _run_on_guest_thread(segment: Callable[..., Any], *args: Any) -> Any:
-    """Run a guest segment on clawcell's one worker thread (segments never overlap, which
-    the single epoch watchdog relies on); wasm execution releases the GIL meanwhile."""
-    if not _guest_threads:
-        _guest_threads.append(
-            concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawcell")
-        )
-    return await asyncio.get_running_loop().run_in_executor(_guest_threads[0], segment, *args)
 
 
 def _limits(limits: object) -> Limits:

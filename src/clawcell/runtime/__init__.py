@@ -5,5 +5,14 @@ from __future__ import annotations
 from ._guest import Guest, GuestTrap, JSException, StepResult
 from ._module import compiled_reactor
 from ._pool import GuestPool
+from ._worker import run_on_guest_thread
 
-__all__ = ["Guest", "GuestPool", "GuestTrap", "JSException", "StepResult", "compiled_reactor"]
+__all__ = [
+    "Guest",
+    "GuestPool",
+    "GuestTrap",
+    "JSException",
+    "StepResult",
+    "compiled_reactor",
+    "run_on_guest_thread",
+]
