@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from typing import Any, cast
 
 import pytest
 
@@ -77,3 +78,12 @@ def test_all_is_sorted_and_matches_the_module(module: types.ModuleType) -> None:
 @pytest.mark.parametrize("name", PACKAGE)
 def test_every_public_name_has_a_docstring(name: str) -> None:
     assert getattr(clawcell, name).__doc__
+
+
+def test_the_mcp_and_reply_subpackages_are_reachable_from_the_package_root() -> None:
+    # They load on first use, so `import clawcell` alone stays light.
+    package = cast(Any, clawcell)
+    assert package.mcp.StdioServer.__name__ == "StdioServer"
+    assert callable(package.reply.build_reply)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = package.nope

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from ._codemode import CodeMode
 from ._envelope import render
 from ._limits import Limits
@@ -44,3 +46,10 @@ __all__ = [
     "ToolResult",
     "render",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`clawcell.mcp` and `clawcell.reply` load on first use (they are not needed to run cells)."""
+    if name in {"mcp", "reply"}:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
