@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -221,3 +223,28 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
     unhandled = clone.unhandled_rejection()
     assert unhandled is not None
     assert unhandled.splitlines()[0] == "Error: lost"
+
+
+# Python 3.12+ warns about forking a threaded process; forking is the point of this test.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_runs_cells_with_its_own_engine_threads() -> None:
+    # Pre-forking servers create the runtime in the parent: the child inherits no threads
+    # (watchdog, guest worker), so it must build its own instead of waiting on dead ones.
+    mode = CodeMode(limits=Limits(timeout_ms=300))
+    assert asyncio.run(mode.exec("return 1"))["value"] == 1
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, exit without running pytest's atexit
+        try:
+            done = asyncio.run(mode.exec("return 40 + 2"))["value"] == 42
+            busy = asyncio.run(mode.exec("while (true) {}"))["code"] == "timeout"
+            os.write(write, b"ok" if done and busy else b"bad")
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)  # a hung child fails the test, not CI
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as pipe:
+        assert ready and pipe.read() == b"ok"

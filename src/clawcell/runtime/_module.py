@@ -170,13 +170,21 @@ def _write_cache(path: Path, data: bytes) -> None:
 
 
 _lock = threading.Lock()
-_reactors: list[CompiledReactor] = []
+_reactors: dict[int, CompiledReactor] = {}
 
 
 def compiled_reactor() -> CompiledReactor:
-    """The process-wide compiled reactor, created on first use."""
-    if not _reactors:
+    """The process-wide compiled reactor, created on first use.
+
+    Keyed by process id: a forked child (a pre-forking server) does not inherit the
+    watchdog thread, so it builds its own reactor instead of using the parent's.
+    """
+    pid = os.getpid()
+    reactor = _reactors.get(pid)
+    if reactor is None:
         with _lock:
-            if not _reactors:
-                _reactors.append(CompiledReactor())
-    return _reactors[0]
+            reactor = _reactors.get(pid)
+            if reactor is None:
+                _reactors.clear()
+                reactor = _reactors[pid] = CompiledReactor()
+    return reactor

@@ -10,6 +10,8 @@ it completes, fails or parks; concurrent cells get separate guests. Idle guests 
 
 from __future__ import annotations
 
+import os
+
 from ._guest import Guest
 from ._module import compiled_reactor
 
@@ -25,9 +27,12 @@ class GuestPool:
         self._idle: list[Guest] = []
         self._max_idle = max_idle
         self._template: Guest | None = None
+        self._pid = os.getpid()
 
     def acquire(self) -> Guest:
         """A guest reset to its pristine image (created on demand)."""
+        if self._pid != os.getpid():  # forked: the parent's instances belong to its engine
+            self._idle, self._template, self._pid = [], None, os.getpid()
         if self._idle:
             guest = self._idle.pop()
             guest.reset()
