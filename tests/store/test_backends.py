@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import select
+import signal
 import sqlite3
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine
@@ -277,3 +280,31 @@ def test_bad_sqlite_settings_are_configuration_errors(
 ) -> None:
     with pytest.raises(ConfigurationError):
         SQLiteStore(tmp_path / "x.db", **kwargs)
+
+
+# Python 3.12+ warns about forking a threaded process; forking is the point of this test.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_keeps_using_an_sqlite_store_opened_in_the_parent(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "fork.sqlite")
+
+    async def put(text: str) -> str | None:
+        await store.put("s", "k", StoredValue(json=text))
+        value = await store.get("s", "k")
+        return None if value is None else value.json
+
+    assert asyncio.run(put('"parent"')) == '"parent"'
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, exit without pytest's atexit
+        try:
+            os.write(write, (asyncio.run(put('"child"')) or "").encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 30)  # a hung child fails the test, not CI
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as pipe:
+        assert ready and pipe.read() == b'"child"'
+    assert asyncio.run(put('"parent again"')) == '"parent again"'

@@ -101,6 +101,7 @@ class SQLiteStore:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawcell-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._pid = os.getpid()
 
     @property
     def path(self) -> Path:
@@ -118,6 +119,10 @@ class SQLiteStore:
     async def _run(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
             raise ClosedError(f"`SQLiteStore({str(self._path)!r})` is closed; open a new store.")
+        if self._pid != os.getpid():
+            # A forked child inherits neither the worker thread nor a usable connection.
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawcell-sqlite")
+            self._conn, self._pid = None, os.getpid()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._call, action)
 
