@@ -701,3 +701,25 @@ def test_the_guest_can_run_on_the_loop_thread_for_latency() -> None:
             return (await mode.exec("return (await echo({ a: 1 })).a + 1"))["value"]
 
     assert run(main()) == 2
+
+
+def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None:
+    async def slow(tool_input: dict[str, Any]) -> Any:
+        await asyncio.sleep(60)
+        return tool_input
+
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any]]:
+        parked = await mode.exec("return await slow({});")
+        assert parked["status"] == "waiting"
+        waiting = asyncio.ensure_future(mode.wait(parked["runId"]))
+        await asyncio.sleep(0.02)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        with pytest.raises(InputError, match="unavailable or expired"):
+            await mode.wait(parked["runId"])
+        return parked, await mode.exec("return 7")
+
+    parked, after = with_mode(body, tools=[Tool(name="slow", execute=slow)])
+    assert parked["reason"] == "pending_tools"
+    assert after["value"] == 7

@@ -9,6 +9,7 @@ session store and MCP servers), which is why it runs a little over 400 lines.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -240,6 +241,9 @@ class CodeMode:
                 guest.restore(run.snapshot)
                 run.cell.guest, run.snapshot = guest, None
             outcome = await run.cell.resume(self.limits.timeout_ms / 1000)
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
         finally:
             run.resuming = False
         return await self._finish_leg(run, outcome)
@@ -319,6 +323,9 @@ class CodeMode:
         except JSException as exc:
             self._pool.release(guest)
             return self._input_failure(_syntax_error(exc, code))
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
         return await self._finish_leg(run, outcome)
 
     # -- ends of legs -------------------------------------------------------------------
@@ -413,6 +420,16 @@ class CodeMode:
     def _expire(self) -> None:
         for run in self._parked.expired():
             self._drop(run)
+
+    def _abandon(self, run: Run) -> None:
+        """The caller cancelled a leg: end the cell and cancel its host work.
+
+        Its guest is not returned to the pool (a guest segment may still be finishing on the
+        worker thread); it is simply dropped.
+        """
+        self._parked.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
 
     def _drop(self, run: Run) -> None:
         self._parked.forget(run.run_id)
