@@ -663,6 +663,8 @@ def test_code_mode_configuration_mistakes_are_configuration_errors() -> None:
         CodeMode(limits=cast(Any, 5))
     with pytest.raises(ConfigurationError, match=r"^`session_id` must be a non-empty string"):
         CodeMode(session_id="")
+    with pytest.raises(ConfigurationError, match=r"^`store` must be a session store"):
+        CodeMode(store=cast(Any, "state.db"))
 
 
 def test_code_mode_takes_a_single_tool_no_tools_or_a_settings_mapping() -> None:

@@ -116,6 +116,11 @@ class CodeMode:
         self._mcp = _mcp_servers(mcp_servers, self.catalog) if mcp_servers else None
         self._pool = self._new_pool()
         self.results = ResultsStore(self.limits.inbox_bytes)
+        if store is not None and not isinstance(cast(object, store), SessionStore):
+            raise ConfigurationError(
+                f"`store` must be a session store such as `clawcell.SQLiteStore(path)`, "
+                f"got {store!r}."
+            )
         self.store: SessionStore = store if store is not None else MemoryStore()
         self.session_id = session_id
         self._parked = ParkedRuns(
