@@ -5,6 +5,9 @@ Imported as `tests.conftest` by the cell, hostile and CLI tests (no fixtures her
 from __future__ import annotations
 
 import asyncio
+import os
+import select
+import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -64,3 +67,26 @@ def failure(envelope: Mapping[str, Any]) -> tuple[str, str, str, bool]:
         envelope["error"],
         envelope["bridgeDispatchStarted"],
     )
+
+
+def in_forked_child(child: Callable[[], bytes], timeout: float = 60.0) -> bytes | None:
+    """Run `child()` in a forked process and return the bytes it produced.
+
+    `None` means the child hung past `timeout` (it is killed), so a regression fails the
+    test instead of hanging the suite. The child exits with `os._exit`, never running the
+    parent's atexit hooks.
+    """
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, child())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], timeout)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as pipe:
+        return pipe.read() if ready else None

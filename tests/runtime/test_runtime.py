@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +19,7 @@ from clawcell import CodeMode, Limits, RuntimeUnavailableError
 from clawcell.runtime import Guest, GuestPool, GuestTrap, JSException, _wasm, compiled_reactor
 from clawcell.runtime._exports import SIGNATURES
 from clawcell.runtime._module import EXPORTED_FUNCTIONS
+from tests.conftest import in_forked_child
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
@@ -232,19 +231,10 @@ def test_a_forked_child_runs_cells_with_its_own_engine_threads() -> None:
     # (watchdog, guest worker), so it must build its own instead of waiting on dead ones.
     mode = CodeMode(limits=Limits(timeout_ms=300))
     assert asyncio.run(mode.exec("return 1"))["value"] == 1
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, exit without running pytest's atexit
-        try:
-            done = asyncio.run(mode.exec("return 40 + 2"))["value"] == 42
-            busy = asyncio.run(mode.exec("while (true) {}"))["code"] == "timeout"
-            os.write(write, b"ok" if done and busy else b"bad")
-        finally:
-            os._exit(0)
-    os.close(write)
-    ready, _, _ = select.select([read], [], [], 60)  # a hung child fails the test, not CI
-    if not ready:
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    with os.fdopen(read, "rb") as pipe:
-        assert ready and pipe.read() == b"ok"
+
+    def child() -> bytes:
+        done = asyncio.run(mode.exec("return 40 + 2"))["value"] == 42
+        busy = asyncio.run(mode.exec("while (true) {}"))["code"] == "timeout"
+        return b"ok" if done and busy else b"bad"
+
+    assert in_forked_child(child) == b"ok"

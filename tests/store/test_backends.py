@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
-import select
-import signal
 import sqlite3
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine
@@ -26,6 +23,7 @@ from clawcell.store import (
     StoreRangeError,
     StoreUnavailableError,
 )
+from tests.conftest import in_forked_child
 
 from . import _workers
 
@@ -293,18 +291,9 @@ def test_a_forked_child_keeps_using_an_sqlite_store_opened_in_the_parent(tmp_pat
         return None if value is None else value.json
 
     assert asyncio.run(put('"parent"')) == '"parent"'
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, exit without pytest's atexit
-        try:
-            os.write(write, (asyncio.run(put('"child"')) or "").encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    ready, _, _ = select.select([read], [], [], 30)  # a hung child fails the test, not CI
-    if not ready:
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    with os.fdopen(read, "rb") as pipe:
-        assert ready and pipe.read() == b'"child"'
+
+    def child() -> bytes:  # runs in the forked process
+        return (asyncio.run(put('"child"')) or "").encode()
+
+    assert in_forked_child(child) == b'"child"'
     assert asyncio.run(put('"parent again"')) == '"parent again"'

@@ -24,6 +24,7 @@ import wasmtime
 from wasmtime import _ffi as wasmtime_ffi  # pyright: ignore[reportPrivateUsage]
 
 from ..errors import RuntimeUnavailableError
+from ._process import PerProcess
 from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
@@ -169,22 +170,13 @@ def _write_cache(path: Path, data: bytes) -> None:
                 stale.unlink()
 
 
-_lock = threading.Lock()
-_reactors: dict[int, CompiledReactor] = {}
+_reactor = PerProcess(CompiledReactor)
 
 
 def compiled_reactor() -> CompiledReactor:
     """The process-wide compiled reactor, created on first use.
 
-    Keyed by process id: a forked child (a pre-forking server) does not inherit the
-    watchdog thread, so it builds its own reactor instead of using the parent's.
+    A forked child (a pre-forking server) does not inherit the watchdog thread, so it builds
+    its own reactor instead of using the parent's.
     """
-    pid = os.getpid()
-    reactor = _reactors.get(pid)
-    if reactor is None:
-        with _lock:
-            reactor = _reactors.get(pid)
-            if reactor is None:
-                _reactors.clear()
-                reactor = _reactors[pid] = CompiledReactor()
-    return reactor
+    return _reactor.get()

@@ -9,11 +9,12 @@ quarter cheaper than `run_in_executor` (about 0.1 ms per round trip on a small V
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from ._process import PerProcess
 
 __all__ = ["run_on_guest_thread"]
 
@@ -49,25 +50,11 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-_lock = threading.Lock()
-_workers: dict[int, _Worker] = {}
-
-
-def _worker() -> _Worker:
-    # Keyed by process id: a forked child does not inherit the thread, so it starts its own.
-    pid = os.getpid()
-    worker = _workers.get(pid)
-    if worker is None:
-        with _lock:
-            worker = _workers.get(pid)
-            if worker is None:
-                _workers.clear()
-                worker = _workers[pid] = _Worker()
-    return worker
+_worker = PerProcess(_Worker)  # a forked child does not inherit the thread: it starts its own
 
 
 async def run_on_guest_thread(function: Callable[..., Any], *args: Any) -> Any:
     """`function(*args)` on the guest worker thread, awaited from the event loop."""
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    _worker().submit((future, function, args))
+    _worker.get().submit((future, function, args))
     return await future
