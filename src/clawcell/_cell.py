@@ -35,6 +35,7 @@ from .runtime import Guest, GuestTrap, JSException, StepResult, compiled_reactor
 __all__ = ["Cell", "LegOutcome"]
 
 _EPOCH_GRACE_S: Final = 0.025
+# The `s` field of the controller's step report (see `step()` in runtime/controller.js).
 _STATE_RUNNING, _STATE_VALUE, _STATE_FAILED, _STATE_OVERFLOW = 0, 1, 2, 3
 _MODULE_NAMES: Final = ("require", "module", "process")
 

@@ -23,7 +23,6 @@ import wasmtime
 from ..errors import RuntimeUnavailableError
 from ._instance import (
     CANONICAL_MEMORY_LIMIT,
-    UNDEFINED,
     GuestTrap,
     Instance,
     JSException,
@@ -38,8 +37,6 @@ _CONTROLLER_FILE: Final = b"clawcell:controller.js"
 _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
-
-STATE_RUNNING, STATE_VALUE, STATE_FAILED, STATE_OVERFLOW = 0, 1, 2, 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,10 +239,6 @@ def _report(text: str) -> StepResult:
         error=raw.get("e", ""),
         queued=raw["q"],
     )
-
-
-def undefined() -> int:
-    return UNDEFINED
 
 
 def _items(value: object) -> list[object]:

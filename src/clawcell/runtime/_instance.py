@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import time
 from collections.abc import Callable, Generator
 from typing import Any, Final
 
@@ -471,7 +470,3 @@ def _memory_cap(memory_limit_bytes: int) -> int:
     # Headroom above the JS heap for the 2 MiB shadow stack, static data and allocator slack,
     # so QuickJS reports its own catchable out-of-memory error first.
     return memory_limit_bytes + 32 * 1024 * 1024
-
-
-def monotonic_deadline(timeout_ms: float) -> float:
-    return time.monotonic() + timeout_ms / 1000.0
