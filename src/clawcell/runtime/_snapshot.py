@@ -106,18 +106,18 @@ _CHUNK: Final = 16 * _PAGE
 def _dirty_pages(memory: bytes, base: bytes) -> list[int]:
     """Pages that differ from the image (zero pages past its end do not count).
 
-    Memory is compared in 64 KiB chunks first (one `memcmp` each) and page by page only
-    inside the chunks that differ: a parked cell dirties a few dozen pages of megabytes.
+    Memory is compared in 64 KiB chunks first and page by page only inside the chunks that
+    differ. Slices of `bytes` compare with `memcmp`; `memoryview` comparison goes element by
+    element and is 25 times slower here.
     """
-    mem, ref = memoryview(memory), memoryview(base)
     dirty: list[int] = []
     for chunk in range(0, len(memory), _CHUNK):
         end = min(chunk + _CHUNK, len(memory))
-        if end <= len(base) and mem[chunk:end] == ref[chunk:end]:
+        if end <= len(base) and memory[chunk:end] == base[chunk:end]:
             continue
         for start in range(chunk, end, _PAGE):
-            page = mem[start : start + _PAGE]
-            if page != (ref[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
+            page = memory[start : start + _PAGE]
+            if page != (base[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
                 dirty.append(start // _PAGE)
     return dirty
 
