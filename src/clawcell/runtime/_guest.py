@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
@@ -73,7 +75,7 @@ class Guest:
         self.instance = Instance(
             reactor,
             memory_limit_bytes=memory_limit_bytes,
-            interrupt=self._interrupted,
+            interrupt=_interrupt_check(weakref.ref(self)),
             template=None if template is None else template.instance,
         )
         self._rejections: dict[int, tuple[int, int]] = {}
@@ -100,14 +102,12 @@ class Guest:
 
     # -- host callbacks -------------------------------------------------------------------
 
-    def _interrupted(self) -> bool:
-        return time.monotonic() > self.deadline
-
     def _install_rejection_tracker(self, *, set_handler: bool) -> int:
         i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
         inst = self.instance
         slot = inst.callback_slot(
-            wasmtime.FuncType([i32, i64, i64, i32, i32], []), self._on_rejection
+            wasmtime.FuncType([i32, i64, i64, i32, i32], []),
+            _rejection_tracker(weakref.WeakMethod(self._on_rejection)),
         )
         if set_handler:
             inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
@@ -226,6 +226,31 @@ class Guest:
         inst = self.instance
         _promise, reason = next(iter(self._rejections.values()))
         return inst.take_string(inst.call(self._describe, reason))
+
+
+# Host callbacks live in wasmtime-py's process-wide function slab until their store is
+# deleted, and the store is deleted only when its guest is freed: a callback that held the
+# guest would keep it, its store and its linear memory alive forever. They hold weak
+# references only.
+
+
+def _interrupt_check(guest: weakref.ref[Guest]) -> Callable[[], bool]:
+    def interrupted() -> bool:
+        alive = guest()
+        return alive is None or time.monotonic() > alive.deadline
+
+    return interrupted
+
+
+def _rejection_tracker(
+    method: weakref.WeakMethod[Callable[[int, int, int, int, int], None]],
+) -> Callable[[int, int, int, int, int], None]:
+    def track(ctx: int, promise: int, reason: int, handled: int, op: int) -> None:
+        bound = method()
+        if bound is not None:
+            bound(ctx, promise, reason, handled, op)
+
+    return track
 
 
 def _report(text: str) -> StepResult:

@@ -39,6 +39,9 @@ class _Worker:
                 future.get_loop().call_soon_threadsafe(_settle, future, None, exc)
             else:
                 future.get_loop().call_soon_threadsafe(_settle, future, result, None)
+            # The idle thread must not keep the last job's cell (and its guest) alive.
+            del future, function, args
+            result = None
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
