@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from ._bridge import Bridge, Reply, encode_settle_batch
-from .runtime import Guest, GuestTrap, JSException, StepResult, compiled_reactor
+from .runtime import Guest, GuestTrap, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
 
@@ -172,18 +172,14 @@ class Cell:
         may run on a worker thread; engine failures are returned, not raised."""
         guest = self.guest
         guest.deadline = deadline
-        watchdog = compiled_reactor().watchdog
-        watchdog.arm(deadline + _EPOCH_GRACE_S)
-        guest.instance.arm_epoch()
         try:
-            if self._cell_function is not None:
-                cell, self._cell_function = self._cell_function, None
-                guest.start(cell)
-            return guest.turn(batch)
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                if self._cell_function is not None:
+                    cell, self._cell_function = self._cell_function, None
+                    guest.start(cell)
+                return guest.turn(batch)
         except (JSException, GuestTrap, MemoryError) as exc:
             return exc
-        finally:
-            watchdog.disarm()
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)

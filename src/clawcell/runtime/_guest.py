@@ -149,9 +149,6 @@ class Guest:
         Only parsing happens here: code that closes the wrapper early (`}); …; (() => {`)
         runs later, in `start`, under the same deadline and error handling as the cell.
         """
-        # The engine epoch is shared: a backstop trap in any earlier segment (this guest's or
-        # another's) leaves this store's deadline in the past, so re-arm it before entering.
-        self.instance.arm_epoch()
         return self.instance.compile(_CELL_HEAD + code + _CELL_TAIL)
 
     def start(self, script: int) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Final
 import wasmtime
 
 from ..errors import RuntimeUnavailableError
+from ._backstop import install_backstop
 from ._exports import SIGNATURES, FastExport, GuestTrap
 from ._module import CompiledReactor
 from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
@@ -81,8 +82,7 @@ class Instance:
         self.store = wasmtime.Store(reactor.engine)
         self.store.set_wasi(wasmtime.WasiConfig())
         self.store.set_limits(memory_size=_memory_cap(memory_limit_bytes))
-        self.store.set_epoch_deadline(1)
-        self._epoch_armed_at = reactor.watchdog.fired
+        self.hard_deadline = install_backstop(self.store)
         try:
             self._wasm = reactor.linker.instantiate(self.store, reactor.module)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
@@ -191,17 +191,17 @@ class Instance:
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
 
-    def arm_epoch(self) -> None:
-        """Make sure the epoch deadline is ahead before entering the guest.
-
-        The engine's epoch only moves when the watchdog fires (for any store), so the deadline
-        is set again only then, not on every entry.
-        """
-        with self.reactor.watchdog.lock:
-            fired = self.reactor.watchdog.fired
-        if fired != self._epoch_armed_at:
-            self.store.set_epoch_deadline(1)
-            self._epoch_armed_at = fired
+    @contextlib.contextmanager
+    def backstop(self, at: float) -> Generator[None]:
+        """Trap guest code of this instance still running at `at` (`time.monotonic()`)."""
+        watchdog = self.reactor.watchdog
+        self.hard_deadline.at = at
+        token = watchdog.watch(at)
+        try:
+            yield
+        finally:
+            watchdog.unwatch(token)
+            self.hard_deadline.at = float("inf")
 
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
