@@ -59,7 +59,8 @@ FailureCode = Literal[
 
 
 SegmentRunner = Callable[..., Awaitable[Any]]
-"""Runs a guest segment off the event loop: `await runner(fn, *args)` returns `fn(*args)`."""
+"""Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
+returns `fn(*args)`, computed on the guest's own thread."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,7 +159,7 @@ class Cell:
         if self.runner is None:
             result = self._segment(deadline, batch)
         else:
-            result = await self.runner(self._segment, deadline, batch)
+            result = await self.runner(self._segment, deadline, batch, lane=self.guest.lane)
         if not isinstance(result, BaseException):
             return result
         if isinstance(result, JSException):

@@ -32,6 +32,7 @@ from ._instance import (
 )
 from ._module import CompiledReactor
 from ._snapshot import CanonicalImage, GuestState, SnapshotError, decode, encode
+from ._worker import next_lane
 
 __all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
 
@@ -70,6 +71,8 @@ class Guest:
         template: Guest | None = None,
     ) -> None:
         self.deadline = float("inf")
+        self.lane = next_lane()
+        """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
         self._max_memory_bytes = _memory_cap(memory_limit_bytes)
         self.instance = Instance(
