@@ -504,6 +504,8 @@
     const requestId = mapGet(timers, timerId);
     if (requestId === undefined) return undefined;
     mapDelete(timers, timerId);
+    // A sleep that already settled gave its in-flight slot back in `settle`.
+    if (!mapHas(waiters, requestId)) return undefined;
     mapDelete(waiters, requestId);
     for (let i = 0; i < queue.length; i++) {
       if (queue[i][0] === requestId) {
