@@ -34,7 +34,7 @@ def _naps() -> tuple[Tool, list[int]]:
     async def nap(_: dict[str, Any]) -> Any:
         active[0] += 1
         active[1] = max(active)
-        for _ in range(3):
+        for _step in range(3):
             await asyncio.sleep(0)
         active[0] -= 1
         return None
