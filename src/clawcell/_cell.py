@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from ._bridge import Bridge, Reply, encode_settle_batch
+from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch
 from .runtime import Guest, GuestTrap, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
@@ -246,10 +246,11 @@ class Cell:
 
     def _on_done(self, request_id: str) -> None:
         pending = self._pending.get(request_id)
-        if pending is None or pending.task is None or pending.task.cancelled() or pending.reply:
-            return
+        if pending is None or pending.task is None or pending.reply:
+            return  # cancelled by the cell (no longer pending) or already recorded
         self._running -= 1
         self._completed.append(request_id)
+        pending.reply = _task_reply(request_id, pending.task)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -282,12 +283,12 @@ class Cell:
         """Record tasks that finished but whose done-callbacks have not run yet."""
         for request_id, pending in self._pending.items():
             task = pending.task
-            if task is None or not task.done() or task.cancelled() or pending.reply:
+            if task is None or not task.done() or pending.reply:
                 continue
             if request_id not in self._completed:
                 self._running -= 1
                 self._completed.append(request_id)
-                pending.reply = task.result()
+                pending.reply = _task_reply(request_id, task)
 
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []
@@ -296,13 +297,14 @@ class Cell:
             assert reply is not None
             replies.append(reply)
         while self._completed:
-            pending = self._pending.pop(self._completed.popleft(), None)
+            request_id = self._completed.popleft()
+            pending = self._pending.pop(request_id, None)
             if pending is None:
                 continue
             if pending.reply is not None:
                 replies.append(pending.reply)
             elif pending.task is not None:
-                replies.append(pending.task.result())
+                replies.append(_task_reply(request_id, pending.task))
         return replies
 
     def _refused(self, error: str) -> LegOutcome:
@@ -338,7 +340,7 @@ class Cell:
             entry: dict[str, Any] = {"id": request_id, "method": item.method, "args": item.args}
             reply = item.reply
             if reply is None and item.task is not None and item.task.done():
-                reply = None if item.task.cancelled() else item.task.result()
+                reply = _task_reply(request_id, item.task)
             if reply is not None:
                 entry["reply"] = {"ok": reply.ok, "payload": reply.payload}
             pending.append(entry)
@@ -419,6 +421,12 @@ class Cell:
             return self._failed("internal_error", "InternalError: out of memory")
         trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"
         return self._failed("internal_error", trapped)
+
+
+def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
+    """A finished task's reply; one that ended cancelled although the cell did not cancel
+    it (a tool cancelled its own task) is a tool failure (D7)."""
+    return cancelled_reply(request_id) if task.cancelled() else task.result()
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:
