@@ -28,6 +28,7 @@ __all__ = [
     "Reply",
     "cancelled_reply",
     "encode_settle_batch",
+    "refusal_reply",
 ]
 
 _PROGRAM_DATA_MESSAGE = (
@@ -163,6 +164,12 @@ class Bridge:
             "load": self._load,
         }
 
+    @property
+    def inbox_bytes(self) -> int:
+        """The program-data inbox size: the bound of one reply, and of a cell's pending
+        requests on the host."""
+        return self._inbox_bytes
+
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
         handler = self._now.get(method)
@@ -279,6 +286,11 @@ def _exception_reply(request_id: str, exc: Exception) -> Reply:
         return _failure(request_id, exc.message, exc.code)
     # A tool's own failure: its message reaches the guest.
     return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
+
+
+def refusal_reply(request_id: str, message: str) -> Reply:
+    """A request refused before it ran (a plain error in the guest, without a `code`)."""
+    return _failure(request_id, message, None)
 
 
 def cancelled_reply(request_id: str, message: str = "") -> Reply:

@@ -29,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch
+from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
+from ._requests import RequestLedger
 from .runtime import Guest, GuestTrap, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
@@ -108,6 +109,10 @@ class Cell:
     runner: SegmentRunner | None = None
     _value_ready: bool = False
     _cell_function: int | None = None
+    _ledger: RequestLedger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._ledger = RequestLedger(self.bridge.inbox_bytes)
 
     # -- legs -------------------------------------------------------------------------------
 
@@ -137,6 +142,7 @@ class Cell:
         self._pending.clear()
         self._completed.clear()
         self._running = 0
+        self._ledger.release_all()
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -185,6 +191,7 @@ class Cell:
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)
         for request_id in report.cancelled:
+            self._ledger.release(request_id)
             pending = self._pending.pop(request_id, None)
             if pending is not None and pending.task is not None:
                 if not pending.task.done():
@@ -195,10 +202,11 @@ class Cell:
         # unless earlier frontiers were, and then the bridge phase wins.
         if report.state == _STATE_OVERFLOW:
             return self._refused(report.error)
-        refusal = self._refusal(report.requests)
+        requests = self._admitted(report.requests)
+        refusal = self._refusal(requests)
         if refusal is not None:
             return self._refused(refusal)
-        for request_id, method, args in report.requests:
+        for request_id, method, args in requests:
             self._dispatch(request_id, method, args)
         if report.state == _STATE_FAILED:
             return self._failed(*_classify(report.error))
@@ -221,6 +229,18 @@ class Cell:
         if unhandled is not None:
             return self._failed(*_classify(unhandled))
         return LegOutcome(status="completed", value_json=self.value_json or "null")
+
+    def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
+        """Requests whose arguments fit the host budgets, parsed; the others are answered
+        at once with a catchable error (see `_requests`)."""
+        admitted: list[tuple[str, str, list[Any]]] = []
+        for request_id, method, text in requests:
+            args = self._ledger.admit(request_id, text)
+            if isinstance(args, str):
+                self._ready(request_id, _Pending(method, reply=refusal_reply(request_id, args)))
+            else:
+                admitted.append((request_id, method, args))
+        return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
         if method != "sleep":
@@ -293,11 +313,13 @@ class Cell:
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []
         for request_id in first:
+            self._ledger.release(request_id)
             reply = self._pending.pop(request_id).reply
             assert reply is not None
             replies.append(reply)
         while self._completed:
             request_id = self._completed.popleft()
+            self._ledger.release(request_id)
             pending = self._pending.pop(request_id, None)
             if pending is None:
                 continue
@@ -312,7 +334,7 @@ class Cell:
         phase: Literal["input", "bridge"] = "bridge" if self.bridge_dispatch_started else "input"
         return LegOutcome(status="failed", code="invalid_input", phase=phase, error=error)
 
-    def _refusal(self, requests: list[list[Any]]) -> str | None:
+    def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
         guard = self.guard
         if guard is None:

@@ -48,6 +48,7 @@ class StepResult:
 
     output: list[str]
     requests: list[list[Any]]
+    """`[id, method, argumentsJsonText]` for each request admitted since the last step."""
     cancelled: list[str]
     state: int
     value_json: str | None
@@ -170,12 +171,12 @@ class Guest:
 
     def step(self) -> StepResult:
         inst = self.instance
-        return _report(inst.take_string(inst.call(self._step)))
+        return _report(inst.take_string(inst.call(self._step), strict=True))
 
     def turn(self, batch: str | None) -> StepResult:
         """Settle `batch` (if any), run every pending job and report: one guest crossing."""
         inst = self.instance
-        return _report(inst.take_string(inst.turn(self._settle, self._step, batch)))
+        return _report(inst.take_string(inst.turn(self._settle, self._step, batch), strict=True))
 
     def settle(self, batch_json: str) -> None:
         inst = self.instance
@@ -254,10 +255,22 @@ def _rejection_tracker(
 
 
 def _report(text: str) -> StepResult:
-    raw = json.loads(text)
+    """The step report; request arguments stay JSON text (the host sizes them first).
+
+    Raises:
+        MemoryError: the report is not JSON (the guest could not build it).
+    """
+    head, _, tail = text.partition("\n")
+    try:
+        raw = json.loads(head)
+    except ValueError as exc:
+        raise MemoryError("the guest could not build its step report") from exc
+    requests: list[list[Any]] = raw["r"]
+    for request, args in zip(requests, tail.split("\n") if tail else (), strict=True):
+        request.append(args)
     return StepResult(
         output=raw.get("o", []),
-        requests=raw["r"],
+        requests=requests,
         cancelled=raw.get("c", []),
         state=raw["s"],
         value_json=raw.get("v"),

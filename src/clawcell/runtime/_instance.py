@@ -346,11 +346,18 @@ class Instance:
         finally:
             self.free(ptr)
 
-    def to_string(self, value: int) -> str:
-        """Convert any JS value to a Python string (lone surrogates survive)."""
+    def to_string(self, value: int, *, strict: bool = False) -> str:
+        """Convert any JS value to a Python string (lone surrogates survive).
+
+        A value that cannot be converted (its `toString` throws, or the guest has no memory
+        left to flatten it) reads as `"[unprintable value]"`, or raises `MemoryError` when
+        `strict`.
+        """
         ptr = self._f["JS_ToCStringLen2"](self.ctx, self._scratch, value, 0)
         if not ptr:
             self.free_value(self._f["JS_GetException"](self.ctx))
+            if strict:
+                raise MemoryError("the guest could not convert a value to a string")
             return "[unprintable value]"
         base = self.base
         size = ctypes.c_uint32.from_address(base + self._scratch).value
@@ -358,12 +365,12 @@ class Instance:
         self._f["JS_FreeCString"](self.ctx, ptr)
         return text
 
-    def take_string(self, value: int) -> str:
+    def take_string(self, value: int, *, strict: bool = False) -> str:
         """`to_string` then free the value."""
         try:
             if self.raw_strings and _tag(value) == TAG_STRING:
                 return self._read_raw_string(value & 0xFFFF_FFFF)
-            return self.to_string(value)
+            return self.to_string(value, strict=strict)
         finally:
             self.free_value(value)
 

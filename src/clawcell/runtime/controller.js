@@ -471,12 +471,16 @@
     if (status === 2) text += ',"e":' + stringify(failure);
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
+    let args = "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
+      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";
+      // Each request's arguments follow the report on a line of their own (JSON text never
+      // holds a raw newline), so the host can size them before it parses them.
+      args += "\n" + r[2];
     }
     outbox = [];
-    return text + "]}";
+    return text + "]}" + args;
   }
 
   // ---- timers ---------------------------------------------------------------------------
