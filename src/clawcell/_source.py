@@ -9,7 +9,8 @@ with the exact protocol messages of the shipped release (`release-differences.md
   Every other argument problem is **returned** as a message string, for the caller to answer
   with a `failed` / `invalid_input` envelope (`language`/`typecheck`, `restartSafe` not a
   boolean, `code` and `command` that differ, a `title` that is not a string of at most 120
-  characters — the release's schema rejects those titles; its wording is not recorded).
+  characters — the release's schema rejects those titles; its wording is not recorded), and
+  `code` over `MAX_SOURCE_BYTES` (1 MiB of UTF-8; a cap of this port, the release sets none).
 * `check_source` finds module access (`import(…)`, `import.meta`, calls of `require`, also
   through `(require)(…)`, `(0, require)(…)` and `require?.(…)`) and shell-looking source.
   Static `import`/`export` declarations are left to the JavaScript parser, which reports
@@ -38,6 +39,7 @@ from .errors import InputError
 
 __all__ = [
     "LANGUAGE_MESSAGE",
+    "MAX_SOURCE_BYTES",
     "MODULE_ACCESS_MESSAGE",
     "SHELL_SOURCE_MESSAGE",
     "ExecArgs",
@@ -64,6 +66,11 @@ RESTART_SAFE_MESSAGE = "restartSafe must be a boolean."
 TITLE_MESSAGE = "title must be a string of at most 120 characters."
 EMPTY_RUN_ID_MESSAGE = "runId must be a non-empty string."
 MAX_TITLE_CHARS = 120
+MAX_SOURCE_BYTES = 1024 * 1024
+SOURCE_SIZE_MESSAGE = (
+    "code is {size} bytes of UTF-8; Code Mode accepts at most {limit} bytes of JavaScript. "
+    "Keep data out of the source: fetch it with a tool or keep it with results.save()."
+)
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -97,6 +104,9 @@ def read_exec_args(args: Mapping[str, Any]) -> ExecArgs | str:
         raise InputError(EMPTY_CODE_MESSAGE)
     if "language" in args or "typecheck" in args:
         return LANGUAGE_MESSAGE
+    too_large = _source_size_problem(source)
+    if too_large is not None:
+        return too_large
     restart_safe = args.get("restartSafe", False)
     if not isinstance(restart_safe, bool):
         return RESTART_SAFE_MESSAGE
@@ -104,6 +114,17 @@ def read_exec_args(args: Mapping[str, Any]) -> ExecArgs | str:
     if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE_CHARS):
         return TITLE_MESSAGE
     return ExecArgs(code=source, title=title, restart_safe=restart_safe)
+
+
+def _source_size_problem(source: str) -> str | None:
+    """The message for a source over `MAX_SOURCE_BYTES` (D3, D4: a 100 MB cell used to
+    exhaust guest memory, and large ones blocked the event loop in the checks)."""
+    if len(source) * 3 <= MAX_SOURCE_BYTES:  # at most 3 UTF-8 bytes per UTF-16 unit
+        return None
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return SOURCE_SIZE_MESSAGE.format(size=size, limit=MAX_SOURCE_BYTES)
 
 
 def read_wait_args(args: Mapping[str, Any]) -> str:
@@ -256,49 +277,62 @@ def _tokens(code: str) -> list[_Token]:
 
 
 def _accesses_modules(tokens: list[_Token]) -> bool:
+    closing = _closing_parens(tokens)
     for index, token in enumerate(tokens):
         if token.kind != "word" or token.text not in ("import", "require"):
             continue
         before = tokens[index - 1].text if index else ""
         if before in (".", "?.", "function"):
             continue  # a property, a method call on an object, or a declaration
-        if token.text == "import" and _is_dynamic_import(tokens, index):
+        if token.text == "import" and _is_dynamic_import(tokens, index, closing):
             return True
-        if token.text == "require" and _is_require_call(tokens, index, before):
+        if token.text == "require" and _is_require_call(tokens, index, before, closing):
             return True
     return False
+
+
+def _closing_parens(tokens: list[_Token]) -> dict[int, int]:
+    """The index of the matching `)` of every `(` that is closed, in one pass (D4: the
+    scan used to walk forward from each call, quadratic in nested calls)."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    for at, token in enumerate(tokens):
+        if token.kind != "punct":
+            continue
+        if token.text == "(":
+            opened.append(at)
+        elif token.text == ")" and opened:
+            closing[opened.pop()] = at
+    return closing
 
 
 def _text_at(tokens: list[_Token], index: int) -> str:
     return tokens[index].text if index < len(tokens) else ""
 
 
-def _is_dynamic_import(tokens: list[_Token], index: int) -> bool:
+def _is_dynamic_import(tokens: list[_Token], index: int, closing: dict[int, int]) -> bool:
     after = _text_at(tokens, index + 1)
     if after == ".":
         return _text_at(tokens, index + 2) == "meta"
-    return after == "(" and not _is_method_definition(tokens, index + 1)
+    return after == "(" and not _is_method_definition(tokens, index + 1, closing)
 
 
-def _is_require_call(tokens: list[_Token], index: int, before: str) -> bool:
+def _is_require_call(
+    tokens: list[_Token], index: int, before: str, closing: dict[int, int]
+) -> bool:
     at = index + 1
     if before in ("(", ","):  # `(require)(…)` and `(0, require)(…)`
         while _text_at(tokens, at) == ")":
             at += 1
     if _text_at(tokens, at) == "?.":
         at += 1
-    return _text_at(tokens, at) == "(" and not _is_method_definition(tokens, at)
+    return _text_at(tokens, at) == "(" and not _is_method_definition(tokens, at, closing)
 
 
-def _is_method_definition(tokens: list[_Token], open_paren: int) -> bool:
+def _is_method_definition(tokens: list[_Token], open_paren: int, closing: dict[int, int]) -> bool:
     """Whether the parenthesis at `open_paren` is a parameter list followed by a body."""
-    depth = 0
-    for at in range(open_paren, len(tokens)):
-        text = tokens[at].text if tokens[at].kind == "punct" else ""
-        depth += (text == "(") - (text == ")")
-        if depth == 0:
-            return _text_at(tokens, at + 1) == "{"
-    return False
+    close = closing.get(open_paren)
+    return close is not None and _text_at(tokens, close + 1) == "{"
 
 
 # --- shell-looking source --------------------------------------------------------------------
@@ -357,10 +391,12 @@ def looks_like_shell(code: str) -> bool:
         return False
     if _SHELL_CONTROL.match(text) or _PATH_COMMAND.match(text):
         return True
-    while (assignment := _ENV_ASSIGNMENT.match(text)) and assignment.group(1) not in (
+    at = 0
+    while (assignment := _ENV_ASSIGNMENT.match(text, at)) and assignment.group(1) not in (
         _JS_LEADING_WORDS
     ):
-        text = text[assignment.end() :]
+        at = assignment.end()  # no slicing per prefix: linear in many `A=1 ` prefixes
+    text = text[at:]
     word = _COMMAND_WORD.match(text)
     if word is None:
         return False
