@@ -48,6 +48,7 @@ RESTART_MESSAGE: Final = (
 )
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
+UNHANDLED_MESSAGE: Final = "Error: unhandled promise rejection"
 
 FailureCode = Literal[
     "invalid_input",
@@ -119,9 +120,23 @@ class Cell:
     async def start(self, code: str, budget_s: float) -> LegOutcome:
         """First leg: compile (a syntax error raises `JSException`) and run the cell."""
         deadline = time.monotonic() + budget_s
-        self.guest.deadline = deadline
-        self._cell_function = self.guest.compile(code)
+        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop.
+        compiled = await self._off_loop(self._compile, code, deadline)
+        if isinstance(compiled, JSException):
+            raise compiled
+        if isinstance(compiled, BaseException):
+            return self._engine_failure(compiled, deadline)
+        self._cell_function = compiled
         return await self._drive(deadline)
+
+    def _compile(self, code: str, deadline: float) -> int | BaseException:
+        guest = self.guest
+        guest.deadline = deadline
+        try:
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                return guest.compile(code)
+        except (JSException, GuestTrap, MemoryError) as exc:
+            return exc
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
@@ -152,6 +167,8 @@ class Cell:
             if isinstance(report, LegOutcome):
                 return report
             outcome = self._absorb(report)
+            if outcome is not None and outcome.status == "completed":
+                return await self._unless_rejected(outcome, deadline)
             if outcome is not None:
                 return outcome
             replies = await self._settlements(deadline)
@@ -162,12 +179,18 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        if self.runner is None:
-            result = self._segment(deadline, batch)
-        else:
-            result = await self.runner(self._segment, deadline, batch, lane=self.guest.lane)
+        result = await self._off_loop(self._segment, deadline, batch)
         if not isinstance(result, BaseException):
             return result
+        return self._engine_failure(result, deadline)
+
+    async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
+        if self.runner is None:
+            return function(*args)
+        return await self.runner(function, *args, lane=self.guest.lane)
+
+    def _engine_failure(self, result: BaseException, deadline: float) -> LegOutcome:
         if isinstance(result, JSException):
             return self._guest_exception(result, deadline)
         if isinstance(result, GuestTrap):
@@ -222,13 +245,33 @@ class Cell:
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
-        try:
-            unhandled = self.guest.unhandled_rejection()
-        except (JSException, GuestTrap):
-            unhandled = "Error: unhandled promise rejection"
-        if unhandled is not None:
-            return self._failed(*_classify(unhandled))
         return LegOutcome(status="completed", value_json=self.value_json or "null")
+
+    async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
+        """`completed`, or the failure of a rejection nobody handled.
+
+        Describing the rejection reads the reason's `name` and `message`, which may be
+        guest getters: it runs like any segment, off the loop and under the deadline (D5).
+        """
+        if not self.guest.has_unhandled_rejection:
+            return completed
+        described = await self._off_loop(self._describe_rejection, deadline)
+        if isinstance(described, str):
+            return self._failed(*_classify(described))
+        if isinstance(described, JSException) and not _interrupted(described, deadline):
+            return self._failed("internal_error", UNHANDLED_MESSAGE)
+        if described is None:
+            return completed
+        return self._engine_failure(described, deadline)
+
+    def _describe_rejection(self, deadline: float) -> str | BaseException | None:
+        guest = self.guest
+        guest.deadline = deadline
+        try:
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                return guest.unhandled_rejection()
+        except (JSException, GuestTrap, MemoryError) as exc:
+            return exc
 
     def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
         """Requests whose arguments fit the host budgets, parsed; the others are answered
@@ -429,7 +472,7 @@ class Cell:
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
 
     def _guest_exception(self, exc: JSException, deadline: float) -> LegOutcome:
-        if exc.text == "InternalError: interrupted" and time.monotonic() >= deadline:
+        if _interrupted(exc, deadline):
             return self._failed("timeout", TIMEOUT_MESSAGE)
         return self._failed(*_classify(exc.text))
 
@@ -443,6 +486,10 @@ class Cell:
             return self._failed("internal_error", "InternalError: out of memory")
         trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"
         return self._failed("internal_error", trapped)
+
+
+def _interrupted(exc: JSException, deadline: float) -> bool:
+    return exc.text == "InternalError: interrupted" and time.monotonic() >= deadline
 
 
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:

@@ -220,6 +220,10 @@ class Guest:
         (self._install, self._start, self._step, self._settle, self._describe) = entry_points
         self._rejections = {k: (p, r) for k, p, r in rejections}
 
+    @property
+    def has_unhandled_rejection(self) -> bool:
+        return bool(self._rejections)
+
     def unhandled_rejection(self) -> str | None:
         """The description of the oldest still-unhandled rejection, if any."""
         if not self._rejections:
