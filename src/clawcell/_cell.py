@@ -131,7 +131,7 @@ class Cell:
 
     def _compile(self, code: str, deadline: float) -> int | BaseException:
         guest = self.guest
-        guest.deadline = deadline
+        guest.deadline, guest.interrupted = deadline, False
         try:
             with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
                 return guest.compile(code)
@@ -201,7 +201,7 @@ class Cell:
         """Run the guest until it waits on the host again. Touches no asyncio state, so it
         may run on a worker thread; engine failures are returned, not raised."""
         guest = self.guest
-        guest.deadline = deadline
+        guest.deadline, guest.interrupted = deadline, False
         try:
             with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
                 if self._cell_function is not None:
@@ -220,6 +220,8 @@ class Cell:
                 if not pending.task.done():
                     self._running -= 1  # its done-callback ignores cancelled tasks
                 pending.task.cancel()
+        if self.guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
+            return self._failed("timeout", TIMEOUT_MESSAGE)
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
         # unless earlier frontiers were, and then the bridge phase wins.
@@ -266,7 +268,7 @@ class Cell:
 
     def _describe_rejection(self, deadline: float) -> str | BaseException | None:
         guest = self.guest
-        guest.deadline = deadline
+        guest.deadline, guest.interrupted = deadline, False
         try:
             with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
                 return guest.unhandled_rejection()

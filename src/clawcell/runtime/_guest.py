@@ -72,6 +72,10 @@ class Guest:
         template: Guest | None = None,
     ) -> None:
         self.deadline = float("inf")
+        self.interrupted = False
+        """Set when the interrupt handler stopped guest code because `deadline` passed. The
+        uncatchable error it throws can still end up as an unobserved rejection inside a job
+        (an async generator's step), leaving the cell with no work instead of an error."""
         self.lane = next_lane()
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
@@ -242,7 +246,12 @@ class Guest:
 def _interrupt_check(guest: weakref.ref[Guest]) -> Callable[[], bool]:
     def interrupted() -> bool:
         alive = guest()
-        return alive is None or time.monotonic() > alive.deadline
+        if alive is None:
+            return True
+        if time.monotonic() > alive.deadline:
+            alive.interrupted = True
+            return True
+        return False
 
     return interrupted
 
