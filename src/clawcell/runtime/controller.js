@@ -63,6 +63,39 @@
   const Uint8ArrayCtor = Uint8Array;
   const ArrayBufferCtor = ArrayBuffer;
   const isView = ArrayBuffer.isView;
+  const CONTROLLER_FILE = "clawcell:controller.js";
+
+  // ---- Error.prepareStackTrace ----------------------------------------------------------
+  // QuickJS-NG hands a user's `Error.prepareStackTrace` the call sites of every frame, and
+  // `CallSite.getFunction()` returns the frame's function, even a strict one: the
+  // controller's private closures were reachable that way. The user's function is kept here
+  // and the engine is given a wrapper that drops the controller's own frames first. The
+  // CallSite methods are captured now, before user code can replace them.
+  const prepareDescriptor = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+  if (prepareDescriptor !== undefined && typeof prepareDescriptor.set === "function") {
+    const setPrepare = prepareDescriptor.set;
+    apply(setPrepare, ErrorCtor, [(_, sites) => sites]);
+    const probeSites = new ErrorCtor().stack;
+    apply(setPrepare, ErrorCtor, [undefined]);
+    const siteFileName = uncurry(getPrototypeOf(probeSites[0]).getFileName);
+    let userPrepare;
+    const filteredPrepare = (error, sites) => {
+      const kept = [];
+      for (let i = 0; i < sites.length; i++) {
+        if (siteFileName(sites[i]) !== CONTROLLER_FILE) push(kept, sites[i]);
+      }
+      return apply(userPrepare, ErrorCtor, [error, kept]);
+    };
+    defineProperty(ErrorCtor, "prepareStackTrace", {
+      get: () => userPrepare,
+      set: (value) => {
+        userPrepare = value;
+        apply(setPrepare, ErrorCtor, [typeof value === "function" ? filteredPrepare : value]);
+      },
+      enumerable: false,
+      configurable: false,
+    });
+  }
 
   const USER_FILE = "openclaw-code-mode:user.js";
   const UNAWAITED =
