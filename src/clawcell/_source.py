@@ -184,15 +184,17 @@ def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return pos if found is None else found.end()
 
 
-_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+# Possessive repeats (`*+`): the alternatives are disjoint, so no backtracking is ever
+# needed, and Python's engine would otherwise keep a backtrack point per repetition.
+_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?(?:\*/|\Z))*+", re.S)
 _WORD = re.compile(r"[\w$\u0080-\U0010ffff]+")
 _PUNCT = re.compile(r"\?\.(?!\d)|=>|\.\.\.|[^\s\w]")
 _STRING = {
-    '"': re.compile(r'"(?:[^"\\\n]|\\.)*"?', re.S),
-    "'": re.compile(r"'(?:[^'\\\n]|\\.)*'?", re.S),
+    '"': re.compile(r'"(?:[^"\\\n]|\\.)*+"?', re.S),
+    "'": re.compile(r"'(?:[^'\\\n]|\\.)*+'?", re.S),
 }
-_REGEX = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\]?)*/?[\w$]*")
-_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\.|\$(?!\{))*", re.S)
+_REGEX = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*+\]?)*+/?[\w$]*")
+_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\.|\$(?!\{))*+", re.S)
 # After these words a `/` starts a regular expression, not a division.
 _KEYWORDS_BEFORE_EXPRESSION = _words(
     "return typeof instanceof in of new delete void throw case do else yield await"
@@ -363,12 +365,14 @@ _JS_LEADING_WORDS = _words(
     String Symbol console globalThis"""
 )
 
-_LEADING_COMMENTS = re.compile(r"(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*", re.S)
+_LEADING_COMMENTS = re.compile(r"(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*+", re.S)
 _SHELL_CONTROL = re.compile(
     r"(?:if|while|until)[ \t]+[^\s(]|for[ \t]+(?!await\b)[^\s(]"
     r"|case[ \t]+\S+[ \t]+in\b|function[ \t]+[\w-]+[ \t]*\{"
 )
-_ENV_ASSIGNMENT = re.compile(r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*"|'[^']*'|[^\s;&|'"])*)[ \t]+""")
+_ENV_ASSIGNMENT = re.compile(
+    r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*+"|'[^']*+'|[^\s;&|'"])*+)[ \t]+"""
+)
 _PATH_COMMAND = re.compile(
     r"(?:\.{1,2}/|~/)\S|\.[ \t]+[\w~./]"
     r"|/(?:usr|bin|sbin|opt|etc|home|tmp|var)(?:/[\w.+-]+)*(?:\s|$)"
