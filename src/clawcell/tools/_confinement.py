@@ -43,6 +43,8 @@ def _split(path: object) -> list[str]:
     """The path's components, after the textual checks; `[]` for the root itself."""
     if not isinstance(path, str):
         raise ToolError(f"Path must be a string, got {path!r}.", code="invalid_path")
+    if not path:
+        raise _invalid(path, "is empty")
     if len(path) > _MAX_PATH:
         raise _invalid(path[:64] + "…", f"is longer than {_MAX_PATH} characters")
     if _CONTROL.search(path):

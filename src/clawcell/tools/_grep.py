@@ -89,10 +89,11 @@ def grep_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `grep` tool over `confinement`."""
 
     def run(params: dict[str, Any]) -> dict[str, Any]:
+        files = _files(confinement, params.get("path", "."), limits)
         regex = _compile(params)
         only = glob_regex(str(params["glob"])) if "glob" in params else None
         scan = _Scan(limit=min(int(params.get("limit", limits.max_results)), limits.max_results))
-        for relative, real in _files(confinement, params.get("path", "."), limits):
+        for relative, real in files:
             if only is not None and not only.match(relative):
                 continue
             if not _search_file(scan, regex, relative, real, limits):

@@ -85,8 +85,8 @@ def apply_hunks(path: str, text: str, hunks: list[Hunk]) -> str:
             )
         current.lines[at : at + len(hunk.old)] = hunk.new
         cursor = at + len(hunk.new)
-        if not hunk.new_eol and at + len(hunk.new) == len(current.lines):
-            current.eol = False
+        if hunk.new_eol is not None and at + len(hunk.new) == len(current.lines):
+            current.eol = hunk.new_eol
     return current.render()
 
 

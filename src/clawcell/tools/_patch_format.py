@@ -23,13 +23,17 @@ _FILE_OPS: Final[dict[str, Op]] = {
 
 @dataclass(kw_only=True)
 class Hunk:
-    """One replacement: `old` lines (context and removals) become `new` lines."""
+    """One replacement: `old` lines (context and removals) become `new` lines.
+
+    `new_eol` says whether the file ends with a newline when the hunk reaches its end (`None`:
+    keep what the file had, as `*** Begin Patch` hunks do).
+    """
 
     old: list[str] = field(default_factory=list[str])
     new: list[str] = field(default_factory=list[str])
     start: int | None = None
     anchor: str | None = None
-    new_eol: bool = True
+    new_eol: bool | None = None
 
 
 @dataclass(kw_only=True)
@@ -161,7 +165,7 @@ def _unified_hunk(change: FileChange, lines: list[str], index: int) -> int:
         raise _malformed(f"bad hunk header {lines[index]!r}")
     old_left = int(match.group(2) or "1")
     new_left = int(match.group(4) or "1")
-    hunk = Hunk(start=int(match.group(1)))
+    hunk = Hunk(start=int(match.group(1)), new_eol=True)
     change.hunks.append(hunk)
     index += 1
     while index < len(lines) and (old_left > 0 or new_left > 0 or lines[index][:1] == "\\"):
