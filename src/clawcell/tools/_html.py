@@ -74,7 +74,9 @@ def extract(body: bytes, *, mime: str, charset: str | None, mode: ExtractMode) -
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(body, "html.parser", from_encoding=_known(charset))
+        known = _known(charset)
+        markup = body if known is None else body.decode(known, errors="replace")
+        soup = BeautifulSoup(markup, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title is not None else None
     for tag in soup(_NOT_CONTENT):
         tag.decompose()
