@@ -28,6 +28,10 @@ class FetchSettings:
     user_agent: str = "clawcell-web-fetch/0.1 (+https://github.com/clawcell)"
 
     def __post_init__(self) -> None:
+        for name in ("max_chars", "max_bytes", "timeout_seconds", "max_redirects"):
+            value: object = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigurationError(f"Fetch setting `{name}` must be a number, got {value!r}.")
         if self.max_chars < 1 or self.max_bytes < 1 or self.timeout_seconds <= 0:
             raise ConfigurationError(
                 "`max_chars`, `max_bytes` and `timeout_seconds` must be positive, got "
