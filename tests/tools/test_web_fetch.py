@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from clawcell.tools import FetchCache, FetchSettings, web
 
 from ._fakes import Clock, ScriptedResolver
 from ._server import LocalServer, Request, Response
+from ._tls import tls_listener
 from .conftest import call
 
 PAGE = (
@@ -289,3 +291,30 @@ def test_a_stale_entry_without_validators_is_fetched_again(server: LocalServer) 
 
 def test_web_tools_are_network_content() -> None:
     assert all(tool.network for tool in web())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://[::1]/",
+        "http://[::ffff:7f00:1]/",
+    ],
+)
+def test_the_system_resolver_path_refuses_every_spelling_of_loopback(url: str) -> None:
+    assert _code(web(), url) == "blocked_address"
+
+
+def test_https_keeps_the_host_name_for_sni_while_connecting_to_the_checked_address(
+    tmp_path: Path,
+) -> None:
+    with tls_listener(tmp_path) as listener:
+        resolver = ScriptedResolver(answers={"site.test": [["127.0.0.1"]]})
+        tools = _tools(resolver=resolver)
+        code = _code(tools, f"https://site.test:{listener.port}/")
+    assert code == "fetch_failed"  # the self-signed certificate is not trusted
+    assert listener.names == ["site.test"]
+    assert resolver.calls == ["site.test"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import ssl
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -63,6 +64,7 @@ class Fetcher:
     guard: AddressGuard
     settings: FetchSettings = field(default_factory=FetchSettings)
     cache: FetchCache | None = None
+    _tls: ssl.SSLContext | None = field(default=None, init=False, repr=False)
 
     async def fetch(self, url: object) -> Page:
         """The page at `url`, from the cache or the network; `ToolError`s say what failed."""
@@ -89,7 +91,10 @@ class Fetcher:
             return Page(url=key, page=cached[0], cache="hit")
         stale = cached[0] if cached is not None else None
         async with httpx.AsyncClient(
-            transport=PinnedTransport(self.guard), trust_env=False, follow_redirects=False
+            transport=PinnedTransport(self.guard, self._ssl_context()),
+            trust_env=False,
+            follow_redirects=False,
+            timeout=self.settings.timeout_seconds,
         ) as client:
             page: CachedPage | None = None
             if stale is not None and (stale.etag or stale.last_modified):
@@ -100,6 +105,12 @@ class Fetcher:
         return Page(
             url=key, page=self._store(key, page) if page.status == 200 else page, cache="miss"
         )
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        """One verifying TLS context per fetcher (loading the CA bundle costs milliseconds)."""
+        if self._tls is None:
+            self._tls = httpx.create_ssl_context(trust_env=False)
+        return self._tls
 
     def _store(self, key: str, page: CachedPage) -> CachedPage:
         return page if self.cache is None else self.cache.put(key, page)

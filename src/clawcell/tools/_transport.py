@@ -8,6 +8,7 @@ environment are never used, since a proxy would make its own lookup.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
@@ -71,9 +72,9 @@ class _ResponseStream(httpx.AsyncByteStream):
 class PinnedTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over connections pinned to guard-checked addresses."""
 
-    def __init__(self, guard: AddressGuard) -> None:
+    def __init__(self, guard: AddressGuard, ssl_context: ssl.SSLContext) -> None:
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=4,
             network_backend=_GuardedBackend(guard),
         )
