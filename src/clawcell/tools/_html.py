@@ -18,7 +18,7 @@ from typing import Final, Literal
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
 from markdownify import MarkdownConverter
 
-__all__ = ["Extracted", "decode_body", "extract"]
+__all__ = ["ExtractMode", "Extracted", "decode_body", "extract", "is_readable"]
 
 ExtractMode = Literal["markdown", "text"]
 _NOT_CONTENT: Final = (

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+from collections import OrderedDict
 from email.message import Message
 from typing import Any, Final
 
 from .._tool import Tool
 from ..errors import ToolError
+from ._cache import CachedPage
 from ._fetch import Fetcher, Page
-from ._html import extract, is_readable
+from ._html import Extracted, ExtractMode, extract, is_readable
 from ._schema import boolean, integer, literal, obj, string
 
 __all__ = ["FETCH_OUTPUT", "web_fetch_tool"]
@@ -54,8 +58,26 @@ def _content_type(header: str) -> tuple[str, str | None]:
     return mime, charset if isinstance(charset, str) else None
 
 
-def _render(page: Page, params: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    stored = page.page
+class _Readable:
+    """Extraction off the event loop, remembered for the pages the cache still serves."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._done: OrderedDict[tuple[bytes, str, str], Extracted] = OrderedDict()
+
+    async def of(self, stored: CachedPage, mode: ExtractMode) -> Extracted:
+        digest = hashlib.blake2b(stored.body, digest_size=16).digest()
+        key = (digest, stored.content_type, mode)
+        found = self._done.get(key)
+        if found is None:
+            found = await asyncio.to_thread(_extract, stored, mode)
+            self._done[key] = found
+            while len(self._done) > self._size:
+                self._done.popitem(last=False)
+        return found
+
+
+def _extract(stored: CachedPage, mode: ExtractMode) -> Extracted:
     mime, charset = _content_type(stored.content_type)
     if not is_readable(mime, stored.body):
         raise ToolError(
@@ -63,8 +85,13 @@ def _render(page: Page, params: dict[str, Any], max_chars: int) -> dict[str, Any
             "text. `web_fetch` reads HTML, text, JSON and XML.",
             code="unsupported_content",
         )
-    mode = "text" if params.get("extractMode") == "text" else "markdown"
-    readable = extract(stored.body, mime=mime, charset=charset, mode=mode)
+    return extract(stored.body, mime=mime, charset=charset, mode=mode)
+
+
+def _render(
+    page: Page, readable: Extracted, params: dict[str, Any], max_chars: int
+) -> dict[str, Any]:
+    stored = page.page
     limit = min(int(params.get("maxChars", max_chars)), max_chars)
     text = readable.text[:limit]
     cut = len(text) < len(readable.text) or stored.body_truncated
@@ -94,9 +121,13 @@ def _render(page: Page, params: dict[str, Any], max_chars: int) -> dict[str, Any
 def web_fetch_tool(fetcher: Fetcher) -> Tool:
     """The `web_fetch` tool over `fetcher` (network content: the run becomes untrusted)."""
 
+    readable = _Readable()
+
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
         page = await fetcher.fetch(params["url"])
-        return _render(page, params, fetcher.settings.max_chars)
+        mode: ExtractMode = "text" if params.get("extractMode") == "text" else "markdown"
+        text = await readable.of(page.page, mode)
+        return _render(page, text, params, fetcher.settings.max_chars)
 
     return Tool(
         name="web_fetch",
