@@ -70,6 +70,7 @@ CORPUS: list[tuple[str, str]] = [
     ("loop_a", "unreadable"),
     ("missing.txt", "not_found"),
     ("notes/missing/x.md", "not_found"),
+    ("notes/a.md/x", "not_found"),
     ("%2e%2e/secret.txt", "not_found"),
     ("%2e%2e%2fsecret.txt", "not_found"),
     ("....//secret.txt", "not_found"),
@@ -162,6 +163,26 @@ def test_grep_and_find_do_not_follow_links_out_of_the_root(hostile: Path) -> Non
     assert call(tools, "grep", {"pattern": "outside", "outputMode": "files"})["files"] == []
     found = call(tools, "find", {"pattern": "*.txt"})
     assert found == {"paths": [], "truncated": False}
+
+
+PATCHABLE = [case for case in ESCAPES if "\n" not in case[0] and case[0].strip() == case[0]]
+
+
+@pytest.mark.parametrize(("path", "expected"), PATCHABLE, ids=[repr(p)[:40] for p, _ in PATCHABLE])
+def test_apply_patch_refuses_every_escaping_path(hostile: Path, path: str, expected: str) -> None:
+    patch = f"*** Begin Patch\n*** Add File: {path}\n+pwned\n*** End Patch\n"
+    assert _code(hostile, "apply_patch", {"patch": patch}) == expected
+    assert (hostile.parent / "secret.txt").read_text() == "outside\n"
+
+
+def test_writing_below_a_file_fails_clearly(hostile: Path) -> None:
+    with pytest.raises(ToolError) as failed:
+        call(workspace(hostile), "write", {"path": "notes/a.md/x", "content": "x"})
+    assert failed.value.code == "write_failed"
+    assert failed.value.message == (
+        "Cannot create the directory for 'notes/a.md/x': File exists. A part of the path "
+        "may be a file."
+    )
 
 
 def test_writing_through_a_fifo_or_device_is_refused(hostile: Path) -> None:

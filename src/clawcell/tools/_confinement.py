@@ -125,7 +125,7 @@ class Confinement:
     def _open_regular(self, path: object, real: Path) -> int:
         try:
             fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, NotADirectoryError) as exc:
             raise not_found(path) from exc
         except IsADirectoryError as exc:
             raise not_a_file(path, "a directory") from exc
@@ -142,7 +142,7 @@ class Confinement:
         """`"file"`, `"dir"`, `"other"` or `None` for what `real` is (without following)."""
         try:
             mode = os.lstat(real).st_mode
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISREG(mode):
             return "file"

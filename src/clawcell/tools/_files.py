@@ -31,10 +31,25 @@ def write_bytes(
     kind = confinement.existing_kind(real)
     if real == confinement.root or kind in ("dir", "other"):
         raise not_a_file(path, "a directory" if kind == "dir" else "a device, FIFO or socket")
-    real.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(
+            f"Cannot create the directory for {path!r}: {exc.strerror}. A part of the path "
+            "may be a file.",
+            code="write_failed",
+        ) from exc
     if confinement.resolve(confinement.relative(real.parent)) != real.parent:
         raise ToolError(f"Path {path!r} moved while writing; try again.", code="invalid_path")
     mode = os.stat(real).st_mode & 0o7777 if kind == "file" else 0o644
+    try:
+        _replace_atomically(real, data, mode)
+    except OSError as exc:
+        raise ToolError(f"Cannot write {path!r}: {exc.strerror}.", code="write_failed") from exc
+    return real, kind is None
+
+
+def _replace_atomically(real: Path, data: bytes, mode: int) -> None:
     descriptor, temporary = tempfile.mkstemp(dir=real.parent, prefix=".clawcell-")
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -45,7 +60,6 @@ def write_bytes(
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    return real, kind is None
 
 
 def remove_file(confinement: Confinement, path: object) -> Path:
