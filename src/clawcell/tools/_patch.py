@@ -143,6 +143,20 @@ def _check_sizes(encoded: dict[str, bytes | None], limits: WorkspaceLimits) -> N
             )
 
 
+def _commit(plan: _Plan, encoded: dict[str, bytes | None]) -> dict[str, list[str]]:
+    """Write the staged files (only after every hunk matched and every size fits)."""
+    summary: dict[str, list[str]] = {"added": [], "modified": [], "deleted": []}
+    for path, data in sorted(encoded.items()):
+        if data is None:
+            if path in plan.originals:
+                remove_file(plan.confinement, path)
+                summary["deleted"].append(path)
+            continue
+        write_bytes(plan.confinement, path, data, plan.limits)
+        summary["modified" if path in plan.originals else "added"].append(path)
+    return summary
+
+
 def patch_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `apply_patch` tool over `confinement`."""
 
@@ -155,16 +169,7 @@ def patch_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
             for path, text in plan.staged.items()
         }
         _check_sizes(encoded, limits)
-        summary: dict[str, list[str]] = {"added": [], "modified": [], "deleted": []}
-        for path, data in sorted(encoded.items()):
-            if data is None:
-                if path in plan.originals:
-                    remove_file(confinement, path)
-                    summary["deleted"].append(path)
-                continue
-            write_bytes(confinement, path, data, limits)
-            summary["modified" if path in plan.originals else "added"].append(path)
-        return summary
+        return _commit(plan, encoded)
 
     return Tool(
         name="apply_patch",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from .._tool import Tool
 from ..errors import ToolError
 from ._confinement import Confinement
-from ._images import sniff_image
+from ._images import ImageInfo, sniff_image
 from ._limits import WorkspaceLimits
 from ._schema import boolean, integer, literal, obj, string
 
@@ -108,35 +109,37 @@ def _window(params: Mapping[str, Any], limits: WorkspaceLimits) -> _Window:
     )
 
 
+def _image(shown: str, real: Path, data: bytes, image: ImageInfo) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "kind": "image",
+        "path": shown,
+        "mimeType": image.mime_type,
+        "bytes": len(data),
+        "media": f"MEDIA:{real}",
+    }
+    dims = {"width": image.width, "height": image.height}
+    return found | {key: value for key, value in dims.items() if value is not None}
+
+
 def read_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `read` tool over `confinement`."""
 
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
         relative = confinement.normalize(params["path"])
-        real = confinement.resolve(params["path"])
-        missing = confinement.existing_kind(real) is None
+        missing = confinement.existing_kind(confinement.resolve(params["path"])) is None
         if missing and (params.get("optional") is True or is_daily_note(relative)):
             return {"kind": "not_found", "path": relative}
         real, data = confinement.open_file(params["path"], max_bytes=limits.max_read_bytes)
-        shown = confinement.relative(real) if real != confinement.root else relative
+        shown = confinement.relative(real)
         image = sniff_image(data[:65536])
         if image is not None:
-            found: dict[str, Any] = {
-                "kind": "image",
-                "path": shown,
-                "mimeType": image.mime_type,
-                "bytes": len(data),
-                "media": f"MEDIA:{real}",
-            }
-            dims = {"width": image.width, "height": image.height}
-            return found | {key: value for key, value in dims.items() if value is not None}
+            return _image(shown, real, data, image)
         if b"\x00" in data[:8192]:
             raise ToolError(
                 f"File {relative!r} is binary ({len(data)} bytes), not text or a known image.",
                 code="binary_file",
             )
-        text = data.decode("utf-8", errors="replace")
-        body = read_text(text, _window(params, limits))
+        body = read_text(data.decode("utf-8", errors="replace"), _window(params, limits))
         return {"kind": "text", "path": shown, **body}
 
     return Tool(
