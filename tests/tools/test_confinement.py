@@ -7,9 +7,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clawcell import ToolError
 from clawcell.tools import workspace
+from clawcell.tools._confinement import Confinement
 
 from .conftest import call
 
@@ -208,3 +211,27 @@ def test_an_escaping_path_error_says_what_was_wrong_and_how_to_fix_it(hostile: P
 
 def test_the_corpus_is_large() -> None:
     assert len(CORPUS) >= 60
+
+
+_PIECES = st.sampled_from(
+    ["..", ".", "", "a", "notes", "a.md", "link_out", "dir_out", "up", "link_in", "~", "\\", "\x00",
+     "/", "//", "proc_link", "chain_out", "loop_a", "é", " "]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pieces=st.lists(_PIECES, max_size=8), lead=st.sampled_from(["", "/", "./", "../"]))
+def test_any_path_resolves_inside_the_root_or_is_refused(
+    hostile: Path, pieces: list[str], lead: str
+) -> None:
+    confinement = Confinement.at(hostile)
+    path = lead + "/".join(pieces)
+    try:
+        real = confinement.resolve(path)
+    except ToolError as refused:
+        assert refused.code in ("invalid_path", "outside_workspace")
+        return
+    resolved_root = Path(os.path.realpath(hostile))
+    assert real == resolved_root or real.is_relative_to(resolved_root)
