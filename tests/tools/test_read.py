@@ -172,3 +172,19 @@ def test_unknown_input_keys_are_refused_by_the_closed_input_contract(root: Path)
     with pytest.raises(ContractError) as refused:
         call(workspace(root), "read", {"path": "a", "encoding": "latin-1"})
     assert refused.value.code == "input_contract"
+
+
+def test_an_offset_past_the_end_is_refused_with_the_line_count(root: Path) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    with pytest.raises(ToolError) as refused:
+        call(workspace(root), "read", {"path": "a.txt", "offset": 3})
+    assert refused.value.code == "invalid_range"
+    assert refused.value.message == (
+        "`offset` 3 is past the end of the file (2 lines). Read from a smaller offset."
+    )
+
+
+def test_an_empty_file_reads_as_empty_text(root: Path) -> None:
+    (root / "empty.txt").write_text("")
+    result = call(workspace(root), "read", {"path": "empty.txt"})
+    assert (result["text"], result["totalLines"], result["truncated"]) == ("", 0, False)

@@ -75,6 +75,12 @@ class _Window:
 def read_text(text: str, window: _Window) -> dict[str, Any]:
     """Lines `offset`.. of `text`, cut at `limit` lines or `max_chars` characters."""
     lines = text.splitlines(keepends=True)
+    if window.offset > max(len(lines), 1):
+        raise ToolError(
+            f"`offset` {window.offset} is past the end of the file ({len(lines)} lines). "
+            "Read from a smaller offset.",
+            code="invalid_range",
+        )
     start = window.offset - 1
     stop = len(lines) if window.limit is None else min(len(lines), start + window.limit)
     taken: list[str] = []
