@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from clawcell import ContractError, ToolError
+from clawcell.reply import split_media_from_output
 from clawcell.tools import WorkspaceLimits, workspace
 
 from .conftest import call
@@ -188,3 +189,10 @@ def test_an_empty_file_reads_as_empty_text(root: Path) -> None:
     (root / "empty.txt").write_text("")
     result = call(workspace(root), "read", {"path": "empty.txt"})
     assert (result["text"], result["totalLines"], result["truncated"]) == ("", 0, False)
+
+
+def test_the_media_reference_is_a_line_the_reply_protocol_delivers(root: Path) -> None:
+    (root / "my chart.png").write_bytes(_png(2, 2))
+    media = call(workspace(root), "read", {"path": "my chart.png"})["media"]
+    split = split_media_from_output(f"Here is the chart.\n{media}")
+    assert split.get("mediaUrls") == [str(root.resolve() / "my chart.png")]
