@@ -50,21 +50,25 @@ class FetchCache:
     Attributes:
         ttl_seconds: How long an entry is served without asking the server.
         max_entries: Most pages kept; the least recently used goes first.
+        max_total_bytes: Most body bytes kept across all pages (evicting the least recently
+            used first).
         clock: Monotonic seconds (injectable for tests).
     """
 
     ttl_seconds: float = 900.0
     max_entries: int = 128
+    max_total_bytes: int = 64 * 1024 * 1024
     clock: Callable[[], float] = time.monotonic
     _pages: OrderedDict[str, CachedPage] = field(
         default_factory=OrderedDict[str, CachedPage], repr=False
     )
 
     def __post_init__(self) -> None:
-        if self.ttl_seconds < 0 or self.max_entries < 1:
+        if self.ttl_seconds < 0 or self.max_entries < 1 or self.max_total_bytes < 1:
             raise ConfigurationError(
-                f"FetchCache needs `ttl_seconds` >= 0 and `max_entries` >= 1, got "
-                f"{self.ttl_seconds!r} and {self.max_entries!r}."
+                "FetchCache needs `ttl_seconds` >= 0, `max_entries` >= 1 and "
+                f"`max_total_bytes` >= 1, got {self.ttl_seconds!r}, {self.max_entries!r} and "
+                f"{self.max_total_bytes!r}."
             )
 
     def get(self, url: str) -> tuple[CachedPage, bool] | None:
@@ -80,9 +84,14 @@ class FetchCache:
         stored = replace(page, stored_at=self.clock())
         self._pages[url] = stored
         self._pages.move_to_end(url)
-        while len(self._pages) > self.max_entries:
+        while len(self._pages) > self.max_entries or (
+            len(self._pages) > 1 and self._total() > self.max_total_bytes
+        ):
             self._pages.popitem(last=False)
         return stored
+
+    def _total(self) -> int:
+        return sum(len(page.body) for page in self._pages.values())
 
     def clear(self) -> None:
         """Forget every entry."""

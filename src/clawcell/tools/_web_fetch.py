@@ -61,7 +61,7 @@ def _content_type(header: str) -> tuple[str, str | None]:
 class _Readable:
     """Extraction off the event loop, remembered for the pages the cache still serves."""
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 8) -> None:
         self._size = size
         self._done: OrderedDict[tuple[bytes, str, str], Extracted] = OrderedDict()
 
