@@ -173,3 +173,10 @@ def test_providers_validate_their_configuration() -> None:
 def test_web_without_fetch_or_search_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError):
         web(fetch=False)
+
+
+def test_oversized_fields_are_cut(server: LocalServer) -> None:
+    long = {"title": "t" * 5000, "url": "https://x.org/" + "u" * 5000, "content": "s" * 5000}
+    server.route("/search", _json({"results": [long]}))
+    (hit,) = call(_searxng(server), "web_search", {"query": "x"})["results"]
+    assert (len(hit["title"]), len(hit["url"]), len(hit["snippet"])) == (300, 2048, 1000)

@@ -318,3 +318,9 @@ def test_https_keeps_the_host_name_for_sni_while_connecting_to_the_checked_addre
     assert code == "fetch_failed"  # the self-signed certificate is not trusted
     assert listener.names == ["site.test"]
     assert resolver.calls == ["site.test"]
+
+
+def test_a_huge_title_is_cut(server: LocalServer) -> None:
+    body = b"<html><head><title>" + b"T" * 10_000 + b"</title></head><body>x</body></html>"
+    server.route("/t", Response(headers=HTML, body=body))
+    assert len(call(_tools(), "web_fetch", {"url": f"{server.base}/t"})["title"]) == 300

@@ -21,6 +21,7 @@ from markdownify import MarkdownConverter
 __all__ = ["ExtractMode", "Extracted", "decode_body", "extract", "is_readable"]
 
 ExtractMode = Literal["markdown", "text"]
+MAX_TITLE: Final = 300
 _NOT_CONTENT: Final = (
     "script", "style", "noscript", "template", "svg", "canvas", "iframe",
     "nav", "footer", "aside", "form", "button", "head",
@@ -77,7 +78,7 @@ def extract(body: bytes, *, mime: str, charset: str | None, mode: ExtractMode) -
         known = _known(charset)
         markup = body if known is None else body.decode(known, errors="replace")
         soup = BeautifulSoup(markup, "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title is not None else None
+    title = soup.title.get_text(" ", strip=True)[:MAX_TITLE] if soup.title is not None else None
     for tag in soup(_NOT_CONTENT):
         tag.decompose()
     main = soup.find("main") or soup.find("article") or soup.body or soup

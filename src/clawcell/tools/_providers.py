@@ -22,18 +22,21 @@ __all__ = ["BraveProvider", "SearxngProvider"]
 
 _TAGS: Final = re.compile(r"<[^>]+>")
 _RAW_LIMIT: Final = 32_768
+_MAX_TITLE: Final = 300
+_MAX_URL: Final = 2048
+_MAX_SNIPPET: Final = 1000
 _BRAVE_URL: Final = "https://api.search.brave.com/res/v1/web/search"
 
 
-def _plain(text: object) -> str:
-    return _TAGS.sub("", text) if isinstance(text, str) else ""
+def _plain(text: object, limit: int) -> str:
+    return _TAGS.sub("", text)[:limit] if isinstance(text, str) else ""
 
 
 def _hit(item: Mapping[str, Any], snippet_key: str, date_keys: tuple[str, ...]) -> SearchResult:
     hit: SearchResult = {
-        "title": _plain(item.get("title")),
-        "url": str(item.get("url", "")),
-        "snippet": _plain(item.get(snippet_key)),
+        "title": _plain(item.get("title"), _MAX_TITLE),
+        "url": str(item.get("url", ""))[:_MAX_URL],
+        "snippet": _plain(item.get(snippet_key), _MAX_SNIPPET),
     }
     published = next((item[key] for key in date_keys if isinstance(item.get(key), str)), None)
     if published:
