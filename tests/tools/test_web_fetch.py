@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clawcell import Tool, ToolError
+from clawcell import ConfigurationError, Tool, ToolError
 from clawcell.tools import FetchCache, FetchSettings, web
 
 from ._fakes import Clock, ScriptedResolver
@@ -324,3 +325,17 @@ def test_a_huge_title_is_cut(server: LocalServer) -> None:
     body = b"<html><head><title>" + b"T" * 10_000 + b"</title></head><body>x</body></html>"
     server.route("/t", Response(headers=HTML, body=body))
     assert len(call(_tools(), "web_fetch", {"url": f"{server.base}/t"})["title"]) == 300
+
+
+def test_without_the_web_extra_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("clawcell.tools._fetch", "clawcell.tools._web_fetch", "clawcell.tools._transport"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(ConfigurationError) as missing:
+        web()
+    assert missing.value.message == (
+        "`web_fetch` needs httpx, beautifulsoup4 and markdownify (httpx is missing): "
+        "pip install 'clawcell[web]'."
+    )
