@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from .._jsonvalue import json_value
 from .._limits import Limits
-from .._tool import JsonValue, Tool, ToolResult
 from ..errors import ClawcellError, InputError, ToolError
 from ._api_files import (
     ApiFile,
@@ -30,6 +29,7 @@ from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, 
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import SearchDocument, SearchIndex, parameter_text
+from ._tool import JsonValue, Tool, ToolResult
 from ._tool_dts import tool_declaration_file
 
 __all__ = ["Catalog"]

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 __all__ = ["ExecutionMode", "JsonValue", "Tool", "ToolResult", "ToolSource"]
 
