@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._cache import FetchCache
 from ._limits import WorkspaceLimits

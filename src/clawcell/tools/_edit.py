@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ToolError
 from ._confinement import Confinement
 from ._files import decode_text, encode_text, unified_diff, write_bytes

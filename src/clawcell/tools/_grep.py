@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .._tool import Tool
-from ..catalog import define_output_schema
+from ..catalog import Tool, define_output_schema
 from ..errors import ToolError
 from ._confinement import Confinement, not_a_file, not_found
 from ._limits import WorkspaceLimits

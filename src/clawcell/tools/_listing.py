@@ -7,7 +7,7 @@ import os
 import stat
 from typing import Any, Final
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ToolError
 from ._confinement import Confinement, not_found
 from ._limits import WorkspaceLimits

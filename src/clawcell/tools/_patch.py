@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ToolError
 from ._confinement import Confinement
 from ._files import decode_text, encode_text, remove_file, write_bytes

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ToolError
 from ._confinement import Confinement
 from ._images import ImageInfo, sniff_image

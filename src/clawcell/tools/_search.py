@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, NotRequired, Protocol, TypedDict, cast
 
-from .._tool import Tool
+from ..catalog import Tool
 from ._schema import array, integer, literal, obj, string
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._cache import FetchCache
 from ._guard import AddressGuard, Resolver, SystemResolver

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from email.message import Message
 from typing import Any, Final
 
-from .._tool import Tool
+from ..catalog import Tool
 from ..errors import ToolError
 from ._cache import CachedPage
 from ._fetch import Fetcher, Page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .._tool import Tool
+from ..catalog import Tool
 from ._confinement import Confinement
 from ._edit import edit_tool, write_tool
 from ._grep import grep_tool
