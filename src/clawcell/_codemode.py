@@ -39,7 +39,7 @@ from .runtime import GuestPool, JSException, run_on_guest_thread
 from .store import MemoryStore, SessionStore, SessionView
 
 if TYPE_CHECKING:
-    from .mcp import McpServers, ServerConfig
+    from .mcp import McpServers, McpServerStatus, ServerConfig
 
 __all__ = ["CodeMode"]
 
@@ -186,8 +186,25 @@ class CodeMode:
         The `exec` description carries the budgets of `limits` and the quick index of the
         catalog's tools.
         """
-        servers = self._mcp.server_identifiers() if self._mcp is not None else []
-        return self.catalog.model_tools(style, mcp_servers=servers)
+        if self._mcp is None:
+            return self.catalog.model_tools(style)
+        return self.catalog.model_tools(
+            style,
+            mcp_servers=self._mcp.server_identifiers(),
+            mcp_unavailable=self._mcp.unavailable(),
+        )
+
+    async def mcp_status(self) -> dict[str, McpServerStatus]:
+        """Connect the MCP servers not listed yet and say, per server name, how each stands.
+
+        Each is `connected` (its tools are callable) or `failed` with the `cause` cells
+        would see; asking again retries the failed ones. `{}` without MCP servers.
+        """
+        self._check_open()
+        if self._mcp is None:
+            return {}
+        await self._prepare_mcp()
+        return self._mcp.status()
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.

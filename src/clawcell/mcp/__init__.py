@@ -11,5 +11,13 @@ from __future__ import annotations
 
 from ._config import HttpServer, ServerConfig, StdioServer
 from ._runtime import McpServers
+from ._status import McpServerStatus, ServerState
 
-__all__ = ["HttpServer", "McpServers", "ServerConfig", "StdioServer"]
+__all__ = [
+    "HttpServer",
+    "McpServerStatus",
+    "McpServers",
+    "ServerConfig",
+    "ServerState",
+    "StdioServer",
+]

@@ -15,6 +15,7 @@ from typing import Any, NoReturn, cast
 from ..errors import ClosedError, McpError
 from ._config import ServerConfig
 from ._sdk import Cleanup, is_connection_closed, is_protocol_error, open_client
+from ._status import LOGGER
 from ._types import McpListing, McpResult, Operation, result_from_mcp, tool_from_mcp
 
 __all__ = ["Connection"]
@@ -22,9 +23,24 @@ __all__ = ["Connection"]
 Send = Callable[[Any], Awaitable[Any]]
 
 
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real cause inside (nested) exception groups, e.g. of an anyio TaskGroup."""
+    while isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        exc = group.exceptions[0]
+    return exc
+
+
 def _detail(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    leaf = _leaf(exc)
+    text = str(leaf).strip().splitlines()
+    return text[0] if text else type(leaf).__name__
+
+
+def _failure(message: str) -> McpError:
+    """An `McpError` for a cell, logged on the `clawcell.mcp` logger."""
+    LOGGER.warning("%s", message)
+    return McpError(message)
 
 
 class Connection:
@@ -63,10 +79,10 @@ class Connection:
             raise
         except Exception as exc:
             await self._reset()
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` could not be started or reached: {_detail(exc)}. "
                 "Check its configuration; the next call retries."
-            ) from exc
+            ) from _leaf(exc)
 
     @staticmethod
     async def _own(
@@ -120,28 +136,28 @@ class Connection:
         call.cancel()
         await self._reset()
         if owner is not None and owner in done:
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` closed the connection during `{operation}`; "
                 "the next call reconnects."
             )
-        raise McpError(
+        raise _failure(
             f"MCP server `{self.name}` did not answer `{operation}` within "
             f"{self.config.timeout:g}s; the connection was reset and the next call reconnects."
         )
 
     def _fail(self, operation: str, exc: Exception) -> NoReturn:
         if is_protocol_error(exc):
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` rejected `{operation}`: {_detail(exc)}"
             ) from exc
         # A malformed answer or a broken transport: start afresh next time.
         self._client = None
         if is_connection_closed(exc):
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` closed the connection during `{operation}`; "
                 "the next call reconnects."
             ) from exc
-        raise McpError(
+        raise _failure(
             f"MCP server `{self.name}` failed during `{operation}`: {_detail(exc)}. "
             "The next call reconnects."
         ) from exc
@@ -153,7 +169,7 @@ class Connection:
         try:
             return result_from_mcp(operation, raw)
         except Exception as exc:
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` sent a malformed `{operation}` result: {_detail(exc)}"
             ) from exc
 

@@ -144,11 +144,11 @@ def index_declaration(namespace: McpNamespace) -> str:
     """The content of `mcp/index.d.ts`; a server named `index` is inlined after the root."""
     refs = [
         f'/// <reference path="./{s.identifier}.d.ts" />'
-        for s in namespace.servers
+        for s in namespace.available
         if s.identifier != "index"
     ]
     lines = [*refs, "", *_ROOT] if refs else list(_ROOT)
     inlined = namespace.server("index")
-    if inlined is not None:
+    if inlined is not None and inlined.unavailable is None:
         lines += ["", server_declaration(inlined)]
     return "\n".join(lines)
