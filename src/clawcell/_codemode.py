@@ -234,6 +234,7 @@ class CodeMode:
         """Resume a cell that returned `waiting`; see `call_tool`."""
         self._check_open()
         self._expire()
+        await self._prepare_mcp()  # a cell parked by another process may call MCP servers
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self._input_failure(_RESUMING)
