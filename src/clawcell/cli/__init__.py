@@ -26,8 +26,8 @@ from ._settings import (
 )
 
 __all__ = [
-    "MEMORY",
     "Command",
+    "MEMORY",
     "Settings",
     "build_parser",
     "configure_mcp",
