@@ -26,8 +26,8 @@ from ._settings import (
 )
 
 __all__ = [
-    "Command",
     "MEMORY",
+    "Command",
     "Settings",
     "build_parser",
     "configure_mcp",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn, cast
+from typing import Any, Final, NoReturn, cast
 
 from ..errors import ClosedError, McpError
 from ._config import ServerConfig
@@ -21,6 +21,8 @@ from ._types import McpListing, McpResult, Operation, result_from_mcp, tool_from
 __all__ = ["Connection"]
 
 Send = Callable[[Any], Awaitable[Any]]
+SHUTDOWN_SECONDS: Final = 15.0
+"""How long `aclose()` waits for connections to shut down (the SDK's own bound is ~7 s)."""
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -53,6 +55,7 @@ class Connection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._opening: asyncio.Lock | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -63,7 +66,7 @@ class Connection:
         self._opening = self._opening or asyncio.Lock()
         async with self._opening:
             if self._client is None or self._owner is None or self._owner.done():
-                await self._reset()
+                self._detach()
                 await self._open()
             return self._client
 
@@ -75,10 +78,10 @@ class Connection:
         try:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self.config.timeout)
         except asyncio.CancelledError:
-            await self._reset()
+            self._detach()
             raise
         except Exception as exc:
-            await self._reset()
+            self._detach()
             raise _failure(
                 f"MCP server `{self.name}` could not be started or reached: {_detail(exc)}. "
                 "Check its configuration; the next call retries."
@@ -98,23 +101,31 @@ class Connection:
         finally:
             await cleanup()
 
-    async def _reset(self) -> None:
+    def _detach(self) -> None:
+        """Let go of the current connection; its owner shuts it down in the background.
+
+        The owner is never cancelled here: the SDK's transport shutdown is shielded and
+        bounded (it closes stdin, waits, then kills the server's process tree), and a native
+        `cancel()` would defeat that shield and leave the server process running.
+        """
         owner, self._owner, self._client = self._owner, None, None
         if owner is None:
             return
         if self._stop is not None:
             self._stop.set()
-        try:
-            await asyncio.wait_for(owner, self.config.timeout)
-        except Exception:
-            owner.cancel()
+        self._closing.add(owner)
+        owner.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
         """Close the connection (and stop a stdio server); idempotent."""
         if self._closed:
             return
         self._closed = True
-        await self._reset()
+        self._detach()
+        if self._closing:
+            _, stuck = await asyncio.wait(set(self._closing), timeout=SHUTDOWN_SECONDS)
+            for owner in stuck:
+                owner.cancel()
 
     # -- requests -------------------------------------------------------------------------
 
@@ -134,7 +145,7 @@ class Connection:
                 return call.result()
             self._fail(operation, cast("Exception", exc))
         call.cancel()
-        await self._reset()
+        self._detach()
         if owner is not None and owner in done:
             raise _failure(
                 f"MCP server `{self.name}` closed the connection during `{operation}`; "

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._namespace import McpMethod, McpNamespace, McpServerScope
-from ._schema_types import object_type
+from ._schema_types import object_type, property_key
 
 __all__ = [
     "INDEX_DESCRIPTION",
@@ -77,7 +77,7 @@ def _doc(method: McpMethod, properties: Mapping[str, Any], required: set[str]) -
     params: list[str] = []
     for name, prop in properties.items():
         schema: Mapping[str, Any] = prop if isinstance(prop, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
-        parts = [f"@param {name}{'' if name in required else '?'}"]
+        parts = [f"@param {property_key(name)}{'' if name in required else '?'}"]
         described = schema.get("description")
         if isinstance(described, str) and described.strip():
             parts.append(" ".join(described.split()))

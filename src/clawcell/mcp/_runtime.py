@@ -85,7 +85,7 @@ class McpServers:
         for name in self._connections:
             identifier = self._identifiers[name]
             if name in self._listings:
-                tools = sum(1 for _ in self._listings[name].tools)
+                tools = len({t.name for t in self._listings[name].tools})
                 out[name] = McpServerStatus(identifier=identifier, state="connected", tools=tools)
             elif name in self._failures:
                 out[name] = McpServerStatus(
