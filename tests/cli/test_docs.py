@@ -24,7 +24,7 @@ def _bash_lines(path: Path) -> list[str]:
 
 
 def _argv(line: str) -> list[str]:
-    words = shlex.split(line.split("|")[-1])
+    words = shlex.split(line.rsplit("|", maxsplit=1)[-1])
     return words[words.index(next(w for w in words if w.endswith("clawcell"))) + 1 :]
 
 
