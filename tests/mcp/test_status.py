@@ -49,8 +49,8 @@ async def _session(
 def test_status_is_pending_until_asked_then_connected_with_a_tool_count() -> None:
     async def main() -> tuple[object, object]:
         async with CodeMode(mcp_servers={"kitchen": kitchen()}) as mode:
-            assert mode._mcp is not None  # pyright: ignore[reportPrivateUsage]
-            before = mode._mcp.status()  # pyright: ignore[reportPrivateUsage]
+            assert mode._host.mcp is not None  # pyright: ignore[reportPrivateUsage]
+            before = mode._host.mcp.status()  # pyright: ignore[reportPrivateUsage]
             return before, await mode.mcp_status()
 
     before, after = asyncio.run(main())

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._namespace import McpMethod, McpNamespace, McpServerScope
-from ._schema_types import object_type, property_key
+from ._schema_types import object_type
 
 __all__ = [
     "INDEX_DESCRIPTION",
@@ -71,13 +71,20 @@ def _escape(text: str) -> str:
     return text.replace("*/", "* /")
 
 
+def _param_name(name: str) -> str:
+    """The name as §9.4 writes it, JSON-quoted only when it would break the comment line."""
+    if any(not char.isprintable() for char in name):
+        return json.dumps(name, ensure_ascii=False)
+    return name
+
+
 def _doc(method: McpMethod, properties: Mapping[str, Any], required: set[str]) -> list[str]:
     lines = [line.strip() for line in method.description.splitlines() if line.strip()]
     lines = lines[:MAX_DOC_LINES]
     params: list[str] = []
     for name, prop in properties.items():
         schema: Mapping[str, Any] = prop if isinstance(prop, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
-        parts = [f"@param {property_key(name)}{'' if name in required else '?'}"]
+        parts = [f"@param {_param_name(name)}{'' if name in required else '?'}"]
         described = schema.get("description")
         if isinstance(described, str) and described.strip():
             parts.append(" ".join(described.split()))
