@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 import mcp
+from clawcell import Tool
 
 from ._helpers import ROOT
 
@@ -96,3 +97,12 @@ def config_file(tmp_path: Path, text: str) -> str:
     path = tmp_path / "clawcell.toml"
     path.write_text(text, "utf-8")
     return str(path)
+
+
+async def _shout(params: dict[str, Any]) -> str:
+    print("noise on stdout")  # must not corrupt the stdio protocol
+    return str(params.get("word", "")).upper()
+
+
+NOISY_TOOLS = [Tool(name="shout", execute=_shout)]
+"""A tool that prints to stdout, for `--tools tests.mcp._serve:NOISY_TOOLS`."""

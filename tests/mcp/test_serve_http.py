@@ -204,3 +204,13 @@ def test_http_mode_without_a_token_generates_one_and_says_so() -> None:
     assert notice.startswith(prefix + "`Authorization: Bearer ")
     assert len(notice.removeprefix(prefix).split()[-1].rstrip("`\n")) >= 40
     assert ready.startswith("clawcell: MCP endpoint http://127.0.0.1:")
+
+
+def test_an_allowed_proxy_host_is_served() -> None:
+    with http_server(["--store", ":memory:", "--allow-host", "proxy.example"]) as server:
+        port = urlsplit(server.url).port
+        headers = {"Host": f"proxy.example:{port}", "Authorization": "Bearer test-token"}
+        status, _, _ = _request(server.url, headers)
+        refused, _, _ = _request(server.url, {**headers, "Host": f"other.example:{port}"})
+    assert status not in (401, 403, 421)
+    assert refused == 421

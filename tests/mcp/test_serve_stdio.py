@@ -95,3 +95,14 @@ def test_a_parked_cell_survives_the_client_restarting_the_server(tmp_path: Path)
     assert parked["status"] == "waiting"
     assert resumed["status"] == "completed", resumed
     assert resumed["value"] == ["before", "after"]
+
+
+def test_a_tool_printing_to_stdout_does_not_corrupt_the_protocol() -> None:
+    async def main() -> dict[str, object]:
+        async with stdio_client_of(
+            "--store", ":memory:", "--tools", "tests.mcp._serve:NOISY_TOOLS"
+        ) as c:
+            await call(c, "exec", {"code": "return await shout({ word: 'one' });"})
+            return await call(c, "exec", {"code": "return await shout({ word: 'two' });"})
+
+    assert anyio.run(main)["value"] == "TWO"
