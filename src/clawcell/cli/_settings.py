@@ -34,10 +34,13 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from .. import Limits, Tool
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..mcp import ServerConfig
 
 __all__ = [
     "MEMORY",
@@ -70,7 +73,7 @@ class Settings:
     """
 
     tools: tuple[str, ...] = ()
-    mcp_servers: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
     limits: Mapping[str, int] = field(default_factory=dict[str, int])
     store: str | None = None
     session: str | None = None
@@ -141,7 +144,7 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
             f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
             f"the keys are {', '.join(_KEYS)}."
         )
-    servers: dict[str, Any] = {}
+    servers: dict[str, ServerConfig] = {}
     if "mcpServers" in data:
         servers.update(parse_servers(data["mcpServers"], source=where))
     mcp = _table(where, data, "mcp")
