@@ -52,7 +52,10 @@ class HttpGuard:
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket":  # the MCP transport has none: refuse, never route
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":  # lifespan
             await self._app(scope, receive, send)
             return
         refusal = self.refusal(scope["headers"])
