@@ -32,7 +32,7 @@ from .errors import ClosedError, InputError
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
-    from .mcp import ServerConfig
+    from .mcp import McpServerStatus, ServerConfig
 
 __all__ = ["CodeMode"]
 
@@ -147,7 +147,24 @@ class CodeMode:
         The `exec` description carries the budgets of `limits` and the quick index of the
         catalog's tools.
         """
-        return self.catalog.model_tools(style, mcp_servers=self._host.mcp_servers())
+        mcp = self._host.mcp
+        return self.catalog.model_tools(
+            style,
+            mcp_servers=self._host.mcp_servers(),
+            mcp_unavailable=mcp.unavailable() if mcp is not None else None,
+        )
+
+    async def mcp_status(self) -> dict[str, McpServerStatus]:
+        """Connect the MCP servers not listed yet and say, per server name, how each stands.
+
+        Each is `connected` (its tools are callable) or `failed` with the `cause` cells
+        would see; asking again retries the failed ones. `{}` without MCP servers.
+        """
+        self._check_open()
+        if self._host.mcp is None:
+            return {}
+        await self._host.prepare()
+        return self._host.mcp.status()
 
     async def call_tool(
         self,
@@ -186,6 +203,7 @@ class CodeMode:
     async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""
         self._check_open()
+        await self._host.prepare()  # a cell parked by another process may call MCP servers
         return cast(dict[str, Any], await self._runs.wait(run_id, on_update))
 
     async def decide(
