@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from clawcell.ui._security import Secrets
-
 from tests.ui._client import BASE, TOKEN, client, csrf
 
 UNAUTHORIZED = (
@@ -15,9 +14,17 @@ UNAUTHORIZED = (
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/playground", "/api/sessions", "/api/sessions/main/history", "/static/app.css",
-             "/media?path=/etc/passwd", "/__openclaw__/canvas/documents/cv_1/index.html"],
-)  # fmt: skip
+    "path",
+    [
+        "/",
+        "/playground",
+        "/api/sessions",
+        "/api/sessions/main/history",
+        "/static/app.css",
+        "/media?path=/etc/passwd",
+        "/__openclaw__/canvas/documents/cv_1/index.html",
+    ],
+)
 def test_every_route_refuses_a_request_without_the_token(path: str) -> None:
     response = client(login=False).get(path)
     assert response.status_code == 401

@@ -127,6 +127,8 @@ class _Ui:
 
     async def play(self, request: Request) -> Response:
         tool = request.path_params["tool"]
+        if tool not in ("exec", "wait"):
+            return JSONResponse({"error": f"no playground tool {tool!r}"}, status_code=404)
         body = await _json_body(request) or {}
         session_id = body.get("session", "playground")
         if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
@@ -206,8 +208,9 @@ def create_app(
             it can hold documents. Without one, canvas URLs answer 404.
     """
     settings = settings or UiSettings()
-    if documents is None and _holds_documents(getattr(agent, "store", None)):
-        documents = cast(DocumentStore, agent.store)  # pyright: ignore[reportAttributeAccessIssue]
+    store: object = getattr(agent, "store", None)
+    if documents is None and _holds_documents(store):
+        documents = cast(DocumentStore, store)
     ui = _Ui(agent, settings, documents)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings

@@ -8,7 +8,7 @@ import contextlib
 import importlib
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -63,7 +63,7 @@ def _agent_factory(
 
 
 @contextlib.asynccontextmanager
-async def _entered(agent: Any) -> AsyncIterator[ChatAgent]:
+async def _entered(agent: Any) -> AsyncGenerator[ChatAgent]:
     if hasattr(agent, "__aenter__"):
         async with agent:
             yield cast(ChatAgent, agent)

@@ -21,8 +21,8 @@ from typing import Any, Final, cast
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from ..errors import ToolError
 from .. import Tool
+from ..errors import ToolError
 from ._protocol import DocumentStore
 from ._settings import EmbedSandbox
 

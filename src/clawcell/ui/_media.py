@@ -78,7 +78,7 @@ def media_type(path: Path) -> tuple[str, bool]:
     return (guessed, True) if inline else ("application/octet-stream", False)
 
 
-def media_route(roots: MediaRoots):  # noqa: ANN201  # a Starlette endpoint closure
+def media_route(roots: MediaRoots):  # a Starlette endpoint closure
     """The `GET /media?path=…` endpoint."""
 
     async def endpoint(request: Request) -> Response:
@@ -94,6 +94,7 @@ def media_route(roots: MediaRoots):  # noqa: ANN201  # a Starlette endpoint clos
         return FileResponse(
             path,
             media_type=content_type,
+            filename=path.name,
             content_disposition_type=disposition,
             headers={"content-security-policy": "sandbox; default-src 'none'"},
         )

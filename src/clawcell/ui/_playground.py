@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ._protocol import CellRunner
 from ._stream import Op, sse_message
-from ._templates import fragment, render_template
+from ._templates import fragment
 
 __all__ = ["EXAMPLE_CELL", "playground_events"]
 

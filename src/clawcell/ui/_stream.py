@@ -11,11 +11,11 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from ._protocol import AgentEvent
 from ._render import Renderer
-from ._templates import fragment, render_template
+from ._templates import fragment
 
 __all__ = ["Op", "TurnStream", "sse_message"]
 
@@ -41,6 +41,14 @@ def _cell_key(data: Mapping[str, Any]) -> str | None:
         if isinstance(data.get(key), str):
             return data[key]
     return None
+
+
+def _envelope_of(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    envelope = data.get("envelope")
+    if isinstance(envelope, Mapping):
+        return cast(Mapping[str, Any], envelope)
+    # A call rejected outright (`InputError`) has no envelope, only the message.
+    return {"status": "failed", "code": "invalid_input", "error": data.get("error")}
 
 
 @dataclass(kw_only=True)
@@ -104,13 +112,10 @@ class TurnStream:
         cell = self._cell_for(data)
         if cell is None:
             return []
-        envelope = data.get("envelope")
-        if not isinstance(envelope, Mapping):
-            # A call rejected outright (`InputError`): no envelope, only the message.
-            envelope = {"status": "failed", "code": "invalid_input", "error": data.get("error")}
+        envelope = _envelope_of(data)
         html = fragment("result", id=cell, value=envelope)
         ops: list[Op] = [{"op": "replace", "target": f"{cell}-result", "html": html}]
-        if isinstance(envelope, Mapping) and isinstance(envelope.get("output"), list):
+        if isinstance(envelope.get("output"), list):
             outputs = fragment("outputs", id=cell, value=envelope)
             ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
         return ops
