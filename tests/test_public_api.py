@@ -14,6 +14,7 @@ import clawcell.runtime
 import clawcell.store
 
 PACKAGE = [
+    "CellUpdate",
     "ClawcellError",
     "ClosedError",
     "CodeMode",

@@ -7,6 +7,7 @@ import importlib
 from ._codemode import CodeMode
 from ._envelope import render
 from ._limits import Limits
+from ._progress import CellUpdate
 from ._tool import Tool, ToolResult
 from .errors import (
     ClawcellError,
@@ -25,6 +26,7 @@ from .errors import (
 from .store import MemoryStore, SessionStore, SQLiteStore
 
 __all__ = [
+    "CellUpdate",
     "ClawcellError",
     "ClosedError",
     "CodeMode",

@@ -22,6 +22,7 @@ from ._cell import Cell, LegOutcome
 from ._envelope import failed_envelope, settle_envelope
 from ._limits import Limits
 from ._output import ModelBudget, OutputLedger, bound_error
+from ._progress import OnUpdate, Progress
 from ._results import ResultsStore
 from ._runs import ParkedRuns, Run, stored_writes
 from ._source import check_source, format_syntax_error, read_exec_args, read_wait_args
@@ -189,11 +190,18 @@ class CodeMode:
         servers = self._mcp.server_identifiers() if self._mcp is not None else []
         return self.catalog.model_tools(style, mcp_servers=servers)
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str,
+        *,
+        on_update: OnUpdate | None = None,
+    ) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.
 
         `arguments` is the call's argument object, or its JSON text as some model APIs
-        deliver it.
+        deliver it. `on_update`, when given, receives a `clawcell.CellUpdate` for each output
+        item and tool call of this leg as it happens (see `clawcell.CellUpdate`).
 
         Raises:
             InputError: The call itself was rejected (arguments that are not an object, empty
@@ -201,19 +209,21 @@ class CodeMode:
         """
         args = _argument_object(name, arguments)
         if name == "exec":
-            return await self._exec_call(args)
+            return await self._exec_call(args, on_update)
         if name == "wait":
-            return await self.wait(read_wait_args(args))
+            return await self.wait(read_wait_args(args), on_update=on_update)
         raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
 
-    async def exec(self, code: str, *, title: str | None = None) -> dict[str, Any]:
+    async def exec(
+        self, code: str, *, title: str | None = None, on_update: OnUpdate | None = None
+    ) -> dict[str, Any]:
         """Run a new cell; see `call_tool`."""
         arguments: dict[str, Any] = {"code": code}
         if title is not None:
             arguments["title"] = title
-        return await self._exec_call(arguments)
+        return await self._exec_call(arguments, on_update)
 
-    async def wait(self, run_id: str) -> dict[str, Any]:
+    async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""
         self._check_open()
         self._expire()
@@ -236,10 +246,11 @@ class CodeMode:
             run = None
         if run is None or run.expires_at <= time.time():
             raise InputError(_UNAVAILABLE)
-        return await self._resume(run)
+        return await self._resume(run, on_update)
 
-    async def _resume(self, run: Run) -> dict[str, Any]:
+    async def _resume(self, run: Run, on_update: OnUpdate | None) -> dict[str, Any]:
         run.resuming = True
+        run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
         try:
             if run.snapshot is not None:
                 guest = self._pool.acquire()
@@ -283,7 +294,9 @@ class CodeMode:
 
     # -- exec ---------------------------------------------------------------------------
 
-    async def _exec_call(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def _exec_call(
+        self, arguments: Mapping[str, Any], on_update: OnUpdate | None = None
+    ) -> dict[str, Any]:
         self._check_open()
         self._expire()
         parsed = read_exec_args(arguments)
@@ -292,7 +305,7 @@ class CodeMode:
         problem = check_source(parsed.code)
         if problem is not None:
             return self._input_failure(problem.message)
-        return await self._start(parsed.code, restart_safe=parsed.restart_safe)
+        return await self._start(parsed.code, restart_safe=parsed.restart_safe, on_update=on_update)
 
     def _bridge(self, session: SessionView | None) -> Bridge:
         mcp = self._mcp.host_catalog if self._mcp else None
@@ -302,9 +315,16 @@ class CodeMode:
             results=self.results,
             session=session,
             namespaces=mcp,
+            network_tool=self._network_tool,
         )
 
-    async def _start(self, code: str, *, restart_safe: bool) -> dict[str, Any]:
+    def _network_tool(self, callable_name: str) -> bool:
+        binding = self.catalog.binding(callable_name)
+        return binding is not None and binding.tool.network
+
+    async def _start(
+        self, code: str, *, restart_safe: bool, on_update: OnUpdate | None
+    ) -> dict[str, Any]:
         await self._prepare_mcp()
         try:
             guest = self._pool.acquire()
@@ -323,6 +343,8 @@ class CodeMode:
             session=session,
             restart_safe=restart_safe,
         )
+        if on_update is not None:
+            run.cell.progress = Progress(run.run_id, on_update)
         try:
             outcome = await run.cell.start(code, self.limits.timeout_ms / 1000)
         except JSException as exc:
@@ -336,6 +358,7 @@ class CodeMode:
     # -- ends of legs -------------------------------------------------------------------
 
     async def _finish_leg(self, run: Run, outcome: LegOutcome) -> dict[str, Any]:
+        run.cell.progress = None
         if outcome.status == "waiting":
             outcome = self._suspend(run, outcome)
         warning = None
