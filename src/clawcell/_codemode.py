@@ -15,7 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ._bridge import Bridge
 from ._cell import Cell, LegOutcome
@@ -28,7 +28,7 @@ from ._runs import ParkedRuns, Run, stored_writes
 from ._source import check_source, format_syntax_error, read_exec_args, read_wait_args
 from ._tool import Tool
 from ._untrusted import mark_untrusted
-from .catalog import AfterToolCall, BeforeToolCall, Catalog
+from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle
 from .errors import (
     ClawcellError,
     ClosedError,
@@ -181,7 +181,7 @@ class CodeMode:
 
     # -- model-facing tools -----------------------------------------------------------------
 
-    def model_tools(self, style: Literal["anthropic", "openai"] = "anthropic") -> list[Any]:
+    def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:
         """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape.
 
         The `exec` description carries the budgets of `limits` and the quick index of the

@@ -11,7 +11,7 @@ import inspect
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .._limits import Limits
 from .._tool import JsonValue, Tool, ToolResult
@@ -25,7 +25,13 @@ from ._api_files import (
 )
 from ._bindings import Binding, build_bindings, guest_value, json_safe
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
-from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, wait_tool
+from ._model_tools import (
+    ModelToolStyle,
+    exec_description,
+    exec_tool,
+    export_model_tools,
+    wait_tool,
+)
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import SearchDocument, SearchIndex, parameter_text
@@ -301,7 +307,7 @@ class Catalog:
 
     def model_tools(
         self,
-        style: Literal["anthropic", "openai"] = "anthropic",
+        style: ModelToolStyle = "anthropic",
         *,
         mcp_servers: Sequence[str] = (),
     ) -> list[Any]:
@@ -309,8 +315,9 @@ class Catalog:
 
         `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description.
         """
-        export = to_anthropic if style == "anthropic" else to_openai
-        return [export(self.exec_tool(mcp_servers=mcp_servers)), export(self.wait_tool())]
+        return export_model_tools(
+            style, [self.exec_tool(mcp_servers=mcp_servers), self.wait_tool()]
+        )
 
 
 def _document(binding: Binding) -> SearchDocument:
