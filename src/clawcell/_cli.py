@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import json
 import sys
@@ -63,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
     run.add_argument("--limit", action="append", default=[], help="a limit, e.g. timeoutMs=2000")
     commands.add_parser("demo", help="a short guided tour of code mode")
+    serve = commands.add_parser("serve", help="the web Control UI (needs clawcell[ui])")
+    with contextlib.suppress(ImportError):  # without the extra, `serve` says how to get it
+        importlib.import_module("clawcell.ui").configure(serve)
     return parser
 
 
@@ -70,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "serve":
+            return importlib.import_module("clawcell.ui").run(args)
         if args.command == "demo":
             from ._demo import run_demo
 

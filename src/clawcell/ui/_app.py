@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, cast
 
 from starlette.applications import Starlette
@@ -18,11 +18,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..reply import project_chat_display_messages
 from ._documents import document_route
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import ChatAgent, DocumentStore
-from ._render import Renderer
+from ._render import Renderer, with_delivery_facts
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
@@ -71,11 +72,20 @@ class _Ui:
         session_id = request.query_params.get("session", default)
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
-        history = await self.agent.history(session_id)
-        messages = self.renderer(request).messages(history)
+        messages = self.renderer(request).messages(await self._history(session_id))
         return self.page(
             "chat.html", page="chat", sessions=sessions, session_id=session_id, messages=messages
         )
+
+    async def _history(self, session_id: str) -> list[dict[str, Any]]:
+        """The projected history, with delivery facts kept when the raw transcript is there."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        if transcript is None:
+            return await self.agent.history(session_id)
+        stored = await transcript(session_id)
+        return project_chat_display_messages(with_delivery_facts(stored))
 
     async def playground(self, request: Request) -> Response:
         session_id = request.query_params.get("session", "playground")
@@ -100,7 +110,7 @@ class _Ui:
         session_id = request.path_params["session"]
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
-        return JSONResponse(await self.agent.history(session_id))
+        return JSONResponse(await self._history(session_id))
 
     async def turn(self, request: Request) -> Response:
         session_id = request.path_params["session"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import socket
 import sys
+import tempfile
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -25,30 +27,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="TCP port (default 8787; 0 picks a free one)")
     parser.add_argument(
+        "--embed-sandbox", choices=["strict", "scripts", "trusted"], help="canvas sandbox tier"
+    )
+    parser.add_argument(
         "--demo", action="store_true", help="serve a scripted demo agent (no model key needed)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `clawcell serve` until interrupted; 2 for a configuration error."""
-    try:
-        settings = load_settings(args.config, host=args.host, port=args.port)
-        factory = _agent_factory(settings, demo=bool(args.demo))
-    except ConfigurationError as exc:
-        print(f"clawcell: {exc}", file=sys.stderr)
-        return 2
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(factory, settings))
+    overrides = {"host": args.host, "port": args.port, "embed_sandbox": args.embed_sandbox}
+    with tempfile.TemporaryDirectory(prefix="clawcell-demo-") as scratch:
+        try:
+            settings = load_settings(args.config, **overrides)
+            if args.demo:
+                from ._demo import demo_agent
+
+                media = Path(scratch)
+                settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
+                factory: AgentFactory = lambda: demo_agent(media)  # noqa: E731
+            else:
+                factory = _agent_factory(settings)
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(serve(factory, settings))
+        except ConfigurationError as exc:
+            print(f"clawcell: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
-def _agent_factory(
-    settings: UiSettings, *, demo: bool
-) -> Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]:
-    if demo:
-        from ._demo import demo_agent
+AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]
 
-        return demo_agent
+
+def _agent_factory(settings: UiSettings) -> AgentFactory:
     if settings.agent is None:
         raise ConfigurationError(
             '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
@@ -95,7 +106,7 @@ def access_url(settings: UiSettings, port: int) -> str:
 
 
 async def serve(
-    factory: Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]],
+    factory: AgentFactory,
     settings: UiSettings,
     *,
     out: TextIO | None = None,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from .. import CellUpdate
+
 __all__ = ["AgentEvent", "CellRunner", "ChatAgent", "DocumentStore", "SessionSummary"]
 
 
@@ -47,7 +49,7 @@ class CellRunner(Protocol):
         name: str,
         arguments: Mapping[str, Any],
         *,
-        on_update: Callable[[Any], None] | None = None,
+        on_update: Callable[[CellUpdate], None] | None = None,
     ) -> dict[str, Any]:
         """Answer an `exec` or `wait` call with its envelope, reporting progress."""
         ...

@@ -8,21 +8,23 @@ capability host) and their `sandbox` from `resolve_embed_sandbox`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ..reply import (
     expand_text_content,
+    parse_inline_directives,
     resolve_canvas_iframe_url,
     resolve_embed_sandbox,
 )
 from ._markdown import render_markdown
 from ._media import MediaRoots
 from ._settings import UiSettings
-from ._views import AttachmentView, CanvasView, HtmlView, ItemView, MessageView
+from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 
-__all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer"]
+__all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "with_delivery_facts"]
 
 DEFAULT_CANVAS_HEIGHT: Final = 360
 
@@ -97,12 +99,56 @@ class Renderer:
         )
 
     def messages(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
-        """Every displayable message of a projected history."""
-        views = [self.message(m) for m in messages if m.get("role") in _ROLES]
+        """Every displayable message of a projected history; cell results become cards."""
+        calls: dict[str, Mapping[str, Any]] = {}
+        views: list[MessageView] = []
+        for message in messages:
+            calls.update(_tool_calls(message))
+            if message.get("role") == "toolResult" and message.get("toolName") in _CELL_TOOLS:
+                views.append(_cell_view(message, calls, len(views)))
+            elif message.get("role") in _ROLES:
+                views.append(self.message(message))
         return [view for view in views if view.items]
 
 
 _ROLES: Final = frozenset({"user", "assistant"})
+_CELL_TOOLS: Final = frozenset({"exec", "wait"})
+
+
+def _tool_calls(message: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return {}
+    blocks = [
+        cast(Mapping[str, Any], b) for b in cast(list[object], content) if isinstance(b, Mapping)
+    ]
+    return {str(b.get("id")): b for b in blocks if b.get("type") == "toolCall"}
+
+
+def _cell_view(
+    message: Mapping[str, Any], calls: Mapping[str, Mapping[str, Any]], index: int
+) -> MessageView:
+    text = "".join(b.get("text", "") for b in _blocks(message.get("content")))
+    try:
+        parsed: object = json.loads(text)
+    except ValueError:
+        parsed = None
+    envelope: Mapping[str, Any] = (
+        cast(Mapping[str, Any], parsed)
+        if isinstance(parsed, Mapping)
+        else {"status": "failed", "error": text}
+    )
+    call = calls.get(str(message.get("toolCallId")), {})
+    arguments = call.get("arguments")
+    args = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else {}
+    cell = CellView(
+        id=f"history-cell-{index}",
+        tool=str(message.get("toolName")),
+        code=args.get("code") if isinstance(args.get("code"), str) else None,
+        run_id=args.get("runId") if isinstance(args.get("runId"), str) else None,
+        envelope=envelope,
+    )
+    return MessageView(role="cell", items=(cell,))
 
 
 def _blocks(content: object) -> list[dict[str, Any]]:
@@ -141,4 +187,29 @@ def _target(rendered: Mapping[str, Any], message: Mapping[str, Any]) -> str | No
         fields = cast(Mapping[str, str], target)
         return "the current message" if fields["kind"] == "current" else f"message {fields['id']}"
     explicit = _delivery(message, "replyToId")
-    return f"message {explicit}" if isinstance(explicit, str) and explicit else None
+    if isinstance(explicit, str) and explicit:
+        return f"message {explicit}"
+    return "the current message" if _delivery(message, "replyToCurrent") is True else None
+
+
+def with_delivery_facts(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stored messages with their directive facts beside them, before display projection.
+
+    The chat-history projection strips `[[audio_as_voice]]` and reply tags from the text; the
+    facts they carried travel on as `openclawDelivery` (as newer Control UI revisions read
+    them), so history still shows voice notes and reply targets.
+    """
+    annotated: list[dict[str, Any]] = []
+    for message in messages:
+        out = dict(message)
+        if message.get("role") == "assistant" and "openclawDelivery" not in message:
+            text = "\n".join(b["text"] for b in _blocks(message.get("content")) if "text" in b)
+            facts = parse_inline_directives(text)
+            delivery: dict[str, Any] = {"audioAsVoice": facts["audioAsVoice"]}
+            if "replyToExplicitId" in facts:
+                delivery["replyToId"] = facts["replyToExplicitId"]
+            elif facts["replyToCurrent"]:
+                delivery["replyToCurrent"] = True
+            out["openclawDelivery"] = delivery
+        annotated.append(out)
+    return annotated

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["AttachmentView", "CanvasView", "HtmlView", "ItemView", "MessageView"]
+__all__ = ["AttachmentView", "CanvasView", "CellView", "HtmlView", "ItemView", "MessageView"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +42,19 @@ class CanvasView:
     url: str
 
 
-ItemView = HtmlView | AttachmentView | CanvasView
+@dataclass(frozen=True, kw_only=True)
+class CellView:
+    """A finished `exec`/`wait` call from the transcript: its code and its envelope."""
+
+    kind: Literal["cell"] = "cell"
+    id: str
+    tool: str
+    code: str | None
+    run_id: str | None
+    envelope: Mapping[str, Any]
+
+
+ItemView = HtmlView | AttachmentView | CanvasView | CellView
 
 
 @dataclass(frozen=True, kw_only=True)
