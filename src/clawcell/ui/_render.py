@@ -140,12 +140,15 @@ def _cell_view(
     )
     call = calls.get(str(message.get("toolCallId")), {})
     arguments = call.get("arguments")
-    args = cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else {}
+    args: Mapping[str, Any] = (
+        cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else {}
+    )
+    code, run_id = args.get("code"), args.get("runId")
     cell = CellView(
         id=f"history-cell-{index}",
         tool=str(message.get("toolName")),
-        code=args.get("code") if isinstance(args.get("code"), str) else None,
-        run_id=args.get("runId") if isinstance(args.get("runId"), str) else None,
+        code=code if isinstance(code, str) else None,
+        run_id=run_id if isinstance(run_id, str) else None,
         envelope=envelope,
     )
     return MessageView(role="cell", items=(cell,))
