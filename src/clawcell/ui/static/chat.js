@@ -5,6 +5,19 @@ const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");
 const session = transcript.dataset.session;
 
+function listSession() {
+  const list = document.querySelector(".sessions ul");
+  if (list.querySelector(`a[href="/?session=${encodeURIComponent(session)}"]`)) return;
+  list.querySelector(".empty")?.remove();
+  const link = document.createElement("a");
+  link.href = `/?session=${encodeURIComponent(session)}`;
+  link.textContent = session;
+  link.setAttribute("aria-current", "page");
+  const item = document.createElement("li");
+  item.append(link);
+  list.prepend(item);
+}
+
 function scrollDown() {
   transcript.scrollTop = transcript.scrollHeight;
 }
@@ -22,6 +35,7 @@ async function send(text) {
     transcript.append(p);
   } finally {
     button.disabled = false;
+    listSession();
     document.body.dataset.turn = "done";
     scrollDown();
   }
@@ -44,3 +58,4 @@ form.elements.namedItem("text").addEventListener("keydown", (event) => {
 });
 
 scrollDown();
+document.body.dataset.ready = "true";

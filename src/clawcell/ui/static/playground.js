@@ -25,3 +25,4 @@ form.addEventListener("submit", (event) => {
 document.getElementById("wait").addEventListener("click", () => {
   if (runId.value.trim()) run("wait", { runId: runId.value.trim() });
 });
+document.body.dataset.ready = "true";
