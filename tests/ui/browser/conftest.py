@@ -12,7 +12,7 @@ import contextlib
 import shutil
 import socket
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -63,7 +63,7 @@ def serve(
     *,
     tools: Callable[[MemoryStore], list[Tool]] = lambda store: [canvas_tool(store)],
     **settings: Any,
-) -> Iterator[Running]:
+) -> Generator[Running]:
     """Serve a UI over an `Agent` replaying `turns`, on a free loopback port."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))

@@ -1,7 +1,8 @@
-"""The chat in a real Chromium: access, rich replies, sandboxed canvases, hostile input, live cells."""
+"""The chat in a real Chromium: access, rich replies, canvases, hostile input, live cells."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ CANVAS_JS = """document.getElementById("state").textContent = "ran";
 try { document.getElementById("cookie").textContent = "readable:" + document.cookie; }
 catch (error) { document.getElementById("cookie").textContent = "unreachable"; }
 window.parent.postMessage("canvas ran", "*");"""
-PNG = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0\x90wS\xde\0\0\0\x0cIDATx\x9cc\xf8\xcf\xc0\0\0\x03\x01\x01\0\xc9\xfe\x92\xef\0\0\0\0IEND\xaeB`\x82"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
 
 
 def _documents(running: Running, *refs: str) -> None:
