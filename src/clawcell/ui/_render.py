@@ -143,10 +143,11 @@ def _cell_view(
     args: Mapping[str, Any] = (
         cast(Mapping[str, Any], arguments) if isinstance(arguments, Mapping) else {}
     )
-    code, run_id = args.get("code"), args.get("runId")
+    code, run_id, title = args.get("code"), args.get("runId"), args.get("title")
     cell = CellView(
         id=f"history-cell-{index}",
         tool=str(message.get("toolName")),
+        title=title if isinstance(title, str) else None,
         code=code if isinstance(code, str) else None,
         run_id=run_id if isinstance(run_id, str) else None,
         envelope=envelope,

@@ -49,6 +49,7 @@ class CellView:
     kind: Literal["cell"] = "cell"
     id: str
     tool: str
+    title: str | None
     code: str | None
     run_id: str | None
     envelope: Mapping[str, Any]

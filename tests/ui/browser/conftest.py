@@ -12,7 +12,7 @@ import contextlib
 import shutil
 import socket
 import threading
-from collections.abc import Callable, Coroutine, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,14 +57,12 @@ class Running:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
 
 
+AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+
+
 @contextlib.contextmanager
-def serve(
-    turns: Sequence[ScriptedTurn],
-    *,
-    tools: Callable[[MemoryStore], list[Tool]] = lambda store: [canvas_tool(store)],
-    **settings: Any,
-) -> Generator[Running]:
-    """Serve a UI over an `Agent` replaying `turns`, on a free loopback port."""
+def serve_agent(factory: AgentFactory, **settings: Any) -> Generator[Running]:
+    """Serve a UI over the agent `factory` yields, on a free loopback port, in a thread."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
@@ -73,21 +71,18 @@ def serve(
     started: concurrent.futures.Future[tuple[Running, uvicorn.Server]] = concurrent.futures.Future()
 
     async def main() -> None:
-        store = MemoryStore()
-        agent = Agent(model=ScriptedModel(turns), tools=tools(store), store=store,
-                      limits=Limits(timeout_ms=60_000))  # fmt: skip
-        async with agent:
-            config = uvicorn.Config(create_app(agent, ui_settings), log_level="warning",
-                                    lifespan="off")  # fmt: skip
-            server = uvicorn.Server(config)
+        async with factory() as agent:
+            app = create_app(agent, ui_settings)
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            loop = asyncio.get_running_loop()
             running = Running(base=f"http://127.0.0.1:{port}", settings=ui_settings,
-                              store=store, loop=asyncio.get_running_loop())  # fmt: skip
+                              store=agent.store, loop=loop)  # fmt: skip
             started.set_result((running, server))
             await server.serve(sockets=[sock])
 
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
     thread.start()
-    running, server = started.result(timeout=60)
+    running, server = started.result(timeout=120)
     try:
         yield running
     finally:
@@ -96,13 +91,33 @@ def serve(
         sock.close()
 
 
-@pytest.fixture(scope="session")
+def serve(
+    turns: Sequence[ScriptedTurn],
+    *,
+    tools: Callable[[MemoryStore], list[Tool]] = lambda store: [canvas_tool(store)],
+    **settings: Any,
+) -> contextlib.AbstractContextManager[Running]:
+    """Serve a UI over an `Agent` replaying `turns` (with the `canvas` tool by default)."""
+
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncGenerator[Agent]:
+        store = MemoryStore()
+        async with Agent(model=ScriptedModel(turns), tools=tools(store), store=store,
+                         limits=Limits(timeout_ms=60_000)) as agent:  # fmt: skip
+            yield agent
+
+    return serve_agent(factory, **settings)
+
+
+@pytest.fixture
 def playwright() -> Iterator[Playwright]:
+    # Per test, not per session: the sync API marks an event loop as running on this thread
+    # while it is open, which would break every later test that calls `asyncio.run`.
     with sync_playwright() as instance:
         yield instance
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser(playwright: Playwright) -> Iterator[Browser]:
     executable = shutil.which("chromium")
     assert executable, "Debian's chromium is missing: run scripts/ensure-chromium.sh"

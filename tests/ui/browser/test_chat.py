@@ -76,7 +76,7 @@ def test_a_rich_reply_renders_media_a_voice_note_and_two_sandboxed_canvases(
         assert reply.locator(".reply-target").inner_text() == "↩ in reply to the current message"
         image = reply.locator(".attachment-image img")
         assert image.get_attribute("src") == f"/media?path={tmp_path}/chart.png"
-        assert image.evaluate("img => img.complete && img.naturalWidth") == 1
+        assert image.evaluate("img => img.decode().then(() => img.naturalWidth)") == 1
         assert reply.locator(".attachment-audio.voice-note audio").count() == 1
         frames = reply.locator("iframe")
         assert frames.count() == 2
