@@ -91,3 +91,9 @@ def test_an_unloadable_agent_factory_exits_2(
 def test_the_access_url_names_host_port_and_token(host: str, url: str) -> None:
     settings = UiSettings(host=host, token="x" * 20)
     assert access_url(settings, 8787) == url + "x" * 20
+
+
+def test_the_readme_serve_command_is_the_one_tested_here() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    commands = re.findall(r"^(\.venv/bin/clawcell serve[^#\n]*)", readme, re.M)
+    assert [c.strip() for c in commands] == [".venv/bin/clawcell serve --demo"]
