@@ -520,7 +520,7 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
     # Expiry is read in whichever module keeps the parked runs; each sees the fake clock.
-    for name in ("clawcell._codemode", "clawcell._runs"):
+    for name in ("clawcell._lifecycle", "clawcell._runs"):
         module = sys.modules.get(name)
         if module is not None and hasattr(module, "time"):
             monkeypatch.setattr(module, "time", SimpleNamespace(**clock))
@@ -725,3 +725,14 @@ def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None
     parked, after = with_mode(body, tools=[Tool(name="slow", execute=slow)])
     assert parked["reason"] == "pending_tools"
     assert after["value"] == 7
+
+
+def test_a_guest_shared_between_runtimes_keeps_nothing_of_the_previous_one() -> None:
+    async def main() -> list[Any]:
+        async with CodeMode() as first:
+            await first.exec("globalThis.secret = 'from the first runtime'; return 1")
+        async with CodeMode() as second:
+            seen = await second.exec("return typeof globalThis.secret")
+        return [seen["status"], seen["value"]]
+
+    assert asyncio.run(main()) == ["completed", "undefined"]
