@@ -6,6 +6,7 @@ Start with `Agent`; see `docs/agents.md`.
 from __future__ import annotations
 
 from ._agent import Agent
+from ._anthropic import AnthropicModel
 from ._events import (
     AgentEvent,
     CellFinished,
@@ -19,11 +20,14 @@ from ._events import (
     TurnUsage,
 )
 from ._model import Model, ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._openai_chat import OpenAIChatModel
+from ._openai_responses import OpenAIResponsesModel
 from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
 
 __all__ = [
     "Agent",
     "AgentEvent",
+    "AnthropicModel",
     "CellFinished",
     "CellOutput",
     "CellStarted",
@@ -33,6 +37,8 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelText",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "ReplyEvent",
     "ScriptedModel",
     "ScriptedTurn",
