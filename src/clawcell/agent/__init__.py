@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ._agent import Agent
 from ._anthropic import AnthropicModel
+from ._anthropic_tools import anthropic_runner_tools
 from ._events import (
     AgentEvent,
     CellFinished,
@@ -19,9 +20,12 @@ from ._events import (
     TurnStarted,
     TurnUsage,
 )
+from ._langchain import langchain_tools
 from ._model import Model, ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._openai_agents import openai_agents_tools
 from ._openai_chat import OpenAIChatModel
 from ._openai_responses import OpenAIResponsesModel
+from ._pydantic_ai import pydantic_ai_toolset
 from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
 
 __all__ = [
@@ -47,6 +51,10 @@ __all__ = [
     "TurnFinished",
     "TurnStarted",
     "TurnUsage",
+    "anthropic_runner_tools",
     "exec_call",
+    "langchain_tools",
+    "openai_agents_tools",
+    "pydantic_ai_toolset",
     "wait_call",
 ]
