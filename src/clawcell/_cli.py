@@ -14,6 +14,7 @@ from typing import Any
 from ._codemode import CodeMode
 from ._limits import Limits
 from ._tool import Tool
+from .agent import configure_chat, run_chat
 from .errors import ClawcellError, ConfigurationError
 
 __all__ = ["main"]
@@ -63,12 +64,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
     run.add_argument("--limit", action="append", default=[], help="a limit, e.g. timeoutMs=2000")
     commands.add_parser("demo", help="a short guided tour of code mode")
+    configure_chat(commands.add_parser("chat", help="chat with an agent in the terminal"))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
     args = _parser().parse_args(argv)
+    if args.command == "chat":
+        return run_chat(args)
     try:
         if args.command == "demo":
             from ._demo import run_demo

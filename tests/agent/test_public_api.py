@@ -31,10 +31,12 @@ AGENT = [
     "TurnStarted",
     "TurnUsage",
     "anthropic_runner_tools",
+    "configure_chat",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "run_chat",
     "wait_call",
 ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ._agent import Agent
 from ._anthropic import AnthropicModel
 from ._anthropic_tools import anthropic_runner_tools
+from ._chat import configure_chat, run_chat
 from ._events import (
     AgentEvent,
     CellFinished,
@@ -52,9 +53,11 @@ __all__ = [
     "TurnStarted",
     "TurnUsage",
     "anthropic_runner_tools",
+    "configure_chat",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "run_chat",
     "wait_call",
 ]

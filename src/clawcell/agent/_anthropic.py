@@ -19,10 +19,11 @@ from ._transcript import message_text, tool_calls_of
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["AnthropicModel", "to_anthropic_messages"]
+__all__ = ["AnthropicModel", "anthropic_sdk", "to_anthropic_messages"]
 
 
-def _sdk() -> Any:
+def anthropic_sdk() -> Any:
+    """The `anthropic` module, or a `ConfigurationError` naming the extra to install."""
     try:
         import anthropic
     except ImportError as exc:
@@ -53,7 +54,7 @@ class AnthropicModel:
         max_tokens: int = 8192,
         **options: Any,
     ) -> None:
-        sdk = _sdk()
+        sdk = anthropic_sdk()
         self._client: Any = client if client is not None else sdk.AsyncAnthropic()
         self._sdk = sdk
         self._model = model
