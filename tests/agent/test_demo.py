@@ -14,7 +14,8 @@ def test_the_demo_tour_ends_with_an_agent_turn_whose_reply_has_media_and_a_canva
 ) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    tour = out.split("== An agent turn: a model writes a cell, the reply carries media and a canvas")
+    heading = "== An agent turn: a model writes a cell, the reply carries media and a canvas"
+    tour = out.split(heading)
     assert len(tour) == 2
     lines = {line.split()[0]: line.split(None, 1)[1] for line in tour[1].strip().splitlines()}
     assert list(lines) == [
