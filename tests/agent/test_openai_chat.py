@@ -40,8 +40,12 @@ def _usage(prompt: int, completion: int) -> dict[str, Any]:
     }
 
 
-def tool_call_stream() -> Answer:
+def tool_call_stream(
+    code: str = "return 6 * 7", text: tuple[str, ...] = ("Let me ", "compute.")
+) -> Answer:
     """Text, then an `exec` call whose id, name and arguments arrive in separate chunks."""
+    arguments = json.dumps({"code": code})
+    third = len(arguments) // 3
 
     def call(piece: dict[str, Any]) -> dict[str, Any]:
         return _chunk({"tool_calls": [{"index": 0, **piece}]})
@@ -50,12 +54,11 @@ def tool_call_stream() -> Answer:
         sse=data_events(
             [
                 _chunk({"role": "assistant", "content": ""}),
-                _chunk({"content": "Let me "}),
-                _chunk({"content": "compute."}),
+                *(_chunk({"content": piece}) for piece in text),
                 call({"id": "call_1", "type": "function", "function": {"name": "ex"}}),
-                call({"function": {"name": "ec", "arguments": '{"co'}}),
-                call({"function": {"arguments": 'de": "return 6'}}),
-                call({"function": {"arguments": ' * 7"}'}}),
+                call({"function": {"name": "ec", "arguments": arguments[:third]}}),
+                call({"function": {"arguments": arguments[third : 2 * third]}}),
+                call({"function": {"arguments": arguments[2 * third :]}}),
                 _chunk({}, finish="tool_calls"),
                 _usage(25, 30),
             ]
