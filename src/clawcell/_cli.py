@@ -15,6 +15,7 @@ from typing import Any
 from ._codemode import CodeMode
 from ._limits import Limits
 from ._tool import Tool
+from .agent import configure_chat, run_chat
 from .errors import ClawcellError, ConfigurationError
 
 __all__ = ["main"]
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
     run.add_argument("--limit", action="append", default=[], help="a limit, e.g. timeoutMs=2000")
     commands.add_parser("demo", help="a short guided tour of code mode")
+    configure_chat(commands.add_parser("chat", help="chat with an agent in the terminal"))
     serve = commands.add_parser("serve", help="the web Control UI (needs clawcell[ui])")
     with contextlib.suppress(ImportError):  # without the extra, `serve` says how to get it
         importlib.import_module("clawcell.ui").configure(serve)
@@ -73,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
     args = _parser().parse_args(argv)
+    if args.command == "chat":
+        return run_chat(args)
     try:
         if args.command == "serve":
             return importlib.import_module("clawcell.ui").run(args)

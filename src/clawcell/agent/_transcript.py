@@ -24,6 +24,7 @@ from typing import Any, cast
 from ._model import ModelResponse, ToolCall
 
 __all__ = [
+    "arguments_json",
     "assistant_entry",
     "final_entry",
     "message_text",

@@ -66,7 +66,9 @@ class Turn:
             "clawcell.agent.turn",
             {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
         )
-        self._messages = await settings.store.read_transcript(session_id)
+        if self._session.transcript is None:
+            self._session.transcript = await settings.store.read_transcript(session_id)
+        self._messages = self._session.transcript
         self._session.media.clear()
         await self._append([user_entry(self._text, turn_id=self._turn_id)])
         yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
