@@ -16,6 +16,8 @@ from clawcell.ui import canvas_tool
 from tests.ui._fakes import Gate
 from tests.ui.browser.conftest import Running, screenshot, send, serve
 
+pytestmark = pytest.mark.slow  # each test starts a server and a browser
+
 CANVAS = """<!doctype html><p id="state">blocked</p><p id="cookie">unknown</p>
 <script src="app.js"></script>"""
 CANVAS_JS = """document.getElementById("state").textContent = "ran";

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page
 
 from clawcell.ui._demo import demo_agent
 from tests.ui.browser.conftest import screenshot, send, serve_agent
+
+pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
 
 def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path: Path) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Page
 
 from tests.ui.browser.conftest import screenshot, serve
+
+pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
 
 def test_the_playground_runs_a_cell_and_continues_a_waiting_one(page: Page) -> None:
