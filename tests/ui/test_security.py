@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from starlette.websockets import WebSocketDisconnect
 
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN, client, csrf
@@ -132,3 +133,9 @@ def test_the_canvas_capability_grants_nothing_but_documents() -> None:
     response = anonymous.post(f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/a/b")
     assert response.status_code == 405
     assert response.text == "Refused: canvas documents are read-only."
+
+
+def test_a_websocket_is_closed_without_being_let_in() -> None:
+    with pytest.raises(WebSocketDisconnect) as caught, client().websocket_connect("/"):
+        pass
+    assert caught.value.code == 1008

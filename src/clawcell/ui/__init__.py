@@ -11,7 +11,7 @@ try:
     import markdown_it as _markdown_it
     import nh3 as _nh3
     import starlette as _starlette
-except ImportError as exc:  # pragma: no cover  # the extra is installed wherever tests run
+except ImportError as exc:
     raise ImportError(
         f"clawcell.ui needs the [ui] extra ({exc.name} is missing): pip install 'clawcell[ui]'"
     ) from exc

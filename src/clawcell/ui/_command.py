@@ -41,11 +41,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             settings = load_settings(args.config, **overrides)
             if args.demo:
-                from ._demo import demo_agent
-
                 media = Path(scratch)
                 settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
-                factory: AgentFactory = lambda: demo_agent(media)  # noqa: E731
+                factory = _demo_factory(media)
             else:
                 factory = _agent_factory(settings)
             with contextlib.suppress(KeyboardInterrupt):
@@ -57,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]
+
+
+def _demo_factory(media: Path) -> AgentFactory:
+    from ._demo import demo_agent
+
+    return lambda: demo_agent(media)
 
 
 def _agent_factory(settings: UiSettings) -> AgentFactory:

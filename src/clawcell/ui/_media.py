@@ -15,7 +15,7 @@ from __future__ import annotations
 import mimetypes
 import os
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -78,7 +78,7 @@ def media_type(path: Path) -> tuple[str, bool]:
     return (guessed, True) if inline else ("application/octet-stream", False)
 
 
-def media_route(roots: MediaRoots):  # a Starlette endpoint closure
+def media_route(roots: MediaRoots) -> Callable[[Request], Awaitable[Response]]:
     """The `GET /media?path=…` endpoint."""
 
     async def endpoint(request: Request) -> Response:

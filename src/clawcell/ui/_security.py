@@ -25,9 +25,8 @@ import hashlib
 import hmac
 import ipaddress
 import urllib.parse
-from collections.abc import Iterable
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Final
 
 from starlette.datastructures import URL, Headers, MutableHeaders
@@ -79,11 +78,10 @@ class Secrets:
 def _host_name(host_header: str) -> str | None:
     parsed = urllib.parse.urlsplit("//" + host_header)
     try:
-        name = parsed.hostname
-        parsed.port  # noqa: B018  # raises ValueError for a malformed port
+        _ = parsed.port  # raises ValueError for a malformed port
     except ValueError:
         return None
-    return name
+    return parsed.hostname
 
 
 def _is_ip(name: str) -> bool:
@@ -110,6 +108,9 @@ class Guard:
         self.any_ip = settings.host in ("0.0.0.0", "::")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # the UI has none; never let one past unchecked
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -173,7 +174,7 @@ class Guard:
         cookie = SimpleCookie()
         try:
             cookie.load(headers.get("cookie", ""))
-        except Exception:  # http.cookies raises CookieError on junk; junk is no credential
+        except CookieError:  # junk is no credential
             return False
         morsel = cookie.get(self.secrets.cookie_name)
         return morsel is not None and hmac.compare_digest(
@@ -221,8 +222,3 @@ def _with_default_headers(send: Send) -> Send:
         await send(message)
 
     return wrapped
-
-
-def host_names(values: Iterable[str]) -> list[str]:
-    """Normalised host names (lower case, IPv6 brackets removed)."""
-    return [v.lower().strip("[]") for v in values]
