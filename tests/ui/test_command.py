@@ -86,7 +86,11 @@ def test_an_unloadable_agent_factory_exits_2(
 
 @pytest.mark.parametrize(
     ("host", "url"),
-    [("127.0.0.1", "http://127.0.0.1:8787/?token="), ("::1", "http://[::1]:8787/?token=")],
+    [
+        ("127.0.0.1", "http://127.0.0.1:8787/?token="),
+        ("::1", "http://[::1]:8787/?token="),
+        ("0.0.0.0", "http://127.0.0.1:8787/?token="),
+    ],
 )
 def test_the_access_url_names_host_port_and_token(host: str, url: str) -> None:
     settings = UiSettings(host=host, token="x" * 20)

@@ -173,3 +173,17 @@ def test_tool_results_and_empty_messages_are_not_displayed() -> None:
         ]
     )
     assert [v.role for v in views] == ["assistant"]
+
+
+def test_video_and_document_attachments_get_a_player_and_a_link() -> None:
+    from clawcell.ui._templates import fragment
+
+    view = _renderer().reply_text(
+        "MEDIA:https://cdn.example.com/clip.mp4\nMEDIA:https://cdn.example.com/q3%20report.pdf"
+    )
+    html = fragment("message", value=view)
+    assert '<video controls preload="metadata" src="https://cdn.example.com/clip.mp4">' in html
+    assert (
+        '<a class="document" href="https://cdn.example.com/q3%20report.pdf" target="_blank" '
+        'rel="noopener noreferrer">q3 report.pdf</a> <span class="mime">application/pdf</span>'
+    ) in html

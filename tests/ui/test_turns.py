@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -170,3 +171,24 @@ def test_unknown_event_types_are_passed_through_without_ops() -> None:
         "approval_requested",
         {"event": {"type": "approval_requested", "tool": "rm"}, "ops": []},
     )
+
+
+def test_text_before_a_cell_stays_rendered_and_the_final_draft_gives_way_to_the_reply() -> None:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        yield Event(type="text_delta", fields={"text": "Let me *check*."})
+        yield Event(type="cell_started", fields={"callId": "k", "code": "1"})
+        yield Event(type="text_delta", fields={"text": "All good."})
+        yield reply_event("All good.")
+
+    messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
+    ops = [op for _, data in messages for op in data["ops"]]
+    drafts = [
+        re.fullmatch(r'<div class="draft" id="(turn-\d+-draft-\d)"></div>', op["html"])
+        for op in ops
+        if op["op"] == "append" and 'class="draft"' in op["html"]
+    ]
+    first, second = (match.group(1) for match in drafts if match is not None)
+    assert first.endswith("-draft-1") and second.endswith("-draft-2")
+    replaced = {op["target"]: op["html"] for op in ops if op["op"] == "replace"}
+    assert "<p>Let me <em>check</em>.</p>" in replaced[first]
+    assert replaced[second] == ""

@@ -105,7 +105,8 @@ def _bind(settings: UiSettings) -> socket.socket:
 
 def access_url(settings: UiSettings, port: int) -> str:
     """The URL to open, with the token: `http://127.0.0.1:8787/?token=…`."""
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
+    host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{port}/?token={settings.token}"
 
 

@@ -60,7 +60,8 @@ class TurnStream:
     turn: int = field(default_factory=lambda: next(_IDS))
     cells: dict[str | None, str] = field(default_factory=dict[str | None, str])
     last_cell: str | None = None
-    text_open: bool = False
+    drafts: int = 0
+    draft_text: str | None = None
 
     def ops(self, data: Mapping[str, Any]) -> list[Op]:
         """The page operations for one event (its `to_dict()` data)."""
@@ -80,23 +81,37 @@ class TurnStream:
             return [{"op": "append", "target": self.container, "html": html}]
         return []
 
+    @property
+    def _draft(self) -> str:
+        return f"turn-{self.turn}-draft-{self.drafts}"
+
     def _text(self, text: str) -> list[Op]:
         ops: list[Op] = []
-        target = f"turn-{self.turn}-draft"
-        if not self.text_open:
-            self.text_open = True
-            html = fragment("draft", id=target)
-            ops.append({"op": "append", "target": self.container, "html": html})
-        ops.append({"op": "text", "target": target, "text": text})
+        if self.draft_text is None:
+            self.drafts += 1
+            self.draft_text = ""
+            ops.append({"op": "append", "target": self.container,
+                        "html": fragment("draft", id=self._draft)})  # fmt: skip
+        self.draft_text += text
+        ops.append({"op": "text", "target": self._draft, "text": text})
         return ops
 
+    def _close_draft(self) -> list[Op]:
+        """Text the model wrote before a cell stays, rendered like the history shows it."""
+        if self.draft_text is None:
+            return []
+        text, self.draft_text = self.draft_text, None
+        message = self.renderer.reply_text(text)
+        html = fragment("message", value=message) if message.items else ""
+        return [{"op": "replace", "target": self._draft, "html": html}]
+
     def _cell_started(self, data: Mapping[str, Any]) -> list[Op]:
-        self.text_open = False
+        ops = self._close_draft()
         cell = f"cell-{self.turn}-{len(self.cells) + 1}"
         self.cells[_cell_key(data)] = cell
         self.last_cell = cell
         html = fragment("cell", id=cell, value=data)
-        return [{"op": "append", "target": self.container, "html": html}]
+        return [*ops, {"op": "append", "target": self.container, "html": html}]
 
     def _cell_for(self, data: Mapping[str, Any]) -> str | None:
         return self.cells.get(_cell_key(data), self.last_cell)
@@ -121,7 +136,10 @@ class TurnStream:
         return ops
 
     def _reply(self, data: Mapping[str, Any]) -> list[Op]:
-        self.text_open = False
+        ops: list[Op] = []
+        if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
+            ops.append({"op": "replace", "target": self._draft, "html": ""})
+            self.draft_text = None
         text = data.get("text")
         message = (
             self.renderer.reply_text(text)
@@ -129,7 +147,6 @@ class TurnStream:
             else self.renderer.message({"role": "assistant", "content": data.get("content", [])})
         )
         html = fragment("message", value=message)
-        ops: list[Op] = [{"op": "replace", "target": f"turn-{self.turn}-draft", "html": ""}]
         ops.append({"op": "append", "target": self.container, "html": html})
         return ops
 
