@@ -1,8 +1,9 @@
 """`clawcell serve --demo`: a `ScriptedModel` agent whose turns exercise every render path.
 
 At start the demo plays six scripted turns into the session `demo` (Markdown, an image, a
-voice note with a reply target, canvases, a truncated cell, a waiting cell continued by
-`wait`, a failed cell); every later message gets a cell with live output and an echo.
+voice note with a reply target, canvases, a stored canvas with a `strict` sandbox ceiling, a
+truncated cell, a waiting cell continued by `wait`, a failed cell); every later message gets a
+cell with live output and an echo.
 """
 
 from __future__ import annotations
@@ -124,6 +125,32 @@ def demo_tools(store: MemoryStore) -> list[Tool]:
     return [canvas_tool(store), pause]
 
 
+_CEILING_REF: Final = "cv_demo_strict"
+
+
+async def _seed_ceiling(store: MemoryStore) -> None:
+    """A stored canvas block whose own `sandbox` ceiling is `strict` (as tool previews carry)."""
+    await store.put_document(
+        _CEILING_REF,
+        {"index.html": _CANVAS_HTML.encode(), "app.js": _CANVAS_JS.encode(),
+         "style.css": _CANVAS_CSS.encode()},
+    )  # fmt: skip
+    preview = {
+        "kind": "canvas", "surface": "assistant_message", "render": "url",
+        "url": f"/__openclaw__/canvas/documents/{_CEILING_REF}/index.html",
+        "viewId": _CEILING_REF, "title": "Same canvas, strict ceiling", "preferredHeight": 180,
+        "sandbox": "strict",
+    }  # fmt: skip
+    text = (
+        "The interactive canvas again, from a stored block whose own `sandbox` ceiling is "
+        "`strict`: its script does not run whatever the tier (`clawcell serve --demo "
+        "--embed-sandbox trusted` shows the third tier)."
+    )
+    entry = {"role": "assistant", "content": [{"type": "text", "text": text},
+             {"type": "canvas", "preview": preview}], "turnId": "demo-ceiling"}  # fmt: skip
+    await store.append_transcript(DEMO_SESSION, [entry])
+
+
 @contextlib.asynccontextmanager
 async def demo_agent(media_dir: Path) -> AsyncGenerator[ChatAgent]:
     """A demo `Agent` with the `demo` session seeded; its media files go to `media_dir`."""
@@ -134,4 +161,6 @@ async def demo_agent(media_dir: Path) -> AsyncGenerator[ChatAgent]:
         for number, text in enumerate(messages, 1):
             async for _ in agent.run(DEMO_SESSION, text, message_id=f"demo-{number}"):
                 pass
+            if number == 3:
+                await _seed_ceiling(store)
         yield agent

@@ -24,8 +24,11 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
         assert transcript.locator(".voice-note audio").count() == 1
         assert transcript.locator(".reply-target").count() == 2
         frames = transcript.locator("iframe")
-        assert frames.count() == 2
-        assert {frames.nth(i).get_attribute("sandbox") for i in range(2)} == {"allow-scripts"}
+        assert [frames.nth(i).get_attribute("sandbox") for i in range(3)] == [
+            "allow-scripts", "allow-scripts", ""
+        ]  # fmt: skip
+        strict = page.frame_locator("iframe[title='Same canvas, strict ceiling']")
+        assert "blocked" in strict.locator("#state").inner_text()
         page.frame_locator("iframe[title='Interactive canvas']").locator(
             "#state", has_text="ran"
         ).wait_for()
