@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         tools = [tool for spec in args.tools for tool in _load_tools(spec)]
         envelope = asyncio.run(_run(args.cell, tools, _parse_limits(args.limit)))
-    except (ClawcellError, OSError) as exc:
+    except (ClawcellError, OSError, ImportError) as exc:
         print(f"clawcell: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(envelope, indent=2, ensure_ascii=False))

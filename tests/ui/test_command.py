@@ -101,3 +101,34 @@ def test_the_readme_serve_command_is_the_one_tested_here() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
     commands = re.findall(r"^(\.venv/bin/clawcell serve[^#\n]*)", readme, re.M)
     assert [c.strip() for c in commands] == [".venv/bin/clawcell serve --demo"]
+
+
+_WITHOUT_NH3 = "import sys; sys.modules['nh3'] = None; "
+
+
+def test_without_the_extra_importing_the_ui_says_which_install_fixes_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_NH3 + "import clawcell.ui"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith(
+        "ImportError: clawcell.ui needs the [ui] extra (nh3 is missing): pip install 'clawcell[ui]'"
+    )
+
+
+def test_without_the_extra_other_commands_work_and_serve_says_what_to_install() -> None:
+    code = _WITHOUT_NH3 + "from clawcell._cli import main; sys.exit(main(sys.argv[1:]))"
+    serve = subprocess.run(
+        [sys.executable, "-c", code, "serve"], check=False, capture_output=True, text=True
+    )
+    assert serve.returncode == 2
+    assert serve.stderr == (
+        "clawcell: clawcell.ui needs the [ui] extra (nh3 is missing): pip install 'clawcell[ui]'\n"
+    )
+    helped = subprocess.run(
+        [sys.executable, "-c", code, "--help"], check=False, capture_output=True, text=True
+    )
+    assert helped.returncode == 0 and "serve" in helped.stdout
