@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .errors import InputError
+from .runtime import wire
 
 __all__ = [
     "LANGUAGE_MESSAGE",
@@ -396,7 +397,7 @@ def _ends_command(following: str) -> bool:
     return not following or _CONTINUATION.match(following) is None
 
 
-_USER_FILE: Final = "openclaw-code-mode:user.js:"
+_USER_FILE: Final = wire.USER_FILE + ":"
 
 
 def syntax_error_message(text: str, stack: str, code: str) -> str:
