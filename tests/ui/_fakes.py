@@ -50,7 +50,12 @@ def reply_event(text: str) -> Event:
     """A `reply` event shaped like the agent's: payloads and stored content blocks."""
     reply = build_reply(text, current_message_id="msg-1")
     return Event(
-        type="reply", fields={"payloads": list(reply.payloads), "content": list(reply.content)}
+        type="reply",
+        fields={
+            "payloads": list(reply.payloads),
+            "content": list(reply.content),
+            "isSilent": reply.is_silent,
+        },
     )
 
 

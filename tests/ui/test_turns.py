@@ -192,3 +192,10 @@ def test_text_before_a_cell_stays_rendered_and_the_final_draft_gives_way_to_the_
     replaced = {op["target"]: op["html"] for op in ops if op["op"] == "replace"}
     assert "<p>Let me <em>check</em>.</p>" in replaced[first]
     assert replaced[second] == ""
+
+
+def test_a_silent_reply_renders_nothing_and_removes_its_draft() -> None:
+    messages = sse(post(client(FakeAgent([reply_turn("NO_REPLY")])), "/api/sessions/s/turns",
+                        {"text": "x"}).text)  # fmt: skip
+    reply_ops = next(data["ops"] for name, data in messages if name == "reply")
+    assert len(reply_ops) == 1 and reply_ops[0]["op"] == "replace" and reply_ops[0]["html"] == ""

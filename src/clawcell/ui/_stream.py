@@ -140,6 +140,8 @@ class TurnStream:
         if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
             ops.append({"op": "replace", "target": self._draft, "html": ""})
             self.draft_text = None
+        if data.get("isSilent") is True:  # a silent reply (`NO_REPLY`) shows nothing, as in history
+            return ops
         text = data.get("text")
         message = (
             self.renderer.reply_text(text)
