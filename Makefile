@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,pydantic,web]'
+	$(PY) -m pip install --quiet -e '.[test,pydantic,web,ui]'
 	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 
@@ -34,6 +34,7 @@ typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
 test: $(TEST_STAMP)
+	scripts/ensure-chromium.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
 	$(PY) -m pytest

@@ -16,12 +16,14 @@ from .errors import (
     ContractError,
     InputError,
     McpError,
+    ModelError,
     RuntimeUnavailableError,
     SnapshotError,
     StoreRangeError,
     StoreTypeError,
     StoreUnavailableError,
     ToolError,
+    TurnLimitError,
 )
 from .store import MemoryStore, SessionStore, SQLiteStore
 
@@ -36,6 +38,7 @@ __all__ = [
     "Limits",
     "McpError",
     "MemoryStore",
+    "ModelError",
     "RuntimeUnavailableError",
     "SQLiteStore",
     "SessionStore",
@@ -46,6 +49,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolResult",
+    "TurnLimitError",
     "render",
 ]
 

@@ -38,6 +38,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",
+        "SessionInfo",
         "SQLiteStore",
         "SessionStore",
         "SessionView",

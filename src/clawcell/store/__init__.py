@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._memory import MemoryStore
-from ._protocol import ParkedRun, SessionStore, StoredValue
+from ._protocol import ParkedRun, SessionInfo, SessionStore, StoredValue
 from ._sqlite import SQLiteStore
 from ._view import PERSISTENCE_WARNING, SessionView
 
@@ -13,6 +13,7 @@ __all__ = [
     "MemoryStore",
     "ParkedRun",
     "SQLiteStore",
+    "SessionInfo",
     "SessionStore",
     "SessionView",
     "StoreRangeError",

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ClosedError
+from ._documents import check_document, encode_entries
 from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._protocol import ParkedRun, StoredValue
+from ._records import ParkedRun, SessionInfo, StoredValue
 
 __all__ = ["MemoryStore"]
 
@@ -25,6 +26,9 @@ class MemoryStore:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, StoredValue]] = {}
         self._runs: dict[str, dict[str, ParkedRun]] = {}
+        self._transcripts: dict[str, list[str]] = {}
+        self._updated: dict[str, float] = {}
+        self._documents: dict[str, dict[str, bytes]] = {}
         self._closed = False
 
     async def __aenter__(self) -> MemoryStore:
@@ -92,10 +96,42 @@ class MemoryStore:
             ParkedRun(run_id=r.run_id, blob=b"", meta=r.meta, saved_at=r.saved_at) for r in runs
         ]
 
+    async def append_transcript(
+        self, session_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        self._ensure_open()
+        encoded = encode_entries(entries)
+        if encoded:
+            self._transcripts.setdefault(session_id, []).extend(encoded)
+            self._updated[session_id] = time.time()
+
+    async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
+        self._ensure_open()
+        return [json.loads(text) for text in self._transcripts.get(session_id, [])]
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        self._ensure_open()
+        infos = [
+            SessionInfo(session_id=sid, updated_at=self._updated[sid], entries=len(entries))
+            for sid, entries in self._transcripts.items()
+        ]
+        return sorted(infos, key=lambda info: (-info.updated_at, info.session_id))
+
+    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
+        self._ensure_open()
+        self._documents[ref] = check_document(ref, files)
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        self._ensure_open()
+        return self._documents.get(ref, {}).get(path)
+
     async def close(self) -> None:
         """Drop everything; later calls raise `ClosedError`. Idempotent."""
         self._entries.clear()
         self._runs.clear()
+        self._transcripts.clear()
+        self._updated.clear()
+        self._documents.clear()
         self._closed = True
 
     def _ensure_open(self) -> None:

@@ -1,6 +1,6 @@
 """The `SessionStore` seam: where session-store entries and parked cells live.
 
-A backend keeps two kinds of records per session id:
+A backend keeps these records:
 
 * **entries**: the committed `store(key, value)` values of a session, as compact JSON text
   with a network-provenance flag. `apply` writes one completed cell's changes atomically
@@ -9,6 +9,10 @@ A backend keeps two kinds of records per session id:
 * **parked runs**: opaque snapshot bytes plus a JSON-shaped `meta` mapping for each run id,
   for continuations that outlive a process. `take_run` reads and removes in one step, so two
   processes racing to resume one run cannot both win.
+* **transcripts**: an append-only list of JSON objects per session (the agent's turns), and
+  a summary of each session that has one (`list_sessions`).
+* **documents**: hosted canvas documents, a set of files (relative path → bytes) per `ref`,
+  replaced as a whole.
 
 Backends: `SQLiteStore` (durable, shareable between processes) and `MemoryStore` (tests, and
 the default when no store is configured).
@@ -16,50 +20,12 @@ the default when no store is configured).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .._jsjson import utf8_len
+from ._records import ParkedRun, SessionInfo, StoredValue
 
-__all__ = ["ParkedRun", "SessionStore", "StoredValue"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class StoredValue:
-    """One session-store value.
-
-    Attributes:
-        json: The value's compact JSON text (what the guest's `JSON.stringify` produced).
-        network_content: Whether the run had observed network content when it stored the
-            value; loading it marks the loading cell network-derived.
-    """
-
-    json: str
-    network_content: bool = False
-
-    @functools.cached_property
-    def bytes(self) -> int:
-        """UTF-8 bytes of `json`: what the 256 KiB and 1 MiB limits count."""
-        return utf8_len(self.json)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ParkedRun:
-    """A parked cell as a backend holds it.
-
-    Attributes:
-        run_id: The run id (`cm_<uuid>`).
-        blob: The snapshot bytes, exactly as saved.
-        meta: JSON-shaped metadata the continuation code chose (deadlines, pending calls).
-        saved_at: When it was last saved, in seconds since the epoch.
-    """
-
-    run_id: str
-    blob: bytes
-    meta: Mapping[str, Any]
-    saved_at: float
+__all__ = ["ParkedRun", "SessionInfo", "SessionStore", "StoredValue"]
 
 
 @runtime_checkable
@@ -67,7 +33,7 @@ class SessionStore(Protocol):
     """Durable state of Code Mode sessions. Every method is a coroutine; none blocks the loop.
 
     Implementations must be safe to call concurrently from several tasks; `apply`,
-    `save_run` and `take_run` must each be atomic.
+    `save_run`, `take_run`, `append_transcript` and `put_document` must each be atomic.
     """
 
     async def get(self, session_id: str, key: str) -> StoredValue | None:
@@ -121,6 +87,46 @@ class SessionStore(Protocol):
 
     async def list_runs(self, session_id: str) -> list[ParkedRun]:
         """The session's parked runs, oldest first, with empty `blob`s (metadata only)."""
+        ...
+
+    async def append_transcript(
+        self, session_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Append JSON-object entries to a session's transcript, in order, atomically.
+
+        Raises:
+            InputError: when an entry is not a JSON-serialisable mapping; nothing is appended.
+        """
+        ...
+
+    async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's transcript entries in append order (empty for an unknown session)."""
+        ...
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """The sessions that have a transcript, most recently appended to first."""
+        ...
+
+    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
+        """Store a hosted canvas document, replacing every file it had before.
+
+        Args:
+            ref: The document's reference (non-empty).
+            files: Relative POSIX path (`index.html`, `assets/app.js`) → file bytes;
+                `index.html` is required.
+
+        Raises:
+            InputError: for an empty ref, a bad path, non-bytes data or a missing
+                `index.html`; the previous document is kept then.
+        """
+        ...
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        """One file of a document, or `None` when the document or the file is unknown.
+
+        `path` is matched exactly against the stored paths, so `../x` or `/index.html` is
+        simply not found.
+        """
         ...
 
     async def close(self) -> None:

@@ -21,54 +21,27 @@ their header (magic, version, wasm hash) is the continuation code's job.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..errors import ClosedError, ConfigurationError
+from . import _sqlite_transcripts as transcripts
+from ._documents import check_document, encode_entries
 from ._errors import TOTAL_MESSAGE, StoreRangeError, StoreUnavailableError
-from ._protocol import ParkedRun, StoredValue
+from ._records import ParkedRun, SessionInfo, StoredValue
+from ._sqlite_connection import connect
+from ._sqlite_connection import write as _write
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_SCHEMA_VERSION: Final = 1
-_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS entries (
-        session_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        json TEXT NOT NULL,
-        bytes INTEGER NOT NULL,
-        network_content INTEGER NOT NULL,
-        PRIMARY KEY (session_id, key)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS runs (
-        session_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        blob BLOB NOT NULL,
-        meta TEXT NOT NULL,
-        saved_at REAL NOT NULL,
-        PRIMARY KEY (session_id, run_id)
-    )""",
-)
-
-
-@contextmanager
-def _write(conn: sqlite3.Connection) -> Generator[None]:
-    """One write transaction that holds the write lock from its start."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 class SQLiteStore:
@@ -129,35 +102,15 @@ class SQLiteStore:
     def _call(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
             if self._conn is None:
-                self._conn = self._connect()
+                self._conn = connect(
+                    self._path, timeout=self._timeout, synchronous=self._synchronous
+                )
             return action(self._conn)
         except sqlite3.Error as exc:
             raise StoreUnavailableError(
                 f"Session store {str(self._path)!r} failed: {exc}. Check that the file is "
                 "writable and not held by a stuck process, then retry."
             ) from exc
-
-    def _connect(self) -> sqlite3.Connection:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
-            with _write(conn):
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > _SCHEMA_VERSION:
-                    raise ConfigurationError(
-                        f"Session store {str(self._path)!r} has schema version {version}, "
-                        f"newer than this clawcell's {_SCHEMA_VERSION}; upgrade clawcell."
-                    )
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
 
     # --- entries --------------------------------------------------------------------------
 
@@ -292,6 +245,31 @@ class SQLiteStore:
             return [_run_from_row(row) for row in rows]
 
         return await self._run(action)
+
+    # --- transcripts and documents --------------------------------------------------------
+
+    async def append_transcript(
+        self, session_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        encoded = encode_entries(entries)
+        if encoded:
+            action = functools.partial(
+                transcripts.append, session_id=session_id, entries=encoded, now=time.time()
+            )
+            await self._run(action)
+
+    async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
+        return await self._run(functools.partial(transcripts.read, session_id=session_id))
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self._run(transcripts.sessions)
+
+    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
+        checked = check_document(ref, files)
+        await self._run(functools.partial(transcripts.put_document, ref=ref, files=checked))
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        return await self._run(functools.partial(transcripts.document_file, ref=ref, path=path))
 
     async def close(self) -> None:
         """Close the connection and the worker thread. Idempotent."""
