@@ -35,6 +35,8 @@ def test_the_public_surface_is_deliberate() -> None:
         clawcell.store.__all__, key=lambda n: (not n.isupper(), n)
     )
     assert set(clawcell.store.__all__) == {
+        "ClaimedRun",
+        "Lease",
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",
@@ -42,10 +44,12 @@ def test_the_public_surface_is_deliberate() -> None:
         "SQLiteStore",
         "SessionStore",
         "SessionView",
+        "StaleRunError",
         "StoreRangeError",
         "StoreTypeError",
         "StoreUnavailableError",
         "StoredValue",
+        "SweepReport",
     }
 
 
