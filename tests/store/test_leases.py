@@ -242,19 +242,42 @@ def test_a_waiter_wakes_when_the_run_changes(new_store: StoreFactory) -> None:
     async def scenario() -> tuple[bool, bool, bool]:
         async with new_store() as store:
             version = await store.save_run("s", "cm_1", b"", LATER)
-            waiter = asyncio.create_task(store.wait_for_change("s", "cm_1", timeout=HOUR))
-            await asyncio.sleep(0)  # let it register (it reads the revision first)
+            seen = await store.load_run("s", "cm_1")
+            assert seen is not None
+            waiter = asyncio.create_task(
+                store.wait_for_change("s", "cm_1", timeout=HOUR, since=seen.revision)
+            )
             await store.update_run_meta("s", "cm_1", version=version, patch={"r": 1})
             woke = await asyncio.wait_for(waiter, HOUR)
             current = await store.load_run("s", "cm_1")
             assert current is not None
             quiet = await store.wait_for_change("s", "cm_1", timeout=0.05, since=current.revision)
-            stale = await store.wait_for_change(
-                "s", "cm_1", timeout=HOUR, since=current.revision - 1
-            )
+            stale = await store.wait_for_change("s", "cm_1", timeout=HOUR, since=seen.revision)
             return woke, quiet, stale
 
     assert run(scenario()) == (True, False, True)
+
+
+def test_a_waiter_wakes_for_a_release_by_another_worker(new_durable_store: StoreFactory) -> None:
+    async def scenario() -> tuple[bool, ClaimedRun | None]:
+        async with new_durable_store() as waiting, new_durable_store() as working:
+            await working.save_run("s", "cm_1", b"", LATER)
+            held = await working.claim_run("s", "cm_1", owner="a", lease_seconds=HOUR)
+            assert held is not None
+            assert await waiting.claim_run("s", "cm_1", owner="b", lease_seconds=HOUR) is None
+            seen = await waiting.load_run("s", "cm_1")
+            assert seen is not None
+            waiter = asyncio.create_task(
+                waiting.wait_for_change("s", "cm_1", timeout=HOUR, since=seen.revision)
+            )
+            await working.release_run(held.lease)
+            woke = await asyncio.wait_for(waiter, HOUR)
+            return woke, await waiting.claim_run("s", "cm_1", owner="b", lease_seconds=HOUR)
+
+    woke, claimed = run(scenario())
+
+    assert woke is True
+    assert claimed is not None and claimed.lease.version == 3
 
 
 def test_a_waiter_on_a_missing_run_returns_at_once(new_store: StoreFactory) -> None:

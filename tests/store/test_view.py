@@ -40,6 +40,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",
+        "PostgresStore",
         "SessionInfo",
         "SQLiteStore",
         "SessionStore",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._memory import MemoryStore
+from ._postgres import PostgresStore
 from ._protocol import (
     ClaimedRun,
     Lease,
@@ -23,6 +24,7 @@ __all__ = [
     "Lease",
     "MemoryStore",
     "ParkedRun",
+    "PostgresStore",
     "SQLiteStore",
     "SessionInfo",
     "SessionStore",

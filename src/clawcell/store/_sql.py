@@ -12,7 +12,10 @@ the row lock and the second re-checks the `WHERE` against the first one's commit
 
 from __future__ import annotations
 
-from typing import Final
+import json
+from typing import Any, Final, LiteralString
+
+from ._records import ParkedRun
 
 __all__ = [
     "CLAIM_RUN",
@@ -36,11 +39,13 @@ __all__ = [
     "SAVE_RUN_FENCED",
     "SESSIONS",
     "SWEEP_RUNS",
+    "TAKE_RUN",
     "TRANSCRIPT",
     "UPDATE_RUN_META",
     "UPSERT_ENTRY",
     "UPSERT_SESSION",
     "for_postgres",
+    "run_from_row",
 ]
 
 RUN_COLUMNS: Final = "run_id, blob, meta, saved_at, version, revision, owner, lease_expires_at"
@@ -75,6 +80,7 @@ LIST_RUNS: Final = (
     "FROM runs WHERE session_id = ? ORDER BY saved_at, run_id"
 )
 DELETE_RUN: Final = "DELETE FROM runs WHERE session_id = ? AND run_id = ?"
+TAKE_RUN: Final = f"{DELETE_RUN} RETURNING {RUN_COLUMNS}"
 RUN_VERSION: Final = "SELECT version FROM runs WHERE session_id = ? AND run_id = ?"
 RUN_REVISION: Final = "SELECT revision FROM runs WHERE session_id = ? AND run_id = ?"
 # owner, lease_expires_at, session_id, run_id, now, now
@@ -121,6 +127,21 @@ INSERT_DOCUMENT_FILE: Final = "INSERT INTO documents (ref, path, data) VALUES (?
 DOCUMENT_FILE: Final = "SELECT data FROM documents WHERE ref = ? AND path = ?"
 
 
-def for_postgres(statement: str) -> str:
+def for_postgres(statement: LiteralString) -> LiteralString:
     """`statement` with psycopg's `%s` placeholders (no statement here contains a `%`)."""
     return statement.replace("?", "%s")
+
+
+def run_from_row(row: tuple[Any, ...]) -> ParkedRun:
+    """A `ParkedRun` from the columns of `RUN_COLUMNS` (a `NULL` blob reads as empty)."""
+    run_id, blob, meta, saved_at, version, revision, owner, lease_expires_at = row
+    return ParkedRun(
+        run_id=run_id,
+        blob=b"" if blob is None else bytes(blob),
+        meta=json.loads(meta),
+        saved_at=saved_at,
+        version=version,
+        revision=revision,
+        owner=owner,
+        lease_expires_at=lease_expires_at,
+    )

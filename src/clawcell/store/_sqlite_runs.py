@@ -32,26 +32,11 @@ __all__ = [
 ]
 
 
-def run_from_row(row: tuple[Any, ...]) -> ParkedRun:
-    """A `ParkedRun` from the columns of `sql.RUN_COLUMNS` (a `NULL` blob reads as empty)."""
-    run_id, blob, meta, saved_at, version, revision_, owner, lease_expires_at = row
-    return ParkedRun(
-        run_id=run_id,
-        blob=b"" if blob is None else bytes(blob),
-        meta=json.loads(meta),
-        saved_at=saved_at,
-        version=version,
-        revision=revision_,
-        owner=owner,
-        lease_expires_at=lease_expires_at,
-    )
-
-
 def save(conn: sqlite3.Connection, key: tuple[str, str], blob: bytes, meta: str, now: float) -> int:
     """Unfenced insert or replace; the run's new version."""
     expiry = expiry_of(json.loads(meta))
     with write(conn):
-        row = conn.execute(sql.SAVE_RUN, (*key, blob, meta, now, expiry)).fetchone()
+        (row,) = conn.execute(sql.SAVE_RUN, (*key, blob, meta, now, expiry)).fetchall()
     return int(row[0])
 
 
@@ -74,16 +59,13 @@ def save_fenced(
 
 def load(conn: sqlite3.Connection, key: tuple[str, str]) -> ParkedRun | None:
     row = conn.execute(sql.LOAD_RUN, key).fetchone()
-    return None if row is None else run_from_row(row)
+    return None if row is None else sql.run_from_row(row)
 
 
 def take(conn: sqlite3.Connection, key: tuple[str, str]) -> ParkedRun | None:
     with write(conn):
-        row = conn.execute(sql.LOAD_RUN, key).fetchone()
-        if row is None:
-            return None
-        conn.execute(sql.DELETE_RUN, key)
-    return run_from_row(row)
+        rows = conn.execute(sql.TAKE_RUN, key).fetchall()  # RETURNING: step to the end
+    return sql.run_from_row(rows[0]) if rows else None
 
 
 def delete(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:
@@ -92,7 +74,7 @@ def delete(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:
 
 
 def list_runs(conn: sqlite3.Connection, session_id: str) -> list[ParkedRun]:
-    return [run_from_row(row) for row in conn.execute(sql.LIST_RUNS, (session_id,))]
+    return [sql.run_from_row(row) for row in conn.execute(sql.LIST_RUNS, (session_id,))]
 
 
 def revision(conn: sqlite3.Connection, key: tuple[str, str]) -> int | None:
@@ -105,8 +87,8 @@ def claim(
 ) -> ParkedRun | None:
     """Lease the run to `owner` until `until` if it is claimable at `now`."""
     with write(conn):
-        row = conn.execute(sql.CLAIM_RUN, (owner, until, *key, now, now)).fetchone()
-    return None if row is None else run_from_row(row)
+        rows = conn.execute(sql.CLAIM_RUN, (owner, until, *key, now, now)).fetchall()
+    return sql.run_from_row(rows[0]) if rows else None
 
 
 def renew(

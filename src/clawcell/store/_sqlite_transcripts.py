@@ -22,7 +22,7 @@ def append(conn: sqlite3.Connection, session_id: str, entries: Sequence[str], no
     with write(conn):
         total = conn.execute(
             sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
-        ).fetchone()[0]
+        ).fetchall()[0][0]
         first = int(total) - len(entries)
         conn.executemany(
             sql.INSERT_TRANSCRIPT,

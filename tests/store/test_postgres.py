@@ -1,0 +1,103 @@
+"""`PostgresStore` specifics: lazy export, a missing driver, bad settings, schema versions."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import psycopg
+import pytest
+from psycopg import sql
+
+import clawcell
+from clawcell.errors import ConfigurationError, StoreUnavailableError
+from clawcell.store import PostgresStore, StoredValue
+
+
+def test_the_package_root_exports_postgres_store_lazily() -> None:
+    # Resolved by the package's `__getattr__`, which pyright cannot see through.
+    assert clawcell.PostgresStore is PostgresStore  # pyright: ignore[reportAttributeAccessIssue]
+    assert "PostgresStore" not in clawcell.__all__
+
+
+def test_a_missing_driver_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg_pool", None)
+
+    with pytest.raises(ConfigurationError) as caught:
+        PostgresStore("postgresql://localhost/x")
+
+    assert caught.value.message == (
+        "`PostgresStore` needs psycopg 3 with its pool, which is not installed; "
+        "install it with `pip install 'clawcell[postgres]'`."
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param(
+            {"schema": "Bad-Name"},
+            "`schema` must be 1–40 lower-case letters, digits or `_` (not starting with a "
+            "digit), got 'Bad-Name'.",
+            id="schema",
+        ),
+        pytest.param(
+            {"min_size": 3, "max_size": 2},
+            "pool sizes need 1 ≤ `min_size` ≤ `max_size`, got 3 and 2.",
+            id="sizes",
+        ),
+        pytest.param({"timeout": 0}, "`timeout` must be positive, got 0.", id="timeout"),
+    ],
+)
+def test_bad_postgres_settings_are_configuration_errors(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        # Wrong types on purpose: the constructor must refuse them.
+        PostgresStore("postgresql://localhost/x", **kwargs)  # pyright: ignore[reportArgumentType]
+    assert caught.value.message == message
+
+
+def test_an_unreachable_server_is_a_store_error_and_hides_the_password() -> None:
+    async def scenario() -> None:
+        dsn = "postgresql://someone:hunter2@127.0.0.1:1/db"
+        async with PostgresStore(dsn, timeout=1) as store:
+            await store.get("s", "k")
+
+    with pytest.raises(StoreUnavailableError) as caught:
+        asyncio.run(scenario())
+    assert caught.value.message.startswith("Session store PostgreSQL schema 'clawcell' failed: ")
+    assert "hunter2" not in caught.value.message
+
+
+def test_the_schema_is_versioned_and_a_newer_one_is_refused(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async def versions() -> tuple[int, int]:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            await store.put("s", "k", StoredValue(json="1"))
+            return await store.upgrade()
+
+    assert asyncio.run(versions()) == (0, 1)
+    assert asyncio.run(versions()) == (1, 1)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        table = sql.Identifier(postgres_schema, "schema_version")
+        conn.execute(sql.SQL("INSERT INTO {} VALUES (99, 0)").format(table))
+    with pytest.raises(ConfigurationError, match="has schema version 99, newer than"):
+        asyncio.run(versions())
+
+
+def test_workers_opening_a_new_schema_together_migrate_it_once(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async def scenario() -> list[tuple[int, int]]:
+        stores = [PostgresStore(postgres_dsn, schema=postgres_schema) for _ in range(4)]
+        try:
+            return list(await asyncio.gather(*(store.upgrade() for store in stores)))
+        finally:
+            for store in stores:
+                await store.close()
+
+    found = asyncio.run(scenario())
+
+    assert sorted(found) == [(0, 1), (1, 1), (1, 1), (1, 1)]
