@@ -36,7 +36,7 @@ typecheck: $(TEST_STAMP)
 test: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
-	$(PY) -m pytest
+	scripts/pg-test-env $(PY) -m pytest  # a throwaway PostgreSQL for the store tests
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py

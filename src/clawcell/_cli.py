@@ -15,6 +15,7 @@ from ._codemode import CodeMode
 from ._limits import Limits
 from ._tool import Tool
 from .errors import ClawcellError, ConfigurationError
+from .store import command as db_command
 
 __all__ = ["main"]
 
@@ -63,12 +64,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
     run.add_argument("--limit", action="append", default=[], help="a limit, e.g. timeoutMs=2000")
     commands.add_parser("demo", help="a short guided tour of code mode")
+    db_command.configure(commands.add_parser("db", help="manage a durable session store"))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
     args = _parser().parse_args(argv)
+    if args.command == "db":
+        return db_command.run(args)
     try:
         if args.command == "demo":
             from ._demo import run_demo

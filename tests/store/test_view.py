@@ -51,6 +51,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "StoreUnavailableError",
         "StoredValue",
         "SweepReport",
+        "open_store",
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._memory import MemoryStore
+from ._opening import open_store
 from ._postgres import PostgresStore
 from ._protocol import (
     ClaimedRun,
@@ -35,4 +36,5 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "open_store",
 ]
