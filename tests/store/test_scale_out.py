@@ -59,7 +59,7 @@ def next_event(worker: subprocess.Popen[str], event: str) -> dict[str, Any]:
 
 async def park(store: SQLiteStore | PostgresStore) -> None:
     for i in range(RUNS):
-        meta = {"expiresAt": time.time() + 3600, "count": 0, "history": []}
+        meta: dict[str, Any] = {"expiresAt": time.time() + 3600, "count": 0, "history": []}
         await store.save_run(SESSION, f"cm_{i}", b"snapshot", meta)
 
 
