@@ -60,3 +60,21 @@ def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(
     assert main(["db", "upgrade", "--store", str(path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"clawcell db upgrade: Session store {str(path)!r} failed: ")
+
+
+def test_the_readme_command_creates_and_upgrades_a_new_file(tmp_path: Path) -> None:
+    clawcell = Path(sys.executable).with_name("clawcell")
+    done = subprocess.run(
+        [clawcell, "db", "upgrade", "--store", "state.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "state.db: schema version 0 → 2\n",
+        "",
+    )
+    assert (tmp_path / "state.db").is_file()
