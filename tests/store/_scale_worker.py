@@ -3,8 +3,10 @@
 Arguments: STORE SCHEMA OWNER MODE TARGET LEASE. It claims random unfinished runs of session
 `scale`, adds one step to each (`count` + 1, `[owner, version]` appended to `history`) with
 a fenced save, and releases it, until every run has `count == TARGET`. Each event is one
-JSON line on stdout: `claimed`, `saved`, `refused`. MODE `laggard` stops after its first
-claim until a line arrives on stdin, so the test can let its lease lapse first.
+JSON line on stdout: `claimed`, `saved`, `refused`. It starts when a line arrives on stdin.
+MODE `laggard` stops after its first claim until another line arrives, so the test can let
+its lease lapse first; MODE `victim` stops after its second claim, for the test to kill it
+while it holds a lease.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ async def work(
     target_store: str, schema: str, owner: str, *, mode: str, target: int, lease: float
 ) -> None:
     """Advance runs until all are done (see the module docstring)."""
-    lagging = mode == "laggard"
+    await asyncio.to_thread(sys.stdin.readline)
+    stop_at = {"laggard": 1, "victim": 2}.get(mode, 0)
+    claims = 0
     async with open_store(target_store, schema=schema) as store:
         while True:
             todo = [r for r in await store.list_runs(SESSION) if r.meta["count"] < target]
@@ -59,8 +63,8 @@ async def work(
                 await store.wait_for_change(SESSION, run.run_id, timeout=0.05, since=run.revision)
                 continue
             report("claimed", run=run.run_id, version=claimed.lease.version)
-            if lagging:
-                lagging = False
+            claims += 1
+            if claims == stop_at:
                 await asyncio.to_thread(sys.stdin.readline)
             await step(store, claimed, target)
 

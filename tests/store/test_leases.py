@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clawcell.errors import ConfigurationError, StaleRunError
+from clawcell.errors import ConfigurationError, InputError, StaleRunError
 from clawcell.store import ClaimedRun, Lease, SweepReport
 
 from .conftest import StoreFactory
@@ -286,3 +286,36 @@ def test_a_waiter_on_a_missing_run_returns_at_once(new_store: StoreFactory) -> N
             return await store.wait_for_change("s", "cm_none", timeout=HOUR)
 
     assert run(scenario()) is True
+
+
+def test_an_empty_owner_is_a_configuration_error(new_store: StoreFactory) -> None:
+    async def scenario() -> str:
+        async with new_store() as store:
+            await store.save_run("s", "cm_1", b"v1", LATER)
+            with pytest.raises(ConfigurationError) as caught:
+                await store.claim_run("s", "cm_1", owner="", lease_seconds=HOUR)
+            return caught.value.message
+
+    assert run(scenario()) == (
+        "`owner` must be a non-empty string unique to this worker process, got ''."
+    )
+
+
+def test_meta_and_patches_that_are_not_json_are_refused(new_store: StoreFactory) -> None:
+    async def scenario() -> tuple[list[str], Any]:
+        async with new_store() as store:
+            version = await store.save_run("s", "cm_1", b"v1", LATER)
+            messages: list[str] = []
+            for attempt in (
+                store.save_run("s", "cm_1", b"v2", {"bad": {1, 2}}),
+                store.update_run_meta("s", "cm_1", version=version, patch={"bad": float("nan")}),
+            ):
+                with pytest.raises(InputError) as caught:
+                    await attempt
+                messages.append(caught.value.message.split(" (")[0])
+            return messages, await store.load_run("s", "cm_1")
+
+    messages, current = run(scenario())
+
+    assert messages == ["parked-run meta is not JSON-serialisable"] * 2
+    assert (current.blob, dict(current.meta), current.version) == (b"v1", LATER, 1)

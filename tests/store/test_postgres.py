@@ -101,3 +101,22 @@ def test_workers_opening_a_new_schema_together_migrate_it_once(
     found = asyncio.run(scenario())
 
     assert sorted(found) == [(0, 1), (1, 1), (1, 1), (1, 1)]
+
+
+def test_run_changes_are_notified_with_ids_only(postgres_dsn: str, postgres_schema: str) -> None:
+    async def scenario() -> list[str]:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            await store.upgrade()
+            listener = await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True)
+            async with listener:
+                channel = sql.Identifier(f"{postgres_schema}_runs")
+                await listener.execute(sql.SQL("LISTEN {}").format(channel))
+                version = await store.save_run("s", "cm_1", b"secret snapshot", {"k": "secret"})
+                claimed = await store.claim_run("s", "cm_1", owner="a", lease_seconds=60)
+                assert claimed is not None
+                await store.renew_lease(claimed.lease, lease_seconds=120)  # not a change
+                await store.delete_run("s", "cm_1")
+                assert version == 1
+                return [n.payload async for n in listener.notifies(timeout=30, stop_after=3)]
+
+    assert asyncio.run(scenario()) == ['["s", "cm_1"]'] * 3

@@ -1,6 +1,10 @@
 """Several worker processes share one database, claim and advance runs concurrently; one is
-SIGKILLed and one stalls past its lease. No step is lost or made twice; the stalled worker's
-late write is refused.
+SIGKILLed while it holds a lease and one stalls past its lease. No step is lost or made
+twice; the stalled worker's late write is refused.
+
+The order of the first moves is fixed (the victim starts alone and is killed holding a run,
+then the laggard claims one and stalls, then the others start), so every run of the test
+exercises both failures; after that the workers race freely.
 
 Each run's `meta["history"]` is the list of `[owner, version]` of every save that committed,
 built from the state each claim handed out: if two workers ever held a run at once, one of
@@ -48,6 +52,12 @@ def start(target: str, schema: str, owner: str, mode: str) -> subprocess.Popen[s
     )
 
 
+def tell(worker: subprocess.Popen[str]) -> None:
+    assert worker.stdin is not None
+    worker.stdin.write("go\n")
+    worker.stdin.flush()
+
+
 def next_event(worker: subprocess.Popen[str], event: str) -> dict[str, Any]:
     assert worker.stdout is not None
     for line in worker.stdout:
@@ -91,22 +101,25 @@ def test_workers_share_runs_without_losing_or_doubling_a_step(
             await park(store)
 
     asyncio.run(parked())
-    victim = start(target, schema, "victim", "normal")
+    victim = start(target, schema, "victim", "victim")
     laggard = start(target, schema, "laggard", "laggard")
     others = [start(target, schema, f"w{i}", "normal") for i in range(2)]
     try:
+        tell(victim)
         next_event(victim, "saved")
+        next_event(victim, "claimed")  # and now it holds that run's lease
         victim.send_signal(signal.SIGKILL)
+        tell(laggard)
         lagged = next_event(laggard, "claimed")
+        for worker in others:
+            tell(worker)
 
         async def wait_overtaken() -> None:
             async with open_store(target, schema=schema) as store:
                 await asyncio.wait_for(overtaken(store, lagged["run"], lagged["version"]), 120)
 
         asyncio.run(wait_overtaken())
-        assert laggard.stdin is not None
-        laggard.stdin.write("go\n")
-        laggard.stdin.flush()
+        tell(laggard)
         outputs = {w: w.communicate(timeout=120)[0] for w in (laggard, *others)}
     finally:
         for worker in (victim, laggard, *others):
@@ -132,7 +145,7 @@ def test_workers_share_runs_without_losing_or_doubling_a_step(
         versions = [version for _, version in history]
         assert run.meta["count"] == len(history) == TARGET, run_id
         assert versions == sorted(set(versions)), run_id  # one committed step per claim
-        assert run.owner is None, run_id  # every lease was released or lapsed and re-taken
+        assert run.owner is None, run_id  # released, or lapsed (the victim's) and re-taken
         saved = [(e["run"], e["version"]) for e in events if e["event"] == "saved"]
         owners = dict((v, o) for o, v in history)
         assert all(v in owners for r, v in saved if r == run_id), run_id

@@ -15,7 +15,16 @@ import math
 
 from ..errors import ConfigurationError, StaleRunError
 
-__all__ = ["check_lease_seconds", "stale_error"]
+__all__ = ["check_claim", "check_lease_seconds", "stale_error"]
+
+
+def check_claim(owner: object, lease_seconds: object) -> float:
+    """Check a claim's owner id and lease length; the length in seconds."""
+    if not isinstance(owner, str) or not owner:
+        raise ConfigurationError(
+            f"`owner` must be a non-empty string unique to this worker process, got {owner!r}."
+        )
+    return check_lease_seconds(lease_seconds)
 
 
 def check_lease_seconds(lease_seconds: object) -> float:

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..errors import ClosedError
 from ._documents import check_document, encode_entries
 from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._leases import check_lease_seconds, stale_error
+from ._leases import check_claim, check_lease_seconds, stale_error
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta, expiry_of, merge_patch
 from ._waiting import Poll, Waiters, wait_for_revision
@@ -133,7 +133,7 @@ class MemoryStore:
         self, session_id: str, run_id: str, *, owner: str, lease_seconds: float
     ) -> ClaimedRun | None:
         self._ensure_open()
-        seconds = check_lease_seconds(lease_seconds)
+        seconds = check_claim(owner, lease_seconds)
         run = self._runs.get(session_id, {}).get(run_id)
         now = time.time()
         expiry = None if run is None else expiry_of(run.meta)

@@ -34,7 +34,7 @@ from . import _postgres_records as records
 from . import _sql as sql
 from ._documents import check_document, encode_entries
 from ._errors import StoreUnavailableError
-from ._leases import check_lease_seconds, stale_error
+from ._leases import check_claim, check_lease_seconds, stale_error
 from ._postgres_listener import Listener
 from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
@@ -271,7 +271,7 @@ class PostgresStore:
     async def claim_run(
         self, session_id: str, run_id: str, *, owner: str, lease_seconds: float
     ) -> ClaimedRun | None:
-        seconds, now = check_lease_seconds(lease_seconds), time.time()
+        seconds, now = check_claim(owner, lease_seconds), time.time()
         params = (owner, now + seconds, session_id, run_id, now, now)
         row = await self._one(_pg(sql.CLAIM_RUN), params)
         if row is None:

@@ -42,7 +42,7 @@ from . import _sqlite_runs as runs
 from . import _sqlite_transcripts as transcripts
 from ._documents import check_document, encode_entries
 from ._errors import StoreUnavailableError
-from ._leases import check_lease_seconds
+from ._leases import check_claim, check_lease_seconds
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta
 from ._sqlite_connection import SCHEMA_VERSION, connect
@@ -211,7 +211,7 @@ class SQLiteStore:
     async def claim_run(
         self, session_id: str, run_id: str, *, owner: str, lease_seconds: float
     ) -> ClaimedRun | None:
-        seconds, now, key = check_lease_seconds(lease_seconds), time.time(), (session_id, run_id)
+        seconds, now, key = check_claim(owner, lease_seconds), time.time(), (session_id, run_id)
         action = functools.partial(runs.claim, key=key, owner=owner, until=now + seconds, now=now)
         run = await self._run_write(key, action)
         if run is None:
