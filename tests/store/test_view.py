@@ -37,6 +37,7 @@ def test_the_public_surface_is_deliberate() -> None:
     assert set(clawcell.store.__all__) == {
         "ClaimedRun",
         "Lease",
+        "LeaseKeeper",
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
+from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
 from ._opening import open_store
 from ._postgres import PostgresStore
@@ -23,6 +24,7 @@ __all__ = [
     "PERSISTENCE_WARNING",
     "ClaimedRun",
     "Lease",
+    "LeaseKeeper",
     "MemoryStore",
     "ParkedRun",
     "PostgresStore",

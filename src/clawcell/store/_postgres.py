@@ -130,15 +130,18 @@ class PostgresStore:
 
     # --- plumbing -------------------------------------------------------------------------
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(
+                f"This `PostgresStore` ({self._schema!r}) is closed; open a new store."
+            )
+
     async def _open(self) -> AsyncConnectionPool[Connection]:
         from psycopg import AsyncConnection
         from psycopg_pool import AsyncConnectionPool
 
         async with self._opening:
-            if self._closed:
-                raise ClosedError(
-                    f"This `PostgresStore` ({self._schema!r}) is closed; open a new store."
-                )
+            self._check_open()
             if self._pool is None:
                 pool = AsyncConnectionPool(
                     self._dsn,
@@ -163,10 +166,7 @@ class PostgresStore:
     async def _connection(self) -> AsyncGenerator[Connection]:
         import psycopg
 
-        if self._closed:
-            raise ClosedError(
-                f"This `PostgresStore` ({self._schema!r}) is closed; open a new store."
-            )
+        self._check_open()
         try:
             pool = await self._open()
             async with pool.connection() as conn:
@@ -334,6 +334,7 @@ class PostgresStore:
             row = await self._one(_pg(sql.RUN_REVISION), key)
             return None if row is None else int(row[0])
 
+        self._check_open()
         with self._waiters.registered(key) as event:
             # Without a LISTEN connection the poll still finds the change, only later.
             with contextlib.suppress(psycopg.Error):

@@ -46,7 +46,9 @@ class SessionStore(Protocol):
     """Durable state of Code Mode sessions. Every method is a coroutine; none blocks the loop.
 
     Implementations must be safe to call concurrently from several tasks; `apply`,
-    `save_run`, `take_run`, `append_transcript` and `put_document` must each be atomic.
+    `save_run`, `take_run`, `append_transcript` and `put_document` must each be atomic, and
+    each lease operation (`claim_run`, the fenced writes) one compare-and-set. Backends
+    shared by several processes must keep these guarantees across them.
     """
 
     async def get(self, session_id: str, key: str) -> StoredValue | None:
