@@ -19,8 +19,9 @@ A backend keeps these records:
 * **documents**: hosted canvas documents, a set of files (relative path → bytes) per `ref`,
   replaced as a whole.
 
-Backends: `SQLiteStore` (durable, shareable between processes) and `MemoryStore` (tests, and
-the default when no store is configured).
+Backends: `SQLiteStore` (durable, shareable between processes on one host), `PostgresStore`
+(durable, shareable between hosts) and `MemoryStore` (tests, and the default when no store is
+configured).
 """
 
 from __future__ import annotations
