@@ -23,8 +23,8 @@ def test_db_upgrade_brings_a_version_1_file_up_and_then_reports_it_current(
     first_out = capsys.readouterr().out
     second = main(["db", "upgrade", "--store", str(path)])
 
-    assert (first, first_out) == (0, f"{path}: schema version 1 → 2\n")
-    assert (second, capsys.readouterr().out) == (0, f"{path}: schema version 2, up to date\n")
+    assert (first, first_out) == (0, f"{path}: schema version 1 → 3\n")
+    assert (second, capsys.readouterr().out) == (0, f"{path}: schema version 3, up to date\n")
 
 
 def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
@@ -48,7 +48,7 @@ def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
     )
 
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 1\n"
+    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 2\n"
 
 
 def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(
@@ -74,7 +74,7 @@ def test_the_readme_command_creates_and_upgrades_a_new_file(tmp_path: Path) -> N
 
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        "state.db: schema version 0 → 2\n",
+        "state.db: schema version 0 → 3\n",
         "",
     )
     assert (tmp_path / "state.db").is_file()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 import psycopg
 import pytest
@@ -78,8 +79,8 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(
             await store.put("s", "k", StoredValue(json="1"))
             return await store.upgrade()
 
-    assert asyncio.run(versions()) == (0, 1)
-    assert asyncio.run(versions()) == (1, 1)
+    assert asyncio.run(versions()) == (0, 2)
+    assert asyncio.run(versions()) == (2, 2)
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         table = sql.Identifier(postgres_schema, "schema_version")
         conn.execute(sql.SQL("INSERT INTO {} VALUES (99, 0)").format(table))
@@ -100,7 +101,7 @@ def test_workers_opening_a_new_schema_together_migrate_it_once(
 
     found = asyncio.run(scenario())
 
-    assert sorted(found) == [(0, 1), (1, 1), (1, 1), (1, 1)]
+    assert sorted(found) == [(0, 2), (2, 2), (2, 2), (2, 2)]
 
 
 def test_run_changes_are_notified_with_ids_only(postgres_dsn: str, postgres_schema: str) -> None:
@@ -120,3 +121,25 @@ def test_run_changes_are_notified_with_ids_only(postgres_dsn: str, postgres_sche
                 return [n.payload async for n in listener.notifies(timeout=30, stop_after=3)]
 
     assert asyncio.run(scenario()) == ['["s", "cm_1"]'] * 3
+
+
+def test_a_version_1_schema_is_upgraded_and_keeps_its_data(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async def fill() -> None:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            await store.put("s", "k", StoredValue(json="[1]"))
+
+    asyncio.run(fill())
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # back to version 1
+        conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(postgres_schema, "results")))
+        version_table = sql.Identifier(postgres_schema, "schema_version")
+        conn.execute(sql.SQL("DELETE FROM {} WHERE version = 2").format(version_table))
+
+    async def upgrade() -> tuple[Any, ...]:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            versions = await store.upgrade()
+            await store.put_result("r", "a", "1")
+            return versions, await store.get("s", "k"), await store.get_result("r", "a")
+
+    assert asyncio.run(upgrade()) == ((1, 2), StoredValue(json="[1]"), "1")

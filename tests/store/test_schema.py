@@ -51,7 +51,7 @@ def test_a_version_1_file_is_upgraded_and_keeps_its_data(tmp_path: Path) -> None
 
     versions, items, parked, swept = asyncio.run(scenario())
 
-    assert versions == (1, 2)
+    assert versions == (1, 3)
     assert items == {"k": StoredValue(json="[1]", network_content=True)}
     assert parked is not None
     assert (parked.blob, parked.saved_at, parked.version, parked.owner) == (
@@ -65,7 +65,7 @@ def test_a_version_1_file_is_upgraded_and_keeps_its_data(tmp_path: Path) -> None
         recorded = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
         pragma = conn.execute("PRAGMA user_version").fetchone()[0]
     conn.close()
-    assert (recorded, pragma) == ([(2,)], 2)
+    assert (recorded, pragma) == ([(2,), (3,)], 3)
 
 
 def test_a_new_file_records_every_migration_and_reopens_without_change(tmp_path: Path) -> None:
@@ -75,9 +75,9 @@ def test_a_new_file_records_every_migration_and_reopens_without_change(tmp_path:
         async with SQLiteStore(path) as store:
             return await store.upgrade()
 
-    assert asyncio.run(versions()) == (0, 2)
-    assert asyncio.run(versions()) == (2, 2)
+    assert asyncio.run(versions()) == (0, 3)
+    assert asyncio.run(versions()) == (3, 3)
     with sqlite3.connect(path) as conn:
         recorded = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
     conn.close()
-    assert recorded == [(1,), (2,)]
+    assert recorded == [(1,), (2,), (3,)]

@@ -36,6 +36,7 @@ class MemoryStore:
         self._transcripts: dict[str, list[str]] = {}
         self._updated: dict[str, float] = {}
         self._documents: dict[str, dict[str, bytes]] = {}
+        self._results: dict[tuple[str, str], tuple[str, float | None]] = {}
         self._waiters = Waiters()
         self._closed = False
 
@@ -198,7 +199,27 @@ class MemoryStore:
                     del runs[run_id]
                     self._waiters.notify((session_id, run_id))
                     swept += 1
-        return SweepReport(runs=swept)
+        expired = [k for k, (_, end) in self._results.items() if end is not None and end <= moment]
+        for key in expired:
+            del self._results[key]
+        return SweepReport(runs=swept, results=len(expired))
+
+    # --- saved results --------------------------------------------------------------------
+
+    async def put_result(
+        self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
+    ) -> None:
+        self._ensure_open()
+        self._results[scope, result_id] = (str(json), expires_at)
+
+    async def get_result(self, scope: str, result_id: str) -> str | None:
+        self._ensure_open()
+        text, end = self._results.get((scope, result_id), (None, None))
+        return None if end is not None and end <= time.time() else text
+
+    async def delete_result(self, scope: str, result_id: str) -> bool:
+        self._ensure_open()
+        return self._results.pop((scope, result_id), None) is not None
 
     def _fenced(
         self, session_id: str, run_id: str, version: int, owner: str | None = None
@@ -263,6 +284,7 @@ class MemoryStore:
         self._transcripts.clear()
         self._updated.clear()
         self._documents.clear()
+        self._results.clear()
         self._closed = True
 
     def _ensure_open(self) -> None:

@@ -27,6 +27,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from ..errors import ClosedError, ConfigurationError
@@ -293,13 +294,7 @@ class PostgresStore:
             params = (until, *key, lease.version, lease.owner)
             cursor = await conn.execute(_pg(sql.RENEW_LEASE), params)
             await self._fenced(conn, key, lease.version, cursor.rowcount)
-        return Lease(
-            session_id=lease.session_id,
-            run_id=lease.run_id,
-            owner=lease.owner,
-            version=lease.version,
-            expires_at=until,
-        )
+        return replace(lease, expires_at=until)
 
     async def release_run(self, lease: Lease) -> None:
         key = (lease.session_id, lease.run_id)
@@ -345,9 +340,24 @@ class PostgresStore:
 
     async def sweep(self, *, now: float | None = None) -> SweepReport:
         moment = time.time() if now is None else now
-        async with self._connection() as conn:
+        async with self._connection() as conn, conn.transaction():
             rows = await (await conn.execute(_pg(sql.SWEEP_RUNS), (moment, moment))).fetchall()
-        return SweepReport(runs=len(rows))
+            results = (await conn.execute(_pg(sql.SWEEP_RESULTS), (moment,))).rowcount
+        return SweepReport(runs=len(rows), results=results)
+
+    # --- saved results --------------------------------------------------------------------
+
+    async def put_result(
+        self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
+    ) -> None:
+        await self._count(_pg(sql.PUT_RESULT), (scope, result_id, json, expires_at))
+
+    async def get_result(self, scope: str, result_id: str) -> str | None:
+        row = await self._one(_pg(sql.GET_RESULT), (scope, result_id, time.time()))
+        return None if row is None else str(row[0])
+
+    async def delete_result(self, scope: str, result_id: str) -> bool:
+        return await self._count(_pg(sql.DELETE_RESULT), (scope, result_id)) > 0
 
     # --- transcripts and documents --------------------------------------------------------
 

@@ -4,7 +4,8 @@ Everything lives in one PostgreSQL schema (namespace), `clawcell` unless told ot
 a store can share a database with the application. Migration *n* takes the schema from
 version *n − 1* to *n*; on open, the store takes a transaction-scoped advisory lock (so
 workers starting together migrate once), applies the missing migrations and records each in
-`schema_version`. Version 1 has everything the protocol needs, leases included.
+`schema_version`. Version 1 has entries, runs with their leases, transcripts and documents;
+version 2 adds saved results.
 
 A trigger on `runs` sends a `NOTIFY` on the schema's channel whenever a run is inserted,
 deleted or changes revision; the payload is the JSON array `[session_id, run_id]`, ids only.
@@ -81,7 +82,17 @@ _V1: Final = (
         WHEN (OLD.revision IS DISTINCT FROM NEW.revision)
         EXECUTE FUNCTION notify_run_change('{channel}')""",
 )
-MIGRATIONS: Final = (_V1,)
+_V2: Final = (
+    """CREATE TABLE results (
+        scope text NOT NULL,
+        result_id text NOT NULL,
+        json text NOT NULL,
+        expires_at double precision,
+        PRIMARY KEY (scope, result_id)
+    )""",
+    "CREATE INDEX results_by_expiry ON results (expires_at) WHERE expires_at IS NOT NULL",
+)
+MIGRATIONS: Final = (_V1, _V2)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

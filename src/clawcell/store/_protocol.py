@@ -14,6 +14,8 @@ A backend keeps these records:
   `update_run_meta`), so a worker that lost its lease can never overwrite the new owner's
   state; `wait_for_change` wakes a waiter when a run changes, and `sweep` removes expired runs.
   See `docs/scale-out.md`.
+* **saved results**: the JSON text of `results.save` values by scope and id, with an expiry,
+  so a later `exec` of the same reply can load them on another worker.
 * **transcripts**: an append-only list of JSON objects per session (the agent's turns), and
   a summary of each session that has one (`list_sessions`).
 * **documents**: hosted canvas documents, a set of files (relative path → bytes) per `ref`,
@@ -196,7 +198,22 @@ class SessionStore(Protocol):
         ...
 
     async def sweep(self, *, now: float | None = None) -> SweepReport:
-        """Remove the parked runs past their `expiresAt` that no live lease holds."""
+        """Remove the parked runs past their `expiresAt` that no live lease holds, and the
+        saved results past their `expires_at`."""
+        ...
+
+    async def put_result(
+        self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
+    ) -> None:
+        """Save (or replace) one result's JSON text, expiring at `expires_at` (`None`: never)."""
+        ...
+
+    async def get_result(self, scope: str, result_id: str) -> str | None:
+        """A saved result's JSON text, or `None` when unknown, deleted or expired."""
+        ...
+
+    async def delete_result(self, scope: str, result_id: str) -> bool:
+        """Delete a saved result; whether it existed (expired or not)."""
         ...
 
     async def append_transcript(

@@ -101,9 +101,11 @@ class SweepReport:
 
     Attributes:
         runs: Parked runs past their `expiresAt` that no live lease held.
+        results: Saved results past their `expires_at`.
     """
 
     runs: int = 0
+    results: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,16 +20,19 @@ from ._records import ParkedRun
 __all__ = [
     "CLAIM_RUN",
     "DELETE_ENTRY",
+    "DELETE_RESULT",
     "DELETE_RUN",
     "DOCUMENT_FILE",
     "DROP_DOCUMENT",
     "ENTRIES",
     "ENTRY",
     "ENTRY_TOTAL",
+    "GET_RESULT",
     "INSERT_DOCUMENT_FILE",
     "INSERT_TRANSCRIPT",
     "LIST_RUNS",
     "LOAD_RUN",
+    "PUT_RESULT",
     "RELEASE_RUN",
     "RENEW_LEASE",
     "RUN_COLUMNS",
@@ -38,6 +41,7 @@ __all__ = [
     "SAVE_RUN",
     "SAVE_RUN_FENCED",
     "SESSIONS",
+    "SWEEP_RESULTS",
     "SWEEP_RUNS",
     "TAKE_RUN",
     "TRANSCRIPT",
@@ -125,6 +129,20 @@ SESSIONS: Final = (
 DROP_DOCUMENT: Final = "DELETE FROM documents WHERE ref = ?"
 INSERT_DOCUMENT_FILE: Final = "INSERT INTO documents (ref, path, data) VALUES (?, ?, ?)"
 DOCUMENT_FILE: Final = "SELECT data FROM documents WHERE ref = ? AND path = ?"
+
+# scope, result_id, json, expires_at
+PUT_RESULT: Final = (
+    "INSERT INTO results (scope, result_id, json, expires_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (scope, result_id) DO UPDATE SET json = excluded.json, "
+    "expires_at = excluded.expires_at"
+)
+# scope, result_id, now
+GET_RESULT: Final = (
+    "SELECT json FROM results WHERE scope = ? AND result_id = ? "
+    "AND (expires_at IS NULL OR expires_at > ?)"
+)
+DELETE_RESULT: Final = "DELETE FROM results WHERE scope = ? AND result_id = ?"
+SWEEP_RESULTS: Final = "DELETE FROM results WHERE expires_at <= ?"
 
 
 def for_postgres(statement: LiteralString) -> LiteralString:

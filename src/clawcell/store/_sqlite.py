@@ -33,6 +33,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
@@ -235,13 +236,7 @@ class SQLiteStore:
             until=until,
         )
         await self._run(action)
-        return Lease(
-            session_id=lease.session_id,
-            run_id=lease.run_id,
-            owner=lease.owner,
-            version=lease.version,
-            expires_at=until,
-        )
+        return replace(lease, expires_at=until)
 
     async def release_run(self, lease: Lease) -> None:
         key = (lease.session_id, lease.run_id)
@@ -270,10 +265,27 @@ class SQLiteStore:
 
     async def sweep(self, *, now: float | None = None) -> SweepReport:
         moment = time.time() if now is None else now
-        swept = await self._run(functools.partial(runs.sweep, now=moment))
+        swept, results = await self._run(functools.partial(runs.sweep, now=moment))
         for key in swept:
             self._waiters.notify(key)
-        return SweepReport(runs=len(swept))
+        return SweepReport(runs=len(swept), results=results)
+
+    # --- saved results --------------------------------------------------------------------
+
+    async def put_result(
+        self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
+    ) -> None:
+        action = functools.partial(
+            entries.put_result, key=(scope, result_id), text=json, expires_at=expires_at
+        )
+        await self._run(action)
+
+    async def get_result(self, scope: str, result_id: str) -> str | None:
+        action = functools.partial(entries.get_result, key=(scope, result_id), now=time.time())
+        return await self._run(action)
+
+    async def delete_result(self, scope: str, result_id: str) -> bool:
+        return await self._run(functools.partial(entries.delete_result, key=(scope, result_id)))
 
     # --- transcripts and documents --------------------------------------------------------
 

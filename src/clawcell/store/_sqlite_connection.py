@@ -6,7 +6,8 @@ processes opening an old file at once upgrade it once), each recorded in `schema
 `PRAGMA user_version` mirrors the version so that clawcell 0.1, which knew only that
 pragma, refuses an upgraded file instead of misreading it. Version 1 is clawcell 0.1's
 schema (entries and runs); files from before `schema_version` existed are read by their
-`user_version`.
+`user_version`. Version 2 adds transcripts, documents and the lease columns of `runs`;
+version 3 saved results.
 """
 
 from __future__ import annotations
@@ -68,7 +69,17 @@ _V2: Final = (
         WHERE json_type(meta, '$.expiresAt') IN ('integer', 'real')""",
     "CREATE INDEX runs_by_expiry ON runs (expires_at) WHERE expires_at IS NOT NULL",
 )
-MIGRATIONS: Final = (_V1, _V2)
+_V3: Final = (
+    """CREATE TABLE results (
+        scope TEXT NOT NULL,
+        result_id TEXT NOT NULL,
+        json TEXT NOT NULL,
+        expires_at REAL,
+        PRIMARY KEY (scope, result_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX results_by_expiry ON results (expires_at) WHERE expires_at IS NOT NULL",
+)
+MIGRATIONS: Final = (_V1, _V2, _V3)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

@@ -1,4 +1,4 @@
-"""`SQLiteStore`'s session-store entries, as functions of one open connection."""
+"""`SQLiteStore`'s session-store entries and saved results, as functions of one connection."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ._errors import TOTAL_MESSAGE, StoreRangeError
 from ._records import StoredValue
 from ._sqlite_connection import write
 
-__all__ = ["apply", "delete", "get", "items"]
+__all__ = ["apply", "delete", "delete_result", "get", "get_result", "items", "put_result"]
 
 
 def get(conn: sqlite3.Connection, session_id: str, key: str) -> StoredValue | None:
@@ -48,3 +48,20 @@ def apply(
             total = conn.execute(sql.ENTRY_TOTAL, (session_id,)).fetchone()[0]
             if total > max_total_bytes:
                 raise StoreRangeError(TOTAL_MESSAGE)
+
+
+def put_result(
+    conn: sqlite3.Connection, key: tuple[str, str], text: str, expires_at: float | None
+) -> None:
+    with write(conn):
+        conn.execute(sql.PUT_RESULT, (*key, text, expires_at))
+
+
+def get_result(conn: sqlite3.Connection, key: tuple[str, str], now: float) -> str | None:
+    row = conn.execute(sql.GET_RESULT, (*key, now)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def delete_result(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:
+    with write(conn):
+        return conn.execute(sql.DELETE_RESULT, key).rowcount > 0

@@ -116,10 +116,12 @@ def update_meta(
         conn.execute(sql.UPDATE_RUN_META, (encode_meta(meta), expiry_of(meta), *key, version))
 
 
-def sweep(conn: sqlite3.Connection, now: float) -> list[tuple[str, str]]:
-    """Delete expired, unleased runs; their keys."""
+def sweep(conn: sqlite3.Connection, now: float) -> tuple[list[tuple[str, str]], int]:
+    """Delete expired, unleased runs and expired results; the runs' keys, the results' count."""
     with write(conn):
-        return [(s, r) for s, r in conn.execute(sql.SWEEP_RUNS, (now, now)).fetchall()]
+        runs = [(s, r) for s, r in conn.execute(sql.SWEEP_RUNS, (now, now)).fetchall()]
+        results = conn.execute(sql.SWEEP_RESULTS, (now,)).rowcount
+    return runs, results
 
 
 def _check_fenced(conn: sqlite3.Connection, key: tuple[str, str], version: int, rows: int) -> None:
