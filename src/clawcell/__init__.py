@@ -7,7 +7,7 @@ import importlib
 from ._codemode import CodeMode
 from ._limits import Limits
 from ._progress import CellUpdate
-from ._tool import Tool, ToolResult
+from .catalog import Tool, ToolResult
 from .envelope import render
 from .errors import (
     ClawcellError,

@@ -18,8 +18,7 @@ from ._lifecycle import Lifecycle
 from ._limits import Limits
 from ._progress import OnUpdate
 from ._source import check_source, read_exec_args, read_wait_args
-from ._tool import Tool
-from .catalog import AfterToolCall, BeforeToolCall, Catalog
+from .catalog import AfterToolCall, BeforeToolCall, Catalog, Tool
 from .envelope import ResultsStore
 from .errors import ClosedError, InputError
 from .store import MemoryStore, SessionStore

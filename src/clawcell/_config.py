@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from ._limits import Limits
-from ._tool import Tool
+from .catalog import Tool
 from .errors import ConfigurationError
 from .store import SessionStore
 
