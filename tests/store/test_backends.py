@@ -268,3 +268,36 @@ def test_a_forked_child_keeps_using_an_sqlite_store_opened_in_the_parent(tmp_pat
 
     assert in_forked_child(child) == b'"child"'
     assert asyncio.run(put('"parent again"')) == '"parent again"'
+
+
+def test_concurrent_commits_are_checked_against_the_total_in_commit_order(
+    new_store: StoreFactory,
+) -> None:
+    async def scenario() -> tuple[int, int]:
+        async with new_store() as store:
+
+            async def commit(i: int) -> bool:
+                try:
+                    await store.apply(
+                        "s", {f"k{i}": StoredValue(json="x" * 98)}, max_total_bytes=500
+                    )
+                except StoreRangeError:
+                    return False
+                return True
+
+            committed = await asyncio.gather(*(commit(i) for i in range(12)))
+            return sum(committed), len(await store.items("s"))
+
+    assert run(scenario()) == (5, 5)
+
+
+def test_open_store_picks_the_backend_from_the_target(tmp_path: Path) -> None:
+    from clawcell.store import PostgresStore, open_store
+
+    sqlite_store = open_store(tmp_path / "a.db")
+    postgres_store = open_store("postgresql://u@127.0.0.1/db", schema="mine")
+    other = open_store("postgres://u@127.0.0.1/db")
+
+    assert isinstance(sqlite_store, SQLiteStore) and sqlite_store.path == tmp_path / "a.db"
+    assert isinstance(postgres_store, PostgresStore) and postgres_store.schema == "mine"
+    assert isinstance(other, PostgresStore) and other.schema == "clawcell"

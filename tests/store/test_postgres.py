@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -13,6 +14,7 @@ from psycopg import sql
 import clawcell
 from clawcell.errors import ConfigurationError, StoreUnavailableError
 from clawcell.store import PostgresStore, StoredValue
+from clawcell.store._waiting import Poll, wait_for_revision
 
 
 def test_the_package_root_exports_postgres_store_lazily() -> None:
@@ -143,3 +145,84 @@ def test_a_version_1_schema_is_upgraded_and_keeps_its_data(
             return versions, await store.get("s", "k"), await store.get_result("r", "a")
 
     assert asyncio.run(upgrade()) == ((1, 2), StoredValue(json="[1]"), "1")
+
+
+def test_without_listen_a_waiter_still_sees_the_change_by_polling(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting_started = asyncio.Event()
+
+    async def refuse(self: object) -> None:
+        raise psycopg.OperationalError("LISTEN is unavailable")
+
+    async def observed(
+        *,
+        event: asyncio.Event,
+        revision: Callable[[], Awaitable[int | None]],
+        since: int | None,
+        timeout: float,
+        poll: Any,
+    ) -> bool:
+        async def watched() -> int | None:
+            value = await revision()
+            waiting_started.set()  # the waiter has its starting revision
+            return value
+
+        return await wait_for_revision(
+            event=event, revision=watched, since=since, timeout=timeout, poll=poll
+        )
+
+    monkeypatch.setattr("clawcell.store._postgres_listener.Listener.ensure_listening", refuse)
+    monkeypatch.setattr("clawcell.store._postgres.wait_for_revision", observed)
+
+    async def scenario() -> bool:
+        async with (
+            PostgresStore(postgres_dsn, schema=postgres_schema) as waiting,
+            PostgresStore(postgres_dsn, schema=postgres_schema) as working,
+        ):
+            version = await working.save_run("s", "cm_1", b"", {})
+            waiter = asyncio.create_task(waiting.wait_for_change("s", "cm_1", timeout=3600))
+            await waiting_started.wait()
+            await working.update_run_meta("s", "cm_1", version=version, patch={"r": 1})
+            return await asyncio.wait_for(waiter, 3600)
+
+    assert asyncio.run(scenario()) is True
+
+
+def test_a_waiter_is_woken_by_notify_without_polling(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting_started = asyncio.Event()
+
+    async def observed(
+        *,
+        event: asyncio.Event,
+        revision: Callable[[], Awaitable[int | None]],
+        since: int | None,
+        timeout: float,
+        poll: Any,
+    ) -> bool:
+        async def watched() -> int | None:
+            value = await revision()
+            waiting_started.set()
+            return value
+
+        never = Poll(first=3600, cap=3600)  # only the NOTIFY can wake it
+        return await wait_for_revision(
+            event=event, revision=watched, since=since, timeout=timeout, poll=never
+        )
+
+    monkeypatch.setattr("clawcell.store._postgres.wait_for_revision", observed)
+
+    async def scenario() -> bool:
+        async with (
+            PostgresStore(postgres_dsn, schema=postgres_schema) as waiting,
+            PostgresStore(postgres_dsn, schema=postgres_schema) as working,
+        ):
+            version = await working.save_run("s", "cm_1", b"", {})
+            waiter = asyncio.create_task(waiting.wait_for_change("s", "cm_1", timeout=3600))
+            await waiting_started.wait()
+            await working.update_run_meta("s", "cm_1", version=version, patch={"r": 1})
+            return await asyncio.wait_for(waiter, 60)  # a lost NOTIFY fails, not hangs
+
+    assert asyncio.run(scenario()) is True
