@@ -26,6 +26,7 @@ from .cli import (
     run_repl,
     wait_cell,
 )
+from .store import command as db_command
 
 __all__ = ["COMMANDS", "main"]
 
@@ -103,6 +104,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         help="the web Control UI (needs clawcell[ui])",
         configure=_configure_serve,
         run=_serve,
+    ),
+    Command(
+        name="db",
+        help="manage a durable session store (`clawcell db upgrade`)",
+        configure=db_command.configure,
+        run=db_command.run,
     ),
     Command(
         name="demo", help="a short guided tour of code mode", configure=_no_arguments, run=_demo

@@ -28,6 +28,8 @@ ClawcellError (Exception)                       code: varies
 │     a stored value (256 KiB) or a session's total (1 MiB) is too large
 ├── StoreUnavailableError (RuntimeError)        code: "store_unavailable"
 │     a session-store backend failed (an `sqlite3.Error`, translated at the boundary)
+├── StaleRunError (RuntimeError)                code: "stale_run"
+│     a parked-run write carried a fencing version another worker has moved past
 ├── ClosedError (RuntimeError)                  code: "closed"
 │     an object that owns engine or OS resources was used after `close()`
 ├── ModelError (RuntimeError)                   code: "model_error"
@@ -50,6 +52,7 @@ __all__ = [
     "ModelError",
     "RuntimeUnavailableError",
     "SnapshotError",
+    "StaleRunError",
     "StoreRangeError",
     "StoreTypeError",
     "StoreUnavailableError",
@@ -186,3 +189,13 @@ class TurnLimitError(ClawcellError, RuntimeError):
     """An agent turn reached a cap: `code` is `max_model_turns` or `max_turn_seconds`."""
 
     code = "max_model_turns"
+
+
+class StaleRunError(ClawcellError, RuntimeError):
+    """A write to a parked run was refused: its lease or fencing version is no longer current.
+
+    Another worker claimed the run after this one (its lease expired), or the run was taken,
+    deleted or swept. The writer must stop working on the run and drop its copy.
+    """
+
+    code = "stale_run"

@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _sql as sql
 from ._records import SessionInfo
 from ._sqlite_connection import write
 
@@ -19,25 +20,19 @@ __all__ = ["append", "document_file", "put_document", "read", "sessions"]
 def append(conn: sqlite3.Connection, session_id: str, entries: Sequence[str], now: float) -> None:
     """Append encoded entries after the session's last one and bump its summary."""
     with write(conn):
-        row = conn.execute(
-            "SELECT entries FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        first = 0 if row is None else int(row[0])
+        total = conn.execute(
+            sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
+        ).fetchall()[0][0]
+        first = int(total) - len(entries)
         conn.executemany(
-            "INSERT INTO transcripts VALUES (?, ?, ?)",
+            sql.INSERT_TRANSCRIPT,
             [(session_id, first + i, text) for i, text in enumerate(entries)],
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)",
-            (session_id, now, first + len(entries)),
         )
 
 
 def read(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     """The session's entries in append order."""
-    rows = conn.execute(
-        "SELECT entry FROM transcripts WHERE session_id = ? ORDER BY seq", (session_id,)
-    )
+    rows = conn.execute(sql.TRANSCRIPT, (session_id,))
     return [json.loads(text) for (text,) in rows]
 
 
@@ -52,16 +47,14 @@ def sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
 def put_document(conn: sqlite3.Connection, ref: str, files: Mapping[str, bytes]) -> None:
     """Replace every file of document `ref`."""
     with write(conn):
-        conn.execute("DELETE FROM documents WHERE ref = ?", (ref,))
+        conn.execute(sql.DROP_DOCUMENT, (ref,))
         conn.executemany(
-            "INSERT INTO documents VALUES (?, ?, ?)",
+            sql.INSERT_DOCUMENT_FILE,
             [(ref, path, data) for path, data in files.items()],
         )
 
 
 def document_file(conn: sqlite3.Connection, ref: str, path: str) -> bytes | None:
     """One file's bytes, or `None`."""
-    row = conn.execute(
-        "SELECT data FROM documents WHERE ref = ? AND path = ?", (ref, path)
-    ).fetchone()
+    row = conn.execute(sql.DOCUMENT_FILE, (ref, path)).fetchone()
     return None if row is None else bytes(row[0])
