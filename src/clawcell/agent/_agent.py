@@ -9,7 +9,8 @@ other, turns of different sessions run side by side. The transcript lives in the
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import CodeMode, Limits, MemoryStore, Tool
@@ -156,11 +157,13 @@ class Agent:
 
     async def run(
         self, session_id: str, text: str, *, message_id: str | None = None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
         Turns of one session wait for each other. The stream ends with `turn_finished`, or
-        with an `error` event after which the typed error is raised.
+        with an `error` event after which the typed error is raised. A consumer that stops
+        early should close the generator (`contextlib.aclosing`): that cancels a running
+        cell and stores error results for the calls left unanswered.
 
         Args:
             session_id: The conversation.
@@ -178,8 +181,10 @@ class Agent:
             )
         session = self._session(session_id)
         async with session.lock:
-            async for event in Turn(self._settings, session, text, message_id).events():
-                yield event
+            turn = Turn(self._settings, session, text, message_id)
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    yield event
 
     async def history(
         self, session_id: str, *, max_chars: int | None = None

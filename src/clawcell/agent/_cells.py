@@ -9,7 +9,7 @@ counted for the turn's usage.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Final
 
 from .. import CellUpdate, CodeMode, render
@@ -56,7 +56,7 @@ class CellCall:
             run_id=run_id if isinstance(run_id, str) else None,
         )
 
-    async def events(self, deadline: float) -> AsyncIterator[AgentEvent]:
+    async def events(self, deadline: float) -> AsyncGenerator[AgentEvent, None]:
         """Run the cell; yield `cell_output` events as they happen, then `cell_finished`.
 
         Raises:
