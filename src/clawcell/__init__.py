@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib
 
 from ._codemode import CodeMode
-from ._envelope import render
 from ._limits import Limits
 from ._progress import CellUpdate
-from ._tool import Tool, ToolResult
+from .catalog import Tool, ToolResult
+from .envelope import render
 from .errors import (
     ClawcellError,
     ClosedError,

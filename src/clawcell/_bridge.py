@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from ._jsjson import dumps
-from ._results import ResultsStore
+from .envelope import ResultsStore
 from .errors import ClawcellError
 
 __all__ = ["Bridge", "BridgeFailure", "HostCatalog", "Reply", "encode_settle_batch"]

@@ -13,8 +13,8 @@ from typing import Any
 
 from ._codemode import CodeMode
 from ._limits import Limits
-from ._tool import Tool
 from .agent import configure_chat, run_chat
+from .catalog import Tool
 from .errors import ClawcellError, ConfigurationError
 
 __all__ = ["main"]

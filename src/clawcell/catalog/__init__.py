@@ -16,16 +16,22 @@ from ._model_tools import (
     to_openai_chat,
     to_openai_responses,
 )
+from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
 
 __all__ = [
     "AfterToolCall",
     "BeforeToolCall",
     "Binding",
     "Catalog",
+    "ExecutionMode",
     "HookDecision",
+    "JsonValue",
     "ModelToolStyle",
+    "Tool",
     "ToolCallEvent",
     "ToolPlugin",
+    "ToolResult",
+    "ToolSource",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",
