@@ -11,6 +11,8 @@ import pytest
 
 from clawcell._cli import main
 from clawcell.agent import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
+
+# `build_model` is the chat command's seam; tested directly to cover each API without a server.
 from clawcell.agent._chat import build_model  # pyright: ignore[reportPrivateUsage]
 from tests.agent._wire import WireServer
 from tests.agent.test_openai_chat import text_stream, tool_call_stream

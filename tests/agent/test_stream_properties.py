@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,7 +84,7 @@ def test_chat_chunks_are_joined_into_the_same_text_and_tool_call(
         for piece in _cuts(arguments, argument_cuts)
     )
     chunks.append(_chunk({}, finish="tool_calls"))
-    model = OpenAIChatModel("m", client=_Client(chunks))  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    model = OpenAIChatModel("m", client=cast(Any, _Client(chunks)))
     streamed, response = run(_drain(model))
     assert streamed == response.text == text
     (call,) = response.tool_calls

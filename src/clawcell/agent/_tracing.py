@@ -29,6 +29,11 @@ class Span:
         self._tracing = tracing
         self._span = span
 
+    @property
+    def otel_span(self) -> Any | None:
+        """The OpenTelemetry span, or `None` when tracing is off."""
+        return self._span
+
     def child(self, name: str, attributes: dict[str, AttributeValue] | None = None) -> Span:
         """A span whose parent is this one."""
         return self._tracing.start(name, attributes, parent=self)
@@ -81,8 +86,8 @@ class Tracing:
         if self._tracer is None or self._trace is None:
             return Span(self, None)
         context = None
-        if parent is not None and parent._span is not None:  # pyright: ignore[reportPrivateUsage]
-            context = self._trace.set_span_in_context(parent._span)  # pyright: ignore[reportPrivateUsage]
+        if parent is not None and parent.otel_span is not None:
+            context = self._trace.set_span_in_context(parent.otel_span)
         return Span(self, self._tracer.start_span(name, context=context, attributes=attributes))
 
     def error_status(self, message: str) -> Any:
