@@ -125,7 +125,7 @@ async def main() -> None:
         ("the cell alone (CodeMode.exec)", loop["cell_ms"], None),
         ("loop overhead per model turn", loop["overhead_per_model_turn_ms"], TARGET_OVERHEAD_MS),
         (
-            "  same, at turn 50 of one session",
+            "  same, after the 40th turn of a session",
             loop["overhead_per_model_turn_at_turn_50_ms"],
             TARGET_OVERHEAD_MS,
         ),
