@@ -28,6 +28,7 @@ class Span:
     def __init__(self, tracing: Tracing, span: Any | None) -> None:
         self._tracing = tracing
         self._span = span
+        self._ended = False
 
     @property
     def otel_span(self) -> Any | None:
@@ -45,8 +46,16 @@ class Span:
                 if value is not None:
                     self._span.set_attribute(key, value)
 
+    @property
+    def ended(self) -> bool:
+        """Whether `end` was called."""
+        return self._ended
+
     def end(self, *, failure_code: str | None = None, message: str | None = None) -> None:
-        """End the span, marked as failed when `failure_code` is given."""
+        """End the span, marked as failed when `failure_code` is given; later calls do nothing."""
+        if self._ended:
+            return
+        self._ended = True
         if self._span is None:
             return
         if failure_code is not None:

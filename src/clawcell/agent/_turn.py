@@ -63,27 +63,32 @@ class Turn:
         """Run the turn; see `Agent.run`."""
         settings, session_id = self._settings, self._session.session_id
         self._deadline = asyncio.get_running_loop().time() + settings.max_turn_seconds
-        span = settings.tracing.start(
-            "clawcell.agent.turn",
-            {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
-        )
         if self._session.transcript is None:
             self._session.transcript = await settings.store.read_transcript(session_id)
         self._messages = self._session.transcript
         self._session.media.clear()
         await self._append([user_entry(self._text, turn_id=self._turn_id)])
-        yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
+        span = settings.tracing.start(
+            "clawcell.agent.turn",
+            {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
+        )
         try:
+            yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
             async with aclosing(self._loop(span)) as events:
                 async for event in events:
                     yield event
+            self._end(span)
         except (ModelError, TurnLimitError) as exc:
-            span.set(self._usage.attributes())
-            span.end(failure_code=exc.code, message=exc.message)
+            self._end(span, exc.code, exc.message)
             yield ErrorEvent(turn_id=self._turn_id, code=exc.code, message=exc.message, error=exc)
             raise
-        span.set(self._usage.attributes())
-        span.end()
+        finally:
+            self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
+
+    def _end(self, span: Span, code: str | None = None, message: str | None = None) -> None:
+        if not span.ended:
+            span.set(self._usage.attributes())
+            span.end(failure_code=code, message=message)
 
     async def _loop(self, span: Span) -> AsyncGenerator[AgentEvent, None]:
         for _ in range(self._settings.max_model_turns):
@@ -136,6 +141,7 @@ class Turn:
             raise
         finally:
             await _aclose(stream)
+            call_span.end(failure_code="cancelled")  # no-op after an end
         call_span.end(failure_code="model_error")
         raise ModelError(f"the model {model.name!r} ended its stream without a response.")
 
