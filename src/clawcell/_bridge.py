@@ -21,7 +21,15 @@ from ._jsjson import dumps
 from .envelope import ResultsStore
 from .errors import ClawcellError
 
-__all__ = ["Bridge", "BridgeFailure", "HostCatalog", "Reply", "encode_settle_batch"]
+__all__ = [
+    "Bridge",
+    "BridgeFailure",
+    "HostCatalog",
+    "Reply",
+    "cancelled_reply",
+    "encode_settle_batch",
+    "refusal_reply",
+]
 
 _PROGRAM_DATA_MESSAGE = (
     "Code Mode program-data budget exceeded. Paginate or narrow the tool request, "
@@ -159,6 +167,12 @@ class Bridge:
             "load": self._load,
         }
 
+    @property
+    def inbox_bytes(self) -> int:
+        """The program-data inbox size: the bound of one reply, and of a cell's pending
+        requests on the host."""
+        return self._inbox_bytes
+
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
         handler = self._now.get(method)
@@ -179,8 +193,13 @@ class Bridge:
         try:
             self._observe(method, args)
             return self._reply(request_id, await self._later[method](args))
-        except asyncio.CancelledError:
-            raise
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the cell cancelled this request
+            # A tool that raises `CancelledError` itself has failed; it must not look like
+            # a cancellation the cell asked for, which would leave the cell waiting forever.
+            return cancelled_reply(request_id, str(exc))
         except Exception as exc:
             return _exception_reply(request_id, exc)
 
@@ -274,6 +293,17 @@ def _exception_reply(request_id: str, exc: Exception) -> Reply:
         return _failure(request_id, exc.message, exc.code)
     # A tool's own failure: its message reaches the guest.
     return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
+
+
+def refusal_reply(request_id: str, message: str) -> Reply:
+    """A request refused before it ran (a plain error in the guest, without a `code`)."""
+    return _failure(request_id, message, None)
+
+
+def cancelled_reply(request_id: str, message: str = "") -> Reply:
+    """The `tool_error` reply of a request whose task ended cancelled without the cell
+    cancelling it."""
+    return _failure(request_id, message or "tool call was cancelled", "tool_error")
 
 
 def _failure(request_id: str, message: str, code: str | None) -> Reply:

@@ -63,6 +63,39 @@
   const Uint8ArrayCtor = Uint8Array;
   const ArrayBufferCtor = ArrayBuffer;
   const isView = ArrayBuffer.isView;
+  const CONTROLLER_FILE = "clawcell:controller.js";
+
+  // ---- Error.prepareStackTrace ----------------------------------------------------------
+  // QuickJS-NG hands a user's `Error.prepareStackTrace` the call sites of every frame, and
+  // `CallSite.getFunction()` returns the frame's function, even a strict one: the
+  // controller's private closures were reachable that way. The user's function is kept here
+  // and the engine is given a wrapper that drops the controller's own frames first. The
+  // CallSite methods are captured now, before user code can replace them.
+  const prepareDescriptor = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+  if (prepareDescriptor !== undefined && typeof prepareDescriptor.set === "function") {
+    const setPrepare = prepareDescriptor.set;
+    apply(setPrepare, ErrorCtor, [(_, sites) => sites]);
+    const probeSites = new ErrorCtor().stack;
+    apply(setPrepare, ErrorCtor, [undefined]);
+    const siteFileName = uncurry(getPrototypeOf(probeSites[0]).getFileName);
+    let userPrepare;
+    const filteredPrepare = (error, sites) => {
+      const kept = [];
+      for (let i = 0; i < sites.length; i++) {
+        if (siteFileName(sites[i]) !== CONTROLLER_FILE) push(kept, sites[i]);
+      }
+      return apply(userPrepare, ErrorCtor, [error, kept]);
+    };
+    defineProperty(ErrorCtor, "prepareStackTrace", {
+      get: () => userPrepare,
+      set: (value) => {
+        userPrepare = value;
+        apply(setPrepare, ErrorCtor, [typeof value === "function" ? filteredPrepare : value]);
+      },
+      enumerable: false,
+      configurable: false,
+    });
+  }
 
   const USER_FILE = "openclaw-code-mode:user.js";
   const UNAWAITED =
@@ -471,12 +504,16 @@
     if (status === 2) text += ',"e":' + stringify(failure);
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
+    let args = "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
+      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";
+      // Each request's arguments follow the report on a line of their own (JSON text never
+      // holds a raw newline), so the host can size them before it parses them.
+      args += "\n" + r[2];
     }
     outbox = [];
-    return text + "]}";
+    return text + "]}" + args;
   }
 
   // ---- timers ---------------------------------------------------------------------------
@@ -504,6 +541,8 @@
     const requestId = mapGet(timers, timerId);
     if (requestId === undefined) return undefined;
     mapDelete(timers, timerId);
+    // A sleep that already settled gave its in-flight slot back in `settle`.
+    if (!mapHas(waiters, requestId)) return undefined;
     mapDelete(waiters, requestId);
     for (let i = 0; i < queue.length; i++) {
       if (queue[i][0] === requestId) {
