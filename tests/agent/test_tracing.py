@@ -126,12 +126,12 @@ def test_a_turn_closed_early_ends_its_open_spans_as_cancelled() -> None:
 
     async def main() -> None:
         tools = [blocking_tool(started)]
-        async with Agent(model=model, tools=tools, tracer_provider=provider) as agent:
-            async with contextlib.aclosing(agent.run("s", "block")) as events:
-                async for event in events:
-                    if isinstance(event, CellOutput):
-                        await asyncio.wait_for(started.wait(), timeout=60)
-                        break
+        agent = Agent(model=model, tools=tools, tracer_provider=provider)
+        async with agent, contextlib.aclosing(agent.run("s", "block")) as events:
+            async for event in events:
+                if isinstance(event, CellOutput):
+                    await asyncio.wait_for(started.wait(), timeout=60)
+                    break
 
     run(main())
     spans = exporter.get_finished_spans()
