@@ -53,7 +53,7 @@ def _public_attributes(module: types.ModuleType) -> set[str]:
 
 
 def test_the_agent_package_exports_exactly_its_public_names() -> None:
-    assert clawcell.agent.__all__ == AGENT
+    assert clawcell.agent.__all__ == AGENT == sorted(AGENT)
     assert set(AGENT) == _public_attributes(clawcell.agent)
 
 
