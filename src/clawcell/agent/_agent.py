@@ -8,6 +8,7 @@ other, turns of different sessions run side by side. The transcript lives in the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import aclosing
@@ -81,15 +82,9 @@ class Agent:
             )
         if not isinstance(cast(object, instructions), str):
             raise ConfigurationError(f"`instructions` must be a string, got {instructions!r}.")
-        tool_list = _tools(tools)
-        # A probe CodeMode checks tools, limits and store exactly as the sessions' will.
-        probe = CodeMode(
-            tool_list, limits=limits, store=store, model_context_tokens=model_context_tokens
-        )
-        self._owns_store = store is None
-        self._options = ModeOptions(
-            tools=tool_list,
-            limits=probe.limits,
+        options = ModeOptions(
+            tools=_tools(tools),
+            limits=Limits(),
             store=store if store is not None else MemoryStore(),
             model_context_tokens=model_context_tokens,
             mcp_servers=mcp_servers,
@@ -97,6 +92,20 @@ class Agent:
             after_tool_call=tuple(after_tool_call),
             guest_thread=guest_thread,
         )
+        # A probe CodeMode checks every option exactly as the sessions' will (MCP servers
+        # connect only when a cell runs, so it opens nothing).
+        probe = CodeMode(
+            options.tools,
+            limits=limits,
+            store=store,
+            model_context_tokens=model_context_tokens,
+            mcp_servers=mcp_servers,
+            before_tool_call=options.before_tool_call,
+            after_tool_call=options.after_tool_call,
+            guest_thread=guest_thread,
+        )
+        self._owns_store = store is None
+        self._options = dataclasses.replace(options, limits=probe.limits)
         self._settings = TurnSettings(
             model=model,
             store=self._options.store,
