@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from ._jsjson import dumps
+from ._jsonvalue import json_text
+from .approvals import RunApprovals, gate_context
 from .envelope import ResultsStore
 from .errors import ClawcellError
 
@@ -79,36 +80,13 @@ class Reply:
     payload: str
 
 
-def _json_safe(value: Any) -> Any:
-    """Python values a tool may return, made JSON-shaped (NaN/Infinity become null)."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _json_safe(dump(mode="json"))
-    raise BridgeFailure(
-        f"tool returned a value that is not JSON: {type(value).__name__!r}; "
-        "return dicts, lists, strings, numbers, booleans or None",
-        "tool_error",
-    )
-
-
 def to_guest_json(value: Any) -> str:
-    """Compact JSON for a reply entering the guest (lone surrogates escaped).
+    """Compact JSON for a reply entering the guest, under the one normaliser's policy.
 
-    Plain JSON goes straight through the C encoder; only values it refuses (NaN, infinities,
-    pydantic models, other objects) take the slower normalising walk.
+    Raises:
+        ToolError: the value is not JSON (see `_jsonvalue.py`).
     """
-    try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
-        return json.dumps(_json_safe(value), separators=(",", ":"), allow_nan=False)
+    return json_text(value)
 
 
 def encode_settle_batch(replies: list[Reply]) -> str:
@@ -139,8 +117,11 @@ class Bridge:
         session: Any = None,
         namespaces: NamespaceHost | None = None,
         network_tool: Callable[[str], bool] | None = None,
+        approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
+        self.approvals = approvals
+        """The run's approval gate; tool calls run with it in `gate_context`."""
         self._namespaces = namespaces
         self._network_tool = network_tool
         self.network_derived = False
@@ -192,6 +173,8 @@ class Bridge:
         """Run one request; never raises (failures become error replies)."""
         try:
             self._observe(method, args)
+            if method == "callValue" and self.approvals is not None:
+                gate_context.set((self.approvals, request_id))  # this task's context only
             return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()

@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, cast
 from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
 from ._progress import Progress
 from ._requests import RequestLedger
+from .approvals import RunApprovals
 from .runtime import Guest, GuestTrap, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
@@ -117,6 +118,27 @@ class Cell:
 
     def __post_init__(self) -> None:
         self._ledger = RequestLedger(self.bridge.inbox_bytes)
+        approvals = self.bridge.approvals
+        if approvals is not None:
+            approvals.wake = self._wake_now
+
+    @property
+    def approvals(self) -> RunApprovals | None:
+        """The run's approval gate (the bridge's)."""
+        return self.bridge.approvals
+
+    def _wake_now(self) -> None:
+        """A call started to wait for approval: re-check whether the cell can progress."""
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    def _blocked_on_approvals(self) -> bool:
+        """Every running request waits for a decision: no progress is possible without one."""
+        approvals = self.bridge.approvals
+        if approvals is None or not self._running or self._completed:
+            return False
+        return approvals.blocked >= self._running
 
     # -- legs -------------------------------------------------------------------------------
 
@@ -338,6 +360,8 @@ class Cell:
             self._sweep_done()
         loop = asyncio.get_running_loop()
         while self._running and (not self._completed or self._value_ready) and not yields:
+            if self._blocked_on_approvals():
+                break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -441,19 +465,21 @@ class Cell:
         bridge: Bridge,
         replay_safe: Callable[[str, list[Any]], bool],
         runner: SegmentRunner | None = None,
+        gated: frozenset[str] = frozenset(),
     ) -> Cell:
         """Continue a parked cell whose host state was saved by another process.
 
-        Requests that were running are dispatched again when `replay_safe` allows it;
-        otherwise they reject into the guest with `RESTART_MESSAGE` (`effectStatus:
-        "unknown"`), so nothing runs twice silently.
+        Requests that were running are dispatched again when `replay_safe` allows it, and so
+        are the `gated` ones (they were waiting for approval and never ran); others reject
+        into the guest with `RESTART_MESSAGE` (`effectStatus: "unknown"`), so nothing runs
+        twice silently.
         """
         cell = cls(guest=guest, bridge=bridge, runner=runner)
         cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
         cell._value_ready = bool(state.get("valueReady"))
         cell.value_json = state.get("valueJson")
         for entry in state.get("pending", []):
-            cell._revive_request(entry, replay_safe)
+            cell._revive_request(entry, _redispatch if entry["id"] in gated else replay_safe)
         return cell
 
     def _revive_request(
@@ -480,6 +506,8 @@ class Cell:
     def _park(self) -> LegOutcome:
         pending = tuple((rid, p.method) for rid, p in self._pending.items())
         reason = "yield" if all(p.is_yield for p in self._pending.values()) else "pending_tools"
+        if reason == "pending_tools" and self._blocked_on_approvals():
+            reason = "approval"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
 
     def _failed(self, code: FailureCode, error: str) -> LegOutcome:
@@ -506,6 +534,11 @@ class Cell:
 
 def _interrupted(exc: JSException, deadline: float) -> bool:
     return exc.text == "InternalError: interrupted" and time.monotonic() >= deadline
+
+
+def _redispatch(method: str, args: list[Any]) -> bool:
+    """A gated request never ran: dispatching it again cannot repeat an effect."""
+    return True
 
 
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:

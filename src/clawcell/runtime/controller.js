@@ -30,6 +30,7 @@
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const MapCtor = Map;
+  const ProxyCtor = Proxy;
   const mapGet = uncurry(Map.prototype.get);
   const mapSet = uncurry(Map.prototype.set);
   const mapHas = uncurry(Map.prototype.has);
@@ -665,6 +666,26 @@
     return new PromiseCtor((_, reject) => reject(error));
   }
 
+  function mcpError(Ctor, message) {
+    const error = new Ctor(message);
+    setOwn(error, "code", "mcp_error");
+    return error;
+  }
+
+  // A server that could not be listed: every method of its scope rejects with the cause.
+  function unavailableScope(server) {
+    const fail = () => rejected(mcpError(ErrorCtor, server.unavailable));
+    const scope = { __proto__: null };
+    setOwn(scope, "$serverName", server.serverName);
+    setOwn(scope, "$api", fail);
+    return new ProxyCtor(freeze(scope), {
+      get(target, key) {
+        if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
+        return fail;
+      },
+    });
+  }
+
   function hasValue(object, key) {
     const d = getOwnPropertyDescriptor(object, key);
     return d !== undefined && d.value !== undefined;
@@ -697,7 +718,7 @@
         if (!hasValue(input, entry.required[i])) push(missing, entry.required[i]);
       }
       if (missing.length > 0) {
-        return rejected(new ErrorCtor((missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
+        return rejected(mcpError(ErrorCtor, (missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
       }
       return request("callValue", [name, input], callSite());
     };
@@ -716,6 +737,10 @@
     const root = { __proto__: null };
     for (let s = 0; s < tree.servers.length; s++) {
       const server = tree.servers[s];
+      if (server.unavailable !== undefined) {
+        setOwn(root, server.identifier, unavailableScope(server));
+        continue;
+      }
       const scope = { __proto__: null };
       const groups = { __proto__: null };
       setOwn(scope, "$serverName", server.serverName);
