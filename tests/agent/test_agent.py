@@ -24,6 +24,8 @@ from clawcell.agent import (
     exec_call,
     wait_call,
 )
+from clawcell.catalog import ToolCallEvent
+from clawcell.mcp import StdioServer
 from tests.agent._helpers import collect, last_of, shipment_tools, types
 from tests.conftest import run
 
@@ -312,3 +314,34 @@ def test_the_reply_to_current_tag_uses_the_message_id() -> None:
 
     reply = last_of(run(main()), ReplyEvent)
     assert reply.payloads[0]["replyToId"] == "msg-7"
+
+
+def test_mcp_servers_and_hooks_reach_every_session_code_mode() -> None:
+    from tests.mcp._helpers import BIN
+
+    seen: list[str] = []
+
+    def before(event: ToolCallEvent) -> None:
+        seen.append(event.tool_name)
+
+    server = StdioServer(command=str(BIN / "mcp-server-time"), args=["--local-timezone", "UTC"])
+    code = (
+        "const r = await MCP.time.convertTime({ source_timezone: 'UTC', time: '12:00', "
+        "target_timezone: 'Asia/Tokyo' }); await list_shipments(); "
+        "return r.structuredContent.target.datetime.slice(11, 16);"
+    )
+    model = ScriptedModel([exec_call(code), "21:00 in Tokyo"])
+
+    async def main() -> list[Any]:
+        agent = _agent(
+            model,
+            mcp_servers={"time": server},
+            before_tool_call=[before],
+            limits=clawcell.Limits(timeout_ms=30_000),
+        )
+        async with agent:
+            return await collect(agent, "s", "noon UTC in Tokyo?")
+
+    events = run(main())
+    assert (last_of(events, CellFinished).envelope or {})["value"] == "21:00"
+    assert seen == ["list_shipments"]

@@ -11,6 +11,8 @@ import pytest
 
 from clawcell._cli import main
 from clawcell.agent import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
+
+# `build_model` is the chat command's seam; tested directly to cover each API without a server.
 from clawcell.agent._chat import build_model  # pyright: ignore[reportPrivateUsage]
 from tests.agent._wire import WireServer
 from tests.agent.test_openai_chat import text_stream, tool_call_stream
@@ -20,7 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _chat(stdin: str, *arguments: str) -> tuple[int, str, str, WireServer]:
-    answers = [tool_call_stream(), text_stream("The answer ", "is 42.")]
+    answers = [
+        tool_call_stream("text('multiplying');\nreturn 6 * 7"),
+        text_stream("The answer ", "is 42."),
+    ]
     async with WireServer(answers) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC"))}
         process = await asyncio.create_subprocess_exec(
@@ -50,7 +55,10 @@ def test_chat_streams_the_answer_and_shows_the_cell_and_its_result(tmp_path: Pat
     )
     assert (code, err) == (0, "")
     assert out.splitlines()[0].startswith("clawcell chat · model gpt-test · tools: none")
-    assert "you> Let me compute.\n┌ exec\n│ js> return 6 * 7\n└ completed 42\n" in out
+    assert (
+        "you> Let me compute.\n┌ exec\n│ js> text('multiplying');\n│ js> return 6 * 7\n"
+        "│ out multiplying\n└ completed 42\n"
+    ) in out
     assert "The answer is 42.\n  (2 model turns · 1 cell · 0 tool calls · " in out
     assert out.rstrip().endswith("85 → 35 tokens)\nyou>")
     assert server.requests[0].headers["authorization"] == "Bearer unused"

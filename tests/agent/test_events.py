@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -99,4 +99,4 @@ def test_to_dict_gives_the_camel_case_wire_form(event: AgentEvent, wire: dict[st
 @pytest.mark.parametrize(("event", "wire"), CASES, ids=[c[1]["type"] for c in CASES])
 def test_events_are_frozen(event: AgentEvent, wire: dict[str, Any]) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        event.type = "other"  # type: ignore[misc]  # pyright: ignore[reportAttributeAccessIssue]
+        cast(Any, event).type = "other"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 import clawcell.agent
-from tests.test_public_api import _public_attributes  # pyright: ignore[reportPrivateUsage]
 
 AGENT = [
     "Agent",
@@ -41,8 +42,18 @@ AGENT = [
 ]
 
 
+def _public_attributes(module: types.ModuleType) -> set[str]:
+    return {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and name != "annotations"
+    }
+
+
 def test_the_agent_package_exports_exactly_its_public_names() -> None:
-    assert clawcell.agent.__all__ == AGENT
+    assert clawcell.agent.__all__ == AGENT == sorted(AGENT)
     assert set(AGENT) == _public_attributes(clawcell.agent)
 
 

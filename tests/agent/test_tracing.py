@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import sys
 from typing import Any
@@ -13,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import clawcell
-from clawcell.agent import Agent, ScriptedModel, exec_call
-from tests.agent._helpers import collect, shipment_tools
+from clawcell.agent import Agent, CellOutput, ScriptedModel, exec_call
+from tests.agent._helpers import blocking_tool, collect, shipment_tools
 from tests.conftest import run
 
 CELL = "const rows = await list_shipments(); await chart(); return rows.length;"
@@ -113,3 +115,30 @@ def test_without_opentelemetry_the_agent_runs_and_records_no_spans(
 
     assert run(main()) == "turn_finished"
     assert exporter.get_finished_spans() == ()
+
+
+def test_a_turn_closed_early_ends_its_open_spans_as_cancelled() -> None:
+    started = asyncio.Event()
+    model = ScriptedModel([exec_call("text('go'); return await block()")])
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    async def main() -> None:
+        tools = [blocking_tool(started)]
+        agent = Agent(model=model, tools=tools, tracer_provider=provider)
+        async with agent, contextlib.aclosing(agent.run("s", "block")) as events:
+            async for event in events:
+                if isinstance(event, CellOutput):
+                    await asyncio.wait_for(started.wait(), timeout=60)
+                    break
+
+    run(main())
+    spans = exporter.get_finished_spans()
+    codes = {s.name: (s.attributes or {}).get("clawcell.failure_code") for s in spans}
+    assert codes == {
+        "clawcell.agent.turn": "cancelled",
+        "clawcell.model.call": None,
+        "clawcell.cell": "cancelled",
+        "clawcell.tool": "cancelled",
+    }

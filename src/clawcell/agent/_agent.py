@@ -8,8 +8,10 @@ other, turns of different sessions run side by side. The transcript lives in the
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import CodeMode, Limits, MemoryStore, Tool
@@ -80,15 +82,9 @@ class Agent:
             )
         if not isinstance(cast(object, instructions), str):
             raise ConfigurationError(f"`instructions` must be a string, got {instructions!r}.")
-        tool_list = _tools(tools)
-        # A probe CodeMode checks tools, limits and store exactly as the sessions' will.
-        probe = CodeMode(
-            tool_list, limits=limits, store=store, model_context_tokens=model_context_tokens
-        )
-        self._owns_store = store is None
-        self._options = ModeOptions(
-            tools=tool_list,
-            limits=probe.limits,
+        options = ModeOptions(
+            tools=_tools(tools),
+            limits=Limits(),
             store=store if store is not None else MemoryStore(),
             model_context_tokens=model_context_tokens,
             mcp_servers=mcp_servers,
@@ -96,6 +92,20 @@ class Agent:
             after_tool_call=tuple(after_tool_call),
             guest_thread=guest_thread,
         )
+        # A probe CodeMode checks every option exactly as the sessions' will (MCP servers
+        # connect only when a cell runs, so it opens nothing).
+        probe = CodeMode(
+            options.tools,
+            limits=limits,
+            store=store,
+            model_context_tokens=model_context_tokens,
+            mcp_servers=mcp_servers,
+            before_tool_call=options.before_tool_call,
+            after_tool_call=options.after_tool_call,
+            guest_thread=guest_thread,
+        )
+        self._owns_store = store is None
+        self._options = dataclasses.replace(options, limits=probe.limits)
         self._settings = TurnSettings(
             model=model,
             store=self._options.store,
@@ -156,11 +166,13 @@ class Agent:
 
     async def run(
         self, session_id: str, text: str, *, message_id: str | None = None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
         Turns of one session wait for each other. The stream ends with `turn_finished`, or
-        with an `error` event after which the typed error is raised.
+        with an `error` event after which the typed error is raised. A consumer that stops
+        early should close the generator (`contextlib.aclosing`): that cancels a running
+        cell and stores error results for the calls left unanswered.
 
         Args:
             session_id: The conversation.
@@ -178,8 +190,10 @@ class Agent:
             )
         session = self._session(session_id)
         async with session.lock:
-            async for event in Turn(self._settings, session, text, message_id).events():
-                yield event
+            turn = Turn(self._settings, session, text, message_id)
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    yield event
 
     async def history(
         self, session_id: str, *, max_chars: int | None = None

@@ -1,16 +1,16 @@
 """One model tool call answered by a cell, with its live progress as events.
 
-The cell runs as its own task; `CodeMode`'s `on_update` callback pushes each update into an
-`asyncio.Queue` that `CellCall.events()` drains, so `cell_output` events reach the consumer
-while the cell is still running. Tool updates become child spans of the cell's span and are
-counted for the turn's usage.
+The cell runs as its own task; `CodeMode`'s `on_update` callback pushes each output item into
+an `asyncio.Queue` that `CellCall.events()` drains, so `cell_output` events reach the consumer
+while the cell is still running. Tool updates are handled in the callback itself: they open
+and close child spans of the cell's span when they happen and are counted for the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
 
 from .. import CellUpdate, CodeMode, render
 from ..errors import ClawcellError
@@ -19,8 +19,6 @@ from ._model import ToolCall
 from ._tracing import Span, code_attributes
 
 __all__ = ["CellCall"]
-
-_DONE: Final = object()
 
 
 class CellCall:
@@ -36,7 +34,7 @@ class CellCall:
         self._turn_id = turn_id
         self._span = span.child("clawcell.cell", {"clawcell.cell.tool": call.name})
         self._tools: dict[str, Span] = {}
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.result_text = ""
         self.is_error = True
         self.tool_calls = 0
@@ -56,7 +54,7 @@ class CellCall:
             run_id=run_id if isinstance(run_id, str) else None,
         )
 
-    async def events(self, deadline: float) -> AsyncIterator[AgentEvent]:
+    async def events(self, deadline: float) -> AsyncGenerator[AgentEvent, None]:
         """Run the cell; yield `cell_output` events as they happen, then `cell_finished`.
 
         Raises:
@@ -64,20 +62,19 @@ class CellCall:
                 is cancelled.
         """
         task = asyncio.create_task(self._answer())
-        task.add_done_callback(lambda _: self._queue.put_nowait(_DONE))
+        task.add_done_callback(lambda _: self._queue.put_nowait(None))  # None: the cell ended
         try:
-            while (update := await self._next(deadline)) is not _DONE:
-                event = self._event(update)
-                if event is not None:
-                    yield event
+            while (item := await self._next(deadline)) is not None:
+                yield CellOutput(turn_id=self._turn_id, call_id=self._call.id, item=item)
         finally:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
                 self._cancelled()
+            self._span.end(failure_code="internal_error")  # no-op after `_answer` ended it
         yield task.result()
 
-    async def _next(self, deadline: float) -> object:
+    async def _next(self, deadline: float) -> dict[str, Any] | None:
         async with asyncio.timeout_at(deadline):
             return await self._queue.get()
 
@@ -90,7 +87,7 @@ class CellCall:
     async def _answer(self) -> CellFinished:
         try:
             envelope = await self._mode.call_tool(
-                self._call.name, self._call.arguments, on_update=self._queue.put_nowait
+                self._call.name, self._call.arguments, on_update=self._on_update
             )
         except ClawcellError as exc:  # InputError and friends go back to the model as errors
             self.result_text = exc.message
@@ -106,11 +103,11 @@ class CellCall:
             self._span.end()
         return CellFinished(turn_id=self._turn_id, call_id=self._call.id, envelope=envelope)
 
-    def _event(self, update: object) -> AgentEvent | None:
-        if not isinstance(update, CellUpdate):
-            return None
-        if update.kind == "output" and update.item is not None:
-            return CellOutput(turn_id=self._turn_id, call_id=self._call.id, item=update.item)
+    def _on_update(self, update: CellUpdate) -> None:
+        if update.kind == "output":
+            if update.item is not None:
+                self._queue.put_nowait(update.item)
+            return
         key = update.call_id or ""
         if update.kind == "tool_started":
             self.tool_calls += 1
@@ -121,7 +118,6 @@ class CellCall:
             span = self._tools.pop(key)
             span.set({"clawcell.tool.ok": update.ok})
             span.end(failure_code=None if update.ok else "tool_error")
-        return None
 
 
 def _mapping(arguments: Mapping[str, Any] | str) -> Mapping[str, Any]:

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, TextIO, cast
+from typing import Final, TextIO
 
 from .. import SQLiteStore, Tool
 from ..errors import ClawcellError, ConfigurationError
@@ -62,7 +61,9 @@ def run_chat(args: argparse.Namespace) -> int:
     """Run the chat until end of input; 2 for bad arguments or a missing API key."""
     try:
         model = build_model(args.model, base_url=args.base_url, environ=os.environ)
-        tools = [tool for spec in args.tools for tool in _load_tools(spec)]
+        from ..cli import load_tools  # deferred: the CLI helpers are not needed to import agents
+
+        tools = load_tools(args.tools)
     except ClawcellError as exc:
         print(f"clawcell chat: {exc}", file=sys.stderr)
         return 2
@@ -128,22 +129,3 @@ async def _turn(agent: Agent, session_id: str, text: str, view: ChatView) -> Non
             view.show(event)
     except ClawcellError as exc:  # a cap or the model failed: say so, keep chatting
         view.failure(exc.message)
-
-
-def _load_tools(spec: str) -> list[Tool]:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ConfigurationError(f"--tools takes `module:attribute`, got {spec!r}.")
-    try:
-        target: object = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load tools from {spec!r}: {exc}") from exc
-    if callable(target) and not isinstance(target, Tool):
-        target = cast(Any, target)()
-    items = [target] if isinstance(target, Tool) else target
-    if not isinstance(items, Iterable):
-        raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
-    tools = list(cast(Iterable[object], items))
-    if not all(isinstance(t, Tool) for t in tools):
-        raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
-    return cast(list[Tool], tools)

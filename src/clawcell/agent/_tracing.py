@@ -28,6 +28,12 @@ class Span:
     def __init__(self, tracing: Tracing, span: Any | None) -> None:
         self._tracing = tracing
         self._span = span
+        self._ended = False
+
+    @property
+    def otel_span(self) -> Any | None:
+        """The OpenTelemetry span, or `None` when tracing is off."""
+        return self._span
 
     def child(self, name: str, attributes: dict[str, AttributeValue] | None = None) -> Span:
         """A span whose parent is this one."""
@@ -40,8 +46,16 @@ class Span:
                 if value is not None:
                     self._span.set_attribute(key, value)
 
+    @property
+    def ended(self) -> bool:
+        """Whether `end` was called."""
+        return self._ended
+
     def end(self, *, failure_code: str | None = None, message: str | None = None) -> None:
-        """End the span, marked as failed when `failure_code` is given."""
+        """End the span, marked as failed when `failure_code` is given; later calls do nothing."""
+        if self._ended:
+            return
+        self._ended = True
         if self._span is None:
             return
         if failure_code is not None:
@@ -81,8 +95,8 @@ class Tracing:
         if self._tracer is None or self._trace is None:
             return Span(self, None)
         context = None
-        if parent is not None and parent._span is not None:  # pyright: ignore[reportPrivateUsage]
-            context = self._trace.set_span_in_context(parent._span)  # pyright: ignore[reportPrivateUsage]
+        if parent is not None and parent.otel_span is not None:
+            context = self._trace.set_span_in_context(parent.otel_span)
         return Span(self, self._tracer.start_span(name, context=context, attributes=attributes))
 
     def error_status(self, message: str) -> Any:

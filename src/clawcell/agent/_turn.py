@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,47 +59,55 @@ class Turn:
         self._messages: list[dict[str, Any]] = []
         self._deadline = 0.0
 
-    async def events(self) -> AsyncIterator[AgentEvent]:
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """Run the turn; see `Agent.run`."""
         settings, session_id = self._settings, self._session.session_id
         self._deadline = asyncio.get_running_loop().time() + settings.max_turn_seconds
-        span = settings.tracing.start(
-            "clawcell.agent.turn",
-            {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
-        )
         if self._session.transcript is None:
             self._session.transcript = await settings.store.read_transcript(session_id)
         self._messages = self._session.transcript
         self._session.media.clear()
         await self._append([user_entry(self._text, turn_id=self._turn_id)])
-        yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
+        span = settings.tracing.start(
+            "clawcell.agent.turn",
+            {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
+        )
         try:
-            async for event in self._loop(span):
-                yield event
+            yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
+            async with aclosing(self._loop(span)) as events:
+                async for event in events:
+                    yield event
+            self._end(span)
         except (ModelError, TurnLimitError) as exc:
-            span.set(self._usage.attributes())
-            span.end(failure_code=exc.code, message=exc.message)
+            self._end(span, exc.code, exc.message)
             yield ErrorEvent(turn_id=self._turn_id, code=exc.code, message=exc.message, error=exc)
             raise
-        span.set(self._usage.attributes())
-        span.end()
+        finally:
+            self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
 
-    async def _loop(self, span: Span) -> AsyncIterator[AgentEvent]:
+    def _end(self, span: Span, code: str | None = None, message: str | None = None) -> None:
+        if not span.ended:
+            span.set(self._usage.attributes())
+            span.end(failure_code=code, message=message)
+
+    async def _loop(self, span: Span) -> AsyncGenerator[AgentEvent, None]:
         for _ in range(self._settings.max_model_turns):
             response: ModelResponse | None = None
-            async for event in self._call_model(span):
-                if isinstance(event, ModelResponse):
-                    response = event
-                else:
-                    yield event
+            async with aclosing(self._call_model(span)) as model_events:
+                async for event in model_events:
+                    if isinstance(event, ModelResponse):
+                        response = event
+                    else:
+                        yield event
             if response is None:  # _call_model raises instead; this keeps pyright informed
                 return
             if not response.tool_calls:
                 for event in await self._finish(response):
                     yield event
                 return
-            async for event in self._answer(response, span):
-                yield event
+            async with aclosing(self._answer(response, span)) as cell_events:
+                async for event in cell_events:
+                    yield event
         raise TurnLimitError(
             f"the turn reached its cap of {self._settings.max_model_turns} model turns "
             "(`max_model_turns`) without a final answer; raise it with "
@@ -106,7 +115,7 @@ class Turn:
             code="max_model_turns",
         )
 
-    async def _call_model(self, span: Span) -> AsyncIterator[TextDelta | ModelResponse]:
+    async def _call_model(self, span: Span) -> AsyncGenerator[TextDelta | ModelResponse, None]:
         model = self._settings.model
         request = ModelRequest(
             instructions=self._settings.instructions,
@@ -117,7 +126,7 @@ class Turn:
         self._usage.model_turns += 1
         stream = model.stream(request)
         try:
-            async for event in self._within_deadline(stream):
+            while (event := await self._next_model_event(stream)) is not None:
                 if isinstance(event, ModelText):
                     if event.text:
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
@@ -132,21 +141,22 @@ class Turn:
             raise
         finally:
             await _aclose(stream)
+            call_span.end(failure_code="cancelled")  # no-op after an end
         call_span.end(failure_code="model_error")
         raise ModelError(f"the model {model.name!r} ended its stream without a response.")
 
-    async def _within_deadline(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        while True:
-            try:
-                async with asyncio.timeout_at(self._deadline):
-                    event = await anext(stream)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                raise self._wall_time_error() from None
-            yield event
+    async def _next_model_event(self, stream: AsyncIterator[Any]) -> Any | None:
+        try:
+            async with asyncio.timeout_at(self._deadline):
+                return await anext(stream)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            raise self._wall_time_error() from None
 
-    async def _answer(self, response: ModelResponse, span: Span) -> AsyncIterator[AgentEvent]:
+    async def _answer(
+        self, response: ModelResponse, span: Span
+    ) -> AsyncGenerator[AgentEvent, None]:
         model = self._settings.model.name
         entries = [assistant_entry(response, model=model, turn_id=self._turn_id)]
         calls = list(response.tool_calls)
@@ -156,8 +166,9 @@ class Turn:
                 yield cell.started()
                 self._usage.cells += 1
                 try:
-                    async for event in cell.events(self._deadline):
-                        yield event
+                    async with aclosing(cell.events(self._deadline)) as events:
+                        async for event in events:
+                            yield event
                 finally:
                     self._usage.tool_calls += cell.tool_calls
                     entries.append(self._result(calls.pop(0), cell))
