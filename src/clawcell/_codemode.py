@@ -20,6 +20,7 @@ from ._config import (
     store_from,
     tools_from,
 )
+from ._decisions import ApprovalDesk
 from ._host import CellHost
 from ._lifecycle import Lifecycle
 from ._limits import Limits
@@ -112,6 +113,9 @@ class CodeMode:
             session_id=self.session_id,
             durable=durable is not None,
             approvals=approvals,
+        )
+        self._desk = ApprovalDesk(
+            approvals, store=self.store, session_id=self.session_id, durable=durable is not None
         )
         self._closed = False
 
@@ -227,17 +231,17 @@ class CodeMode:
             InputError: the approval is not pending, or `decision` is neither value.
         """
         self._check_open()
-        return await self._runs.decide(
+        return await self._desk.decide(
             run_id, approval_id, decision, note=note, remember=remember, by=by
         )
 
     async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
         """The calls a parked run waits to have approved."""
-        return await self._runs.pending_approvals(run_id)
+        return await self._desk.pending_approvals(run_id)
 
     async def approval_audit(self) -> list[ApprovalDecision]:
         """Every decision recorded in this session, oldest first (expiries included)."""
-        return await self._runs.approvals.ledger.audit()
+        return await self._desk.audit()
 
     async def _exec(
         self, arguments: Mapping[str, Any], on_update: OnUpdate | None

@@ -28,7 +28,7 @@ from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
 from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
 from ._source import syntax_error_message
-from .approvals import ApprovalDecision, Approvals, PendingApproval
+from .approvals import Approvals
 from .envelope import (
     Envelope,
     FailurePhase,
@@ -299,65 +299,6 @@ class Lifecycle:
             self._release_live(run)
         else:
             self._host.release(run.cell.guest)
-
-    # -- approvals --------------------------------------------------------------------------
-
-    async def decide(
-        self,
-        run_id: str,
-        approval_id: str,
-        decision: str,
-        *,
-        note: str,
-        remember: bool,
-        by: str,
-    ) -> ApprovalDecision:
-        """Record a person's decision on a pending approval of a run (live or durable).
-
-        Raises:
-            InputError: an unknown decision, or an approval that is not pending (unknown,
-                decided already, or expired).
-        """
-        if decision not in ("approve", "deny"):
-            raise InputError(f"decision must be 'approve' or 'deny', got {decision!r}.")
-        approval = await self._pending_approval(run_id, approval_id)
-        if approval is None:
-            raise InputError(
-                f"approval {approval_id!r} of run {run_id!r} is not pending; it may have been "
-                "decided already, expired, or belong to another run."
-            )
-        record = ApprovalDecision(
-            approval_id=approval_id,
-            run_id=run_id,
-            tool=approval.tool,
-            decision="approve" if decision == "approve" else "deny",
-            note=note,
-            remember="session" if remember else "once",
-            by=by,
-            decided_at=self.approvals.clock(),
-        )
-        if not await self.approvals.record(record):
-            raise InputError(f"approval {approval_id!r} was already decided.")
-        return record
-
-    async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
-        """The approvals a run waits for: from its live gate, or from its durable record."""
-        gate = self.approvals.live(run_id)
-        if gate is not None:
-            return [*gate.pending, *gate.restored.values()]
-        if not self._parked.durable:
-            return []
-        parked = await self._store.load_run(self._session_id, run_id)
-        if parked is None:
-            return []
-        record = ParkedRecord.from_state(parked.meta)
-        return [dataclasses.replace(a, run_id=run_id) for a in record.approvals]
-
-    async def _pending_approval(self, run_id: str, approval_id: str) -> PendingApproval | None:
-        for approval in await self.pending_approvals(run_id):
-            if approval.id == approval_id:
-                return approval
-        return None
 
     # -- runs that end without a leg --------------------------------------------------------
 

@@ -12,6 +12,8 @@ AGENT = [
     "Agent",
     "AgentEvent",
     "AnthropicModel",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "CellFinished",
     "CellOutput",
     "CellStarted",

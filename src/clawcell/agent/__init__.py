@@ -11,6 +11,8 @@ from ._anthropic_tools import anthropic_runner_tools
 from ._chat import configure_chat, run_chat
 from ._events import (
     AgentEvent,
+    ApprovalDecided,
+    ApprovalRequested,
     CellFinished,
     CellOutput,
     CellStarted,
@@ -33,6 +35,8 @@ __all__ = [
     "Agent",
     "AgentEvent",
     "AnthropicModel",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "CellFinished",
     "CellOutput",
     "CellStarted",

@@ -12,14 +12,15 @@ import dataclasses
 import math
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import CodeMode, Limits, MemoryStore, Tool
+from ..approvals import ToolPolicy
 from ..catalog import AfterToolCall, BeforeToolCall
 from ..errors import ClosedError, ConfigurationError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore
-from ._events import AgentEvent
+from ._events import AgentEvent, ApprovalDecided
 from ._model import Model
 from ._session import ModeOptions, Session
 from ._tracing import Tracing
@@ -73,6 +74,8 @@ class Agent:
         max_model_turns: int = 16,
         max_turn_seconds: float = 600.0,
         tracer_provider: Any | None = None,
+        policy: ToolPolicy | Mapping[str, Any] | None = None,
+        approval_ttl_seconds: float | None = None,
     ) -> None:
         _check_caps(max_model_turns, max_turn_seconds)
         if not isinstance(cast(object, model), Model):
@@ -91,6 +94,8 @@ class Agent:
             before_tool_call=tuple(before_tool_call),
             after_tool_call=tuple(after_tool_call),
             guest_thread=guest_thread,
+            policy=policy,
+            approval_ttl_seconds=approval_ttl_seconds,
         )
         # A probe CodeMode checks every option exactly as the sessions' will (MCP servers
         # connect only when a cell runs, so it opens nothing).
@@ -103,6 +108,8 @@ class Agent:
             before_tool_call=options.before_tool_call,
             after_tool_call=options.after_tool_call,
             guest_thread=guest_thread,
+            policy=policy,
+            approval_ttl_seconds=approval_ttl_seconds,
         )
         self._owns_store = store is None
         self._options = dataclasses.replace(options, limits=probe.limits)
@@ -191,6 +198,45 @@ class Agent:
         session = self._session(session_id)
         async with session.lock:
             turn = Turn(self._settings, session, text, message_id)
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    yield event
+
+    async def decide(
+        self,
+        session_id: str,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Decide a call that waits for approval; yield `approval_decided`, then, once the
+        run waits for no other decision, the events of the turn continuing (the cell is
+        resumed with `wait`, then the model carries on as after any tool result).
+
+        Raises:
+            InputError: The approval is not pending (see `CodeMode.decide`).
+        """
+        session = self._session(session_id)
+        async with session.lock:
+            mode = session.mode
+            record = await mode.decide(
+                run_id, approval_id, decision, note=note, remember=remember, by=by
+            )
+            yield ApprovalDecided(
+                session_id=session_id,
+                run_id=run_id,
+                approval_id=approval_id,
+                decision=record.decision,
+                note=record.note,
+                by=record.by,
+            )
+            if await mode.pending_approvals(run_id):
+                return  # other calls of the run still wait for a decision
+            turn = Turn(self._settings, session, None, None, resume_run=run_id)
             async with aclosing(turn.events()) as events:
                 async for event in events:
                     yield event

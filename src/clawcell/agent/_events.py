@@ -14,6 +14,8 @@ from typing import Any, Literal, TypeAlias, cast
 
 __all__ = [
     "AgentEvent",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "CellFinished",
     "CellOutput",
     "CellStarted",
@@ -151,11 +153,43 @@ class ReplyEvent(_Event):
 
 @dataclass(frozen=True, kw_only=True)
 class TurnFinished(_Event):
-    """The turn ended with a reply."""
+    """The turn ended: with a reply (`state="replied"`), or with a cell that waits only for
+    approvals (`state="waiting_approval"`; `Agent.decide` continues it).
+    """
 
     type: Literal["turn_finished"] = field(default="turn_finished", init=False)
     turn_id: str
     usage: TurnUsage
+    state: Literal["replied", "waiting_approval"] = "replied"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequested(_Event):
+    """A call of a cell waits for a person's decision (`Agent.decide`).
+
+    Attributes:
+        run_id: The parked run.
+        approval: The `pendingApprovals` entry: `{id, tool, input, reason, requestedAt}`.
+    """
+
+    type: Literal["approval_requested"] = field(default="approval_requested", init=False)
+    turn_id: str
+    call_id: str
+    run_id: str
+    approval: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalDecided(_Event):
+    """A decision was recorded (`Agent.decide`)."""
+
+    type: Literal["approval_decided"] = field(default="approval_decided", init=False)
+    session_id: str
+    run_id: str
+    approval_id: str
+    decision: Literal["approve", "deny"]
+    note: str = ""
+    by: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,5 +218,7 @@ AgentEvent: TypeAlias = (
     | ReplyEvent
     | TurnFinished
     | ErrorEvent
+    | ApprovalRequested
+    | ApprovalDecided
 )
 """Any event `Agent.run` yields; new kinds may be added, so handle unknown `type`s."""

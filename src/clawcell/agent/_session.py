@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import CodeMode, Limits, Tool
+from ..approvals import ToolPolicy
 from ..catalog import AfterToolCall, BeforeToolCall, ToolCallEvent
 from ..reply import ToolMedia
 from ..store import SessionStore
@@ -39,6 +40,8 @@ class ModeOptions:
     before_tool_call: Sequence[BeforeToolCall] = ()
     after_tool_call: Sequence[AfterToolCall] = ()
     guest_thread: bool = True
+    policy: ToolPolicy | Mapping[str, Any] | None = None
+    approval_ttl_seconds: float | None = None
 
 
 class Session:
@@ -61,6 +64,8 @@ class Session:
             before_tool_call=options.before_tool_call,
             after_tool_call=[*options.after_tool_call, self._collect_media],
             guest_thread=options.guest_thread,
+            policy=options.policy,
+            approval_ttl_seconds=options.approval_ttl_seconds,
         )
 
     def _collect_media(self, event: ToolCallEvent) -> None:

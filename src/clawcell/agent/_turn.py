@@ -20,7 +20,16 @@ from ..errors import ModelError, TurnLimitError
 from ..reply import build_reply
 from ..store import SessionStore
 from ._cells import CellCall
-from ._events import AgentEvent, ErrorEvent, ReplyEvent, TextDelta, TurnFinished, TurnStarted
+from ._events import (
+    AgentEvent,
+    ApprovalRequested,
+    CellFinished,
+    ErrorEvent,
+    ReplyEvent,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._session import Session
 from ._tracing import Span, Tracing
@@ -48,11 +57,20 @@ class Turn:
     """One user message's turn in one session."""
 
     def __init__(
-        self, settings: TurnSettings, session: Session, text: str, message_id: str | None
+        self,
+        settings: TurnSettings,
+        session: Session,
+        text: str | None,
+        message_id: str | None,
+        *,
+        resume_run: str | None = None,
     ) -> None:
         self._settings = settings
         self._session = session
         self._text = text
+        self._resume_run = resume_run
+        """A run whose approvals were decided: the turn continues it with `wait` first."""
+        self._waiting_approval = False
         self._message_id = message_id
         self._turn_id = f"turn_{uuid.uuid4().hex}"
         self._usage = UsageCounter()
@@ -67,13 +85,14 @@ class Turn:
             self._session.transcript = await settings.store.read_transcript(session_id)
         self._messages = self._session.transcript
         self._session.media.clear()
-        await self._append([user_entry(self._text, turn_id=self._turn_id)])
+        if self._text is not None:
+            await self._append([user_entry(self._text, turn_id=self._turn_id)])
         span = settings.tracing.start(
             "clawcell.agent.turn",
             {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
         )
         try:
-            yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
+            yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text or "")
             async with aclosing(self._loop(span)) as events:
                 async for event in events:
                     yield event
@@ -91,6 +110,18 @@ class Turn:
             span.end(failure_code=code, message=message)
 
     async def _loop(self, span: Span) -> AsyncGenerator[AgentEvent, None]:
+        if self._resume_run is not None:
+            resume = ToolCall(
+                id=f"call_wait_{uuid.uuid4().hex[:24]}",
+                name="wait",
+                arguments={"runId": self._resume_run},
+            )
+            async with aclosing(self._answer(ModelResponse(tool_calls=(resume,)), span)) as cells:
+                async for event in cells:
+                    yield event
+            if self._waiting_approval:
+                yield self._paused()
+                return
         for _ in range(self._settings.max_model_turns):
             response: ModelResponse | None = None
             async with aclosing(self._call_model(span)) as model_events:
@@ -108,6 +139,11 @@ class Turn:
             async with aclosing(self._answer(response, span)) as cell_events:
                 async for event in cell_events:
                     yield event
+            if self._waiting_approval:
+                # Calling the model again would only make it `wait` in a loop: the turn ends
+                # here and `Agent.decide` continues it when the decision arrives.
+                yield self._paused()
+                return
         raise TurnLimitError(
             f"the turn reached its cap of {self._settings.max_model_turns} model turns "
             "(`max_model_turns`) without a final answer; raise it with "
@@ -169,6 +205,9 @@ class Turn:
                     async with aclosing(cell.events(self._deadline)) as events:
                         async for event in events:
                             yield event
+                            for request in _approval_requests(event, self._turn_id):
+                                self._waiting_approval = True
+                                yield request
                 finally:
                     self._usage.tool_calls += cell.tool_calls
                     entries.append(self._result(calls.pop(0), cell))
@@ -206,6 +245,11 @@ class Turn:
             TurnFinished(turn_id=self._turn_id, usage=self._usage.snapshot()),
         ]
 
+    def _paused(self) -> TurnFinished:
+        return TurnFinished(
+            turn_id=self._turn_id, usage=self._usage.snapshot(), state="waiting_approval"
+        )
+
     async def _append(self, entries: list[dict[str, Any]]) -> None:
         await self._settings.store.append_transcript(self._session.session_id, entries)
         self._messages.extend(entries)
@@ -217,6 +261,21 @@ class Turn:
             "less in one message.",
             code="max_turn_seconds",
         )
+
+
+def _approval_requests(event: AgentEvent, turn_id: str) -> list[ApprovalRequested]:
+    """The approvals a finished cell waits for when it parked only for them."""
+    if not isinstance(event, CellFinished) or event.envelope is None:
+        return []
+    envelope = event.envelope
+    if envelope.get("status") != "waiting" or envelope.get("reason") != "approval":
+        return []
+    return [
+        ApprovalRequested(
+            turn_id=turn_id, call_id=event.call_id, run_id=str(envelope["runId"]), approval=a
+        )
+        for a in envelope.get("pendingApprovals", [])
+    ]
 
 
 def _usage_attributes(response: ModelResponse) -> Mapping[str, int | None]:
