@@ -80,6 +80,7 @@ CASES: list[tuple[AgentEvent, dict[str, Any]]] = [
                 "toolCalls": 0,
                 "wallMs": 2.5,
             },
+            "state": "replied",
         },
     ),
     (
