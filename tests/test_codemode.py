@@ -461,7 +461,7 @@ def test_a_queue_overflow_in_the_first_frontier_is_an_input_failure() -> None:
 def test_failures_carry_their_code_phase_and_message(
     code: str, expected: tuple[str, str, str, bool]
 ) -> None:
-    assert failure(exec_one(code)) == expected
+    assert failure(exec_one(code, limits=FAST)) == expected
 
 
 def test_rejected_calls_raise_input_error_with_the_protocol_message() -> None:
