@@ -17,14 +17,16 @@ canvas paths only unless external embeds are explicitly allowed) and its sandbox
 
 from __future__ import annotations
 
+import html
 import re
 import urllib.parse
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Final, TypedDict
 
 from ._canvas import CanvasPreview, normalize_preferred_height
 from ._fences import CodeIndex, regions_of
-from ._text import JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
+from ._text import JS_SPACE, JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
 
 __all__ = [
     "EmbedExtraction",
@@ -35,19 +37,18 @@ __all__ = [
 ]
 
 _S = f"[{JS_SPACE_CLASS}]"
-_BLOCK: Final = re.compile(f"\\[embed{_S}+([^\\]]*?[^\\]/]|)\\]([\\s\\S]*?)\\[/embed\\]", re.I)
-_SELF_CLOSING: Final = re.compile(f"\\[embed{_S}+([^\\]]*?)/\\]", re.I)
-_ATTRIBUTE: Final = re.compile(f"([A-Za-z_][A-Za-z0-9_-]*){_S}*={_S}*(?:\"([^\"]*)\"|'([^']*)')")
-_EVENT_HANDLER: Final = re.compile(r"on[a-z]+", re.I)
-_ENTITY: Final = re.compile(
-    r"&#(?:106|97|118|115|99|114|105|112|116|58|38|60|62);|&(?:quot|apos|lt|gt|amp);", re.I
+_OPENING: Final = re.compile(f"\\[embed{_S}", re.I)
+_CLOSE_BRACKET: Final = re.compile(r"\]")
+_BLOCK_END: Final = re.compile(r"\[/embed\]", re.I)
+# A name starts at the first letter or `_` of a run of name characters: the look-behind and the
+# possessive quantifiers keep a long run from being rescanned at every position (linear time).
+_ATTRIBUTE: Final = re.compile(
+    f"(?<![A-Za-z0-9_-])[0-9-]*+([A-Za-z_][A-Za-z0-9_-]*+){_S}*+={_S}*+(?:\"([^\"]*)\"|'([^']*)')"
 )
-_ENTITY_CHARS: Final = {
-    "&#106;": "j", "&#97;": "a", "&#118;": "v", "&#115;": "s", "&#99;": "c", "&#114;": "r",
-    "&#105;": "i", "&#112;": "p", "&#116;": "t", "&#58;": ":", "&#38;": "&", "&#60;": "<",
-    "&#62;": ">", "&quot;": '"', "&apos;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&",
-}  # fmt: skip
-_WHITESPACE: Final = re.compile(f"{_S}+")
+_EVENT_HANDLER: Final = re.compile(r"on[a-z]+", re.I)
+# What a URL parser ignores: C0 controls and spaces (stripped at the ends, tabs and newlines
+# removed anywhere) and, conservatively, every other whitespace character.
+_URL_IGNORED: Final = re.compile(f"[\\x00-\\x20\\x7f{JS_SPACE_CLASS}]+")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 MAX_ATTRIBUTES_LENGTH: Final = 10_240
 CANVAS_DOCUMENTS_PATH: Final = "/__openclaw__/canvas/documents/"
@@ -62,8 +63,10 @@ class EmbedExtraction(TypedDict):
 
 
 def _is_dangerous(value: str) -> bool:
-    decoded = _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group().lower()], value)
-    compact = _WHITESPACE.sub("", decoded.lower())
+    # Decode character references the way an HTML parser does for an attribute (numeric ones
+    # without `;`, every named reference such as `&colon;` and `&Tab;`), issue 17 R5.
+    decoded = html.unescape(value) if "&" in value else value
+    compact = _URL_IGNORED.sub("", decoded.lower())
     if compact.startswith(("javascript:", "vbscript:")):
         return True
     if not compact.startswith("data:") or compact.startswith("data:image/"):
@@ -142,13 +145,45 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     return preview
 
 
+def _opening_tags(text: str) -> list[tuple[int, int, str]]:
+    """Every `[embed<space>…]` opening: (start, index of its `]`, raw attributes).
+
+    The attributes run to the first `]` (they cannot contain one), so one sorted list of `]`
+    positions bounds every opening; nothing rescans the rest of the text (issue 17, R1).
+    """
+    closers = [m.start() for m in _CLOSE_BRACKET.finditer(text)]
+    found: list[tuple[int, int, str]] = []
+    for match in _OPENING.finditer(text):
+        index = bisect_left(closers, match.end())
+        if index == len(closers):
+            break
+        found.append((match.start(), closers[index], text[match.end() : closers[index]]))
+    return found
+
+
 def _matches(text: str) -> list[tuple[int, int, str]]:
+    """Block (`[embed …]…[/embed]`) and self-closing (`[embed … /]`) shortcodes outside code.
+
+    Equivalent to scanning the text once per shortcode form with a non-overlapping regex
+    search, then ordering by start (a block before a self-closing tag at the same start).
+    """
     code = CodeIndex(regions_of(text))
+    ends = [m.start() for m in _BLOCK_END.finditer(text)]
     found: list[tuple[int, int, int, str]] = []
-    for order, pattern in enumerate((_BLOCK, _SELF_CLOSING)):
-        for match in pattern.finditer(text):
-            if not code.covers(match.start()):
-                found.append((match.start(), order, match.end(), match.group(1)))
+    block_cursor = closing_cursor = 0
+    for start, bracket, raw in _opening_tags(text):
+        attrs = raw.lstrip(JS_SPACE)
+        if start >= closing_cursor and attrs.endswith("/"):
+            closing_cursor = bracket + 1
+            if not code.covers(start):
+                found.append((start, 1, bracket + 1, attrs[:-1]))
+        if start < block_cursor or attrs.endswith("/"):
+            continue
+        index = bisect_left(ends, bracket + 1)
+        if index < len(ends):
+            block_cursor = ends[index] + len("[/embed]")
+            if not code.covers(start):
+                found.append((start, 0, block_cursor, attrs))
     found.sort(key=lambda item: (item[0], item[1]))
     return [(start, end, attrs) for start, _, end, attrs in found]
 

@@ -21,8 +21,8 @@ from ._images import ImageSpan, find_image_spans
 from ._paths import (
     clean_candidate,
     has_traversal_or_unsupported_home_dir_prefix,
-    is_valid_media,
     looks_like_local_file_path,
+    media_reference,
     normalize_media_source,
     split_unquoted_media_directive_parts,
     unwrap_quoted,
@@ -167,9 +167,7 @@ class _Splitter:
         target = normalize_media_source(js_trim(span.destination))
         if self.allowlist is not None:
             return self.allowlist.get(target) or None
-        if _HTTP_PREFIX.match(target) and is_valid_media(target):
-            return target
-        return None
+        return media_reference(target) if _HTTP_PREFIX.match(target) else None
 
 
 def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool]:
@@ -184,8 +182,11 @@ def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool
         candidate = unwrapped if unwrapped is not None else quoted
         spaced = bool(candidate)
         candidate = clean_candidate(part) if candidate is None else candidate
-        if is_valid_media(candidate, allow_spaces=spaced or bool(_SPACE.search(candidate))):
-            media.append(candidate)
+        reference = media_reference(
+            candidate, allow_spaces=spaced or bool(_SPACE.search(candidate))
+        )
+        if reference is not None:
+            media.append(reference)
         elif not _SPACE.search(part) or not has_traversal_or_unsupported_home_dir_prefix(candidate):
             invalid.append(part)
     trimmed = js_trim(value)
@@ -199,13 +200,15 @@ def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool
         and hides
     ):
         welded = clean_candidate(value)
-        if is_valid_media(welded, allow_spaces=True):
-            media[start:] = [welded]
+        reference = media_reference(welded, allow_spaces=True)
+        if reference is not None:
+            media[start:] = [reference]
             invalid = []
     if len(media) == start:
         fallback = clean_candidate(value) if unwrapped is None else unwrapped
-        if is_valid_media(fallback, allow_spaces=True, allow_bare_filename=True):
-            media.append(fallback)
+        reference = media_reference(fallback, allow_spaces=True, allow_bare_filename=True)
+        if reference is not None:
+            media.append(reference)
             invalid = []
     return len(media) > start, invalid, hides
 

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Final, Literal, TypedDict
 
-from ._text import JS_SPACE_CLASS, as_record, js_trim, js_trim_end, require_str, utf16_len
+from ._text import JS_SPACE, JS_SPACE_CLASS, as_record, js_trim, js_trim_end, require_str, utf16_len
 
 __all__ = [
     "HEARTBEAT_TOKEN",
@@ -21,10 +21,12 @@ SILENT_REPLY_TOKEN: Final = "NO_REPLY"
 HEARTBEAT_TOKEN: Final = "HEARTBEAT_OK"
 DEFAULT_MAX_ACK_CHARS: Final = 300
 
-_HTML_TAG: Final = re.compile(r"<[^>]*>")
 _NBSP_ENTITY: Final = re.compile(r"&nbsp;", re.IGNORECASE)
-_EDGE_MARKUP: Final = re.compile(r"^[*`~_]+|[*`~_]+$")
+_EDGE_MARKUP: Final = "*`~_"
 _TOKEN_AT_END: Final = re.compile(re.escape(HEARTBEAT_TOKEN) + r"[^0-9A-Za-z_]{0,4}$")
+_TOKEN_LENGTH: Final = len(HEARTBEAT_TOKEN)
+_END_WINDOW: Final = _TOKEN_LENGTH + 4
+_SPACE_SET: Final = frozenset(JS_SPACE)
 _SPACE_RUNS: Final = re.compile(f"[{JS_SPACE_CLASS}]+")
 _JSON_SPACE: Final = " \t\n\r"
 
@@ -66,26 +68,93 @@ def is_silent_reply_payload_text(text: str | None, token: str | None = None) -> 
     return isinstance(action, str) and is_silent_reply_text(action, token)
 
 
+class _Rest:
+    """`text[start:stop] + tail`: the remainder while tokens are stripped, without copying.
+
+    Stripping one token at a time from a copied string is quadratic on `HEARTBEAT_OK` repeated
+    (issue 17, R2); the remainder is therefore a window on the text plus the at most four
+    punctuation characters a stripped end token leaves behind.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.start = 0
+        self.stop = len(text)
+        self.tail = ""
+        self.trim()
+
+    def trim(self) -> None:
+        text = self.text
+        while self.start < self.stop and text[self.start] in _SPACE_SET:
+            self.start += 1
+        if self.start == self.stop:
+            self.tail = js_trim(self.tail)
+            return
+        self.tail = js_trim_end(self.tail)
+        if not self.tail:
+            while self.stop > self.start and text[self.stop - 1] in _SPACE_SET:
+                self.stop -= 1
+
+    def __bool__(self) -> bool:
+        return self.start < self.stop or bool(self.tail)
+
+    def strip_head(self) -> bool:
+        head = self.text[self.start : min(self.stop, self.start + _TOKEN_LENGTH)] + self.tail
+        if not head.startswith(HEARTBEAT_TOKEN):
+            return False
+        taken = min(_TOKEN_LENGTH, self.stop - self.start)
+        self.start += taken
+        self.tail = self.tail[_TOKEN_LENGTH - taken :]
+        self.trim()
+        return True
+
+    def strip_end(self) -> bool:
+        window_start = max(self.start, self.stop - _END_WINDOW)
+        window = self.text[window_start : self.stop] + self.tail
+        match = _TOKEN_AT_END.search(window)
+        if match is None:
+            return False
+        # A token is longer than the tail, so it always begins in the text part.
+        self.stop = window_start + match.start()
+        while self.stop > self.start and self.text[self.stop - 1] in _SPACE_SET:
+            self.stop -= 1
+        self.tail = window[match.start() + _TOKEN_LENGTH :]
+        self.trim()
+        return True
+
+    def value(self) -> str:
+        return self.text[self.start : self.stop] + self.tail
+
+
 def _strip_edges(text: str) -> tuple[str, bool]:
-    rest = js_trim(text)
+    rest = _Rest(text)
     stripped = False
-    while rest:
-        if rest.startswith(HEARTBEAT_TOKEN):
-            rest = js_trim(rest[len(HEARTBEAT_TOKEN) :])
-            stripped = True
-            continue
-        tail = _TOKEN_AT_END.search(rest)
-        if tail is None:
-            break
-        after = rest[tail.start() + len(HEARTBEAT_TOKEN) :]
-        rest = js_trim(js_trim_end(rest[: tail.start()]) + after)
+    while rest and (rest.strip_head() or rest.strip_end()):
         stripped = True
-    return js_trim(_SPACE_RUNS.sub(" ", rest)), stripped
+    return js_trim(_SPACE_RUNS.sub(" ", rest.value())), stripped
+
+
+def _replace_html_tags(text: str) -> str:
+    """`text.replace(/<[^>]*>/g, " ")` in one pass (the regex rescans on `<` without `>`)."""
+    pieces: list[str] = []
+    cursor = 0
+    while (opening := text.find("<", cursor)) >= 0:
+        closing = text.find(">", opening)
+        if closing < 0:
+            break
+        pieces.append(text[cursor:opening])
+        pieces.append(" ")
+        cursor = closing + 1
+    if not pieces:
+        return text
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _without_markup(text: str) -> str:
-    plain = _NBSP_ENTITY.sub(" ", _HTML_TAG.sub(" ", text))
-    return _EDGE_MARKUP.sub("", js_trim(plain))
+    plain = _replace_html_tags(text)
+    plain = _NBSP_ENTITY.sub(" ", plain) if "&" in plain else plain
+    return js_trim(plain).lstrip(_EDGE_MARKUP).rstrip(_EDGE_MARKUP)
 
 
 def strip_heartbeat_token(

@@ -1,0 +1,110 @@
+"""Every reply function runs in time linear in its input, whatever the input repeats.
+
+Issue 17 (R1, R2) found regex scans that were quadratic on adversarial repetitions of one syntax
+fragment (`[embed ` with no closing tag, `*` runs after `HEARTBEAT_OK`, `<` with no `>`). This
+test repeats every syntax fragment of the protocol in several shapes and measures each function
+at two sizes, `n` and `8n`, in the same test: a linear function takes about 8 times as long on
+the larger input, a quadratic one about 64 times. The bound is a ratio (no absolute deadline),
+so the test does not depend on the machine's speed; the factor leaves room for noise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from clawcell import reply
+
+_GROWTH = 8
+# Linear work grows by 8; quadratic by 64. 24 tolerates a noisy shared machine.
+_MAX_RATIO = 24.0
+_MIN_BASELINE_SECONDS = 0.002
+_MAX_BASE_REPEATS = 1 << 12
+
+_FRAGMENTS = [
+    "[embed ", "[embed", "[EMBED\t", "[/embed]", "/]", "]", 'ref="', 'url="', "='", "<", ">",
+    "*", "_", "~", "`", "```", "~~~", "    ", "\t", "\n", "\r\n", " ", "MEDIA:", "media: ",
+    "MEDIA:/a ", "MEDIA:\"", "[[", "]]", "[[audio_as_voice", "[[reply_to:", "[[reply_to_current]]",
+    "![", "![a](", "](", "(", ")", "\\", "&#", "&#x6a;", "&amp;", "HEARTBEAT_OK", "HEARTBEAT_OK ",
+    "NO_REPLY", "https://", "https://a.b/", "file://", "../", "~/", "/", ":", ".", "> ", "- ",
+    "1. ", "\u00a0", "{", '"', "'", "a",
+]  # fmt: skip
+
+
+def _shapes(fragment: str, repeats: int) -> list[str]:
+    run = fragment * repeats
+    return [
+        run,
+        run + "x]",
+        "MEDIA:" + run,
+        "HEARTBEAT_OK a" + run + "a",
+        (fragment + "a ") * repeats,
+        (fragment + "\n") * repeats,
+        "[embed " + run + " /]",
+        "MEDIA:/a " + (fragment + " ") * repeats,
+        "![a](" + run,
+    ]
+
+
+_FUNCTIONS: dict[str, Callable[[str], Any]] = {
+    "build_reply": reply.build_reply,
+    "split_media_from_output": lambda s: reply.split_media_from_output(
+        s, extract_markdown_images=True
+    ),
+    "parse_reply_directives": reply.parse_reply_directives,
+    "parse_inline_directives": reply.parse_inline_directives,
+    "strip_inline_directive_tags_for_display": reply.strip_inline_directive_tags_for_display,
+    "strip_inline_directive_tags_for_delivery": reply.strip_inline_directive_tags_for_delivery,
+    "sanitize_reply_directive_id": reply.sanitize_reply_directive_id,
+    "find_code_regions": reply.find_code_regions,
+    "extract_canvas_shortcodes": reply.extract_canvas_shortcodes,
+    "parse_canvas_attributes": reply.parse_canvas_attributes,
+    "extract_canvas_from_text": reply.extract_canvas_from_text,
+    "strip_heartbeat_token": reply.strip_heartbeat_token,
+    "strip_heartbeat_token_heartbeat": lambda s: reply.strip_heartbeat_token(s, mode="heartbeat"),
+    "is_silent_reply_payload_text": reply.is_silent_reply_payload_text,
+    "project_chat_display_messages": lambda s: reply.project_chat_display_messages(
+        [{"role": "assistant", "content": [{"type": "text", "text": s}]}]
+    ),
+    "expand_text_content": reply.expand_text_content,
+    "is_valid_media": lambda s: reply.is_valid_media(s, allow_spaces=True),
+    "clean_candidate": reply.clean_candidate,
+    "split_unquoted_media_directive_parts": reply.split_unquoted_media_directive_parts,
+    "is_allowed_remote_media_url": reply.is_allowed_remote_media_url,
+    "normalize_remote_media_hostname": reply.normalize_remote_media_hostname,
+    "resolve_canvas_iframe_url": reply.resolve_canvas_iframe_url,
+}
+
+
+def _cost(function: Callable[[str], Any], inputs: list[str]) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for text in inputs:
+            function(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _growth_ratio(function: Callable[[str], Any], fragment: str) -> float:
+    repeats = 64
+    baseline = _cost(function, _shapes(fragment, repeats))
+    while baseline < _MIN_BASELINE_SECONDS and repeats < _MAX_BASE_REPEATS:
+        repeats *= 2
+        baseline = _cost(function, _shapes(fragment, repeats))
+    grown = _cost(function, _shapes(fragment, repeats * _GROWTH))
+    return grown / max(baseline, 1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(_FUNCTIONS))
+def test_reply_function_time_grows_linearly_with_repeated_syntax(name: str) -> None:
+    function = _FUNCTIONS[name]
+    worst = max(((_growth_ratio(function, f), f) for f in _FRAGMENTS), key=lambda r: r[0])
+    if worst[0] >= _MAX_RATIO:
+        # A second measurement rules out a one-off stall of the shared machine.
+        worst = (_growth_ratio(function, worst[1]), worst[1])
+    assert worst[0] < _MAX_RATIO, f"{name} grew {worst[0]:.1f}x on 8x {worst[1]!r}"
