@@ -22,6 +22,7 @@ __all__ = [
     "read_reply_tag",
     "replace_outside_code",
     "sanitize_reply_directive_id",
+    "strip_malformed_leading_reply_tag",
     "word_gap",
 ]
 
@@ -30,6 +31,14 @@ AUDIO_TAG: Final = re.compile(
 )
 _REPLY_HEAD: Final = re.compile(
     f"\\[\\[[{JS_SPACE_CLASS}]*(?:(reply_to_current)|reply_to[{JS_SPACE_CLASS}]*:)", re.I
+)
+# A malformed reply tag opening the text (`[[reply_to:abc] text`, `[[reply_to_current text`):
+# the release drops it for delivery. Up to three spaces may precede it (four are indented code).
+_MALFORMED_LEADING_REPLY: Final = re.compile(
+    f"\\A {{0,3}}\\[\\[[{JS_SPACE_CLASS}]*"
+    f"(?:reply_to_current(?![A-Za-z0-9_])(?:[{JS_SPACE_CLASS}]*\\](?!\\]))?"
+    f"|reply_to[{JS_SPACE_CLASS}]*:[^\\]\\n]*\\](?!\\]))[{JS_SPACE_CLASS}]*",
+    re.I,
 )
 _UNSAFE_ID_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\[\]]")
 MAX_REPLY_DIRECTIVE_ID_CODE_POINTS: Final = 256
@@ -80,6 +89,16 @@ def read_reply_tag(text: str, start: int) -> ReplyTag | None:
     if value_start == close and any(char != "\n" for char in text[head.end() : close]):
         return ReplyTag(start=start, end=close + 2, id="")
     return None
+
+
+def strip_malformed_leading_reply_tag(text: str) -> str:
+    """`text` without a malformed reply tag (and the whitespace after it) at its very start."""
+    if "[[" not in text[:8]:
+        return text
+    match = _MALFORMED_LEADING_REPLY.match(text)
+    if match is None or read_reply_tag(text, text.index("[[")) is not None:
+        return text
+    return text[match.end() :]
 
 
 def word_gap(source: str, start: int, end: int) -> str:

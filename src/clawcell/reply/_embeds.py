@@ -2,15 +2,19 @@
 
 Threat model: the shortcode's attributes come from model output and end up in an `<iframe>` the
 Control UI renders. An attacker wants script execution in the UI origin (`javascript:` or
-`vbscript:` URLs, script-bearing `data:` URLs, entity-obfuscated variants such as
-`&#106;avascript:`), or event-handler attributes (`onload=`). This module therefore drops `on*`
-attributes, drops dangerous URL-like values (checked after decoding the entities attackers use
-and removing whitespace), ignores attribute strings over 10,240 characters, and — a deliberate
-divergence from the recorded 2026.9.6 bundle, which rendered them — leaves an embed whose `url`
-or `ref` was dangerous as plain text with no preview. Only URL-backed embeds render; block
-bodies (inline HTML) are discarded, never rendered. Shortcodes inside code are literal.
+`vbscript:` URLs, script-bearing `data:` URLs, obfuscated variants such as `&#x6A;avascript:`,
+`&#106avascript:`, `javascript&colon;`, `java&Tab;script:` or a leading control character), or
+event-handler attributes (`onload=`). This module therefore drops `on*` attributes and drops
+dangerous URL-like values, judged after decoding character references as an HTML parser does
+and removing what a URL parser ignores (controls, spaces); and — a deliberate divergence from the
+recorded 2026.9.6 bundle, which rendered them — it leaves an embed whose `url` or `ref` was
+dangerous as plain text with no preview. Only URL-backed embeds render; block bodies (inline
+HTML) are discarded, never rendered. Shortcodes inside code are literal. Every scan is linear in
+the text (no attribute length limit is needed; `parse_canvas_attributes` keeps the spec's).
 
-Limits: the iframe source is further confined by `resolve_canvas_iframe_url` (same-origin
+Limits: `title`, `className`, `style` and `viewId` are raw model text by the protocol: every
+renderer must escape them (attribute- and HTML-escape; never interpolate `style` into CSS
+unchecked). The iframe source is further confined by `resolve_canvas_iframe_url` (same-origin
 canvas paths only unless external embeds are explicitly allowed) and its sandbox tier by
 `resolve_embed_sandbox`; this module does not fetch or render anything.
 """
@@ -74,11 +78,11 @@ def _is_dangerous(value: str) -> bool:
     return compact.startswith(("data:text/html", "data:application/")) or "script" in compact
 
 
-def _scan_attributes(raw: str) -> tuple[dict[str, str], set[str]]:
+def _scan_attributes(raw: str, *, limited: bool) -> tuple[dict[str, str], set[str]]:
     """Parse attributes; returns the kept ones and the keys dropped as dangerous."""
     attrs: dict[str, str] = {}
     rejected: set[str] = set()
-    if not js_trim(raw) or utf16_len(raw) > MAX_ATTRIBUTES_LENGTH:
+    if not js_trim(raw) or (limited and utf16_len(raw) > MAX_ATTRIBUTES_LENGTH):
         return attrs, rejected
     for match in _ATTRIBUTE.finditer(raw):
         key = match.group(1).lower()
@@ -101,7 +105,7 @@ def parse_canvas_attributes(raw: str) -> dict[str, str]:
     duplicate wins; `on*` handlers and `javascript:`/`vbscript:`/script-bearing `data:` values
     are dropped; more than 10,240 characters of attributes give `{}`.
     """
-    return _scan_attributes(require_str(raw, "raw"))[0]
+    return _scan_attributes(require_str(raw, "raw"), limited=True)[0]
 
 
 def default_canvas_entry_url(ref: str) -> str:
@@ -153,11 +157,16 @@ def _opening_tags(text: str) -> list[tuple[int, int, str]]:
     """
     closers = [m.start() for m in _CLOSE_BRACKET.finditer(text)]
     found: list[tuple[int, int, str]] = []
+    previous = -1
     for match in _OPENING.finditer(text):
         index = bisect_left(closers, match.end())
         if index == len(closers):
             break
-        found.append((match.start(), closers[index], text[match.end() : closers[index]]))
+        # Openings that share a `]` with an earlier one can never match on their own: the
+        # earlier one either matched (and covers them) or failed for a reason they share.
+        if closers[index] != previous:
+            previous = closers[index]
+            found.append((match.start(), previous, text[match.end() : previous]))
     return found
 
 
@@ -204,7 +213,8 @@ def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
         if start < cursor:
             continue
         pieces.append(source[cursor:start])
-        attrs, rejected = _scan_attributes(raw)
+        # The release has no length limit here; the scan is linear, so none is needed.
+        attrs, rejected = _scan_attributes(raw, limited=False)
         preview = None if rejected & {"url", "ref"} else preview_from_shortcode(attrs)
         if preview is None:
             pieces.append(source[start:end])

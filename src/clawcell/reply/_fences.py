@@ -28,6 +28,7 @@ from ._text import Utf16Offsets, require_str
 
 __all__ = ["CodeIndex", "CodeRegion", "find_code_regions", "find_code_spans", "regions_of"]
 
+_BOM: Final = "\ufeff"
 _FENCE_OPEN: Final = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _QUOTE: Final = re.compile(r" {0,3}>[ \t]?")
 _LIST_ITEM: Final = re.compile(r"( {0,3})([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)|$)")
@@ -68,12 +69,25 @@ class _Scan:
 
 
 def _indent(line: str, pos: int) -> tuple[int, int]:
-    """Columns of leading whitespace at `pos` (tabs to the next stop of 4) and where it ends."""
-    col = 0
+    """Columns of leading whitespace at `pos` and where it ends.
+
+    Tabs advance to the next multiple of 4 counted from the line start, so a tab after `> `
+    (column 2) is worth 2 columns, not 4.
+    """
+    start = col = _column(line, pos)
     while pos < len(line) and line[pos] in " \t":
         col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
         pos += 1
-    return col, pos
+    return col - start, pos
+
+
+def _column(line: str, pos: int) -> int:
+    if "\t" not in line[:pos]:
+        return pos
+    col = 0
+    for char in line[:pos]:
+        col = col + 4 - col % 4 if char == "\t" else col + 1
+    return col
 
 
 def _skip_columns(line: str, pos: int, columns: int) -> int:
@@ -181,10 +195,13 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
         scan.leaf = ""
     elif col >= 4 and scan.leaf != "paragraph":
         scan.leaf, scan.start, scan.end = "indented", base + pos, content_end
-    elif (fence := _FENCE_OPEN.match(line, pos)) and not (
-        fence.group(2)[0] == "`" and "`" in fence.group(3)
+    elif (
+        col < 4
+        and (fence := _FENCE_OPEN.match(line, _indent(line, pos)[1]))
+        and not (fence.group(2)[0] == "`" and "`" in fence.group(3))
     ):
-        scan.leaf, scan.start, scan.end = "fence", base + pos, content_end
+        # The region starts at the fence marker, after its indentation (as the release reports).
+        scan.leaf, scan.start, scan.end = "fence", base + fence.start(2), content_end
         scan.fence_char, scan.fence_len = fence.group(2)[0], len(fence.group(2))
     else:
         scan.leaf = "paragraph"
@@ -276,7 +293,13 @@ def _open_fence(scan: _Scan, line: str, base: int, newline: int) -> None:
 
 
 def find_code_blocks(text: str) -> list[CodeRegion]:
-    """Fenced and indented code blocks of `text`, in order (Python string indexes)."""
+    """Fenced and indented code blocks of `text`, in order (Python string indexes).
+
+    A leading byte-order mark is skipped, as the release's Markdown parser does; like the
+    release, the offsets are then those of the text without it.
+    """
+    if text.startswith(_BOM):
+        text = text[1:]
     if "```" not in text and "~~~" not in text and "    " not in text and "\t" not in text:
         return []
     scan = _Scan(containers=[])
@@ -305,6 +328,8 @@ def find_code_spans(text: str, blocks: list[CodeRegion]) -> list[CodeRegion]:
     """
     if "`" not in text:
         return []
+    if text.startswith(_BOM):
+        text = text[1:]
     spans: list[CodeRegion] = []
     for runs in _runs_by_chunk(text, blocks):
         _pair_runs(text, runs, spans)

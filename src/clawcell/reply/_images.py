@@ -8,6 +8,8 @@ or `(…)` titles are understood. The scan is linear in the line length.
 
 from __future__ import annotations
 
+import html
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
@@ -17,6 +19,17 @@ from ._fences import CodeIndex
 __all__ = ["ImageSpan", "find_image_spans"]
 
 _WS: Final = " \t"
+# CommonMark decodes a destination: backslash escapes of ASCII punctuation and entity references
+# (which need their `;`). `![x](https://a.example\\@127.0.0.1/)` names `…a.example@127.0.0.1/`.
+_DESTINATION_ESCAPE: Final = re.compile(
+    r"\\([!-/:-@\[-`{-~])|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+
+
+def _decode_destination(raw: str) -> str:
+    if "\\" not in raw and "&" not in raw:
+        return raw
+    return _DESTINATION_ESCAPE.sub(lambda m: m.group(1) or html.unescape(m.group()), raw)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,16 +148,16 @@ def _destination(line: _Line, index: int) -> tuple[str, int] | None:
         if close >= end or text[close] != ">":
             return None
         after = _title_end(text, close + 1, end)
-        return None if after < 0 else (text[index + 1 : close], after)
+        return None if after < 0 else (_decode_destination(text[index + 1 : close]), after)
     stop = line.next_stop(index)
     close = line.paren_close(index)
     if close < stop:
         after = _title_end(text, close, end)
-        return None if after < 0 else (text[index:close], after)
+        return None if after < 0 else (_decode_destination(text[index:close]), after)
     if line.balance[stop - line.start] != line.balance[index - line.start]:
         return None  # an unclosed `(` in the destination
     after = _title_end(text, stop, end)
-    return None if after < 0 else (text[index:stop], after)
+    return None if after < 0 else (_decode_destination(text[index:stop]), after)
 
 
 def _escaped(text: str, index: int, floor: int) -> bool:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
+import unicodedata
 from typing import Final, Literal, TypedDict
 
 from ._text import JS_SPACE, JS_SPACE_CLASS, as_record, js_trim, js_trim_end, require_str, utf16_len
@@ -12,6 +15,7 @@ __all__ = [
     "HEARTBEAT_TOKEN",
     "SILENT_REPLY_TOKEN",
     "HeartbeatStrip",
+    "is_silent_reply_directive_text",
     "is_silent_reply_payload_text",
     "is_silent_reply_text",
     "strip_heartbeat_token",
@@ -80,7 +84,7 @@ class _Rest:
         self.text = text
         self.start = 0
         self.stop = len(text)
-        self.tail = ""
+        self.tail: str = ""
         self.trim()
 
     def trim(self) -> None:
@@ -124,6 +128,58 @@ class _Rest:
 
     def value(self) -> str:
         return self.text[self.start : self.stop] + self.tail
+
+
+def _is_edge(char: str) -> bool:
+    """JavaScript `[\\s\\p{P}]`: whitespace or Unicode punctuation."""
+    return char in _SPACE_SET or unicodedata.category(char).startswith("P")
+
+
+@functools.cache
+def _punctuation_class() -> str:
+    """A regex class body of every Unicode punctuation character (computed once, on demand)."""
+    return "".join(
+        re.escape(chr(code))
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)).startswith("P")
+    )
+
+
+@functools.cache
+def _silent_directive_pattern(token: str) -> re.Pattern[str]:
+    word = re.escape(token)
+    body = f"{word}(?:[{JS_SPACE_CLASS}]+{word})*"
+    if _is_edge(token[0]) or _is_edge(token[-1]):
+        # Edge characters could belong to the token: let the regex backtrack over them.
+        edge = f"[{JS_SPACE_CLASS}{_punctuation_class()}]*"
+        body = f"{edge}{body}{edge}"
+    return re.compile(body, re.I)
+
+
+def _without_edges(text: str, token: str) -> str:
+    if _is_edge(token[0]) or _is_edge(token[-1]):
+        return text
+    start, end = 0, len(text)
+    while start < end and _is_edge(text[start]):
+        start += 1
+    while end > start and _is_edge(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def is_silent_reply_directive_text(text: str, token: str) -> bool:
+    """The final-reply silence check: the token (repeated, any case) amid punctuation only.
+
+    The release's `parseReplyDirectives` accepts `]] NO_REPLY`, `(no_reply)` and
+    `NO_REPLY NO_REPLY`, unlike `is_silent_reply_text`; an empty token never matches.
+    """
+    if not token or not text:
+        return False
+    if token.lower() not in text.lower():
+        return is_silent_reply_payload_text(text, token)
+    core = _without_edges(text, token)
+    matched = _silent_directive_pattern(token).fullmatch(core) is not None
+    return matched or is_silent_reply_payload_text(text, token)
 
 
 def _strip_edges(text: str) -> tuple[str, bool]:
