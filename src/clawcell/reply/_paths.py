@@ -54,7 +54,10 @@ _RENDERABLE_PREFIX: Final = re.compile(
 )
 _QUOTES: Final = frozenset("\"'`")
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
-_ENCODED_DOT: Final = re.compile("%2e", re.IGNORECASE)
+# Percent-encoded dots and separators: WHATWG removes `%2e%2e` segments, and path decoders
+# (`urllib.request.url2pathname`) turn `%2f` and `%5c` into separators.
+_ENCODED_PATH_CHARS: Final = re.compile("%(2e|2f|5c)", re.IGNORECASE)
+_DECODED: Final = {"2e": ".", "2f": "/", "5c": "\\"}
 
 
 def normalize_media_source(source: str) -> str:
@@ -141,7 +144,8 @@ def media_reference(
 
 def _is_local_file_url(candidate: str, path: str) -> bool:
     """A `file:` URL names a local file: no remote host, no dot segment WHATWG would remove."""
-    if "%" in path and _TRAVERSAL.search(_ENCODED_DOT.sub(".", path)):
+    decoded = _ENCODED_PATH_CHARS.sub(lambda m: _DECODED[m.group(1).lower()], path)
+    if "%" in path and _TRAVERSAL.search(decoded):
         return False  # `file:///tmp/%2e%2e/etc/passwd` is `/etc/passwd` (issue 17, R4)
     parsed = parse_whatwg_url(candidate)
     # `file://server/share/x` names a network share (an SMB fetch on Windows).
