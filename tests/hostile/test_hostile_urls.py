@@ -306,9 +306,9 @@ def test_iframe_source_is_a_same_origin_canvas_path_or_nothing(entry: str, src: 
 
 
 def test_external_embed_urls_pass_only_when_allowed_and_only_http() -> None:
-    allowed = {"allow_external_embed_urls": True}
     assert (
-        resolve_canvas_iframe_url("https://evil.example/x", **allowed) == "https://evil.example/x"
+        resolve_canvas_iframe_url("https://evil.example/x", allow_external_embed_urls=True)
+        == "https://evil.example/x"
     )
-    assert resolve_canvas_iframe_url("javascript:alert(1)", **allowed) is None
-    assert resolve_canvas_iframe_url("data:text/html,x", **allowed) is None
+    assert resolve_canvas_iframe_url("javascript:alert(1)", allow_external_embed_urls=True) is None
+    assert resolve_canvas_iframe_url("data:text/html,x", allow_external_embed_urls=True) is None
