@@ -98,6 +98,10 @@ REMOTE: list[tuple[str, bool]] = [
     ("https://240.0.0.1/a.png", False),
     ("https://255.255.255.255/a.png", False),
     ("https://1.2.3.4.5/a.png", False),
+    ("https://0x.0x.0x.0x/a.png", False),  # `0x` alone is zero: 0.0.0.0
+    ("https://0x7f.0x/a.png", False),
+    ("https://1.0xa/a.png", True),  # 1.0.0.10, a public address
+    ("https://a.0x/a.png", False),
     ("https://[::1]/a.png", False),
     ("https://[::]/a.png", False),
     ("https://[0:0:0:0:0:0:0:1]/a.png", False),

@@ -42,6 +42,7 @@ __all__ = [
 
 _S = f"[{JS_SPACE_CLASS}]"
 _OPENING: Final = re.compile(f"\\[embed{_S}", re.I)
+_EMBED_HINT: Final = re.compile(r"\[embed", re.I)
 _CLOSE_BRACKET: Final = re.compile(r"\]")
 _BLOCK_END: Final = re.compile(r"\[/embed\]", re.I)
 # A name starts at the first letter or `_` of a run of name characters: the look-behind and the
@@ -57,6 +58,8 @@ _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 MAX_ATTRIBUTES_LENGTH: Final = 10_240
 CANVAS_DOCUMENTS_PATH: Final = "/__openclaw__/canvas/documents/"
 _URI_COMPONENT_SAFE: Final = "-_.!~*'()"
+_URI_COMPONENT_PLAIN: Final = re.compile(r"[A-Za-z0-9\-_.!~*'()]*")
+_SPACE_SET: Final = frozenset(JS_SPACE)
 
 
 class EmbedExtraction(TypedDict):
@@ -67,6 +70,8 @@ class EmbedExtraction(TypedDict):
 
 
 def _is_dangerous(value: str) -> bool:
+    if ":" not in value and "&" not in value:
+        return False  # every dangerous scheme needs a colon, literal or encoded
     # Decode character references the way an HTML parser does for an attribute (numeric ones
     # without `;`, every named reference such as `&colon;` and `&Tab;`), issue 17 R5.
     decoded = html.unescape(value) if "&" in value else value
@@ -82,12 +87,13 @@ def _scan_attributes(raw: str, *, limited: bool) -> tuple[dict[str, str], set[st
     """Parse attributes; returns the kept ones and the keys dropped as dangerous."""
     attrs: dict[str, str] = {}
     rejected: set[str] = set()
-    if not js_trim(raw) or (limited and utf16_len(raw) > MAX_ATTRIBUTES_LENGTH):
+    if not raw.strip(JS_SPACE) or (limited and utf16_len(raw) > MAX_ATTRIBUTES_LENGTH):
         return attrs, rejected
-    for match in _ATTRIBUTE.finditer(raw):
-        key = match.group(1).lower()
-        value = js_trim(match.group(2) if match.group(2) is not None else match.group(3))
-        if _EVENT_HANDLER.fullmatch(key) or not value:
+    for name, double, single in _ATTRIBUTE.findall(raw):
+        key = name.lower()
+        # findall gives "" for the quote style that did not match; only one style matches.
+        value = (double or single).strip(JS_SPACE)
+        if not value or (key[:2] == "on" and _EVENT_HANDLER.fullmatch(key)):
             continue
         if _is_dangerous(value):
             rejected.add(key)
@@ -110,9 +116,17 @@ def parse_canvas_attributes(raw: str) -> dict[str, str]:
 
 def default_canvas_entry_url(ref: str) -> str:
     """`/__openclaw__/canvas/documents/<encodeURIComponent(ref)>/index.html`."""
-    value = _LONE_SURROGATE.sub("\ufffd", js_trim(require_str(ref, "ref")))
+    value = js_trim(require_str(ref, "ref"))
+    if _URI_COMPONENT_PLAIN.fullmatch(value):
+        return f"{CANVAS_DOCUMENTS_PATH}{value}/index.html"
+    value = _LONE_SURROGATE.sub("\ufffd", value)
     encoded = urllib.parse.quote(value, safe=_URI_COMPONENT_SAFE)
     return f"{CANVAS_DOCUMENTS_PATH}{encoded}/index.html"
+
+
+def _trimmed(attrs: Mapping[str, str], key: str) -> str:
+    value = attrs.get(key)
+    return value.strip(JS_SPACE) if value else ""
 
 
 def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
@@ -120,8 +134,8 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     target = attrs.get("target")
     if target and target != "assistant_message":
         return None
-    url = js_trim(attrs.get("url") or "")
-    ref = js_trim(attrs.get("ref") or "")
+    url = _trimmed(attrs, "url")
+    ref = _trimmed(attrs, "ref")
     if not url and not ref:
         return None
     preview: CanvasPreview = {
@@ -132,7 +146,7 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     }
     if ref:
         preview["viewId"] = ref
-    title = js_trim(attrs.get("title") or "")
+    title = _trimmed(attrs, "title")
     if title:
         preview["title"] = title
     height = attrs.get("height")
@@ -140,10 +154,10 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
         preferred = normalize_preferred_height(js_number(height))
         if preferred is not None:
             preview["preferredHeight"] = preferred
-    class_name = js_trim(attrs.get("class") or "") or js_trim(attrs.get("class_name") or "")
+    class_name = _trimmed(attrs, "class") or _trimmed(attrs, "class_name")
     if class_name:
         preview["className"] = class_name
-    style = js_trim(attrs.get("style") or "")
+    style = _trimmed(attrs, "style")
     if style:
         preview["style"] = style
     return preview
@@ -197,19 +211,45 @@ def _matches(text: str) -> list[tuple[int, int, str]]:
     return [(start, end, attrs) for start, _, end, attrs in found]
 
 
+def _is_code_free(text: str) -> bool:
+    """No code block or span can exist (the code scanners' own early exits)."""
+    return "`" not in text and "~~~" not in text and "    " not in text and "\t" not in text
+
+
+def _single_match(text: str, start: int) -> list[tuple[int, int, str]]:
+    """`_matches` for a text with one `[embed` (at `start`) and no code: the short reply."""
+    if start + 6 >= len(text) or text[start + 6] not in _SPACE_SET:
+        return []
+    bracket = text.find("]", start + 7)
+    if bracket < 0:
+        return []
+    attrs = text[start + 7 : bracket].lstrip(JS_SPACE)
+    if attrs.endswith("/"):
+        return [(start, bracket + 1, attrs[:-1])]
+    end = _BLOCK_END.search(text, bracket + 1)
+    return [] if end is None else [(start, end.end(), attrs)]
+
+
 def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
     """Remove `[embed …]` shortcodes outside code and return `{text, previews}`.
 
     A shortcode that yields no preview (no `url`/`ref`, a foreign `target`, a dangerous URL)
     stays in the text verbatim; overlapping or nested shortcodes after the first are ignored.
     """
+    if type(text) is str and "[" not in text:  # the common short reply: one C-level scan
+        return {"text": text, "previews": []}
     source = "" if text is None else require_str(text, "text")
-    if not js_trim(source) or "[embed" not in source.lower():
+    hint = _EMBED_HINT.search(source)
+    if hint is None:
         return {"text": source, "previews": []}
+    if _EMBED_HINT.search(source, hint.end()) is None and _is_code_free(source):
+        matches = _single_match(source, hint.start())
+    else:
+        matches = _matches(source)
     previews: list[CanvasPreview] = []
     pieces: list[str] = []
     cursor = 0
-    for start, end, raw in _matches(source):
+    for start, end, raw in matches:
         if start < cursor:
             continue
         pieces.append(source[cursor:start])

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final, NotRequired, TypedDict
 
+from ._directives import AUDIO_TAG
 from ._fences import CodeIndex, find_code_blocks, find_code_spans
 from ._images import ImageSpan, find_image_spans
 from ._paths import (
@@ -284,8 +285,13 @@ def split_media_from_output(
         and _MEDIA_HINT.search(text) is not None
     )
     may_image = images and "![" in text
-    if not may_media and not may_image and "[[" not in text:
-        return {"text": text}
+    if not may_media and not may_image:
+        if "[[" not in text:
+            return {"text": text}
+        if extract_audio_directives is False or AUDIO_TAG.search(text) is None:
+            # No line can change and no audio tag can be removed: the full pass would return
+            # the text unchanged, now as one segment.
+            return {"text": text, "segments": [{"type": "text", "text": text}]}
     allowlist = None
     if markdown_image_allowlist is not None:
         allowlist = {

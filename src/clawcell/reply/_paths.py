@@ -14,7 +14,7 @@ import posixpath
 import re
 from typing import Final
 
-from ._text import JS_SPACE_CLASS, js_trim, require_str, utf16_len
+from ._text import JS_SPACE, JS_SPACE_CLASS, js_trim, require_str, utf16_len
 from ._urls import allowed_remote_media_href, parse_whatwg_url
 
 __all__ = [
@@ -221,8 +221,11 @@ def split_unquoted_media_directive_parts(payload: str) -> list[str]:
     fragment would not be valid alone: `/Users/pete/My Files/a b.png` stays one reference while
     `/tmp/a.png /tmp/b.png` gives two.
     """
+    trimmed = require_str(payload, "payload").strip(JS_SPACE)
+    if not _SPACE.search(trimmed):
+        return [trimmed] if trimmed else []  # one token: nothing to join
     parts: list[_Part] = []
-    for match in _TOKEN.finditer(require_str(payload, "payload")):
+    for match in _TOKEN.finditer(payload):
         candidate = _strip_file_prefix(clean_candidate(match.group()))
         previous = parts[-1] if parts else None
         if (

@@ -64,12 +64,12 @@ def parse_reply_directives(
         require_str(raw, "raw"), extract_markdown_images=extract_markdown_images
     )
     text = split["text"]
-    tags = parse_inline_directives(
-        text, current_message_id=current_message_id, strip_audio_tag=False
-    )
-    if tags["hasReplyTag"]:
-        text = tags["text"]
-    text = strip_malformed_leading_reply_tag(text)
+    tags = None
+    if "[[" in text:
+        tags = parse_inline_directives(
+            text, current_message_id=current_message_id, strip_audio_tag=False
+        )
+        text = strip_malformed_leading_reply_tag(tags["text"] if tags["hasReplyTag"] else text)
     token = SILENT_REPLY_TOKEN if silent_token is None else silent_token
     silent = is_silent_reply_directive_text(text, token)
     result: dict[str, Any] = {"text": "" if silent else text}
@@ -78,11 +78,11 @@ def parse_reply_directives(
         result["mediaUrls"] = urls
     if split.get("audioAsVoice"):
         result["audioAsVoice"] = True
-    if "replyToId" in tags:
+    if tags is not None and "replyToId" in tags:
         result["replyToId"] = tags["replyToId"]
-    if tags["replyToCurrent"]:
+    if tags is not None and tags["replyToCurrent"]:
         result["replyToCurrent"] = True
-    result["replyToTag"] = tags["hasReplyTag"]
+    result["replyToTag"] = tags is not None and tags["hasReplyTag"]
     result["isSilent"] = silent
     return cast("ReplyDirectives", result)
 

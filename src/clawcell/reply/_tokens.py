@@ -176,7 +176,8 @@ def is_silent_reply_directive_text(text: str, token: str) -> bool:
     if not token or not text:
         return False
     if token.lower() not in text.lower():
-        return is_silent_reply_payload_text(text, token)
+        # Only a JSON object with an escaped token (`"NO\\u005fREPLY"`) could still match.
+        return "{" in text and is_silent_reply_payload_text(text, token)
     core = _without_edges(text, token)
     matched = _silent_directive_pattern(token).fullmatch(core) is not None
     return matched or is_silent_reply_payload_text(text, token)

@@ -46,6 +46,12 @@ __all__ = [
 _BLOCKED_NAMES: Final = frozenset(
     {"localhost", "localhost.localdomain", "metadata.google.internal"}
 )
+_PLAIN_HTTPS_URL: Final = re.compile(
+    r"[hH][tT][tT][pP][sS]://(?!(?:[a-z0-9-]*\.)*xn--)"
+    r"((?:[a-z0-9-]+\.)+[a-z0-9-]*[g-wyz])(?=[/?#]|\Z)[^\\\x00-\x20\x7f]*\Z"
+)
+# Letters no numeric host label ends with (hex digits end `0x…` labels, and `0x` alone is zero).
+_NOT_HEX_LETTERS: Final = frozenset("ghijklmnopqrstuvwyz")
 _BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _URL_PARTS: Final = ("href", "protocol", "username", "password", "hostname", "host")
@@ -72,6 +78,10 @@ def is_blocked_remote_media_hostname(hostname: str) -> bool:
         return True
     if normalized in _BLOCKED_NAMES or normalized.endswith(_BLOCKED_SUFFIXES):
         return True
+    if normalized[-1] in _NOT_HEX_LETTERS and ":" not in normalized:
+        # A name ending in a letter that is no hex digit (nor the `x` of `0x`) is a DNS name:
+        # no IP literal or legacy numeric form (`0x7f.1`, `1.0xa`, `0x.0x`) ends that way.
+        return False
     address = parse_canonical_ip_address(normalized)
     if address is not None:
         if address.version == 4:
@@ -105,7 +115,14 @@ def allowed_remote_media_href(candidate: str) -> str | None:
     `https://0x7f000001.example.org/`, percent-encoded or non-ASCII hosts) reads the host this
     policy judged.
     """
-    text = _LONE_SURROGATE.sub("\ufffd", require_str(candidate, "candidate"))
+    plain = _PLAIN_HTTPS_URL.match(require_str(candidate, "candidate"))
+    if plain is not None:
+        # Lower-case ASCII labels, no port, userinfo, `xn--` label or numeric last label, and
+        # nothing a URL parser rewrites: WHATWG would give exactly this host, so skip the parse.
+        host = plain.group(1)
+        blocked = host in _BLOCKED_NAMES or host.endswith(_BLOCKED_SUFFIXES)
+        return None if blocked else candidate
+    text = _LONE_SURROGATE.sub("\ufffd", candidate)
     if _HTTP_SCHEME.match(text):
         return None  # the scheme is read up to the first colon: this is `http:` for sure
     try:
