@@ -104,7 +104,9 @@ def _add(total: dict[str, int], summary: dict[str, int]) -> dict[str, int]:
     return total
 
 
-def _measure(case: tuple[str, str, Callable[[str], Json], Any], mixed: str, replies: list[str]):
+def _measure(
+    case: tuple[str, str, Callable[[str], Json], Any], mixed: str, replies: list[str]
+) -> dict[str, Any]:
     _, _, call, summarize = case
     for _ in range(2):
         call(mixed)
@@ -154,7 +156,8 @@ def _original(args: argparse.Namespace) -> Json:
 
 def _original_row(original: Json, case_id: str) -> dict[str, Any]:
     row: dict[str, Any] = {}
-    for result in original["results"] if original else []:
+    results: list[dict[str, Any]] = original["results"] if original else []
+    for result in results:
         if result["id"] == case_id and result["corpus"] == "mixed-1mb":
             row["mbPerSecMedian"] = round(result["mbPerSecMedian"], 2)
             row["summaryMixed"] = result["summary"]
