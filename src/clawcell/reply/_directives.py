@@ -9,8 +9,7 @@ span a line feed. Removing a tag between two words leaves one space so words nev
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from ._fences import CodeIndex, CodeRegion, find_code_blocks, regions_of
 from ._text import JS_SPACE_CLASS, is_js_space, js_trim, js_trim_end, require_str
@@ -53,9 +52,11 @@ _SENTINEL: Final = "\ue000"
 TailMode = Literal["trim", "preserve", "normalize"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReplyTag:
-    """A complete reply tag found at `start`: it ends at `end`; `id` is `None` for current."""
+class ReplyTag(NamedTuple):
+    """A complete reply tag found at `start`: it ends at `end`; `id` is `None` for current.
+
+    A named tuple rather than a frozen dataclass: one is built per tag on the hot path.
+    """
 
     start: int
     end: int
@@ -76,7 +77,7 @@ def read_reply_tag(text: str, start: int) -> ReplyTag | None:
     value_start = _skip_space(text, head.end())
     if head.group(1) is not None:
         if text.startswith("]]", value_start):
-            return ReplyTag(start=start, end=value_start + 2, id=None)
+            return ReplyTag(start, value_start + 2, None)
         return None
     close = text.find("]", value_start)
     if close < 0 or not text.startswith("]]", close):
@@ -85,9 +86,9 @@ def read_reply_tag(text: str, start: int) -> ReplyTag | None:
     while content_end > value_start and is_js_space(text[content_end - 1]):
         content_end -= 1
     if value_start < close and "\n" not in text[value_start:content_end]:
-        return ReplyTag(start=start, end=close + 2, id=text[value_start:content_end])
+        return ReplyTag(start, close + 2, text[value_start:content_end])
     if value_start == close and any(char != "\n" for char in text[head.end() : close]):
-        return ReplyTag(start=start, end=close + 2, id="")
+        return ReplyTag(start, close + 2, "")
     return None
 
 
@@ -134,8 +135,8 @@ def find_reply_tags(text: str) -> list[tuple[int, int, str | None]]:
         if tag is None:
             marker = text.find("[[", marker + 1)
             continue
-        found.append((tag.start, tag.end, tag.id))
-        marker = text.find("[[", tag.end)
+        found.append(tag)
+        marker = text.find("[[", tag[1])
     return found
 
 
@@ -216,6 +217,15 @@ def _sub_lines(body: str, needle: str, pattern: re.Pattern[str], replacement: st
     return "".join(pieces)
 
 
+def _only_leading_space(body: str) -> bool:
+    """`body` starts with one space before a word, has no code and no other `_tidy` trigger."""
+    if len(body) < 2 or body[0] != " " or is_js_space(body[1]):
+        return False
+    if "`" in body or "~~~" in body or "    " in body or "\t" in body:
+        return False
+    return not _has_triggers(body[1:])
+
+
 def _has_triggers(text: str) -> bool:
     """Whether any prose rule of `_tidy` could change `text`, code included (a superset)."""
     if text.startswith(("\n", " ", "\t")) or "\t" in text or "  " in text:
@@ -249,6 +259,8 @@ def normalize_directive_whitespace(
             trimmed = body if body is text else _trim_outside_code(text, body, regions)
             if trimmed is not None:
                 return trimmed
+        if _only_leading_space(body):
+            return body[1:]  # the one rule that fires: a tag removed at the start left a space
     code = regions_of(text) if regions is None else regions
     sentinel = _SENTINEL
     while sentinel in text:
