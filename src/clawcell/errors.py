@@ -16,6 +16,8 @@ ClawcellError (Exception)                       code: varies
 │     a tool's input or output broke its declared JSON Schema        | "invalid_contract"
 ├── ToolError (RuntimeError)                    code: "tool_error"
 │     raised by tools to fail with a message the guest sees verbatim
+├── ApprovalDeniedError (PermissionError)       code: "approval_denied"
+│     a nested call needed a person's approval and did not get it (denied or expired)
 ├── McpError (RuntimeError)                     code: "mcp_error"
 │     an MCP server could not be reached, failed, timed out or answered malformed
 ├── SnapshotError (ValueError)                  code: "invalid_snapshot"
@@ -34,6 +36,7 @@ ClawcellError (Exception)                       code: varies
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalDeniedError",
     "ClawcellError",
     "ClosedError",
     "ConfigurationError",
@@ -104,6 +107,15 @@ class ToolError(ClawcellError, RuntimeError):
     """Raised by a tool to fail; the guest sees the message and `code: "tool_error"`."""
 
     code = "tool_error"
+
+
+class ApprovalDeniedError(ClawcellError, PermissionError):
+    """A nested call needed a person's approval and did not get it.
+
+    Cells see it as a catchable error with `code: "approval_denied"` and the person's note.
+    """
+
+    code = "approval_denied"
 
 
 class McpError(ClawcellError, RuntimeError):

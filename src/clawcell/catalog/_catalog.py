@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._jsonvalue import json_value
 from .._limits import Limits
-from .._tool import JsonValue, Tool, ToolResult
-from ..errors import ClawcellError, InputError, ToolError
+from ..approvals import gate_context, rule_reason
+from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._api_files import (
     ApiFile,
     matches_prefix,
@@ -23,12 +24,13 @@ from ._api_files import (
     normalize_api_prefix,
     results_api_file,
 )
-from ._bindings import Binding, build_bindings, guest_value, json_safe
+from ._bindings import Binding, build_bindings, guest_value
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
 from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, wait_tool
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import SearchDocument, SearchIndex, parameter_text
+from ._tool import JsonValue, Tool, ToolResult
 from ._tool_dts import tool_declaration_file
 
 __all__ = ["Catalog"]
@@ -155,9 +157,9 @@ class Catalog:
         described["input"] = binding.input_hint
         if binding.output_hint is not None:
             described["output"] = binding.output_hint
-        described["parameters"] = json_safe(item.parameters or {})
+        described["parameters"] = json_value(item.parameters or {})
         if binding.trusted and item.output_schema is not None:
-            described["outputSchema"] = json_safe(item.output_schema)
+            described["outputSchema"] = json_value(item.output_schema)
         described["callableName"] = binding.callable_name
         return described
 
@@ -209,17 +211,19 @@ class Catalog:
         """
         binding = self._require(callable_name)
         self._counters.calls += 1
-        params = json_safe({} if input is None else input)
+        params = json_value({} if input is None else input)
         contract = binding.contract
         contract.ensure_valid()
         requested = contract.branch(params)
+        asked: list[str] = []
+        if self._before:
+            params = await self._run_before(binding, params, asked)
+        if binding.trusted:
+            contract.check_input(params)
+        await _approve(binding, params, asked[0] if asked else None)
         exclusive = binding.tool.execution_mode == "sequential"
         await self._scheduler.acquire(exclusive)
         try:
-            if self._before:
-                params = await self._run_before(binding, params)
-            if binding.trusted:
-                contract.check_input(params)
             result = await _execute(binding.tool, params)
             if self._after:
                 result = await self._run_after(binding, params, result)
@@ -230,7 +234,7 @@ class Catalog:
         finally:
             self._scheduler.release(exclusive)
 
-    async def _run_before(self, binding: Binding, params: Any) -> Any:
+    async def _run_before(self, binding: Binding, params: Any, asked: list[str]) -> Any:
         for hook in self._before:
             event = ToolCallEvent(
                 callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
@@ -242,7 +246,9 @@ class Catalog:
                     f"{decision.reason}"
                 )
             if isinstance(decision, HookDecision) and decision.params is not None:
-                params = json_safe(decision.params)
+                params = json_value(decision.params)
+            if isinstance(decision, HookDecision) and decision.approval:
+                asked.append(decision.approval)
         return params
 
     async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
@@ -323,6 +329,20 @@ def _document(binding: Binding) -> SearchDocument:
         description=item.description,
         parameters=parameter_text(item.parameters) if binding.trusted else "",
     )
+
+
+async def _approve(binding: Binding, params: Any, hook_reason: str | None) -> None:
+    """Wait for the run's approval gate; a call outside any run may not need approval."""
+    context = gate_context.get()
+    if context is None:
+        if hook_reason is not None or rule_reason(binding.tool.approval, params) is not None:
+            raise ApprovalDeniedError(
+                f'Tool "{binding.callable_name}" needs approval, and this call is not part of '
+                "a Code Mode run that can wait for one."
+            )
+        return
+    gate, request_id = context
+    await gate.check(request_id, binding.tool.name, params, binding.tool.approval, hook_reason)
 
 
 async def _execute(item: Tool, params: Any) -> ToolResult:

@@ -1,8 +1,9 @@
 """`before_tool_call` / `after_tool_call` hooks around catalog calls.
 
 A before hook sees the callable name and the input; it may return `HookDecision(params=...)`
-to rewrite the input or `HookDecision(block=True, reason=...)` to stop the call before the tool
-runs. An after hook sees the input the tool actually ran with and its result, and may return a
+to rewrite the input, `HookDecision(block=True, reason=...)` to stop the call before the tool
+runs, or `HookDecision(approval="why")` to make the call wait for a person's decision. An
+after hook sees the input the tool actually ran with and its result, and may return a
 replacement `ToolResult`. Contracts are checked on the final, post-hook values.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._tool import JsonValue, ToolResult
+from ._tool import JsonValue, ToolResult
 
 __all__ = ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent", "run_maybe_async"]
 
@@ -42,6 +43,8 @@ class HookDecision:
     params: dict[str, Any] | None = None
     block: bool = False
     reason: str = "Tool call blocked by policy"
+    approval: str | None = None
+    """Ask a person before the call runs; the text is the reason shown to them."""
 
 
 BeforeToolCall: TypeAlias = Callable[

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
-from .errors import ConfigurationError
+from ..approvals import ApprovalRule
+from ..errors import ConfigurationError
 
 __all__ = ["ExecutionMode", "JsonValue", "Tool", "ToolResult", "ToolSource"]
 
@@ -52,6 +53,12 @@ class Tool:
         execution_mode: `"sequential"` tools never overlap other calls of the same catalog.
         source: Trust source; only `"openclaw"` (the host's own tools) get validation and hints.
         replay_safe: The call may be re-dispatched after a process restart.
+        approval: Whether a call waits for a person's decision before it runs: `"never"`
+            (the default), `"always"`, or `rule(input) -> bool | str` (a string is the reason
+            shown to the person). See `docs/approvals.md`.
+        network: Its results are network content (web pages, third-party APIs): a run that
+            calls it is network-derived, so its model-facing envelope is wrapped as untrusted
+            content and the values it saves or stores carry that provenance (spec §11.7).
     """
 
     name: str
@@ -65,6 +72,8 @@ class Tool:
     execution_mode: ExecutionMode = "parallel"
     source: ToolSource = "openclaw"
     replay_safe: bool = False
+    approval: ApprovalRule = "never"
+    network: bool = False
 
     def __post_init__(self) -> None:
         name = cast(object, self.name)
@@ -83,6 +92,11 @@ class Tool:
             raise ConfigurationError(
                 f"Tool {self.name!r}: `source` must be 'openclaw', 'client' or 'mcp', "
                 f"got {self.source!r}."
+            )
+        if self.approval not in ("always", "never") and not callable(self.approval):
+            raise ConfigurationError(
+                f"Tool {self.name!r}: `approval` must be 'always', 'never' or a callable "
+                f"`rule(input) -> bool | str`, got {self.approval!r}."
             )
         if not isinstance(cast(object, self.parameters), Mapping):
             raise ConfigurationError(

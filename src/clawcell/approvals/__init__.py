@@ -1,0 +1,38 @@
+"""Approvals and tool policy for nested calls: a cell that waits for a person, durably.
+
+See `docs/approvals.md`. `ToolPolicy` and `Tool(..., approval=…)` decide which calls need a
+decision; the gate keeps them undispatched until `CodeMode.decide` (or `Agent.decide`) records
+one; the decision ledger keeps decisions and the audit trail in the session store.
+"""
+
+from __future__ import annotations
+
+from ._gate import RESTART_SAFE_APPROVAL, Approvals, RunApprovals, gate_context
+from ._ledger import DecisionLedger
+from ._policy import ApprovalRule, ToolPolicy, Verdict, rule_reason
+from ._types import (
+    APPROVAL_DENIED,
+    ApprovalDecision,
+    Decision,
+    PendingApproval,
+    PendingApprovalJson,
+    Remember,
+)
+
+__all__ = [
+    "APPROVAL_DENIED",
+    "RESTART_SAFE_APPROVAL",
+    "ApprovalDecision",
+    "ApprovalRule",
+    "Approvals",
+    "Decision",
+    "DecisionLedger",
+    "PendingApproval",
+    "PendingApprovalJson",
+    "Remember",
+    "RunApprovals",
+    "ToolPolicy",
+    "Verdict",
+    "gate_context",
+    "rule_reason",
+]

@@ -1,0 +1,89 @@
+"""Tool policy: deny wins, patterns, unknown names, tools' own rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clawcell import ConfigurationError, Tool
+from clawcell.approvals import ToolPolicy, rule_reason
+
+
+def test_deny_wins_over_ask_and_allow() -> None:
+    policy = ToolPolicy(allow=["fs_*"], ask=["fs_write"], deny=["fs_write", "net_*"])
+
+    assert [policy.verdict(n) for n in ("fs_read", "fs_write", "net_get", "other")] == [
+        "allow",
+        "deny",
+        "deny",
+        None,
+    ]
+
+
+def test_ask_wins_over_allow() -> None:
+    assert ToolPolicy(allow=["*"], ask=["pay"]).verdict("pay") == "ask"
+
+
+def test_an_unknown_exact_name_is_a_configuration_error_and_a_pattern_is_not() -> None:
+    policy = ToolPolicy(deny=["fs_wrtie"], allow=["net_*"])
+
+    with pytest.raises(ConfigurationError) as caught:
+        policy.check_names(["fs_write", "fs_read"])
+    assert caught.value.message == (
+        "tool policy `deny` names 'fs_wrtie', which is not a tool of this catalog; "
+        "known tools: ['fs_read', 'fs_write']."
+    )
+    ToolPolicy(allow=["net_*"]).check_names(["fs_write"])
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"alow": []}, "unknown tool policy keys ['alow']; use `allow`, `deny` and `ask`."),
+        ({"deny": "rm"}, "tool policy `deny` must be a list of names, got 'rm'."),
+        ({"ask": [""]}, "tool policy `ask` entries must be names, got ''."),
+    ],
+    ids=["unknown-key", "string", "empty-name"],
+)
+def test_a_malformed_policy_config_is_refused(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        ToolPolicy.from_config(config)
+    assert caught.value.message == message
+
+
+def test_from_config_reads_the_three_lists() -> None:
+    policy = ToolPolicy.from_config({"allow": ["a"], "deny": ["b"], "ask": ["c*"]})
+
+    assert (policy.allow, policy.deny, policy.ask) == (("a",), ("b",), ("c*",))
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("never", None),
+        ("always", "this tool always asks for approval"),
+        (lambda params: params.get("amount", 0) > 100, "this call needs approval"),
+        (lambda params: "over the limit" if params.get("amount", 0) > 10 else "", "over the limit"),
+    ],
+    ids=["never", "always", "bool-rule", "reason-rule"],
+)
+def test_a_tools_rule_gives_the_reason_it_asks(rule: Any, expected: str | None) -> None:
+    assert rule_reason(rule, {"amount": 500}) == expected
+
+
+def test_a_rule_that_says_no_does_not_ask() -> None:
+    assert rule_reason(lambda params: False, {}) is None
+    assert rule_reason(lambda params: "", {}) is None
+
+
+def test_a_tool_with_a_bad_approval_rule_is_refused() -> None:
+    async def noop(params: dict[str, Any]) -> None:
+        return None
+
+    with pytest.raises(ConfigurationError) as caught:
+        Tool(name="t", execute=noop, approval="sometimes")  # pyright: ignore[reportArgumentType]
+    assert caught.value.message == (
+        "Tool 't': `approval` must be 'always', 'never' or a callable "
+        "`rule(input) -> bool | str`, got 'sometimes'."
+    )
