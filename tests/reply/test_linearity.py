@@ -23,7 +23,7 @@ _GROWTH = 8
 # Linear work grows by 8; quadratic by 64. 24 tolerates a noisy shared machine.
 _MAX_RATIO = 24.0
 _REPEATS = 256  # then 2,048: large enough for any quadratic term to dominate
-_MIN_BASELINE_SECONDS = 0.002
+_MIN_BASELINE_SECONDS = 0.001
 
 _FRAGMENTS = [
     "[embed ", "[EMBED\t", "[/embed]", "/]", "]", 'ref="', "='", "<", "*", "_", "`", "```",
@@ -61,10 +61,7 @@ _FUNCTIONS: dict[str, Callable[[str], Any]] = {
     "sanitize_reply_directive_id": reply.sanitize_reply_directive_id,
     "find_code_regions": reply.find_code_regions,
     "extract_canvas_shortcodes": reply.extract_canvas_shortcodes,
-    "parse_canvas_attributes": reply.parse_canvas_attributes,
-    "extract_canvas_from_text": reply.extract_canvas_from_text,
     "strip_heartbeat_token": reply.strip_heartbeat_token,
-    "strip_heartbeat_token_heartbeat": lambda s: reply.strip_heartbeat_token(s, mode="heartbeat"),
     "is_silent_reply_payload_text": reply.is_silent_reply_payload_text,
     "project_chat_display_messages": lambda s: reply.project_chat_display_messages(
         [{"role": "assistant", "content": [{"type": "text", "text": s}]}]
@@ -74,7 +71,6 @@ _FUNCTIONS: dict[str, Callable[[str], Any]] = {
     "clean_candidate": reply.clean_candidate,
     "split_unquoted_media_directive_parts": reply.split_unquoted_media_directive_parts,
     "is_allowed_remote_media_url": reply.is_allowed_remote_media_url,
-    "normalize_remote_media_hostname": reply.normalize_remote_media_hostname,
     "resolve_canvas_iframe_url": reply.resolve_canvas_iframe_url,
 }
 
