@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Final, Literal, NamedTuple
 
-from ._fences import CodeIndex, CodeRegion, find_code_blocks, regions_of
+from ._fences import CodeRegion, find_code_blocks
+from ._regions import CodeIndex, regions_of
 from ._text import JS_SPACE_CLASS, is_js_space, js_trim, js_trim_end, require_str
 
 __all__ = [
@@ -150,7 +151,10 @@ def sanitize_reply_directive_id(raw: str | None) -> str | None:
     trimmed = js_trim(require_str(raw, "raw"))
     if not trimmed:
         return None
-    cleaned = js_trim(_UNSAFE_ID_CHARS.sub("", trimmed))
+    if trimmed.isprintable() and "[" not in trimmed and "]" not in trimmed:
+        cleaned = trimmed  # no control character (they are not printable) and no bracket
+    else:
+        cleaned = js_trim(_UNSAFE_ID_CHARS.sub("", trimmed))
     if not cleaned:
         return None
     return _first_code_points(cleaned, MAX_REPLY_DIRECTIVE_ID_CODE_POINTS)

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Final, TypedDict
 
 from ._canvas import CanvasPreview, normalize_preferred_height
-from ._fences import CodeIndex, regions_of
+from ._regions import CodeIndex, regions_of
 from ._text import JS_SPACE, JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
 
 __all__ = [

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
 
-from ._fences import CodeIndex
+from ._regions import CodeIndex
 
 __all__ = ["ImageSpan", "find_image_spans"]
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Final, NotRequired, TypedDict
 
 from ._directives import AUDIO_TAG
-from ._fences import CodeIndex, find_code_blocks, find_code_spans
+from ._fences import find_code_blocks, find_code_spans
 from ._images import ImageSpan, find_image_spans
 from ._paths import (
     clean_candidate,
@@ -28,10 +28,12 @@ from ._paths import (
     split_unquoted_media_directive_parts,
     unwrap_quoted,
 )
+from ._regions import CodeIndex
 from ._segments import MediaSegment, SegmentBuilder
 from ._tags import parse_inline_directives
 from ._text import (
     JS_LINE_SPACE_CLASS,
+    JS_SPACE,
     JS_SPACE_CLASS,
     js_trim,
     js_trim_end,
@@ -52,6 +54,7 @@ class SplitMedia(TypedDict):
     audioAsVoice: NotRequired[bool]
 
 
+_SPACE_SET: Final = frozenset(JS_SPACE)
 _MEDIA_HINT: Final = re.compile("media:", re.IGNORECASE | re.ASCII)
 _LINE_SPACE: Final = f"[{JS_LINE_SPACE_CLASS}]"
 # `js_trim_start(line)[:6].upper()` starts with `MEDIA:` exactly when the line starts like this
@@ -275,8 +278,8 @@ def split_media_from_output(
         TypeError: `raw` is not a string.
     """
     source = require_str(raw, "raw")
-    text = source if preserve_trailing_whitespace else js_trim_end(source)
-    if not js_trim(text):
+    text = source if preserve_trailing_whitespace else source.rstrip(JS_SPACE)
+    if not text or (text[0] in _SPACE_SET and not text.strip(JS_SPACE)):
         return {"text": text if preserve_trailing_whitespace else ""}
     images = markdown_image_allowlist is not None or extract_markdown_images is True
     may_media = (

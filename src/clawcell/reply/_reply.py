@@ -73,9 +73,8 @@ def parse_reply_directives(
     token = SILENT_REPLY_TOKEN if silent_token is None else silent_token
     silent = is_silent_reply_directive_text(text, token)
     result: dict[str, Any] = {"text": "" if silent else text}
-    urls = [normalize_media_source(url) for url in split.get("mediaUrls", [])]
-    if urls:
-        result["mediaUrls"] = urls
+    if "mediaUrls" in split:
+        result["mediaUrls"] = [normalize_media_source(url) for url in split["mediaUrls"]]
     if split.get("audioAsVoice"):
         result["audioAsVoice"] = True
     if tags is not None and "replyToId" in tags:

@@ -15,7 +15,8 @@ from ._directives import (
     strip_malformed_leading_reply_tag,
     word_gap,
 )
-from ._fences import CodeIndex, CodeRegion, regions_of
+from ._fences import CodeRegion
+from ._regions import CodeIndex, regions_of
 from ._text import is_js_space, js_trim, js_trim_end, js_trim_start, require_str
 
 __all__ = [

@@ -167,6 +167,15 @@ def _without_edges(text: str, token: str) -> str:
     return text[start:end]
 
 
+@functools.cache
+def _case_free_char(token: str) -> str | None:
+    """A character of `token` that no case mapping changes (`_` of `NO_REPLY`), if any.
+
+    Its absence from a text proves the token absent without lower-casing the whole text.
+    """
+    return next((c for c in token if c.lower() == c == c.upper() and not c.isspace()), None)
+
+
 def is_silent_reply_directive_text(text: str, token: str) -> bool:
     """The final-reply silence check: the token (repeated, any case) amid punctuation only.
 
@@ -175,7 +184,8 @@ def is_silent_reply_directive_text(text: str, token: str) -> bool:
     """
     if not token or not text:
         return False
-    if token.lower() not in text.lower():
+    anchor = _case_free_char(token)
+    if (anchor is not None and anchor not in text) or token.lower() not in text.lower():
         # Only a JSON object with an escaped token (`"NO\\u005fREPLY"`) could still match.
         return "{" in text and is_silent_reply_payload_text(text, token)
     core = _without_edges(text, token)
