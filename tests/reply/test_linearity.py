@@ -20,8 +20,9 @@ import pytest
 from clawcell import reply
 
 _GROWTH = 8
-# Linear work grows by 8; quadratic by 64. 24 tolerates a noisy shared machine.
-_MAX_RATIO = 24.0
+# Linear work grows by 8; quadratic by 64 (the defects of issue 17 measured 64-86 here). Memory
+# effects on a loaded shared machine push linear functions to about 25, so the bound is 32.
+_MAX_RATIO = 32.0
 _REPEATS = 256  # then 2,048: large enough for any quadratic term to dominate
 _MIN_BASELINE_SECONDS = 0.001
 
