@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,pydantic]'
+	$(PY) -m pip install --quiet -e '.[test,pydantic,web]'
 	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 

@@ -167,16 +167,21 @@ def test_objects_with_model_dump_are_dumped_in_json_mode() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "kind"),
-    [(object(), "object"), ({1, 2}, "set"), (b"bytes", "bytes"), ({"deep": [1j]}, "complex")],
+    ("value", "kind", "path"),
+    [
+        (object(), "object", "$"),
+        ({1, 2}, "set", "$"),
+        (b"bytes", "bytes", "$"),
+        ({"deep": [1j]}, "complex", "$.deep[0]"),
+    ],
     ids=["object", "set", "bytes", "nested_complex"],
 )
-def test_a_result_that_is_not_json_is_a_tool_error(value: Any, kind: str) -> None:
+def test_a_result_that_is_not_json_is_a_tool_error(value: Any, kind: str, path: str) -> None:
     reply = call(bridge(f=lambda _: value), "callValue", "f", {})
     assert (reply.ok, payload(reply)) == (
         False,
         {
-            "message": f"tool returned a value that is not JSON: {kind!r}; "
+            "message": f"value at {path} is not JSON: {kind!r}; "
             "return dicts, lists, strings, numbers, booleans or None",
             "code": "tool_error",
         },

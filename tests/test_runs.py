@@ -41,7 +41,15 @@ def test_a_parked_record_is_versioned_and_round_trips(tmp_path: Path) -> None:
     run_id, meta = asyncio.run(_park(path))
 
     assert meta["version"] == 1
-    assert sorted(meta) == ["cell", "expiresAt", "ledger", "restartSafe", "version", "writes"]
+    assert sorted(meta) == [
+        "approvals",
+        "cell",
+        "expiresAt",
+        "ledger",
+        "restartSafe",
+        "version",
+        "writes",
+    ]
     done = asyncio.run(_wait_with_meta(path, run_id, meta))
     assert (done["status"], done["value"]) == ("completed", 7)
 

@@ -12,16 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from ._jsjson import dumps
+from ._jsonvalue import json_text
+from .approvals import RunApprovals, gate_context
 from .envelope import ResultsStore
 from .errors import ClawcellError
 
-__all__ = ["Bridge", "BridgeFailure", "HostCatalog", "Reply", "encode_settle_batch"]
+__all__ = [
+    "Bridge",
+    "BridgeFailure",
+    "HostCatalog",
+    "Reply",
+    "cancelled_reply",
+    "encode_settle_batch",
+    "refusal_reply",
+]
 
 _PROGRAM_DATA_MESSAGE = (
     "Code Mode program-data budget exceeded. Paginate or narrow the tool request, "
@@ -71,36 +80,13 @@ class Reply:
     payload: str
 
 
-def _json_safe(value: Any) -> Any:
-    """Python values a tool may return, made JSON-shaped (NaN/Infinity become null)."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _json_safe(dump(mode="json"))
-    raise BridgeFailure(
-        f"tool returned a value that is not JSON: {type(value).__name__!r}; "
-        "return dicts, lists, strings, numbers, booleans or None",
-        "tool_error",
-    )
-
-
 def to_guest_json(value: Any) -> str:
-    """Compact JSON for a reply entering the guest (lone surrogates escaped).
+    """Compact JSON for a reply entering the guest, under the one normaliser's policy.
 
-    Plain JSON goes straight through the C encoder; only values it refuses (NaN, infinities,
-    pydantic models, other objects) take the slower normalising walk.
+    Raises:
+        ToolError: the value is not JSON (see `_jsonvalue.py`).
     """
-    try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
-        return json.dumps(_json_safe(value), separators=(",", ":"), allow_nan=False)
+    return json_text(value)
 
 
 def encode_settle_batch(replies: list[Reply]) -> str:
@@ -131,8 +117,11 @@ class Bridge:
         session: Any = None,
         namespaces: NamespaceHost | None = None,
         network_tool: Callable[[str], bool] | None = None,
+        approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
+        self.approvals = approvals
+        """The run's approval gate; tool calls run with it in `gate_context`."""
         self._namespaces = namespaces
         self._network_tool = network_tool
         self.network_derived = False
@@ -159,6 +148,12 @@ class Bridge:
             "load": self._load,
         }
 
+    @property
+    def inbox_bytes(self) -> int:
+        """The program-data inbox size: the bound of one reply, and of a cell's pending
+        requests on the host."""
+        return self._inbox_bytes
+
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
         handler = self._now.get(method)
@@ -178,9 +173,16 @@ class Bridge:
         """Run one request; never raises (failures become error replies)."""
         try:
             self._observe(method, args)
+            if method == "callValue" and self.approvals is not None:
+                gate_context.set((self.approvals, request_id))  # this task's context only
             return self._reply(request_id, await self._later[method](args))
-        except asyncio.CancelledError:
-            raise
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the cell cancelled this request
+            # A tool that raises `CancelledError` itself has failed; it must not look like
+            # a cancellation the cell asked for, which would leave the cell waiting forever.
+            return cancelled_reply(request_id, str(exc))
         except Exception as exc:
             return _exception_reply(request_id, exc)
 
@@ -274,6 +276,17 @@ def _exception_reply(request_id: str, exc: Exception) -> Reply:
         return _failure(request_id, exc.message, exc.code)
     # A tool's own failure: its message reaches the guest.
     return _failure(request_id, str(exc) or type(exc).__name__, "tool_error")
+
+
+def refusal_reply(request_id: str, message: str) -> Reply:
+    """A request refused before it ran (a plain error in the guest, without a `code`)."""
+    return _failure(request_id, message, None)
+
+
+def cancelled_reply(request_id: str, message: str = "") -> Reply:
+    """The `tool_error` reply of a request whose task ended cancelled without the cell
+    cancelling it."""
+    return _failure(request_id, message or "tool call was cancelled", "tool_error")
 
 
 def _failure(request_id: str, message: str, code: str | None) -> Reply:

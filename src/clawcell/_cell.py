@@ -29,9 +29,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from ._bridge import Bridge, Reply, encode_settle_batch
+from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
 from ._progress import Progress
-from .runtime import Guest, GuestTrap, JSException, StepResult, compiled_reactor
+from ._requests import RequestLedger
+from .approvals import RunApprovals
+from .runtime import Guest, GuestTrap, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
 
@@ -48,6 +50,7 @@ RESTART_MESSAGE: Final = (
 )
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
+UNHANDLED_MESSAGE: Final = "Error: unhandled promise rejection"
 
 FailureCode = Literal[
     "invalid_input",
@@ -60,7 +63,8 @@ FailureCode = Literal[
 
 
 SegmentRunner = Callable[..., Awaitable[Any]]
-"""Runs a guest segment off the event loop: `await runner(fn, *args)` returns `fn(*args)`."""
+"""Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
+returns `fn(*args)`, computed on the guest's own thread."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,15 +114,54 @@ class Cell:
     _cell_function: int | None = None
     progress: Progress | None = None
     """Set for the legs whose caller asked for live updates (`on_update`)."""
+    _ledger: RequestLedger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._ledger = RequestLedger(self.bridge.inbox_bytes)
+        approvals = self.bridge.approvals
+        if approvals is not None:
+            approvals.wake = self._wake_now
+
+    @property
+    def approvals(self) -> RunApprovals | None:
+        """The run's approval gate (the bridge's)."""
+        return self.bridge.approvals
+
+    def _wake_now(self) -> None:
+        """A call started to wait for approval: re-check whether the cell can progress."""
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    def _blocked_on_approvals(self) -> bool:
+        """Every running request waits for a decision: no progress is possible without one."""
+        approvals = self.bridge.approvals
+        if approvals is None or not self._running or self._completed:
+            return False
+        return approvals.blocked >= self._running
 
     # -- legs -------------------------------------------------------------------------------
 
     async def start(self, code: str, budget_s: float) -> LegOutcome:
         """First leg: compile (a syntax error raises `JSException`) and run the cell."""
         deadline = time.monotonic() + budget_s
-        self.guest.deadline = deadline
-        self._cell_function = self.guest.compile(code)
+        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop.
+        compiled = await self._off_loop(self._compile, code, deadline)
+        if isinstance(compiled, JSException):
+            raise compiled
+        if isinstance(compiled, BaseException):
+            return self._engine_failure(compiled, deadline)
+        self._cell_function = compiled
         return await self._drive(deadline)
+
+    def _compile(self, code: str, deadline: float) -> int | BaseException:
+        guest = self.guest
+        guest.deadline, guest.interrupted = deadline, False
+        try:
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                return guest.compile(code)
+        except (JSException, GuestTrap, MemoryError) as exc:
+            return exc
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
@@ -139,6 +182,7 @@ class Cell:
         self._pending.clear()
         self._completed.clear()
         self._running = 0
+        self._ledger.release_all()
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -148,6 +192,8 @@ class Cell:
             if isinstance(report, LegOutcome):
                 return report
             outcome = self._absorb(report)
+            if outcome is not None and outcome.status == "completed":
+                return await self._unless_rejected(outcome, deadline)
             if outcome is not None:
                 return outcome
             replies = await self._settlements(deadline)
@@ -158,12 +204,18 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        if self.runner is None:
-            result = self._segment(deadline, batch)
-        else:
-            result = await self.runner(self._segment, deadline, batch)
+        result = await self._off_loop(self._segment, deadline, batch)
         if not isinstance(result, BaseException):
             return result
+        return self._engine_failure(result, deadline)
+
+    async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
+        if self.runner is None:
+            return function(*args)
+        return await self.runner(function, *args, lane=self.guest.lane)
+
+    def _engine_failure(self, result: BaseException, deadline: float) -> LegOutcome:
         if isinstance(result, JSException):
             return self._guest_exception(result, deadline)
         if isinstance(result, GuestTrap):
@@ -174,39 +226,39 @@ class Cell:
         """Run the guest until it waits on the host again. Touches no asyncio state, so it
         may run on a worker thread; engine failures are returned, not raised."""
         guest = self.guest
-        guest.deadline = deadline
-        watchdog = compiled_reactor().watchdog
-        watchdog.arm(deadline + _EPOCH_GRACE_S)
-        guest.instance.arm_epoch()
+        guest.deadline, guest.interrupted = deadline, False
         try:
-            if self._cell_function is not None:
-                cell, self._cell_function = self._cell_function, None
-                guest.start(cell)
-            return guest.turn(batch)
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                if self._cell_function is not None:
+                    cell, self._cell_function = self._cell_function, None
+                    guest.start(cell)
+                return guest.turn(batch)
         except (JSException, GuestTrap, MemoryError) as exc:
             return exc
-        finally:
-            watchdog.disarm()
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)
         if self.progress is not None and report.output:
             self.progress.output(report.output)
         for request_id in report.cancelled:
+            self._ledger.release(request_id)
             pending = self._pending.pop(request_id, None)
             if pending is not None and pending.task is not None:
                 if not pending.task.done():
                     self._running -= 1  # its done-callback ignores cancelled tasks
                 pending.task.cancel()
+        if self.guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
+            return self._failed("timeout", TIMEOUT_MESSAGE)
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
         # unless earlier frontiers were, and then the bridge phase wins.
         if report.state == _STATE_OVERFLOW:
             return self._refused(report.error)
-        refusal = self._refusal(report.requests)
+        requests = self._admitted(report.requests)
+        refusal = self._refusal(requests)
         if refusal is not None:
             return self._refused(refusal)
-        for request_id, method, args in report.requests:
+        for request_id, method, args in requests:
             self._dispatch(request_id, method, args)
         if report.state == _STATE_FAILED:
             return self._failed(*_classify(report.error))
@@ -222,13 +274,45 @@ class Cell:
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
-        try:
-            unhandled = self.guest.unhandled_rejection()
-        except (JSException, GuestTrap):
-            unhandled = "Error: unhandled promise rejection"
-        if unhandled is not None:
-            return self._failed(*_classify(unhandled))
         return LegOutcome(status="completed", value_json=self.value_json or "null")
+
+    async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
+        """`completed`, or the failure of a rejection nobody handled.
+
+        Describing the rejection reads the reason's `name` and `message`, which may be
+        guest getters: it runs like any segment, off the loop and under the deadline (D5).
+        """
+        if not self.guest.has_unhandled_rejection:
+            return completed
+        described = await self._off_loop(self._describe_rejection, deadline)
+        if isinstance(described, str):
+            return self._failed(*_classify(described))
+        if isinstance(described, JSException) and not _interrupted(described, deadline):
+            return self._failed("internal_error", UNHANDLED_MESSAGE)
+        if described is None:
+            return completed
+        return self._engine_failure(described, deadline)
+
+    def _describe_rejection(self, deadline: float) -> str | BaseException | None:
+        guest = self.guest
+        guest.deadline, guest.interrupted = deadline, False
+        try:
+            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
+                return guest.unhandled_rejection()
+        except (JSException, GuestTrap, MemoryError) as exc:
+            return exc
+
+    def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
+        """Requests whose arguments fit the host budgets, parsed; the others are answered
+        at once with a catchable error (see `_requests`)."""
+        admitted: list[tuple[str, str, list[Any]]] = []
+        for request_id, method, text in requests:
+            args = self._ledger.admit(request_id, text)
+            if isinstance(args, str):
+                self._ready(request_id, _Pending(method, reply=refusal_reply(request_id, args)))
+            else:
+                admitted.append((request_id, method, args))
+        return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
         if method != "sleep":
@@ -256,10 +340,11 @@ class Cell:
 
     def _on_done(self, request_id: str) -> None:
         pending = self._pending.get(request_id)
-        if pending is None or pending.task is None or pending.task.cancelled() or pending.reply:
-            return
+        if pending is None or pending.task is None or pending.reply:
+            return  # cancelled by the cell (no longer pending) or already recorded
         self._running -= 1
         self._completed.append(request_id)
+        pending.reply = _task_reply(request_id, pending.task)
         self._report_settled(request_id, pending)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
@@ -275,6 +360,8 @@ class Cell:
             self._sweep_done()
         loop = asyncio.get_running_loop()
         while self._running and (not self._completed or self._value_ready) and not yields:
+            if self._blocked_on_approvals():
+                break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -293,33 +380,36 @@ class Cell:
         """Record tasks that finished but whose done-callbacks have not run yet."""
         for request_id, pending in self._pending.items():
             task = pending.task
-            if task is None or not task.done() or task.cancelled() or pending.reply:
+            if task is None or not task.done() or pending.reply:
                 continue
             if request_id not in self._completed:
                 self._running -= 1
                 self._completed.append(request_id)
-                pending.reply = task.result()
+                pending.reply = _task_reply(request_id, task)
                 self._report_settled(request_id, pending)
 
     def _report_settled(self, request_id: str, pending: _Pending) -> None:
-        if self.progress is None or pending.method != "callValue" or pending.task is None:
+        if self.progress is None or pending.method != "callValue" or pending.reply is None:
             return
-        self.progress.tool_settled(request_id, str(pending.args[0]), pending.task.result().ok)
+        self.progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
 
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []
         for request_id in first:
+            self._ledger.release(request_id)
             reply = self._pending.pop(request_id).reply
             assert reply is not None
             replies.append(reply)
         while self._completed:
-            pending = self._pending.pop(self._completed.popleft(), None)
+            request_id = self._completed.popleft()
+            self._ledger.release(request_id)
+            pending = self._pending.pop(request_id, None)
             if pending is None:
                 continue
             if pending.reply is not None:
                 replies.append(pending.reply)
             elif pending.task is not None:
-                replies.append(pending.task.result())
+                replies.append(_task_reply(request_id, pending.task))
         return replies
 
     def _refused(self, error: str) -> LegOutcome:
@@ -327,7 +417,7 @@ class Cell:
         phase: Literal["input", "bridge"] = "bridge" if self.bridge_dispatch_started else "input"
         return LegOutcome(status="failed", code="invalid_input", phase=phase, error=error)
 
-    def _refusal(self, requests: list[list[Any]]) -> str | None:
+    def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
         guard = self.guard
         if guard is None:
@@ -355,7 +445,7 @@ class Cell:
             entry: dict[str, Any] = {"id": request_id, "method": item.method, "args": item.args}
             reply = item.reply
             if reply is None and item.task is not None and item.task.done():
-                reply = None if item.task.cancelled() else item.task.result()
+                reply = _task_reply(request_id, item.task)
             if reply is not None:
                 entry["reply"] = {"ok": reply.ok, "payload": reply.payload}
             pending.append(entry)
@@ -375,19 +465,21 @@ class Cell:
         bridge: Bridge,
         replay_safe: Callable[[str, list[Any]], bool],
         runner: SegmentRunner | None = None,
+        gated: frozenset[str] = frozenset(),
     ) -> Cell:
         """Continue a parked cell whose host state was saved by another process.
 
-        Requests that were running are dispatched again when `replay_safe` allows it;
-        otherwise they reject into the guest with `RESTART_MESSAGE` (`effectStatus:
-        "unknown"`), so nothing runs twice silently.
+        Requests that were running are dispatched again when `replay_safe` allows it, and so
+        are the `gated` ones (they were waiting for approval and never ran); others reject
+        into the guest with `RESTART_MESSAGE` (`effectStatus: "unknown"`), so nothing runs
+        twice silently.
         """
         cell = cls(guest=guest, bridge=bridge, runner=runner)
         cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
         cell._value_ready = bool(state.get("valueReady"))
         cell.value_json = state.get("valueJson")
         for entry in state.get("pending", []):
-            cell._revive_request(entry, replay_safe)
+            cell._revive_request(entry, _redispatch if entry["id"] in gated else replay_safe)
         return cell
 
     def _revive_request(
@@ -414,6 +506,8 @@ class Cell:
     def _park(self) -> LegOutcome:
         pending = tuple((rid, p.method) for rid, p in self._pending.items())
         reason = "yield" if all(p.is_yield for p in self._pending.values()) else "pending_tools"
+        if reason == "pending_tools" and self._blocked_on_approvals():
+            reason = "approval"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
 
     def _failed(self, code: FailureCode, error: str) -> LegOutcome:
@@ -422,7 +516,7 @@ class Cell:
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
 
     def _guest_exception(self, exc: JSException, deadline: float) -> LegOutcome:
-        if exc.text == "InternalError: interrupted" and time.monotonic() >= deadline:
+        if _interrupted(exc, deadline):
             return self._failed("timeout", TIMEOUT_MESSAGE)
         return self._failed(*_classify(exc.text))
 
@@ -436,6 +530,21 @@ class Cell:
             return self._failed("internal_error", "InternalError: out of memory")
         trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"
         return self._failed("internal_error", trapped)
+
+
+def _interrupted(exc: JSException, deadline: float) -> bool:
+    return exc.text == "InternalError: interrupted" and time.monotonic() >= deadline
+
+
+def _redispatch(method: str, args: list[Any]) -> bool:
+    """A gated request never ran: dispatching it again cannot repeat an effect."""
+    return True
+
+
+def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
+    """A finished task's reply; one that ended cancelled although the cell did not cancel
+    it (a tool cancelled its own task) is a tool failure (D7)."""
+    return cancelled_reply(request_id) if task.cancelled() else task.result()
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:

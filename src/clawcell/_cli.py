@@ -1,87 +1,77 @@
-"""The `clawcell` command line: `clawcell run CELL.js` and `clawcell demo`."""
+"""The `clawcell` command: one table of commands (see `clawcell.cli`).
+
+To add a command, write `configure(parser)` and `run(args) -> int` in your package and add
+one `Command(...)` line to `COMMANDS`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import json
-import sys
-from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import Final
 
-from ._codemode import CodeMode
-from ._limits import Limits
-from .catalog import Tool
-from .errors import ClawcellError, ConfigurationError
+from .cli import (
+    Command,
+    configure_mcp,
+    configure_repl,
+    configure_run,
+    configure_wait,
+    run_cell,
+    run_cli,
+    run_mcp,
+    run_repl,
+    wait_cell,
+)
 
-__all__ = ["main"]
-
-
-def _load_tools(spec: str) -> list[Tool]:
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigurationError(f"--tools takes `module:attribute`, got {spec!r}.")
-    try:
-        target: Any = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load tools from {spec!r}: {exc}") from exc
-    if callable(target) and not isinstance(target, Tool):
-        target = target()
-    if isinstance(target, Tool):
-        return [target]
-    tools = list(target) if isinstance(target, Iterable) else [target]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    if not all(isinstance(t, Tool) for t in tools):  # pyright: ignore[reportUnknownVariableType]
-        raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
-    return tools  # pyright: ignore[reportUnknownVariableType]
+__all__ = ["COMMANDS", "main"]
 
 
-def _parse_limits(pairs: Sequence[str]) -> Limits:
-    config: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        if not sep:
-            raise ConfigurationError(f"--limit takes `name=value`, got {pair!r}.")
-        try:
-            config[name.strip()] = int(raw)
-        except ValueError as exc:
-            raise ConfigurationError(f"--limit {name}: {raw!r} is not an integer.") from exc
-    return Limits.from_config(config)
+def _no_arguments(_parser: argparse.ArgumentParser) -> None:
+    pass
 
 
-async def _run(path: Path, tools: list[Tool], limits: Limits) -> dict[str, Any]:
-    async with CodeMode(tools, limits=limits) as mode:
-        return await mode.call_tool("exec", {"code": path.read_text("utf-8")})
+def _demo(_args: argparse.Namespace) -> int:
+    from ._demo import run_demo
+
+    asyncio.run(run_demo())
+    return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clawcell", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run one cell and print its envelope as JSON")
-    run.add_argument("cell", type=Path, help="a JavaScript file with the cell's code")
-    run.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
-    run.add_argument("--limit", action="append", default=[], help="a limit, e.g. timeoutMs=2000")
-    commands.add_parser("demo", help="a short guided tour of code mode")
-    return parser
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command(
+        name="run",
+        help="run one cell and print its envelope as JSON",
+        configure=configure_run,
+        run=run_cell,
+    ),
+    Command(
+        name="wait",
+        help="continue a parked cell and print its envelope",
+        configure=configure_wait,
+        run=wait_cell,
+    ),
+    Command(
+        name="repl",
+        help="run cells interactively against the configured tools",
+        configure=configure_repl,
+        run=run_repl,
+    ),
+    Command(
+        name="mcp",
+        help="serve code mode to MCP clients (`clawcell mcp serve`)",
+        configure=configure_mcp,
+        run=run_mcp,
+    ),
+    Command(
+        name="demo", help="a short guided tour of code mode", configure=_no_arguments, run=_demo
+    ),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == "demo":
-            from ._demo import run_demo
-
-            asyncio.run(run_demo())
-            return 0
-        tools = [tool for spec in args.tools for tool in _load_tools(spec)]
-        envelope = asyncio.run(_run(args.cell, tools, _parse_limits(args.limit)))
-    except (ClawcellError, OSError) as exc:
-        print(f"clawcell: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(envelope, indent=2, ensure_ascii=False))
-    return 0 if envelope.get("status") != "failed" else 1
+    return run_cli(COMMANDS, argv)
 
 
 if __name__ == "__main__":

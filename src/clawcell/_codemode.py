@@ -12,19 +12,27 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._arguments import argument_object
-from ._config import limits_from, session_id_from, store_from, tools_from
+from ._config import (
+    approval_ttl_from,
+    limits_from,
+    policy_from,
+    session_id_from,
+    store_from,
+    tools_from,
+)
 from ._host import CellHost
 from ._lifecycle import Lifecycle
 from ._limits import Limits
 from ._progress import OnUpdate
 from ._source import check_source, read_exec_args, read_wait_args
+from .approvals import ApprovalDecision, Approvals, DecisionLedger, PendingApproval, ToolPolicy
 from .catalog import AfterToolCall, BeforeToolCall, Catalog, Tool
 from .envelope import ResultsStore
 from .errors import ClosedError, InputError
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
-    from .mcp import ServerConfig
+    from .mcp import McpServerStatus, ServerConfig
 
 __all__ = ["CodeMode"]
 
@@ -53,6 +61,10 @@ class CodeMode:
             cell that computes for its whole budget never blocks the event loop; `False`
             runs it on the loop's thread, which saves a thread hop per bridge round trip
             for latency-bound batch jobs.
+        policy: Session tool policy: a `clawcell.approvals.ToolPolicy` or a mapping with
+            `allow` / `deny` / `ask` lists of tool names or glob patterns.
+        approval_ttl_seconds: How long a pending approval waits before it counts as denied;
+            defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -69,6 +81,8 @@ class CodeMode:
         before_tool_call: Iterable[BeforeToolCall] = (),
         after_tool_call: Iterable[AfterToolCall] = (),
         guest_thread: bool = True,
+        policy: ToolPolicy | Mapping[str, Any] | None = None,
+        approval_ttl_seconds: float | None = None,
     ) -> None:
         self.limits = limits_from(limits)
         self.session_id = session_id_from(session_id)
@@ -87,8 +101,17 @@ class CodeMode:
             model_context_tokens=model_context_tokens,
             guest_thread=guest_thread,
         )
+        approvals = Approvals(
+            policy=policy_from(policy, self.catalog),
+            ledger=DecisionLedger(self.store, self.session_id),
+            ttl_seconds=approval_ttl_from(approval_ttl_seconds, self.limits),
+        )
         self._runs = Lifecycle(
-            self._host, store=self.store, session_id=self.session_id, durable=durable is not None
+            self._host,
+            store=self.store,
+            session_id=self.session_id,
+            durable=durable is not None,
+            approvals=approvals,
         )
         self._closed = False
 
@@ -124,7 +147,24 @@ class CodeMode:
         The `exec` description carries the budgets of `limits` and the quick index of the
         catalog's tools.
         """
-        return self.catalog.model_tools(style, mcp_servers=self._host.mcp_servers())
+        mcp = self._host.mcp
+        return self.catalog.model_tools(
+            style,
+            mcp_servers=self._host.mcp_servers(),
+            mcp_unavailable=mcp.unavailable() if mcp is not None else None,
+        )
+
+    async def mcp_status(self) -> dict[str, McpServerStatus]:
+        """Connect the MCP servers not listed yet and say, per server name, how each stands.
+
+        Each is `connected` (its tools are callable) or `failed` with the `cause` cells
+        would see; asking again retries the failed ones. `{}` without MCP servers.
+        """
+        self._check_open()
+        if self._host.mcp is None:
+            return {}
+        await self._host.prepare()
+        return self._host.mcp.status()
 
     async def call_tool(
         self,
@@ -163,7 +203,41 @@ class CodeMode:
     async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""
         self._check_open()
+        await self._host.prepare()  # a cell parked by another process may call MCP servers
         return cast(dict[str, Any], await self._runs.wait(run_id, on_update))
+
+    async def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> ApprovalDecision:
+        """Decide a call that waits for approval (its id is in `pendingApprovals`).
+
+        The decision is recorded (durably with a durable store, so another process may make
+        it) and delivered at the run's next `wait`: an approved call runs then, a denied one
+        rejects into the cell with a catchable `approval_denied` error carrying `note`.
+        `remember=True` applies the decision to the tool for the rest of the session.
+
+        Raises:
+            InputError: the approval is not pending, or `decision` is neither value.
+        """
+        self._check_open()
+        return await self._runs.decide(
+            run_id, approval_id, decision, note=note, remember=remember, by=by
+        )
+
+    async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
+        """The calls a parked run waits to have approved."""
+        return await self._runs.pending_approvals(run_id)
+
+    async def approval_audit(self) -> list[ApprovalDecision]:
+        """Every decision recorded in this session, oldest first (expiries included)."""
+        return await self._runs.approvals.ledger.audit()
 
     async def _exec(
         self, arguments: Mapping[str, Any], on_update: OnUpdate | None

@@ -6,11 +6,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from ._limits import Limits
-from .catalog import Tool
+from .approvals import ToolPolicy
+from .catalog import Catalog, Tool
 from .errors import ConfigurationError
 from .store import SessionStore
 
-__all__ = ["limits_from", "session_id_from", "store_from", "tools_from"]
+__all__ = [
+    "approval_ttl_from",
+    "limits_from",
+    "policy_from",
+    "session_id_from",
+    "store_from",
+    "tools_from",
+]
 
 
 def limits_from(limits: object) -> Limits:
@@ -49,3 +57,27 @@ def store_from(store: object) -> SessionStore | None:
             f"`store` must be a session store such as `clawcell.SQLiteStore(path)`, got {store!r}."
         )
     return store
+
+
+def policy_from(policy: object, catalog: Catalog) -> ToolPolicy | None:
+    """The session tool policy, its exact names checked against the catalog's tools."""
+    if policy is None:
+        return None
+    if isinstance(policy, Mapping):
+        policy = ToolPolicy.from_config(cast(Mapping[str, Any], policy))
+    if not isinstance(policy, ToolPolicy):
+        raise ConfigurationError(
+            f"`policy` must be a `clawcell.approvals.ToolPolicy` or a mapping, got {policy!r}."
+        )
+    policy.check_names(binding.tool.name for binding in catalog.bindings)
+    return policy
+
+
+def approval_ttl_from(seconds: object, limits: Limits) -> float:
+    if seconds is None:
+        return float(limits.snapshot_ttl_seconds)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+        raise ConfigurationError(
+            f"`approval_ttl_seconds` must be a positive number of seconds, got {seconds!r}."
+        )
+    return float(seconds)

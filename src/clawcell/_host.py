@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._bridge import Bridge
 from ._cell import SegmentRunner
 from ._limits import Limits
+from .approvals import RunApprovals
 from .catalog import Catalog
 from .envelope import ModelBudget, ResultsStore
 from .runtime import Guest, GuestPool, run_on_guest_thread
@@ -74,8 +75,8 @@ class CellHost:
         """Return the guest of a cell that is over."""
         self._pool.release(guest)
 
-    def bridge(self, session: SessionView | None) -> Bridge:
-        """A bridge for one cell, reading and writing `session`."""
+    def bridge(self, session: SessionView | None, approvals: RunApprovals | None) -> Bridge:
+        """A bridge for one cell, reading and writing `session`, asking `approvals`."""
         mcp = self.mcp.host_catalog if self.mcp else None
         return Bridge(
             catalog=mcp or self.catalog,
@@ -84,6 +85,7 @@ class CellHost:
             session=session,
             namespaces=mcp,
             network_tool=self._network_tool,
+            approvals=approvals,
         )
 
     def _network_tool(self, callable_name: str) -> bool:

@@ -17,6 +17,7 @@ snapshot's size is checked, and the snapshot is only taken when the bound exceed
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from typing import Final
@@ -27,6 +28,7 @@ from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
 from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
 from ._source import syntax_error_message
+from .approvals import ApprovalDecision, Approvals, PendingApproval
 from .envelope import (
     Envelope,
     FailurePhase,
@@ -54,12 +56,21 @@ _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
 class Lifecycle:
     """Every run of one `CodeMode`, from its first `exec` to its end."""
 
-    def __init__(self, host: CellHost, *, store: SessionStore, session_id: str, durable: bool):
+    def __init__(
+        self,
+        host: CellHost,
+        *,
+        store: SessionStore,
+        session_id: str,
+        durable: bool,
+        approvals: Approvals,
+    ):
         self._host = host
         self._store = store
         self._session_id = session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
         self._policy = ReplayPolicy(host.catalog)
+        self.approvals = approvals
 
     # -- legs -----------------------------------------------------------------------------
 
@@ -74,19 +85,24 @@ class Lifecycle:
             return self.failure("runtime_unavailable", "host", exc.message)
         session = SessionView(self._store, self._session_id)
         guard = self._policy.restart_guard if restart_safe else None
-        cell = Cell(guest=guest, bridge=host.bridge(session), guard=guard, runner=host.runner)
+        run_id = f"cm_{uuid.uuid4()}"
+        gate = self.approvals.run(run_id, restart_safe=restart_safe)
+        bridge = host.bridge(session, gate)
+        cell = Cell(guest=guest, bridge=bridge, guard=guard, runner=host.runner)
         run = Run(
-            run_id=f"cm_{uuid.uuid4()}",
+            run_id=run_id,
             cell=cell,
             ledger=OutputLedger(host.limits.max_output_bytes),
             session=session,
             restart_safe=restart_safe,
         )
         _observe(run, on_update)
+        gate.active = True
         try:
             outcome = await cell.start(code, host.limits.timeout_ms / 1000)
         except JSException as exc:
             host.release(guest)
+            self.approvals.forget(run_id)
             return self.failure(
                 "invalid_input", "input", syntax_error_message(exc.text, exc.stack, code)
             )
@@ -125,11 +141,14 @@ class Lifecycle:
     async def _resume(self, run: Run, on_update: OnUpdate | None) -> Envelope:
         run.resuming = True
         _observe(run, on_update)
+        gate = self.approvals.run(run.run_id, restart_safe=run.restart_safe)
+        gate.active = True
         try:
             if run.snapshot is not None:
                 guest = self._host.acquire()
                 guest.restore(run.snapshot)
                 run.cell.guest, run.snapshot = guest, None
+            await gate.deliver()
             outcome = await run.cell.resume(self._host.limits.timeout_ms / 1000)
         except asyncio.CancelledError:
             self._abandon(run)
@@ -150,12 +169,17 @@ class Lifecycle:
             host.release(guest)
             raise
         session = SessionView(self._store, self._session_id, writes=record.writes)
+        gate = self.approvals.run(run_id, restart_safe=record.restart_safe)
+        gate.restored = {
+            a.request_id: dataclasses.replace(a, run_id=run_id) for a in record.approvals
+        }
         cell = Cell.revive(
             record.cell,
             guest=guest,
-            bridge=host.bridge(session),
+            bridge=host.bridge(session, gate),
             replay_safe=self._policy.replay_safe,
             runner=host.runner,
+            gated=frozenset(gate.restored),
         )
         cell.guard = self._policy.restart_guard if record.restart_safe else None
         return Run(
@@ -171,6 +195,9 @@ class Lifecycle:
 
     async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
         run.cell.progress = None
+        gate = self.approvals.live(run.run_id)
+        if gate is not None:
+            gate.active = False
         snapshot: bytes | None = None
         if outcome.status == "waiting":
             outcome, snapshot = self._suspend(run, outcome)
@@ -201,6 +228,8 @@ class Lifecycle:
     def _envelope(self, run: Run, outcome: LegOutcome) -> Envelope:
         host = self._host
         telemetry = host.telemetry()
+        gate = run.cell.approvals
+        approvals = [a.to_json() for a in gate.pending] if gate is not None else []
         replay_safe = self._policy.reports_replay_safe(
             run.restart_safe, run.cell.pending_requests()
         )
@@ -216,6 +245,7 @@ class Lifecycle:
                     pending=outcome.pending,
                     replay_safe=replay_safe,
                     telemetry=telemetry,
+                    approvals=approvals,
                 )
             return failed_envelope(
                 code=outcome.code,
@@ -262,12 +292,72 @@ class Lifecycle:
 
     def _end(self, run: Run, outcome: LegOutcome) -> None:
         self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
         if outcome.status == "waiting":
             run.cell.cancel()
             run.session.discard()
             self._release_live(run)
         else:
             self._host.release(run.cell.guest)
+
+    # -- approvals --------------------------------------------------------------------------
+
+    async def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        decision: str,
+        *,
+        note: str,
+        remember: bool,
+        by: str,
+    ) -> ApprovalDecision:
+        """Record a person's decision on a pending approval of a run (live or durable).
+
+        Raises:
+            InputError: an unknown decision, or an approval that is not pending (unknown,
+                decided already, or expired).
+        """
+        if decision not in ("approve", "deny"):
+            raise InputError(f"decision must be 'approve' or 'deny', got {decision!r}.")
+        approval = await self._pending_approval(run_id, approval_id)
+        if approval is None:
+            raise InputError(
+                f"approval {approval_id!r} of run {run_id!r} is not pending; it may have been "
+                "decided already, expired, or belong to another run."
+            )
+        record = ApprovalDecision(
+            approval_id=approval_id,
+            run_id=run_id,
+            tool=approval.tool,
+            decision="approve" if decision == "approve" else "deny",
+            note=note,
+            remember="session" if remember else "once",
+            by=by,
+            decided_at=self.approvals.clock(),
+        )
+        if not await self.approvals.record(record):
+            raise InputError(f"approval {approval_id!r} was already decided.")
+        return record
+
+    async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
+        """The approvals a run waits for: from its live gate, or from its durable record."""
+        gate = self.approvals.live(run_id)
+        if gate is not None:
+            return [*gate.pending, *gate.restored.values()]
+        if not self._parked.durable:
+            return []
+        parked = await self._store.load_run(self._session_id, run_id)
+        if parked is None:
+            return []
+        record = ParkedRecord.from_state(parked.meta)
+        return [dataclasses.replace(a, run_id=run_id) for a in record.approvals]
+
+    async def _pending_approval(self, run_id: str, approval_id: str) -> PendingApproval | None:
+        for approval in await self.pending_approvals(run_id):
+            if approval.id == approval_id:
+                return approval
+        return None
 
     # -- runs that end without a leg --------------------------------------------------------
 
@@ -286,6 +376,7 @@ class Lifecycle:
     def close(self) -> None:
         """Cancel parked cells' host work; runs committed to a durable store stay there."""
         for run in self._parked.all():
+            self.approvals.forget(run.run_id)
             run.cell.cancel()
             self._parked.forget(run.run_id)
 
@@ -296,11 +387,13 @@ class Lifecycle:
         worker thread); it is simply dropped.
         """
         self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
         run.cell.cancel()
         run.session.discard()
 
     def _drop(self, run: Run) -> None:
         self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
         run.cell.cancel()
         run.session.discard()
         self._release_live(run)

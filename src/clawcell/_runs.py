@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ._cell import Cell
+from .approvals import PendingApproval
 from .envelope import OutputLedger
 from .errors import SnapshotError
 from .store import SessionStore, SessionView, StoredValue
@@ -48,12 +49,14 @@ class Run:
 
     def record(self) -> ParkedRecord:
         """The host side of this run as it is parked now."""
+        approvals = self.cell.approvals
         return ParkedRecord(
             cell=self.cell.host_state(),
             ledger=self.ledger,
             writes=dict(self.session.writes),
             restart_safe=self.restart_safe,
             expires_at=self.expires_at,
+            approvals=() if approvals is None else tuple(approvals.pending),
         )
 
 
@@ -67,6 +70,7 @@ class ParkedRecord:
         writes: Session-store writes buffered until the cell completes.
         restart_safe: Whether the cell runs in restart-safe mode.
         expires_at: Wall-clock expiry, in seconds since the epoch.
+        approvals: Calls waiting for a person's decision (they have not run).
     """
 
     cell: dict[str, Any]
@@ -74,6 +78,7 @@ class ParkedRecord:
     writes: dict[str, StoredValue | None]
     restart_safe: bool
     expires_at: float
+    approvals: tuple[PendingApproval, ...] = ()
 
     def to_state(self) -> dict[str, Any]:
         """The record as JSON-shaped data, with its format version."""
@@ -87,6 +92,7 @@ class ParkedRecord:
             },
             "restartSafe": self.restart_safe,
             "expiresAt": self.expires_at,
+            "approvals": [_approval_state(a) for a in self.approvals],
         }
 
     @classmethod
@@ -109,9 +115,38 @@ class ParkedRecord:
                 writes=_writes(state.get("writes", {})),
                 restart_safe=_flag(state.get("restartSafe", False)),
                 expires_at=float(state["expiresAt"]),
+                approvals=tuple(_approval(a) for a in _list(state.get("approvals", []))),
             )
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise SnapshotError(f"parked run record is damaged: {exc!r}") from exc
+
+
+def _approval_state(approval: PendingApproval) -> dict[str, Any]:
+    return {
+        "id": approval.id,
+        "requestId": approval.request_id,
+        "tool": approval.tool,
+        "input": approval.input,
+        "reason": approval.reason,
+        "requestedAt": approval.requested_at,
+    }
+
+
+def _approval(value: object) -> PendingApproval:
+    item = _mapping(value)
+    texts = [item[key] for key in ("id", "requestId", "tool", "reason")]
+    if not all(isinstance(text, str) for text in texts):
+        raise TypeError(f"a pending approval needs string fields, got {item!r}")
+    approval_id, request_id, tool, reason = cast(list[str], texts)
+    return PendingApproval(
+        id=approval_id,
+        run_id="",  # filled in by the run that revives it
+        request_id=request_id,
+        tool=tool,
+        input=item.get("input"),
+        reason=reason,
+        requested_at=float(item["requestedAt"]),
+    )
 
 
 def _flag(value: object) -> bool:

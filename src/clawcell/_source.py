@@ -9,7 +9,8 @@ with the exact protocol messages of the shipped release (`release-differences.md
   Every other argument problem is **returned** as a message string, for the caller to answer
   with a `failed` / `invalid_input` envelope (`language`/`typecheck`, `restartSafe` not a
   boolean, `code` and `command` that differ, a `title` that is not a string of at most 120
-  characters — the release's schema rejects those titles; its wording is not recorded).
+  characters — the release's schema rejects those titles; its wording is not recorded), and
+  `code` over `MAX_SOURCE_BYTES` (1 MiB of UTF-8; a cap of this port, the release sets none).
 * `check_source` finds module access (`import(…)`, `import.meta`, calls of `require`, also
   through `(require)(…)`, `(0, require)(…)` and `require?.(…)`) and shell-looking source.
   Static `import`/`export` declarations are left to the JavaScript parser, which reports
@@ -39,6 +40,7 @@ from .runtime import wire
 
 __all__ = [
     "LANGUAGE_MESSAGE",
+    "MAX_SOURCE_BYTES",
     "MODULE_ACCESS_MESSAGE",
     "SHELL_SOURCE_MESSAGE",
     "ExecArgs",
@@ -66,6 +68,11 @@ RESTART_SAFE_MESSAGE = "restartSafe must be a boolean."
 TITLE_MESSAGE = "title must be a string of at most 120 characters."
 EMPTY_RUN_ID_MESSAGE = "runId must be a non-empty string."
 MAX_TITLE_CHARS = 120
+MAX_SOURCE_BYTES = 1024 * 1024
+SOURCE_SIZE_MESSAGE = (
+    "code is {size} bytes of UTF-8; Code Mode accepts at most {limit} bytes of JavaScript. "
+    "Keep data out of the source: fetch it with a tool or keep it with results.save()."
+)
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -99,6 +106,9 @@ def read_exec_args(args: Mapping[str, Any]) -> ExecArgs | str:
         raise InputError(EMPTY_CODE_MESSAGE)
     if "language" in args or "typecheck" in args:
         return LANGUAGE_MESSAGE
+    too_large = _source_size_problem(source)
+    if too_large is not None:
+        return too_large
     restart_safe = args.get("restartSafe", False)
     if not isinstance(restart_safe, bool):
         return RESTART_SAFE_MESSAGE
@@ -106,6 +116,17 @@ def read_exec_args(args: Mapping[str, Any]) -> ExecArgs | str:
     if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE_CHARS):
         return TITLE_MESSAGE
     return ExecArgs(code=source, title=title, restart_safe=restart_safe)
+
+
+def _source_size_problem(source: str) -> str | None:
+    """The message for a source over `MAX_SOURCE_BYTES` (D3, D4: a 100 MB cell used to
+    exhaust guest memory, and large ones blocked the event loop in the checks)."""
+    if len(source) * 3 <= MAX_SOURCE_BYTES:  # at most 3 UTF-8 bytes per UTF-16 unit
+        return None
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return SOURCE_SIZE_MESSAGE.format(size=size, limit=MAX_SOURCE_BYTES)
 
 
 def read_wait_args(args: Mapping[str, Any]) -> str:
@@ -165,15 +186,17 @@ def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return pos if found is None else found.end()
 
 
-_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?(?:\*/|\Z))*", re.S)
+# Possessive repeats (`*+`): the alternatives are disjoint, so no backtracking is ever
+# needed, and Python's engine would otherwise keep a backtrack point per repetition.
+_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?(?:\*/|\Z))*+", re.S)
 _WORD = re.compile(r"[\w$\u0080-\U0010ffff]+")
 _PUNCT = re.compile(r"\?\.(?!\d)|=>|\.\.\.|[^\s\w]")
 _STRING = {
-    '"': re.compile(r'"(?:[^"\\\n]|\\.)*"?', re.S),
-    "'": re.compile(r"'(?:[^'\\\n]|\\.)*'?", re.S),
+    '"': re.compile(r'"(?:[^"\\\n]|\\.)*+"?', re.S),
+    "'": re.compile(r"'(?:[^'\\\n]|\\.)*+'?", re.S),
 }
-_REGEX = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\]?)*/?[\w$]*")
-_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\.|\$(?!\{))*", re.S)
+_REGEX = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*+\]?)*+/?[\w$]*")
+_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\.|\$(?!\{))*+", re.S)
 # After these words a `/` starts a regular expression, not a division.
 _KEYWORDS_BEFORE_EXPRESSION = _words(
     "return typeof instanceof in of new delete void throw case do else yield await"
@@ -258,49 +281,62 @@ def _tokens(code: str) -> list[_Token]:
 
 
 def _accesses_modules(tokens: list[_Token]) -> bool:
+    closing = _closing_parens(tokens)
     for index, token in enumerate(tokens):
         if token.kind != "word" or token.text not in ("import", "require"):
             continue
         before = tokens[index - 1].text if index else ""
         if before in (".", "?.", "function"):
             continue  # a property, a method call on an object, or a declaration
-        if token.text == "import" and _is_dynamic_import(tokens, index):
+        if token.text == "import" and _is_dynamic_import(tokens, index, closing):
             return True
-        if token.text == "require" and _is_require_call(tokens, index, before):
+        if token.text == "require" and _is_require_call(tokens, index, before, closing):
             return True
     return False
+
+
+def _closing_parens(tokens: list[_Token]) -> dict[int, int]:
+    """The index of the matching `)` of every `(` that is closed, in one pass (D4: the
+    scan used to walk forward from each call, quadratic in nested calls)."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    for at, token in enumerate(tokens):
+        if token.kind != "punct":
+            continue
+        if token.text == "(":
+            opened.append(at)
+        elif token.text == ")" and opened:
+            closing[opened.pop()] = at
+    return closing
 
 
 def _text_at(tokens: list[_Token], index: int) -> str:
     return tokens[index].text if index < len(tokens) else ""
 
 
-def _is_dynamic_import(tokens: list[_Token], index: int) -> bool:
+def _is_dynamic_import(tokens: list[_Token], index: int, closing: dict[int, int]) -> bool:
     after = _text_at(tokens, index + 1)
     if after == ".":
         return _text_at(tokens, index + 2) == "meta"
-    return after == "(" and not _is_method_definition(tokens, index + 1)
+    return after == "(" and not _is_method_definition(tokens, index + 1, closing)
 
 
-def _is_require_call(tokens: list[_Token], index: int, before: str) -> bool:
+def _is_require_call(
+    tokens: list[_Token], index: int, before: str, closing: dict[int, int]
+) -> bool:
     at = index + 1
     if before in ("(", ","):  # `(require)(…)` and `(0, require)(…)`
         while _text_at(tokens, at) == ")":
             at += 1
     if _text_at(tokens, at) == "?.":
         at += 1
-    return _text_at(tokens, at) == "(" and not _is_method_definition(tokens, at)
+    return _text_at(tokens, at) == "(" and not _is_method_definition(tokens, at, closing)
 
 
-def _is_method_definition(tokens: list[_Token], open_paren: int) -> bool:
+def _is_method_definition(tokens: list[_Token], open_paren: int, closing: dict[int, int]) -> bool:
     """Whether the parenthesis at `open_paren` is a parameter list followed by a body."""
-    depth = 0
-    for at in range(open_paren, len(tokens)):
-        text = tokens[at].text if tokens[at].kind == "punct" else ""
-        depth += (text == "(") - (text == ")")
-        if depth == 0:
-            return _text_at(tokens, at + 1) == "{"
-    return False
+    close = closing.get(open_paren)
+    return close is not None and _text_at(tokens, close + 1) == "{"
 
 
 # --- shell-looking source --------------------------------------------------------------------
@@ -331,12 +367,14 @@ _JS_LEADING_WORDS = _words(
     String Symbol console globalThis"""
 )
 
-_LEADING_COMMENTS = re.compile(r"(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*", re.S)
+_LEADING_COMMENTS = re.compile(r"(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*+", re.S)
 _SHELL_CONTROL = re.compile(
     r"(?:if|while|until)[ \t]+[^\s(]|for[ \t]+(?!await\b)[^\s(]"
     r"|case[ \t]+\S+[ \t]+in\b|function[ \t]+[\w-]+[ \t]*\{"
 )
-_ENV_ASSIGNMENT = re.compile(r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*"|'[^']*'|[^\s;&|'"])*)[ \t]+""")
+_ENV_ASSIGNMENT = re.compile(
+    r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*+"|'[^']*+'|[^\s;&|'"])*+)[ \t]+"""
+)
 _PATH_COMMAND = re.compile(
     r"(?:\.{1,2}/|~/)\S|\.[ \t]+[\w~./]"
     r"|/(?:usr|bin|sbin|opt|etc|home|tmp|var)(?:/[\w.+-]+)*(?:\s|$)"
@@ -359,10 +397,12 @@ def looks_like_shell(code: str) -> bool:
         return False
     if _SHELL_CONTROL.match(text) or _PATH_COMMAND.match(text):
         return True
-    while (assignment := _ENV_ASSIGNMENT.match(text)) and assignment.group(1) not in (
+    at = 0
+    while (assignment := _ENV_ASSIGNMENT.match(text, at)) and assignment.group(1) not in (
         _JS_LEADING_WORDS
     ):
-        text = text[assignment.end() :]
+        at = assignment.end()  # no slicing per prefix: linear in many `A=1 ` prefixes
+    text = text[at:]
     word = _COMMAND_WORD.match(text)
     if word is None:
         return False

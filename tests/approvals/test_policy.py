@@ -58,13 +58,21 @@ def test_from_config_reads_the_three_lists() -> None:
     assert (policy.allow, policy.deny, policy.ask) == (("a",), ("b",), ("c*",))
 
 
+def _over_100(params: dict[str, Any]) -> bool:
+    return params.get("amount", 0) > 100
+
+
+def _limit_reason(params: dict[str, Any]) -> str:
+    return "over the limit" if params.get("amount", 0) > 10 else ""
+
+
 @pytest.mark.parametrize(
     ("rule", "expected"),
     [
         ("never", None),
         ("always", "this tool always asks for approval"),
-        (lambda params: params.get("amount", 0) > 100, "this call needs approval"),
-        (lambda params: "over the limit" if params.get("amount", 0) > 10 else "", "over the limit"),
+        (_over_100, "this call needs approval"),
+        (_limit_reason, "over the limit"),
     ],
     ids=["never", "always", "bool-rule", "reason-rule"],
 )
@@ -73,8 +81,8 @@ def test_a_tools_rule_gives_the_reason_it_asks(rule: Any, expected: str | None) 
 
 
 def test_a_rule_that_says_no_does_not_ask() -> None:
-    assert rule_reason(lambda params: False, {}) is None
-    assert rule_reason(lambda params: "", {}) is None
+    assert rule_reason(_over_100, {"amount": 1}) is None
+    assert rule_reason(_limit_reason, {"amount": 1}) is None
 
 
 def test_a_tool_with_a_bad_approval_rule_is_refused() -> None:

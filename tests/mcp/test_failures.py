@@ -55,21 +55,3 @@ def test_an_uncaught_mcp_error_fails_the_cell_not_the_host() -> None:
     assert failed["status"] == "failed"
     assert "closed the connection during `tools/call`" in failed["error"]
     assert value(after) == "still here"
-
-
-def test_a_server_that_cannot_start_is_absent_and_named_in_problems() -> None:
-    import asyncio
-
-    from clawcell import CodeMode
-    from clawcell.mcp import StdioServer
-
-    async def main() -> tuple[object, dict[str, str]]:
-        servers = {"ghost": StdioServer(command="/nonexistent/mcp-server", timeout=5.0)}
-        async with CodeMode(mcp_servers=servers) as mode:
-            envelope = await mode.exec("return [typeof MCP, Object.keys(namespaces)];")
-            assert mode._host.mcp is not None  # pyright: ignore[reportPrivateUsage]
-            return value(envelope), mode._host.mcp.problems  # pyright: ignore[reportPrivateUsage]
-
-    got, problems = asyncio.run(main())
-    assert got == ["undefined", []]
-    assert problems["ghost"].startswith("MCP server `ghost` could not be started or reached: ")

@@ -143,14 +143,9 @@ def test_the_interrupt_handler_stops_a_busy_loop_uncatchably() -> None:
 
 def test_the_epoch_backstop_traps_a_long_native_operation() -> None:
     g = guest(256 * 1024 * 1024)
-    watchdog = compiled_reactor().watchdog
-    g.instance.store.set_epoch_deadline(1)
-    watchdog.arm(time.monotonic() + 0.3)  # the interrupt handler never fires: no deadline
-    try:
-        with pytest.raises(GuestTrap, match="interrupt"):
-            g.instance.eval(SORT)
-    finally:
-        watchdog.disarm()
+    # The interrupt handler never fires (no deadline): only the backstop can stop the sort.
+    with pytest.raises(GuestTrap, match="interrupt"), g.instance.backstop(time.monotonic() + 0.3):
+        g.instance.eval(SORT)
     g.reset()
     assert evaluate(g, "'alive'") == "alive"
 
@@ -207,13 +202,12 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
     template, clone = pool.acquire(), pool.acquire()
     assert clone is not template
     clone.deadline = time.monotonic() + 0.1
-    watchdog = compiled_reactor().watchdog
-    watchdog.arm(time.monotonic() + 2)  # a broken interrupt handler traps, never hangs
-    try:
-        with pytest.raises(JSException, match="interrupted"):
-            clone.start(clone.compile("while (true) {}"))
-    finally:
-        watchdog.disarm()
+    # A broken interrupt handler traps at the backstop, never hangs.
+    with (
+        pytest.raises(JSException, match="interrupted"),
+        clone.instance.backstop(time.monotonic() + 2),
+    ):
+        clone.start(clone.compile("while (true) {}"))
     clone.reset()
     clone.deadline = time.monotonic() + 5
     clone.start(clone.compile("const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"))

@@ -25,8 +25,19 @@ from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, rule_reason
 from ._types import ApprovalDecision, Decision, PendingApproval
 
-__all__ = ["RESTART_SAFE_APPROVAL", "Approvals", "RunApprovals", "gate_context"]
+__all__ = [
+    "INTERRUPTED_AFTER_APPROVAL",
+    "RESTART_SAFE_APPROVAL",
+    "Approvals",
+    "RunApprovals",
+    "gate_context",
+]
 
+INTERRUPTED_AFTER_APPROVAL = (
+    "Code Mode tool call was approved and handed to its tool, then interrupted by a host "
+    "restart; it was not run again and its effect is unknown. Check current state before "
+    "retrying."
+)
 RESTART_SAFE_APPROVAL = (
     "restart-safe code mode cannot wait for approvals; call tools that need no approval, or "
     "run the cell without restartSafe."
@@ -46,12 +57,12 @@ class Approvals:
         policy: ToolPolicy | None,
         ledger: DecisionLedger,
         ttl_seconds: float,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.policy = policy or ToolPolicy()
         self.ledger = ledger
         self.ttl_seconds = ttl_seconds
-        self.clock = clock
+        self.clock = clock or _wall_clock
         self.remembered: dict[str, Decision] = {}
         self._runs: dict[str, RunApprovals] = {}
 
@@ -162,6 +173,8 @@ class RunApprovals:
             requested_at=self.session.clock(),
         )
         known = await self.session.ledger.decision(approval.id)
+        if known is not None and await self.session.ledger.dispatched(approval.id):
+            raise ClawcellError(INTERRUPTED_AFTER_APPROVAL, code="tool_error")
         if known is not None:
             return known
         future = asyncio.get_running_loop().create_future()
@@ -200,6 +213,10 @@ class RunApprovals:
         for waiting in self._waiting.values():
             waiting.future.cancel()
         self._waiting.clear()
+
+
+def _wall_clock() -> float:
+    return time.time()
 
 
 def _denied(tool: str, why: str) -> ApprovalDeniedError:

@@ -18,7 +18,7 @@ an unknown one is a `ConfigurationError`; patterns with glob characters may matc
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -43,9 +43,13 @@ class ToolPolicy:
         ask: Tools that always wait for a person's decision.
     """
 
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    ask: tuple[str, ...] = ()
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    ask: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        for key in ("allow", "deny", "ask"):
+            object.__setattr__(self, key, tuple(_names(key, getattr(self, key))))
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> ToolPolicy:
@@ -55,8 +59,11 @@ class ToolPolicy:
             raise ConfigurationError(
                 f"unknown tool policy keys {sorted(unknown)!r}; use `allow`, `deny` and `ask`."
             )
-        lists = {key: tuple(_names(key, config.get(key, ()))) for key in ("allow", "deny", "ask")}
-        return cls(**lists)
+        return cls(
+            allow=_names("allow", config.get("allow", ())),
+            deny=_names("deny", config.get("deny", ())),
+            ask=_names("ask", config.get("ask", ())),
+        )
 
     def check_names(self, tool_names: Iterable[str]) -> None:
         """Refuse exact names that name no tool of the catalog.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -288,7 +288,11 @@ class Catalog:
         return format_quick_index(lines)
 
     def exec_tool(
-        self, limits: Limits | None = None, *, mcp_servers: Sequence[str] = ()
+        self,
+        limits: Limits | None = None,
+        *,
+        mcp_servers: Sequence[str] = (),
+        mcp_unavailable: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The `exec` definition with the generated description and quick index."""
         shell = next((b for b in self.bindings if b.catalog_id == "openclaw:core:exec"), None)
@@ -298,6 +302,7 @@ class Catalog:
             has_tools=bool(self.bindings),
             shell_tool=shell.callable_name if shell else None,
             mcp_servers=mcp_servers,
+            mcp_unavailable=mcp_unavailable,
         )
         return exec_tool(description)
 
@@ -310,13 +315,16 @@ class Catalog:
         style: Literal["anthropic", "openai"] = "anthropic",
         *,
         mcp_servers: Sequence[str] = (),
+        mcp_unavailable: Mapping[str, str] | None = None,
     ) -> list[Any]:
         """`[exec, wait]` ready for an Anthropic- or OpenAI-style `tools` request field.
 
-        `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description.
+        `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description;
+        `mcp_unavailable` maps the ones that failed to why.
         """
         export = to_anthropic if style == "anthropic" else to_openai
-        return [export(self.exec_tool(mcp_servers=mcp_servers)), export(self.wait_tool())]
+        definition = self.exec_tool(mcp_servers=mcp_servers, mcp_unavailable=mcp_unavailable)
+        return [export(definition), export(self.wait_tool())]
 
 
 def _document(binding: Binding) -> SearchDocument:

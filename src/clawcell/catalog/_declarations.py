@@ -102,7 +102,7 @@ def _render_member(member: TsType, grouped: bool) -> str:
 
 
 def _render_key(name: str) -> str:
-    return name if IDENTIFIER.match(name) else json.dumps(name, ensure_ascii=False)
+    return name if IDENTIFIER.fullmatch(name) else json.dumps(name, ensure_ascii=False)
 
 
 def render(node: TsType) -> str:

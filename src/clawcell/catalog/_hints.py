@@ -48,7 +48,7 @@ MAX_LITERAL_CHARS: Final = 96
 MAX_STRUCTURAL_VARIANTS: Final = 5
 MAX_TYPE_LIST: Final = 4
 MAX_PROPERTY_NAME_CHARS: Final = 128
-IDENTIFIER: Final = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,7 +223,7 @@ def _object(schema: Mapping[str, Any], depth: int, limits: HintLimits) -> _Hint:
     complete = not structurally_incomplete and closed
     parts: list[str] = []
     for key in keys:
-        name = key if IDENTIFIER.match(key) else json.dumps(key, ensure_ascii=False)
+        name = key if IDENTIFIER.fullmatch(key) else json.dumps(key, ensure_ascii=False)
         hint = hint_for(props[key], depth, limits)
         complete = complete and hint.complete
         part = f"{name}{'' if key in required else '?'}: {hint.text}"

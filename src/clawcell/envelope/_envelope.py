@@ -8,7 +8,7 @@ shape; nothing else in clawcell spells the envelope's keys.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from .._jsjson import dumps
 from ._budget import ModelBudget
@@ -56,6 +56,7 @@ class WaitingEnvelope(TypedDict):
     runId: str
     reason: str
     pendingToolCalls: list[PendingToolCall]
+    pendingApprovals: NotRequired[list[Any]]
     replaySafe: bool
     telemetry: dict[str, Any]
     output: list[Any]
@@ -106,8 +107,11 @@ def waiting_envelope(
     pending: tuple[tuple[str, str], ...],
     replay_safe: bool,
     telemetry: dict[str, Any],
+    approvals: list[Any] | None = None,
 ) -> WaitingEnvelope:
-    return {
+    """A `waiting` envelope; `pendingApprovals` follows `pendingToolCalls` when calls wait
+    for a person's decision (`clawcell.approvals`)."""
+    envelope: WaitingEnvelope = {
         "status": "waiting",
         "runId": run_id,
         "reason": reason,
@@ -116,6 +120,14 @@ def waiting_envelope(
         "telemetry": telemetry,
         "output": p.output,
     }
+    if not approvals:
+        return envelope
+    ordered: dict[str, Any] = {}
+    for key, value in envelope.items():
+        ordered[key] = value
+        if key == "pendingToolCalls":
+            ordered["pendingApprovals"] = approvals
+    return cast(WaitingEnvelope, ordered)
 
 
 def failed_envelope(

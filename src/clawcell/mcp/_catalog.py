@@ -14,7 +14,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..catalog._api_files import ApiFile, matches_prefix, normalize_api_path, normalize_api_prefix
 from ..catalog._search import SearchDocument, SearchIndex, parameter_text
-from ..errors import InputError
+from ..errors import InputError, McpError
 from ._connection import Connection
 from ._declarations import (
     INDEX_DESCRIPTION,
@@ -133,6 +133,8 @@ class McpCatalog:
         scope = self.namespace.server(str(args[0]))
         if scope is None:
             raise InputError(f"Unknown MCP server: {args[0]}")
+        if scope.unavailable is not None:
+            raise McpError(scope.unavailable)
         name = args[1] if len(args) > 1 else None
         options: object = args[2] if len(args) > 2 else None
         schema = isinstance(options, dict) and options.get("schema") is True  # pyright: ignore[reportUnknownMemberType]
@@ -143,10 +145,7 @@ class McpCatalog:
             "kind": "mcp_api",
             "scope": "root",
             "header": index_declaration(self.namespace),
-            "servers": [
-                {"identifier": s.identifier, "serverName": s.server_name, "toolCount": s.tool_count}
-                for s in self.namespace.servers
-            ],
+            "servers": [_root_entry(s) for s in self.namespace.servers],
             "note": ROOT_NOTE,
         }
 
@@ -184,7 +183,7 @@ class McpCatalog:
                 content=index_declaration(self.namespace),
             )
         ]
-        for scope in self.namespace.servers:
+        for scope in self.namespace.available:
             if scope.identifier != "index":
                 files.append(
                     ApiFile(
@@ -242,6 +241,17 @@ class McpCatalog:
         data["describeCount"] += self._describes
         data["callCount"] += self._calls
         return data
+
+
+def _root_entry(scope: McpServerScope) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "identifier": scope.identifier,
+        "serverName": scope.server_name,
+        "toolCount": scope.tool_count,
+    }
+    if scope.unavailable is not None:
+        entry["unavailable"] = scope.unavailable
+    return entry
 
 
 def _select(scope: McpServerScope, name: object) -> list[McpMethod]:

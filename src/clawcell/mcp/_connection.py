@@ -10,21 +10,39 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn, cast
+from typing import Any, Final, NoReturn, cast
 
 from ..errors import ClosedError, McpError
 from ._config import ServerConfig
 from ._sdk import Cleanup, is_connection_closed, is_protocol_error, open_client
+from ._status import LOGGER
 from ._types import McpListing, McpResult, Operation, result_from_mcp, tool_from_mcp
 
 __all__ = ["Connection"]
 
 Send = Callable[[Any], Awaitable[Any]]
+SHUTDOWN_SECONDS: Final = 15.0
+"""How long `aclose()` waits for connections to shut down (the SDK's own bound is ~7 s)."""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real cause inside (nested) exception groups, e.g. of an anyio TaskGroup."""
+    while isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        exc = group.exceptions[0]
+    return exc
 
 
 def _detail(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    leaf = _leaf(exc)
+    text = str(leaf).strip().splitlines()
+    return text[0] if text else type(leaf).__name__
+
+
+def _failure(message: str) -> McpError:
+    """An `McpError` for a cell, logged on the `clawcell.mcp` logger."""
+    LOGGER.warning("%s", message)
+    return McpError(message)
 
 
 class Connection:
@@ -37,6 +55,7 @@ class Connection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._opening: asyncio.Lock | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -47,7 +66,7 @@ class Connection:
         self._opening = self._opening or asyncio.Lock()
         async with self._opening:
             if self._client is None or self._owner is None or self._owner.done():
-                await self._reset()
+                self._detach()
                 await self._open()
             return self._client
 
@@ -59,14 +78,14 @@ class Connection:
         try:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self.config.timeout)
         except asyncio.CancelledError:
-            await self._reset()
+            self._detach()
             raise
         except Exception as exc:
-            await self._reset()
-            raise McpError(
+            self._detach()
+            raise _failure(
                 f"MCP server `{self.name}` could not be started or reached: {_detail(exc)}. "
                 "Check its configuration; the next call retries."
-            ) from exc
+            ) from _leaf(exc)
 
     @staticmethod
     async def _own(
@@ -82,23 +101,31 @@ class Connection:
         finally:
             await cleanup()
 
-    async def _reset(self) -> None:
+    def _detach(self) -> None:
+        """Let go of the current connection; its owner shuts it down in the background.
+
+        The owner is never cancelled here: the SDK's transport shutdown is shielded and
+        bounded (it closes stdin, waits, then kills the server's process tree), and a native
+        `cancel()` would defeat that shield and leave the server process running.
+        """
         owner, self._owner, self._client = self._owner, None, None
         if owner is None:
             return
         if self._stop is not None:
             self._stop.set()
-        try:
-            await asyncio.wait_for(owner, self.config.timeout)
-        except Exception:
-            owner.cancel()
+        self._closing.add(owner)
+        owner.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
         """Close the connection (and stop a stdio server); idempotent."""
         if self._closed:
             return
         self._closed = True
-        await self._reset()
+        self._detach()
+        if self._closing:
+            _, stuck = await asyncio.wait(set(self._closing), timeout=SHUTDOWN_SECONDS)
+            for owner in stuck:
+                owner.cancel()
 
     # -- requests -------------------------------------------------------------------------
 
@@ -118,30 +145,30 @@ class Connection:
                 return call.result()
             self._fail(operation, cast("Exception", exc))
         call.cancel()
-        await self._reset()
+        self._detach()
         if owner is not None and owner in done:
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` closed the connection during `{operation}`; "
                 "the next call reconnects."
             )
-        raise McpError(
+        raise _failure(
             f"MCP server `{self.name}` did not answer `{operation}` within "
             f"{self.config.timeout:g}s; the connection was reset and the next call reconnects."
         )
 
     def _fail(self, operation: str, exc: Exception) -> NoReturn:
         if is_protocol_error(exc):
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` rejected `{operation}`: {_detail(exc)}"
             ) from exc
         # A malformed answer or a broken transport: start afresh next time.
         self._client = None
         if is_connection_closed(exc):
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` closed the connection during `{operation}`; "
                 "the next call reconnects."
             ) from exc
-        raise McpError(
+        raise _failure(
             f"MCP server `{self.name}` failed during `{operation}`: {_detail(exc)}. "
             "The next call reconnects."
         ) from exc
@@ -153,7 +180,7 @@ class Connection:
         try:
             return result_from_mcp(operation, raw)
         except Exception as exc:
-            raise McpError(
+            raise _failure(
                 f"MCP server `{self.name}` sent a malformed `{operation}` result: {_detail(exc)}"
             ) from exc
 

@@ -71,13 +71,20 @@ def _escape(text: str) -> str:
     return text.replace("*/", "* /")
 
 
+def _param_name(name: str) -> str:
+    """The name as §9.4 writes it, JSON-quoted only when it would break the comment line."""
+    if any(not char.isprintable() for char in name):
+        return json.dumps(name, ensure_ascii=False)
+    return name
+
+
 def _doc(method: McpMethod, properties: Mapping[str, Any], required: set[str]) -> list[str]:
     lines = [line.strip() for line in method.description.splitlines() if line.strip()]
     lines = lines[:MAX_DOC_LINES]
     params: list[str] = []
     for name, prop in properties.items():
         schema: Mapping[str, Any] = prop if isinstance(prop, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
-        parts = [f"@param {name}{'' if name in required else '?'}"]
+        parts = [f"@param {_param_name(name)}{'' if name in required else '?'}"]
         described = schema.get("description")
         if isinstance(described, str) and described.strip():
             parts.append(" ".join(described.split()))
@@ -144,11 +151,11 @@ def index_declaration(namespace: McpNamespace) -> str:
     """The content of `mcp/index.d.ts`; a server named `index` is inlined after the root."""
     refs = [
         f'/// <reference path="./{s.identifier}.d.ts" />'
-        for s in namespace.servers
+        for s in namespace.available
         if s.identifier != "index"
     ]
     lines = [*refs, "", *_ROOT] if refs else list(_ROOT)
     inlined = namespace.server("index")
-    if inlined is not None:
+    if inlined is not None and inlined.unavailable is None:
         lines += ["", server_declaration(inlined)]
     return "\n".join(lines)

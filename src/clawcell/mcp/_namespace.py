@@ -139,6 +139,8 @@ class McpServerScope:
     identifier: str
     server_name: str
     methods: list[McpMethod] = field(default_factory=list[McpMethod])
+    unavailable: str | None = None
+    """Why the server could not be listed (its scope then has no methods), else `None`."""
 
     @property
     def api_path(self) -> str:
@@ -152,17 +154,33 @@ class McpServerScope:
 
 
 class McpNamespace:
-    """Every visible MCP method, keyed by callable name."""
+    """Every visible MCP method, keyed by callable name.
 
-    def __init__(self, listings: Sequence[McpListing]) -> None:
-        ids = allocate_identifiers([x.server_name for x in listings], fallback="server")
-        self.servers: list[McpServerScope] = []
-        for listing in sorted(listings, key=lambda x: locale_key(ids[x.server_name])):
+    Args:
+        listings: What each listed server offers.
+        failed: Server name → why it could not be listed. Failed servers keep their
+            `MCP.<server>` scope (without methods), so a cell that uses one gets an error
+            naming the cause, and identifiers do not shift while a server is down.
+    """
+
+    def __init__(
+        self, listings: Sequence[McpListing], failed: Mapping[str, str] | None = None
+    ) -> None:
+        failed = failed or {}
+        names = [x.server_name for x in listings] + [n for n in failed]
+        ids = allocate_identifiers(names, fallback="server")
+        scopes: list[McpServerScope] = []
+        for listing in listings:
             scope = McpServerScope(
                 identifier=ids[listing.server_name], server_name=listing.server_name
             )
             scope.methods = _methods(scope, listing)
-            self.servers.append(scope)
+            scopes.append(scope)
+        scopes += [
+            McpServerScope(identifier=ids[name], server_name=name, unavailable=cause)
+            for name, cause in failed.items()
+        ]
+        self.servers = sorted(scopes, key=lambda s: locale_key(s.identifier))
         self.methods: dict[str, McpMethod] = {
             m.callable_name: m for s in self.servers for m in s.methods
         }
@@ -171,18 +189,25 @@ class McpNamespace:
         """The scope of `MCP.<identifier>`, or `None`."""
         return next((s for s in self.servers if s.identifier == identifier), None)
 
+    @property
+    def available(self) -> list[McpServerScope]:
+        """The scopes of servers that were listed."""
+        return [s for s in self.servers if s.unavailable is None]
+
     def install(self) -> dict[str, Any]:
         """The `mcp` part of the guest install config."""
-        return {
-            "servers": [
-                {
-                    "identifier": s.identifier,
-                    "serverName": s.server_name,
-                    "methods": [m.install() for m in s.methods],
-                }
-                for s in self.servers
-            ]
-        }
+        return {"servers": [_install_scope(s) for s in self.servers]}
+
+
+def _install_scope(scope: McpServerScope) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "identifier": scope.identifier,
+        "serverName": scope.server_name,
+        "methods": [m.install() for m in scope.methods],
+    }
+    if scope.unavailable is not None:
+        entry["unavailable"] = scope.unavailable
+    return entry
 
 
 def _methods(scope: McpServerScope, listing: McpListing) -> list[McpMethod]:

@@ -1,8 +1,10 @@
-"""`McpServers`: the configured servers of one `CodeMode`, connected lazily and closed with it.
+"""`McpServers`: the MCP servers of one `CodeMode`, connected lazily and closed with it.
 
 The first cell that runs asks `prepare()` for the namespace: every server is connected and
-listed then (concurrently). A server that cannot be listed is left out of that namespace and
-tried again before the next cell; its absence is reported by `problems`.
+listed then (concurrently). A server that cannot be listed keeps its `MCP.<server>` scope
+without methods, so a cell that uses it gets a catchable `mcp_error` naming the cause; it is
+tried again before the next cell. `status()` reports every server, each failure is logged on
+the `clawcell.mcp` logger, and the `exec` description names the unavailable servers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from ._config import HttpServer, ServerConfig, StdioServer
 from ._connection import Connection
 from ._names import allocate_identifiers
 from ._namespace import McpNamespace
+from ._sdk import require_sdk
+from ._status import McpServerStatus
 from ._types import McpListing
 
 __all__ = ["McpServers"]
@@ -29,6 +33,10 @@ class McpServers:
     Args:
         servers: Server name → configuration; the name is what the guest sees (normalized).
         catalog: The native catalog the namespace joins.
+
+    Raises:
+        ConfigurationError: A name or a configuration is not valid.
+        McpError: The `mcp` SDK is not installed (`pip install 'clawcell[mcp]'`).
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], catalog: Catalog) -> None:
@@ -42,39 +50,58 @@ class McpServers:
                     f"MCP server {name!r} must be a `clawcell.mcp.StdioServer` or "
                     f"`clawcell.mcp.HttpServer`, got {config!r}."
                 )
+        require_sdk()
         self._connections = {name: Connection(name, config) for name, config in servers.items()}
+        self._identifiers = allocate_identifiers(self._connections, fallback="server")
         self._catalog = catalog
         self._listings: dict[str, McpListing] = {}
-        self.problems: dict[str, str] = {}
-        """Server name → why it is missing from the namespace."""
+        self._failures: dict[str, str] = {}
         self.host_catalog = McpCatalog(catalog, McpNamespace([]), self._connections)
         self._closed = False
 
     async def prepare(self) -> bool:
-        """List every server not listed yet; `True` when the namespace changed."""
+        """List every server not listed yet; `True` when the guest's `MCP` tree changed."""
         missing = [c for name, c in self._connections.items() if name not in self._listings]
         if not missing or self._closed:
             return False
+        before = self.install()
         outcomes = await asyncio.gather(*(c.listing() for c in missing), return_exceptions=True)
-        changed = False
         for connection, outcome in zip(missing, outcomes, strict=True):
             if isinstance(outcome, McpListing):
                 self._listings[connection.name] = outcome
-                self.problems.pop(connection.name, None)
-                changed = True
+                self._failures.pop(connection.name, None)
             elif isinstance(outcome, McpError):
-                self.problems[connection.name] = outcome.message
+                self._failures[connection.name] = outcome.message  # logged where raised
             else:
                 raise outcome
-        if changed:
-            listings = [self._listings[n] for n in self._connections if n in self._listings]
-            self.host_catalog = McpCatalog(self._catalog, McpNamespace(listings), self._connections)
-        return changed
+        listings = [self._listings[n] for n in self._connections if n in self._listings]
+        namespace = McpNamespace(listings, self._failures)
+        self.host_catalog = McpCatalog(self._catalog, namespace, self._connections)
+        return self.install() != before
+
+    def status(self) -> dict[str, McpServerStatus]:
+        """Server name → what is known about it (nothing is connected by asking)."""
+        out: dict[str, McpServerStatus] = {}
+        for name in self._connections:
+            identifier = self._identifiers[name]
+            if name in self._listings:
+                tools = len({t.name for t in self._listings[name].tools})
+                out[name] = McpServerStatus(identifier=identifier, state="connected", tools=tools)
+            elif name in self._failures:
+                out[name] = McpServerStatus(
+                    identifier=identifier, state="failed", cause=self._failures[name]
+                )
+            else:
+                out[name] = McpServerStatus(identifier=identifier, state="pending")
+        return out
 
     def server_identifiers(self) -> list[str]:
         """The `MCP.<server>` names the guest sees, for every configured server."""
-        ids = allocate_identifiers(self._connections, fallback="server")
-        return sorted(ids.values())
+        return sorted(self._identifiers.values())
+
+    def unavailable(self) -> dict[str, str]:
+        """`MCP.<server>` identifier → why it failed, for the servers that could not be listed."""
+        return {self._identifiers[name]: cause for name, cause in self._failures.items()}
 
     def install(self) -> dict[str, Any]:
         """The `mcp` tree of the guest install config."""

@@ -17,12 +17,12 @@ __all__ = ["MAX_DEPTH", "is_identifier", "object_type", "property_key", "schema_
 MAX_DEPTH: Final = 8
 MAX_ENUM: Final = 16
 MAX_UNION: Final = 8
-_IDENTIFIER: Final = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 def is_identifier(name: str) -> bool:
     """A property name that needs no quotes."""
-    return bool(_IDENTIFIER.match(name))
+    return _IDENTIFIER.fullmatch(name) is not None
 
 
 def property_key(name: str) -> str:

@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, cast
 
 from ..errors import McpError
 from ._config import HttpServer, ServerConfig
 
-__all__ = ["MISSING_SDK", "is_connection_closed", "is_protocol_error", "open_client"]
+__all__ = [
+    "MISSING_SDK",
+    "is_connection_closed",
+    "is_protocol_error",
+    "open_client",
+    "require_sdk",
+]
 
 MISSING_SDK = (
     "The MCP bridge needs the `mcp` package, which is not installed; "
     "install it with `pip install 'clawcell[mcp]'`."
 )
+
+
+def require_sdk() -> None:
+    """Fail now, with the install command, when the SDK is missing (without importing it).
+
+    Raises:
+        McpError: `mcp` cannot be imported.
+    """
+    if "mcp" in sys.modules:
+        loaded = cast(object, sys.modules["mcp"])
+        if loaded is None:  # an import of it was blocked
+            raise McpError(MISSING_SDK)
+        return
+    if importlib.util.find_spec("mcp") is None:
+        raise McpError(MISSING_SDK)
 
 
 def _sdk() -> Any:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
@@ -37,6 +39,7 @@ from ._snapshot import (
     encode,
     encoded_size_bound,
 )
+from ._worker import next_lane
 
 __all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
 
@@ -52,6 +55,7 @@ class StepResult:
 
     output: list[str]
     requests: list[list[Any]]
+    """`[id, method, argumentsJsonText]` for each request admitted since the last step."""
     cancelled: list[str]
     state: int
     value_json: str | None
@@ -75,12 +79,18 @@ class Guest:
         template: Guest | None = None,
     ) -> None:
         self.deadline = float("inf")
+        self.interrupted = False
+        """Set when the interrupt handler stopped guest code because `deadline` passed. The
+        uncatchable error it throws can still end up as an unobserved rejection inside a job
+        (an async generator's step), leaving the cell with no work instead of an error."""
+        self.lane = next_lane()
+        """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
         self._max_memory_bytes = _memory_cap(memory_limit_bytes)
         self.instance = Instance(
             reactor,
             memory_limit_bytes=memory_limit_bytes,
-            interrupt=self._interrupted,
+            interrupt=_interrupt_check(weakref.ref(self)),
             template=None if template is None else template.instance,
         )
         self._rejections: dict[int, tuple[int, int]] = {}
@@ -108,14 +118,12 @@ class Guest:
 
     # -- host callbacks -------------------------------------------------------------------
 
-    def _interrupted(self) -> bool:
-        return time.monotonic() > self.deadline
-
     def _install_rejection_tracker(self, *, set_handler: bool) -> int:
         i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
         inst = self.instance
         slot = inst.callback_slot(
-            wasmtime.FuncType([i32, i64, i64, i32, i32], []), self._on_rejection
+            wasmtime.FuncType([i32, i64, i64, i32, i32], []),
+            _rejection_tracker(weakref.WeakMethod(self._on_rejection)),
         )
         if set_handler:
             inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
@@ -166,9 +174,6 @@ class Guest:
         Only parsing happens here: code that closes the wrapper early (`}); …; (() => {`)
         runs later, in `start`, under the same deadline and error handling as the cell.
         """
-        # The engine epoch is shared: a backstop trap in any earlier segment (this guest's or
-        # another's) leaves this store's deadline in the past, so re-arm it before entering.
-        self.instance.arm_epoch()
         return self.instance.compile(_CELL_HEAD + code + _CELL_TAIL)
 
     def start(self, script: int) -> None:
@@ -187,12 +192,12 @@ class Guest:
 
     def step(self) -> StepResult:
         inst = self.instance
-        return _report(inst.take_string(inst.call(self._step)))
+        return _report(inst.take_string(inst.call(self._step), strict=True))
 
     def turn(self, batch: str | None) -> StepResult:
         """Settle `batch` (if any), run every pending job and report: one guest crossing."""
         inst = self.instance
-        return _report(inst.take_string(inst.turn(self._settle, self._step, batch)))
+        return _report(inst.take_string(inst.turn(self._settle, self._step, batch), strict=True))
 
     def settle(self, batch_json: str) -> None:
         inst = self.instance
@@ -242,6 +247,10 @@ class Guest:
         (self._install, self._start, self._step, self._settle, self._describe) = entry_points
         self._rejections = {k: (p, r) for k, p, r in rejections}
 
+    @property
+    def has_unhandled_rejection(self) -> bool:
+        return bool(self._rejections)
+
     def unhandled_rejection(self) -> str | None:
         """The description of the oldest still-unhandled rejection, if any."""
         if not self._rejections:
@@ -251,11 +260,53 @@ class Guest:
         return inst.take_string(inst.call(self._describe, reason))
 
 
+# Host callbacks live in wasmtime-py's process-wide function slab until their store is
+# deleted, and the store is deleted only when its guest is freed: a callback that held the
+# guest would keep it, its store and its linear memory alive forever. They hold weak
+# references only.
+
+
+def _interrupt_check(guest: weakref.ref[Guest]) -> Callable[[], bool]:
+    def interrupted() -> bool:
+        alive = guest()
+        if alive is None:
+            return True
+        if time.monotonic() > alive.deadline:
+            alive.interrupted = True
+            return True
+        return False
+
+    return interrupted
+
+
+def _rejection_tracker(
+    method: weakref.WeakMethod[Callable[[int, int, int, int, int], None]],
+) -> Callable[[int, int, int, int, int], None]:
+    def track(ctx: int, promise: int, reason: int, handled: int, op: int) -> None:
+        bound = method()
+        if bound is not None:
+            bound(ctx, promise, reason, handled, op)
+
+    return track
+
+
 def _report(text: str) -> StepResult:
-    raw = json.loads(text)
+    """The step report; request arguments stay JSON text (the host sizes them first).
+
+    Raises:
+        MemoryError: the report is not JSON (the guest could not build it).
+    """
+    head, _, tail = text.partition("\n")
+    try:
+        raw = json.loads(head)
+    except ValueError as exc:
+        raise MemoryError("the guest could not build its step report") from exc
+    requests: list[list[Any]] = raw["r"]
+    for request, args in zip(requests, tail.split("\n") if tail else (), strict=True):
+        request.append(args)
     return StepResult(
         output=raw.get("o", []),
-        requests=raw["r"],
+        requests=requests,
         cancelled=raw.get("c", []),
         state=raw["s"],
         value_json=raw.get("v"),

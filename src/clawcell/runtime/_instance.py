@@ -21,6 +21,7 @@ from typing import Any, Final
 import wasmtime
 
 from ..errors import RuntimeUnavailableError
+from ._backstop import install_backstop
 from ._exports import SIGNATURES, FastExport, GuestTrap
 from ._module import CompiledReactor
 from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
@@ -81,8 +82,7 @@ class Instance:
         self.store = wasmtime.Store(reactor.engine)
         self.store.set_wasi(wasmtime.WasiConfig())
         self.store.set_limits(memory_size=_memory_cap(memory_limit_bytes))
-        self.store.set_epoch_deadline(1)
-        self._epoch_armed_at = reactor.watchdog.fired
+        self.hard_deadline = install_backstop(self.store)
         try:
             self._wasm = reactor.linker.instantiate(self.store, reactor.module)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
@@ -191,17 +191,17 @@ class Instance:
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
 
-    def arm_epoch(self) -> None:
-        """Make sure the epoch deadline is ahead before entering the guest.
-
-        The engine's epoch only moves when the watchdog fires (for any store), so the deadline
-        is set again only then, not on every entry.
-        """
-        with self.reactor.watchdog.lock:
-            fired = self.reactor.watchdog.fired
-        if fired != self._epoch_armed_at:
-            self.store.set_epoch_deadline(1)
-            self._epoch_armed_at = fired
+    @contextlib.contextmanager
+    def backstop(self, at: float) -> Generator[None]:
+        """Trap guest code of this instance still running at `at` (`time.monotonic()`)."""
+        watchdog = self.reactor.watchdog
+        self.hard_deadline.at = at
+        token = watchdog.watch(at)
+        try:
+            yield
+        finally:
+            watchdog.unwatch(token)
+            self.hard_deadline.at = float("inf")
 
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
@@ -346,11 +346,18 @@ class Instance:
         finally:
             self.free(ptr)
 
-    def to_string(self, value: int) -> str:
-        """Convert any JS value to a Python string (lone surrogates survive)."""
+    def to_string(self, value: int, *, strict: bool = False) -> str:
+        """Convert any JS value to a Python string (lone surrogates survive).
+
+        A value that cannot be converted (its `toString` throws, or the guest has no memory
+        left to flatten it) reads as `"[unprintable value]"`, or raises `MemoryError` when
+        `strict`.
+        """
         ptr = self._f["JS_ToCStringLen2"](self.ctx, self._scratch, value, 0)
         if not ptr:
             self.free_value(self._f["JS_GetException"](self.ctx))
+            if strict:
+                raise MemoryError("the guest could not convert a value to a string")
             return "[unprintable value]"
         base = self.base
         size = ctypes.c_uint32.from_address(base + self._scratch).value
@@ -358,12 +365,12 @@ class Instance:
         self._f["JS_FreeCString"](self.ctx, ptr)
         return text
 
-    def take_string(self, value: int) -> str:
+    def take_string(self, value: int, *, strict: bool = False) -> str:
         """`to_string` then free the value."""
         try:
             if self.raw_strings and _tag(value) == TAG_STRING:
                 return self._read_raw_string(value & 0xFFFF_FFFF)
-            return self.to_string(value)
+            return self.to_string(value, strict=strict)
         finally:
             self.free_value(value)
 

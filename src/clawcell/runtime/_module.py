@@ -5,9 +5,8 @@ by the wasm's sha256, the wasmtime version and the export-patch version, so a ne
 deserializes it (about 1 ms) instead of compiling it (about 0.5 s).
 
 Epoch interruption is the backstop for long native operations (a huge sort, a BigInt
-multiplication) that the QuickJS interrupt handler cannot reach. One daemon thread bumps
-the engine epoch when the active guest segment overruns its hard deadline; the store traps
-and the instance is reset from its image.
+multiplication) that the QuickJS interrupt handler cannot reach; see `_backstop` for how
+each guest keeps its own hard deadline on the shared epoch.
 """
 
 from __future__ import annotations
@@ -15,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Final
 
@@ -24,6 +21,7 @@ import wasmtime
 from wasmtime import _ffi as wasmtime_ffi  # pyright: ignore[reportPrivateUsage]
 
 from ..errors import RuntimeUnavailableError
+from ._backstop import Watchdog
 from ._process import PerProcess
 from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 
@@ -54,46 +52,6 @@ EXPORTED_FUNCTIONS: Final = (
     "JS_SetHostPromiseRejectionTracker",
     "JS_EvalFunction",
 )
-
-
-class Watchdog:
-    """Bumps the engine epoch when the active guest segment overruns its hard deadline."""
-
-    def __init__(self, engine: wasmtime.Engine) -> None:
-        self._engine = engine
-        self.fired = 0  # how many times the epoch was bumped; stores re-arm when it changes
-        self.lock = threading.Lock()  # bumping the epoch and counting it happen together
-        self._deadline = 0.0
-        self._armed = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
-        self._thread.start()
-
-    def arm(self, deadline: float) -> None:
-        """Trap any guest code still running at `deadline` (a `time.monotonic()` value)."""
-        self._deadline = deadline
-        if not self._armed.is_set():
-            self._armed.set()
-
-    def disarm(self) -> None:
-        """No guest code is running: nothing to watch."""
-        self._deadline = 0.0
-
-    def _run(self) -> None:
-        while True:
-            self._armed.wait()
-            deadline = self._deadline
-            if deadline == 0.0:
-                self._armed.clear()
-                continue
-            remaining = deadline - time.monotonic()
-            if remaining > 0:
-                time.sleep(min(remaining, 0.002))
-                continue
-            if self._deadline == deadline:
-                with self.lock:
-                    self._engine.increment_epoch()
-                    self.fired += 1
-                self._deadline = 0.0
 
 
 class CompiledReactor:

@@ -30,6 +30,7 @@
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const MapCtor = Map;
+  const ProxyCtor = Proxy;
   const mapGet = uncurry(Map.prototype.get);
   const mapSet = uncurry(Map.prototype.set);
   const mapHas = uncurry(Map.prototype.has);
@@ -63,6 +64,39 @@
   const Uint8ArrayCtor = Uint8Array;
   const ArrayBufferCtor = ArrayBuffer;
   const isView = ArrayBuffer.isView;
+  const CONTROLLER_FILE = "clawcell:controller.js";
+
+  // ---- Error.prepareStackTrace ----------------------------------------------------------
+  // QuickJS-NG hands a user's `Error.prepareStackTrace` the call sites of every frame, and
+  // `CallSite.getFunction()` returns the frame's function, even a strict one: the
+  // controller's private closures were reachable that way. The user's function is kept here
+  // and the engine is given a wrapper that drops the controller's own frames first. The
+  // CallSite methods are captured now, before user code can replace them.
+  const prepareDescriptor = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+  if (prepareDescriptor !== undefined && typeof prepareDescriptor.set === "function") {
+    const setPrepare = prepareDescriptor.set;
+    apply(setPrepare, ErrorCtor, [(_, sites) => sites]);
+    const probeSites = new ErrorCtor().stack;
+    apply(setPrepare, ErrorCtor, [undefined]);
+    const siteFileName = uncurry(getPrototypeOf(probeSites[0]).getFileName);
+    let userPrepare;
+    const filteredPrepare = (error, sites) => {
+      const kept = [];
+      for (let i = 0; i < sites.length; i++) {
+        if (siteFileName(sites[i]) !== CONTROLLER_FILE) push(kept, sites[i]);
+      }
+      return apply(userPrepare, ErrorCtor, [error, kept]);
+    };
+    defineProperty(ErrorCtor, "prepareStackTrace", {
+      get: () => userPrepare,
+      set: (value) => {
+        userPrepare = value;
+        apply(setPrepare, ErrorCtor, [typeof value === "function" ? filteredPrepare : value]);
+      },
+      enumerable: false,
+      configurable: false,
+    });
+  }
 
   const USER_FILE = "openclaw-code-mode:user.js";
   const UNAWAITED =
@@ -471,12 +505,16 @@
     if (status === 2) text += ',"e":' + stringify(failure);
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
+    let args = "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "," + r[2] + "]";
+      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";
+      // Each request's arguments follow the report on a line of their own (JSON text never
+      // holds a raw newline), so the host can size them before it parses them.
+      args += "\n" + r[2];
     }
     outbox = [];
-    return text + "]}";
+    return text + "]}" + args;
   }
 
   // ---- timers ---------------------------------------------------------------------------
@@ -504,6 +542,8 @@
     const requestId = mapGet(timers, timerId);
     if (requestId === undefined) return undefined;
     mapDelete(timers, timerId);
+    // A sleep that already settled gave its in-flight slot back in `settle`.
+    if (!mapHas(waiters, requestId)) return undefined;
     mapDelete(waiters, requestId);
     for (let i = 0; i < queue.length; i++) {
       if (queue[i][0] === requestId) {
@@ -626,6 +666,26 @@
     return new PromiseCtor((_, reject) => reject(error));
   }
 
+  function mcpError(Ctor, message) {
+    const error = new Ctor(message);
+    setOwn(error, "code", "mcp_error");
+    return error;
+  }
+
+  // A server that could not be listed: every method of its scope rejects with the cause.
+  function unavailableScope(server) {
+    const fail = () => rejected(mcpError(ErrorCtor, server.unavailable));
+    const scope = { __proto__: null };
+    setOwn(scope, "$serverName", server.serverName);
+    setOwn(scope, "$api", fail);
+    return new ProxyCtor(freeze(scope), {
+      get(target, key) {
+        if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
+        return fail;
+      },
+    });
+  }
+
   function hasValue(object, key) {
     const d = getOwnPropertyDescriptor(object, key);
     return d !== undefined && d.value !== undefined;
@@ -658,7 +718,7 @@
         if (!hasValue(input, entry.required[i])) push(missing, entry.required[i]);
       }
       if (missing.length > 0) {
-        return rejected(new ErrorCtor((missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
+        return rejected(mcpError(ErrorCtor, (missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
       }
       return request("callValue", [name, input], callSite());
     };
@@ -677,6 +737,10 @@
     const root = { __proto__: null };
     for (let s = 0; s < tree.servers.length; s++) {
       const server = tree.servers[s];
+      if (server.unavailable !== undefined) {
+        setOwn(root, server.identifier, unavailableScope(server));
+        continue;
+      }
       const scope = { __proto__: null };
       const groups = { __proto__: null };
       setOwn(scope, "$serverName", server.serverName);

@@ -1,0 +1,153 @@
+"""Latency of the built-in tools, called through a `Catalog` (contracts checked; a script).
+
+Run: `.venv/bin/python bench/bench_tools.py`. Builds a scratch workspace and a loopback HTTP
+server, prints a table of medians and writes `bench/results/tools.json` and `.md`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from clawcell.catalog import Catalog
+from clawcell.tools import FetchSettings, web, workspace
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROUNDS = 15
+PAGE = (
+    "<html><head><title>Bench</title></head><body><main>"
+    + "".join(
+        f"<h2>Section {n}</h2><p>Text <a href='/{n}'>link {n}</a> and more.</p>"
+        for n in range(2000)
+    )
+    + "</main></body></html>"
+).encode()
+
+
+class _Page(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def _tree(root: Path) -> None:
+    for index in range(400):
+        folder = root / f"dir{index % 20}"
+        folder.mkdir(exist_ok=True)
+        lines = "".join(
+            f"line {n} of file {index} {'TODO' if n % 50 == 0 else ''}\n" for n in range(200)
+        )
+        (folder / f"file{index}.md").write_text(lines)
+    (root / "big.txt").write_text("".join(f"row {n:07d} some text here\n" for n in range(40_000)))
+    (root / "edit.txt").write_text("alpha\nbeta\ngamma\n" * 200)
+
+
+async def _median_ms(action: Callable[[], Awaitable[Any]]) -> float:
+    await action()
+    samples: list[float] = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        await action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+async def _measure(root: Path, url: str) -> list[tuple[str, float]]:
+    files = Catalog(workspace(root))
+    cached = Catalog(web(allow_loopback_for_tests=True, settings=FetchSettings()))
+    toggle = {"old": "BETA", "new": "beta"}
+
+    async def edit() -> Any:
+        toggle["old"], toggle["new"] = toggle["new"], toggle["old"]
+        return await files.call(
+            "edit",
+            {
+                "path": "edit.txt",
+                "oldText": toggle["old"],
+                "newText": toggle["new"],
+                "replaceAll": True,
+            },
+        )
+
+    def read() -> Awaitable[Any]:
+        return files.call("read", {"path": "big.txt"})
+
+    def grep() -> Awaitable[Any]:
+        return files.call("grep", {"pattern": "TODO", "outputMode": "count"})
+
+    def find() -> Awaitable[Any]:
+        return files.call("find", {"pattern": "*.md"})
+
+    def write() -> Awaitable[Any]:
+        return files.call("write", {"path": "out/w.txt", "content": "x" * 10_000})
+
+    def fetch_miss() -> Awaitable[Any]:
+        first = Catalog(web(allow_loopback_for_tests=True))
+        return first.call("web_fetch", {"url": url})
+
+    def fetch_hit() -> Awaitable[Any]:
+        return cached.call("web_fetch", {"url": url})
+
+    return [
+        ("read 50,000 chars of a 1.2 MB file", await _median_ms(read)),
+        ("grep 400 files x 200 lines (count)", await _median_ms(grep)),
+        ("find *.md over 400 files", await _median_ms(find)),
+        ("write a 10 KB file", await _median_ms(write)),
+        ("edit 200 replacements + diff", await _median_ms(edit)),
+        ("web_fetch 140 KB HTML via loopback, new web()", await _median_ms(fetch_miss)),
+        ("web_fetch, cache hit", await _median_ms(fetch_hit)),
+    ]
+
+
+def main() -> None:
+    """Measure, print the table and write the result files."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            _tree(root)
+            rows = asyncio.run(_measure(root, f"http://127.0.0.1:{server.server_address[1]}/"))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    lines = ["| call | median ms |", "| --- | ---: |"]
+    lines += [f"| {name} | {value:.2f} |" for name, value in rows]
+    table = "\n".join(lines)
+    print(table)
+    meta = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "rounds": ROUNDS,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    data = {"meta": meta, "rows": [{"call": name, "median_ms": round(v, 3)} for name, v in rows]}
+    (RESULTS / "tools.json").write_text(json.dumps(data, indent=2) + "\n")
+    note = f"Medians of {ROUNDS} calls at a 1-minute load average of {meta['load_average_1m']}.\n"
+    (RESULTS / "tools.md").write_text(f"# clawcell.tools benchmark\n\n{note}\n{table}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Host-side bounds on the bridge requests a cell has made and the host has not answered.
+
+Threat model: a hostile cell makes requests whose arguments are cheap in the guest but dear
+on the host (`new Array(2e6).fill({})` is 6 MB of JSON and about 150 MB of Python objects),
+or nests them deep enough to exhaust Python's recursion limit (D1, D9). The guest's own heap
+limit bounds none of that, so the host admits each request's arguments before it parses
+them:
+
+* its estimated host cost must fit the cell's allowance (the program-data inbox size, as
+  for replies) and the process's (`PROCESS_PENDING_BYTES`), counting every request of the
+  cell and of the process still pending;
+* once parsed, its arguments may nest at most `MAX_ARGUMENT_DEPTH` levels.
+
+A refused request is answered at once with a plain error the cell can catch; nothing else
+of the cell changes. The estimate counts text bytes plus a fixed cost per container and
+per element (`HOST_BYTES_PER_NODE`), from counts of brackets and commas (C-speed, no
+parse). It overestimates for text full of commas, never underestimates a structure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from typing import Any, Final, cast
+
+__all__ = [
+    "DEPTH_MESSAGE",
+    "MAX_ARGUMENT_DEPTH",
+    "PROCESS_PENDING_BYTES",
+    "RequestLedger",
+    "host_cost",
+]
+
+MAX_ARGUMENT_DEPTH: Final = 128
+PROCESS_PENDING_BYTES: Final = 512 * 1024 * 1024
+HOST_BYTES_PER_NODE: Final = 64
+
+DEPTH_MESSAGE: Final = (
+    f"Code Mode bridge arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels. "
+    "Flatten the value before passing it to the host."
+)
+_CELL_MESSAGE: Final = (
+    "Code Mode pending-request budget exceeded: this request's arguments would hold about "
+    "{cost} bytes on the host, and the cell's pending requests may hold {budget} bytes. "
+    "Pass smaller arguments, or await pending calls before starting more."
+)
+_PROCESS_MESSAGE: Final = (
+    "Code Mode host is busy: the pending requests of all cells in this process would hold "
+    "more than {budget} bytes. Await pending calls or retry later with smaller arguments."
+)
+
+
+def host_cost(text: str) -> int:
+    """Estimated host bytes of the parsed value of the JSON `text`."""
+    nodes = text.count("{") + text.count("[") + text.count(",")
+    return len(text) + HOST_BYTES_PER_NODE * nodes
+
+
+class _Process:
+    """The ledgers of this process (weakly held: a dropped cell holds nothing)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ledgers: weakref.WeakSet[RequestLedger] = weakref.WeakSet()
+
+    def held(self) -> int:
+        return sum(ledger.held for ledger in list(self.ledgers))
+
+
+_process = _Process()
+
+
+class RequestLedger:
+    """The pending requests of one cell and the host bytes their arguments hold."""
+
+    def __init__(self, cell_bytes: int) -> None:
+        self._cell_bytes = cell_bytes
+        self._costs: dict[str, int] = {}
+        self.held = 0
+        with _process.lock:
+            _process.ledgers.add(self)
+
+    def admit(self, request_id: str, text: str) -> list[Any] | str:
+        """The parsed arguments of a request, or why it is refused (then nothing is held)."""
+        cost = host_cost(text)
+        with _process.lock:
+            if self.held + cost > self._cell_bytes:
+                return _CELL_MESSAGE.format(cost=cost, budget=self._cell_bytes)
+            if _process.held() + cost > PROCESS_PENDING_BYTES:
+                return _PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES)
+            self.held += cost
+            self._costs[request_id] = cost
+        args = _parse(text)
+        if isinstance(args, str):
+            self.release(request_id)
+        return args
+
+    def release(self, request_id: str) -> None:
+        """The request was answered, cancelled or dropped."""
+        with _process.lock:
+            self.held -= self._costs.pop(request_id, 0)
+
+    def release_all(self) -> None:
+        with _process.lock:
+            self._costs.clear()
+            self.held = 0
+
+
+def _parse(text: str) -> list[Any] | str:
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return DEPTH_MESSAGE
+    args = cast(list[Any], value) if isinstance(value, list) else [value]
+    if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH and _deeper_than(
+        args, MAX_ARGUMENT_DEPTH
+    ):
+        return DEPTH_MESSAGE
+    return args
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests containers more than `limit` levels (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[Any] = list(cast(dict[str, Any], item).values())
+        elif isinstance(item, list):
+            children = cast(list[Any], item)
+        else:
+            continue
+        if depth > limit:
+            return True
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((cast(Any, child), depth + 1))
+    return False

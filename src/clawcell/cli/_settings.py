@@ -1,0 +1,278 @@
+"""What a command runs cells with: tools, MCP servers, limits, store and session.
+
+They come from a `clawcell.toml` (or a client's `mcpServers` JSON) and from command-line
+options, which win. The file:
+
+```toml
+tools = ["mypackage.tools:TOOLS"]     # module:attribute, a Tool, an iterable or a factory
+session = "default"
+store = "state.db"                    # a SQLite file, or ":memory:"
+
+[limits]
+timeoutMs = 5000
+
+[policy]
+approvals = "elicit"                  # elicit | allow | deny
+
+[mcp.servers.time]                    # or an `mcpServers` table, as in Claude Desktop's JSON
+command = "mcp-server-time"
+args = ["--local-timezone", "UTC"]
+```
+
+Relative `store` paths and tool modules are resolved against the file's directory; the
+current directory is on the import path for `--tools` too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from .. import Limits, Tool
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..mcp import ServerConfig
+
+__all__ = [
+    "MEMORY",
+    "Settings",
+    "limit_names",
+    "load_settings",
+    "load_tools",
+    "parse_limits",
+    "state_directory",
+]
+
+MEMORY: Final = ":memory:"
+"""The `store` value for an in-memory store (nothing survives the process)."""
+_KEYS: Final = ("limits", "mcp", "mcpServers", "policy", "session", "store", "tools")
+_POLICY_KEYS: Final = ("approvals",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything a command needs to build its `CodeMode`.
+
+    Attributes:
+        tools: `module:attribute` specs of the tools.
+        mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`).
+        limits: Limit settings by camelCase name (validated by `parse_limits`).
+        store: A SQLite path, `":memory:"`, or `None` for the command's default.
+        session: The session id.
+        approvals: The approval policy of `clawcell mcp serve`.
+        base: The directory relative paths are resolved against.
+    """
+
+    tools: tuple[str, ...] = ()
+    mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
+    limits: Mapping[str, int] = field(default_factory=dict[str, int])
+    store: str | None = None
+    session: str | None = None
+    approvals: str = "elicit"
+    base: Path = field(default_factory=Path.cwd)
+
+    def merged(self, other: Settings) -> Settings:
+        """`self` with `other`'s values added (lists, tables) or replacing (single values)."""
+        return Settings(
+            tools=(*self.tools, *other.tools),
+            mcp_servers={**self.mcp_servers, **other.mcp_servers},
+            limits={**self.limits, **other.limits},
+            store=other.store if other.store is not None else self.store,
+            session=other.session if other.session is not None else self.session,
+            approvals=other.approvals if other.approvals != "elicit" else self.approvals,
+            base=self.base,
+        )
+
+    def store_path(self, default: Path | None) -> Path | None:
+        """The SQLite file to use, or `None` for an in-memory store."""
+        if self.store == MEMORY:
+            return None
+        if self.store is None:
+            return default
+        return self.base / Path(self.store).expanduser()
+
+
+def state_directory() -> Path:
+    """clawcell's per-user state directory: `$XDG_STATE_HOME/clawcell`, else
+    `~/.local/state/clawcell` (`CLAWCELL_STATE_DIR` overrides both)."""
+    explicit = os.environ.get("CLAWCELL_STATE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    root = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
+    return root / "clawcell"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {str(path)!r}: {exc.strerror or exc}.") from exc
+    kind = "JSON" if path.suffix == ".json" else "TOML"
+    try:
+        data: object = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"{str(path)!r} is not valid {kind}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{str(path)!r} must hold an object at the top level.")
+    return cast(dict[str, Any], data)
+
+
+def load_settings(path: str | os.PathLike[str]) -> Settings:
+    """Read a `clawcell.toml`, or a JSON file with `mcpServers` (Claude Desktop, Cursor).
+
+    Raises:
+        ConfigurationError: The file cannot be read, or a key or value is wrong.
+    """
+    from ..mcp import parse_servers
+
+    file = Path(path)
+    data = _read(file)
+    where = str(file)
+    unknown = sorted(set(data) - set(_KEYS)) if file.suffix != ".json" else []
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"the keys are {', '.join(_KEYS)}."
+        )
+    servers: dict[str, ServerConfig] = {}
+    if "mcpServers" in data:
+        servers.update(parse_servers(data["mcpServers"], source=where))
+    mcp = _table(where, data, "mcp")
+    if "servers" in mcp:
+        servers.update(parse_servers(mcp["servers"], source=where))
+    return Settings(
+        tools=_strings(where, data, "tools"),
+        mcp_servers=servers,
+        limits=_limits(where, _table(where, data, "limits")),
+        store=_string(where, data, "store"),
+        session=_string(where, data, "session"),
+        approvals=_approvals(where, _table(where, data, "policy")),
+        base=file.resolve().parent,
+    )
+
+
+def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{where}: `{key}` must be a table, got {value!r}.")
+    return cast(dict[str, Any], value)
+
+
+def _string(where: str, data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigurationError(f"{where}: `{key}` must be a non-empty string, got {value!r}.")
+    return value
+
+
+def _strings(where: str, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    items = cast(list[object], value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(i, str) for i in items):
+        raise ConfigurationError(f"{where}: `{key}` must be a list of strings, got {value!r}.")
+    return tuple(cast(list[str], items))
+
+
+def _approvals(where: str, policy: Mapping[str, Any]) -> str:
+    unknown = sorted(set(policy) - set(_POLICY_KEYS))
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown `policy` key(s) {', '.join(map(repr, unknown))}; "
+            f"the keys are {', '.join(_POLICY_KEYS)}."
+        )
+    value = policy.get("approvals", "elicit")
+    if value not in ("elicit", "allow", "deny"):
+        raise ConfigurationError(
+            f"{where}: `policy.approvals` must be elicit, allow or deny, got {value!r}."
+        )
+    return cast(str, value)
+
+
+def limit_names() -> list[str]:
+    """The camelCase names `--limit` and `[limits]` accept."""
+    return [_camel(f.name) for f in dataclasses.fields(Limits)]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _limits(where: str, table: Mapping[str, Any]) -> dict[str, int]:
+    valid = limit_names()
+    out: dict[str, int] = {}
+    for name, value in table.items():
+        if name not in valid:
+            raise ConfigurationError(
+                f"{where}: unknown limit {name!r}; the limits are {', '.join(valid)}."
+            )
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigurationError(f"{where}: limit {name!r} must be an integer, got {value!r}.")
+        out[name] = value
+    return out
+
+
+def parse_limits(pairs: Sequence[str]) -> dict[str, int]:
+    """`--limit name=value` pairs as a mapping; names are checked against `limit_names()`.
+
+    Raises:
+        ConfigurationError: A pair has no `=`, an unknown name or a non-integer value.
+    """
+    valid = limit_names()
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ConfigurationError(f"--limit takes `name=value`, got {pair!r}.")
+        if name not in valid:
+            raise ConfigurationError(
+                f"--limit: unknown limit {name!r}; the limits are {', '.join(valid)}."
+            )
+        try:
+            out[name] = int(raw)
+        except ValueError as exc:
+            raise ConfigurationError(f"--limit {name}: {raw!r} is not an integer.") from exc
+    return out
+
+
+def load_tools(specs: Iterable[str], *, base: Path | None = None) -> list[Tool]:
+    """Import every `module:attribute` spec (the current directory and `base` on the path).
+
+    The attribute may be a `Tool`, an iterable of them, or a function returning either.
+
+    Raises:
+        ConfigurationError: A spec is malformed, cannot be imported or is not tools.
+    """
+    for directory in (Path.cwd(), base):
+        if directory is not None and str(directory) not in sys.path:
+            sys.path.insert(0, str(directory))
+    return [tool for spec in specs for tool in _load(spec)]
+
+
+def _load(spec: str) -> list[Tool]:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"--tools takes `module:attribute`, got {spec!r}.")
+    try:
+        target: Any = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"cannot load tools from {spec!r}: {exc}") from exc
+    if callable(target) and not isinstance(target, Tool):
+        target = target()
+    if isinstance(target, Tool):
+        return [target]
+    tools = list(target) if isinstance(target, Iterable) else [target]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if not all(isinstance(t, Tool) for t in tools):  # pyright: ignore[reportUnknownVariableType]
+        raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
+    return tools  # pyright: ignore[reportUnknownVariableType]

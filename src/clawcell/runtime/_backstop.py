@@ -1,0 +1,113 @@
+"""Per-guest hard deadlines on the engine-wide epoch (the backstop behind the interrupt
+handler).
+
+Threat model: a guest may spend its whole budget in one native operation (a huge sort, a
+BigInt multiplication) where the QuickJS interrupt handler never runs. Wasmtime checks the
+engine's epoch at loop headers and function entries; the watchdog thread bumps it when the
+earliest watched hard deadline passes. The epoch is shared by every store of the engine, so
+the bump alone decides nothing: each store's epoch-deadline callback compares the clock with
+*its own* hard deadline and traps only when that has passed, otherwise it continues. Guests on
+several threads, or on the loop thread beside the guest threads, therefore never cancel or
+trigger each other's backstop (D8).
+
+The callback is one C function for the whole process; each store passes the key of its
+`HardDeadline` as the callback's data, and the store's finalizer removes the key, so the
+registry never holds a guest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+import time
+from typing import Any, Final
+
+import wasmtime
+from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
+
+__all__ = ["TRAP_MESSAGE", "HardDeadline", "Watchdog", "install_backstop"]
+
+TRAP_MESSAGE: Final = "wasm trap: interrupt (the hard deadline of this guest passed)"
+_CONTINUE: Final = 0  # WASMTIME_UPDATE_DEADLINE_CONTINUE
+
+
+class HardDeadline:
+    """The `time.monotonic()` instant after which this store's guest code traps."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at = float("inf")
+
+
+_deadlines: dict[int, HardDeadline] = {}
+_keys = itertools.count(1)
+_new_error: Any = _bindings._wasmtime_error_new  # pyright: ignore[reportPrivateUsage]
+_callback_signature: Any = _bindings._wasmtime_store_epoch_deadline_callback.argtypes  # pyright: ignore[reportPrivateUsage]
+
+
+@_callback_signature[1]
+def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
+    deadline = _deadlines.get(data or 0)
+    if deadline is not None and time.monotonic() >= deadline.at:
+        error: Any = _new_error(TRAP_MESSAGE.encode())
+        return ctypes.cast(error, ctypes.c_void_p).value or 0
+    delta[0] = 1
+    kind[0] = _CONTINUE
+    return 0
+
+
+@_callback_signature[3]
+def _forget(data: int | None) -> None:
+    _deadlines.pop(data or 0, None)
+
+
+def install_backstop(store: wasmtime.Store) -> HardDeadline:
+    """Route `store`'s epoch deadline through its own `HardDeadline` (returned)."""
+    deadline = HardDeadline()
+    key = next(_keys)
+    _deadlines[key] = deadline
+    _bindings.wasmtime_store_epoch_deadline_callback(store.ptr(), _on_epoch, key, _forget)
+    store.set_epoch_deadline(1)
+    return deadline
+
+
+class Watchdog:
+    """Bumps the engine epoch whenever the earliest watched hard deadline passes."""
+
+    def __init__(self, engine: wasmtime.Engine) -> None:
+        self._engine = engine
+        self._cond = threading.Condition(threading.Lock())
+        self._watched: dict[int, float] = {}
+        self._tokens = itertools.count(1)
+        self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
+        self._thread.start()
+
+    def watch(self, deadline: float) -> int:
+        """Bump the epoch at `deadline` unless `unwatch(token)` comes first."""
+        with self._cond:
+            token = next(self._tokens)
+            earliest = min(self._watched.values(), default=float("inf"))
+            self._watched[token] = deadline
+            if deadline < earliest:
+                self._cond.notify()
+        return token
+
+    def unwatch(self, token: int) -> None:
+        with self._cond:
+            self._watched.pop(token, None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._watched:
+                    self._cond.wait()
+                    continue
+                token, deadline = min(self._watched.items(), key=lambda item: item[1])
+                remaining = deadline - time.monotonic()
+                if remaining > 0:
+                    self._cond.wait(remaining)
+                    continue
+                self._watched.pop(token)
+                self._engine.increment_epoch()

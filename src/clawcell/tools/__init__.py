@@ -1,0 +1,35 @@
+"""Opt-in built-in tools with declared contracts: workspace files, web fetch and web search.
+
+`workspace(root)` gives the file tools, `web(...)` the web tools (`pip install
+'clawcell[web]'`), `from_config(mapping)` both from a configuration mapping. See
+`docs/tools.md`.
+"""
+
+from __future__ import annotations
+
+from ._cache import FetchCache
+from ._config import from_config
+from ._guard import AddressGuard, Resolver, SystemResolver
+from ._limits import WorkspaceLimits
+from ._providers import BraveProvider, SearxngProvider
+from ._search import SearchOutcome, SearchProvider, SearchResult
+from ._settings import FetchSettings
+from ._web import web
+from ._workspace import workspace
+
+__all__ = [
+    "AddressGuard",
+    "BraveProvider",
+    "FetchCache",
+    "FetchSettings",
+    "Resolver",
+    "SearchOutcome",
+    "SearchProvider",
+    "SearchResult",
+    "SearxngProvider",
+    "SystemResolver",
+    "WorkspaceLimits",
+    "from_config",
+    "web",
+    "workspace",
+]

@@ -1,0 +1,124 @@
+"""`from_config(mapping)`: the built-in tools a configuration file asks for.
+
+The mapping is what `clawcell chat` and `clawcell serve` read from their configuration (JSON or
+TOML), with snake_case keys named after the Python arguments:
+
+```json
+{"workspace": {"root": ".", "read_only": false, "max_read_bytes": 5242880},
+ "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
+         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}}}
+```
+
+The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
+tests, which build the tools in Python.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from ..catalog import Tool
+from ..errors import ConfigurationError
+from ._cache import FetchCache
+from ._limits import WorkspaceLimits
+from ._providers import BraveProvider, SearxngProvider
+from ._search import SearchProvider
+from ._settings import FetchSettings
+from ._web import web
+from ._workspace import workspace
+
+__all__ = ["from_config"]
+
+_TOP: Final = ("web", "workspace")
+_WORKSPACE: Final = (
+    "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
+    "read_only", "root",
+)  # fmt: skip
+_WEB: Final = ("fetch", "search")
+_FETCH: Final = (
+    "cache_max_entries", "cache_ttl_seconds", "max_bytes", "max_chars", "max_redirects",
+    "timeout_seconds", "user_agent",
+)  # fmt: skip
+_SEARCH: Final = {
+    "searxng": ("categories", "provider", "timeout_seconds", "url"),
+    "brave": ("api_key", "api_key_env", "provider", "timeout_seconds", "url"),
+}
+
+
+def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"Tools config `{where}` must be a mapping, got {value!r}.")
+    section = dict(cast(Mapping[str, Any], value))
+    unknown = sorted(set(section) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown key {unknown[0]!r} in tools config `{where}`; known keys: "
+            + ", ".join(repr(key) for key in known)
+            + "."
+        )
+    return section
+
+
+def from_config(config: Mapping[str, Any]) -> list[Tool]:
+    """The tools `config` enables: `workspace` and `web` sections, each optional.
+
+    Raises:
+        ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
+    """
+    top = _section(config, "tools", _TOP)
+    tools: list[Tool] = []
+    try:
+        if "workspace" in top:
+            tools += _workspace(_section(top["workspace"], "workspace", _WORKSPACE))
+        if "web" in top:
+            tools += _web(_section(top["web"], "web", _WEB))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigurationError):
+            raise
+        raise ConfigurationError(f"Tools config has a value of the wrong type: {exc}.") from exc
+    return tools
+
+
+def _workspace(section: dict[str, Any]) -> list[Tool]:
+    root = section.pop("root", None)
+    if not isinstance(root, str) or not root:
+        raise ConfigurationError(f"Tools config `workspace.root` must be a path, got {root!r}.")
+    read_only = section.pop("read_only", False)
+    if not isinstance(read_only, bool):
+        raise ConfigurationError(
+            f"Tools config `workspace.read_only` must be true or false, got {read_only!r}."
+        )
+    return workspace(root, limits=WorkspaceLimits(**section), read_only=read_only)
+
+
+def _web(section: dict[str, Any]) -> list[Tool]:
+    fetch = section.get("fetch", True)
+    options = {} if isinstance(fetch, bool) else _section(fetch, "web.fetch", _FETCH)
+    cache = FetchCache(
+        ttl_seconds=float(options.pop("cache_ttl_seconds", 900.0)),
+        max_entries=int(options.pop("cache_max_entries", 128)),
+    )
+    search = _provider(section["search"]) if "search" in section else None
+    return web(
+        search=search,
+        fetch=fetch is not False,
+        settings=FetchSettings(**options),
+        cache=cache,
+    )
+
+
+def _provider(value: object) -> SearchProvider:
+    kind = cast(Mapping[str, Any], value).get("provider") if isinstance(value, Mapping) else None
+    if kind not in _SEARCH:
+        raise ConfigurationError(
+            f"Tools config `web.search.provider` must be 'searxng' or 'brave', got {kind!r}."
+        )
+    section = _section(cast(object, value), "web.search", _SEARCH[str(kind)])
+    del section["provider"]
+    if kind == "searxng":
+        return SearxngProvider(**section)
+    variable = section.pop("api_key_env", "BRAVE_API_KEY")
+    section.setdefault("api_key", os.environ.get(str(variable), ""))
+    return BraveProvider(**section)

@@ -1,0 +1,105 @@
+"""`clawcell.toml`: tools, limits, store, session, policy and MCP servers; options win."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clawcell import ConfigurationError
+from clawcell._cli import main
+from clawcell.cli import Settings, load_settings, state_directory
+from clawcell.mcp import StdioServer
+
+CONFIG = """
+tools = ["tests.test_cli:TOOLS"]
+session = "from-file"
+store = "data/state.db"
+
+[limits]
+timeoutMs = 4000
+
+[policy]
+approvals = "deny"
+
+[mcp.servers.time]
+command = "mcp-server-time"
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "clawcell.toml"
+    path.write_text(text, "utf-8")
+    return path
+
+
+def test_a_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
+    settings = load_settings(_write(tmp_path, CONFIG))
+    assert settings == Settings(
+        tools=("tests.test_cli:TOOLS",),
+        mcp_servers={"time": StdioServer(command="mcp-server-time")},
+        limits={"timeoutMs": 4000},
+        store="data/state.db",
+        session="from-file",
+        approvals="deny",
+        base=tmp_path.resolve(),
+    )
+    assert settings.store_path(None) == tmp_path.resolve() / "data" / "state.db"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "tool = []",
+            "unknown key(s) 'tool'; the keys are limits, mcp, mcpServers, policy, session, "
+            "store, tools.",
+            id="unknown_key",
+        ),
+        pytest.param(
+            "[limits]\ntimeout = 3",
+            "unknown limit 'timeout'; the limits are timeoutMs, memoryLimitBytes, "
+            "maxOutputBytes, maxSnapshotBytes, maxPendingToolCalls, snapshotTtlSeconds, "
+            "searchDefaultLimit, maxSearchLimit.",
+            id="unknown_limit",
+        ),
+        pytest.param(
+            "[policy]\napprovals = 'sometimes'",
+            "`policy.approvals` must be elicit, allow or deny, got 'sometimes'.",
+            id="bad_policy",
+        ),
+        pytest.param("tools = 'x:y'", "`tools` must be a list of strings, got 'x:y'.", id="tools"),
+    ],
+)
+def test_a_wrong_key_or_value_is_refused_with_what_is_valid(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings(path)
+    assert caught.value.message == f"{path}: {message}"
+
+
+def test_command_line_options_win_over_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(tmp_path, 'tools = ["tests.test_cli:TOOLS"]\n[limits]\ntimeoutMs = 100\n')
+    cell = tmp_path / "cell.js"
+    cell.write_text("return await double({ n: 2 });", "utf-8")
+    argv = ["run", str(cell), "--config", str(config), "--limit", "timeoutMs=5000"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == {"twice": 4}
+
+
+def test_the_state_directory_follows_xdg_and_can_be_overridden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAWCELL_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_directory() == tmp_path / "xdg" / "clawcell"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert state_directory() == tmp_path / ".local" / "state" / "clawcell"
+    monkeypatch.setenv("CLAWCELL_STATE_DIR", str(tmp_path / "mine"))
+    assert state_directory() == tmp_path / "mine"

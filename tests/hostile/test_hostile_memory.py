@@ -1,0 +1,77 @@
+"""Host memory: guests are freed when their `CodeMode` closes or their pool is dropped.
+
+wasmtime-py keeps host callbacks in a process-wide slab until their store is deleted; a
+callback that referenced its guest kept every guest, store and linear memory alive (D15).
+RSS bounds here are generous ratios of what a leak costs, never timings.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from clawcell import CodeMode, Limits
+from clawcell.runtime import Guest, GuestPool
+from tests.conftest import run
+
+ROOMY = Limits(timeout_ms=60_000)
+FORTY_MIB = "const a = new Uint8Array(40 * 1024 * 1024);\na.fill(7);\nreturn a.length;"
+
+
+def rss_mib() -> float:
+    """Resident set size of this process in MiB (Linux `/proc/self/statm`)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 2**20
+
+
+def live_guests() -> int:
+    gc.collect()
+    return sum(1 for obj in gc.get_objects() if isinstance(obj, Guest))
+
+
+async def _open_and_close(count: int, code: str) -> list[Any]:
+    values: list[Any] = []
+    for _ in range(count):
+        async with CodeMode([], limits=ROOMY) as mode:
+            values.append((await mode.exec(code))["value"])
+    return values
+
+
+def test_closed_code_modes_free_their_guests() -> None:
+    # The process-wide shelf keeps a few idle guests per configuration (bounded, reused by
+    # the next runtime); beyond those, closed runtimes leave nothing behind.
+    run(_open_and_close(1, "return 1;"))
+    before = live_guests()
+    assert run(_open_and_close(5, "return 1;")) == [1] * 5
+    assert live_guests() == before
+
+
+def test_a_dropped_pool_frees_its_guests() -> None:
+    install = '{"maxPending":3,"bindings":[]}'
+    warm = GuestPool(memory_limit_bytes=48 * 1024 * 1024, install_config=install)
+    warm.release(warm.acquire())  # the first guest becomes the shelf's template
+    before = live_guests()
+    pool = GuestPool(memory_limit_bytes=48 * 1024 * 1024, install_config=install)
+    held = [pool.acquire() for _ in range(3)]
+    assert live_guests() == before + 3
+    del pool, held
+    assert live_guests() == before
+
+
+def test_memory_of_grown_guests_is_returned_after_close() -> None:
+    # Leaking, 20 cells of 40 MiB each hold about 800 MiB; freed, the figure stays flat.
+    run(_open_and_close(1, FORTY_MIB))  # warm: engine, module, worker thread
+    gc.collect()
+    start = rss_mib()
+    assert run(_open_and_close(20, FORTY_MIB)) == [40 * 1024 * 1024] * 20
+    gc.collect()
+    assert rss_mib() - start < 100
+
+
+def test_sixty_open_close_cycles_keep_rss_flat() -> None:
+    run(_open_and_close(1, "return 1;"))
+    gc.collect()
+    start = rss_mib()
+    run(_open_and_close(60, "return [1, 2, 3];"))
+    gc.collect()
+    assert rss_mib() - start < 100

@@ -1,0 +1,158 @@
+"""Large and adversarial sources: linear checks, a size cap, parsing off the loop under the
+budget (D3, D4), and rejection descriptions under the deadline (D5)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits
+from clawcell._source import MAX_SOURCE_BYTES, check_source
+from clawcell.runtime import Guest
+from tests.conftest import FAST, exec_one, failure, run
+
+TOO_LARGE = (
+    "code is {size} bytes of UTF-8; Code Mode accepts at most 1048576 bytes of JavaScript. "
+    "Keep data out of the source: fetch it with a tool or keep it with results.save()."
+)
+
+
+@pytest.mark.parametrize(
+    "size",
+    [MAX_SOURCE_BYTES + 1, 20 * 1024 * 1024, 100 * 1024 * 1024],
+    ids=["one_byte_over", "20_mb", "100_mb"],
+)
+def test_a_source_over_the_cap_is_invalid_input(size: int) -> None:
+    code = "return '" + "x" * (size - 10) + "';"
+    envelope = exec_one(code)
+    assert failure(envelope) == ("invalid_input", "input", TOO_LARGE.format(size=size), False)
+
+
+def test_the_cap_counts_utf8_bytes() -> None:
+    code = "return '" + "é" * (MAX_SOURCE_BYTES // 2) + "';"
+    size = len(code.encode())
+    assert failure(exec_one(code))[2] == TOO_LARGE.format(size=size)
+
+
+def test_a_source_just_under_the_cap_runs() -> None:
+    code = "return '" + "x" * (MAX_SOURCE_BYTES - 20) + "'.length;"
+    assert exec_one(code, limits=Limits(timeout_ms=60_000))["value"] == MAX_SOURCE_BYTES - 20
+
+
+def _best_of_three(check: Callable[[str], Any], code: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        check(code)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+SCANS: dict[str, Callable[[int], str]] = {
+    "nested_require_methods": lambda n: "({require(a=" * n + "){}})" * n,
+    "nested_import_calls": lambda n: "import(" * n + ")" * n,
+    "env_prefixes": lambda n: "A=1 " * n + "ls",
+    "unclosed_comments": lambda n: "/*" * n,
+    "unclosed_strings": lambda n: "'\\\n" * n,
+    "regex_classes": lambda n: "x = /[" * n,
+    "template_substitutions": lambda n: "`${" * n + "}`" * n,
+    "parens": lambda n: "(" * n + "require" + ")" * n + "()",
+}
+
+
+@pytest.mark.parametrize("make", [pytest.param(v, id=k) for k, v in SCANS.items()])
+def test_source_checks_are_linear(make: Callable[[int], str]) -> None:
+    # A ratio against the same check on an eighth of the input, never an absolute time:
+    # linear is about 8, quadratic about 64 (the nested-require scan was 600).
+    small, large = make(4_000), make(32_000)
+    assert _best_of_three(check_source, large) < 40 * max(_best_of_three(check_source, small), 1e-4)
+
+
+def test_parsing_runs_on_the_guest_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[str] = []
+    compile_ = Guest.compile
+
+    def recording(self: Guest, code: str) -> int:
+        threads.append(threading.current_thread().name)
+        return compile_(self, code)
+
+    monkeypatch.setattr(Guest, "compile", recording)
+    assert exec_one("return 1;")["value"] == 1
+    assert len(threads) == 1
+    assert threads[0].startswith("clawcell-guest-")
+
+
+def test_a_syntax_error_is_still_reported_from_the_guest_thread() -> None:
+    envelope = exec_one("return (;")
+    code, phase, error, _ = failure(envelope)
+    assert (code, phase) == ("invalid_input", "input")
+    assert error.startswith("SyntaxError at openclaw-code-mode:user.js:1:")
+
+
+NAME_LOOPS = (
+    "const e = new Error('m');\n"
+    "Object.defineProperty(e, 'name', { get() { for (;;) {} } });\n"
+    "void Promise.reject(e);\nreturn 1;"
+)
+NAME_THROWS = (
+    "const e = new Error('m');\n"
+    "Object.defineProperty(e, 'name', { get() { throw new Error('no'); } });\n"
+    "void Promise.reject(e);\nreturn 1;"
+)
+
+
+@pytest.mark.parametrize("guest_thread", [True, False], ids=["guest_thread", "loop_thread"])
+def test_describing_a_rejection_whose_name_never_returns_times_out(guest_thread: bool) -> None:
+    envelope = exec_one(NAME_LOOPS, limits=FAST, guest_thread=guest_thread)
+    assert failure(envelope)[:3] == ("timeout", "guest", "code mode timeout exceeded")
+
+
+def test_describing_a_rejection_whose_name_throws_reports_the_message() -> None:
+    envelope = exec_one(NAME_THROWS)
+    code, _, error, _ = failure(envelope)
+    assert code == "internal_error"
+    assert error.splitlines()[0] == "Error"
+
+
+def test_the_next_cell_runs_after_a_rejection_description_timed_out() -> None:
+    async def main() -> list[Any]:
+        async with CodeMode(limits=FAST) as mode:
+            first = await mode.exec(NAME_LOOPS)
+            return [first["status"], (await mode.exec("return 2;"))["value"]]
+
+    assert run(main()) == ["failed", 2]
+
+
+ENDLESS = {
+    "async_generator": (
+        "async function* g() { while (true) yield 1; }\nfor await (const x of g()) {}"
+    ),
+    "async_generator_sum": (
+        "async function* g() { let i = 0; while (true) yield i++; }\n"
+        "let n = 0;\nfor await (const x of g()) n += x;"
+    ),
+    "async_iterator_protocol": (
+        "const next = async () => ({ done: false });\n"
+        "const it = { [Symbol.asyncIterator]() { return { next }; } };\n"
+        "for await (const x of it) {}"
+    ),
+    "microtask_spin": (
+        "const spin = () => Promise.resolve().then(spin);\nspin();\nawait new Promise(() => {});"
+    ),
+    "await_loop": "for (;;) await null;",
+}
+
+
+@pytest.mark.parametrize("code", [pytest.param(v, id=k) for k, v in ENDLESS.items()])
+def test_endless_microtask_work_always_times_out(code: str) -> None:
+    # Interrupted inside a job, the uncatchable error can become an unobserved rejection;
+    # that used to read as "pending without host work" in about one run in fifteen.
+    async def main() -> list[Any]:
+        async with CodeMode(limits=Limits(timeout_ms=20)) as mode:
+            return [failure(await mode.exec(code))[:3] for _ in range(30)]
+
+    assert run(main()) == [("timeout", "guest", "code mode timeout exceeded")] * 30

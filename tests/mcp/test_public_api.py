@@ -1,0 +1,22 @@
+"""The public surface of `clawcell.mcp` is deliberate."""
+
+from __future__ import annotations
+
+from clawcell import mcp
+
+
+def test_all_is_pinned_sorted_and_exported() -> None:
+    assert mcp.__all__ == [
+        "ApprovalPolicy",
+        "CodeModeServer",
+        "HttpServer",
+        "McpServerStatus",
+        "McpServers",
+        "ServerConfig",
+        "ServerState",
+        "StdioServer",
+        "load_servers",
+        "parse_servers",
+        "serve_http",
+    ]
+    assert all(hasattr(mcp, name) for name in mcp.__all__)

@@ -1,0 +1,77 @@
+"""Each guest keeps its own hard deadline on the engine-wide epoch (D8)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits
+from clawcell.runtime import Guest, GuestTrap, compiled_reactor
+from tests.conftest import echo_tool, failure
+
+INSTALL = '{"maxPending":16,"bindings":[]}'
+SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
+
+
+def _guest() -> Guest:
+    return Guest(compiled_reactor(), memory_limit_bytes=256 * 1024 * 1024, install_config=INSTALL)
+
+
+def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_backstops() -> None:
+    sorter, busy = _guest(), _guest()
+    trapped: list[BaseException] = []
+    done = threading.Event()
+
+    def sort() -> None:
+        try:
+            with sorter.instance.backstop(time.monotonic()):
+                sorter.instance.eval(SORT)
+        except GuestTrap as exc:
+            trapped.append(exc)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=sort)
+    thread.start()
+    rounds = 0
+    while not done.is_set():
+        with busy.instance.backstop(time.monotonic() + 3600):
+            assert busy.instance.take_string(busy.instance.eval("1 + 1")) == "2"
+        rounds += 1
+    thread.join()
+    assert len(trapped) == 1
+    assert "interrupt" in str(trapped[0])
+    assert rounds > 0
+
+
+def test_an_epoch_bump_for_one_guest_does_not_trap_another() -> None:
+    first, second = _guest(), _guest()
+    with pytest.raises(GuestTrap), first.instance.backstop(time.monotonic()):
+        first.instance.eval("for (;;) {}")
+    with second.instance.backstop(time.monotonic() + 3600):
+        assert second.instance.take_string(second.instance.eval("'fine'")) == "fine"
+
+
+def test_guest_thread_and_loop_thread_cells_keep_their_own_budgets() -> None:
+    sorting = "const a = 'abcdefghij'.repeat(3e5).split('');\na.sort();\nreturn a.length;"
+    chatty = "let n = 0;\nfor (let i = 0; i < 200; i++) n += (await echo({ i })).i;\nreturn n;"
+
+    async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        tight = Limits(timeout_ms=250, memory_limit_bytes=256 * 1024 * 1024)
+        async with (
+            CodeMode(limits=tight) as worker_mode,
+            CodeMode([echo_tool()], limits=Limits(timeout_ms=60_000), guest_thread=False) as loop,
+        ):
+            sort_task = asyncio.ensure_future(worker_mode.exec(sorting))
+            chats: list[dict[str, Any]] = []
+            while not sort_task.done():
+                chats.append(await loop.exec(chatty))
+            return await sort_task, chats
+
+    sorted_, chats = asyncio.run(main())
+    assert failure(sorted_)[:3] == ("timeout", "guest", "code mode timeout exceeded")
+    assert all(chat.get("value") == sum(range(200)) for chat in chats), chats
