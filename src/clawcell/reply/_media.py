@@ -55,6 +55,8 @@ class SplitMedia(TypedDict):
 
 
 _SPACE_SET: Final = frozenset(JS_SPACE)
+# A payload that is one token `clean_candidate` leaves unchanged (no wrapper, quote or comma).
+_PLAIN_PAYLOAD: Final = re.compile(f"[^{JS_SPACE_CLASS}`\"'\\[{{(\\\\}})\\],]+")
 _MEDIA_HINT: Final = re.compile("media:", re.IGNORECASE | re.ASCII)
 _LINE_SPACE: Final = f"[{JS_LINE_SPACE_CLASS}]"
 # `js_trim_start(line)[:6].upper()` starts with `MEDIA:` exactly when the line starts like this
@@ -176,6 +178,14 @@ class _Splitter:
 
 def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool]:
     """Validate one directive payload into `media`: (accepted any, invalid parts, hide it)."""
+    plain = payload.strip(JS_SPACE)
+    if _PLAIN_PAYLOAD.fullmatch(plain):
+        # One token with no quote, wrapper or comma to clean: the general path below would
+        # validate exactly this candidate first and stop there when it is accepted.
+        reference = media_reference(plain)
+        if reference is not None:
+            media.append(reference)
+            return True, [], looks_like_local_file_path(plain) or bool(_FILE_PREFIX.match(plain))
     unwrapped = unwrap_quoted(payload)
     value = payload if unwrapped is None else unwrapped
     parts = [unwrapped] if unwrapped else split_unquoted_media_directive_parts(payload)

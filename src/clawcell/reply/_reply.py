@@ -74,7 +74,10 @@ def parse_reply_directives(
     silent = is_silent_reply_directive_text(text, token)
     result: dict[str, Any] = {"text": "" if silent else text}
     if "mediaUrls" in split:
-        result["mediaUrls"] = [normalize_media_source(url) for url in split["mediaUrls"]]
+        result["mediaUrls"] = [
+            normalize_media_source(url) if url[:5].lower() == "file:" else url
+            for url in split["mediaUrls"]
+        ]
     if split.get("audioAsVoice"):
         result["audioAsVoice"] = True
     if tags is not None and "replyToId" in tags:
