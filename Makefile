@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,pydantic,web]'
+	$(PY) -m pip install --quiet -e '.[test,pydantic,web,ui,postgres]'
 	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 
@@ -34,9 +34,10 @@ typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
 test: $(TEST_STAMP)
+	scripts/ensure-chromium.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
-	$(PY) -m pytest
+	scripts/pg-test-env $(PY) -m pytest  # a throwaway PostgreSQL for the store tests
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py

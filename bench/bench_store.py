@@ -6,8 +6,11 @@ Run: `.venv/bin/python bench/bench_store.py`. Prints a table of medians and writ
 * `describe` of a ~5 MB JSON array of objects: with parsing (what `ResultsStore.save` pays)
   and with the value already parsed.
 * SQLite (WAL, `synchronous=NORMAL`, a file in a temporary directory): one-key `apply` (a
-  put), `get`, a `SessionView` commit of 10 buffered writes, and `save_run`/`take_run` of a
-  64 KiB snapshot blob.
+  put), `get`, a `SessionView` commit of 10 buffered writes, `save_run`/`take_run` of a
+  64 KiB snapshot blob, appending a 3-entry batch to a transcript, reading a 300-entry
+  transcript, and `put_document` of a 3-file canvas document.
+
+Lease operations and PostgreSQL are measured by `bench_scale_out.py`.
 """
 
 from __future__ import annotations
@@ -82,7 +85,22 @@ async def bench_sqlite(directory: Path) -> dict[str, Any]:
             await store.save_run("s", run_id, blob, {"deadline": 1.0})
             await store.take_run("s", run_id)
 
+        turn = [{"role": "user", "text": "hello " * 20}, {"role": "assistant", "text": "hi"}]
+        turn.append({"type": "cell", "runId": "cm_1", "status": "completed"})
+
+        async def append() -> None:
+            await store.append_transcript("t", turn)
+
+        files = {"index.html": b"<p>x</p>" * 200, "app.js": b"x" * 8000, "app.css": b"p{}"}
+
         return {
+            "sqlite_append_transcript_3_ms": await _median_ms_async(append, 100),
+            "sqlite_read_transcript_300_ms": await _median_ms_async(
+                lambda: store.read_transcript("t"), 50
+            ),
+            "sqlite_put_document_3_files_ms": await _median_ms_async(
+                lambda: store.put_document("doc", files), 100
+            ),
             "sqlite_put_ms": await _median_ms_async(put, 200),
             "sqlite_get_ms": await _median_ms_async(lambda: store.get("s", "warm"), 200),
             "sqlite_view_commit_10_ms": await _median_ms_async(commit, 100),

@@ -24,6 +24,7 @@ PACKAGE = [
     "Limits",
     "McpError",
     "MemoryStore",
+    "ModelError",
     "RuntimeUnavailableError",
     "SQLiteStore",
     "SessionStore",
@@ -34,6 +35,7 @@ PACKAGE = [
     "Tool",
     "ToolError",
     "ToolResult",
+    "TurnLimitError",
     "render",
 ]
 RUNTIME = [

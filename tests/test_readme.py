@@ -29,8 +29,8 @@ def test_the_makefile_has_the_targets_the_readme_promises() -> None:
     assert {"demo", "test", "bench"} <= targets
 
 
-def test_the_first_python_example_prints_what_its_comment_says() -> None:
-    example = _python_blocks()[0]
+def test_the_first_cell_example_prints_what_its_comment_says() -> None:
+    example = next(block for block in _python_blocks() if "mode.call_tool" in block)
     done = subprocess.run(
         [sys.executable, "-c", example], capture_output=True, text=True, timeout=120, check=True
     )
@@ -46,3 +46,19 @@ def test_the_rich_output_example_builds_the_payload_it_shows() -> None:
     payloads = cast(Any, namespace["reply"]).payloads
     assert payloads[0]["text"] == "Weekly chart."
     assert payloads[0]["mediaUrls"] == ["/tmp/chart.png"]
+
+
+def test_the_agent_example_runs_a_turn_against_an_openai_compatible_server(tmp_path: Path) -> None:
+    from tests.agent.readme import run_agent_example
+
+    example = _python_blocks()[0]
+    assert "from clawcell.agent import Agent, OpenAIChatModel" in example
+    out = run_agent_example(example, tmp_path)
+    assert out[0] == {"type": "turn_started", "sessionId": "chat-42", "turnId": out[0]["turnId"],
+                      "text": "Which shipments are unpaid?"}  # fmt: skip
+    assert [e["type"] for e in out[1:4]] == ["cell_started", "cell_finished", "text_delta"]
+    assert out[2]["envelope"]["value"] == ["b-202"]
+    assert out[-3]["payloads"][0]["text"] == "b-202 is unpaid."
+    assert out[-2]["type"] == "turn_finished"
+    assert [m["role"] for m in out[-1]] == ["user", "assistant", "toolResult", "assistant"]
+    assert (tmp_path / "state.db").exists()

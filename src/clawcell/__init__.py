@@ -16,12 +16,14 @@ from .errors import (
     ContractError,
     InputError,
     McpError,
+    ModelError,
     RuntimeUnavailableError,
     SnapshotError,
     StoreRangeError,
     StoreTypeError,
     StoreUnavailableError,
     ToolError,
+    TurnLimitError,
 )
 from .store import MemoryStore, SessionStore, SQLiteStore
 
@@ -36,6 +38,7 @@ __all__ = [
     "Limits",
     "McpError",
     "MemoryStore",
+    "ModelError",
     "RuntimeUnavailableError",
     "SQLiteStore",
     "SessionStore",
@@ -46,6 +49,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolResult",
+    "TurnLimitError",
     "render",
 ]
 
@@ -54,4 +58,6 @@ def __getattr__(name: str) -> object:
     """`clawcell.mcp` and `clawcell.reply` load on first use (they are not needed to run cells)."""
     if name in {"mcp", "reply"}:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "PostgresStore":  # needs `clawcell[postgres]` only when constructed
+        return importlib.import_module(f"{__name__}.store").PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
+import sys
 from collections.abc import Sequence
 from typing import Final
 
@@ -23,6 +26,7 @@ from .cli import (
     run_repl,
     wait_cell,
 )
+from .store import command as db_command
 
 __all__ = ["COMMANDS", "main"]
 
@@ -36,6 +40,32 @@ def _demo(_args: argparse.Namespace) -> int:
 
     asyncio.run(run_demo())
     return 0
+
+
+def _configure_chat(parser: argparse.ArgumentParser) -> None:
+    from .agent import configure_chat
+
+    configure_chat(parser)
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from .agent import run_chat
+
+    return run_chat(args)
+
+
+def _configure_serve(parser: argparse.ArgumentParser) -> None:
+    with contextlib.suppress(ImportError):  # without the extra, `serve` says how to get it
+        importlib.import_module("clawcell.ui").configure(parser)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        ui = importlib.import_module("clawcell.ui")
+    except ImportError as exc:
+        print(f"clawcell: {exc}", file=sys.stderr)
+        return 2
+    return int(ui.run(args))
 
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -62,6 +92,24 @@ COMMANDS: Final[tuple[Command, ...]] = (
         help="serve code mode to MCP clients (`clawcell mcp serve`)",
         configure=configure_mcp,
         run=run_mcp,
+    ),
+    Command(
+        name="chat",
+        help="chat with an agent in the terminal",
+        configure=_configure_chat,
+        run=_chat,
+    ),
+    Command(
+        name="serve",
+        help="the web Control UI (needs clawcell[ui])",
+        configure=_configure_serve,
+        run=_serve,
+    ),
+    Command(
+        name="db",
+        help="manage a durable session store (`clawcell db upgrade`)",
+        configure=db_command.configure,
+        run=db_command.run,
     ),
     Command(
         name="demo", help="a short guided tour of code mode", configure=_no_arguments, run=_demo

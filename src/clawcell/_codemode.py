@@ -26,7 +26,7 @@ from ._limits import Limits
 from ._progress import OnUpdate
 from ._source import check_source, read_exec_args, read_wait_args
 from .approvals import ApprovalDecision, Approvals, DecisionLedger, PendingApproval, ToolPolicy
-from .catalog import AfterToolCall, BeforeToolCall, Catalog, Tool
+from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle, Tool
 from .envelope import ResultsStore
 from .errors import ClosedError, InputError
 from .store import MemoryStore, SessionStore
@@ -141,7 +141,7 @@ class CodeMode:
         if self._closed:
             raise ClosedError("this CodeMode is closed; create a new one")
 
-    def model_tools(self, style: Literal["anthropic", "openai"] = "anthropic") -> list[Any]:
+    def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:
         """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape.
 
         The `exec` description carries the budgets of `limits` and the quick index of the

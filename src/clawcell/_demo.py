@@ -90,3 +90,36 @@ async def run_demo() -> None:
     async with CodeMode(_tools(), limits=limits) as mode:
         for title, code in _STEPS:
             _show(title, code, await mode.exec(code))
+    await _agent_turn()
+
+
+_AGENT_REPLY = (
+    "The paid shipments cost 145.25 EUR (a-101) and 300.88 EUR (c-303).\n"
+    "MEDIA:https://example.com/clawcell/quotes.png\n"
+    '[embed ref="cv_quotes" title="Quotes" /]'
+)
+
+
+async def _agent_turn() -> None:
+    """One agent turn: a scripted model writes a cell, then answers with media and an embed."""
+    from .agent import Agent, ScriptedModel, exec_call
+
+    model = ScriptedModel([exec_call(_STEPS[0][1], title="Price paid shipments"), _AGENT_REPLY])
+    print("\n== An agent turn: a model writes a cell, the reply carries media and a canvas\n")
+    streamed: list[str] = []
+    async with Agent(model=model, tools=_tools()) as agent:
+        async for event in agent.run("demo", "What do the paid shipments cost?"):
+            if event.type == "text_delta":
+                streamed.append(event.to_dict()["text"])
+                continue
+            if streamed:
+                print(f"  {'text_delta':<14} ×{len(streamed)}: {json.dumps(''.join(streamed))}")
+                streamed = []
+            _show_event(event.type, event.to_dict())
+
+
+def _show_event(kind: str, wire: dict[str, Any]) -> None:
+    shown = {k: v for k, v in wire.items() if k not in ("type", "turnId")}
+    if isinstance(shown.get("envelope"), dict):
+        shown["envelope"] = {k: v for k, v in shown["envelope"].items() if k != "telemetry"}
+    print(f"  {kind:<14} {json.dumps(shown, ensure_ascii=False)}")

@@ -28,8 +28,14 @@ ClawcellError (Exception)                       code: varies
 │     a stored value (256 KiB) or a session's total (1 MiB) is too large
 ├── StoreUnavailableError (RuntimeError)        code: "store_unavailable"
 │     a session-store backend failed (an `sqlite3.Error`, translated at the boundary)
-└── ClosedError (RuntimeError)                  code: "closed"
-      an object that owns engine or OS resources was used after `close()`
+├── StaleRunError (RuntimeError)                code: "stale_run"
+│     a parked-run write carried a fencing version another worker has moved past
+├── ClosedError (RuntimeError)                  code: "closed"
+│     an object that owns engine or OS resources was used after `close()`
+├── ModelError (RuntimeError)                   code: "model_error"
+│     a model API call failed (HTTP error after the SDK's retries, malformed stream)
+└── TurnLimitError (RuntimeError)               code: "max_model_turns" | "max_turn_seconds"
+      an agent turn reached its cap of model turns or wall-clock time
 ```
 """
 
@@ -43,12 +49,15 @@ __all__ = [
     "ContractError",
     "InputError",
     "McpError",
+    "ModelError",
     "RuntimeUnavailableError",
     "SnapshotError",
+    "StaleRunError",
     "StoreRangeError",
     "StoreTypeError",
     "StoreUnavailableError",
     "ToolError",
+    "TurnLimitError",
 ]
 
 
@@ -159,3 +168,34 @@ class StoreUnavailableError(ClawcellError, RuntimeError):
     """A session-store backend could not read or write (database locked, disk full...)."""
 
     code = "store_unavailable"
+
+
+class ModelError(ClawcellError, RuntimeError):
+    """A model API call failed: an HTTP error left after the SDK's own retries, a refused
+    request, or a stream the adapter could not read.
+
+    Attributes:
+        status_code: The HTTP status of the failed response, when there was one.
+    """
+
+    code = "model_error"
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class TurnLimitError(ClawcellError, RuntimeError):
+    """An agent turn reached a cap: `code` is `max_model_turns` or `max_turn_seconds`."""
+
+    code = "max_model_turns"
+
+
+class StaleRunError(ClawcellError, RuntimeError):
+    """A write to a parked run was refused: its lease or fencing version is no longer current.
+
+    Another worker claimed the run after this one (its lease expired), or the run was taken,
+    deleted or swept. The writer must stop working on the run and drop its copy.
+    """
+
+    code = "stale_run"

@@ -32,6 +32,15 @@ def test_all_is_pinned_sorted_and_exported() -> None:
 
 
 def test_the_command_table_names_every_command_once() -> None:
-    assert [c.name for c in COMMANDS] == ["run", "wait", "repl", "mcp", "demo"]
+    assert [c.name for c in COMMANDS] == [
+        "run",
+        "wait",
+        "repl",
+        "mcp",
+        "chat",
+        "serve",
+        "db",
+        "demo",
+    ]
     parser = cli.build_parser(COMMANDS)
     assert parser.parse_args(["mcp", "serve", "--http"]).http is True

@@ -37,15 +37,14 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
 
     thread = threading.Thread(target=sort)
     thread.start()
-    rounds = 0
-    while not done.is_set():
+    while True:  # at least one round, however fast the other thread traps on a loaded machine
         with busy.instance.backstop(time.monotonic() + 3600):
             assert busy.instance.take_string(busy.instance.eval("1 + 1")) == "2"
-        rounds += 1
+        if done.is_set():
+            break
     thread.join()
     assert len(trapped) == 1
     assert "interrupt" in str(trapped[0])
-    assert rounds > 0
 
 
 def test_an_epoch_bump_for_one_guest_does_not_trap_another() -> None:

@@ -1,4 +1,4 @@
-"""The `SessionStore` backends: one contract, checked on both; SQLite across objects,
+"""The `SessionStore` backends: one contract, checked on each; SQLite across objects,
 threads and processes."""
 
 from __future__ import annotations
@@ -7,8 +7,7 @@ import asyncio
 import multiprocessing
 import sqlite3
 import threading
-from collections.abc import AsyncGenerator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +15,6 @@ import pytest
 
 from clawcell.errors import ClosedError, ConfigurationError
 from clawcell.store import (
-    MemoryStore,
     SessionStore,
     SQLiteStore,
     StoredValue,
@@ -26,48 +24,26 @@ from clawcell.store import (
 from tests.conftest import in_forked_child
 
 from . import _workers
+from .conftest import StoreFactory
 
 T = TypeVar("T")
-Factory = Callable[[Path], SessionStore]
-
-
-def memory(_: Path) -> SessionStore:
-    return MemoryStore()
-
-
-def sqlite(tmp_path: Path) -> SessionStore:
-    return SQLiteStore(tmp_path / "nested" / "state.db")  # parents are created on first use
-
-
-BACKENDS = [pytest.param(memory, id="memory"), pytest.param(sqlite, id="sqlite")]
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
 
-@asynccontextmanager
-async def opened(factory: Factory, tmp_path: Path) -> AsyncGenerator[SessionStore]:
-    store = factory(tmp_path)
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-@pytest.mark.parametrize("factory", BACKENDS)
-def test_backends_satisfy_the_protocol(factory: Factory, tmp_path: Path) -> None:
+def test_backends_satisfy_the_protocol(new_store: StoreFactory) -> None:
     async def scenario() -> None:
-        async with opened(factory, tmp_path) as store:
+        async with new_store() as store:
             assert isinstance(store, SessionStore)
 
     run(scenario())
 
 
-@pytest.mark.parametrize("factory", BACKENDS)
-def test_entries_round_trip_per_session(factory: Factory, tmp_path: Path) -> None:
+def test_entries_round_trip_per_session(new_store: StoreFactory) -> None:
     async def scenario() -> tuple[Any, ...]:
-        async with opened(factory, tmp_path) as store:
+        async with new_store() as store:
             await store.put("s", "a", StoredValue(json='{"é":"🦞"}', network_content=True))
             await store.put("other", "a", StoredValue(json="2"))
             got = await store.get("s", "a")
@@ -82,10 +58,9 @@ def test_entries_round_trip_per_session(factory: Factory, tmp_path: Path) -> Non
     assert other == {"a": StoredValue(json="2")}
 
 
-@pytest.mark.parametrize("factory", BACKENDS)
-def test_apply_over_the_total_writes_nothing(factory: Factory, tmp_path: Path) -> None:
+def test_apply_over_the_total_writes_nothing(new_store: StoreFactory) -> None:
     async def scenario() -> dict[str, StoredValue]:
-        async with opened(factory, tmp_path) as store:
+        async with new_store() as store:
             await store.apply("s", {"a": StoredValue(json="12345")}, max_total_bytes=10)
             with pytest.raises(StoreRangeError):
                 await store.apply(
@@ -98,12 +73,9 @@ def test_apply_over_the_total_writes_nothing(factory: Factory, tmp_path: Path) -
     assert run(scenario()) == {"a": StoredValue(json="12345")}
 
 
-@pytest.mark.parametrize("factory", BACKENDS)
-def test_parked_runs_are_saved_listed_taken_once_and_deleted(
-    factory: Factory, tmp_path: Path
-) -> None:
+def test_parked_runs_are_saved_listed_taken_once_and_deleted(new_store: StoreFactory) -> None:
     async def scenario() -> None:
-        async with opened(factory, tmp_path) as store:
+        async with new_store() as store:
             await store.save_run("s", "cm_1", b"\x00snapshot", {"deadline": 1.5, "pending": ["a"]})
             await store.save_run("s", "cm_2", b"two", {})
             listed = await store.list_runs("s")
@@ -127,10 +99,9 @@ def test_parked_runs_are_saved_listed_taken_once_and_deleted(
     run(scenario())
 
 
-@pytest.mark.parametrize("factory", BACKENDS)
-def test_a_closed_store_fails_clearly(factory: Factory, tmp_path: Path) -> None:
+def test_a_closed_store_fails_clearly(new_store: StoreFactory) -> None:
     async def scenario() -> None:
-        store = factory(tmp_path)
+        store = new_store()
         await store.close()
         await store.close()
         with pytest.raises(ClosedError, match="closed"):
@@ -297,3 +268,36 @@ def test_a_forked_child_keeps_using_an_sqlite_store_opened_in_the_parent(tmp_pat
 
     assert in_forked_child(child) == b'"child"'
     assert asyncio.run(put('"parent again"')) == '"parent again"'
+
+
+def test_concurrent_commits_are_checked_against_the_total_in_commit_order(
+    new_store: StoreFactory,
+) -> None:
+    async def scenario() -> tuple[int, int]:
+        async with new_store() as store:
+
+            async def commit(i: int) -> bool:
+                try:
+                    await store.apply(
+                        "s", {f"k{i}": StoredValue(json="x" * 98)}, max_total_bytes=500
+                    )
+                except StoreRangeError:
+                    return False
+                return True
+
+            committed = await asyncio.gather(*(commit(i) for i in range(12)))
+            return sum(committed), len(await store.items("s"))
+
+    assert run(scenario()) == (5, 5)
+
+
+def test_open_store_picks_the_backend_from_the_target(tmp_path: Path) -> None:
+    from clawcell.store import PostgresStore, open_store
+
+    sqlite_store = open_store(tmp_path / "a.db")
+    postgres_store = open_store("postgresql://u@127.0.0.1/db", schema="mine")
+    other = open_store("postgres://u@127.0.0.1/db")
+
+    assert isinstance(sqlite_store, SQLiteStore) and sqlite_store.path == tmp_path / "a.db"
+    assert isinstance(postgres_store, PostgresStore) and postgres_store.schema == "mine"
+    assert isinstance(other, PostgresStore) and other.schema == "clawcell"

@@ -35,16 +35,24 @@ def test_the_public_surface_is_deliberate() -> None:
         clawcell.store.__all__, key=lambda n: (not n.isupper(), n)
     )
     assert set(clawcell.store.__all__) == {
+        "ClaimedRun",
+        "Lease",
+        "LeaseKeeper",
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",
+        "PostgresStore",
+        "SessionInfo",
         "SQLiteStore",
         "SessionStore",
         "SessionView",
+        "StaleRunError",
         "StoreRangeError",
         "StoreTypeError",
         "StoreUnavailableError",
         "StoredValue",
+        "SweepReport",
+        "open_store",
     }
 
 

@@ -9,7 +9,13 @@ from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
 from ._discriminator import define_output_schema
 from ._hints import compact_input_hint, compact_output_hint
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
-from ._model_tools import to_anthropic, to_openai
+from ._model_tools import (
+    ModelToolStyle,
+    to_anthropic,
+    to_openai,
+    to_openai_chat,
+    to_openai_responses,
+)
 from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
 
 __all__ = [
@@ -20,6 +26,7 @@ __all__ = [
     "ExecutionMode",
     "HookDecision",
     "JsonValue",
+    "ModelToolStyle",
     "Tool",
     "ToolCallEvent",
     "ToolPlugin",
@@ -33,5 +40,7 @@ __all__ = [
     "schema_declaration",
     "to_anthropic",
     "to_openai",
+    "to_openai_chat",
+    "to_openai_responses",
     "tool",
 ]

@@ -11,7 +11,7 @@ import inspect
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .._jsonvalue import json_value
 from .._limits import Limits
@@ -26,7 +26,13 @@ from ._api_files import (
 )
 from ._bindings import Binding, build_bindings, guest_value
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
-from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, wait_tool
+from ._model_tools import (
+    ModelToolStyle,
+    exec_description,
+    exec_tool,
+    export_model_tools,
+    wait_tool,
+)
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import SearchDocument, SearchIndex, parameter_text
@@ -312,7 +318,7 @@ class Catalog:
 
     def model_tools(
         self,
-        style: Literal["anthropic", "openai"] = "anthropic",
+        style: ModelToolStyle = "anthropic",
         *,
         mcp_servers: Sequence[str] = (),
         mcp_unavailable: Mapping[str, str] | None = None,
@@ -322,9 +328,8 @@ class Catalog:
         `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description;
         `mcp_unavailable` maps the ones that failed to why.
         """
-        export = to_anthropic if style == "anthropic" else to_openai
         definition = self.exec_tool(mcp_servers=mcp_servers, mcp_unavailable=mcp_unavailable)
-        return [export(definition), export(self.wait_tool())]
+        return export_model_tools(style, [definition, self.wait_tool()])
 
 
 def _document(binding: Binding) -> SearchDocument:

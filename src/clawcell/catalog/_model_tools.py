@@ -2,17 +2,40 @@
 
 The `exec` description is regenerated from the catalog: budgets from `Limits`, optional
 guidance for a shell tool and API files, then the quick index. Definitions are plain dicts with
-a JSON Schema `input_schema`; `to_openai` / `to_anthropic` give the two common wire shapes.
+a JSON Schema `input_schema`; `export_model_tools(style, ...)` gives a model API's wire shape:
+`to_anthropic` (Messages API), `to_openai_chat` (Chat Completions; `to_openai` is its old name)
+and `to_openai_responses` (Responses API). OpenAI's strict mode is switched on for a definition
+whose schema allows it (every property required, no keyword strict mode refuses), which is
+`wait`; `exec` has optional properties, so it stays non-strict rather than change its meaning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._limits import Limits
+from ..errors import ConfigurationError
 
-__all__ = ["exec_description", "exec_tool", "to_anthropic", "to_openai", "wait_tool"]
+__all__ = [
+    "ModelToolStyle",
+    "exec_description",
+    "exec_tool",
+    "export_model_tools",
+    "to_anthropic",
+    "to_openai",
+    "to_openai_chat",
+    "to_openai_responses",
+    "wait_tool",
+]
+
+ModelToolStyle: TypeAlias = Literal["anthropic", "openai", "openai-chat", "openai-responses"]
+"""A model API's `tools` shape; `"openai"` is an alias of `"openai-chat"`."""
+
+# Keywords OpenAI's strict mode refuses in a function's parameters.
+_STRICT_REFUSED: Final = frozenset(
+    {"maxLength", "minLength", "patternProperties", "minItems", "maxItems", "default"}
+)
 
 WAIT_DESCRIPTION: Final = (
     'Continue a Code Mode program whose exec result had status "waiting". Pass the runId '
@@ -151,16 +174,55 @@ def wait_tool() -> dict[str, Any]:
     }
 
 
-def to_openai(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenAI Chat Completions / Responses `{"type": "function", "function": {...}}` shape."""
+def to_openai_chat(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenAI Chat Completions `{"type": "function", "function": {name, ..., strict}}` shape."""
+    parameters, strict = _openai_parameters(definition["input_schema"])
     return {
         "type": "function",
         "function": {
             "name": definition["name"],
             "description": definition["description"],
-            "parameters": definition["input_schema"],
+            "parameters": parameters,
+            "strict": strict,
         },
     }
+
+
+def to_openai(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """The Chat Completions shape under its first name; see `to_openai_chat`."""
+    return to_openai_chat(definition)
+
+
+def to_openai_responses(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenAI Responses API `{"type": "function", "name", "description", "parameters",
+    "strict"}` shape (flat, unlike Chat Completions)."""
+    parameters, strict = _openai_parameters(definition["input_schema"])
+    return {
+        "type": "function",
+        "name": definition["name"],
+        "description": definition["description"],
+        "parameters": parameters,
+        "strict": strict,
+    }
+
+
+def _openai_parameters(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The parameters to send and whether strict mode can hold them unchanged."""
+    if not _strict_compatible(schema):
+        return dict(schema), False
+    return {**schema, "additionalProperties": False}, True
+
+
+def _strict_compatible(schema: Mapping[str, Any]) -> bool:
+    if schema.get("type") != "object" or _STRICT_REFUSED & schema.keys():
+        return False
+    properties = cast(Mapping[str, Mapping[str, Any]], schema.get("properties") or {})
+    if set(cast(Sequence[str], schema.get("required") or ())) != set(properties):
+        return False
+    return all(
+        not (_STRICT_REFUSED & prop.keys()) and prop.get("type") != "object"
+        for prop in properties.values()
+    )
 
 
 def to_anthropic(definition: Mapping[str, Any]) -> dict[str, Any]:
@@ -170,3 +232,28 @@ def to_anthropic(definition: Mapping[str, Any]) -> dict[str, Any]:
         "description": definition["description"],
         "input_schema": definition["input_schema"],
     }
+
+
+_EXPORTERS: Final[dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]] = {
+    "anthropic": to_anthropic,
+    "openai": to_openai_chat,
+    "openai-chat": to_openai_chat,
+    "openai-responses": to_openai_responses,
+}
+
+
+def export_model_tools(
+    style: ModelToolStyle, definitions: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The definitions in the `tools` shape of `style`.
+
+    Raises:
+        ConfigurationError: `style` is not one of the `ModelToolStyle` values.
+    """
+    export = _EXPORTERS.get(style)
+    if export is None:
+        raise ConfigurationError(
+            f"unknown model tool style {style!r}; use 'anthropic', 'openai-chat' or "
+            "'openai-responses' ('openai' is an alias of 'openai-chat')."
+        )
+    return [export(definition) for definition in definitions]

@@ -7,7 +7,12 @@ queue (up to `timeout` seconds) instead of failing on a lock upgrade, and `apply
 check sees exactly what it commits on top of.
 
 All `sqlite3` calls run on one worker thread owned by the store, so the event loop never
-blocks and the connection is only ever touched by the thread that opened it.
+blocks and the connection is only ever touched by the thread that opened it. The schema is
+versioned and upgraded on open (`_sqlite_connection`).
+
+Leases and fencing work across processes sharing the file (each rule is one statement in a
+`BEGIN IMMEDIATE` transaction). `wait_for_change` wakes at once for writes made through the
+same store object and polls, with backoff, for writes by other processes.
 
 Durability: with the default `synchronous="NORMAL"` a committed transaction survives the
 process being killed (SIGKILL included); only a power loss or OS crash can roll back the last
@@ -21,54 +26,34 @@ their header (magic, version, wasm hash) is the continuation code's job.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from ..errors import ClosedError, ConfigurationError
-from ._errors import TOTAL_MESSAGE, StoreRangeError, StoreUnavailableError
-from ._protocol import ParkedRun, StoredValue
+from . import _sqlite_entries as entries
+from . import _sqlite_runs as runs
+from . import _sqlite_transcripts as transcripts
+from ._documents import check_document, encode_entries
+from ._errors import StoreUnavailableError
+from ._leases import check_claim, check_lease_seconds
+from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
+from ._runmeta import encode_meta
+from ._sqlite_connection import SCHEMA_VERSION, connect
+from ._waiting import Poll, Waiters, wait_for_revision
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_SCHEMA_VERSION: Final = 1
-_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS entries (
-        session_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        json TEXT NOT NULL,
-        bytes INTEGER NOT NULL,
-        network_content INTEGER NOT NULL,
-        PRIMARY KEY (session_id, key)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS runs (
-        session_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        blob BLOB NOT NULL,
-        meta TEXT NOT NULL,
-        saved_at REAL NOT NULL,
-        PRIMARY KEY (session_id, run_id)
-    )""",
-)
-
-
-@contextmanager
-def _write(conn: sqlite3.Connection) -> Generator[None]:
-    """One write transaction that holds the write lock from its start."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+# Other processes' writes are seen by polling: 20 ms at first, doubling up to half a second.
+_POLL: Final = Poll(first=0.02, cap=0.5)
 
 
 class SQLiteStore:
@@ -100,6 +85,8 @@ class SQLiteStore:
         self._synchronous = synchronous
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawcell-sqlite")
         self._conn: sqlite3.Connection | None = None
+        self._found_version = 0
+        self._waiters = Waiters()
         self._closed = False
         self._pid = os.getpid()
 
@@ -113,6 +100,11 @@ class SQLiteStore:
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
+
+    async def upgrade(self) -> tuple[int, int]:
+        """Open the file, upgrading its schema; `(version found, version now)`."""
+        await self._run(lambda _: None)
+        return self._found_version, SCHEMA_VERSION
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -129,7 +121,9 @@ class SQLiteStore:
     def _call(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
             if self._conn is None:
-                self._conn = self._connect()
+                self._conn, self._found_version = connect(
+                    self._path, timeout=self._timeout, synchronous=self._synchronous
+                )
             return action(self._conn)
         except sqlite3.Error as exc:
             raise StoreUnavailableError(
@@ -137,64 +131,27 @@ class SQLiteStore:
                 "writable and not held by a stuck process, then retry."
             ) from exc
 
-    def _connect(self) -> sqlite3.Connection:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
+    async def _run_write(
+        self, key: tuple[str, str], action: Callable[[sqlite3.Connection], _T]
+    ) -> _T:
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
-            with _write(conn):
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > _SCHEMA_VERSION:
-                    raise ConfigurationError(
-                        f"Session store {str(self._path)!r} has schema version {version}, "
-                        f"newer than this clawcell's {_SCHEMA_VERSION}; upgrade clawcell."
-                    )
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+            return await self._run(action)
+        finally:
+            self._waiters.notify(key)
 
     # --- entries --------------------------------------------------------------------------
 
     async def get(self, session_id: str, key: str) -> StoredValue | None:
-        def action(conn: sqlite3.Connection) -> StoredValue | None:
-            row = conn.execute(
-                "SELECT json, network_content FROM entries WHERE session_id = ? AND key = ?",
-                (session_id, key),
-            ).fetchone()
-            return None if row is None else StoredValue(json=row[0], network_content=bool(row[1]))
-
-        return await self._run(action)
+        return await self._run(functools.partial(entries.get, session_id=session_id, key=key))
 
     async def items(self, session_id: str) -> dict[str, StoredValue]:
-        def action(conn: sqlite3.Connection) -> dict[str, StoredValue]:
-            rows = conn.execute(
-                "SELECT key, json, network_content FROM entries WHERE session_id = ?",
-                (session_id,),
-            )
-            return {
-                key: StoredValue(json=text, network_content=bool(net)) for key, text, net in rows
-            }
-
-        return await self._run(action)
+        return await self._run(functools.partial(entries.items, session_id=session_id))
 
     async def put(self, session_id: str, key: str, value: StoredValue) -> None:
         await self.apply(session_id, {key: value})
 
     async def delete(self, session_id: str, key: str) -> bool:
-        def action(conn: sqlite3.Connection) -> bool:
-            with _write(conn):
-                cursor = conn.execute(
-                    "DELETE FROM entries WHERE session_id = ? AND key = ?", (session_id, key)
-                )
-            return cursor.rowcount > 0
-
-        return await self._run(action)
+        return await self._run(functools.partial(entries.delete, session_id=session_id, key=key))
 
     async def apply(
         self,
@@ -203,95 +160,157 @@ class SQLiteStore:
         *,
         max_total_bytes: int | None = None,
     ) -> None:
-        changes = dict(writes)
-
-        def action(conn: sqlite3.Connection) -> None:
-            with _write(conn):
-                for key, value in changes.items():
-                    if value is None:
-                        conn.execute(
-                            "DELETE FROM entries WHERE session_id = ? AND key = ?",
-                            (session_id, key),
-                        )
-                    else:
-                        conn.execute(
-                            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
-                            (session_id, key, value.json, value.bytes, int(value.network_content)),
-                        )
-                if max_total_bytes is not None:
-                    total = conn.execute(
-                        "SELECT COALESCE(SUM(bytes), 0) FROM entries WHERE session_id = ?",
-                        (session_id,),
-                    ).fetchone()[0]
-                    if total > max_total_bytes:
-                        raise StoreRangeError(TOTAL_MESSAGE)
-
+        action = functools.partial(
+            entries.apply,
+            session_id=session_id,
+            changes=dict(writes),
+            max_total_bytes=max_total_bytes,
+        )
         await self._run(action)
 
     # --- parked runs ----------------------------------------------------------------------
 
     async def save_run(
-        self, session_id: str, run_id: str, blob: bytes, meta: Mapping[str, Any]
-    ) -> None:
-        meta_json = json.dumps(dict(meta), ensure_ascii=False, separators=(",", ":"))
-        data = bytes(blob)
-
-        def action(conn: sqlite3.Connection) -> None:
-            with _write(conn):
-                conn.execute(
-                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)",
-                    (session_id, run_id, data, meta_json, time.time()),
-                )
-
-        await self._run(action)
+        self,
+        session_id: str,
+        run_id: str,
+        blob: bytes,
+        meta: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        key, text, data = (session_id, run_id), encode_meta(meta), bytes(blob)
+        if expected_version is None:
+            action = functools.partial(runs.save, key=key, blob=data, meta=text, now=time.time())
+        else:
+            action = functools.partial(
+                runs.save_fenced,
+                key=key,
+                blob=data,
+                meta=text,
+                now=time.time(),
+                version=expected_version,
+            )
+        return await self._run_write(key, action)
 
     async def load_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        def action(conn: sqlite3.Connection) -> ParkedRun | None:
-            row = conn.execute(
-                "SELECT run_id, blob, meta, saved_at FROM runs WHERE session_id = ? AND run_id = ?",
-                (session_id, run_id),
-            ).fetchone()
-            return None if row is None else _run_from_row(row)
-
-        return await self._run(action)
+        return await self._run(functools.partial(runs.load, key=(session_id, run_id)))
 
     async def take_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        def action(conn: sqlite3.Connection) -> ParkedRun | None:
-            with _write(conn):
-                row = conn.execute(
-                    "SELECT run_id, blob, meta, saved_at FROM runs "
-                    "WHERE session_id = ? AND run_id = ?",
-                    (session_id, run_id),
-                ).fetchone()
-                if row is None:
-                    return None
-                conn.execute(
-                    "DELETE FROM runs WHERE session_id = ? AND run_id = ?", (session_id, run_id)
-                )
-            return _run_from_row(row)
-
-        return await self._run(action)
+        key = (session_id, run_id)
+        return await self._run_write(key, functools.partial(runs.take, key=key))
 
     async def delete_run(self, session_id: str, run_id: str) -> bool:
-        def action(conn: sqlite3.Connection) -> bool:
-            with _write(conn):
-                cursor = conn.execute(
-                    "DELETE FROM runs WHERE session_id = ? AND run_id = ?", (session_id, run_id)
-                )
-            return cursor.rowcount > 0
-
-        return await self._run(action)
+        key = (session_id, run_id)
+        return await self._run_write(key, functools.partial(runs.delete, key=key))
 
     async def list_runs(self, session_id: str) -> list[ParkedRun]:
-        def action(conn: sqlite3.Connection) -> list[ParkedRun]:
-            rows = conn.execute(
-                "SELECT run_id, X'', meta, saved_at FROM runs WHERE session_id = ? "
-                "ORDER BY saved_at, run_id",
-                (session_id,),
-            )
-            return [_run_from_row(row) for row in rows]
+        return await self._run(functools.partial(runs.list_runs, session_id=session_id))
 
+    # --- leases ---------------------------------------------------------------------------
+
+    async def claim_run(
+        self, session_id: str, run_id: str, *, owner: str, lease_seconds: float
+    ) -> ClaimedRun | None:
+        seconds, now, key = check_claim(owner, lease_seconds), time.time(), (session_id, run_id)
+        action = functools.partial(runs.claim, key=key, owner=owner, until=now + seconds, now=now)
+        run = await self._run_write(key, action)
+        if run is None:
+            return None
+        lease = Lease(
+            session_id=session_id,
+            run_id=run_id,
+            owner=owner,
+            version=run.version,
+            expires_at=now + seconds,
+        )
+        return ClaimedRun(run=run, lease=lease)
+
+    async def renew_lease(self, lease: Lease, *, lease_seconds: float) -> Lease:
+        until = time.time() + check_lease_seconds(lease_seconds)
+        action = functools.partial(
+            runs.renew,
+            key=(lease.session_id, lease.run_id),
+            owner=lease.owner,
+            version=lease.version,
+            until=until,
+        )
+        await self._run(action)
+        return replace(lease, expires_at=until)
+
+    async def release_run(self, lease: Lease) -> None:
+        key = (lease.session_id, lease.run_id)
+        action = functools.partial(runs.release, key=key, owner=lease.owner, version=lease.version)
+        await self._run_write(key, action)
+
+    async def update_run_meta(
+        self, session_id: str, run_id: str, *, version: int, patch: Mapping[str, Any]
+    ) -> None:
+        key, detached = (session_id, run_id), json.loads(encode_meta(patch))
+        action = functools.partial(runs.update_meta, key=key, version=version, patch=detached)
+        await self._run_write(key, action)
+
+    async def wait_for_change(
+        self, session_id: str, run_id: str, *, timeout: float, since: int | None = None
+    ) -> bool:
+        key = (session_id, run_id)
+
+        async def revision() -> int | None:
+            return await self._run(functools.partial(runs.revision, key=key))
+
+        with self._waiters.registered(key) as event:
+            return await wait_for_revision(
+                event=event, revision=revision, since=since, timeout=timeout, poll=_POLL
+            )
+
+    async def sweep(self, *, now: float | None = None) -> SweepReport:
+        moment = time.time() if now is None else now
+        swept, results = await self._run(functools.partial(runs.sweep, now=moment))
+        for key in swept:
+            self._waiters.notify(key)
+        return SweepReport(runs=len(swept), results=results)
+
+    # --- saved results --------------------------------------------------------------------
+
+    async def put_result(
+        self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
+    ) -> None:
+        action = functools.partial(
+            entries.put_result, key=(scope, result_id), text=json, expires_at=expires_at
+        )
+        await self._run(action)
+
+    async def get_result(self, scope: str, result_id: str) -> str | None:
+        action = functools.partial(entries.get_result, key=(scope, result_id), now=time.time())
         return await self._run(action)
+
+    async def delete_result(self, scope: str, result_id: str) -> bool:
+        return await self._run(functools.partial(entries.delete_result, key=(scope, result_id)))
+
+    # --- transcripts and documents --------------------------------------------------------
+
+    async def append_transcript(
+        self, session_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        encoded = encode_entries(entries)
+        if encoded:
+            action = functools.partial(
+                transcripts.append, session_id=session_id, entries=encoded, now=time.time()
+            )
+            await self._run(action)
+
+    async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
+        return await self._run(functools.partial(transcripts.read, session_id=session_id))
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self._run(transcripts.sessions)
+
+    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
+        checked = check_document(ref, files)
+        await self._run(functools.partial(transcripts.put_document, ref=ref, files=checked))
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        return await self._run(functools.partial(transcripts.document_file, ref=ref, path=path))
 
     async def close(self) -> None:
         """Close the connection and the worker thread. Idempotent."""
@@ -306,8 +325,3 @@ class SQLiteStore:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-
-def _run_from_row(row: tuple[Any, ...]) -> ParkedRun:
-    run_id, blob, meta, saved_at = row
-    return ParkedRun(run_id=run_id, blob=bytes(blob), meta=json.loads(meta), saved_at=saved_at)

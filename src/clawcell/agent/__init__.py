@@ -1,0 +1,63 @@
+"""The agent runtime: a turn loop over code mode, model adapters and framework integrations.
+
+Start with `Agent`; see `docs/agents.md`.
+"""
+
+from __future__ import annotations
+
+from ._agent import Agent
+from ._anthropic import AnthropicModel
+from ._anthropic_tools import anthropic_runner_tools
+from ._chat import configure_chat, run_chat
+from ._events import (
+    AgentEvent,
+    CellFinished,
+    CellOutput,
+    CellStarted,
+    ErrorEvent,
+    ReplyEvent,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    TurnUsage,
+)
+from ._langchain import langchain_tools
+from ._model import Model, ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._openai_agents import openai_agents_tools
+from ._openai_chat import OpenAIChatModel
+from ._openai_responses import OpenAIResponsesModel
+from ._pydantic_ai import pydantic_ai_toolset
+from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AnthropicModel",
+    "CellFinished",
+    "CellOutput",
+    "CellStarted",
+    "ErrorEvent",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelText",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "ReplyEvent",
+    "ScriptedModel",
+    "ScriptedTurn",
+    "TextDelta",
+    "ToolCall",
+    "TurnFinished",
+    "TurnStarted",
+    "TurnUsage",
+    "anthropic_runner_tools",
+    "configure_chat",
+    "exec_call",
+    "langchain_tools",
+    "openai_agents_tools",
+    "pydantic_ai_toolset",
+    "run_chat",
+    "wait_call",
+]

@@ -1,0 +1,21 @@
+"""Reading the message out of a model SDK's HTTP status error (OpenAI and Anthropic alike)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+__all__ = ["api_message"]
+
+
+def api_message(exc: Any) -> str:
+    """The message the API answered with (`{"error": {"message": ...}}`), else the SDK's."""
+    body = cast(object, exc.body)
+    if isinstance(body, Mapping):
+        fields = cast(Mapping[str, object], body)
+        error = fields.get("error", fields)
+        if isinstance(error, Mapping):
+            message = cast(Mapping[str, object], error).get("message")
+            if isinstance(message, str):
+                return message
+    return str(exc.message)

@@ -1,0 +1,188 @@
+"""What an agent turn reports as it runs: typed events with a camelCase wire form.
+
+Every event is a frozen dataclass with a `type` string and `to_dict()`, the JSON a UI
+consumes. A turn yields `turn_started`, then any number of `text_delta`, `cell_started`,
+`cell_output` and `cell_finished`, then `reply` and `turn_finished`; or it ends with `error`.
+Later features add event types (approvals), so consumers should ignore types they do not know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, cast
+
+__all__ = [
+    "AgentEvent",
+    "CellFinished",
+    "CellOutput",
+    "CellStarted",
+    "ErrorEvent",
+    "ReplyEvent",
+    "TextDelta",
+    "TurnFinished",
+    "TurnStarted",
+    "TurnUsage",
+]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _wire(value: object) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            _camel(f.name): _wire(cast(object, getattr(value, f.name)))
+            for f in dataclasses.fields(value)
+            if f.repr
+        }
+    if isinstance(value, tuple | list):
+        return [_wire(item) for item in cast("tuple[object, ...] | list[object]", value)]
+    return value
+
+
+class _Event:
+    """Shared `to_dict` of events: fields in order, names in camelCase."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as camelCase JSON-shaped data."""
+        return _wire(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnUsage(_Event):
+    """What one turn consumed.
+
+    Attributes:
+        input_tokens: Prompt tokens over all model calls, when the SDK reported them.
+        output_tokens: Completion tokens over all model calls, when the SDK reported them.
+        model_turns: Model calls made.
+        cells: `exec` and `wait` calls answered.
+        tool_calls: Tool calls the cells made.
+        wall_ms: Wall-clock time of the turn in milliseconds.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    model_turns: int = 0
+    cells: int = 0
+    tool_calls: int = 0
+    wall_ms: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(_Event):
+    """A user message was accepted and the turn began."""
+
+    type: Literal["turn_started"] = field(default="turn_started", init=False)
+    session_id: str
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta(_Event):
+    """A piece of model text, as the model streams it."""
+
+    type: Literal["text_delta"] = field(default="text_delta", init=False)
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellStarted(_Event):
+    """The model called `exec` (a new cell, with its code) or `wait` (with the `runId`).
+
+    Attributes:
+        call_id: The model's tool call id; later cell events carry it.
+        tool: `"exec"` or `"wait"` (or the unknown name the model used).
+        code: The cell's source for `exec`.
+        title: The cell's title, when the model gave one.
+        run_id: The run being continued, for `wait`.
+    """
+
+    type: Literal["cell_started"] = field(default="cell_started", init=False)
+    turn_id: str
+    call_id: str
+    tool: str
+    code: str | None = None
+    title: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellOutput(_Event):
+    """One output item of a running cell, as the guest emits it (before the cell ends)."""
+
+    type: Literal["cell_output"] = field(default="cell_output", init=False)
+    turn_id: str
+    call_id: str
+    item: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellFinished(_Event):
+    """The cell's leg ended.
+
+    Attributes:
+        envelope: The result envelope, or `None` when the call was rejected outright.
+        error: The rejection message sent back to the model (`InputError`), else `None`.
+    """
+
+    type: Literal["cell_finished"] = field(default="cell_finished", init=False)
+    turn_id: str
+    call_id: str
+    envelope: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplyEvent(_Event):
+    """The final reply: channel payloads and the content blocks stored in the transcript."""
+
+    type: Literal["reply"] = field(default="reply", init=False)
+    turn_id: str
+    payloads: tuple[dict[str, Any], ...]
+    content: tuple[dict[str, Any], ...]
+    is_silent: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFinished(_Event):
+    """The turn ended with a reply."""
+
+    type: Literal["turn_finished"] = field(default="turn_finished", init=False)
+    turn_id: str
+    usage: TurnUsage
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorEvent(_Event):
+    """The turn stopped: a cap was hit or the model failed. The typed error follows it.
+
+    Attributes:
+        code: The error's code (`max_model_turns`, `max_turn_seconds`, `model_error`, ...).
+        message: What happened and what to do.
+        error: The typed error itself (not part of `to_dict()`).
+    """
+
+    type: Literal["error"] = field(default="error", init=False)
+    turn_id: str
+    code: str
+    message: str
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+
+
+AgentEvent: TypeAlias = (
+    TurnStarted
+    | TextDelta
+    | CellStarted
+    | CellOutput
+    | CellFinished
+    | ReplyEvent
+    | TurnFinished
+    | ErrorEvent
+)
+"""Any event `Agent.run` yields; new kinds may be added, so handle unknown `type`s."""

@@ -1,0 +1,130 @@
+"""The transcript messages an agent stores, and reading them back for a model.
+
+Entries are JSON-shaped and use the original's names, so `clawcell.reply`'s chat-history
+projection reads them as they are:
+
+```text
+{"role": "user", "content": [{"type": "text", "text": …}], "timestamp": ms, "turnId": …}
+{"role": "assistant", "content": [{"type": "text", …}, {"type": "toolCall", "id", "name",
+  "arguments"}], "usage": {"input", "output"}, "stopReason": …, "timestamp": ms, "turnId": …}
+{"role": "toolResult", "toolCallId", "toolName", "content": [{"type": "text", …}],
+  "isError": bool, "timestamp": ms, "turnId": …}
+```
+
+The final assistant message of a turn holds the reply's content blocks (text, canvas).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from ._model import ModelResponse, ToolCall
+
+__all__ = [
+    "arguments_json",
+    "assistant_entry",
+    "final_entry",
+    "message_text",
+    "tool_calls_of",
+    "tool_result_entry",
+    "user_entry",
+]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def user_entry(text: str, *, turn_id: str) -> dict[str, Any]:
+    """A user message."""
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "timestamp": _now_ms(),
+        "turnId": turn_id,
+    }
+
+
+def _usage(response: ModelResponse) -> dict[str, int]:
+    usage: dict[str, int] = {}
+    if response.input_tokens is not None:
+        usage["input"] = response.input_tokens
+    if response.output_tokens is not None:
+        usage["output"] = response.output_tokens
+    return usage
+
+
+def assistant_entry(response: ModelResponse, *, model: str, turn_id: str) -> dict[str, Any]:
+    """An assistant message with its text and tool calls."""
+    content: list[dict[str, Any]] = (
+        [{"type": "text", "text": response.text}] if response.text else []
+    )
+    content.extend(
+        {"type": "toolCall", "id": call.id, "name": call.name, "arguments": _arguments(call)}
+        for call in response.tool_calls
+    )
+    return {
+        "role": "assistant",
+        "content": content,
+        "model": model,
+        "usage": _usage(response),
+        "stopReason": response.stop_reason or "toolUse",
+        "timestamp": _now_ms(),
+        "turnId": turn_id,
+    }
+
+
+def final_entry(
+    response: ModelResponse, content: Iterable[Mapping[str, Any]], *, model: str, turn_id: str
+) -> dict[str, Any]:
+    """The turn's last assistant message, holding the reply's content blocks."""
+    return {
+        "role": "assistant",
+        "content": [dict(block) for block in content],
+        "model": model,
+        "usage": _usage(response),
+        "stopReason": response.stop_reason or "stop",
+        "timestamp": _now_ms(),
+        "turnId": turn_id,
+    }
+
+
+def tool_result_entry(call: ToolCall, text: str, *, is_error: bool, turn_id: str) -> dict[str, Any]:
+    """The answer to one tool call, as the model will read it."""
+    return {
+        "role": "toolResult",
+        "toolCallId": call.id,
+        "toolName": call.name,
+        "content": [{"type": "text", "text": text}],
+        "isError": is_error,
+        "timestamp": _now_ms(),
+        "turnId": turn_id,
+    }
+
+
+def _arguments(call: ToolCall) -> dict[str, Any] | str:
+    return call.arguments if isinstance(call.arguments, str) else dict(call.arguments)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text blocks of a stored message, joined (other blocks are left out)."""
+    blocks = cast(Sequence[Mapping[str, Any]], message.get("content") or ())
+    return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+
+
+def tool_calls_of(message: Mapping[str, Any]) -> list[ToolCall]:
+    """The `toolCall` blocks of a stored assistant message."""
+    blocks = cast(Sequence[Mapping[str, Any]], message.get("content") or ())
+    return [
+        ToolCall(id=str(b["id"]), name=str(b["name"]), arguments=b.get("arguments") or {})
+        for b in blocks
+        if b.get("type") == "toolCall"
+    ]
+
+
+def arguments_json(arguments: Mapping[str, Any] | str) -> str:
+    """A call's arguments as the JSON text OpenAI's APIs carry."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

@@ -1,0 +1,232 @@
+"""The turn loop: one user message in, events out, the transcript appended as it goes.
+
+model call → its tool calls answered by cells, in order → the results appended → the next
+model call, until the model answers without tool calls (the reply) or a cap is hit. Every
+model call's assistant message is stored together with the results of all its tool calls, so
+the stored transcript is always one a model API accepts, also after an error: calls the turn
+could not answer get an error result saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ModelError, TurnLimitError
+from ..reply import build_reply
+from ..store import SessionStore
+from ._cells import CellCall
+from ._events import AgentEvent, ErrorEvent, ReplyEvent, TextDelta, TurnFinished, TurnStarted
+from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._session import Session
+from ._tracing import Span, Tracing
+from ._transcript import assistant_entry, final_entry, tool_result_entry, user_entry
+from ._usage import UsageCounter
+
+__all__ = ["Turn", "TurnSettings"]
+
+_NOT_RUN = "not run: the agent turn stopped before this call."
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnSettings:
+    """The loop's configuration, shared by every turn of an agent."""
+
+    model: Model
+    store: SessionStore
+    instructions: str
+    max_model_turns: int
+    max_turn_seconds: float
+    tracing: Tracing
+
+
+class Turn:
+    """One user message's turn in one session."""
+
+    def __init__(
+        self, settings: TurnSettings, session: Session, text: str, message_id: str | None
+    ) -> None:
+        self._settings = settings
+        self._session = session
+        self._text = text
+        self._message_id = message_id
+        self._turn_id = f"turn_{uuid.uuid4().hex}"
+        self._usage = UsageCounter()
+        self._messages: list[dict[str, Any]] = []
+        self._deadline = 0.0
+
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
+        """Run the turn; see `Agent.run`."""
+        settings, session_id = self._settings, self._session.session_id
+        self._deadline = asyncio.get_running_loop().time() + settings.max_turn_seconds
+        if self._session.transcript is None:
+            self._session.transcript = await settings.store.read_transcript(session_id)
+        self._messages = self._session.transcript
+        self._session.media.clear()
+        await self._append([user_entry(self._text, turn_id=self._turn_id)])
+        span = settings.tracing.start(
+            "clawcell.agent.turn",
+            {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},
+        )
+        try:
+            yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text)
+            async with aclosing(self._loop(span)) as events:
+                async for event in events:
+                    yield event
+            self._end(span)
+        except (ModelError, TurnLimitError) as exc:
+            self._end(span, exc.code, exc.message)
+            yield ErrorEvent(turn_id=self._turn_id, code=exc.code, message=exc.message, error=exc)
+            raise
+        finally:
+            self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
+
+    def _end(self, span: Span, code: str | None = None, message: str | None = None) -> None:
+        if not span.ended:
+            span.set(self._usage.attributes())
+            span.end(failure_code=code, message=message)
+
+    async def _loop(self, span: Span) -> AsyncGenerator[AgentEvent, None]:
+        for _ in range(self._settings.max_model_turns):
+            response: ModelResponse | None = None
+            async with aclosing(self._call_model(span)) as model_events:
+                async for event in model_events:
+                    if isinstance(event, ModelResponse):
+                        response = event
+                    else:
+                        yield event
+            if response is None:  # _call_model raises instead; this keeps pyright informed
+                return
+            if not response.tool_calls:
+                for event in await self._finish(response):
+                    yield event
+                return
+            async with aclosing(self._answer(response, span)) as cell_events:
+                async for event in cell_events:
+                    yield event
+        raise TurnLimitError(
+            f"the turn reached its cap of {self._settings.max_model_turns} model turns "
+            "(`max_model_turns`) without a final answer; raise it with "
+            "`Agent(max_model_turns=...)` or ask for less in one message.",
+            code="max_model_turns",
+        )
+
+    async def _call_model(self, span: Span) -> AsyncGenerator[TextDelta | ModelResponse, None]:
+        model = self._settings.model
+        request = ModelRequest(
+            instructions=self._settings.instructions,
+            messages=tuple(self._messages),
+            tools=tuple(self._session.mode.model_tools(model.tool_style)),
+        )
+        call_span = span.child("clawcell.model.call", {"clawcell.model": model.name})
+        self._usage.model_turns += 1
+        stream = model.stream(request)
+        try:
+            while (event := await self._next_model_event(stream)) is not None:
+                if isinstance(event, ModelText):
+                    if event.text:
+                        yield TextDelta(turn_id=self._turn_id, text=event.text)
+                    continue
+                self._usage.add(event)
+                call_span.set(_usage_attributes(event))
+                call_span.end()
+                yield event
+                return
+        except (ModelError, TurnLimitError) as exc:
+            call_span.end(failure_code=exc.code, message=exc.message)
+            raise
+        finally:
+            await _aclose(stream)
+            call_span.end(failure_code="cancelled")  # no-op after an end
+        call_span.end(failure_code="model_error")
+        raise ModelError(f"the model {model.name!r} ended its stream without a response.")
+
+    async def _next_model_event(self, stream: AsyncIterator[Any]) -> Any | None:
+        try:
+            async with asyncio.timeout_at(self._deadline):
+                return await anext(stream)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            raise self._wall_time_error() from None
+
+    async def _answer(
+        self, response: ModelResponse, span: Span
+    ) -> AsyncGenerator[AgentEvent, None]:
+        model = self._settings.model.name
+        entries = [assistant_entry(response, model=model, turn_id=self._turn_id)]
+        calls = list(response.tool_calls)
+        try:
+            while calls:
+                cell = CellCall(self._session.mode, calls[0], turn_id=self._turn_id, span=span)
+                yield cell.started()
+                self._usage.cells += 1
+                try:
+                    async with aclosing(cell.events(self._deadline)) as events:
+                        async for event in events:
+                            yield event
+                finally:
+                    self._usage.tool_calls += cell.tool_calls
+                    entries.append(self._result(calls.pop(0), cell))
+        except TimeoutError:
+            raise self._wall_time_error() from None
+        finally:
+            entries.extend(self._not_run(calls))
+            await self._append(entries)
+
+    def _result(self, call: ToolCall, cell: CellCall) -> dict[str, Any]:
+        return tool_result_entry(
+            call, cell.result_text, is_error=cell.is_error, turn_id=self._turn_id
+        )
+
+    def _not_run(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
+        return [tool_result_entry(c, _NOT_RUN, is_error=True, turn_id=self._turn_id) for c in calls]
+
+    async def _finish(self, response: ModelResponse) -> list[AgentEvent]:
+        reply = build_reply(
+            response.text,
+            tool_media=self._session.media,
+            current_message_id=self._message_id,
+        )
+        model = self._settings.model.name
+        await self._append(
+            [final_entry(response, reply.content, model=model, turn_id=self._turn_id)]
+        )
+        return [
+            ReplyEvent(
+                turn_id=self._turn_id,
+                payloads=tuple(dict(p) for p in reply.payloads),
+                content=reply.content,
+                is_silent=reply.is_silent,
+            ),
+            TurnFinished(turn_id=self._turn_id, usage=self._usage.snapshot()),
+        ]
+
+    async def _append(self, entries: list[dict[str, Any]]) -> None:
+        await self._settings.store.append_transcript(self._session.session_id, entries)
+        self._messages.extend(entries)
+
+    def _wall_time_error(self) -> TurnLimitError:
+        return TurnLimitError(
+            f"the turn reached its wall-clock cap of {self._settings.max_turn_seconds!r} s "
+            "(`max_turn_seconds`); raise it with `Agent(max_turn_seconds=...)` or ask for "
+            "less in one message.",
+            code="max_turn_seconds",
+        )
+
+
+def _usage_attributes(response: ModelResponse) -> Mapping[str, int | None]:
+    return {
+        "clawcell.model.input_tokens": response.input_tokens,
+        "clawcell.model.output_tokens": response.output_tokens,
+    }
+
+
+async def _aclose(stream: AsyncIterator[Any]) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()

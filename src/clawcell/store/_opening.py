@@ -1,0 +1,30 @@
+"""`open_store`: one string names a durable store, a file path or a PostgreSQL URL."""
+
+from __future__ import annotations
+
+import os
+
+from ._postgres import PostgresStore
+from ._sqlite import SQLiteStore
+
+__all__ = ["POSTGRES_SCHEMES", "open_store"]
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def open_store(
+    target: str | os.PathLike[str], *, schema: str = "clawcell"
+) -> SQLiteStore | PostgresStore:
+    """The durable store `target` names, for `--store` options and configuration files.
+
+    Args:
+        target: A `postgresql://` (or `postgres://`) URL for a `PostgresStore`; anything else
+            is the path of an `SQLiteStore` file.
+        schema: The PostgreSQL schema, for a URL.
+
+    Nothing is opened until the store's first call.
+    """
+    text = os.fspath(target)
+    if text.startswith(POSTGRES_SCHEMES):
+        return PostgresStore(text, schema=schema)
+    return SQLiteStore(text)

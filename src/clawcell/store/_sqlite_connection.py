@@ -1,0 +1,139 @@
+"""Opening an `SQLiteStore` file: connection settings, versioned schema and write transactions.
+
+The schema is a list of migrations; migration *n* takes a file from version *n − 1* to *n*.
+On open, every missing migration runs in one `BEGIN IMMEDIATE` transaction (so two
+processes opening an old file at once upgrade it once), each recorded in `schema_version`;
+`PRAGMA user_version` mirrors the version so that clawcell 0.1, which knew only that
+pragma, refuses an upgraded file instead of misreading it. Version 1 is clawcell 0.1's
+schema (entries and runs); files from before `schema_version` existed are read by their
+`user_version`. Version 2 adds transcripts, documents and the lease columns of `runs`;
+version 3 saved results.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from ..errors import ConfigurationError
+
+__all__ = ["SCHEMA_VERSION", "connect", "write"]
+
+_V1: Final = (
+    """CREATE TABLE IF NOT EXISTS entries (
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        json TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        network_content INTEGER NOT NULL,
+        PRIMARY KEY (session_id, key)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        blob BLOB NOT NULL,
+        meta TEXT NOT NULL,
+        saved_at REAL NOT NULL,
+        PRIMARY KEY (session_id, run_id)
+    )""",
+)
+_V2: Final = (
+    # `IF NOT EXISTS`: early version-1 files of this branch already had these three tables.
+    """CREATE TABLE IF NOT EXISTS sessions (
+        session_id TEXT PRIMARY KEY,
+        updated_at REAL NOT NULL,
+        entries INTEGER NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS transcripts (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        entry TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS documents (
+        ref TEXT NOT NULL,
+        path TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (ref, path)
+    )""",
+    "ALTER TABLE runs ADD COLUMN expires_at REAL",
+    "ALTER TABLE runs ADD COLUMN owner TEXT",
+    "ALTER TABLE runs ADD COLUMN lease_expires_at REAL",
+    "ALTER TABLE runs ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE runs ADD COLUMN revision INTEGER NOT NULL DEFAULT 1",
+    """UPDATE runs SET expires_at = json_extract(meta, '$.expiresAt')
+        WHERE json_type(meta, '$.expiresAt') IN ('integer', 'real')""",
+    "CREATE INDEX runs_by_expiry ON runs (expires_at) WHERE expires_at IS NOT NULL",
+)
+_V3: Final = (
+    """CREATE TABLE results (
+        scope TEXT NOT NULL,
+        result_id TEXT NOT NULL,
+        json TEXT NOT NULL,
+        expires_at REAL,
+        PRIMARY KEY (scope, result_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX results_by_expiry ON results (expires_at) WHERE expires_at IS NOT NULL",
+)
+MIGRATIONS: Final = (_V1, _V2, _V3)
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+
+@contextmanager
+def write(conn: sqlite3.Connection) -> Generator[None]:
+    """One write transaction that holds the write lock from its start."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def connect(path: Path, *, timeout: float, synchronous: str) -> tuple[sqlite3.Connection, int]:
+    """Open (creating when missing) the database at the current schema.
+
+    Returns:
+        The connection and the schema version the file had before (0 for a new file).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        with write(conn):
+            found = _version(conn)
+            if found > SCHEMA_VERSION:
+                raise ConfigurationError(
+                    f"Session store {str(path)!r} has schema version {found}, "
+                    f"newer than this clawcell's {SCHEMA_VERSION}; upgrade clawcell."
+                )
+            _migrate(conn, found)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, found
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL)"
+    )
+    recorded = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+    pragma = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return max(pragma, int(recorded or 0))
+
+
+def _migrate(conn: sqlite3.Connection, found: int) -> None:
+    for version in range(found + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[version - 1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, time.time()))
+    if found < SCHEMA_VERSION:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

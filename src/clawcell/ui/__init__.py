@@ -1,0 +1,40 @@
+"""The web Control UI: chat with rich replies, hosted canvases, live cells and a playground.
+
+Needs the `[ui]` extra (`pip install 'clawcell[ui]'`). Start with `create_app(agent, settings)`
+or `clawcell serve`. See `docs/ui.md`.
+"""
+
+from __future__ import annotations
+
+try:
+    import jinja2 as _jinja2
+    import markdown_it as _markdown_it
+    import nh3 as _nh3
+    import starlette as _starlette
+except ImportError as exc:
+    raise ImportError(
+        f"clawcell.ui needs the [ui] extra ({exc.name} is missing): pip install 'clawcell[ui]'"
+    ) from exc
+
+from ._app import create_app
+from ._command import configure, run
+from ._documents import canvas_tool
+from ._protocol import AgentEvent, CellRunner, ChatAgent, DocumentStore, SessionSummary
+from ._settings import EmbedSandbox, UiSettings, load_settings
+
+__all__ = [
+    "AgentEvent",
+    "CellRunner",
+    "ChatAgent",
+    "DocumentStore",
+    "EmbedSandbox",
+    "SessionSummary",
+    "UiSettings",
+    "canvas_tool",
+    "configure",
+    "create_app",
+    "load_settings",
+    "run",
+]
+
+del _jinja2, _markdown_it, _nh3, _starlette

@@ -1,0 +1,234 @@
+"""`create_app`: the Control UI as a Starlette ASGI application.
+
+Pages are rendered on the server; the browser runs three small ES modules from `/static/`.
+Every response passes the `Guard` (Host, token, CSRF); pages carry a strict CSP without
+inline script.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Final, cast
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..reply import project_chat_display_messages
+from ._documents import document_route
+from ._media import MEDIA_PATH, MediaRoots, media_route
+from ._playground import EXAMPLE_CELL, playground_events
+from ._protocol import ChatAgent, DocumentStore
+from ._render import Renderer, with_delivery_facts
+from ._security import CAP_PREFIX, Guard, Secrets
+from ._settings import UiSettings
+from ._stream import TurnStream, sse_message, stream_turn
+from ._templates import STATIC_DIR, fragment, render_template
+
+__all__ = ["create_app", "page_csp"]
+
+MAX_MESSAGE_CHARS: Final = 100_000
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+_DOCUMENTS: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
+
+
+def page_csp(settings: UiSettings) -> str:
+    """The Content-Security-Policy of the app's pages (no inline script, no plugins)."""
+    frames = "'self' http: https:" if settings.allow_external_embed_urls else "'self'"
+    return (
+        "default-src 'none'; script-src 'self'; style-src 'self'; "
+        "img-src 'self' https: data:; media-src 'self' https: data:; "
+        f"frame-src {frames}; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'"
+    )
+
+
+class _Ui:
+    """The request handlers, sharing the agent, settings and secrets."""
+
+    def __init__(
+        self, agent: ChatAgent, settings: UiSettings, documents: DocumentStore | None
+    ) -> None:
+        self.agent, self.settings, self.documents = agent, settings, documents
+        self.secrets = Secrets(token=settings.token)
+        self.media = MediaRoots(settings.media_roots)
+        self.csp = page_csp(settings)
+
+    def renderer(self, request: Request) -> Renderer:
+        host = f"{str(request.base_url).rstrip('/')}{CAP_PREFIX}{self.secrets.canvas_cap}"
+        return Renderer(settings=self.settings, media=self.media, canvas_host_url=host)
+
+    def page(self, name: str, **context: Any) -> HTMLResponse:
+        html = render_template(name, csrf=self.secrets.csrf, settings=self.settings, **context)
+        return HTMLResponse(html, headers={"content-security-policy": self.csp})
+
+    async def chat(self, request: Request) -> Response:
+        sessions = list(await self.agent.sessions())
+        default = sessions[0].session_id if sessions else "main"
+        session_id = request.query_params.get("session", default)
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        messages = self.renderer(request).messages(await self._history(session_id))
+        return self.page(
+            "chat.html", page="chat", sessions=sessions, session_id=session_id, messages=messages
+        )
+
+    async def _history(self, session_id: str) -> list[dict[str, Any]]:
+        """The projected history, with delivery facts kept when the raw transcript is there."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        if transcript is None:
+            return await self.agent.history(session_id)
+        stored = await transcript(session_id)
+        return project_chat_display_messages(with_delivery_facts(stored))
+
+    async def playground(self, request: Request) -> Response:
+        session_id = request.query_params.get("session", "playground")
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        tools = _tool_names(self.agent.mode(session_id))
+        return self.page(
+            "playground.html",
+            page="playground",
+            session_id=session_id,
+            tools=tools,
+            example=EXAMPLE_CELL,
+        )
+
+    async def list_sessions(self, request: Request) -> Response:
+        sessions = await self.agent.sessions()
+        return JSONResponse(
+            [{"sessionId": s.session_id, "updatedAt": s.updated_at} for s in sessions]
+        )
+
+    async def history(self, request: Request) -> Response:
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        return JSONResponse(await self._history(session_id))
+
+    async def turn(self, request: Request) -> Response:
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        body = await _json_body(request)
+        text = body.get("text") if body is not None else None
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
+            return _bad_request(
+                f'the body must be JSON `{{"text": …}}` with 1–{MAX_MESSAGE_CHARS} '
+                f"characters, got {text!r:.80}."
+            )
+        stream = TurnStream(renderer=self.renderer(request), container="transcript")
+        return _sse(self._turn_events(session_id, text, stream))
+
+    async def _turn_events(
+        self, session_id: str, text: str, stream: TurnStream
+    ) -> AsyncIterator[str]:
+        user = stream.renderer.message({"role": "user", "content": text})
+        html = fragment("message", value=user)
+        yield sse_message("user", {"ops": [{"op": "append", "target": "transcript", "html": html}]})
+        async for message in stream_turn(self.agent.run(session_id, text), stream):
+            yield message
+
+    async def play(self, request: Request) -> Response:
+        tool = request.path_params["tool"]
+        if tool not in ("exec", "wait"):
+            return JSONResponse({"error": f"no playground tool {tool!r}"}, status_code=404)
+        body = await _json_body(request) or {}
+        session_id = body.get("session", "playground")
+        if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        key = "code" if tool == "exec" else "runId"
+        if not isinstance(body.get(key), str):
+            return _bad_request(f"`{tool}` needs a string `{key}`, got {body.get(key)!r:.80}.")
+        runner = self.agent.mode(session_id)
+        return _sse(playground_events(runner, tool, {key: body[key]}))
+
+    def routes(self) -> list[Route | Mount]:
+        documents: list[Route | Mount] = []
+        if self.documents is not None:
+            endpoint = document_route(self.documents, self.settings.embed_sandbox)
+            documents = [
+                Route(_DOCUMENTS, endpoint, methods=["GET"]),
+                Route(CAP_PREFIX + "{cap}" + _DOCUMENTS, endpoint, methods=["GET"]),
+            ]
+        return [
+            Route("/", self.chat, methods=["GET"]),
+            Route("/playground", self.playground, methods=["GET"]),
+            Route("/api/sessions", self.list_sessions, methods=["GET"]),
+            Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
+            Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
+            Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
+            Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
+            Mount("/static", StaticFiles(directory=STATIC_DIR)),
+            *documents,
+        ]
+
+
+def _tool_names(runner: object) -> list[str]:
+    catalog = getattr(runner, "catalog", None)
+    entries: list[dict[str, Any]] = catalog.all() if catalog is not None else []
+    return sorted(str(entry.get("callableName")) for entry in entries)
+
+
+async def _json_body(request: Request) -> dict[str, Any] | None:
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        return None
+    return cast(dict[str, Any], body) if isinstance(body, dict) else None
+
+
+def _bad_request(message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=400)
+
+
+def _bad_session(session_id: object) -> Response:
+    return _bad_request(
+        f"session id {session_id!r:.80} is not allowed; use 1–128 letters, digits, `_.:-`."
+    )
+
+
+def _sse(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(
+        events,
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+def create_app(
+    agent: ChatAgent,
+    settings: UiSettings | None = None,
+    *,
+    documents: DocumentStore | None = None,
+) -> Starlette:
+    """The Control UI for `agent` as an ASGI app (serve it with uvicorn).
+
+    Args:
+        agent: The agent to chat with (`clawcell.agent.Agent`, or anything with its shape).
+        settings: Bind address, token, embed and media policy; defaults when omitted (with a
+            fresh random token: read it from `settings.token`).
+        documents: Where hosted canvas documents live; the agent's `store` when omitted and
+            it can hold documents. Without one, canvas URLs answer 404.
+    """
+    settings = settings or UiSettings()
+    store: object = getattr(agent, "store", None)
+    if documents is None and _holds_documents(store):
+        documents = cast(DocumentStore, store)
+    ui = _Ui(agent, settings, documents)
+    app = Starlette(routes=ui.routes())
+    app.state.ui_settings = settings
+    app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
+    return app
+
+
+def _holds_documents(store: object) -> bool:
+    return callable(getattr(store, "get_document_file", None)) and callable(
+        getattr(store, "put_document", None)
+    )

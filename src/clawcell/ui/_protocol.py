@@ -1,0 +1,87 @@
+"""The seams the UI consumes: an agent to chat with, its events, and a canvas document store.
+
+`clawcell.agent.Agent` and every `SessionStore` backend satisfy these structurally; tests and
+the demo use doubles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from .. import CellUpdate
+
+__all__ = ["AgentEvent", "CellRunner", "ChatAgent", "DocumentStore", "SessionSummary"]
+
+
+class AgentEvent(Protocol):
+    """One event of a turn (`turn_started`, `text_delta`, `cell_started`, …)."""
+
+    @property
+    def type(self) -> str:
+        """The event's type name."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as camelCase JSON data."""
+        ...
+
+
+class SessionSummary(Protocol):
+    """A session in the session list (`clawcell.store.SessionInfo` fits)."""
+
+    @property
+    def session_id(self) -> str:
+        """The session id."""
+        ...
+
+    @property
+    def updated_at(self) -> float:
+        """When it last changed, in seconds since the epoch."""
+        ...
+
+
+class CellRunner(Protocol):
+    """What the playground runs cells with (`clawcell.CodeMode` fits)."""
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        on_update: Callable[[CellUpdate], None] | None = None,
+    ) -> dict[str, Any]:
+        """Answer an `exec` or `wait` call with its envelope, reporting progress."""
+        ...
+
+
+class ChatAgent(Protocol):
+    """The agent the chat view talks to (`clawcell.agent.Agent` fits)."""
+
+    def run(self, session_id: str, text: str) -> AsyncIterator[AgentEvent]:
+        """Run one turn, yielding its events as they happen."""
+        ...
+
+    async def history(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's transcript, projected for display."""
+        ...
+
+    async def sessions(self) -> Sequence[SessionSummary]:
+        """Sessions that have a transcript, most recently updated first."""
+        ...
+
+    def mode(self, session_id: str) -> CellRunner:
+        """The session's Code Mode runtime."""
+        ...
+
+
+class DocumentStore(Protocol):
+    """Hosted canvas documents (every `SessionStore` backend fits)."""
+
+    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
+        """Create or replace a whole document (relative path → bytes; `index.html` required)."""
+        ...
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        """One file of a document, or `None`."""
+        ...

@@ -1,0 +1,146 @@
+"""`UiSettings`: how `clawcell serve` binds, authenticates and renders embeds and media.
+
+Read from the `[ui]` table of `clawcell.toml` with the Control UI's camelCase names
+(`embedSandbox`, `allowExternalEmbedUrls`, `mediaRoots`) or built directly in Python.
+Defaults are the spec's: `embedSandbox = "scripts"`, external embed URLs blocked.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, cast
+
+from ..errors import ConfigurationError
+
+__all__ = ["EmbedSandbox", "UiSettings", "load_settings"]
+
+EmbedSandbox = Literal["strict", "scripts", "trusted"]
+
+_SANDBOXES: Final = ("strict", "scripts", "trusted")
+_KEYS: Final = {
+    "host": "host",
+    "port": "port",
+    "token": "token",
+    "embedSandbox": "embed_sandbox",
+    "allowExternalEmbedUrls": "allow_external_embed_urls",
+    "mediaRoots": "media_roots",
+    "allowedHosts": "allowed_hosts",
+    "agent": "agent",
+}
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UiSettings:
+    """Settings of the web Control UI.
+
+    Attributes:
+        host: The address to bind; loopback (`127.0.0.1`) by default.
+        port: The TCP port; `0` picks a free one.
+        token: The access token every request must carry (`?token=` once, then a cookie);
+            a fresh random one when omitted.
+        embed_sandbox: The iframe sandbox tier for canvases (`strict`, `scripts`, `trusted`).
+        allow_external_embed_urls: Whether absolute `http(s)` embed URLs may render
+            (dangerous; prefer hosted canvases).
+        media_roots: Directories local media may be served from; empty serves none.
+        allowed_hosts: Extra `Host` header names accepted besides the bind address,
+            `localhost` and `127.0.0.1` (for a reverse proxy).
+        agent: `module:attribute` of a callable returning the agent to serve (the config
+            file's way to name it); unused by `create_app`.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8787
+    token: str = field(default_factory=_new_token)
+    embed_sandbox: EmbedSandbox = "scripts"
+    allow_external_embed_urls: bool = False
+    media_roots: tuple[Path, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    agent: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.embed_sandbox not in _SANDBOXES:
+            raise ConfigurationError(
+                f"`embedSandbox` must be one of 'strict', 'scripts' or 'trusted', "
+                f"got {self.embed_sandbox!r}."
+            )
+        if isinstance(cast(object, self.port), bool) or not 0 <= self.port <= 65535:
+            raise ConfigurationError(f"`port` must be an integer 0–65535, got {self.port!r}.")
+        if len(self.token) < 16:
+            raise ConfigurationError(
+                f"`token` must be at least 16 characters, got {len(self.token)}; "
+                "omit it to get a random one."
+            )
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether the bind address is a loopback address (or `localhost`)."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> UiSettings:
+        """Build settings from a `[ui]` table (camelCase or snake_case keys).
+
+        Raises:
+            ConfigurationError: for an unknown key or a value of the wrong type.
+        """
+        values: dict[str, Any] = {}
+        for key, value in config.items():
+            name = _KEYS.get(key, key if key in _KEYS.values() else None)
+            if name is None:
+                known = ", ".join(sorted(_KEYS))
+                raise ConfigurationError(f"unknown `[ui]` setting {key!r}; known: {known}.")
+            values[name] = _coerce(name, value)
+        return cls(**values)
+
+
+def _coerce(name: str, value: object) -> object:
+    if name in ("media_roots", "allowed_hosts"):
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, str) for v in cast(list[object], value)
+        ):
+            raise ConfigurationError(f"`{name}` must be a list of strings, got {value!r}.")
+        items = cast(list[str], value)
+        return tuple(Path(v).expanduser() for v in items) if name == "media_roots" else tuple(items)
+    expected = {"port": int, "allow_external_embed_urls": bool}.get(name, str)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise ConfigurationError(f"`{name}` must be of type {expected.__name__}, got {value!r}.")
+    return value
+
+
+def load_settings(path: Path | None, **overrides: Any) -> UiSettings:
+    """Settings from the `[ui]` table of a TOML file (if given), then `overrides`.
+
+    Raises:
+        ConfigurationError: when the file cannot be read or parsed, or a setting is wrong.
+    """
+    table: dict[str, Any] = {}
+    if path is not None:
+        try:
+            document = tomllib.loads(path.read_text("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigurationError(f"cannot read the config file {str(path)!r}: {exc}") from exc
+        ui = document.get("ui", {})
+        if not isinstance(ui, dict):
+            raise ConfigurationError(f"`[ui]` in {str(path)!r} must be a table, got {ui!r}.")
+        table = cast(dict[str, Any], ui)
+    settings = UiSettings.from_config(table)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return UiSettings(**{**_as_kwargs(settings), **given}) if given else settings
+
+
+def _as_kwargs(settings: UiSettings) -> dict[str, Any]:
+    return {name: getattr(settings, name) for name in _KEYS.values()}

@@ -1,0 +1,169 @@
+"""A turn's events as page operations, sent to the browser over Server-Sent Events.
+
+Every agent event becomes one SSE message `{"event": <event.to_dict()>, "ops": [...]}`; an op
+inserts a server-rendered (autoescaped, sanitized) HTML fragment into an element, replaces
+one, or appends plain text, so the browser code never builds HTML from model output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict, cast
+
+from ._protocol import AgentEvent
+from ._render import Renderer
+from ._templates import fragment
+
+__all__ = ["Op", "TurnStream", "sse_message"]
+
+_IDS = itertools.count(1)
+
+
+class Op(TypedDict, total=False):
+    """One page operation (`append`/`replace` take `html`, `text` takes `text`)."""
+
+    op: Literal["append", "replace", "text"]
+    target: str
+    html: str
+    text: str
+
+
+def sse_message(event_name: str, data: Mapping[str, Any]) -> str:
+    """One Server-Sent Events message (`data:` is compact JSON on one line)."""
+    return f"event: {event_name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _cell_key(data: Mapping[str, Any]) -> str | None:
+    for key in ("cellId", "callId", "toolCallId", "runId"):
+        if isinstance(data.get(key), str):
+            return data[key]
+    return None
+
+
+def _envelope_of(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    envelope = data.get("envelope")
+    if isinstance(envelope, Mapping):
+        return cast(Mapping[str, Any], envelope)
+    # A call rejected outright (`InputError`) has no envelope, only the message.
+    return {"status": "failed", "code": "invalid_input", "error": data.get("error")}
+
+
+@dataclass(kw_only=True)
+class TurnStream:
+    """Renders one turn's events into ops against the turn's container element."""
+
+    renderer: Renderer
+    container: str
+    turn: int = field(default_factory=lambda: next(_IDS))
+    cells: dict[str | None, str] = field(default_factory=dict[str | None, str])
+    last_cell: str | None = None
+    drafts: int = 0
+    draft_text: str | None = None
+
+    def ops(self, data: Mapping[str, Any]) -> list[Op]:
+        """The page operations for one event (its `to_dict()` data)."""
+        kind = data.get("type")
+        if kind == "text_delta":
+            return self._text(str(data.get("text", data.get("delta", ""))))
+        if kind == "cell_started":
+            return self._cell_started(data)
+        if kind == "cell_output":
+            return self._cell_output(data)
+        if kind == "cell_finished":
+            return self._cell_finished(data)
+        if kind == "reply":
+            return self._reply(data)
+        if kind == "error":
+            html = fragment("error", value=data)
+            return [{"op": "append", "target": self.container, "html": html}]
+        return []
+
+    @property
+    def _draft(self) -> str:
+        return f"turn-{self.turn}-draft-{self.drafts}"
+
+    def _text(self, text: str) -> list[Op]:
+        ops: list[Op] = []
+        if self.draft_text is None:
+            self.drafts += 1
+            self.draft_text = ""
+            ops.append({"op": "append", "target": self.container,
+                        "html": fragment("draft", id=self._draft)})  # fmt: skip
+        self.draft_text += text
+        ops.append({"op": "text", "target": self._draft, "text": text})
+        return ops
+
+    def _close_draft(self) -> list[Op]:
+        """Text the model wrote before a cell stays, rendered like the history shows it."""
+        if self.draft_text is None:
+            return []
+        text, self.draft_text = self.draft_text, None
+        message = self.renderer.reply_text(text)
+        html = fragment("message", value=message) if message.items else ""
+        return [{"op": "replace", "target": self._draft, "html": html}]
+
+    def _cell_started(self, data: Mapping[str, Any]) -> list[Op]:
+        ops = self._close_draft()
+        cell = f"cell-{self.turn}-{len(self.cells) + 1}"
+        self.cells[_cell_key(data)] = cell
+        self.last_cell = cell
+        html = fragment("cell", id=cell, value=data)
+        return [*ops, {"op": "append", "target": self.container, "html": html}]
+
+    def _cell_for(self, data: Mapping[str, Any]) -> str | None:
+        return self.cells.get(_cell_key(data), self.last_cell)
+
+    def _cell_output(self, data: Mapping[str, Any]) -> list[Op]:
+        cell = self._cell_for(data)
+        if cell is None:
+            return []
+        html = fragment("output", value=data.get("item"))
+        return [{"op": "append", "target": f"{cell}-output", "html": html}]
+
+    def _cell_finished(self, data: Mapping[str, Any]) -> list[Op]:
+        cell = self._cell_for(data)
+        if cell is None:
+            return []
+        envelope = _envelope_of(data)
+        html = fragment("result", id=cell, value=envelope)
+        ops: list[Op] = [{"op": "replace", "target": f"{cell}-result", "html": html}]
+        if isinstance(envelope.get("output"), list):
+            outputs = fragment("outputs", id=cell, value=envelope)
+            ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
+        return ops
+
+    def _reply(self, data: Mapping[str, Any]) -> list[Op]:
+        ops: list[Op] = []
+        if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
+            ops.append({"op": "replace", "target": self._draft, "html": ""})
+            self.draft_text = None
+        if data.get("isSilent") is True:  # a silent reply (`NO_REPLY`) shows nothing, as in history
+            return ops
+        text = data.get("text")
+        message = (
+            self.renderer.reply_text(text)
+            if isinstance(text, str)
+            else self.renderer.message({"role": "assistant", "content": data.get("content", [])})
+        )
+        html = fragment("message", value=message)
+        ops.append({"op": "append", "target": self.container, "html": html})
+        return ops
+
+
+async def stream_turn(events: AsyncIterator[AgentEvent], stream: TurnStream) -> AsyncIterator[str]:
+    """SSE messages for a turn's events; an exception becomes a final `error` message."""
+    reported = False
+    try:
+        async for event in events:
+            data = event.to_dict()
+            reported = reported or event.type == "error"
+            yield sse_message(event.type, {"event": data, "ops": stream.ops(data)})
+    except Exception as exc:  # the page must learn the turn broke; the server stays up
+        if not reported:  # an agent raises its typed error right after its `error` event
+            data = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
+            data["code"] = getattr(exc, "code", "error")
+            yield sse_message("error", {"event": data, "ops": stream.ops(data)})
+    yield sse_message("done", {"event": {"type": "done"}, "ops": []})

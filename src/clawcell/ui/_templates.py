@@ -1,0 +1,36 @@
+"""The Jinja environment of the UI's server-rendered templates (autoescaped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+__all__ = ["STATIC_DIR", "TEMPLATES", "fragment", "render_template"]
+
+STATIC_DIR: Final = Path(__file__).with_name("static")
+TEMPLATES: Final = Environment(
+    loader=FileSystemLoader(Path(__file__).with_name("templates")),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _pretty(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+TEMPLATES.filters["pretty"] = _pretty
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render one template (or a `{% macro %}` file's fragment) to HTML text."""
+    return TEMPLATES.get_template(name).render(**context)
+
+
+def fragment(name: str, value: object = None, **context: Any) -> str:
+    """One fragment of `_fragments.html` (`message`, `cell`, `output`, `result`, …)."""
+    return render_template("_fragments.html", fragment=name, value=value, **context).strip()

@@ -1,0 +1,67 @@
+"""What the templates draw: plain frozen values, built by `_render` from transcript messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["AttachmentView", "CanvasView", "CellView", "HtmlView", "ItemView", "MessageView"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HtmlView:
+    """Sanitized HTML (rendered Markdown)."""
+
+    kind: Literal["html"] = "html"
+    html: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttachmentView:
+    """A media attachment; `src` is `None` when the media policy refused it."""
+
+    kind: Literal["attachment"] = "attachment"
+    media: Literal["image", "audio", "video", "document"]
+    src: str | None
+    label: str
+    mime_type: str | None
+    voice_note: bool
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanvasView:
+    """A canvas iframe; `src` is `None` when the embed policy refused the URL."""
+
+    kind: Literal["canvas"] = "canvas"
+    src: str | None
+    sandbox: str
+    height: int
+    title: str
+    url: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellView:
+    """A finished `exec`/`wait` call from the transcript: its code and its envelope."""
+
+    kind: Literal["cell"] = "cell"
+    id: str
+    tool: str
+    title: str | None
+    code: str | None
+    run_id: str | None
+    envelope: Mapping[str, Any]
+
+
+ItemView = HtmlView | AttachmentView | CanvasView | CellView
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageView:
+    """One chat message: who said it, what to draw, and the reply target marker."""
+
+    role: str
+    items: tuple[ItemView, ...]
+    reply_target: str | None = None

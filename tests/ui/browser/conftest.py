@@ -1,0 +1,149 @@
+"""A real UI server on 127.0.0.1 (uvicorn in a thread) and Debian's Chromium via Playwright.
+
+Playwright's own browser download is not used: `scripts/ensure-chromium.sh` installs Debian's
+`chromium` and the tests launch it by path. Screenshots go to `build/ui-screenshots/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import shutil
+import socket
+import threading
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+
+from clawcell import Limits, Tool
+from clawcell.agent import Agent, ScriptedModel, ScriptedTurn
+from clawcell.store import MemoryStore
+from clawcell.ui import UiSettings, canvas_tool, create_app
+
+T = TypeVar("T")
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "build" / "ui-screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # the tests run as root in a container
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Running:
+    """A UI server running in its own thread and event loop."""
+
+    base: str
+    settings: UiSettings
+    store: MemoryStore
+    loop: asyncio.AbstractEventLoop
+
+    @property
+    def login_url(self) -> str:
+        return f"{self.base}/?token={self.settings.token}"
+
+    def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the server's loop (its store and agent live there)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
+
+
+AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+
+
+@contextlib.contextmanager
+def serve_agent(factory: AgentFactory, **settings: Any) -> Generator[Running]:
+    """Serve a UI over the agent `factory` yields, on a free loopback port, in a thread."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    ui_settings = UiSettings(port=port, **settings)
+    started: concurrent.futures.Future[tuple[Running, uvicorn.Server]] = concurrent.futures.Future()
+
+    async def main() -> None:
+        async with factory() as agent:
+            app = create_app(agent, ui_settings)
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            loop = asyncio.get_running_loop()
+            running = Running(base=f"http://127.0.0.1:{port}", settings=ui_settings,
+                              store=agent.store, loop=loop)  # fmt: skip
+            started.set_result((running, server))
+            await server.serve(sockets=[sock])
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    running, server = started.result(timeout=120)
+    try:
+        yield running
+    finally:
+        running.loop.call_soon_threadsafe(setattr, server, "should_exit", True)
+        thread.join(timeout=60)
+        sock.close()
+
+
+def serve(
+    turns: Sequence[ScriptedTurn],
+    *,
+    tools: Callable[[MemoryStore], list[Tool]] = lambda store: [canvas_tool(store)],
+    **settings: Any,
+) -> contextlib.AbstractContextManager[Running]:
+    """Serve a UI over an `Agent` replaying `turns` (with the `canvas` tool by default)."""
+
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncGenerator[Agent]:
+        store = MemoryStore()
+        async with Agent(model=ScriptedModel(turns), tools=tools(store), store=store,
+                         limits=Limits(timeout_ms=60_000)) as agent:  # fmt: skip
+            yield agent
+
+    return serve_agent(factory, **settings)
+
+
+@pytest.fixture
+def playwright() -> Iterator[Playwright]:
+    # Per test, not per session: the sync API marks an event loop as running on this thread
+    # while it is open, which would break every later test that calls `asyncio.run`.
+    with sync_playwright() as instance:
+        yield instance
+
+
+@pytest.fixture
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    assert executable, "Debian's chromium is missing: run scripts/ensure-chromium.sh"
+    chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save a screenshot as a test artifact."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def send(page: Page, text: str) -> None:
+    """Type a message, send it and wait until its turn has finished streaming."""
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#composer textarea", text)
+    page.click("#composer button")
+    page.wait_for_selector("body[data-turn=done]")

@@ -1,0 +1,189 @@
+"""Messages to views: markdown sanitizing, attachments, voice notes, reply targets, canvases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clawcell.reply import build_reply
+from clawcell.ui import UiSettings
+from clawcell.ui._markdown import render_markdown
+from clawcell.ui._media import MediaRoots
+from clawcell.ui._render import Renderer
+from clawcell.ui._views import AttachmentView, CanvasView, HtmlView
+
+TOKEN = "t" * 20
+HOST = "http://127.0.0.1:8787/__openclaw__/cap/abc"
+
+
+def _renderer(**settings: Any) -> Renderer:
+    return Renderer(
+        settings=UiSettings(token=TOKEN, **settings), media=MediaRoots([]), canvas_host_url=HOST
+    )
+
+
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        (
+            "<script>window.pwned = 1</script>",
+            "<p>&lt;script&gt;window.pwned = 1&lt;/script&gt;</p>",
+        ),
+        ("<img src=x onerror=alert(1)>", "<p>&lt;img src=x onerror=alert(1)&gt;</p>"),
+        ("[x](javascript:alert(1))", "<p>[x](javascript:alert(1))</p>"),
+        (
+            "[x](https://example.com)",
+            '<p><a href="https://example.com" rel="noopener noreferrer">x</a></p>',
+        ),
+        (
+            "![a](https://cdn.example.com/a.png)",
+            '<p><img src="https://cdn.example.com/a.png" alt="a"></p>',
+        ),
+        ("![a](https://10.0.0.1/a.png)", '<p><img alt="a"></p>'),
+        ("**b** `c`", "<p><strong>b</strong> <code>c</code></p>"),
+    ],
+)
+def test_markdown_is_rendered_and_sanitized(markdown: str, html: str) -> None:
+    assert render_markdown(markdown).strip() == html
+
+
+def test_a_reply_with_media_voice_note_reply_target_and_canvases() -> None:
+    text = (
+        "[[reply_to_current]] Here you go.\n[[audio_as_voice]]\n"
+        "MEDIA:https://cdn.example.com/chart.png\nMEDIA:https://cdn.example.com/note.ogg\n"
+        '[embed ref="cv_a" title="A" height="300" /]\n[embed ref="cv_b" /]'
+    )
+    view = _renderer().reply_text(text)
+    assert view.reply_target == "the current message"
+    html, image, audio, first, second = view.items
+    assert html == HtmlView(html="<p>Here you go.</p>\n")
+    assert image == AttachmentView(
+        media="image",
+        src="https://cdn.example.com/chart.png",
+        label="chart.png",
+        mime_type="image/png",
+        voice_note=False,
+    )
+    assert isinstance(audio, AttachmentView) and audio.voice_note and audio.media == "audio"
+    assert first == CanvasView(
+        src=f"{HOST}/__openclaw__/canvas/documents/cv_a/index.html",
+        sandbox="allow-scripts",
+        height=300,
+        title="A",
+        url="/__openclaw__/canvas/documents/cv_a/index.html",
+    )
+    assert isinstance(second, CanvasView) and second.height == 360 and second.title == "cv_b"
+
+
+@pytest.mark.parametrize(
+    ("tier", "sandbox"),
+    [("strict", ""), ("scripts", "allow-scripts"), ("trusted", "allow-scripts allow-same-origin")],
+)
+def test_the_canvas_sandbox_follows_the_tier(tier: str, sandbox: str) -> None:
+    view = _renderer(embed_sandbox=tier).reply_text('[embed ref="cv_a" /]')
+    assert isinstance(view.items[0], CanvasView) and view.items[0].sandbox == sandbox
+
+
+def test_a_previews_own_strict_ceiling_wins_over_the_tier() -> None:
+    preview = {
+        "kind": "canvas",
+        "url": "/__openclaw__/canvas/documents/x/index.html",
+        "sandbox": "strict",
+    }
+    assert _renderer(embed_sandbox="trusted").canvas(preview).sandbox == ""
+
+
+def test_external_embeds_are_blocked_unless_allowed() -> None:
+    text = '[embed url="https://example.com/board" /]'
+    blocked = _renderer().reply_text(text).items[0]
+    allowed = _renderer(allow_external_embed_urls=True).reply_text(text).items[0]
+    assert isinstance(blocked, CanvasView) and blocked.src is None
+    assert isinstance(allowed, CanvasView) and allowed.src == "https://example.com/board"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[embed url="javascript:window.pwned=1" /]',
+        '[embed url="data:text/html,<script>window.pwned=1</script>" /]',
+        '[embed ref="javascript:alert(1)" /]',
+    ],
+)
+def test_dangerous_embeds_never_become_iframes(text: str) -> None:
+    items = _renderer(allow_external_embed_urls=True).reply_text(text).items
+    assert all(not isinstance(item, CanvasView) or item.src is None for item in items)
+    assert all("<iframe" not in getattr(item, "html", "") for item in items)
+
+
+def test_a_same_origin_path_outside_the_canvas_roots_is_blocked() -> None:
+    view = _renderer().reply_text('[embed url="/__openclaw__/canvas/../api/sessions" /]')
+    assert isinstance(view.items[0], CanvasView) and view.items[0].src is None
+
+
+def test_stored_canvas_blocks_are_not_shown_twice() -> None:
+    reply = build_reply('Look.\n[embed ref="cv_a" /]')
+    view = _renderer().message({"role": "assistant", "content": list(reply.content)})
+    assert [type(item).__name__ for item in view.items] == ["HtmlView", "CanvasView"]
+
+
+def test_a_canvas_block_without_text_still_renders() -> None:
+    block = {
+        "type": "canvas",
+        "preview": {
+            "kind": "canvas",
+            "surface": "assistant_message",
+            "render": "url",
+            "url": "/__openclaw__/canvas/documents/cv_z/index.html",
+        },
+    }
+    view = _renderer().message({"role": "assistant", "content": [block]})
+    assert isinstance(view.items[0], CanvasView) and view.items[0].src is not None
+
+
+def test_refused_media_is_shown_as_refused() -> None:
+    view = _renderer().reply_text("MEDIA:/etc/passwd.png")
+    item = view.items[0]
+    assert isinstance(item, AttachmentView)
+    assert item.src is None and item.refusal == "local file outside the configured media roots"
+
+
+def test_delivery_facts_mark_voice_notes_and_reply_targets_in_history() -> None:
+    message = {
+        "role": "assistant",
+        "content": "MEDIA:https://cdn.example.com/n.ogg",
+        "openclawDelivery": {"audioAsVoice": True, "replyToId": "m-9"},
+    }
+    view = _renderer().message(message)
+    assert view.reply_target == "message m-9"
+    assert isinstance(view.items[0], AttachmentView) and view.items[0].voice_note
+
+
+def test_user_messages_are_markdown_without_directive_processing() -> None:
+    view = _renderer().message({"role": "user", "content": "MEDIA:https://cdn.example.com/a.png"})
+    assert view.items == (HtmlView(html="<p>MEDIA:https://cdn.example.com/a.png</p>\n"),)
+
+
+def test_tool_results_and_empty_messages_are_not_displayed() -> None:
+    views = _renderer().messages(
+        [
+            {"role": "toolResult", "content": "x"},
+            {"role": "assistant", "content": []},
+            {"role": "assistant", "content": "hi"},
+        ]
+    )
+    assert [v.role for v in views] == ["assistant"]
+
+
+def test_video_and_document_attachments_get_a_player_and_a_link() -> None:
+    from clawcell.ui._templates import fragment
+
+    view = _renderer().reply_text(
+        "MEDIA:https://cdn.example.com/clip.mp4\nMEDIA:https://cdn.example.com/q3%20report.pdf"
+    )
+    html = fragment("message", value=view)
+    assert '<video controls preload="metadata" src="https://cdn.example.com/clip.mp4">' in html
+    assert (
+        '<a class="document" href="https://cdn.example.com/q3%20report.pdf" target="_blank" '
+        'rel="noopener noreferrer">q3 report.pdf</a> <span class="mime">application/pdf</span>'
+    ) in html

@@ -1,0 +1,78 @@
+"""`UiSettings`: defaults, the `[ui]` table and refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clawcell import ConfigurationError
+from clawcell.ui import UiSettings, load_settings
+
+
+def test_the_defaults_are_loopback_scripts_tier_and_no_external_embeds() -> None:
+    settings = UiSettings()
+    assert (settings.host, settings.port) == ("127.0.0.1", 8787)
+    assert settings.embed_sandbox == "scripts"
+    assert settings.allow_external_embed_urls is False
+    assert settings.media_roots == ()
+    assert settings.is_loopback
+    assert len(settings.token) >= 32 and settings.token != UiSettings().token
+
+
+def test_the_ui_table_is_read_with_camel_case_names(tmp_path: Path) -> None:
+    config = tmp_path / "clawcell.toml"
+    config.write_text(
+        '[ui]\nport = 9000\nembedSandbox = "strict"\nallowExternalEmbedUrls = true\n'
+        'mediaRoots = ["/srv/media"]\nallowedHosts = ["ui.internal"]\nagent = "app:make"\n'
+    )
+    settings = load_settings(config, port=None, host="::1")
+    assert settings.port == 9000 and settings.host == "::1" and settings.is_loopback
+    assert settings.embed_sandbox == "strict" and settings.allow_external_embed_urls
+    assert settings.media_roots == (Path("/srv/media"),)
+    assert settings.allowed_hosts == ("ui.internal",) and settings.agent == "app:make"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            {"embedSandbox": "loose"},
+            "`embedSandbox` must be one of 'strict', 'scripts' or 'trusted', got 'loose'.",
+        ),
+        ({"port": 70000}, "`port` must be an integer 0–65535, got 70000."),
+        ({"port": "80"}, "`port` must be of type int, got '80'."),
+        (
+            {"allowExternalEmbedUrls": "yes"},
+            "`allow_external_embed_urls` must be of type bool, got 'yes'.",
+        ),
+        ({"mediaRoots": "/srv"}, "`media_roots` must be a list of strings, got '/srv'."),
+        (
+            {"token": "short"},
+            "`token` must be at least 16 characters, got 5; omit it to get a random one.",
+        ),
+        (
+            {"colour": "blue"},
+            "unknown `[ui]` setting 'colour'; known: agent, allowExternalEmbedUrls, allowedHosts, "
+            "embedSandbox, host, mediaRoots, port, token.",
+        ),
+    ],
+)
+def test_bad_settings_are_refused_with_a_clear_message(
+    table: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        UiSettings.from_config(table)
+    assert caught.value.message == message
+
+
+def test_an_unreadable_config_file_is_refused(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[ui\n")
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings(broken)
+    assert caught.value.message.startswith(f"cannot read the config file {str(broken)!r}: ")
+
+
+def test_a_non_loopback_host_is_reported_as_such() -> None:
+    assert not UiSettings(host="0.0.0.0").is_loopback

@@ -1,0 +1,201 @@
+"""A turn over Server-Sent Events: event order, page operations, refusals and failures."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+
+from tests.ui._client import client, post, sse
+from tests.ui._fakes import Event, FakeAgent, Turn, reply_event, reply_turn
+
+
+def test_a_turn_streams_the_user_message_deltas_and_the_rendered_reply() -> None:
+    agent = FakeAgent([reply_turn("Hello **world**")])
+    response = post(client(agent), "/api/sessions/s1/turns", {"text": "hi <b>there</b>"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+    messages = sse(response.text)
+    names = [name for name, _ in messages]
+    assert names == [
+        "user",
+        "turn_started",
+        "text_delta",
+        "text_delta",
+        "reply",
+        "turn_finished",
+        "done",
+    ]
+    user_html = messages[0][1]["ops"][0]["html"]
+    assert "<p>hi &lt;b&gt;there&lt;/b&gt;</p>" in user_html
+    first_delta = messages[2][1]["ops"]
+    assert first_delta[0]["op"] == "append" and 'class="draft"' in first_delta[0]["html"]
+    assert first_delta[1] == {"op": "text", "target": first_delta[1]["target"], "text": "Hello *"}
+    reply_ops = messages[4][1]["ops"]
+    assert reply_ops[0] == {"op": "replace", "target": first_delta[1]["target"], "html": ""}
+    assert "<p>Hello <strong>world</strong></p>" in reply_ops[1]["html"]
+    assert agent.received == [("s1", "hi <b>there</b>")]
+
+
+def test_each_message_carries_the_agent_event_as_sent() -> None:
+    messages = sse(
+        post(client(FakeAgent([reply_turn("ok")])), "/api/sessions/s/turns", {"text": "x"}).text
+    )
+    assert messages[2][1]["event"] == {"type": "text_delta", "text": "o"}
+    assert messages[3][1]["event"] == {"type": "text_delta", "text": "k"}
+
+
+def _cell_turn(envelope: Mapping[str, Any] | None, error: str | None = None) -> Turn:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        yield Event(type="cell_started", fields={"callId": "k", "tool": "exec", "code": "go()"})
+        yield Event(
+            type="cell_output", fields={"callId": "k", "item": {"type": "json", "value": [1]}}
+        )
+        yield Event(
+            type="cell_finished", fields={"callId": "k", "envelope": envelope, "error": error}
+        )
+        yield reply_event("done")
+
+    return turn
+
+
+def _cell_ops(envelope: Mapping[str, Any] | None, error: str | None = None) -> list[str]:
+    agent = FakeAgent([_cell_turn(envelope, error)])
+    messages = sse(post(client(agent), "/api/sessions/s/turns", {"text": "x"}).text)
+    return [op.get("html", "") for _, data in messages for op in data["ops"]]
+
+
+def test_a_cell_card_shows_code_live_output_and_final_value() -> None:
+    envelope = {
+        "status": "completed",
+        "value": {"n": 2},
+        "output": [{"type": "json", "value": [1]}],
+    }
+    html = "\n".join(_cell_ops(envelope))
+    assert '<pre class="cell-code"><code>go()</code></pre>' in html
+    assert '<span class="status status-running">running</span>' in html
+    assert '<li class="out out-json"><pre>[\n  1\n]</pre></li>' in html
+    assert '<span class="status status-completed">completed</span>' in html
+    assert "<pre>{\n  &#34;n&#34;: 2\n}</pre>" in html
+
+
+def test_a_failed_cell_shows_its_code_and_error() -> None:
+    envelope: dict[str, Any] = {
+        "status": "failed",
+        "code": "timeout",
+        "error": "deadline <exceeded>",
+        "output": [],
+    }
+    html = "\n".join(_cell_ops(envelope))
+    assert '<span class="status status-failed">failed · timeout</span>' in html
+    assert '<pre class="cell-error">deadline &lt;exceeded&gt;</pre>' in html
+
+
+def test_a_waiting_cell_says_why_and_how_it_continues() -> None:
+    envelope = {
+        "status": "waiting",
+        "runId": "cm_1",
+        "reason": "yield",
+        "output": [],
+        "pendingToolCalls": [{"id": "bridge:yield:1", "method": "yield"}],
+    }
+    html = "\n".join(_cell_ops(envelope))
+    assert '<span class="status status-waiting">waiting</span>' in html
+    assert "waiting (yield) on <code>yield</code>; continues when the model calls" in html
+    assert '<code class="run-id">cm_1</code>' in html
+
+
+def test_a_truncated_output_shows_the_marker() -> None:
+    marker = {"truncated": True, "omittedBytes": 4640, "guidance": "Rerun.", "prefix": "[{"}
+    html = "\n".join(_cell_ops({"status": "completed", "output": [marker]}))
+    assert "<strong>output truncated</strong>: 4640 bytes omitted. Rerun.<pre>[{</pre>" in html
+
+
+def test_a_rejected_call_without_an_envelope_shows_the_rejection() -> None:
+    html = "\n".join(_cell_ops(None, "code mode run is unavailable or expired."))
+    assert '<span class="status status-failed">failed · invalid_input</span>' in html
+    assert "code mode run is unavailable or expired." in html
+
+
+def test_an_agent_error_event_is_shown_once_even_when_the_agent_then_raises() -> None:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        yield Event(type="error", fields={"code": "max_model_turns", "message": "too many turns"})
+        raise RuntimeError("too many turns")
+
+    messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
+    errors = [
+        op["html"] for _, data in messages for op in data["ops"] if "turn-error" in op["html"]
+    ]
+    assert errors == ['<p class="turn-error">⚠ too many turns (max_model_turns)</p>']
+    assert messages[-1][0] == "done"
+
+
+def test_an_agent_that_raises_ends_the_stream_with_an_error_and_the_server_stays_up() -> None:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        raise ValueError("model exploded")
+        yield Event(type="never")
+
+    agent = FakeAgent([turn, reply_turn("fine")])
+    test_client = client(agent)
+    messages = sse(post(test_client, "/api/sessions/s/turns", {"text": "x"}).text)
+    assert messages[-2][1]["event"] == {
+        "type": "error",
+        "message": "ValueError: model exploded",
+        "code": "error",
+    }
+    assert sse(post(test_client, "/api/sessions/s/turns", {"text": "y"}).text)[-1][0] == "done"
+
+
+@pytest.mark.parametrize("body", [{}, {"text": ""}, {"text": "   "}, {"text": 5}, [1], "x"])
+def test_a_turn_without_text_is_refused(body: object) -> None:
+    response = post(client(), "/api/sessions/s/turns", body)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(
+        'the body must be JSON `{"text": …}` with 1–100000 characters, got '
+    )
+
+
+def test_a_turn_for_a_bad_session_id_is_refused() -> None:
+    response = post(client(), "/api/sessions/a%20b/turns", {"text": "x"})
+    assert response.status_code == 400
+
+
+def test_unknown_event_types_are_passed_through_without_ops() -> None:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        yield Event(type="approval_requested", fields={"tool": "rm"})
+
+    messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
+    assert messages[1] == (
+        "approval_requested",
+        {"event": {"type": "approval_requested", "tool": "rm"}, "ops": []},
+    )
+
+
+def test_text_before_a_cell_stays_rendered_and_the_final_draft_gives_way_to_the_reply() -> None:
+    async def turn(_: str) -> AsyncIterator[Event]:
+        yield Event(type="text_delta", fields={"text": "Let me *check*."})
+        yield Event(type="cell_started", fields={"callId": "k", "code": "1"})
+        yield Event(type="text_delta", fields={"text": "All good."})
+        yield reply_event("All good.")
+
+    messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
+    ops = [op for _, data in messages for op in data["ops"]]
+    drafts = [
+        re.fullmatch(r'<div class="draft" id="(turn-\d+-draft-\d)"></div>', op["html"])
+        for op in ops
+        if op["op"] == "append" and 'class="draft"' in op["html"]
+    ]
+    first, second = (match.group(1) for match in drafts if match is not None)
+    assert first.endswith("-draft-1") and second.endswith("-draft-2")
+    replaced = {op["target"]: op["html"] for op in ops if op["op"] == "replace"}
+    assert "<p>Let me <em>check</em>.</p>" in replaced[first]
+    assert replaced[second] == ""
+
+
+def test_a_silent_reply_renders_nothing_and_removes_its_draft() -> None:
+    messages = sse(post(client(FakeAgent([reply_turn("NO_REPLY")])), "/api/sessions/s/turns",
+                        {"text": "x"}).text)  # fmt: skip
+    reply_ops = next(data["ops"] for name, data in messages if name == "reply")
+    assert len(reply_ops) == 1 and reply_ops[0]["op"] == "replace" and reply_ops[0]["html"] == ""
