@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcell._jsjson import dumps
-from clawcell._output import ModelBudget, OutputLedger
+from clawcell.envelope import ModelBudget, OutputLedger
 
 TELEMETRY = {
     "catalogSize": 8,

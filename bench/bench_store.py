@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcell._jsjson import dumps, utf8_len
-from clawcell._results import describe
+from clawcell.envelope import describe
 from clawcell.store import SessionView, SQLiteStore, StoredValue
 
 RESULTS = Path(__file__).parent / "results" / "store.json"

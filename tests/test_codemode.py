@@ -230,12 +230,59 @@ def test_tool_replies_are_normalised_on_the_host() -> None:
             return {"o": Opaque()}
         return {"t": (1, 2), "nan": float("nan"), "inf": float("-inf"), 3: "int key"}
 
-    code = "return [await odd({}), await odd({ opaque: true })];"
+    code = (
+        "const plain = await odd({});\n"
+        "try { await odd({ opaque: true }); } catch (e) { return [plain, e.code, e.message]; }"
+    )
     value = value_of(code, tools=[Tool(name="odd", execute=odd)])
     assert value[0] == {"t": [1, 2], "nan": None, "inf": None, "3": "int key"}
-    # A reply that is not JSON at all reaches the guest as its string form (spec §4.4).
-    assert isinstance(value[1], str)
-    assert value[1].startswith("{'o': <")
+    # A reply that is not JSON is a tool error naming where and what, never its repr.
+    assert value[1:] == [
+        "tool_error",
+        "value at $.o is not JSON: 'Opaque'; return dicts, lists, strings, numbers, booleans "
+        "or None",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ({"b": b"\x00\xff"}, "value at $.b is not JSON: 'bytes'"),
+        ({"s": {1, 2}}, "value at $.s is not JSON: 'set'"),
+        ([{"k": object()}], "value at $[0].k is not JSON: 'object'"),
+        ({(1, 2): "tuple key"}, "object key (1, 2) at $ is not a string"),
+    ],
+    ids=["bytes", "set", "object", "tuple-key"],
+)
+def test_a_tool_returning_something_that_is_not_json_fails_with_a_tool_error(
+    returned: Any, message: str
+) -> None:
+    async def odd(tool_input: dict[str, Any]) -> Any:
+        return returned
+
+    code = "try { await odd(); return 'accepted'; } catch (e) { return [e.code, e.message]; }"
+    code_value = value_of(code, tools=[Tool(name="odd", execute=odd)])
+    assert code_value[0] == "tool_error"
+    assert code_value[1].startswith(message)
+
+
+def test_a_cyclic_or_very_deep_result_is_refused_without_a_recursion_error() -> None:
+    async def deep(tool_input: dict[str, Any]) -> Any:
+        cyclic: dict[str, Any] = {}
+        cyclic["self"] = cyclic
+        if tool_input.get("cyclic"):
+            return cyclic
+        nested: list[Any] = []
+        for _ in range(5000):
+            nested = [nested]
+        return nested
+
+    code = (
+        "const out = [];\nfor (const cyclic of [true, false]) {\n"
+        "  try { await deep({ cyclic }); out.push('accepted'); } catch (e) { out.push(e.code); }\n"
+        "}\nreturn out;"
+    )
+    assert value_of(code, tools=[Tool(name="deep", execute=deep)]) == ["tool_error"] * 2
 
 
 def test_tool_arguments_that_cannot_be_serialised_reject_the_call() -> None:
@@ -520,7 +567,7 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
     # Expiry is read in whichever module keeps the parked runs; each sees the fake clock.
-    for name in ("clawcell._codemode", "clawcell._runs"):
+    for name in ("clawcell._lifecycle", "clawcell._runs"):
         module = sys.modules.get(name)
         if module is not None and hasattr(module, "time"):
             monkeypatch.setattr(module, "time", SimpleNamespace(**clock))
@@ -725,3 +772,14 @@ def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None
     parked, after = with_mode(body, tools=[Tool(name="slow", execute=slow)])
     assert parked["reason"] == "pending_tools"
     assert after["value"] == 7
+
+
+def test_a_guest_shared_between_runtimes_keeps_nothing_of_the_previous_one() -> None:
+    async def main() -> list[Any]:
+        async with CodeMode() as first:
+            await first.exec("globalThis.secret = 'from the first runtime'; return 1")
+        async with CodeMode() as second:
+            seen = await second.exec("return typeof globalThis.secret")
+        return [seen["status"], seen["value"]]
+
+    assert asyncio.run(main()) == ["completed", "undefined"]

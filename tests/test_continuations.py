@@ -63,7 +63,7 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch, start: float = 1000.0) -> list[f
     now = [start]
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
-    for name in ("clawcell._codemode", "clawcell._runs"):
+    for name in ("clawcell._lifecycle", "clawcell._runs"):
         module = sys.modules[name]
         monkeypatch.setattr(module, "time", SimpleNamespace(**clock))
     return now

@@ -14,6 +14,7 @@ import clawcell.runtime
 import clawcell.store
 
 PACKAGE = [
+    "CellUpdate",
     "ClawcellError",
     "ClosedError",
     "CodeMode",
@@ -43,17 +44,20 @@ RUNTIME = [
     "StepResult",
     "compiled_reactor",
     "run_on_guest_thread",
+    "wire",
 ]
 MODULES = [clawcell, clawcell.catalog, clawcell.reply, clawcell.runtime, clawcell.store]
 
 
 def _public_attributes(module: types.ModuleType) -> set[str]:
-    """Public names bound in `module`, leaving out its submodules and `annotations`."""
+    """Public names bound in `module`, leaving out `annotations` and the submodules it does
+    not export by name (`clawcell.runtime.wire` is one it does)."""
+    exported: set[str] = set(getattr(module, "__all__", ()))
     return {
         name
         for name, value in vars(module).items()
         if not name.startswith("_")
-        and not isinstance(value, types.ModuleType)
+        and (not isinstance(value, types.ModuleType) or name in exported)
         and name != "annotations"
     }
 

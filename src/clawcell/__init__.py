@@ -5,9 +5,10 @@ from __future__ import annotations
 import importlib
 
 from ._codemode import CodeMode
-from ._envelope import render
 from ._limits import Limits
-from ._tool import Tool, ToolResult
+from ._progress import CellUpdate
+from .catalog import Tool, ToolResult
+from .envelope import render
 from .errors import (
     ClawcellError,
     ClosedError,
@@ -25,6 +26,7 @@ from .errors import (
 from .store import MemoryStore, SessionStore, SQLiteStore
 
 __all__ = [
+    "CellUpdate",
     "ClawcellError",
     "ClosedError",
     "CodeMode",

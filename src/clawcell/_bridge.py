@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from ._jsjson import dumps
-from ._results import ResultsStore
+from .envelope import ResultsStore
 from .errors import ClawcellError
 
 __all__ = [
@@ -138,11 +138,14 @@ class Bridge:
         results: Any = None,
         session: Any = None,
         namespaces: NamespaceHost | None = None,
+        network_tool: Callable[[str], bool] | None = None,
     ) -> None:
         self._catalog = catalog
         self._namespaces = namespaces
+        self._network_tool = network_tool
         self.network_derived = False
-        """Set once this run has seen MCP content or metadata (spec §11.7)."""
+        """Set once this run has called a `network` tool or seen MCP content or metadata
+        (spec §11.7)."""
         self._inbox_bytes = inbox_bytes
         self.results = results
         self.session = session
@@ -207,6 +210,10 @@ class Bridge:
         return Reply(id=request_id, ok=True, payload=payload)
 
     def _observe(self, method: str, args: list[Any], value: Any = None) -> None:
+        if self.network_derived:
+            return
+        if method == "callValue" and self._network_tool is not None and args:
+            self.network_derived = self._network_tool(str(args[0]))
         if self._namespaces is not None and not self.network_derived:
             self.network_derived = self._namespaces.touches_network(method, args, value)
 

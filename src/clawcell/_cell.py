@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
+from ._progress import Progress
 from ._requests import RequestLedger
 from .runtime import Guest, GuestTrap, JSException, StepResult
 
@@ -110,6 +111,8 @@ class Cell:
     runner: SegmentRunner | None = None
     _value_ready: bool = False
     _cell_function: int | None = None
+    progress: Progress | None = None
+    """Set for the legs whose caller asked for live updates (`on_update`)."""
     _ledger: RequestLedger = field(init=False)
 
     def __post_init__(self) -> None:
@@ -213,6 +216,8 @@ class Cell:
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)
+        if self.progress is not None and report.output:
+            self.progress.output(report.output)
         for request_id in report.cancelled:
             self._ledger.release(request_id)
             pending = self._pending.pop(request_id, None)
@@ -308,6 +313,8 @@ class Cell:
         task.add_done_callback(lambda _: self._on_done(request_id))
         self._running += 1
         self._pending[request_id] = _Pending(method, args, task=task)
+        if self.progress is not None and method == "callValue":
+            self.progress.tool_started(request_id, str(args[0]))
 
     def _on_done(self, request_id: str) -> None:
         pending = self._pending.get(request_id)
@@ -316,6 +323,7 @@ class Cell:
         self._running -= 1
         self._completed.append(request_id)
         pending.reply = _task_reply(request_id, pending.task)
+        self._report_settled(request_id, pending)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -354,6 +362,12 @@ class Cell:
                 self._running -= 1
                 self._completed.append(request_id)
                 pending.reply = _task_reply(request_id, task)
+                self._report_settled(request_id, pending)
+
+    def _report_settled(self, request_id: str, pending: _Pending) -> None:
+        if self.progress is None or pending.method != "callValue" or pending.reply is None:
+            return
+        self.progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
 
     def _take_replies(self, first: list[str]) -> list[Reply]:
         replies: list[Reply] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 from ._codemode import CodeMode
 from ._limits import Limits
-from ._tool import Tool
+from .catalog import Tool
 from .errors import ClawcellError, ConfigurationError
 
 __all__ = ["main"]

@@ -33,9 +33,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .errors import InputError
+from .runtime import wire
 
 __all__ = [
     "LANGUAGE_MESSAGE",
@@ -48,6 +49,7 @@ __all__ = [
     "format_syntax_error",
     "read_exec_args",
     "read_wait_args",
+    "syntax_error_message",
 ]
 
 MODULE_ACCESS_MESSAGE = "code mode module access is disabled."
@@ -433,3 +435,26 @@ def _ends_command(following: str) -> bool:
     """Whether the lines after a lone command word do not continue a JavaScript expression."""
     following = following.lstrip()
     return not following or _CONTINUATION.match(following) is None
+
+
+_USER_FILE: Final = wire.USER_FILE + ":"
+
+
+def syntax_error_message(text: str, stack: str, code: str) -> str:
+    """The `invalid_input` message of a cell QuickJS could not parse.
+
+    `text` and `stack` are the parser's exception and its stack; the position is the first
+    user-file frame's, moved up one line for the wrapper's header and clamped to the code.
+    """
+    message = text.removeprefix("SyntaxError: ")
+    line, column = 1, 1
+    for frame in stack.splitlines():
+        at = frame.find(_USER_FILE)
+        if at >= 0:
+            parts = frame[at + len(_USER_FILE) :].rstrip(")").split(":")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                line, column = int(parts[0]) - 1, int(parts[1])
+                break
+    last_line = code.count("\n") + 1
+    line = min(max(line, 1), last_line)
+    return format_syntax_error(message, line, column)

@@ -8,8 +8,7 @@ from typing import Any, cast
 import pytest
 
 from clawcell import Limits, Tool, ToolResult
-from clawcell._tool import ExecutionMode
-from clawcell.catalog import Catalog, HookDecision, ToolCallEvent
+from clawcell.catalog import Catalog, ExecutionMode, HookDecision, ToolCallEvent
 from clawcell.errors import ContractError, InputError, ToolError
 
 

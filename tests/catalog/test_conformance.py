@@ -11,7 +11,7 @@ import pytest
 from clawcell.catalog import Catalog
 from clawcell.errors import ContractError, InputError, ToolError
 
-from ._cases import CASES, case_tools, expected_value, reset_probes
+from ._cases import CASES, case_tools, expected_value
 
 TELEMETRY_KEYS = [
     "catalogSize",
@@ -145,7 +145,6 @@ def test_missing_input_becomes_an_empty_object() -> None:
 
 
 def test_sequential_tool_never_overlaps_itself() -> None:
-    reset_probes()
     catalog = Catalog(case_tools("tools/sequential-execution-mode"))
 
     async def run() -> list[Any]:

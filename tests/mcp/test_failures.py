@@ -67,8 +67,8 @@ def test_a_server_that_cannot_start_is_absent_and_named_in_problems() -> None:
         servers = {"ghost": StdioServer(command="/nonexistent/mcp-server", timeout=5.0)}
         async with CodeMode(mcp_servers=servers) as mode:
             envelope = await mode.exec("return [typeof MCP, Object.keys(namespaces)];")
-            assert mode._mcp is not None  # pyright: ignore[reportPrivateUsage]
-            return value(envelope), mode._mcp.problems  # pyright: ignore[reportPrivateUsage]
+            assert mode._host.mcp is not None  # pyright: ignore[reportPrivateUsage]
+            return value(envelope), mode._host.mcp.problems  # pyright: ignore[reportPrivateUsage]
 
     got, problems = asyncio.run(main())
     assert got == ["undefined", []]

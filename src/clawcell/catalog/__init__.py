@@ -10,15 +10,21 @@ from ._discriminator import define_output_schema
 from ._hints import compact_input_hint, compact_output_hint
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
 from ._model_tools import to_anthropic, to_openai
+from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
 
 __all__ = [
     "AfterToolCall",
     "BeforeToolCall",
     "Binding",
     "Catalog",
+    "ExecutionMode",
     "HookDecision",
+    "JsonValue",
+    "Tool",
     "ToolCallEvent",
     "ToolPlugin",
+    "ToolResult",
+    "ToolSource",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from .._tool import JsonValue, Tool, ToolResult
+from .._jsonvalue import json_value
 from ..errors import ConfigurationError
 from ._contracts import ToolContract
 from ._hints import compact_input_hint, compact_output_hint
-from ._json import as_mapping
 from ._names import NameRequest, assign_callable_names, locale_key
+from ._tool import JsonValue, Tool, ToolResult
 
-__all__ = ["Binding", "build_bindings", "guest_value", "json_safe"]
+__all__ = ["Binding", "build_bindings", "guest_value"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,55 +111,8 @@ def build_bindings(tools: Sequence[Tool], *, reserved: Sequence[str] = ()) -> tu
     return tuple(bindings)
 
 
-def _default(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    mapping = as_mapping(value)
-    if mapping is not None:
-        return dict(mapping)
-    if isinstance(value, tuple | set | frozenset):
-        return list(cast("tuple[Any, ...]", value))
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _flat_copy(value: Any) -> dict[str, Any] | None:
-    """A copy of a small flat object with string keys and finite scalar values, else `None`.
-
-    Most tool inputs and many results look like this; copying them directly skips a JSON
-    round trip on every call.
-    """
-    if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
-        return None
-    items = cast("dict[Any, Any]", value)
-    for key, item in items.items():
-        if type(key) is not str or type(item) not in _SCALARS:
-            return None
-        if type(item) is float and not math.isfinite(item):
-            return None
-    return dict(items)
-
-
-def json_safe(value: Any) -> JsonValue:
-    """A detached JSON copy of a value entering the guest (spec §4.4)."""
-    if value is None or isinstance(value, str | bool):
-        return value
-    flat = _flat_copy(value)
-    if flat is not None:
-        return flat
-    try:
-        return json.loads(json.dumps(value, default=_default))
-    except (TypeError, ValueError, RecursionError):
-        if isinstance(value, BaseException):
-            return {"name": type(value).__name__, "message": str(value)}
-        return str(value)
-
-
 def guest_value(result: ToolResult) -> JsonValue:
     """What the guest receives: `details`, or `{"content": [...]}` for content-only results."""
     if result.details is not None or not result.content:
-        return json_safe(result.details)
-    return {"content": json_safe(list(result.content))}
+        return json_value(result.details)
+    return {"content": json_value(list(result.content))}

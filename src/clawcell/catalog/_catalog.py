@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._jsonvalue import json_value
 from .._limits import Limits
-from .._tool import JsonValue, Tool, ToolResult
 from ..errors import ClawcellError, InputError, ToolError
 from ._api_files import (
     ApiFile,
@@ -23,12 +23,13 @@ from ._api_files import (
     normalize_api_prefix,
     results_api_file,
 )
-from ._bindings import Binding, build_bindings, guest_value, json_safe
+from ._bindings import Binding, build_bindings, guest_value
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
 from ._model_tools import exec_description, exec_tool, to_anthropic, to_openai, wait_tool
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import SearchDocument, SearchIndex, parameter_text
+from ._tool import JsonValue, Tool, ToolResult
 from ._tool_dts import tool_declaration_file
 
 __all__ = ["Catalog"]
@@ -155,9 +156,9 @@ class Catalog:
         described["input"] = binding.input_hint
         if binding.output_hint is not None:
             described["output"] = binding.output_hint
-        described["parameters"] = json_safe(item.parameters or {})
+        described["parameters"] = json_value(item.parameters or {})
         if binding.trusted and item.output_schema is not None:
-            described["outputSchema"] = json_safe(item.output_schema)
+            described["outputSchema"] = json_value(item.output_schema)
         described["callableName"] = binding.callable_name
         return described
 
@@ -209,7 +210,7 @@ class Catalog:
         """
         binding = self._require(callable_name)
         self._counters.calls += 1
-        params = json_safe({} if input is None else input)
+        params = json_value({} if input is None else input)
         contract = binding.contract
         contract.ensure_valid()
         requested = contract.branch(params)
@@ -242,7 +243,7 @@ class Catalog:
                     f"{decision.reason}"
                 )
             if isinstance(decision, HookDecision) and decision.params is not None:
-                params = json_safe(decision.params)
+                params = json_value(decision.params)
         return params
 
     async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:

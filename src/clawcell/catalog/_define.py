@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-from .._tool import ExecutionMode, Tool, ToolResult, ToolSource
 from ..errors import ConfigurationError
+from ._tool import ExecutionMode, Tool, ToolResult, ToolSource
 
 __all__ = ["ToolFactory", "ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"]
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._tool import JsonValue, ToolResult
+from ._tool import JsonValue, ToolResult
 
 __all__ = ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent", "run_maybe_async"]
 

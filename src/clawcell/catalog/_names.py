@@ -12,33 +12,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ..runtime import wire
+
 __all__ = ["NameRequest", "assign_callable_names", "callable_base", "locale_key"]
 
-RESERVED_GLOBAL_NAMES: Final[frozenset[str]] = frozenset(
+RESERVED_GLOBAL_NAMES: Final[frozenset[str]] = wire.GUEST_GLOBALS | frozenset(
     [
+        # Reserved by the original's guest API although clawcell's controller does not define
+        # them, so a catalog names its tools the same way in both.
         "ALL_TOOLS",
-        "API",
-        "MCP",
         "agents",
-        "catalog",
-        "clearTimeout",
         "globalThis",
-        "json",
         "log",
-        "namespaces",
         "nodes",
         "phase",
-        "setTimeout",
         "skills",
-        "text",
         "tools",
-        "yield_control",
-        "results",
-        "store",
-        "load",
         "queueMicrotask",
-        "TextEncoder",
-        "TextDecoder",
         "URL",
         "AggregateError",
         "Array",
@@ -103,7 +93,8 @@ RESERVED_GLOBAL_NAMES: Final[frozenset[str]] = frozenset(
         "unescape",
     ]
 )
-"""Globals a tool may never shadow: the guest API, `results`/`store`/`load` and ES globals."""
+"""Globals a tool may never shadow: the guest API (`wire.GUEST_GLOBALS`), names the original
+reserves, and ES globals."""
 
 RESERVED_WORDS: Final[frozenset[str]] = frozenset(
     [

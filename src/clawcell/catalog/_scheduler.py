@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from .._tool import ExecutionMode
+from ._tool import ExecutionMode
 
 __all__ = ["CallScheduler"]
 

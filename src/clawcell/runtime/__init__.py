@@ -1,7 +1,12 @@
-"""The guest runtime: QuickJS-NG compiled to WASI, run under wasmtime."""
+"""The guest runtime: QuickJS-NG compiled to WASI, run under wasmtime.
+
+`wire` is the host↔guest vocabulary (bridge methods, cell states, step-report keys, file
+names, guest globals) that the controller and the host share.
+"""
 
 from __future__ import annotations
 
+from . import _wire as wire
 from ._guest import Guest, GuestTrap, JSException, StepResult
 from ._module import compiled_reactor
 from ._pool import GuestPool
@@ -15,4 +20,5 @@ __all__ = [
     "StepResult",
     "compiled_reactor",
     "run_on_guest_thread",
+    "wire",
 ]

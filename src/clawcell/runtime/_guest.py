@@ -31,7 +31,14 @@ from ._instance import (
     _memory_cap,  # pyright: ignore[reportPrivateUsage] -- the instance's wasm cap
 )
 from ._module import CompiledReactor
-from ._snapshot import CanonicalImage, GuestState, SnapshotError, decode, encode
+from ._snapshot import (
+    CanonicalImage,
+    GuestState,
+    SnapshotError,
+    decode,
+    encode,
+    encoded_size_bound,
+)
 from ._worker import next_lane
 
 __all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
@@ -107,6 +114,7 @@ class Guest:
         inst.run_jobs()
         inst.gc()
         inst.capture_image()
+        self._pristine = self._entry_points()
 
     # -- host callbacks -------------------------------------------------------------------
 
@@ -130,6 +138,10 @@ class Guest:
         self._step, self._settle = template._step, template._settle  # pyright: ignore[reportPrivateUsage]
         self._describe = template._describe  # pyright: ignore[reportPrivateUsage]
         self._fresh_image = template._fresh_image  # pyright: ignore[reportPrivateUsage]
+        self._pristine = self._entry_points()
+
+    def _entry_points(self) -> tuple[int, int, int, int, int]:
+        return (self._install, self._start, self._step, self._settle, self._describe)
 
     def _on_rejection(self, _ctx: int, promise: int, reason: int, handled: int, _op: int) -> None:
         inst = self.instance
@@ -147,9 +159,14 @@ class Guest:
     # -- cells ------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget the previous cell: restore the pristine image in place."""
+        """Forget the previous cell: restore the pristine image and entry points in place.
+
+        A restored snapshot replaced the entry points with the ones it carried; they must not
+        outlive its run (a forged snapshot would otherwise break every later cell).
+        """
         self._rejections.clear()
         self.instance.reset()
+        (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
 
     def compile(self, code: str) -> int:
         """Parse a cell without running any of it; raises `JSException` for a syntax error.
@@ -210,6 +227,12 @@ class Guest:
             memory=inst.memory_snapshot(), stack_pointer=inst.stack_pointer, meta=meta
         )
         return encode(state, self.canonical())
+
+    def snapshot_bound(self) -> int:
+        """An upper bound of `len(self.snapshot())`, known without taking the snapshot."""
+        # Handles are at most 20 digits each; a rejection entry is three such numbers.
+        meta_bytes = 128 + 72 * len(self._rejections)
+        return encoded_size_bound(self.instance.memory_bytes, meta_bytes)
 
     def restore(self, blob: bytes) -> None:
         """Continue a snapshot in this guest (its previous cell is discarded).

@@ -1,50 +1,105 @@
-"""A small pool of ready guests for one catalog.
+"""Pools of ready guests, shared by every runtime of the process with the same configuration.
 
-Each guest carries the catalog's bindings in its pristine image, so a new cell costs one
-in-place image reset. The pool's first guest is built from scratch (controller, bindings);
-later ones start as copies of its pristine image (about 3 ms instead of 13 ms), which also
-replaces guests dropped because their memory grew. A cell holds its guest from `exec` until
-it completes, fails or parks; concurrent cells get separate guests. Idle guests beyond
-`max_idle` are dropped.
+Each guest carries its catalog's bindings in its pristine image, so a new cell costs one
+in-place image reset. Guests are keyed by their *configuration* (heap limit and install
+configuration: the bindings, MCP servers and pending-call cap): a `GuestPool` takes idle
+guests from the process-wide shelf of its key first, and `close()` puts its idle guests back
+there, so a new `CodeMode` over the same tools starts its first cell on a warm guest instead
+of building one (about 6 ms). The first guest of a key is built from scratch (controller,
+bindings); later ones start as copies of its pristine image (about 3 ms instead of 6), which
+also replaces guests dropped because their memory grew.
+
+A cell holds its guest from `exec` until it completes, fails or parks; concurrent cells get
+separate guests. Idle guests beyond `max_idle` per pool, or `SHELF_GUESTS` per key on the
+shelf, are dropped; the shelf keeps the `SHELF_KEYS` most recently used keys.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Final
 
 from ._guest import Guest
 from ._module import compiled_reactor
 
-__all__ = ["GuestPool"]
+__all__ = ["SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]
+
+SHELF_GUESTS: Final = 4
+SHELF_KEYS: Final = 8
+
+_Key = tuple[int, str]
+
+
+@dataclass
+class _Shelf:
+    template: Guest | None = None
+    idle: list[Guest] = field(default_factory=list[Guest])
+
+
+class _Shelves:
+    """The process-wide idle guests and templates, by configuration (forks start empty)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._shelves: OrderedDict[_Key, _Shelf] = OrderedDict()
+
+    def shelf(self, key: _Key) -> _Shelf:
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's instances belong to its engine
+                self._shelves, self._pid = OrderedDict(), os.getpid()
+            shelf = self._shelves.setdefault(key, _Shelf())
+            self._shelves.move_to_end(key)
+            while len(self._shelves) > SHELF_KEYS:
+                self._shelves.popitem(last=False)
+            return shelf
+
+    def take(self, key: _Key) -> Guest | None:
+        shelf = self.shelf(key)
+        with self._lock:
+            return shelf.idle.pop() if shelf.idle else None
+
+    def put(self, key: _Key, guests: list[Guest]) -> None:
+        shelf = self.shelf(key)
+        with self._lock:
+            room = SHELF_GUESTS - len(shelf.idle)
+            shelf.idle.extend(guests[: max(room, 0)])
+
+
+_SHELVES = _Shelves()
 
 
 class GuestPool:
-    """Hands out guests with the same install configuration."""
+    """Hands out guests with the same configuration."""
 
     def __init__(self, *, memory_limit_bytes: int, install_config: str, max_idle: int = 4) -> None:
         self._memory_limit_bytes = memory_limit_bytes
         self._install_config = install_config
+        self._key: _Key = (memory_limit_bytes, install_config)
         self._idle: list[Guest] = []
         self._max_idle = max_idle
-        self._template: Guest | None = None
         self._pid = os.getpid()
 
     def acquire(self) -> Guest:
-        """A guest reset to its pristine image (created on demand)."""
-        if self._pid != os.getpid():  # forked: the parent's instances belong to its engine
-            self._idle, self._template, self._pid = [], None, os.getpid()
-        if self._idle:
-            guest = self._idle.pop()
+        """A guest reset to its pristine image (from this pool, the shelf, or new)."""
+        if self._pid != os.getpid():
+            self._idle, self._pid = [], os.getpid()
+        guest = self._idle.pop() if self._idle else _SHELVES.take(self._key)
+        if guest is not None:
             guest.reset()
             return guest
+        shelf = _SHELVES.shelf(self._key)
         guest = Guest(
             compiled_reactor(),
             memory_limit_bytes=self._memory_limit_bytes,
             install_config=self._install_config,
-            template=self._template,
+            template=shelf.template,
         )
-        if self._template is None:
-            self._template = guest  # later guests start as copies of its pristine image
+        if shelf.template is None:
+            shelf.template = guest  # later guests start as copies of its pristine image
         return guest
 
     def release(self, guest: Guest) -> None:
@@ -56,5 +111,7 @@ class GuestPool:
             self._idle.append(guest)
 
     def close(self) -> None:
-        self._idle.clear()
-        self._template = None
+        """Put idle guests back on the process-wide shelf; idempotent."""
+        if self._pid == os.getpid():
+            _SHELVES.put(self._key, self._idle)
+        self._idle = []

@@ -38,7 +38,14 @@ from typing import Any, Final
 from ..errors import SnapshotError
 from ._wasm import WASM_SHA256
 
-__all__ = ["CanonicalImage", "GuestState", "SnapshotError", "decode", "encode"]
+__all__ = [
+    "CanonicalImage",
+    "GuestState",
+    "SnapshotError",
+    "decode",
+    "encode",
+    "encoded_size_bound",
+]
 
 MAGIC: Final = b"CLAWSNAP"
 FORMAT: Final = 1
@@ -93,16 +100,25 @@ _INDEX = struct.Struct("<I")
 
 
 _ZERO_PAGE: Final = bytes(_PAGE)
+_CHUNK: Final = 16 * _PAGE
 
 
 def _dirty_pages(memory: bytes, base: bytes) -> list[int]:
-    """Pages that differ from the image (zero pages past its end do not count)."""
-    mem, ref = memoryview(memory), memoryview(base)
+    """Pages that differ from the image (zero pages past its end do not count).
+
+    Memory is compared in 64 KiB chunks first and page by page only inside the chunks that
+    differ. Slices of `bytes` compare with `memcmp`; `memoryview` comparison goes element by
+    element and is 25 times slower here.
+    """
     dirty: list[int] = []
-    for start in range(0, len(memory), _PAGE):
-        page = mem[start : start + _PAGE]
-        if page != (ref[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
-            dirty.append(start // _PAGE)
+    for chunk in range(0, len(memory), _CHUNK):
+        end = min(chunk + _CHUNK, len(memory))
+        if end <= len(base) and memory[chunk:end] == base[chunk:end]:
+            continue
+        for start in range(chunk, end, _PAGE):
+            page = memory[start : start + _PAGE]
+            if page != (base[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
+                dirty.append(start // _PAGE)
     return dirty
 
 
@@ -136,6 +152,15 @@ def encode(state: GuestState, image: CanonicalImage, *, level: int = 1) -> bytes
     )
     packed = _INDEX.pack(len(dirty)) + index + body
     return header + meta + zlib.compress(packed, level)
+
+
+def encoded_size_bound(memory_bytes: int, meta_bytes: int) -> int:
+    """The most bytes `encode` can produce for a memory of this size: every page dirty and
+    incompressible (zlib's own `compressBound`), plus the header and metadata."""
+    pages = -(-memory_bytes // _PAGE)
+    packed = _INDEX.size * (1 + pages) + pages * _PAGE
+    compressed = packed + (packed >> 12) + (packed >> 14) + (packed >> 25) + 13
+    return _HEADER.size + meta_bytes + compressed
 
 
 def decode(blob: bytes, image: CanonicalImage, *, max_memory_bytes: int) -> GuestState:

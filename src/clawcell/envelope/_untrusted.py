@@ -11,7 +11,8 @@ inside the fence. This lowers, but cannot remove, the risk of prompt injection.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar, cast
 
 __all__ = ["MAX_UNTRUSTED_CHARS", "UntrustedEnvelope", "mark_untrusted", "wrap_untrusted"]
 
@@ -34,9 +35,14 @@ class UntrustedEnvelope(dict[str, Any]):
     """An envelope (a plain `dict` for every other purpose) whose model text is wrapped."""
 
 
-def mark_untrusted(envelope: dict[str, Any]) -> UntrustedEnvelope:
-    """The same envelope, marked so that `clawcell.render` wraps its text."""
-    return envelope if isinstance(envelope, UntrustedEnvelope) else UntrustedEnvelope(envelope)
+_E = TypeVar("_E", bound=Mapping[str, Any])
+
+
+def mark_untrusted(envelope: _E) -> _E:
+    """The same envelope (as an `UntrustedEnvelope`), so that `clawcell.render` wraps its text."""
+    if isinstance(envelope, UntrustedEnvelope):
+        return envelope
+    return cast(_E, UntrustedEnvelope(envelope))
 
 
 def wrap_untrusted(text: str) -> str:

@@ -1,4 +1,4 @@
-"""The one output budget of a Code Mode cell (spec `code-mode.md` §5, §6.1–§6.4).
+"""The output ledger: the one output budget of a Code Mode cell (spec `code-mode.md` §5, §6.1–§6.4).
 
 A cell's `output` items, its final `value` and its `error` share one budget of
 `maxOutputBytes` UTF-8 bytes, measured on the compact JSON JavaScript would print. The
@@ -32,146 +32,24 @@ of §6.2 step 3 (`reference_bytes`) and reports `Projection.value_truncated`.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._jsjson import dumps, json_string_bytes, to_well_formed, utf8_len, utf16_len
-from .errors import ClawcellError, ConfigurationError
-
-__all__ = [
-    "ERROR_TRUNCATED_SUFFIX",
-    "MODEL_BUDGET_MESSAGE",
-    "TRUNCATION_GUIDANCE",
-    "JsonSource",
-    "ModelBudget",
-    "OutputLedger",
-    "Projection",
-    "ReferenceValue",
-    "bound_error",
-    "fit_error",
-    "fit_json_prefix",
-    "truncation_marker",
-]
-
-TRUNCATION_GUIDANCE = "Output truncated; rerun with narrower args."
-ERROR_TRUNCATED_SUFFIX = " [error truncated]"
-MODEL_BUDGET_MESSAGE = (
-    "Model tool-result budget cannot fit Code Mode status; use a larger model context."
+from .._jsjson import json_string_bytes, utf8_len
+from ..errors import ClawcellError, ConfigurationError
+from ._budget import MODEL_BUDGET_MESSAGE
+from ._fitting import (
+    TRUNCATION_GUIDANCE,
+    JsonSource,
+    bound_error,
+    marker_fixed_bytes,
+    truncate_utf8,
+    truncation_marker,
 )
 
-# JSON escapes: these bytes cost 2 (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`), every other
-# control byte costs 6 (`\u00xx`).
-_SHORT_ESCAPES = b'"\\\b\t\n\f\r'
-_LONG_ESCAPES = bytes(b for b in range(0x20) if b not in _SHORT_ESCAPES)
-
-
-# --- the JSON-prefix fitter (§6.4) -----------------------------------------------------------
-
-
-def truncate_utf8(text: str, max_bytes: int) -> str:
-    """Longest prefix of `text` of at most `max_bytes` UTF-8 bytes, cut on a character."""
-    head = to_well_formed(text[: max(max_bytes, 0)]).encode("utf-8")[:max_bytes]
-    return head.decode("utf-8", "ignore")
-
-
-def _json_cost(chunk: bytes) -> int:
-    """JSON-string bytes of a UTF-8 chunk, without the quotes."""
-    short = len(chunk) - len(chunk.translate(None, _SHORT_ESCAPES))
-    long = len(chunk) - len(chunk.translate(None, _LONG_ESCAPES))
-    return len(chunk) + short + 5 * long
-
-
-def fit_json_prefix(text: str, limit: int, overhead: Callable[[int], int]) -> str:
-    """Longest prefix of `text` whose JSON string, plus `overhead(prefix_bytes)`, fits `limit`.
-
-    The whole text is kept as is (lone surrogates included) when it fits. Otherwise the
-    prefix is cut on a UTF-8 character boundary of the text with lone surrogates replaced by
-    U+FFFD, and is always shorter than the whole text. `overhead` must not grow with the
-    prefix (marker digits shrink as `omittedBytes` does), so the fit is monotone and found by
-    bisection over byte offsets.
-    """
-    if limit <= 0:
-        return ""
-    total = utf8_len(text)
-    if total <= limit and json_string_bytes(text) + overhead(total) <= limit:
-        return text
-    head = to_well_formed(text[: limit + 1]).encode("utf-8")
-    # Bisect offsets; each offset stands for the character boundary at or before it. The
-    # JSON cost of the kept prefix is carried along, so each probe only scans new bytes.
-    low, high = 0, min(limit, total - 1, len(head))
-    kept, kept_cost = 0, 2
-    while low < high:
-        middle = (low + high + 1) // 2
-        end = _char_start(head, middle)
-        cost = kept_cost + _json_cost(head[kept:end])
-        if cost + overhead(end) <= limit:
-            low, kept, kept_cost = middle, end, cost
-        else:
-            high = middle - 1
-    return head[:kept].decode("utf-8")
-
-
-def _char_start(encoded: bytes, offset: int) -> int:
-    """Largest character boundary of `encoded` at or before `offset`."""
-    while 0 < offset < len(encoded) and 0x80 <= encoded[offset] < 0xC0:
-        offset -= 1
-    return offset
-
-
-def fit_error(error: str, limit: int) -> str:
-    """Cut `error` so its JSON fits `limit` bytes, ending in ` [error truncated]`."""
-    suffix = len(ERROR_TRUNCATED_SUFFIX)
-    return fit_json_prefix(error, limit, lambda _: suffix) + ERROR_TRUNCATED_SUFFIX
-
-
-def bound_error(error: str, limit: int) -> str:
-    """`error` unchanged when its JSON fits `limit` bytes, else `fit_error(error, limit)`."""
-    return error if json_string_bytes(error) <= limit else fit_error(error, limit)
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonSource:
-    """A channel's compact JSON text: whole, or a retained prefix of a longer original.
-
-    Attributes:
-        text: The JSON text, or its first bytes when `complete` is false.
-        original_bytes: UTF-8 bytes of the whole original JSON text.
-        complete: Whether `text` is the whole original.
-    """
-
-    text: str
-    original_bytes: int
-    complete: bool
-
-    @classmethod
-    def capture(cls, text: str, max_bytes: int | None = None) -> JsonSource:
-        """Keep `text` whole, or only its first `max_bytes` bytes when it is longer."""
-        size = utf8_len(text)
-        if max_bytes is None or size <= max_bytes:
-            return cls(text=text, original_bytes=size, complete=True)
-        return cls(text=truncate_utf8(text, max_bytes), original_bytes=size, complete=False)
-
-
-@functools.lru_cache(maxsize=32)
-def _marker_fixed_bytes(guidance: str) -> int:
-    """Marker bytes apart from the digits of `omittedBytes` and the prefix JSON string."""
-    empty = {"truncated": True, "omittedBytes": 0, "guidance": guidance, "prefix": ""}
-    return utf8_len(dumps(empty)) - 1 - 2
-
-
-def truncation_marker(
-    source: JsonSource, limit: int, guidance: str = TRUNCATION_GUIDANCE
-) -> tuple[dict[str, Any], int]:
-    """The truncation marker of §6.1 fitted to `limit` bytes, and its JSON byte size."""
-    fixed = _marker_fixed_bytes(guidance)
-    original = source.original_bytes
-    prefix = fit_json_prefix(source.text, limit, lambda kept: fixed + len(str(original - kept)))
-    omitted = original - utf8_len(prefix)
-    marker = {"truncated": True, "omittedBytes": omitted, "guidance": guidance, "prefix": prefix}
-    return marker, fixed + len(str(omitted)) + json_string_bytes(prefix)
+__all__ = ["OutputLedger", "Projection", "ReferenceValue"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,44 +66,6 @@ class ReferenceValue:
     original_bytes: int
     minimal_bytes: int
     render: Callable[[int], dict[str, Any] | None]
-
-
-# --- model result budget (§5, §6.2 step 7) ---------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelBudget:
-    """The share of a model's context one tool result may take.
-
-    Text size is measured in UTF-16 code units (JavaScript's `length`); the original weighs
-    CJK characters more, which this port does not replicate (spec §5 allows `len`).
-    """
-
-    max_chars: int
-    max_context_chars: int
-
-    @classmethod
-    def for_context(cls, context_tokens: int) -> ModelBudget:
-        """The budget for a model with a context window of `context_tokens` tokens."""
-        if context_tokens <= 0:
-            raise ConfigurationError(
-                f"`model_context_tokens` must be a positive integer, got {context_tokens!r}."
-            )
-        cap = (
-            64_000 if context_tokens >= 200_000 else 32_000 if context_tokens >= 100_000 else 16_000
-        )
-        return cls(
-            max_chars=min(int(context_tokens * 0.3) * 4, cap),
-            max_context_chars=max(1024, context_tokens),
-        )
-
-    def accepts(self, text: str) -> bool:
-        """Whether a rendered tool result of this text fits the budget."""
-        size = utf16_len(text)
-        return size <= self.max_chars and 2 * size <= self.max_context_chars
-
-
-# --- the per-cell ledger ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -482,7 +322,7 @@ class _Split:
         """Bytes of `[marker]` with an empty prefix: the least output can shrink to."""
         if self.output_bytes == 0:
             return 0
-        empty = _marker_fixed_bytes(TRUNCATION_GUIDANCE) + len(str(self.output_bytes)) + 2
+        empty = marker_fixed_bytes(TRUNCATION_GUIDANCE) + len(str(self.output_bytes)) + 2
         return min(self.output_bytes, empty + 2)
 
 

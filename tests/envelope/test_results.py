@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clawcell._jsjson import dumps, utf8_len, utf16_len
-from clawcell._output import JsonSource
-from clawcell._results import (
+from clawcell.envelope import (
     CAPACITY_MESSAGE,
     CATALOG_CLOSED_MESSAGE,
     INVALID_ID_MESSAGE,
@@ -31,11 +30,9 @@ from clawcell._results import (
     RETAINED_GUIDANCE,
     SCOPE_MESSAGE,
     UNAVAILABLE_MESSAGE,
-    NotRetained,
+    JsonSource,
     ResultReference,
     ResultsStore,
-    Retained,
-    _shape_and_preview,  # pyright: ignore[reportPrivateUsage]
     describe,
     fit_reference,
     minimal_reference_marker_bytes,
@@ -43,9 +40,12 @@ from clawcell._results import (
     reference_marker_bytes,
     retain_oversized_value,
 )
+from clawcell.envelope._descriptor import (
+    _shape_and_preview,  # pyright: ignore[reportPrivateUsage]
+)
 from clawcell.errors import ConfigurationError, InputError
 
-CASES_FILE = Path(__file__).parent / "conformance" / "code_mode" / "cases.json"
+CASES_FILE = Path(__file__).parent.parent / "conformance" / "code_mode" / "cases.json"
 CASES: dict[str, dict[str, Any]] = {
     case["id"]: case for case in json.loads(CASES_FILE.read_text("utf-8"))
 }
@@ -224,7 +224,9 @@ def test_a_closed_store_reports_the_catalog_change() -> None:
     for action in (lambda: store.load(reference["id"]), lambda: store.save("2")):
         with pytest.raises(InputError, match=re.escape(CATALOG_CLOSED_MESSAGE)):
             action()
-    assert store.retain("[1]") == NotRetained(reason=NOT_RETAINED_CATALOG)
+    assert retain_oversized_value(store, JsonSource.capture("[1]"), _never) == (
+        NOT_RETAINED_CATALOG
+    )
 
 
 def test_a_caller_from_another_run_is_refused() -> None:
@@ -273,7 +275,8 @@ def test_a_value_the_worker_kept_only_in_part_exceeds_the_data_allowance() -> No
     store = ResultsStore(allowance_bytes=10_000)
     source = JsonSource.capture(dumps(list(range(5000))), max_bytes=1024)
 
-    assert store.retain(source) == NotRetained(reason=NOT_RETAINED_DATA_ALLOWANCE)
+    assert retain_oversized_value(store, source, _never) == NOT_RETAINED_DATA_ALLOWANCE
+    assert len(store) == 0
 
 
 def test_restart_safe_cells_never_retain() -> None:
@@ -344,15 +347,29 @@ def test_a_failing_delivery_releases_the_save() -> None:
     assert len(store) == 0
 
 
-def test_retained_release_is_idempotent() -> None:
+def test_discarding_an_admitted_value_is_idempotent() -> None:
     store = ResultsStore(allowance_bytes=10_000)
-    outcome = store.retain("[1,2,3]")
-    assert isinstance(outcome, Retained)
+    reference = store.admit("[1,2,3]")
+    assert not isinstance(reference, str)
 
-    outcome.release()
-    outcome.release()
+    store.discard(reference["id"])
+    store.discard(reference["id"])
 
     assert (len(store), store.used_bytes) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("allowance", "saved", "refusal"),
+    [(4, 0, "data_allowance"), (10, 1, "capacity")],
+    ids=["over-allowance", "full"],
+)
+def test_admit_names_why_a_value_was_not_saved(allowance: int, saved: int, refusal: str) -> None:
+    store = ResultsStore(allowance_bytes=allowance, max_entries=1)
+    for _ in range(saved):
+        store.save("1")
+
+    assert store.admit("[1,2,3]") == refusal
+    assert len(store) == saved
 
 
 def test_reference_marker_shrinks_shape_and_preview_but_keeps_identity() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 __all__ = ["ExecutionMode", "JsonValue", "Tool", "ToolResult", "ToolSource"]
 
@@ -52,6 +52,9 @@ class Tool:
         execution_mode: `"sequential"` tools never overlap other calls of the same catalog.
         source: Trust source; only `"openclaw"` (the host's own tools) get validation and hints.
         replay_safe: The call may be re-dispatched after a process restart.
+        network: Its results are network content (web pages, third-party APIs): a run that
+            calls it is network-derived, so its model-facing envelope is wrapped as untrusted
+            content and the values it saves or stores carry that provenance (spec §11.7).
     """
 
     name: str
@@ -65,6 +68,7 @@ class Tool:
     execution_mode: ExecutionMode = "parallel"
     source: ToolSource = "openclaw"
     replay_safe: bool = False
+    network: bool = False
 
     def __post_init__(self) -> None:
         name = cast(object, self.name)

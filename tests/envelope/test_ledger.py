@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clawcell._jsjson import dumps, json_string_bytes, to_well_formed, utf8_len
-from clawcell._output import (
+from clawcell.envelope import (
     MODEL_BUDGET_MESSAGE,
     TRUNCATION_GUIDANCE,
     JsonSource,
@@ -29,7 +29,7 @@ from clawcell.errors import ClawcellError
 
 
 def _cases() -> dict[str, dict[str, Any]]:
-    path = Path(__file__).resolve().parent / "conformance" / "code_mode" / "cases.json"
+    path = Path(__file__).resolve().parent.parent / "conformance" / "code_mode" / "cases.json"
     cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     return {case["id"]: case for case in cases}
 

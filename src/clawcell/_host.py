@@ -1,0 +1,112 @@
+"""The host side of one `CodeMode`: catalog, MCP servers, guest pool and saved results.
+
+`CellHost` owns the parts every cell of a runtime shares and builds what each cell gets from
+them: a guest from the pool, a bridge wired to the catalog (or the MCP-aware host catalog),
+the results store and the session view, and the telemetry its envelopes carry. It holds no
+per-run state; the run lifecycle (`_lifecycle.py`) does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._bridge import Bridge
+from ._cell import SegmentRunner
+from ._limits import Limits
+from .catalog import Catalog
+from .envelope import ModelBudget, ResultsStore
+from .runtime import Guest, GuestPool, run_on_guest_thread
+from .store import SessionView
+
+if TYPE_CHECKING:
+    from .mcp import McpServers, ServerConfig
+
+__all__ = ["CellHost"]
+
+
+class CellHost:
+    """What the cells of one `CodeMode` share."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        limits: Limits,
+        mcp_servers: Mapping[str, ServerConfig] | None,
+        model_context_tokens: int | None,
+        guest_thread: bool,
+    ) -> None:
+        self.catalog = catalog
+        self.limits = limits
+        self.model_budget = (
+            None if model_context_tokens is None else ModelBudget.for_context(model_context_tokens)
+        )
+        self.mcp = _mcp_servers(mcp_servers, catalog) if mcp_servers else None
+        self.results = ResultsStore(limits.inbox_bytes)
+        self.runner: SegmentRunner | None = run_on_guest_thread if guest_thread else None
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> GuestPool:
+        install: dict[str, Any] = {
+            "maxPending": self.limits.max_pending_tool_calls,
+            "bindings": [binding.metadata for binding in self.catalog.bindings],
+        }
+        if self.mcp is not None:
+            install["mcp"] = self.mcp.install()
+        return GuestPool(
+            memory_limit_bytes=self.limits.memory_limit_bytes,
+            install_config=json.dumps(install),
+        )
+
+    async def prepare(self) -> None:
+        """Connect and list MCP servers before a cell; rebuild guests when `MCP` changed."""
+        if self.mcp is not None and await self.mcp.prepare():
+            self._pool.close()
+            self._pool = self._new_pool()
+
+    def acquire(self) -> Guest:
+        """A pristine guest (raises `RuntimeUnavailableError` when none can be built)."""
+        return self._pool.acquire()
+
+    def release(self, guest: Guest) -> None:
+        """Return the guest of a cell that is over."""
+        self._pool.release(guest)
+
+    def bridge(self, session: SessionView | None) -> Bridge:
+        """A bridge for one cell, reading and writing `session`."""
+        mcp = self.mcp.host_catalog if self.mcp else None
+        return Bridge(
+            catalog=mcp or self.catalog,
+            inbox_bytes=self.limits.inbox_bytes,
+            results=self.results,
+            session=session,
+            namespaces=mcp,
+            network_tool=self._network_tool,
+        )
+
+    def _network_tool(self, callable_name: str) -> bool:
+        binding = self.catalog.binding(callable_name)
+        return binding is not None and binding.tool.network
+
+    def telemetry(self) -> dict[str, Any]:
+        """The envelope's `telemetry` (catalog size, sources, counters)."""
+        return self.mcp.host_catalog.telemetry() if self.mcp else self.catalog.telemetry()
+
+    def mcp_servers(self) -> list[str]:
+        """The identifiers of configured MCP servers, for the `exec` description."""
+        return self.mcp.server_identifiers() if self.mcp is not None else []
+
+    async def aclose(self) -> None:
+        """Release guests and results, and close MCP connections."""
+        self._pool.close()
+        self.results.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
+
+
+def _mcp_servers(servers: Mapping[str, ServerConfig], catalog: Catalog) -> McpServers:
+    from .mcp import McpServers  # deferred: only runtimes with MCP servers pay for the import
+
+    return McpServers(servers, catalog)

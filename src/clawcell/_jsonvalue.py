@@ -1,0 +1,108 @@
+"""JSON values from Python objects: the one normaliser, with one policy.
+
+Everything a Python tool, hook or host service hands to the guest passes through `json_value`
+(a detached JSON copy) or `json_text` (its compact text). The policy, the same everywhere:
+
+* `None`, `str`, `bool`, `int` and finite `float`s are kept; `NaN` and `±Infinity` become
+  `null`, as `JSON.stringify` does;
+* mappings become objects (`str` keys; `int` keys are written as their decimal text, as
+  Python's `json` does); lists and tuples become arrays;
+* pydantic models (anything with `model_dump`) are dumped with `mode="json"`; exceptions
+  become `{name, message}` (as the original does for an `Error` it cannot stringify);
+* anything else — bytes, sets, dates, arbitrary objects, values nested deeper than
+  `MAX_DEPTH` (cycles included) — is refused with a `ToolError` that names the type and the
+  path (`$.rows[3].when`), never turned into its `repr`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from .errors import ToolError
+
+__all__ = ["MAX_DEPTH", "json_text", "json_value"]
+
+MAX_DEPTH: Final = 256
+_SCALARS: Final = (str, int, float, bool, type(None))
+
+
+def json_value(value: Any) -> Any:
+    """A detached, JSON-shaped copy of `value` (see the module docstring for the policy).
+
+    Raises:
+        ToolError: `value` holds something that is not JSON.
+    """
+    if value is None or isinstance(value, str | bool):
+        return value
+    flat = _flat_copy(value)
+    if flat is not None:
+        return flat
+    try:
+        return json.loads(json.dumps(value, allow_nan=False, check_circular=False))
+    except (TypeError, ValueError, RecursionError):
+        return _normalise(value, "$", 0)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text of `value` under the same policy (lone surrogates escaped)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(_normalise(value, "$", 0), separators=(",", ":"), allow_nan=False)
+
+
+def _flat_copy(value: Any) -> dict[str, Any] | None:
+    """A copy of a small flat object with string keys and finite scalar values, else `None`.
+
+    Most tool inputs and many results look like this; copying them directly skips a JSON
+    round trip on every call.
+    """
+    if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    items = cast("dict[Any, Any]", value)
+    for key, item in items.items():
+        if type(key) is not str or type(item) not in _SCALARS:
+            return None
+        if type(item) is float and not math.isfinite(item):
+            return None
+    return dict(items)
+
+
+def _normalise(value: Any, path: str, depth: int) -> Any:
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth >= MAX_DEPTH:
+        raise ToolError(
+            f"value at {path} is nested deeper than {MAX_DEPTH} levels (or is cyclic); "
+            "return flatter JSON data"
+        )
+    if isinstance(value, Mapping):
+        items = cast(Mapping[Any, Any], value).items()
+        return {_key(k, path): _normalise(v, f"{path}.{k}", depth + 1) for k, v in items}
+    if isinstance(value, list | tuple):
+        items = cast("list[Any] | tuple[Any, ...]", value)
+        return [_normalise(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items)]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return _normalise(dump(mode="json"), path, depth + 1)
+    if isinstance(value, BaseException):
+        return {"name": type(value).__name__, "message": str(value)}
+    raise ToolError(
+        f"value at {path} is not JSON: {type(value).__name__!r}; return dicts, lists, "
+        "strings, numbers, booleans or None"
+    )
+
+
+def _key(key: object, path: str) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    raise ToolError(
+        f"object key {key!r} at {path} is not a string; JSON object keys must be strings"
+    )

@@ -1,0 +1,318 @@
+"""The run lifecycle: start, park, take, revive, resume, expire, abandon and end a cell.
+
+Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three ways:
+
+* **completed** or **failed**: the session-store writes are committed (or dropped), the
+  envelope is settled, and the guest goes back to the pool;
+* **waiting**: the run is parked. Its guest stays live while fewer than `MAX_LIVE_PARKED`
+  runs of this runtime hold one (a `wait` then continues it without any snapshot work);
+  otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
+  snapshot and the run's record are committed before the envelope is returned, and `wait`
+  takes the run out of the store atomically, so exactly one process continues it.
+
+The snapshot limit (`maxSnapshotBytes`) holds for live parks too: a cheap upper bound of the
+snapshot's size is checked, and the snapshot is only taken when the bound exceeds the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Final
+
+from ._cell import Cell, LegOutcome
+from ._host import CellHost
+from ._progress import OnUpdate, Progress
+from ._replay import ReplayPolicy
+from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
+from ._source import syntax_error_message
+from .envelope import (
+    Envelope,
+    FailurePhase,
+    OutputLedger,
+    Projection,
+    bound_error,
+    completed_envelope,
+    failed_envelope,
+    mark_untrusted,
+    settle_envelope,
+    waiting_envelope,
+)
+from .errors import ClawcellError, InputError, RuntimeUnavailableError
+from .runtime import JSException
+from .store import SessionStore, SessionView
+
+__all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
+
+UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
+_RESUMING: Final = "code mode run is already being resumed."
+_TOO_MANY: Final = "too many suspended code mode runs."
+_SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
+
+
+class Lifecycle:
+    """Every run of one `CodeMode`, from its first `exec` to its end."""
+
+    def __init__(self, host: CellHost, *, store: SessionStore, session_id: str, durable: bool):
+        self._host = host
+        self._store = store
+        self._session_id = session_id
+        self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
+        self._policy = ReplayPolicy(host.catalog)
+
+    # -- legs -----------------------------------------------------------------------------
+
+    async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
+        """The first leg of a new cell."""
+        self.expire()
+        host = self._host
+        await host.prepare()
+        try:
+            guest = host.acquire()
+        except RuntimeUnavailableError as exc:
+            return self.failure("runtime_unavailable", "host", exc.message)
+        session = SessionView(self._store, self._session_id)
+        guard = self._policy.restart_guard if restart_safe else None
+        cell = Cell(guest=guest, bridge=host.bridge(session), guard=guard, runner=host.runner)
+        run = Run(
+            run_id=f"cm_{uuid.uuid4()}",
+            cell=cell,
+            ledger=OutputLedger(host.limits.max_output_bytes),
+            session=session,
+            restart_safe=restart_safe,
+        )
+        _observe(run, on_update)
+        try:
+            outcome = await cell.start(code, host.limits.timeout_ms / 1000)
+        except JSException as exc:
+            host.release(guest)
+            return self.failure(
+                "invalid_input", "input", syntax_error_message(exc.text, exc.stack, code)
+            )
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
+        return await self._settle(run, outcome)
+
+    async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
+        """A `wait` leg: take the parked run (from the store when durable) and continue it.
+
+        Raises:
+            InputError: the run is unknown, expired, or was continued by another process.
+            SnapshotError: the durable copy of the run is damaged.
+        """
+        self.expire()
+        run = self._parked.get(run_id)
+        if run is not None and run.resuming:
+            return self.failure("invalid_input", "input", _RESUMING)
+        if run is not None:
+            run.resuming = True  # claimed before the store is asked: a racing wait sees it
+        try:
+            taken = await self._parked.take_durable(run_id)
+        finally:
+            if run is not None:
+                run.resuming = False
+        if run is None and taken is not None:
+            run = self._revive(run_id, *taken)
+        elif run is not None and self._parked.durable and taken is None:
+            self._drop(run)  # another process continued it
+            run = None
+        if run is None or run.expires_at <= time.time():
+            raise InputError(UNAVAILABLE_MESSAGE)
+        return await self._resume(run, on_update)
+
+    async def _resume(self, run: Run, on_update: OnUpdate | None) -> Envelope:
+        run.resuming = True
+        _observe(run, on_update)
+        try:
+            if run.snapshot is not None:
+                guest = self._host.acquire()
+                guest.restore(run.snapshot)
+                run.cell.guest, run.snapshot = guest, None
+            outcome = await run.cell.resume(self._host.limits.timeout_ms / 1000)
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
+        finally:
+            run.resuming = False
+        return await self._settle(run, outcome)
+
+    def _revive(self, run_id: str, blob: bytes, record: ParkedRecord) -> Run:
+        """A run another process (or this one, before a restart) committed to the store."""
+        if record.expires_at <= time.time():
+            raise InputError(UNAVAILABLE_MESSAGE)  # expired in the store: revive nothing
+        host = self._host
+        guest = host.acquire()
+        try:
+            guest.restore(blob)
+        except BaseException:
+            host.release(guest)
+            raise
+        session = SessionView(self._store, self._session_id, writes=record.writes)
+        cell = Cell.revive(
+            record.cell,
+            guest=guest,
+            bridge=host.bridge(session),
+            replay_safe=self._policy.replay_safe,
+            runner=host.runner,
+        )
+        cell.guard = self._policy.restart_guard if record.restart_safe else None
+        return Run(
+            run_id=run_id,
+            cell=cell,
+            ledger=record.ledger,
+            session=session,
+            restart_safe=record.restart_safe,
+            expires_at=record.expires_at,
+        )
+
+    # -- the end of a leg -----------------------------------------------------------------
+
+    async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
+        run.cell.progress = None
+        snapshot: bytes | None = None
+        if outcome.status == "waiting":
+            outcome, snapshot = self._suspend(run, outcome)
+        warning = None
+        if outcome.status == "completed":
+            warning = await run.session.commit()
+        elif outcome.status == "failed":
+            run.session.discard()
+        run.cell.output, items = [], run.cell.output
+        for item in items:
+            run.ledger.append(item)
+        try:
+            envelope = self._envelope(run, outcome)
+        except ClawcellError:
+            # Not even the status fits the model's context: the call fails, the cell ends.
+            self._end(run, outcome)
+            raise
+        if warning is not None:
+            envelope["warnings"] = [warning]
+        if run.cell.bridge.network_derived:
+            envelope = mark_untrusted(envelope)
+        if outcome.status == "waiting":
+            await self._parked.park(run, snapshot)
+        else:
+            self._end(run, outcome)
+        return envelope
+
+    def _envelope(self, run: Run, outcome: LegOutcome) -> Envelope:
+        host = self._host
+        telemetry = host.telemetry()
+        replay_safe = self._policy.reports_replay_safe(
+            run.restart_safe, run.cell.pending_requests()
+        )
+
+        def build(p: Projection) -> Envelope:
+            if outcome.status == "completed":
+                return completed_envelope(p, replay_safe=replay_safe, telemetry=telemetry)
+            if outcome.status == "waiting":
+                return waiting_envelope(
+                    p,
+                    run_id=run.run_id,
+                    reason=outcome.reason,
+                    pending=outcome.pending,
+                    replay_safe=replay_safe,
+                    telemetry=telemetry,
+                )
+            return failed_envelope(
+                code=outcome.code,
+                phase=outcome.phase,
+                error=p.error or "",
+                telemetry=telemetry,
+                output=p.output,
+                bridge_dispatch_started=run.cell.bridge_dispatch_started,
+                replay_safe=replay_safe,
+            )
+
+        return settle_envelope(
+            build,
+            ledger=run.ledger,
+            value_json=(outcome.value_json or "null") if outcome.status == "completed" else None,
+            error=outcome.error if outcome.status == "failed" else None,
+            model_budget=host.model_budget,
+            results=host.results,
+            retention="restart_safe" if run.restart_safe else "interactive",
+            network_content=run.cell.bridge.network_derived,
+        )
+
+    def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:
+        """Park a cell: keep its guest live or snapshot it; fail it when it cannot park."""
+        if not self._parked.has_room_for(run.run_id):
+            run.cell.cancel()
+            return _failed_outcome("invalid_input", "input", _TOO_MANY), None
+        limit = self._host.limits.max_snapshot_bytes
+        guest = run.cell.guest
+        live = self._parked.live_count() < MAX_LIVE_PARKED
+        snapshot = None
+        if self._parked.durable or not live or guest.snapshot_bound() > limit:
+            snapshot = guest.snapshot()
+            if len(snapshot) > limit:
+                run.cell.cancel()
+                phase: FailurePhase = "bridge" if run.cell.bridge_dispatch_started else "guest"
+                failed = _failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
+                return failed, None
+        if not live:
+            self._host.release(guest)
+            run.snapshot = snapshot
+        run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
+        return outcome, snapshot
+
+    def _end(self, run: Run, outcome: LegOutcome) -> None:
+        self._parked.forget(run.run_id)
+        if outcome.status == "waiting":
+            run.cell.cancel()
+            run.session.discard()
+            self._release_live(run)
+        else:
+            self._host.release(run.cell.guest)
+
+    # -- runs that end without a leg --------------------------------------------------------
+
+    def failure(self, code: str, phase: FailurePhase, message: str) -> Envelope:
+        """A failed envelope for a call that never reached a cell (bounded error)."""
+        error = bound_error(message, self._host.limits.max_output_bytes)
+        return failed_envelope(
+            code=code, phase=phase, error=error, telemetry=self._host.telemetry()
+        )
+
+    def expire(self) -> None:
+        """Drop parked runs idle beyond their TTL."""
+        for run in self._parked.expired():
+            self._drop(run)
+
+    def close(self) -> None:
+        """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        for run in self._parked.all():
+            run.cell.cancel()
+            self._parked.forget(run.run_id)
+
+    def _abandon(self, run: Run) -> None:
+        """The caller cancelled a leg: end the cell and cancel its host work.
+
+        Its guest is not returned to the pool (a guest segment may still be finishing on the
+        worker thread); it is simply dropped.
+        """
+        self._parked.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
+
+    def _drop(self, run: Run) -> None:
+        self._parked.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
+        self._release_live(run)
+
+    def _release_live(self, run: Run) -> None:
+        if run.snapshot is None:
+            self._host.release(run.cell.guest)
+
+
+def _observe(run: Run, on_update: OnUpdate | None) -> None:
+    run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
+
+
+def _failed_outcome(code: str, phase: FailurePhase, error: str) -> LegOutcome:
+    return LegOutcome(status="failed", code=code, phase=phase, error=error)  # pyright: ignore[reportArgumentType]
