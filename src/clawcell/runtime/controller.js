@@ -38,7 +38,18 @@
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
   const weakHas = uncurry(WeakMap.prototype.has);
-  const push = uncurry(Array.prototype.push);
+  // `Array.prototype.push` assigns, and an assignment past an array's end runs any setter a
+  // cell put on `Array.prototype[n]`: the controller defines its elements instead. Descriptors
+  // have no prototype, so `Object.prototype.get`/`set` cannot turn them into accessors.
+  function push(array, ...values) {
+    let n = array.length;
+    for (let i = 0; i < values.length; i++) {
+      defineProperty(array, n++, {
+        __proto__: null, value: values[i], writable: true, enumerable: true, configurable: true,
+      });
+    }
+    return n;
+  }
   const shift = uncurry(Array.prototype.shift);
   const splice = uncurry(Array.prototype.splice);
   const join = uncurry(Array.prototype.join);
@@ -201,7 +212,9 @@
   }
 
   function setOwn(target, key, value) {
-    defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+    defineProperty(target, key, {
+      __proto__: null, value, enumerable: true, writable: true, configurable: true,
+    });
   }
 
   function copyKeys(source, target, ancestors, finalValue, skipToJSON) {
@@ -467,7 +480,9 @@
       setOwn(error, "code", StringCtor(payload.code));
       setOwn(error, "effectStatus", "unknown");
     }
-    defineProperty(error, "stack", { value: location, writable: true, configurable: true });
+    defineProperty(error, "stack", {
+      __proto__: null, value: location, writable: true, configurable: true,
+    });
     weakSet(locations, error, location);
     return error;
   }
