@@ -515,11 +515,13 @@
       text += ',"c":' + jsonArray(cancelled);
       cancelled = [];
     }
-    if (status === 1) text += ',"v":' + stringify(valueJson);
+    // The value's JSON text follows the report on the first line of its own (see below), so
+    // a large value is neither escaped into a second copy here nor unescaped on the host.
+    if (status === 1) text += ',"v":0';
     if (status === 2) text += ',"e":' + stringify(failure);
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
-    let args = "";
+    let args = status === 1 ? "\n" + valueJson : "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
       text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";
