@@ -82,7 +82,7 @@ def test_a_parked_turn_offers_its_approval_again_after_a_reload_and_can_be_decid
         assert turn[-2][1]["event"]["state"] == "waiting_approval"
         page = test_client.get("/?session=s1").text
         assert _cards(page) == [(run_id, approval_id)]
-        assert "waiting for approval <code>pay</code>" in page
+        assert "waiting for approval of <code>pay</code>" in page
         url = f"/api/sessions/s1/runs/{run_id}/approvals/{approval_id}"
         decided = sse(test_client.post(url, json={"decision": "deny", "note": "not today"},
                                        headers=CSRF).text)  # fmt: skip

@@ -58,7 +58,7 @@ def test_a_turn_parked_on_an_approval_shows_a_card_in_its_cell() -> None:
     assert '<div class="cell-approvals" id="cell-' in cell
     result = _ops(messages, "cell_finished")[0]["html"]
     assert (
-        '<p class="waiting waiting-approval">waiting for approval <code>pay</code>; the turn '
+        '<p class="waiting waiting-approval">waiting for approval of <code>pay</code>; the turn '
         "continues once it is decided.</p>"
     ) in result
     [card] = _ops(messages, "approval_requested")

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .. import Tool
 from ..agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call, wait_call
@@ -86,8 +87,12 @@ def _live(request: ModelRequest) -> ScriptedTurn:
     if last.get("role") != "toolResult":
         return exec_call(_LIVE_CELL, title="live output")
     if last.get("toolName") == "wait":
-        value = _found(r'"value":("[^"]*")', request)
-        return f"Your decision reached the cell; it returned {value}."
+        try:
+            envelope: object = json.loads(_last_tool_text(request))
+        except ValueError:
+            envelope = {}
+        value = cast(dict[str, Any], envelope).get("value") if isinstance(envelope, dict) else None
+        return f"Your decision reached the cell; it returned `{json.dumps(value)}`."
     return _echo(request)
 
 
