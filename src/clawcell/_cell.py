@@ -113,6 +113,8 @@ class Cell:
     _cell_function: int | None = None
     progress: Progress | None = None
     """Set for the legs whose caller asked for live updates (`on_update`)."""
+    on_settled: Callable[[str, Reply], None] | None = None
+    """Called when a host task settles outside a leg's loop (the run lifecycle writes it back)."""
     _ledger: RequestLedger = field(init=False)
 
     def __post_init__(self) -> None:
@@ -310,6 +312,8 @@ class Cell:
         self._completed.append(request_id)
         pending.reply = _task_reply(request_id, pending.task)
         self._report_settled(request_id, pending)
+        if self.on_settled is not None:
+            self.on_settled(request_id, pending.reply)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
