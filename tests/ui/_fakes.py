@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from clawcell import CodeMode, Tool
+from clawcell import CodeMode, InputError, Tool
 from clawcell.reply import build_reply
 
 
@@ -115,6 +115,9 @@ class FakeAgent:
         self.tools = list(tools)
         self.modes: dict[str, CodeMode] = {}
         self.received: list[tuple[str, str]] = []
+        self.pending: dict[str, str] = {}
+        """Approval id → run id of the approvals `decide` accepts (each once)."""
+        self.decisions: list[dict[str, Any]] = []
 
     async def run(self, session_id: str, text: str) -> AsyncIterator[Event]:
         self.received.append((session_id, text))
@@ -123,6 +126,28 @@ class FakeAgent:
         async for event in self.turns.pop(0)(text):
             if event.type == "reply":
                 transcript.append({"role": "assistant", "content": event.fields["content"]})
+            yield event
+
+    async def decide(
+        self,
+        session_id: str,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> AsyncIterator[Event]:
+        """Accept a pending approval once, then play the next scripted turn as its sequel."""
+        if self.pending.get(approval_id) != run_id:
+            raise InputError(f"approval {approval_id!r} of run {run_id!r} is not pending.")
+        del self.pending[approval_id]
+        fields = {"sessionId": session_id, "runId": run_id, "approvalId": approval_id,
+                  "decision": decision, "note": note, "by": by}  # fmt: skip
+        self.decisions.append({**fields, "remember": remember})
+        yield Event(type="approval_decided", fields=fields)
+        async for event in self.turns.pop(0)(decision):
             yield event
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from starlette.testclient import TestClient
 
+from clawcell import Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, canvas_tool, create_app
@@ -50,3 +54,49 @@ def test_canvas_documents_come_from_the_agents_store() -> None:
         test_client.portal.call(store.put_document, "cv_9", {"index.html": b"<p>nine</p>"})
         response = test_client.get("/__openclaw__/canvas/documents/cv_9/index.html")
         assert response.status_code == 200 and response.text == "<p>nine</p>"
+
+
+def _approval_agent() -> Agent:
+    async def pay(arguments: dict[str, Any]) -> str:
+        return f"paid {arguments['amount']}"
+
+    tool = Tool(name="pay", execute=pay, approval="always")
+    code = (
+        'try { return await pay({ amount: 500 }); } catch (e) { return "refused: " + e.message; }'
+    )
+    model = ScriptedModel([exec_call(code), "The cell has finished."])
+    return Agent(model=model, tools=[tool], store=MemoryStore())
+
+
+def _cards(page: str) -> list[tuple[str, str]]:
+    return re.findall(r'<form class="approval" id="approval-[^"]+" data-run="([^"]+)" '
+                      r'data-approval="([^"]+)">', page)  # fmt: skip
+
+
+def test_a_parked_turn_offers_its_approval_again_after_a_reload_and_can_be_decided() -> None:
+    with _client(_approval_agent()) as test_client:
+        turn = sse(test_client.post("/api/sessions/s1/turns", json={"text": "pay"},
+                                    headers=CSRF).text)  # fmt: skip
+        requested = next(data["event"] for name, data in turn if name == "approval_requested")
+        run_id, approval_id = requested["runId"], requested["approval"]["id"]
+        assert turn[-2][1]["event"]["state"] == "waiting_approval"
+        page = test_client.get("/?session=s1").text
+        assert _cards(page) == [(run_id, approval_id)]
+        assert "waiting for approval of <code>pay</code>" in page
+        url = f"/api/sessions/s1/runs/{run_id}/approvals/{approval_id}"
+        decided = sse(test_client.post(url, json={"decision": "deny", "note": "not today"},
+                                       headers=CSRF).text)  # fmt: skip
+        names = [name for name, _ in decided]
+        assert names[0] == "approval_decided" and names[-1] == "done"
+        finished = next(data["event"] for name, data in decided if name == "cell_finished")
+        assert finished["envelope"]["value"] == 'refused: Tool "pay" was not approved: not today.'
+        assert decided[-2][1]["event"]["state"] == "replied"
+        page = test_client.get("/?session=s1").text
+        assert _cards(page) == [] and "<p>The cell has finished.</p>" in page
+        again = test_client.post(url, json={"decision": "approve"}, headers=CSRF)
+        assert again.status_code == 409
+        assert again.json() == {
+            "error": f"approval {approval_id!r} of run {run_id!r} is not pending; it may have "
+            "been decided already, expired, or belong to another run.",
+            "code": "invalid_input",
+        }

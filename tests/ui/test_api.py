@@ -14,6 +14,7 @@ UI = [
     "ChatAgent",
     "DocumentStore",
     "EmbedSandbox",
+    "PendingPrompt",
     "SessionSummary",
     "UiSettings",
     "canvas_tool",

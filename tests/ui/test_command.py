@@ -34,7 +34,8 @@ def test_serve_demo_prints_the_url_with_its_token_and_serves_the_seeded_demo() -
             page = http.get(line)
             assert page.status_code == 200
             for text in ("Rich output", "voice-note", "iframe", "output truncated",
-                         "status-waiting", "status-failed", "Interactive canvas"):  # fmt: skip
+                         "status-waiting", "status-failed", "Interactive canvas",
+                         'class="approval"'):  # fmt: skip
                 assert text in page.text, text
             assert http.get(line.split("?")[0]).status_code == 200  # the cookie now
             assert httpx.get(line.split("?")[0]).status_code == 401  # no cookie, no token

@@ -164,12 +164,12 @@ def test_a_turn_for_a_bad_session_id_is_refused() -> None:
 
 def test_unknown_event_types_are_passed_through_without_ops() -> None:
     async def turn(_: str) -> AsyncIterator[Event]:
-        yield Event(type="approval_requested", fields={"tool": "rm"})
+        yield Event(type="tool_progress", fields={"tool": "rm"})
 
     messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
     assert messages[1] == (
-        "approval_requested",
-        {"event": {"type": "approval_requested", "tool": "rm"}, "ops": []},
+        "tool_progress",
+        {"event": {"type": "tool_progress", "tool": "rm"}, "ops": []},
     )
 
 

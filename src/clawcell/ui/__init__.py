@@ -19,7 +19,14 @@ except ImportError as exc:
 from ._app import create_app
 from ._command import configure, run
 from ._documents import canvas_tool
-from ._protocol import AgentEvent, CellRunner, ChatAgent, DocumentStore, SessionSummary
+from ._protocol import (
+    AgentEvent,
+    CellRunner,
+    ChatAgent,
+    DocumentStore,
+    PendingPrompt,
+    SessionSummary,
+)
 from ._settings import EmbedSandbox, UiSettings, load_settings
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "ChatAgent",
     "DocumentStore",
     "EmbedSandbox",
+    "PendingPrompt",
     "SessionSummary",
     "UiSettings",
     "canvas_tool",

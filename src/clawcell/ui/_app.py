@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, Final, cast
 
 from starlette.applications import Starlette
@@ -18,11 +18,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..errors import InputError
 from ..reply import project_chat_display_messages
+from ._approvals import DECIDED_BY, read_decision, with_pending
 from ._documents import document_route
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
-from ._protocol import ChatAgent, DocumentStore
+from ._protocol import AgentEvent, ChatAgent, DocumentStore
 from ._render import Renderer, with_delivery_facts
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
@@ -33,6 +35,7 @@ __all__ = ["create_app", "page_csp"]
 
 MAX_MESSAGE_CHARS: Final = 100_000
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+_RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 _DOCUMENTS: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
 
 
@@ -73,6 +76,7 @@ class _Ui:
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
         messages = self.renderer(request).messages(await self._history(session_id))
+        messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         return self.page(
             "chat.html", page="chat", sessions=sessions, session_id=session_id, messages=messages
         )
@@ -135,6 +139,29 @@ class _Ui:
         async for message in stream_turn(self.agent.run(session_id, text), stream):
             yield message
 
+    async def decide(self, request: Request) -> Response:
+        session_id, run_id, approval_id = (
+            request.path_params[k] for k in ("session", "run", "approval")
+        )
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        for name, value in (("run", run_id), ("approval", approval_id)):
+            if not _RUN_OR_APPROVAL_ID.fullmatch(value):
+                return _bad_request(f"{name} id {value!r:.80} is not allowed.")
+        body = read_decision(await _json_body(request))
+        if isinstance(body, str):
+            return _bad_request(body)
+        events = aiter(self.agent.decide(
+            session_id, run_id, approval_id, body.decision,
+            note=body.note, remember=body.remember, by=DECIDED_BY,
+        ))  # fmt: skip
+        try:  # the agent refuses on its first step, before anything was streamed
+            first = await anext(events)
+        except InputError as exc:
+            return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
+        stream = TurnStream(renderer=self.renderer(request), container="transcript")
+        return _sse(stream_turn(_chain(first, events), stream))
+
     async def play(self, request: Request) -> Response:
         tool = request.path_params["tool"]
         if tool not in ("exec", "wait"):
@@ -163,11 +190,28 @@ class _Ui:
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
             Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
+            Route(
+                "/api/sessions/{session}/runs/{run}/approvals/{approval}",
+                self.decide,
+                methods=["POST"],
+            ),
             Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
             *documents,
         ]
+
+
+async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
+    """`first`, then the rest; the rest is closed however the stream ends (it holds the
+    session's turn lock while it is open)."""
+    try:
+        yield first
+        async for event in rest:
+            yield event
+    finally:
+        if isinstance(rest, AsyncGenerator):
+            await cast(AsyncGenerator[AgentEvent, None], rest).aclose()
 
 
 def _tool_names(runner: object) -> list[str]:

@@ -1,19 +1,21 @@
 """`clawcell serve --demo`: a `ScriptedModel` agent whose turns exercise every render path.
 
-At start the demo plays six scripted turns into the session `demo` (Markdown, an image, a
+At start the demo plays seven scripted turns into the session `demo` (Markdown, an image, a
 voice note with a reply target, canvases, a stored canvas with a `strict` sandbox ceiling, a
-truncated cell, a waiting cell continued by `wait`, a failed cell); every later message gets a
-cell with live output and an echo.
+truncated cell, a waiting cell continued by `wait`, a failed cell, and last a cell whose
+`deploy` call waits for approval, so the page opens on an approval card); every later message
+gets a cell with live output and an echo.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .. import Tool
 from ..agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call, wait_call
@@ -78,6 +80,22 @@ def _echo(request: ModelRequest) -> str:
     return f"You said:\n\n> {text}\n\n(This is the scripted demo model.)"
 
 
+def _live(request: ModelRequest) -> ScriptedTurn:
+    """After the seeded turns: a live cell for a message, an echo after it, and a closing
+    line once a decision has let the `deploy` cell go on (whenever that happens)."""
+    last: Mapping[str, Any] = request.messages[-1] if request.messages else {}
+    if last.get("role") != "toolResult":
+        return exec_call(_LIVE_CELL, title="live output")
+    if last.get("toolName") == "wait":
+        try:
+            envelope: object = json.loads(_last_tool_text(request))
+        except ValueError:
+            envelope = {}
+        value = cast(dict[str, Any], envelope).get("value") if isinstance(envelope, dict) else None
+        return f"Your decision reached the cell; it returned `{json.dumps(value)}`."
+    return _echo(request)
+
+
 def demo_script(chart: Path, voice: Path) -> tuple[list[str], list[ScriptedTurn]]:
     """The seeded user messages and the model turns that answer them."""
     canvases = (
@@ -87,7 +105,8 @@ def demo_script(chart: Path, voice: Path) -> tuple[list[str], list[ScriptedTurn]
         "json(a); return [a, b];"
     )
     messages = ["Show me some rich output.", "Send me a voice note.", "Make two canvases.",
-                "Print a lot.", "Wait for something.", "Do something that fails."]  # fmt: skip
+                "Print a lot.", "Wait for something.", "Do something that fails.",
+                "Deploy the site."]  # fmt: skip
     turns: list[ScriptedTurn] = [
         "[[reply_to_current]] ## Rich output\n\nMarkdown is rendered on the server and "
         "sanitized: **bold**, `code`, [a link](https://example.com), and "
@@ -103,11 +122,16 @@ def demo_script(chart: Path, voice: Path) -> tuple[list[str], list[ScriptedTurn]
         "The cell parked as `waiting`, and `wait` continued it to **42**.",
         exec_call('text("about to fail"); throw new Error("the demo cell failed on purpose");'),
         "That cell failed; its card shows the code and the error.",
+        exec_call(_DEPLOY_CELL, title="needs approval"),
     ]
-    for _ in range(200):
-        turns += [exec_call(_LIVE_CELL, title="live output"), _echo]
-    return messages, turns
+    return messages, turns + [_live] * 400
 
+
+_DEPLOY_CELL: Final = (
+    'text("asking to deploy");\n'
+    'try { return await deploy({ target: "production" }); }\n'
+    "catch (error) { return `not deployed: ${error.message}`; }"
+)
 
 _LIVE_CELL: Final = (
     "for (let i = 1; i <= 3; i++) { text(`step ${i} of 3`); await pause({ ms: 400 }); }\n"
@@ -119,10 +143,17 @@ async def _pause(arguments: dict[str, Any]) -> None:
     await asyncio.sleep(min(float(arguments.get("ms", 0)), 2000) / 1000)
 
 
+async def _deploy(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"deployed": arguments.get("target"), "at": "https://example.com/"}
+
+
 def demo_tools(store: MemoryStore) -> list[Tool]:
-    """The demo's tools: `canvas` and a `pause` that makes live output visible."""
+    """The demo's tools: `canvas`, a `pause` that makes live output visible, and a `deploy`
+    that always asks for approval."""
     pause = Tool(name="pause", description="Wait `ms` milliseconds.", execute=_pause)
-    return [canvas_tool(store), pause]
+    deploy = Tool(name="deploy", description="Deploy the site (asks first).", execute=_deploy,
+                  approval="always")  # fmt: skip
+    return [canvas_tool(store), pause, deploy]
 
 
 _CEILING_REF: Final = "cv_demo_strict"

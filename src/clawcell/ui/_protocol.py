@@ -7,11 +7,18 @@ the demo use doubles.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from .. import CellUpdate
 
-__all__ = ["AgentEvent", "CellRunner", "ChatAgent", "DocumentStore", "SessionSummary"]
+__all__ = [
+    "AgentEvent",
+    "CellRunner",
+    "ChatAgent",
+    "DocumentStore",
+    "PendingPrompt",
+    "SessionSummary",
+]
 
 
 class AgentEvent(Protocol):
@@ -41,8 +48,18 @@ class SessionSummary(Protocol):
         ...
 
 
+class PendingPrompt(Protocol):
+    """A call waiting for a person's decision (`clawcell.approvals.PendingApproval` fits)."""
+
+    def to_json(self) -> Mapping[str, Any]:
+        """Its `pendingApprovals` entry: `{id, tool, input, reason, requestedAt}`."""
+        ...
+
+
 class CellRunner(Protocol):
-    """What the playground runs cells with (`clawcell.CodeMode` fits)."""
+    """What the playground runs cells with, and what the chat asks about parked runs
+    (`clawcell.CodeMode` fits).
+    """
 
     async def call_tool(
         self,
@@ -54,12 +71,33 @@ class CellRunner(Protocol):
         """Answer an `exec` or `wait` call with its envelope, reporting progress."""
         ...
 
+    async def pending_approvals(self, run_id: str) -> Sequence[PendingPrompt]:
+        """The calls the parked run `run_id` waits to have decided."""
+        ...
+
 
 class ChatAgent(Protocol):
     """The agent the chat view talks to (`clawcell.agent.Agent` fits)."""
 
     def run(self, session_id: str, text: str) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding its events as they happen."""
+        ...
+
+    def decide(
+        self,
+        session_id: str,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> AsyncIterator[AgentEvent]:
+        """Record a decision, yielding `approval_decided` and then the continued turn's events.
+
+        Raises `clawcell.InputError` (on first iteration) when the approval is not pending.
+        """
         ...
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:

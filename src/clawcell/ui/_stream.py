@@ -76,6 +76,11 @@ class TurnStream:
             return self._cell_finished(data)
         if kind == "reply":
             return self._reply(data)
+        if kind == "approval_requested":
+            return self._approval_requested(data)
+        if kind == "approval_decided":
+            html = fragment("decided", value=data)
+            return [{"op": "replace", "target": f"approval-{data.get('approvalId')}", "html": html}]
         if kind == "error":
             html = fragment("error", value=data)
             return [{"op": "append", "target": self.container, "html": html}]
@@ -134,6 +139,12 @@ class TurnStream:
             outputs = fragment("outputs", id=cell, value=envelope)
             ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
         return ops
+
+    def _approval_requested(self, data: Mapping[str, Any]) -> list[Op]:
+        cell = self._cell_for(data)
+        target = f"{cell}-approvals" if cell is not None else self.container
+        html = fragment("approval", value=data.get("approval"), run_id=data.get("runId"))
+        return [{"op": "append", "target": target, "html": html}]
 
     def _reply(self, data: Mapping[str, Any]) -> list[Op]:
         ops: list[Op] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +24,19 @@ def _pretty(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+def _when(value: object) -> str:
+    """An ISO 8601 time as `YYYY-MM-DD HH:MM:SS UTC` (anything else as it is)."""
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if moment.utcoffset() is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo else "")
+
+
 TEMPLATES.filters["pretty"] = _pretty
+TEMPLATES.filters["when"] = _when
 
 
 def render_template(name: str, **context: Any) -> str:

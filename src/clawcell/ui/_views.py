@@ -44,7 +44,11 @@ class CanvasView:
 
 @dataclass(frozen=True, kw_only=True)
 class CellView:
-    """A finished `exec`/`wait` call from the transcript: its code and its envelope."""
+    """A finished `exec`/`wait` call from the transcript: its code and its envelope.
+
+    `approvals` holds the `pendingApprovals` entries still waiting for a decision, when this
+    cell parked the session's last turn on them (so a reloaded page can still decide).
+    """
 
     kind: Literal["cell"] = "cell"
     id: str
@@ -53,6 +57,7 @@ class CellView:
     code: str | None
     run_id: str | None
     envelope: Mapping[str, Any]
+    approvals: tuple[Mapping[str, Any], ...] = ()
 
 
 ItemView = HtmlView | AttachmentView | CanvasView | CellView

@@ -34,7 +34,12 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
         ).wait_for()
         assert transcript.locator(".canvas .blocked").count() == 1
         assert transcript.locator(".out-truncated").count() == 1
-        assert transcript.locator(".status-waiting").count() == 1
+        assert transcript.locator(".status-waiting").count() == 2  # a `yield`, an approval
+        approval = transcript.locator("form.approval")
+        assert approval.locator(".approval-tool").inner_text() == "deploy"
+        assert approval.locator(".approval-reason").inner_text() == (
+            "this tool always asks for approval"
+        )
         assert transcript.locator(".status-failed").inner_text() == "failed · internal_error"
         page.evaluate("document.getElementById('transcript').scrollTop = 0")
         screenshot(page, "demo")
@@ -44,3 +49,17 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
             "step 1 of 3", "step 2 of 3", "step 3 of 3"
         ]  # fmt: skip
         assert "You said:" in page.locator(".message-assistant").last.inner_text()
+        approval.locator("button.approve").click()
+        page.locator(".approval-decided").wait_for()
+        page.wait_for_selector("body[data-turn=done]")
+        assert page.locator(".cell").last.locator(".cell-value pre").inner_text() == (
+            '{\n  "deployed": "production",\n  "at": "https://example.com/"\n}'
+        )
+        assert (
+            page.locator(".message-assistant")
+            .last.inner_text()
+            .endswith(
+                'Your decision reached the cell; it returned {"deployed": "production", '
+                '"at": "https://example.com/"}.'
+            )
+        )

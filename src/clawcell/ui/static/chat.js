@@ -41,6 +41,41 @@ async function send(text) {
   }
 }
 
+// An approval card: Approve / Deny post the decision and stream the continued turn.
+async function decide(card, decision) {
+  const error = card.querySelector(".approval-error");
+  const buttons = card.querySelectorAll("button");
+  const url = `/api/sessions/${encodeURIComponent(session)}/runs/${encodeURIComponent(card.dataset.run)}`
+    + `/approvals/${encodeURIComponent(card.dataset.approval)}`;
+  const body = {
+    decision,
+    note: card.elements.namedItem("note").value,
+    remember: card.elements.namedItem("remember").checked,
+  };
+  for (const button of buttons) button.disabled = true;
+  error.textContent = "";
+  document.body.dataset.turn = "running";
+  try {
+    await postStream(url, body, scrollDown);
+  } catch (failure) {
+    error.textContent = `⚠ ${failure.message}`;
+    for (const button of buttons) button.disabled = false;
+  } finally {
+    document.body.dataset.turn = "done";
+    scrollDown();
+  }
+}
+
+transcript.addEventListener("click", (event) => {
+  const button = event.target.closest("form.approval button[data-decision]");
+  if (button) decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
+});
+
+// Enter in a card's note field must not decide anything by itself.
+transcript.addEventListener("submit", (event) => {
+  if (event.target.closest("form.approval")) event.preventDefault();
+});
+
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const field = form.elements.namedItem("text");

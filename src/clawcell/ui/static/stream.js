@@ -28,6 +28,16 @@ function parseMessage(block) {
   return { name, data: data.length ? JSON.parse(data.join("\n")) : null };
 }
 
+// A refusal's message: the `error` of a JSON body, else the body's text.
+async function refusal(response) {
+  const text = await response.text();
+  try {
+    return JSON.parse(text).error ?? text;
+  } catch {
+    return text;
+  }
+}
+
 // POST `body` as JSON to `url` and apply each streamed message; `onMessage` sees them too.
 export async function postStream(url, body, onMessage) {
   const response = await fetch(url, {
@@ -35,7 +45,7 @@ export async function postStream(url, body, onMessage) {
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
     body: JSON.stringify(body),
   });
-  if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
+  if (!response.ok) throw new Error(`${response.status}: ${await refusal(response)}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
