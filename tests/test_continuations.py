@@ -329,3 +329,38 @@ def test_a_tool_that_finishes_while_parked_is_delivered_by_the_next_wait(
     assert parked["status"] == "waiting"
     assert (resumed["status"], resumed["value"]) == ("completed", 42)
     assert calls == [21]
+
+
+def test_a_result_that_settles_after_a_durable_park_is_delivered_by_another_worker(
+    tmp_path: Path,
+) -> None:
+    release = asyncio.Event()
+    calls: list[str] = []
+
+    async def charge(_: dict[str, Any]) -> Any:
+        calls.append("charge")
+        await release.wait()
+        return "charged"
+
+    async def written_back(store: SQLiteStore, run_id: str) -> dict[str, Any]:
+        while True:
+            parked = await store.load_run(SESSION, run_id)
+            assert parked is not None
+            if "settled" in parked.meta:
+                return parked.meta["settled"]
+            await store.wait_for_change(SESSION, run_id, timeout=30, since=parked.revision)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        db = tmp_path / "s.sqlite"
+        async with durable(db, [Tool(name="charge", execute=charge)]) as parker:
+            parked = await parker.exec("return await charge({});")
+            release.set()
+            async with SQLiteStore(db) as store:
+                settled = await asyncio.wait_for(written_back(store, parked["runId"]), 60)
+            async with durable(db) as other:  # another worker, without the tool
+                return settled, await other.wait(parked["runId"])
+
+    settled, resumed = run(main())
+    assert [reply["ok"] for reply in settled.values()] == [True]
+    assert (resumed["status"], resumed["value"]) == ("completed", "charged")
+    assert calls == ["charge"]  # delivered from the written-back result, not run again

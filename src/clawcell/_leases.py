@@ -7,9 +7,11 @@ them may get the `wait` of any run. The rules (see `docs/scale-out.md`):
   (parked unowned, version *v*), a run continued under a lease with
   `save_run(expected_version=)` followed by `release_run`;
 * a `wait` **claims** the run (`claim_run`, version +1) and keeps the lease with a
-  `LeaseKeeper` while its leg runs. A worker that still holds the run in memory continues
-  its own copy only when the claim's version is the next one after its own park; otherwise
-  another worker continued the run meanwhile and the copy is dropped;
+  `LeaseKeeper` while its leg runs. While another worker's leg holds it, the `wait` waits for
+  the run to change (`wait_for_change`) or the lease to lapse, within its budget. A worker
+  that still holds the run in memory continues its own copy only when the claim's version is
+  the next one after its own park; otherwise another worker continued the run meanwhile and
+  the copy is dropped;
 * host calls that settle while the run is parked are written back at once
   (`update_run_meta`, fenced by the park's version, as `meta.settled[requestId]`), so a
   worker that revives the run delivers them instead of replaying them;
@@ -38,9 +40,10 @@ from .store import ClaimedRun, LeaseKeeper, SessionStore
 
 __all__ = ["LEASE_SECONDS", "SWEEP_EVERY_S", "DurableRuns", "stale_message"]
 
-LEASE_SECONDS: Final = 30.0
+LEASE_SECONDS: float = 30.0  # not Final: multi-process tests may shorten it
 """How long a `wait` leg's lease lasts unless renewed (renewed every third of it)."""
 SWEEP_EVERY_S: Final = 60.0
+_LAPSE_GRACE_S: Final = 0.01
 
 _log = logging.getLogger("clawcell.runs")
 
@@ -62,13 +65,13 @@ class DurableRuns:
         store: SessionStore,
         session_id: str,
         *,
-        lease_seconds: float = LEASE_SECONDS,
+        lease_seconds: float | None = None,
         sweep_every: float = SWEEP_EVERY_S,
     ) -> None:
         self._store = store
         self._session_id = session_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
-        self._lease_seconds = lease_seconds
+        self._lease_seconds = LEASE_SECONDS if lease_seconds is None else lease_seconds
         self._sweep_every = sweep_every
         self._last_sweep: float | None = None
         self._writes: set[asyncio.Task[None]] = set()
@@ -122,11 +125,27 @@ class DurableRuns:
 
     # -- claiming ---------------------------------------------------------------------------
 
-    async def claim(self, run_id: str) -> ClaimedRun | None:
-        """Claim a parked run for a `wait` leg (`None`: unknown, expired or held elsewhere)."""
-        return await self._store.claim_run(
-            self._session_id, run_id, owner=self.owner, lease_seconds=self._lease_seconds
-        )
+    async def claim(self, run_id: str, *, budget_s: float) -> ClaimedRun | None:
+        """Claim a parked run for a `wait` leg, waiting up to `budget_s` while another
+        worker's leg holds it (`None`: unknown, expired, or still held at the end)."""
+        deadline = time.monotonic() + budget_s
+        sid = self._session_id
+        while True:
+            claimed = await self._store.claim_run(
+                sid, run_id, owner=self.owner, lease_seconds=self._lease_seconds
+            )
+            if claimed is not None:
+                return claimed
+            parked = await self._store.load_run(sid, run_id)
+            now = time.time()
+            if parked is None or parked.claimable(now):
+                return None  # gone, or expired (an unheld run only refuses a claim then)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            lapse = (parked.lease_expires_at or now) - now
+            timeout = min(remaining, max(lapse, 0.0) + _LAPSE_GRACE_S)
+            await self._store.wait_for_change(sid, run_id, timeout=timeout, since=parked.revision)
 
     def keeper(self, claimed: ClaimedRun) -> LeaseKeeper:
         """A keeper of `claimed`'s lease for the length of a leg."""

@@ -131,18 +131,23 @@ class Lifecycle:
             if run is None or run.expires_at <= time.time():
                 raise InputError(UNAVAILABLE_MESSAGE)
             return await self._resume(run, on_update)
-        run = await self._claim(durable, run_id, run)
+        budget_s = self._host.limits.timeout_ms / 1000
+        started = time.monotonic()
+        run = await self._claim(durable, run_id, run, budget_s)
         assert run.keeper is not None
         async with run.keeper:
-            return await self._resume(run, on_update)
+            left = max(budget_s - (time.monotonic() - started), 0.0)
+            return await self._resume(run, on_update, budget_s=left)
 
-    async def _claim(self, durable: DurableRuns, run_id: str, run: Run | None) -> Run:
+    async def _claim(
+        self, durable: DurableRuns, run_id: str, run: Run | None, budget_s: float
+    ) -> Run:
         """Claim a durable run: this worker's copy when still current, else the stored one."""
         await durable.maybe_sweep()
         if run is not None:
             run.resuming = True  # claimed before the store is asked: a racing wait sees it
         try:
-            claimed = await durable.claim(run_id)
+            claimed = await durable.claim(run_id, budget_s=budget_s)
         finally:
             if run is not None:
                 run.resuming = False
@@ -163,7 +168,9 @@ class Lifecycle:
             await durable.discard(run_id)  # damaged or expired: nobody can continue it
             raise
 
-    async def _resume(self, run: Run, on_update: OnUpdate | None) -> Envelope:
+    async def _resume(
+        self, run: Run, on_update: OnUpdate | None, *, budget_s: float | None = None
+    ) -> Envelope:
         run.resuming = True
         _observe(run, on_update)
         gate = self.approvals.run(run.run_id, restart_safe=run.restart_safe)
@@ -174,7 +181,8 @@ class Lifecycle:
                 guest.restore(run.snapshot)
                 run.cell.guest, run.snapshot = guest, None
             await gate.deliver()
-            outcome = await run.cell.resume(self._host.limits.timeout_ms / 1000)
+            budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
+            outcome = await run.cell.resume(budget)
         except asyncio.CancelledError:
             self._abandon(run)
             raise
