@@ -37,7 +37,8 @@ test: $(TEST_STAMP)
 	scripts/ensure-chromium.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
-	scripts/pg-test-env $(PY) -m pytest  # a throwaway PostgreSQL for the store tests
+	scripts/pg-test-env $(PY) -m pytest -m 'not isolated'  # a throwaway PostgreSQL for the store tests
+	$(PY) -m pytest -m isolated  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py

@@ -39,7 +39,7 @@ def with_mode(
     body: Callable[[CodeMode], Awaitable[T]],
     *,
     tools: Iterable[Tool] | None = None,
-    limits: Limits = ROOMY,
+    limits: Limits = FAST,
     **options: Any,
 ) -> T:
     """Run `body(mode)` in a fresh `CodeMode` (with an `echo` tool unless told otherwise)."""
