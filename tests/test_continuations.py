@@ -58,9 +58,14 @@ async def parked_runs(path: Path) -> list[str]:
         return [parked.run_id for parked in await store.list_runs(SESSION)]
 
 
-def fake_clock(monkeypatch: pytest.MonkeyPatch, start: float = 1000.0) -> list[float]:
-    """Patch `time` in the modules that keep parked runs; returns the mutable "now"."""
-    now = [start]
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Patch `time` in the modules that keep parked runs; returns the mutable "now".
+
+    It starts an hour ahead of the wall clock, so the store (which checks expiry and leases on
+    the real clock) never finds a run expired however slowly the test runs: expiry is the
+    lifecycle's decision on this clock.
+    """
+    now = [time.time() + 3600]
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
     for name in ("clawcell._lifecycle", "clawcell._runs"):

@@ -12,11 +12,13 @@ A cell owns its guest from `exec` until it completes, fails or parks. Each `exec
    value is ready) within the remaining budget, settle them in one batch, and repeat;
 5. when the budget runs out with requests still pending, the cell parks (`waiting`).
 
-Pure guest computation is stopped by the QuickJS interrupt handler at the deadline, with
-the wasmtime epoch as a backstop for long native operations.
+Guest code runs in segments (`_segments`): off the event loop, under the leg's deadline and
+the epoch backstop. Request arguments are admitted against the host budgets of `_requests`
+before they are parsed.
 
-The module is a little over 400 lines because the loop and the persistence of a parked
-cell (`host_state`/`revive`) read and write the same pending-request state.
+The module is a little over 400 lines because the loop, the request ledger and the
+persistence of a parked cell (`host_state`/`revive`) read and write the same pending-request
+state.
 """
 
 from __future__ import annotations
@@ -32,34 +34,31 @@ from typing import Any, Final, Literal, cast
 from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
 from ._progress import Progress
 from ._requests import RequestLedger
+from ._segments import (
+    TIMEOUT_MESSAGE,
+    UNHANDLED_MESSAGE,
+    FailureCode,
+    classify,
+    compile_cell,
+    describe_rejection,
+    failure_of,
+    interrupted,
+    run_segment,
+)
 from .approvals import RunApprovals
-from .runtime import Guest, GuestTrap, JSException, StepResult
+from .runtime import Guest, JSException, StepResult
 
 __all__ = ["Cell", "LegOutcome"]
 
-_EPOCH_GRACE_S: Final = 0.025
 # The `s` field of the controller's step report (see `step()` in runtime/controller.js).
 _STATE_RUNNING, _STATE_VALUE, _STATE_FAILED, _STATE_OVERFLOW = 0, 1, 2, 3
-_MODULE_NAMES: Final = ("require", "module", "process")
 
-TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
 RESTART_MESSAGE: Final = (
     "Code Mode tool call was interrupted by a host restart and was not run again because "
     "its tool is not marked replay-safe; its effect is unknown. Check current state before "
     "retrying."
 )
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
-MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
-UNHANDLED_MESSAGE: Final = "Error: unhandled promise rejection"
-
-FailureCode = Literal[
-    "invalid_input",
-    "runtime_unavailable",
-    "aborted",
-    "timeout",
-    "snapshot_limit_exceeded",
-    "internal_error",
-]
 
 
 SegmentRunner = Callable[..., Awaitable[Any]]
@@ -114,6 +113,8 @@ class Cell:
     _cell_function: int | None = None
     progress: Progress | None = None
     """Set for the legs whose caller asked for live updates (`on_update`)."""
+    on_settled: Callable[[str, Reply], None] | None = None
+    """Called when a host task settles outside a leg's loop (the run lifecycle writes it back)."""
     _ledger: RequestLedger = field(init=False)
 
     def __post_init__(self) -> None:
@@ -146,22 +147,13 @@ class Cell:
         """First leg: compile (a syntax error raises `JSException`) and run the cell."""
         deadline = time.monotonic() + budget_s
         # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop.
-        compiled = await self._off_loop(self._compile, code, deadline)
+        compiled = await self._off_loop(compile_cell, self.guest, code, deadline)
         if isinstance(compiled, JSException):
             raise compiled
         if isinstance(compiled, BaseException):
             return self._engine_failure(compiled, deadline)
         self._cell_function = compiled
         return await self._drive(deadline)
-
-    def _compile(self, code: str, deadline: float) -> int | BaseException:
-        guest = self.guest
-        guest.deadline, guest.interrupted = deadline, False
-        try:
-            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
-                return guest.compile(code)
-        except (JSException, GuestTrap, MemoryError) as exc:
-            return exc
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
@@ -204,7 +196,8 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await self._off_loop(self._segment, deadline, batch)
+        cell, self._cell_function = self._cell_function, None
+        result = await self._off_loop(run_segment, self.guest, cell, deadline, batch)
         if not isinstance(result, BaseException):
             return result
         return self._engine_failure(result, deadline)
@@ -216,25 +209,7 @@ class Cell:
         return await self.runner(function, *args, lane=self.guest.lane)
 
     def _engine_failure(self, result: BaseException, deadline: float) -> LegOutcome:
-        if isinstance(result, JSException):
-            return self._guest_exception(result, deadline)
-        if isinstance(result, GuestTrap):
-            return self._trap(result, deadline)
-        return self._failed("internal_error", "InternalError: out of memory")
-
-    def _segment(self, deadline: float, batch: str | None) -> StepResult | BaseException:
-        """Run the guest until it waits on the host again. Touches no asyncio state, so it
-        may run on a worker thread; engine failures are returned, not raised."""
-        guest = self.guest
-        guest.deadline, guest.interrupted = deadline, False
-        try:
-            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
-                if self._cell_function is not None:
-                    cell, self._cell_function = self._cell_function, None
-                    guest.start(cell)
-                return guest.turn(batch)
-        except (JSException, GuestTrap, MemoryError) as exc:
-            return exc
+        return self._failed(*failure_of(result, deadline))
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)
@@ -261,7 +236,7 @@ class Cell:
         for request_id, method, args in requests:
             self._dispatch(request_id, method, args)
         if report.state == _STATE_FAILED:
-            return self._failed(*_classify(report.error))
+            return self._failed(*classify(report.error))
         if report.state == _STATE_VALUE:
             self._value_ready = True
             self.value_json = report.value_json
@@ -284,23 +259,14 @@ class Cell:
         """
         if not self.guest.has_unhandled_rejection:
             return completed
-        described = await self._off_loop(self._describe_rejection, deadline)
+        described = await self._off_loop(describe_rejection, self.guest, deadline)
         if isinstance(described, str):
-            return self._failed(*_classify(described))
-        if isinstance(described, JSException) and not _interrupted(described, deadline):
+            return self._failed(*classify(described))
+        if isinstance(described, JSException) and not interrupted(described, deadline):
             return self._failed("internal_error", UNHANDLED_MESSAGE)
         if described is None:
             return completed
         return self._engine_failure(described, deadline)
-
-    def _describe_rejection(self, deadline: float) -> str | BaseException | None:
-        guest = self.guest
-        guest.deadline, guest.interrupted = deadline, False
-        try:
-            with guest.instance.backstop(deadline + _EPOCH_GRACE_S):
-                return guest.unhandled_rejection()
-        except (JSException, GuestTrap, MemoryError) as exc:
-            return exc
 
     def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
         """Requests whose arguments fit the host budgets, parsed; the others are answered
@@ -346,6 +312,8 @@ class Cell:
         self._completed.append(request_id)
         pending.reply = _task_reply(request_id, pending.task)
         self._report_settled(request_id, pending)
+        if self.on_settled is not None:
+            self.on_settled(request_id, pending.reply)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -515,26 +483,6 @@ class Cell:
         phase: Literal["guest", "bridge"] = "bridge" if self.bridge_dispatch_started else "guest"
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
 
-    def _guest_exception(self, exc: JSException, deadline: float) -> LegOutcome:
-        if _interrupted(exc, deadline):
-            return self._failed("timeout", TIMEOUT_MESSAGE)
-        return self._failed(*_classify(exc.text))
-
-    def _trap(self, exc: GuestTrap, deadline: float) -> LegOutcome:
-        text = str(exc)
-        if "call stack exhausted" in text:
-            return self._failed("internal_error", "RangeError: Maximum call stack size exceeded")
-        if "wasm trap: interrupt" in text or time.monotonic() >= deadline:
-            return self._failed("timeout", TIMEOUT_MESSAGE)
-        if "out of bounds" in text or "memory" in text:
-            return self._failed("internal_error", "InternalError: out of memory")
-        trapped = f"InternalError: the guest runtime trapped ({_first_line(text)})"
-        return self._failed("internal_error", trapped)
-
-
-def _interrupted(exc: JSException, deadline: float) -> bool:
-    return exc.text == "InternalError: interrupted" and time.monotonic() >= deadline
-
 
 def _redispatch(method: str, args: list[Any]) -> bool:
     """A gated request never ran: dispatching it again cannot repeat an effect."""
@@ -555,17 +503,3 @@ def _yielded(request_id: str, reason: Any) -> Reply:
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def _classify(error: str) -> tuple[FailureCode, str]:
-    for name in _MODULE_NAMES:
-        if error.startswith(f"ReferenceError: {name} is not defined"):
-            return "invalid_input", MODULE_ACCESS_MESSAGE
-    return "internal_error", error
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return "unknown trap"

@@ -8,7 +8,7 @@ Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three wa
   runs of this runtime hold one (a `wait` then continues it without any snapshot work);
   otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
   snapshot and the run's record are committed before the envelope is returned, and `wait`
-  takes the run out of the store atomically, so exactly one process continues it.
+  claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
 
 The snapshot limit (`maxSnapshotBytes`) holds for live parks too: a cheap upper bound of the
 snapshot's size is checked, and the snapshot is only taken when the bound exceeds the limit.
@@ -24,6 +24,7 @@ from typing import Final
 
 from ._cell import Cell, LegOutcome
 from ._host import CellHost
+from ._leases import DurableRuns, stale_message
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
 from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
@@ -41,9 +42,9 @@ from .envelope import (
     settle_envelope,
     waiting_envelope,
 )
-from .errors import ClawcellError, InputError, RuntimeUnavailableError
+from .errors import ClawcellError, InputError, RuntimeUnavailableError, StaleRunError
 from .runtime import JSException
-from .store import SessionStore, SessionView
+from .store import ClaimedRun, SessionStore, SessionView
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -69,6 +70,7 @@ class Lifecycle:
         self._store = store
         self._session_id = session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
+        self._durable = DurableRuns(store, session_id) if durable else None
         self._policy = ReplayPolicy(host.catalog)
         self.approvals = approvals
 
@@ -77,6 +79,8 @@ class Lifecycle:
     async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
         """The first leg of a new cell."""
         self.expire()
+        if self._durable is not None:
+            await self._durable.maybe_sweep()
         host = self._host
         await host.prepare()
         try:
@@ -112,31 +116,52 @@ class Lifecycle:
         return await self._settle(run, outcome)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
-        """A `wait` leg: take the parked run (from the store when durable) and continue it.
+        """A `wait` leg: claim the parked run (from the store when durable) and continue it.
 
         Raises:
-            InputError: the run is unknown, expired, or was continued by another process.
+            InputError: the run is unknown, expired, or held by another worker's leg.
             SnapshotError: the durable copy of the run is damaged.
         """
         self.expire()
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self.failure("invalid_input", "input", _RESUMING)
+        durable = self._durable
+        if durable is None:
+            if run is None or run.expires_at <= time.time():
+                raise InputError(UNAVAILABLE_MESSAGE)
+            return await self._resume(run, on_update)
+        run = await self._claim(durable, run_id, run)
+        assert run.keeper is not None
+        async with run.keeper:
+            return await self._resume(run, on_update)
+
+    async def _claim(self, durable: DurableRuns, run_id: str, run: Run | None) -> Run:
+        """Claim a durable run: this worker's copy when still current, else the stored one."""
+        await durable.maybe_sweep()
         if run is not None:
             run.resuming = True  # claimed before the store is asked: a racing wait sees it
         try:
-            taken = await self._parked.take_durable(run_id)
+            claimed = await durable.claim(run_id)
         finally:
             if run is not None:
                 run.resuming = False
-        if run is None and taken is not None:
-            run = self._revive(run_id, *taken)
-        elif run is not None and self._parked.durable and taken is None:
-            self._drop(run)  # another process continued it
+        if run is not None and (claimed is None or not durable.continues(run, claimed)):
+            self._drop(run)  # another worker continued it
             run = None
-        if run is None or run.expires_at <= time.time():
+        if claimed is None:
             raise InputError(UNAVAILABLE_MESSAGE)
-        return await self._resume(run, on_update)
+        if run is None:
+            run = await self._revive_claimed(durable, run_id, claimed)
+        run.version, run.keeper = claimed.lease.version, durable.keeper(claimed)
+        return run
+
+    async def _revive_claimed(self, durable: DurableRuns, run_id: str, claimed: ClaimedRun) -> Run:
+        try:
+            return self._revive(run_id, claimed.run.blob, durable.record(claimed))
+        except BaseException:
+            await durable.discard(run_id)  # damaged or expired: nobody can continue it
+            raise
 
     async def _resume(self, run: Run, on_update: OnUpdate | None) -> Envelope:
         run.resuming = True
@@ -198,6 +223,9 @@ class Lifecycle:
         gate = self.approvals.live(run.run_id)
         if gate is not None:
             gate.active = False
+        durable = self._durable
+        if durable is not None and not await durable.still_held(run):
+            return self._stale(run)
         snapshot: bytes | None = None
         if outcome.status == "waiting":
             outcome, snapshot = self._suspend(run, outcome)
@@ -213,17 +241,28 @@ class Lifecycle:
             envelope = self._envelope(run, outcome)
         except ClawcellError:
             # Not even the status fits the model's context: the call fails, the cell ends.
-            self._end(run, outcome)
+            await self._end(run, outcome)
             raise
         if warning is not None:
             envelope["warnings"] = [warning]
         if run.cell.bridge.network_derived:
             envelope = mark_untrusted(envelope)
-        if outcome.status == "waiting":
-            await self._parked.park(run, snapshot)
-        else:
-            self._end(run, outcome)
+        if outcome.status != "waiting":
+            await self._end(run, outcome)
+            return envelope
+        if durable is not None and snapshot is not None:
+            try:
+                await durable.park(run, snapshot)
+            except StaleRunError:
+                return self._stale(run)
+        self._parked.keep(run)
         return envelope
+
+    def _stale(self, run: Run) -> Envelope:
+        """Another worker claimed the run while this leg ran: drop this copy, commit nothing."""
+        run.keeper = None
+        self._drop(run)
+        return self.failure("stale_run", "host", stale_message(run.run_id))
 
     def _envelope(self, run: Run, outcome: LegOutcome) -> Envelope:
         host = self._host
@@ -290,7 +329,9 @@ class Lifecycle:
         run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
         return outcome, snapshot
 
-    def _end(self, run: Run, outcome: LegOutcome) -> None:
+    async def _end(self, run: Run, outcome: LegOutcome) -> None:
+        if self._durable is not None:
+            await self._durable.finish(run)
         self._parked.forget(run.run_id)
         self.approvals.forget(run.run_id)
         if outcome.status == "waiting":
@@ -316,6 +357,8 @@ class Lifecycle:
 
     def close(self) -> None:
         """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        if self._durable is not None:
+            self._durable.close()
         for run in self._parked.all():
             self.approvals.forget(run.run_id)
             run.cell.cancel()

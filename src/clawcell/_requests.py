@@ -58,14 +58,17 @@ def host_cost(text: str) -> int:
 
 
 class _Process:
-    """The ledgers of this process (weakly held: a dropped cell holds nothing)."""
+    """The host bytes held by the pending requests of every cell of this process."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.ledgers: weakref.WeakSet[RequestLedger] = weakref.WeakSet()
+        self.held = 0
 
-    def held(self) -> int:
-        return sum(ledger.held for ledger in list(self.ledgers))
+    def forget(self, box: list[int]) -> None:
+        """A ledger was dropped without releasing its requests (its cell was lost)."""
+        with self.lock:
+            self.held -= box[0]
+            box[0] = 0
 
 
 _process = _Process()
@@ -77,19 +80,23 @@ class RequestLedger:
     def __init__(self, cell_bytes: int) -> None:
         self._cell_bytes = cell_bytes
         self._costs: dict[str, int] = {}
-        self.held = 0
-        with _process.lock:
-            _process.ledgers.add(self)
+        self._box = [0]  # shared with the finalizer, which must not hold the ledger
+        weakref.finalize(self, _process.forget, self._box)
+
+    @property
+    def held(self) -> int:
+        return self._box[0]
 
     def admit(self, request_id: str, text: str) -> list[Any] | str:
         """The parsed arguments of a request, or why it is refused (then nothing is held)."""
         cost = host_cost(text)
         with _process.lock:
-            if self.held + cost > self._cell_bytes:
+            if self._box[0] + cost > self._cell_bytes:
                 return _CELL_MESSAGE.format(cost=cost, budget=self._cell_bytes)
-            if _process.held() + cost > PROCESS_PENDING_BYTES:
+            if _process.held + cost > PROCESS_PENDING_BYTES:
                 return _PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES)
-            self.held += cost
+            self._box[0] += cost
+            _process.held += cost
             self._costs[request_id] = cost
         args = _parse(text)
         if isinstance(args, str):
@@ -99,12 +106,15 @@ class RequestLedger:
     def release(self, request_id: str) -> None:
         """The request was answered, cancelled or dropped."""
         with _process.lock:
-            self.held -= self._costs.pop(request_id, 0)
+            cost = self._costs.pop(request_id, 0)
+            self._box[0] -= cost
+            _process.held -= cost
 
     def release_all(self) -> None:
         with _process.lock:
+            _process.held -= self._box[0]
+            self._box[0] = 0
             self._costs.clear()
-            self.held = 0
 
 
 def _parse(text: str) -> list[Any] | str:

@@ -5,10 +5,10 @@ A parked cell is its guest (kept live while the run is parked in memory, up to
 the output ledger and buffered session-store writes. `ParkedRecord` is that host side as one
 typed, versioned value; `to_state`/`from_state` are the only code that spells its keys.
 
-With a durable session store (`SQLiteStore`), every park is committed to the store before
-the `waiting` envelope is returned, and a `wait` takes the run out of the store first —
-atomically, so of two processes racing for one run exactly one continues it. A process that
-restarts (even after SIGKILL) can therefore continue the cell from the database.
+With a durable session store (`SQLiteStore`, `PostgresStore`), every park is committed to
+the store before the `waiting` envelope is returned, and a `wait` claims the run with a lease
+first (`_leases.py`), so of two workers racing for one run exactly one continues it. A process
+that restarts (even after SIGKILL) can therefore continue the cell from the database.
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ._cell import Cell
 from .approvals import PendingApproval
 from .envelope import OutputLedger
 from .errors import SnapshotError
 from .store import SessionStore, SessionView, StoredValue
+
+if TYPE_CHECKING:
+    from .store import LeaseKeeper
 
 __all__ = ["MAX_LIVE_PARKED", "MAX_SUSPENDED_RUNS", "ParkedRecord", "ParkedRuns", "Run"]
 
@@ -46,6 +49,10 @@ class Run:
     """The parked guest as bytes when its guest went back to the pool (`None`: live)."""
     expires_at: float = 0.0  # wall clock (`time.time()`), so it survives a restart
     resuming: bool = False
+    version: int | None = None
+    """The fencing version of the run's durable copy as this worker last parked it."""
+    keeper: LeaseKeeper | None = None
+    """The lease of the `wait` leg running now (durable stores)."""
 
     def record(self) -> ParkedRecord:
         """The host side of this run as it is parked now."""
@@ -110,7 +117,7 @@ class ParkedRecord:
             )
         try:
             return cls(
-                cell=_cell_state(state["cell"]),
+                cell=_cell_state(_with_settled(state["cell"], state.get("settled", {}))),
                 ledger=OutputLedger.from_state(state["ledger"]),
                 writes=_writes(state.get("writes", {})),
                 restart_safe=_flag(state.get("restartSafe", False)),
@@ -147,6 +154,21 @@ def _approval(value: object) -> PendingApproval:
         reason=reason,
         requested_at=float(item["requestedAt"]),
     )
+
+
+def _with_settled(cell: object, settled: object) -> dict[str, Any]:
+    """The cell state with the replies written back after its park (`meta.settled`)."""
+    state = dict(_mapping(cell))
+    replies = _mapping(settled)
+    pending: list[Any] = []
+    for entry in _list(state.get("pending", [])):
+        item = dict(_mapping(entry))
+        reply = replies.get(item.get("id", ""))
+        if reply is not None and item.get("reply") is None:
+            item["reply"] = reply
+        pending.append(item)
+    state["pending"] = pending
+    return state
 
 
 def _flag(value: object) -> bool:
@@ -219,25 +241,9 @@ class ParkedRuns:
         """Parked runs holding a live guest."""
         return sum(1 for run in self._runs.values() if run.snapshot is None and not run.resuming)
 
-    async def park(self, run: Run, snapshot: bytes | None) -> None:
-        """Keep a parked run; with a durable store, commit it (and `snapshot`) first."""
-        if self.durable and snapshot is not None:
-            state = run.record().to_state()
-            await self._store.save_run(self._session_id, run.run_id, snapshot, state)
+    def keep(self, run: Run) -> None:
+        """Keep a parked run in memory (its durable copy, if any, is already committed)."""
         self._runs[run.run_id] = run
-
-    async def take_durable(self, run_id: str) -> tuple[bytes, ParkedRecord] | None:
-        """Take a run out of the durable store (`None` if unknown or another process has it).
-
-        Raises:
-            SnapshotError: the stored record is damaged (the run is gone from the store).
-        """
-        if not self.durable:
-            return None
-        parked = await self._store.take_run(self._session_id, run_id)
-        if parked is None:
-            return None
-        return parked.blob, ParkedRecord.from_state(parked.meta)
 
     def forget(self, run_id: str) -> Run | None:
         """Remove a run from memory (finished, expired or taken elsewhere)."""

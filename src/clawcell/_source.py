@@ -123,7 +123,8 @@ def _source_size_problem(source: str) -> str | None:
     exhaust guest memory, and large ones blocked the event loop in the checks)."""
     if len(source) * 3 <= MAX_SOURCE_BYTES:  # at most 3 UTF-8 bytes per UTF-16 unit
         return None
-    size = len(source.encode("utf-8", "surrogatepass"))
+    # An ASCII string's length is its UTF-8 size: a huge one is measured without a copy.
+    size = len(source) if source.isascii() else len(source.encode("utf-8", "surrogatepass"))
     if size <= MAX_SOURCE_BYTES:
         return None
     return SOURCE_SIZE_MESSAGE.format(size=size, limit=MAX_SOURCE_BYTES)

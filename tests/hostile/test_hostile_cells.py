@@ -391,4 +391,4 @@ def exec_one_escaping(code: str) -> dict[str, Any]:
     async def body(mode: CodeMode) -> dict[str, Any]:
         return await mode.exec(code)
 
-    return with_mode(body)
+    return with_mode(body, limits=FAST)

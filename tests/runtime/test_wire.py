@@ -50,7 +50,7 @@ def test_the_cell_states_are_the_wire_states() -> None:
     assert assigned == {wire.STATE_RUNNING, wire.STATE_VALUE, wire.STATE_FAILED}
     assert f"overflow !== null ? {wire.STATE_OVERFLOW} : state" in step
     for state, key in ((wire.STATE_VALUE, "v"), (wire.STATE_FAILED, "e")):
-        assert f"if (status === {state}) text += ',\"{key}\":'" in step
+        assert f"if (status === {state}) text += ',\"{key}\":" in step
 
 
 def test_the_entry_points_and_the_user_file_match() -> None:

@@ -23,7 +23,6 @@ from ._embeds import (
     parse_canvas_attributes,
     preview_from_shortcode,
 )
-from ._fences import find_code_regions
 from ._history import project_chat_display_messages
 from ._ip import (
     extract_embedded_ipv4_from_ipv6,
@@ -52,6 +51,7 @@ from ._payloads import (
     finalize_after_block_streaming,
     merge_attempt_tool_media_payloads,
 )
+from ._regions import find_code_regions
 from ._reply import Reply, ReplyDirectives, ToolMedia, build_reply, parse_reply_directives
 from ._tags import (
     InlineDirectives,

@@ -9,10 +9,10 @@ span a line feed. Removing a tag between two words leaves one space so words nev
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
-from ._fences import CodeIndex, CodeRegion, find_code_blocks, regions_of
+from ._fences import CodeRegion, find_code_blocks
+from ._regions import CodeIndex, regions_of
 from ._text import JS_SPACE_CLASS, is_js_space, js_trim, js_trim_end, require_str
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "read_reply_tag",
     "replace_outside_code",
     "sanitize_reply_directive_id",
+    "strip_malformed_leading_reply_tag",
     "word_gap",
 ]
 
@@ -30,6 +31,14 @@ AUDIO_TAG: Final = re.compile(
 )
 _REPLY_HEAD: Final = re.compile(
     f"\\[\\[[{JS_SPACE_CLASS}]*(?:(reply_to_current)|reply_to[{JS_SPACE_CLASS}]*:)", re.I
+)
+# A malformed reply tag opening the text (`[[reply_to:abc] text`, `[[reply_to_current text`):
+# the release drops it for delivery. Up to three spaces may precede it (four are indented code).
+_MALFORMED_LEADING_REPLY: Final = re.compile(
+    f"\\A {{0,3}}\\[\\[[{JS_SPACE_CLASS}]*"
+    f"(?:reply_to_current(?![A-Za-z0-9_])(?:[{JS_SPACE_CLASS}]*\\](?!\\]))?"
+    f"|reply_to[{JS_SPACE_CLASS}]*:[^\\]\\n]*\\](?!\\]))[{JS_SPACE_CLASS}]*",
+    re.I,
 )
 _UNSAFE_ID_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\[\]]")
 MAX_REPLY_DIRECTIVE_ID_CODE_POINTS: Final = 256
@@ -44,9 +53,11 @@ _SENTINEL: Final = "\ue000"
 TailMode = Literal["trim", "preserve", "normalize"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReplyTag:
-    """A complete reply tag found at `start`: it ends at `end`; `id` is `None` for current."""
+class ReplyTag(NamedTuple):
+    """A complete reply tag found at `start`: it ends at `end`; `id` is `None` for current.
+
+    A named tuple rather than a frozen dataclass: one is built per tag on the hot path.
+    """
 
     start: int
     end: int
@@ -67,7 +78,7 @@ def read_reply_tag(text: str, start: int) -> ReplyTag | None:
     value_start = _skip_space(text, head.end())
     if head.group(1) is not None:
         if text.startswith("]]", value_start):
-            return ReplyTag(start=start, end=value_start + 2, id=None)
+            return ReplyTag(start, value_start + 2, None)
         return None
     close = text.find("]", value_start)
     if close < 0 or not text.startswith("]]", close):
@@ -76,10 +87,20 @@ def read_reply_tag(text: str, start: int) -> ReplyTag | None:
     while content_end > value_start and is_js_space(text[content_end - 1]):
         content_end -= 1
     if value_start < close and "\n" not in text[value_start:content_end]:
-        return ReplyTag(start=start, end=close + 2, id=text[value_start:content_end])
+        return ReplyTag(start, close + 2, text[value_start:content_end])
     if value_start == close and any(char != "\n" for char in text[head.end() : close]):
-        return ReplyTag(start=start, end=close + 2, id="")
+        return ReplyTag(start, close + 2, "")
     return None
+
+
+def strip_malformed_leading_reply_tag(text: str) -> str:
+    """`text` without a malformed reply tag (and the whitespace after it) at its very start."""
+    if "[[" not in text[:8]:
+        return text
+    match = _MALFORMED_LEADING_REPLY.match(text)
+    if match is None or read_reply_tag(text, text.index("[[")) is not None:
+        return text
+    return text[match.end() :]
 
 
 def word_gap(source: str, start: int, end: int) -> str:
@@ -115,8 +136,8 @@ def find_reply_tags(text: str) -> list[tuple[int, int, str | None]]:
         if tag is None:
             marker = text.find("[[", marker + 1)
             continue
-        found.append((tag.start, tag.end, tag.id))
-        marker = text.find("[[", tag.end)
+        found.append(tag)
+        marker = text.find("[[", tag[1])
     return found
 
 
@@ -130,7 +151,10 @@ def sanitize_reply_directive_id(raw: str | None) -> str | None:
     trimmed = js_trim(require_str(raw, "raw"))
     if not trimmed:
         return None
-    cleaned = js_trim(_UNSAFE_ID_CHARS.sub("", trimmed))
+    if trimmed.isprintable() and "[" not in trimmed and "]" not in trimmed:
+        cleaned = trimmed  # no control character (they are not printable) and no bracket
+    else:
+        cleaned = js_trim(_UNSAFE_ID_CHARS.sub("", trimmed))
     if not cleaned:
         return None
     return _first_code_points(cleaned, MAX_REPLY_DIRECTIVE_ID_CODE_POINTS)
@@ -197,6 +221,15 @@ def _sub_lines(body: str, needle: str, pattern: re.Pattern[str], replacement: st
     return "".join(pieces)
 
 
+def _only_leading_space(body: str) -> bool:
+    """`body` starts with one space before a word, has no code and no other `_tidy` trigger."""
+    if len(body) < 2 or body[0] != " " or is_js_space(body[1]):
+        return False
+    if "`" in body or "~~~" in body or "    " in body or "\t" in body:
+        return False
+    return not _has_triggers(body[1:])
+
+
 def _has_triggers(text: str) -> bool:
     """Whether any prose rule of `_tidy` could change `text`, code included (a superset)."""
     if text.startswith(("\n", " ", "\t")) or "\t" in text or "  " in text:
@@ -230,6 +263,8 @@ def normalize_directive_whitespace(
             trimmed = body if body is text else _trim_outside_code(text, body, regions)
             if trimmed is not None:
                 return trimmed
+        if _only_leading_space(body):
+            return body[1:]  # the one rule that fires: a tag removed at the start left a space
     code = regions_of(text) if regions is None else regions
     sentinel = _SENTINEL
     while sentinel in text:

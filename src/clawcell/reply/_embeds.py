@@ -2,29 +2,35 @@
 
 Threat model: the shortcode's attributes come from model output and end up in an `<iframe>` the
 Control UI renders. An attacker wants script execution in the UI origin (`javascript:` or
-`vbscript:` URLs, script-bearing `data:` URLs, entity-obfuscated variants such as
-`&#106;avascript:`), or event-handler attributes (`onload=`). This module therefore drops `on*`
-attributes, drops dangerous URL-like values (checked after decoding the entities attackers use
-and removing whitespace), ignores attribute strings over 10,240 characters, and — a deliberate
-divergence from the recorded 2026.9.6 bundle, which rendered them — leaves an embed whose `url`
-or `ref` was dangerous as plain text with no preview. Only URL-backed embeds render; block
-bodies (inline HTML) are discarded, never rendered. Shortcodes inside code are literal.
+`vbscript:` URLs, script-bearing `data:` URLs, obfuscated variants such as `&#x6A;avascript:`,
+`&#106avascript:`, `javascript&colon;`, `java&Tab;script:` or a leading control character), or
+event-handler attributes (`onload=`). This module therefore drops `on*` attributes and drops
+dangerous URL-like values, judged after decoding character references as an HTML parser does
+and removing what a URL parser ignores (controls, spaces); and — a deliberate divergence from the
+recorded 2026.9.6 bundle, which rendered them — it leaves an embed whose `url` or `ref` was
+dangerous as plain text with no preview. Only URL-backed embeds render; block bodies (inline
+HTML) are discarded, never rendered. Shortcodes inside code are literal. Every scan is linear in
+the text (no attribute length limit is needed; `parse_canvas_attributes` keeps the spec's).
 
-Limits: the iframe source is further confined by `resolve_canvas_iframe_url` (same-origin
+Limits: `title`, `className`, `style` and `viewId` are raw model text by the protocol: every
+renderer must escape them (attribute- and HTML-escape; never interpolate `style` into CSS
+unchecked). The iframe source is further confined by `resolve_canvas_iframe_url` (same-origin
 canvas paths only unless external embeds are explicitly allowed) and its sandbox tier by
 `resolve_embed_sandbox`; this module does not fetch or render anything.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import urllib.parse
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Final, TypedDict
 
 from ._canvas import CanvasPreview, normalize_preferred_height
-from ._fences import CodeIndex, regions_of
-from ._text import JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
+from ._regions import CodeIndex, regions_of
+from ._text import JS_SPACE, JS_SPACE_CLASS, js_number, js_trim, require_str, utf16_len
 
 __all__ = [
     "EmbedExtraction",
@@ -35,23 +41,25 @@ __all__ = [
 ]
 
 _S = f"[{JS_SPACE_CLASS}]"
-_BLOCK: Final = re.compile(f"\\[embed{_S}+([^\\]]*?[^\\]/]|)\\]([\\s\\S]*?)\\[/embed\\]", re.I)
-_SELF_CLOSING: Final = re.compile(f"\\[embed{_S}+([^\\]]*?)/\\]", re.I)
-_ATTRIBUTE: Final = re.compile(f"([A-Za-z_][A-Za-z0-9_-]*){_S}*={_S}*(?:\"([^\"]*)\"|'([^']*)')")
-_EVENT_HANDLER: Final = re.compile(r"on[a-z]+", re.I)
-_ENTITY: Final = re.compile(
-    r"&#(?:106|97|118|115|99|114|105|112|116|58|38|60|62);|&(?:quot|apos|lt|gt|amp);", re.I
+_OPENING: Final = re.compile(f"\\[embed{_S}", re.I)
+_EMBED_HINT: Final = re.compile(r"\[embed", re.I)
+_CLOSE_BRACKET: Final = re.compile(r"\]")
+_BLOCK_END: Final = re.compile(r"\[/embed\]", re.I)
+# A name starts at the first letter or `_` of a run of name characters: the look-behind and the
+# possessive quantifiers keep a long run from being rescanned at every position (linear time).
+_ATTRIBUTE: Final = re.compile(
+    f"(?<![A-Za-z0-9_-])[0-9-]*+([A-Za-z_][A-Za-z0-9_-]*+){_S}*+={_S}*+(?:\"([^\"]*)\"|'([^']*)')"
 )
-_ENTITY_CHARS: Final = {
-    "&#106;": "j", "&#97;": "a", "&#118;": "v", "&#115;": "s", "&#99;": "c", "&#114;": "r",
-    "&#105;": "i", "&#112;": "p", "&#116;": "t", "&#58;": ":", "&#38;": "&", "&#60;": "<",
-    "&#62;": ">", "&quot;": '"', "&apos;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&",
-}  # fmt: skip
-_WHITESPACE: Final = re.compile(f"{_S}+")
+_EVENT_HANDLER: Final = re.compile(r"on[a-z]+", re.I)
+# What a URL parser ignores: C0 controls and spaces (stripped at the ends, tabs and newlines
+# removed anywhere) and, conservatively, every other whitespace character.
+_URL_IGNORED: Final = re.compile(f"[\\x00-\\x20\\x7f{JS_SPACE_CLASS}]+")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 MAX_ATTRIBUTES_LENGTH: Final = 10_240
 CANVAS_DOCUMENTS_PATH: Final = "/__openclaw__/canvas/documents/"
 _URI_COMPONENT_SAFE: Final = "-_.!~*'()"
+_URI_COMPONENT_PLAIN: Final = re.compile(r"[A-Za-z0-9\-_.!~*'()]*")
+_SPACE_SET: Final = frozenset(JS_SPACE)
 
 
 class EmbedExtraction(TypedDict):
@@ -62,8 +70,12 @@ class EmbedExtraction(TypedDict):
 
 
 def _is_dangerous(value: str) -> bool:
-    decoded = _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group().lower()], value)
-    compact = _WHITESPACE.sub("", decoded.lower())
+    if ":" not in value and "&" not in value:
+        return False  # every dangerous scheme needs a colon, literal or encoded
+    # Decode character references the way an HTML parser does for an attribute (numeric ones
+    # without `;`, every named reference such as `&colon;` and `&Tab;`), issue 17 R5.
+    decoded = html.unescape(value) if "&" in value else value
+    compact = _URL_IGNORED.sub("", decoded.lower())
     if compact.startswith(("javascript:", "vbscript:")):
         return True
     if not compact.startswith("data:") or compact.startswith("data:image/"):
@@ -71,16 +83,17 @@ def _is_dangerous(value: str) -> bool:
     return compact.startswith(("data:text/html", "data:application/")) or "script" in compact
 
 
-def _scan_attributes(raw: str) -> tuple[dict[str, str], set[str]]:
+def _scan_attributes(raw: str, *, limited: bool) -> tuple[dict[str, str], set[str]]:
     """Parse attributes; returns the kept ones and the keys dropped as dangerous."""
     attrs: dict[str, str] = {}
     rejected: set[str] = set()
-    if not js_trim(raw) or utf16_len(raw) > MAX_ATTRIBUTES_LENGTH:
+    if not raw.strip(JS_SPACE) or (limited and utf16_len(raw) > MAX_ATTRIBUTES_LENGTH):
         return attrs, rejected
-    for match in _ATTRIBUTE.finditer(raw):
-        key = match.group(1).lower()
-        value = js_trim(match.group(2) if match.group(2) is not None else match.group(3))
-        if _EVENT_HANDLER.fullmatch(key) or not value:
+    for name, double, single in _ATTRIBUTE.findall(raw):
+        key = name.lower()
+        # findall gives "" for the quote style that did not match; only one style matches.
+        value = (double or single).strip(JS_SPACE)
+        if not value or (key[:2] == "on" and _EVENT_HANDLER.fullmatch(key)):
             continue
         if _is_dangerous(value):
             rejected.add(key)
@@ -98,14 +111,22 @@ def parse_canvas_attributes(raw: str) -> dict[str, str]:
     duplicate wins; `on*` handlers and `javascript:`/`vbscript:`/script-bearing `data:` values
     are dropped; more than 10,240 characters of attributes give `{}`.
     """
-    return _scan_attributes(require_str(raw, "raw"))[0]
+    return _scan_attributes(require_str(raw, "raw"), limited=True)[0]
 
 
 def default_canvas_entry_url(ref: str) -> str:
     """`/__openclaw__/canvas/documents/<encodeURIComponent(ref)>/index.html`."""
-    value = _LONE_SURROGATE.sub("\ufffd", js_trim(require_str(ref, "ref")))
+    value = js_trim(require_str(ref, "ref"))
+    if _URI_COMPONENT_PLAIN.fullmatch(value):
+        return f"{CANVAS_DOCUMENTS_PATH}{value}/index.html"
+    value = _LONE_SURROGATE.sub("\ufffd", value)
     encoded = urllib.parse.quote(value, safe=_URI_COMPONENT_SAFE)
     return f"{CANVAS_DOCUMENTS_PATH}{encoded}/index.html"
+
+
+def _trimmed(attrs: Mapping[str, str], key: str) -> str:
+    value = attrs.get(key)
+    return value.strip(JS_SPACE) if value else ""
 
 
 def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
@@ -113,8 +134,8 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     target = attrs.get("target")
     if target and target != "assistant_message":
         return None
-    url = js_trim(attrs.get("url") or "")
-    ref = js_trim(attrs.get("ref") or "")
+    url = _trimmed(attrs, "url")
+    ref = _trimmed(attrs, "ref")
     if not url and not ref:
         return None
     preview: CanvasPreview = {
@@ -125,7 +146,7 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     }
     if ref:
         preview["viewId"] = ref
-    title = js_trim(attrs.get("title") or "")
+    title = _trimmed(attrs, "title")
     if title:
         preview["title"] = title
     height = attrs.get("height")
@@ -133,24 +154,80 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
         preferred = normalize_preferred_height(js_number(height))
         if preferred is not None:
             preview["preferredHeight"] = preferred
-    class_name = js_trim(attrs.get("class") or "") or js_trim(attrs.get("class_name") or "")
+    class_name = _trimmed(attrs, "class") or _trimmed(attrs, "class_name")
     if class_name:
         preview["className"] = class_name
-    style = js_trim(attrs.get("style") or "")
+    style = _trimmed(attrs, "style")
     if style:
         preview["style"] = style
     return preview
 
 
+def _opening_tags(text: str) -> list[tuple[int, int, str]]:
+    """Every `[embed<space>…]` opening: (start, index of its `]`, raw attributes).
+
+    The attributes run to the first `]` (they cannot contain one), so one sorted list of `]`
+    positions bounds every opening; nothing rescans the rest of the text (issue 17, R1).
+    """
+    closers = [m.start() for m in _CLOSE_BRACKET.finditer(text)]
+    found: list[tuple[int, int, str]] = []
+    previous = -1
+    for match in _OPENING.finditer(text):
+        index = bisect_left(closers, match.end())
+        if index == len(closers):
+            break
+        # Openings that share a `]` with an earlier one can never match on their own: the
+        # earlier one either matched (and covers them) or failed for a reason they share.
+        if closers[index] != previous:
+            previous = closers[index]
+            found.append((match.start(), previous, text[match.end() : previous]))
+    return found
+
+
 def _matches(text: str) -> list[tuple[int, int, str]]:
+    """Block (`[embed …]…[/embed]`) and self-closing (`[embed … /]`) shortcodes outside code.
+
+    Equivalent to scanning the text once per shortcode form with a non-overlapping regex
+    search, then ordering by start (a block before a self-closing tag at the same start).
+    """
     code = CodeIndex(regions_of(text))
+    ends = [m.start() for m in _BLOCK_END.finditer(text)]
     found: list[tuple[int, int, int, str]] = []
-    for order, pattern in enumerate((_BLOCK, _SELF_CLOSING)):
-        for match in pattern.finditer(text):
-            if not code.covers(match.start()):
-                found.append((match.start(), order, match.end(), match.group(1)))
+    block_cursor = closing_cursor = 0
+    for start, bracket, raw in _opening_tags(text):
+        attrs = raw.lstrip(JS_SPACE)
+        if start >= closing_cursor and attrs.endswith("/"):
+            closing_cursor = bracket + 1
+            if not code.covers(start):
+                found.append((start, 1, bracket + 1, attrs[:-1]))
+        if start < block_cursor or attrs.endswith("/"):
+            continue
+        index = bisect_left(ends, bracket + 1)
+        if index < len(ends):
+            block_cursor = ends[index] + len("[/embed]")
+            if not code.covers(start):
+                found.append((start, 0, block_cursor, attrs))
     found.sort(key=lambda item: (item[0], item[1]))
     return [(start, end, attrs) for start, _, end, attrs in found]
+
+
+def _is_code_free(text: str) -> bool:
+    """No code block or span can exist (the code scanners' own early exits)."""
+    return "`" not in text and "~~~" not in text and "    " not in text and "\t" not in text
+
+
+def _single_match(text: str, start: int) -> list[tuple[int, int, str]]:
+    """`_matches` for a text with one `[embed` (at `start`) and no code: the short reply."""
+    if start + 6 >= len(text) or text[start + 6] not in _SPACE_SET:
+        return []
+    bracket = text.find("]", start + 7)
+    if bracket < 0:
+        return []
+    attrs = text[start + 7 : bracket].lstrip(JS_SPACE)
+    if attrs.endswith("/"):
+        return [(start, bracket + 1, attrs[:-1])]
+    end = _BLOCK_END.search(text, bracket + 1)
+    return [] if end is None else [(start, end.end(), attrs)]
 
 
 def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
@@ -159,17 +236,25 @@ def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
     A shortcode that yields no preview (no `url`/`ref`, a foreign `target`, a dangerous URL)
     stays in the text verbatim; overlapping or nested shortcodes after the first are ignored.
     """
+    if type(text) is str and "[" not in text:  # the common short reply: one C-level scan
+        return {"text": text, "previews": []}
     source = "" if text is None else require_str(text, "text")
-    if not js_trim(source) or "[embed" not in source.lower():
+    hint = _EMBED_HINT.search(source)
+    if hint is None:
         return {"text": source, "previews": []}
+    if _EMBED_HINT.search(source, hint.end()) is None and _is_code_free(source):
+        matches = _single_match(source, hint.start())
+    else:
+        matches = _matches(source)
     previews: list[CanvasPreview] = []
     pieces: list[str] = []
     cursor = 0
-    for start, end, raw in _matches(source):
+    for start, end, raw in matches:
         if start < cursor:
             continue
         pieces.append(source[cursor:start])
-        attrs, rejected = _scan_attributes(raw)
+        # The release has no length limit here; the scan is linear, so none is needed.
+        attrs, rejected = _scan_attributes(raw, limited=False)
         preview = None if rejected & {"url", "ref"} else preview_from_shortcode(attrs)
         if preview is None:
             pieces.append(source[start:end])

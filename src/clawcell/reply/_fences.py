@@ -24,10 +24,11 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
-from ._text import Utf16Offsets, require_str
+from ._text import Utf16Offsets
 
-__all__ = ["CodeIndex", "CodeRegion", "find_code_regions", "find_code_spans", "regions_of"]
+__all__ = ["CodeRegion", "find_code_blocks", "find_code_spans"]
 
+_BOM: Final = "\ufeff"
 _FENCE_OPEN: Final = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _QUOTE: Final = re.compile(r" {0,3}>[ \t]?")
 _LIST_ITEM: Final = re.compile(r"( {0,3})([-+*]|[0-9]{1,9}[.)])(?:([ \t]+)|$)")
@@ -68,12 +69,25 @@ class _Scan:
 
 
 def _indent(line: str, pos: int) -> tuple[int, int]:
-    """Columns of leading whitespace at `pos` (tabs to the next stop of 4) and where it ends."""
-    col = 0
+    """Columns of leading whitespace at `pos` and where it ends.
+
+    Tabs advance to the next multiple of 4 counted from the line start, so a tab after `> `
+    (column 2) is worth 2 columns, not 4.
+    """
+    start = col = _column(line, pos)
     while pos < len(line) and line[pos] in " \t":
         col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
         pos += 1
-    return col, pos
+    return col - start, pos
+
+
+def _column(line: str, pos: int) -> int:
+    if "\t" not in line[:pos]:
+        return pos
+    col = 0
+    for char in line[:pos]:
+        col = col + 4 - col % 4 if char == "\t" else col + 1
+    return col
 
 
 def _skip_columns(line: str, pos: int, columns: int) -> int:
@@ -181,10 +195,13 @@ def _scan_line(scan: _Scan, line: str, base: int, regions: list[CodeRegion]) -> 
         scan.leaf = ""
     elif col >= 4 and scan.leaf != "paragraph":
         scan.leaf, scan.start, scan.end = "indented", base + pos, content_end
-    elif (fence := _FENCE_OPEN.match(line, pos)) and not (
-        fence.group(2)[0] == "`" and "`" in fence.group(3)
+    elif (
+        col < 4
+        and (fence := _FENCE_OPEN.match(line, _indent(line, pos)[1]))
+        and not (fence.group(2)[0] == "`" and "`" in fence.group(3))
     ):
-        scan.leaf, scan.start, scan.end = "fence", base + pos, content_end
+        # The region starts at the fence marker, after its indentation (as the release reports).
+        scan.leaf, scan.start, scan.end = "fence", base + fence.start(2), content_end
         scan.fence_char, scan.fence_len = fence.group(2)[0], len(fence.group(2))
     else:
         scan.leaf = "paragraph"
@@ -276,7 +293,13 @@ def _open_fence(scan: _Scan, line: str, base: int, newline: int) -> None:
 
 
 def find_code_blocks(text: str) -> list[CodeRegion]:
-    """Fenced and indented code blocks of `text`, in order (Python string indexes)."""
+    """Fenced and indented code blocks of `text`, in order (Python string indexes).
+
+    A leading byte-order mark is skipped, as the release's Markdown parser does; like the
+    release, the offsets are then those of the text without it.
+    """
+    if text.startswith(_BOM):
+        text = text[1:]
     if "```" not in text and "~~~" not in text and "    " not in text and "\t" not in text:
         return []
     scan = _Scan(containers=[])
@@ -305,6 +328,8 @@ def find_code_spans(text: str, blocks: list[CodeRegion]) -> list[CodeRegion]:
     """
     if "`" not in text:
         return []
+    if text.startswith(_BOM):
+        text = text[1:]
     spans: list[CodeRegion] = []
     for runs in _runs_by_chunk(text, blocks):
         _pair_runs(text, runs, spans)
@@ -352,37 +377,3 @@ def _escaped(text: str, index: int) -> bool:
     while index - count - 1 >= 0 and text[index - count - 1] == "\\":
         count += 1
     return count % 2 == 1
-
-
-def regions_of(text: str) -> list[CodeRegion]:
-    """Every code region of `text`, sorted by start (Python string indexes)."""
-    blocks = find_code_blocks(text)
-    spans = find_code_spans(text, blocks)
-    if not spans:
-        return blocks
-    return sorted([*blocks, *spans], key=lambda region: region.start)
-
-
-class CodeIndex:
-    """Sorted, disjoint code regions (as `regions_of` returns them) with fast membership."""
-
-    def __init__(self, regions: list[CodeRegion]) -> None:
-        self.regions = regions
-        self._starts = [region.start for region in regions]
-
-    def covers(self, position: int) -> bool:
-        """Whether a string index falls inside one of the regions."""
-        index = bisect_right(self._starts, position)
-        return index > 0 and position < self.regions[index - 1].end
-
-
-def find_code_regions(text: str) -> list[dict[str, object]]:
-    """Code regions of `text` as `[{start, end, block}]` with UTF-16 offsets.
-
-    Raises:
-        TypeError: `text` is not a string.
-    """
-    source = require_str(text, "text")
-    regions = regions_of(source)
-    offsets = None if source.isascii() else Utf16Offsets(source)
-    return [region.to_dict(offsets) for region in regions]

@@ -16,21 +16,24 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final, NotRequired, TypedDict
 
-from ._fences import CodeIndex, find_code_blocks, find_code_spans
+from ._directives import AUDIO_TAG
+from ._fences import find_code_blocks, find_code_spans
 from ._images import ImageSpan, find_image_spans
 from ._paths import (
     clean_candidate,
     has_traversal_or_unsupported_home_dir_prefix,
-    is_valid_media,
     looks_like_local_file_path,
+    media_reference,
     normalize_media_source,
     split_unquoted_media_directive_parts,
     unwrap_quoted,
 )
+from ._regions import CodeIndex
 from ._segments import MediaSegment, SegmentBuilder
 from ._tags import parse_inline_directives
 from ._text import (
     JS_LINE_SPACE_CLASS,
+    JS_SPACE,
     JS_SPACE_CLASS,
     js_trim,
     js_trim_end,
@@ -51,6 +54,9 @@ class SplitMedia(TypedDict):
     audioAsVoice: NotRequired[bool]
 
 
+_SPACE_SET: Final = frozenset(JS_SPACE)
+# A payload that is one token `clean_candidate` leaves unchanged (no wrapper, quote or comma).
+_PLAIN_PAYLOAD: Final = re.compile(f"[^{JS_SPACE_CLASS}`\"'\\[{{(\\\\}})\\],]+")
 _MEDIA_HINT: Final = re.compile("media:", re.IGNORECASE | re.ASCII)
 _LINE_SPACE: Final = f"[{JS_LINE_SPACE_CLASS}]"
 # `js_trim_start(line)[:6].upper()` starts with `MEDIA:` exactly when the line starts like this
@@ -167,13 +173,19 @@ class _Splitter:
         target = normalize_media_source(js_trim(span.destination))
         if self.allowlist is not None:
             return self.allowlist.get(target) or None
-        if _HTTP_PREFIX.match(target) and is_valid_media(target):
-            return target
-        return None
+        return media_reference(target) if _HTTP_PREFIX.match(target) else None
 
 
 def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool]:
     """Validate one directive payload into `media`: (accepted any, invalid parts, hide it)."""
+    plain = payload.strip(JS_SPACE)
+    if _PLAIN_PAYLOAD.fullmatch(plain):
+        # One token with no quote, wrapper or comma to clean: the general path below would
+        # validate exactly this candidate first and stop there when it is accepted.
+        reference = media_reference(plain)
+        if reference is not None:
+            media.append(reference)
+            return True, [], looks_like_local_file_path(plain) or bool(_FILE_PREFIX.match(plain))
     unwrapped = unwrap_quoted(payload)
     value = payload if unwrapped is None else unwrapped
     parts = [unwrapped] if unwrapped else split_unquoted_media_directive_parts(payload)
@@ -184,8 +196,11 @@ def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool
         candidate = unwrapped if unwrapped is not None else quoted
         spaced = bool(candidate)
         candidate = clean_candidate(part) if candidate is None else candidate
-        if is_valid_media(candidate, allow_spaces=spaced or bool(_SPACE.search(candidate))):
-            media.append(candidate)
+        reference = media_reference(
+            candidate, allow_spaces=spaced or bool(_SPACE.search(candidate))
+        )
+        if reference is not None:
+            media.append(reference)
         elif not _SPACE.search(part) or not has_traversal_or_unsupported_home_dir_prefix(candidate):
             invalid.append(part)
     trimmed = js_trim(value)
@@ -199,13 +214,15 @@ def _read_payload(payload: str, media: list[str]) -> tuple[bool, list[str], bool
         and hides
     ):
         welded = clean_candidate(value)
-        if is_valid_media(welded, allow_spaces=True):
-            media[start:] = [welded]
+        reference = media_reference(welded, allow_spaces=True)
+        if reference is not None:
+            media[start:] = [reference]
             invalid = []
     if len(media) == start:
         fallback = clean_candidate(value) if unwrapped is None else unwrapped
-        if is_valid_media(fallback, allow_spaces=True, allow_bare_filename=True):
-            media.append(fallback)
+        reference = media_reference(fallback, allow_spaces=True, allow_bare_filename=True)
+        if reference is not None:
+            media.append(reference)
             invalid = []
     return len(media) > start, invalid, hides
 
@@ -271,8 +288,8 @@ def split_media_from_output(
         TypeError: `raw` is not a string.
     """
     source = require_str(raw, "raw")
-    text = source if preserve_trailing_whitespace else js_trim_end(source)
-    if not js_trim(text):
+    text = source if preserve_trailing_whitespace else source.rstrip(JS_SPACE)
+    if not text or (text[0] in _SPACE_SET and not text.strip(JS_SPACE)):
         return {"text": text if preserve_trailing_whitespace else ""}
     images = markdown_image_allowlist is not None or extract_markdown_images is True
     may_media = (
@@ -281,8 +298,13 @@ def split_media_from_output(
         and _MEDIA_HINT.search(text) is not None
     )
     may_image = images and "![" in text
-    if not may_media and not may_image and "[[" not in text:
-        return {"text": text}
+    if not may_media and not may_image:
+        if "[[" not in text:
+            return {"text": text}
+        if extract_audio_directives is False or AUDIO_TAG.search(text) is None:
+            # No line can change and no audio tag can be removed: the full pass would return
+            # the text unchanged, now as one segment.
+            return {"text": text, "segments": [{"type": "text", "text": text}]}
     allowlist = None
     if markdown_image_allowlist is not None:
         allowlist = {

@@ -14,8 +14,8 @@ import posixpath
 import re
 from typing import Final
 
-from ._text import JS_SPACE_CLASS, js_trim, require_str, utf16_len
-from ._urls import is_allowed_remote_media_url
+from ._text import JS_SPACE, JS_SPACE_CLASS, js_trim, require_str, utf16_len
+from ._urls import allowed_remote_media_href, parse_whatwg_url
 
 __all__ = [
     "MAX_MEDIA_REFERENCE_LENGTH",
@@ -25,6 +25,7 @@ __all__ = [
     "is_relative_assistant_media_reference",
     "is_valid_media",
     "looks_like_local_file_path",
+    "media_reference",
     "normalize_media_source",
     "resolve_user_path",
     "split_unquoted_media_directive_parts",
@@ -34,8 +35,11 @@ __all__ = [
 MAX_MEDIA_REFERENCE_LENGTH: Final = 4096
 
 _FILE_URL_PREFIX: Final = re.compile(r"file:(?://)?", re.IGNORECASE)
-_LEADING_WRAPPERS: Final = re.compile(r"\A[`\"'\[{(]+")
-_TRAILING_WRAPPERS: Final = re.compile(r"[`\"'\\})\],]+$")
+_LEADING_WRAPPERS: Final = "`\"'[{("
+_TRAILING_WRAPPERS: Final = "`\"'\\})],"
+# A salvageable `name.ext"` followed by a JSON delimiter (what `_SERIALIZED_JSON_TAIL` keeps).
+_JSON_NAME_END: Final = re.compile(r"\.\w{1,10}(?=\\?\"[\]},:])")
+_SHORT_PART: Final = 256
 _SERIALIZED_JSON_TAIL: Final = re.compile(r"(.*\.\w{1,10})\\?\"(?=[\]},:]|$).*", re.DOTALL)
 _WINDOWS_DRIVE: Final = re.compile(r"[a-zA-Z]:[\\/]")
 _SOURCE_ROOT: Final = re.compile(r"(?:[a-zA-Z]:[\\/]|[/~]|\.{1,2}[\\/]|\\\\)")
@@ -49,6 +53,11 @@ _RENDERABLE_PREFIX: Final = re.compile(
     r"(?:https?://|data:(?:image|audio|video)/|file:|~|/|[a-z]:[\\/])", re.IGNORECASE
 )
 _QUOTES: Final = frozenset("\"'`")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+# Percent-encoded dots and separators: WHATWG removes `%2e%2e` segments, and path decoders
+# (`urllib.request.url2pathname`) turn `%2f` and `%5c` into separators.
+_ENCODED_PATH_CHARS: Final = re.compile("%(2e|2f|5c)", re.IGNORECASE)
+_DECODED: Final = {"2e": ".", "2f": "/", "5c": "\\"}
 
 
 def normalize_media_source(source: str) -> str:
@@ -62,8 +71,8 @@ def _strip_file_prefix(source: str) -> str:
 
 def clean_candidate(raw: str) -> str:
     """Strip wrapping quotes, brackets and trailing commas; salvage a path from JSON debris."""
-    stripped = _LEADING_WRAPPERS.sub("", require_str(raw, "raw"), count=1)
-    stripped = _TRAILING_WRAPPERS.sub("", stripped, count=1)
+    # `str.strip` on the wrapper sets: a `[…]+$` regex rescans runs of wrappers (quadratic).
+    stripped = require_str(raw, "raw").lstrip(_LEADING_WRAPPERS).rstrip(_TRAILING_WRAPPERS)
     salvage = _SERIALIZED_JSON_TAIL.match(stripped) if '"' in stripped else None
     return salvage.group(1) if salvage else stripped
 
@@ -105,26 +114,103 @@ def is_likely_local_path(candidate: str) -> bool:
     return looks_like_local_file_path(candidate)
 
 
+def media_reference(
+    candidate: str, *, allow_spaces: bool = False, allow_bare_filename: bool = False
+) -> str | None:
+    """The reference to emit for an acceptable media `candidate`, or `None` when refused.
+
+    Local paths are emitted as written; remote URLs as `allowed_remote_media_href` gives them.
+    """
+    if _CONTROL.search(require_str(candidate, "candidate")):
+        return None  # WHATWG parsers drop C0 controls and tabs: `\x00https://…` (issue 17, R3)
+    is_file_url = candidate[:5].lower() == "file:"
+    value = _FILE_URL_PREFIX.sub("", candidate, count=1) if is_file_url else candidate
+    if not value or utf16_len(value) > MAX_MEDIA_REFERENCE_LENGTH:
+        return None
+    if not allow_spaces and _SPACE.search(value):
+        return None
+    if _HTTP_PREFIX.match(value):
+        return allowed_remote_media_href(value)
+    if has_traversal_or_unsupported_home_dir_prefix(value) or value.startswith("//"):
+        return None  # `//host/x` is a protocol-relative URL to any renderer
+    if is_file_url and not _is_local_file_url(candidate, value):
+        return None
+    if looks_like_local_file_path(value):
+        return candidate
+    if allow_bare_filename and not _SCHEME.match(value) and _FILE_EXT.search(value):
+        return candidate
+    return None
+
+
+def _is_local_file_url(candidate: str, path: str) -> bool:
+    """A `file:` URL names a local file: no remote host, no dot segment WHATWG would remove."""
+    decoded = _ENCODED_PATH_CHARS.sub(lambda m: _DECODED[m.group(1).lower()], path)
+    if "%" in path and _TRAVERSAL.search(decoded):
+        return False  # `file:///tmp/%2e%2e/etc/passwd` is `/etc/passwd` (issue 17, R4)
+    parsed = parse_whatwg_url(candidate)
+    # `file://server/share/x` names a network share (an SMB fetch on Windows).
+    return parsed is not None and parsed.hostname in ("", "localhost")
+
+
 def is_valid_media(
     candidate: str, *, allow_spaces: bool = False, allow_bare_filename: bool = False
 ) -> bool:
     """Whether one media reference is acceptable (public `https:` URL or safe local path)."""
-    value = _strip_file_prefix(require_str(candidate, "candidate"))
-    if not value or utf16_len(value) > MAX_MEDIA_REFERENCE_LENGTH:
-        return False
-    if not allow_spaces and _SPACE.search(value):
-        return False
-    if _HTTP_PREFIX.match(value):
-        return is_allowed_remote_media_url(value)
-    if has_traversal_or_unsupported_home_dir_prefix(value):
-        return False
-    if looks_like_local_file_path(value):
-        return True
-    return allow_bare_filename and not _SCHEME.match(value) and bool(_FILE_EXT.search(value))
+    reference = media_reference(
+        candidate, allow_spaces=allow_spaces, allow_bare_filename=allow_bare_filename
+    )
+    return reference is not None
 
 
 def _begins_independent_source(candidate: str) -> bool:
     return bool(_SOURCE_ROOT.match(candidate) or _SCHEME.match(candidate))
+
+
+class _Part:
+    """The reference being assembled from payload fragments, as a window on the payload.
+
+    Whether it starts at a path root and whether it ends in a file extension are tracked as
+    fragments join, so that a long spaced path is never re-cleaned as a whole (linear time).
+    """
+
+    def __init__(self, payload: str, start: int, end: int) -> None:
+        self.payload = payload
+        self.start = start
+        self.end = end
+        self.quote = -1  # the last `"` in the part
+        # `(end of name.ext, index of the delimiter)` of each salvageable JSON name, in order.
+        self.salvage: list[tuple[int, int]] = []
+        self._scan(start, end)
+        joined = _strip_file_prefix(clean_candidate(payload[start:end]))
+        self.root = _SOURCE_ROOT.match(joined) is not None
+        self.ext = _FILE_EXT.search(joined) is not None
+
+    def _scan(self, start: int, end: int) -> None:
+        quote = self.payload.rfind('"', start, end)
+        self.quote = max(self.quote, quote)
+        for match in _JSON_NAME_END.finditer(self.payload, start, end):
+            quote = match.end() + (2 if self.payload[match.end()] == "\\" else 1)
+            self.salvage.append((match.end(), quote))
+
+    def join(self, end: int, fragment_start: int) -> None:
+        self._scan(fragment_start, end)
+        self.end = end
+        if end - self.start < _SHORT_PART:
+            joined = _strip_file_prefix(clean_candidate(self.payload[self.start : end]))
+            self.ext = _FILE_EXT.search(joined) is not None
+            return
+        # A long part keeps its start (and so its root); only its end can change.
+        fragment = self.payload[fragment_start:end]
+        stripped_end = fragment_start + len(fragment.rstrip(_TRAILING_WRAPPERS))
+        cleaned_end = stripped_end
+        if self.start <= self.quote < stripped_end:
+            usable = [end for end, delimiter in self.salvage[-8:] if delimiter < stripped_end]
+            cleaned_end = usable[-1] if usable else stripped_end
+        tail = self.payload[max(self.start, cleaned_end - 11) : cleaned_end]
+        self.ext = _FILE_EXT.search(tail) is not None
+
+    def text(self) -> str:
+        return self.payload[self.start : self.end]
 
 
 def split_unquoted_media_directive_parts(payload: str) -> list[str]:
@@ -135,25 +221,23 @@ def split_unquoted_media_directive_parts(payload: str) -> list[str]:
     fragment would not be valid alone: `/Users/pete/My Files/a b.png` stays one reference while
     `/tmp/a.png /tmp/b.png` gives two.
     """
-    parts: list[str] = []
-    previous_end = 0
-    previous_root = False
-    previous_ext = False
-    for match in _TOKEN.finditer(require_str(payload, "payload")):
+    trimmed = require_str(payload, "payload").strip(JS_SPACE)
+    if not _SPACE.search(trimmed):
+        return [trimmed] if trimmed else []  # one token: nothing to join
+    parts: list[_Part] = []
+    for match in _TOKEN.finditer(payload):
         candidate = _strip_file_prefix(clean_candidate(match.group()))
+        previous = parts[-1] if parts else None
         if (
-            previous_root
+            previous is not None
+            and previous.root
             and not _begins_independent_source(candidate)
-            and (not previous_ext or not is_valid_media(candidate))
+            and (not previous.ext or not is_valid_media(candidate))
         ):
-            parts[-1] += payload[previous_end : match.end()]
+            previous.join(match.end(), match.start())
         else:
-            parts.append(match.group())
-        joined = _strip_file_prefix(clean_candidate(parts[-1]))
-        previous_root = _SOURCE_ROOT.match(joined) is not None
-        previous_ext = _FILE_EXT.search(joined) is not None
-        previous_end = match.end()
-    return parts
+            parts.append(_Part(payload, match.start(), match.end()))
+    return [part.text() for part in parts]
 
 
 def is_relative_assistant_media_reference(url: str) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NotRequired, TypedDict, cast
 
 from ._canvas import CanvasPreview, extract_canvas_from_details
+from ._directives import strip_malformed_leading_reply_tag
 from ._embeds import extract_canvas_shortcodes
 from ._media import split_media_from_output
 from ._paths import normalize_media_source
@@ -26,7 +27,7 @@ from ._payloads import (
 )
 from ._tags import parse_inline_directives
 from ._text import as_list, as_record, js_trim, require_str
-from ._tokens import SILENT_REPLY_TOKEN, is_silent_reply_payload_text, strip_heartbeat_token
+from ._tokens import SILENT_REPLY_TOKEN, is_silent_reply_directive_text, strip_heartbeat_token
 
 __all__ = ["Reply", "ReplyDirectives", "ToolMedia", "build_reply", "parse_reply_directives"]
 
@@ -38,7 +39,6 @@ class ReplyDirectives(TypedDict):
 
     text: str
     mediaUrls: NotRequired[list[str]]
-    mediaUrl: NotRequired[str]
     replyToId: NotRequired[str]
     replyToCurrent: NotRequired[bool]
     replyToTag: bool
@@ -57,30 +57,34 @@ def parse_reply_directives(
 
     Media lines (and opted-in Markdown images) and `[[audio_as_voice]]` are split out first,
     then reply tags; a reply that is only the silent token (default `NO_REPLY`) becomes empty
-    with `isSilent: true`. `file:` media URLs are returned as paths.
+    with `isSilent: true`. `file:` media URLs are returned as paths. The keys are the
+    release's (no `mediaUrl` alias; `build_reply` payloads add it).
     """
     split = split_media_from_output(
         require_str(raw, "raw"), extract_markdown_images=extract_markdown_images
     )
     text = split["text"]
-    tags = parse_inline_directives(
-        text, current_message_id=current_message_id, strip_audio_tag=False
-    )
-    if tags["hasReplyTag"]:
-        text = tags["text"]
-    silent = is_silent_reply_payload_text(text, silent_token or SILENT_REPLY_TOKEN)
+    tags = None
+    if "[[" in text:
+        tags = parse_inline_directives(
+            text, current_message_id=current_message_id, strip_audio_tag=False
+        )
+        text = strip_malformed_leading_reply_tag(tags["text"] if tags["hasReplyTag"] else text)
+    token = SILENT_REPLY_TOKEN if silent_token is None else silent_token
+    silent = is_silent_reply_directive_text(text, token)
     result: dict[str, Any] = {"text": "" if silent else text}
-    urls = [normalize_media_source(url) for url in split.get("mediaUrls", [])]
-    if urls:
-        result["mediaUrls"] = urls
-        result["mediaUrl"] = urls[0]
+    if "mediaUrls" in split:
+        result["mediaUrls"] = [
+            normalize_media_source(url) if url[:5].lower() == "file:" else url
+            for url in split["mediaUrls"]
+        ]
     if split.get("audioAsVoice"):
         result["audioAsVoice"] = True
-    if "replyToId" in tags:
+    if tags is not None and "replyToId" in tags:
         result["replyToId"] = tags["replyToId"]
-    if tags["replyToCurrent"]:
+    if tags is not None and tags["replyToCurrent"]:
         result["replyToCurrent"] = True
-    result["replyToTag"] = tags["hasReplyTag"]
+    result["replyToTag"] = tags is not None and tags["hasReplyTag"]
     result["isSilent"] = silent
     return cast("ReplyDirectives", result)
 
@@ -176,6 +180,8 @@ def _text_payload(text: str, current_message_id: str | None, silent_token: str |
         text, current_message_id=current_message_id, silent_token=silent_token
     )
     payload: Payload = {k: v for k, v in parsed.items() if k != "isSilent"}
+    if "mediaUrls" in parsed:
+        payload["mediaUrl"] = parsed["mediaUrls"][0]
     heartbeat = strip_heartbeat_token(parsed["text"]) if parsed["text"] else None
     if heartbeat is not None and heartbeat["didStrip"]:
         payload["text"] = heartbeat["text"]

@@ -12,9 +12,11 @@ from ._directives import (
     normalize_directive_whitespace,
     replace_outside_code,
     sanitize_reply_directive_id,
+    strip_malformed_leading_reply_tag,
     word_gap,
 )
-from ._fences import CodeIndex, CodeRegion, regions_of
+from ._fences import CodeRegion
+from ._regions import CodeIndex, regions_of
 from ._text import is_js_space, js_trim, js_trim_end, js_trim_start, require_str
 
 __all__ = [
@@ -160,17 +162,23 @@ def parse_inline_directive_parts(
     strip_reply_tags: bool = True,
     preserve_trailing_whitespace: bool = False,
 ) -> list[InlineDirectives]:
-    """`parse_inline_directives` for each part of a multi-part message, in order."""
-    return [
-        parse_inline_directives(
+    """`parse_inline_directives` for each part of a multi-part message, in order.
+
+    A part without any tag is returned verbatim (the release normalizes whitespace only in the
+    parts it edits).
+    """
+    results: list[InlineDirectives] = []
+    for part in parts:
+        parsed = parse_inline_directives(
             require_str(part, "parts[]"),
             current_message_id=current_message_id,
             strip_audio_tag=strip_audio_tag,
             strip_reply_tags=strip_reply_tags,
             preserve_trailing_whitespace=preserve_trailing_whitespace,
         )
-        for part in parts
-    ]
+        tagged = parsed["hasAudioTag"] or parsed["hasReplyTag"]
+        results.append(parsed if tagged else _no_directives(part))
+    return results
 
 
 def _until_stable(source: str, once: Callable[[str], str]) -> StripResult:
@@ -189,8 +197,13 @@ def _until_stable(source: str, once: Callable[[str], str]) -> StripResult:
     return {"text": text, "changed": text != source}
 
 
-def strip_inline_directive_tags_for_display(text: str) -> StripResult:
-    """Remove every tag outside code with nothing in its place; whitespace is left as is."""
+def strip_inline_directive_tags_for_display(text: str | None) -> StripResult:
+    """Remove every tag outside code with nothing in its place; whitespace is left as is.
+
+    `None` (JavaScript's `undefined`) gives `{"text": "", "changed": False}`.
+    """
+    if text is None:
+        return {"text": "", "changed": False}
     return _until_stable(require_str(text, "text"), _display_once)
 
 
@@ -262,6 +275,9 @@ def strip_inline_directive_tags_for_delivery(text: str) -> StripResult:
 def _delivery_once(source: str) -> str:
     if "[[" not in source:
         return source
+    recovered = strip_malformed_leading_reply_tag(source)
+    if recovered is not source:
+        return _trim_preserving_code(recovered)
     edits = _delivery_edits(source)
     if not edits:
         return source

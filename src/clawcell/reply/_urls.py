@@ -36,6 +36,7 @@ from ._ip import (
 from ._text import js_trim, require_str
 
 __all__ = [
+    "allowed_remote_media_href",
     "is_allowed_remote_media_url",
     "is_blocked_remote_media_hostname",
     "normalize_remote_media_hostname",
@@ -45,9 +46,19 @@ __all__ = [
 _BLOCKED_NAMES: Final = frozenset(
     {"localhost", "localhost.localdomain", "metadata.google.internal"}
 )
+_PLAIN_HTTPS_URL: Final = re.compile(
+    r"[hH][tT][tT][pP][sS]://(?!(?:[a-z0-9-]*\.)*xn--)"
+    r"((?:[a-z0-9-]+\.)+[a-z0-9-]*[g-wyz])(?=[/?#]|\Z)[^\\\x00-\x20\x7f]*\Z"
+)
+# Letters no numeric host label ends with (hex digits end `0x…` labels, and `0x` alone is zero).
+_NOT_HEX_LETTERS: Final = frozenset("ghijklmnopqrstuvwyz")
 _BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_URL_PARTS: Final = ("protocol", "username", "password", "hostname")
+_URL_PARTS: Final = ("href", "protocol", "username", "password", "hostname", "host")
+# `https://` + an authority with no character a non-WHATWG parser could read differently.
+_PLAIN_AUTHORITY: Final = re.compile(
+    r"https://([^/?#\\%@\x00-\x20\x7f]*)(?:[/?#]|\Z)(?!.*[\\\x00-\x20\x7f])", re.I | re.S
+)
 _HTTP_SCHEME: Final = re.compile("http:", re.IGNORECASE | re.ASCII)
 
 
@@ -67,6 +78,10 @@ def is_blocked_remote_media_hostname(hostname: str) -> bool:
         return True
     if normalized in _BLOCKED_NAMES or normalized.endswith(_BLOCKED_SUFFIXES):
         return True
+    if normalized[-1] in _NOT_HEX_LETTERS and ":" not in normalized:
+        # A name ending in a letter that is no hex digit (nor the `x` of `0x`) is a DNS name:
+        # no IP literal or legacy numeric form (`0x7f.1`, `1.0xa`, `0x.0x`) ends that way.
+        return False
     address = parse_canonical_ip_address(normalized)
     if address is not None:
         if address.version == 4:
@@ -90,16 +105,41 @@ def parse_whatwg_url(candidate: str, base: str | None = None) -> ada_url.URL | N
         return None
 
 
-def is_allowed_remote_media_url(candidate: str) -> bool:
-    """Whether `candidate` is a public `https:` URL that reply media may reference."""
-    text = _LONE_SURROGATE.sub("\ufffd", require_str(candidate, "candidate"))
+def allowed_remote_media_href(candidate: str) -> str | None:
+    """The URL to emit for an allowed remote media `candidate`, or `None` when it is refused.
+
+    The emitted URL is `candidate` as written when its authority, lower-cased, is exactly the
+    host WHATWG parses (the recorded release keeps `HTTPS://EXAMPLE.COM/X.PNG` and unescaped
+    query characters); otherwise it is the WHATWG serialisation, so that a consumer whose URL
+    parser is not WHATWG (`https://example.com\\@127.0.0.1/`, `https:example.com`,
+    `https://0x7f000001.example.org/`, percent-encoded or non-ASCII hosts) reads the host this
+    policy judged.
+    """
+    plain = _PLAIN_HTTPS_URL.match(require_str(candidate, "candidate"))
+    if plain is not None:
+        # Lower-case ASCII labels, no port, userinfo, `xn--` label or numeric last label, and
+        # nothing a URL parser rewrites: WHATWG would give exactly this host, so skip the parse.
+        host = plain.group(1)
+        blocked = host in _BLOCKED_NAMES or host.endswith(_BLOCKED_SUFFIXES)
+        return None if blocked else candidate
+    text = _LONE_SURROGATE.sub("\ufffd", candidate)
     if _HTTP_SCHEME.match(text):
-        return False  # the scheme is read up to the first colon: this is `http:` for sure
+        return None  # the scheme is read up to the first colon: this is `http:` for sure
     try:
         # One call reads every component; each `ada_url.URL` attribute is a separate FFI trip.
         parts = ada_url.parse_url(text, attributes=_URL_PARTS)
     except (ValueError, UnicodeError):
-        return False
+        return None
     if parts.get("protocol") != "https:" or parts.get("username") or parts.get("password"):
-        return False
-    return not is_blocked_remote_media_hostname(str(parts.get("hostname", "")))
+        return None
+    if is_blocked_remote_media_hostname(str(parts.get("hostname", ""))):
+        return None
+    written = _PLAIN_AUTHORITY.match(text)
+    if written is not None and written.group(1).lower() == parts.get("host"):
+        return candidate
+    return str(parts.get("href", ""))
+
+
+def is_allowed_remote_media_url(candidate: str) -> bool:
+    """Whether `candidate` is a public `https:` URL that reply media may reference."""
+    return allowed_remote_media_href(candidate) is not None

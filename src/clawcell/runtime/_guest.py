@@ -291,28 +291,46 @@ def _rejection_tracker(
 
 
 def _report(text: str) -> StepResult:
-    """The step report; request arguments stay JSON text (the host sizes them first).
+    """The step report: a JSON header, then (one line each) the value's JSON text when the
+    value is ready and each request's arguments, which stay text (the host sizes them first).
 
     Raises:
-        MemoryError: the report is not JSON (the guest could not build it).
+        MemoryError: the header is not JSON (the guest could not build it).
     """
-    head, _, tail = text.partition("\n")
+    lines = _lines(text)
     try:
-        raw = json.loads(head)
+        raw = json.loads(lines[0])
     except ValueError as exc:
         raise MemoryError("the guest could not build its step report") from exc
+    at = 1
+    value_json: str | None = None
+    if "v" in raw:
+        value_json, at = lines[1], 2
     requests: list[list[Any]] = raw["r"]
-    for request, args in zip(requests, tail.split("\n") if tail else (), strict=True):
+    for request, args in zip(requests, lines[at:], strict=True):
         request.append(args)
     return StepResult(
         output=raw.get("o", []),
         requests=requests,
         cancelled=raw.get("c", []),
         state=raw["s"],
-        value_json=raw.get("v"),
+        value_json=value_json,
         error=raw.get("e", ""),
         queued=raw["q"],
     )
+
+
+def _lines(text: str) -> list[str]:
+    """`text.split("\\n")`, copying each line once (a value line may be 100 MB)."""
+    if "\n" not in text:
+        return [text]
+    lines: list[str] = []
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        lines.append(text[start:end])
+        start = end + 1
+    lines.append(text[start:])
+    return lines
 
 
 def _items(value: object) -> list[object]:

@@ -7,7 +7,11 @@ calls and two JSON shapes:
   per image, `start(cell, seed)` once per cell, then `settle(batch)` and `step()` in turns;
 * `step()` returns a *step report*, one JSON object whose keys are `REPORT_KEYS`: the cell
   state `s` (`CellState`), the queue length `q`, new output `o`, cancelled request ids `c`,
-  the value `v` or error `e`, and the admitted requests `r` as `[id, method, args]`;
+  the error `e`, `v` (present, as `0`, once the value is ready) and the admitted requests `r`
+  as `[id, method]`. Lines of JSON text follow the report (JSON text never holds a raw
+  newline): the value's first when `v` is present, then each request's arguments, so the host
+  sizes them before it parses them (`_requests.py`) and a large value is copied, not
+  re-escaped;
 * a request's `method` is one of `BRIDGE_METHODS`, and its id is `bridge:<method>:<n>`;
 * `settle(batch)` takes `[[id, ok, payload], …]`.
 

@@ -39,7 +39,18 @@
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
   const weakHas = uncurry(WeakMap.prototype.has);
-  const push = uncurry(Array.prototype.push);
+  // `Array.prototype.push` assigns, and an assignment past an array's end runs any setter a
+  // cell put on `Array.prototype[n]`: the controller defines its elements instead. Descriptors
+  // have no prototype, so `Object.prototype.get`/`set` cannot turn them into accessors.
+  function push(array, ...values) {
+    let n = array.length;
+    for (let i = 0; i < values.length; i++) {
+      defineProperty(array, n++, {
+        __proto__: null, value: values[i], writable: true, enumerable: true, configurable: true,
+      });
+    }
+    return n;
+  }
   const shift = uncurry(Array.prototype.shift);
   const splice = uncurry(Array.prototype.splice);
   const join = uncurry(Array.prototype.join);
@@ -202,7 +213,9 @@
   }
 
   function setOwn(target, key, value) {
-    defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+    defineProperty(target, key, {
+      __proto__: null, value, enumerable: true, writable: true, configurable: true,
+    });
   }
 
   function copyKeys(source, target, ancestors, finalValue, skipToJSON) {
@@ -468,7 +481,9 @@
       setOwn(error, "code", StringCtor(payload.code));
       setOwn(error, "effectStatus", "unknown");
     }
-    defineProperty(error, "stack", { value: location, writable: true, configurable: true });
+    defineProperty(error, "stack", {
+      __proto__: null, value: location, writable: true, configurable: true,
+    });
     weakSet(locations, error, location);
     return error;
   }
@@ -501,11 +516,13 @@
       text += ',"c":' + jsonArray(cancelled);
       cancelled = [];
     }
-    if (status === 1) text += ',"v":' + stringify(valueJson);
+    // The value's JSON text follows the report on the first line of its own (see below), so
+    // a large value is neither escaped into a second copy here nor unescaped on the host.
+    if (status === 1) text += ',"v":0';
     if (status === 2) text += ',"e":' + stringify(failure);
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
-    let args = "";
+    let args = status === 1 ? "\n" + valueJson : "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
       text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";

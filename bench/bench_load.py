@@ -1,0 +1,148 @@
+"""Load benchmark: many concurrent cells in one process.
+
+A script, not a test: prints a table of medians and writes `bench/results/load.json`. Each
+scenario runs in a fresh subprocess, so its peak RSS is its own. Run it with `make bench` or
+`.venv/bin/python bench/bench_load.py [--repeat N]`.
+
+* `io_bound`: 100 concurrent cells, each making 5 sequential tool calls that sleep 50 ms
+  (ideal: 250 ms of wall time);
+* `cpu_bound`: 20 concurrent cells that compute (no tool calls); the speedup is the sum of
+  their single-cell times over the wall time of all 20, bounded by the guest threads;
+* `parked`: 1,000 cells parked on `yield_control`, spread over 16 `CodeMode`s (a runtime
+  holds at most 64 parked runs); the figure is the RSS they add.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import clawcell
+from clawcell.runtime import compiled_reactor
+
+RESULTS = Path(__file__).resolve().parent / "results"
+IO_CELL = "for (let i = 0; i < 5; i++) await nap({ i });\nreturn 1;"
+CPU_CELL = "let x = 0;\nfor (let i = 0; i < 4e6; i++) x = (x + i * 7) % 1000003;\nreturn x;"
+PARK_CELL = "await yield_control('parked');\nreturn 1;"
+ROOMY = clawcell.Limits(timeout_ms=120_000)
+
+
+async def _nap(_: dict[str, Any]) -> Any:
+    await asyncio.sleep(0.05)
+    return None
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def _io_bound(repeat: int) -> dict[str, Any]:
+    tools = [clawcell.Tool(name="nap", execute=_nap, parameters={"type": "object"})]
+    walls: list[float] = []
+    async with clawcell.CodeMode(tools, limits=ROOMY) as mode:
+        await mode.exec(IO_CELL)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            envelopes = await asyncio.gather(*(mode.exec(IO_CELL) for _ in range(100)))
+            walls.append((time.perf_counter() - start) * 1000)
+            assert all(e["status"] == "completed" for e in envelopes), envelopes[0]
+    wall = statistics.median(walls)
+    return {"wall_ms": round(wall, 1), "ideal_ms": 250, "ratio": round(wall / 250, 3)}
+
+
+async def _cpu_bound(repeat: int) -> dict[str, Any]:
+    singles: list[float] = []
+    walls: list[float] = []
+    async with clawcell.CodeMode(limits=ROOMY) as mode:
+        await mode.exec(CPU_CELL)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            await mode.exec(CPU_CELL)
+            singles.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            envelopes = await asyncio.gather(*(mode.exec(CPU_CELL) for _ in range(20)))
+            walls.append((time.perf_counter() - start) * 1000)
+            assert all(e["status"] == "completed" for e in envelopes), envelopes[0]
+    single, wall = statistics.median(singles), statistics.median(walls)
+    from clawcell.runtime._worker import guest_lanes  # pyright: ignore[reportPrivateUsage]
+
+    return {
+        "single_ms": round(single, 1),
+        "wall_ms": round(wall, 1),
+        "speedup": round(20 * single / wall, 2),
+        "guest_threads": guest_lanes(),
+    }
+
+
+async def _parked(_: int) -> dict[str, Any]:
+    modes = [clawcell.CodeMode(limits=ROOMY, session_id=f"s{i}") for i in range(16)]
+    for mode in modes:  # warm: engine, guests, canonical image
+        envelope = await mode.exec(PARK_CELL)
+        assert envelope["status"] == "waiting", envelope
+    before = _rss_mib()
+    parked = 0
+    while parked < 1000:
+        envelope = await modes[parked % 16].exec(PARK_CELL)
+        assert envelope["status"] == "waiting", envelope
+        parked += 1
+    added = _rss_mib() - before
+    for mode in modes:
+        await mode.aclose()
+    return {
+        "cells": parked,
+        "added_rss_mib": round(added, 1),
+        "per_cell_kib": round(added * 1024 / parked, 1),
+    }
+
+
+SCENARIOS = {"io_bound": _io_bound, "cpu_bound": _cpu_bound, "parked": _parked}
+
+
+def _child(name: str, repeat: int) -> None:
+    compiled_reactor()
+    result = asyncio.run(SCENARIOS[name](repeat))
+    result["peak_rss_mib"] = round(_peak_mib(), 1)
+    print(json.dumps(result))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS))
+    args = parser.parse_args()
+    if args.scenario:
+        _child(args.scenario, args.repeat)
+        return 0
+    results: dict[str, Any] = {}
+    for name in SCENARIOS:
+        out = subprocess.run(
+            [sys.executable, __file__, "--scenario", name, "--repeat", str(args.repeat)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{name:10} {results[name]}")
+    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count()}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "load.json").write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

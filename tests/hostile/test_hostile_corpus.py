@@ -1,0 +1,113 @@
+"""The hostile corpus by family: each case ends in its recorded envelope, in guest-thread and
+loop-thread mode alike, and a clean probe cell in the same `CodeMode` afterwards sees nothing
+of it (globals, intrinsics, output, tools and timers all as in a fresh runtime).
+
+The recorded envelopes live in `data/`; `_traps.py` and `_corpus.py` hold the cells.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits, Tool
+from tests.conftest import echo_tool, with_mode
+from tests.hostile import _corpus as corpus
+from tests.hostile._traps import SINKS, TRAPS, trap_code
+from tests.hostile.test_hostile_cells import (
+    _probe,  # pyright: ignore[reportPrivateUsage]
+)
+
+DATA = Path(__file__).with_name("data")
+SERIALIZATION: dict[str, dict[str, Any]] = json.loads((DATA / "serialization.json").read_text())
+RECORDED: dict[str, dict[str, Any]] = json.loads((DATA / "corpus.json").read_text())
+_RESULT_ID = re.compile(r"result_[0-9a-f-]{36}")
+
+TIGHT = Limits(timeout_ms=250)
+NATIVE = Limits(timeout_ms=250, memory_limit_bytes=256 * 1024 * 1024)
+ROOMY = Limits(timeout_ms=60_000)
+
+
+async def _big(tool_input: dict[str, Any]) -> Any:
+    return "x" * int(tool_input["n"])
+
+
+def _tools() -> list[Tool]:
+    return [echo_tool(), Tool(name="big", execute=_big)]
+
+
+def _summary(envelope: dict[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"status": envelope["status"], "output": envelope["output"]}
+    if envelope["status"] == "completed":
+        summary["value"] = envelope["value"]
+    elif envelope["status"] == "failed":
+        summary["code"] = envelope["code"]
+        summary["error"] = envelope["error"]
+        if "phase" in envelope or "failurePhase" in envelope:
+            summary["phase"] = envelope["failurePhase"]
+    return json.loads(_RESULT_ID.sub("result_<id>", json.dumps(summary)))
+
+
+def _expect(recorded: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(_RESULT_ID.sub("result_<id>", json.dumps(recorded)))
+
+
+def run_case(code: str, limits: Limits, *, guest_thread: bool = True) -> dict[str, Any]:
+    """The case's envelope summary, after checking that probes before and after agree."""
+
+    async def body(mode: CodeMode) -> tuple[Any, dict[str, Any], Any]:
+        before = await _probe(mode)
+        envelope = await mode.exec(code)
+        return before, envelope, await _probe(mode)
+
+    before, envelope, after = with_mode(
+        body, tools=_tools(), limits=limits, guest_thread=guest_thread
+    )
+    assert after == before
+    return _summary(envelope)
+
+
+@pytest.mark.parametrize("sink", list(SINKS))
+@pytest.mark.parametrize("trap", list(TRAPS))
+def test_serialization_trap_ends_in_its_recorded_envelope(trap: str, sink: str) -> None:
+    recorded = SERIALIZATION[f"{trap}-{sink}"]
+    summary = run_case(trap_code(trap, sink), TIGHT)
+    summary.pop("phase", None)
+    assert summary == _expect(recorded)
+
+
+MODES = [pytest.param(True, id="guest_thread"), pytest.param(False, id="loop_thread")]
+
+
+@pytest.mark.parametrize("guest_thread", MODES)
+@pytest.mark.parametrize("name", list(corpus.NATIVE_FLOODS))
+def test_native_code_flood_times_out(name: str, guest_thread: bool) -> None:
+    summary = run_case(corpus.NATIVE_FLOODS[name], NATIVE, guest_thread=guest_thread)
+    assert summary == _expect(RECORDED[f"native-{name}"])
+
+
+@pytest.mark.parametrize("guest_thread", MODES)
+@pytest.mark.parametrize("name", list(corpus.TAMPERING))
+def test_controller_tampering_ends_in_its_recorded_envelope(name: str, guest_thread: bool) -> None:
+    summary = run_case(corpus.TAMPERING[name], TIGHT, guest_thread=guest_thread)
+    assert summary == _expect(RECORDED[f"tampering-{name}"])
+
+
+@pytest.mark.parametrize("name", list(corpus.OUTPUT_FLOODS))
+def test_output_flood_is_bounded(name: str) -> None:
+    limits = TIGHT if name == "output_then_timeout" else ROOMY
+    summary = run_case(corpus.OUTPUT_FLOODS[name], limits)
+    assert summary == _expect(RECORDED[f"output-{name}"])
+    # The model never sees more than the output budget (plus the envelope's own keys).
+    size = len(json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    assert size < 2 * ROOMY.max_output_bytes
+
+
+@pytest.mark.parametrize("name", list(corpus.CAPS))
+def test_queue_and_inbox_caps_hold(name: str) -> None:
+    summary = run_case(corpus.CAPS[name], ROOMY)
+    assert summary == _expect(RECORDED[f"caps-{name}"])
