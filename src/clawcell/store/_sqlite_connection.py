@@ -105,7 +105,7 @@ def connect(path: Path, *, timeout: float, synchronous: str) -> tuple[sqlite3.Co
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(conn, timeout)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         with write(conn):
             found = _version(conn)
@@ -119,6 +119,28 @@ def connect(path: Path, *, timeout: float, synchronous: str) -> tuple[sqlite3.Co
         conn.close()
         raise
     return conn, found
+
+
+def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL, retrying while another connection holds the file.
+
+    SQLite does not run the busy handler for a journal-mode change, so two connections
+    opening a new file at the same moment can see "database is locked" at once; the mode is
+    persistent, so later opens find it set and return at the first try.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _version(conn: sqlite3.Connection) -> int:
