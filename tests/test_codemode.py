@@ -86,15 +86,15 @@ def test_console_methods_prefix_and_inspect_their_arguments() -> None:
         "console.log(Promise.resolve(1), new Error('boom'));"
     )
     assert texts(output_of(code)) == [
-        'a 1 "undefined" "5n" "[Function]"',
+        "a 1 undefined 5n [Function]",
         "[info] i",
         "[warn] w",
         "[error] e",
         "[debug] d %s x",
         '{"n":1,"c":"[Circular]"}',
         '{"g":"[Accessor]"}',
-        '"[Unawaited Promise: use await or Promise.all(...) before emitting or returning '
-        'values.]" {"message":"boom"}',
+        "[Unawaited Promise: use await or Promise.all(...) before emitting or returning "
+        'values.] {"message":"boom"}',
     ]
 
 
@@ -103,20 +103,23 @@ def test_console_clips_long_messages_and_deep_values() -> None:
         "console.log('x'.repeat(5000));\nconsole.log({ s: 'y'.repeat(600) });\n"
         "console.log({ a: { b: { c: { d: { e: 1 } } } } });\n"
         "console.log(Array.from({ length: 60 }, (_, i) => i).length, "
-        "Array.from({ length: 60 }, (_, i) => i));"
+        "Array.from({ length: 60 }, (_, i) => i));\n"
+        "console.log(...Array.from({ length: 10 }, () => 'w'.repeat(500)));"
     )
     items = texts(output_of(code, limits=Limits(max_output_bytes=1 << 20)))
-    assert items[0] == "x" * 4096 + "…[truncated]"
+    assert items[0] == "x" * 512 + "…[truncated]"  # a string argument is clipped like a field
     assert items[1] == '{"s":"' + "y" * 512 + '…[truncated]"}'
     assert items[2] == '{"a":{"b":{"c":{"d":"[truncated]"}}}}'
     assert items[3] == "60 [" + ",".join(str(i) for i in range(50)) + ',"[truncated]"]'
+    assert items[4] == " ".join(["w" * 500] * 10)[:4096] + "…[truncated]"
 
 
 def test_console_stops_after_its_cumulative_budget() -> None:
     code = "for (let i = 0; i < 40; i++) console.log('z'.repeat(1000));\ntext('after');"
     items = texts(output_of(code, limits=Limits(max_output_bytes=1 << 20)))
-    # Each entry is 1,025 JSON units; the budget is 16,384 - 100 units.
-    assert items == ["z" * 1000] * 15 + ["[console output truncated]", "after"]
+    # Each string is clipped to 512 units, so an entry is 549 JSON units; the budget is
+    # 16,384 - 100 units.
+    assert items == ["z" * 512 + "…[truncated]"] * 29 + ["[console output truncated]", "after"]
 
 
 def test_timers_run_callbacks_with_arguments_in_delay_order() -> None:
