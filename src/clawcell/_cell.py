@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._bridge import Bridge, Reply, encode_settle_batch
+from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from ._progress import Progress
 from ._segments import (
@@ -44,7 +45,7 @@ from ._segments import (
 from .approvals import RunApprovals
 from .runtime import Guest, JSException, StepResult, wire
 
-__all__ = ["RESTART_MESSAGE", "Cell", "LegOutcome"]
+__all__ = ["RESTART_MESSAGE", "Cell"]
 
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
@@ -52,19 +53,6 @@ STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 SegmentRunner = Callable[..., Awaitable[Any]]
 """Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
 returns `fn(*args)`, computed on the guest's own thread."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LegOutcome:
-    """How one `exec` or `wait` leg ended."""
-
-    status: Literal["completed", "waiting", "failed"]
-    value_json: str | None = None
-    reason: str = ""
-    pending: tuple[tuple[str, str], ...] = ()
-    code: FailureCode = "internal_error"
-    phase: Literal["input", "guest", "bridge", "host"] = "guest"
-    error: str = ""
 
 
 @dataclass

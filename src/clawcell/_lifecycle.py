@@ -22,9 +22,10 @@ import time
 import uuid
 from typing import Final
 
-from ._cell import Cell, LegOutcome
+from ._cell import Cell
 from ._host import CellHost
 from ._leases import DurableRuns, stale_message
+from ._outcome import LegOutcome, failed_outcome, leg_envelope
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
 from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
@@ -34,13 +35,9 @@ from .envelope import (
     Envelope,
     FailurePhase,
     OutputLedger,
-    Projection,
     bound_error,
-    completed_envelope,
     failed_envelope,
     mark_untrusted,
-    settle_envelope,
-    waiting_envelope,
 )
 from .errors import ClawcellError, InputError, RuntimeUnavailableError, StaleRunError
 from .runtime import JSException
@@ -246,7 +243,7 @@ class Lifecycle:
         for item in items:
             run.ledger.append(item)
         try:
-            envelope = self._envelope(run, outcome)
+            envelope = leg_envelope(run, outcome, self._host, self._policy)
         except ClawcellError:
             # Not even the status fits the model's context: the call fails, the cell ends.
             await self._end(run, outcome)
@@ -272,54 +269,11 @@ class Lifecycle:
         self._drop(run)
         return self.failure("stale_run", "host", stale_message(run.run_id))
 
-    def _envelope(self, run: Run, outcome: LegOutcome) -> Envelope:
-        host = self._host
-        telemetry = host.telemetry()
-        gate = run.cell.approvals
-        approvals = [a.to_json() for a in gate.pending] if gate is not None else []
-        replay_safe = self._policy.reports_replay_safe(
-            run.restart_safe, run.cell.pending_requests()
-        )
-
-        def build(p: Projection) -> Envelope:
-            if outcome.status == "completed":
-                return completed_envelope(p, replay_safe=replay_safe, telemetry=telemetry)
-            if outcome.status == "waiting":
-                return waiting_envelope(
-                    p,
-                    run_id=run.run_id,
-                    reason=outcome.reason,
-                    pending=outcome.pending,
-                    replay_safe=replay_safe,
-                    telemetry=telemetry,
-                    approvals=approvals,
-                )
-            return failed_envelope(
-                code=outcome.code,
-                phase=outcome.phase,
-                error=p.error or "",
-                telemetry=telemetry,
-                output=p.output,
-                bridge_dispatch_started=run.cell.bridge_dispatch_started,
-                replay_safe=replay_safe,
-            )
-
-        return settle_envelope(
-            build,
-            ledger=run.ledger,
-            value_json=(outcome.value_json or "null") if outcome.status == "completed" else None,
-            error=outcome.error if outcome.status == "failed" else None,
-            model_budget=host.model_budget,
-            results=host.results,
-            retention="restart_safe" if run.restart_safe else "interactive",
-            network_content=run.cell.bridge.network_derived,
-        )
-
     def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:
         """Park a cell: keep its guest live or snapshot it; fail it when it cannot park."""
         if not self._parked.has_room_for(run.run_id):
             run.cell.cancel()
-            return _failed_outcome("invalid_input", "input", _TOO_MANY), None
+            return failed_outcome("invalid_input", "input", _TOO_MANY), None
         limit = self._host.limits.max_snapshot_bytes
         guest = run.cell.guest
         live = self._parked.live_count() < MAX_LIVE_PARKED
@@ -329,7 +283,7 @@ class Lifecycle:
             if len(snapshot) > limit:
                 run.cell.cancel()
                 phase: FailurePhase = "bridge" if run.cell.bridge_dispatch_started else "guest"
-                failed = _failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
+                failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
                 return failed, None
         if not live:
             self._host.release(guest)
@@ -397,7 +351,3 @@ class Lifecycle:
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:
     run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
-
-
-def _failed_outcome(code: str, phase: FailurePhase, error: str) -> LegOutcome:
-    return LegOutcome(status="failed", code=code, phase=phase, error=error)  # pyright: ignore[reportArgumentType]
