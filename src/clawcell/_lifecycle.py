@@ -20,7 +20,8 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from ._cell import Cell
 from ._host import CellHost
@@ -28,8 +29,8 @@ from ._leases import DurableRuns, stale_message
 from ._outcome import LegOutcome, failed_outcome, leg_envelope
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
-from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
-from ._source import syntax_error_message
+from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run, RunHome
+from ._source import check_source, read_exec_args, syntax_error_message
 from .approvals import Approvals
 from .envelope import (
     Envelope,
@@ -39,9 +40,9 @@ from .envelope import (
     failed_envelope,
     mark_untrusted,
 )
-from .errors import ClawcellError, InputError, RuntimeUnavailableError, StaleRunError
+from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
 from .runtime import JSException
-from .store import ClaimedRun, SessionStore, SessionView
+from .store import ClaimedRun, SessionView
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -54,24 +55,32 @@ _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
 class Lifecycle:
     """Every run of one `CodeMode`, from its first `exec` to its end."""
 
-    def __init__(
-        self,
-        host: CellHost,
-        *,
-        store: SessionStore,
-        session_id: str,
-        durable: bool,
-        approvals: Approvals,
-    ):
+    def __init__(self, host: CellHost, home: RunHome, approvals: Approvals):
         self._host = host
-        self._store = store
-        self._session_id = session_id
-        self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
-        self._durable = DurableRuns(store, session_id) if durable else None
+        self._store = store = home.store
+        self._session_id = session_id = home.session_id
+        self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
+        self._durable = DurableRuns(store, session_id) if home.durable else None
         self._policy = ReplayPolicy(host.catalog)
+        self.closed = False
         self.approvals = approvals
 
     # -- legs -----------------------------------------------------------------------------
+
+    async def exec(self, arguments: Mapping[str, Any], on_update: OnUpdate | None) -> Envelope:
+        """An `exec` call: its arguments and source checked, then the first leg of a new cell.
+
+        Raises:
+            InputError: `code` is missing or blank (the call itself is rejected).
+            ClosedError: the `CodeMode` is closed.
+        """
+        self.check_open()
+        parsed = read_exec_args(arguments)
+        if isinstance(parsed, str):
+            return self.failure("invalid_input", "input", parsed)
+        if (problem := check_source(parsed.code)) is not None:
+            return self.failure("invalid_input", "input", problem.message)
+        return await self.start(parsed.code, restart_safe=parsed.restart_safe, on_update=on_update)
 
     async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
         """The first leg of a new cell."""
@@ -119,7 +128,9 @@ class Lifecycle:
             InputError: the run is unknown, expired, or held by another worker's leg.
             SnapshotError: the durable copy of the run is damaged.
         """
+        self.check_open()
         self.expire()
+        await self._host.prepare()  # a cell parked by another process may call MCP servers
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self.failure("invalid_input", "input", _RESUMING)
@@ -317,8 +328,14 @@ class Lifecycle:
         for run in self._parked.expired():
             self._drop(run)
 
+    def check_open(self) -> None:
+        """Raise `ClosedError` once `close` was called."""
+        if self.closed:
+            raise ClosedError("this CodeMode is closed; create a new one")
+
     def close(self) -> None:
         """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        self.closed = True
         if self._durable is not None:
             self._durable.close()
         for run in self._parked.all():
