@@ -27,13 +27,30 @@ from .store import SessionStore, SessionView, StoredValue
 if TYPE_CHECKING:
     from .store import LeaseKeeper
 
-__all__ = ["MAX_LIVE_PARKED", "MAX_SUSPENDED_RUNS", "ParkedRecord", "ParkedRuns", "Run"]
+__all__ = [
+    "MAX_LIVE_PARKED",
+    "MAX_SUSPENDED_RUNS",
+    "ParkedRecord",
+    "ParkedRuns",
+    "Run",
+    "RunHome",
+]
 
 MAX_SUSPENDED_RUNS: Final = 64
 MAX_LIVE_PARKED: Final = 8
 """Parked runs of one runtime that keep their guest live (the rest are snapshots)."""
 
 RECORD_VERSION: Final = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunHome:
+    """Where a session's runs live: the store, the session's id, and whether the store is
+    durable (parked runs and decisions then outlive the process)."""
+
+    store: SessionStore
+    session_id: str
+    durable: bool
 
 
 @dataclass
