@@ -419,9 +419,8 @@ def test_a_queue_overflow_in_the_first_frontier_is_an_input_failure() -> None:
             (
                 "invalid_input",
                 "input",
-                "SyntaxError at openclaw-code-mode:user.js:2:7: unexpected token in "
-                "expression: '='. No tools were dispatched; correct the JavaScript source and "
-                "submit it again.",
+                "SyntaxError at openclaw-code-mode:user.js:2:7: Unexpected token. No tools were "
+                "dispatched; correct the JavaScript source and submit it again.",
                 False,
             ),
             id="syntax_error",

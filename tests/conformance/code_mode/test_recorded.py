@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 
 import clawcell
+from clawcell._source import MODULE_ACCESS_MESSAGE, SHELL_SOURCE_MESSAGE, format_syntax_error
 from tests.conformance.dsl import build_tools
 
 from .harness import matches, run_case
@@ -46,6 +47,13 @@ _NATIVE_CYCLE = {
 }
 _TAIL = r"    at start \(clawcell:controller\.js:\d+:\d+\)\n"
 
+
+def _syntax(line: int, column: int, message: str) -> str:
+    return format_syntax_error(message, line, column)
+
+
+_SHELL = SHELL_SOURCE_MESSAGE
+
 # Cell id -> (reason in docs/divergences.md, clawcell's own value of the keys that differ).
 _DIVERGENT: dict[str, tuple[str, dict[str, Any]]] = {
     **{
@@ -62,6 +70,71 @@ _DIVERGENT: dict[str, tuple[str, dict[str, Any]]] = {
         )
         for sink in ("text", "json")
     },
+    "syntax/ce2981c9e5": (
+        "shell-classification",
+        {"error": _syntax(1, 1, "Unterminated comment")},
+    ),  # '/* unterminated'
+    "syntax/c6111a4e8e": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'x => { return }}'
+    "syntax/1976636d72": (
+        "shell-classification",
+        {"error": _syntax(1, 5, "Unexpected token")},
+    ),  # 'a + = b'
+    "syntax/6ca606efcf": ("shell-classification", {"error": _SHELL}),  # 'interface A {}'
+    "syntax/3aac189cbe": (
+        "shell-classification",
+        {"error": _syntax(1, 2, "Unterminated regular expression")},
+    ),  # '/[/'
+    "syntax/bae3782448": (
+        "shell-classification",
+        {"error": _syntax(1, 2, "Duplicate regular expression flag")},
+    ),  # '/a/gg'
+    "syntax/8f5c60fa94": (
+        "shell-classification",
+        {"error": _syntax(1, 7, "Identifier directly after number")},
+    ),  # 'x = 08n'
+    "syntax/9edacc8d4e": ("module-access-first", {"error": MODULE_ACCESS_MESSAGE}),  # 'import.meta'
+    "syntax/0aeb7edffc": (
+        "shell-classification",
+        {"error": _syntax(1, 6, "Unexpected token")},
+    ),  # 'x = {,}'
+    "syntax/837ee8ae6e": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'a ? b'
+    "syntax/7e1c81aa47": (
+        "shell-classification",
+        {
+            "error": _syntax(
+                1,
+                8,
+                "Logical expressions and coalesce expressions cannot be mixed."
+                " Wrap either by parentheses",
+            )
+        },
+    ),  # 'a ?? b || c'
+    "syntax/d58de3d01f": (
+        "shell-classification",
+        {"error": _syntax(1, 8, "Unexpected token")},
+    ),  # 'x = 1 +* 2'
+    "syntax/071af16a95": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'x =>'
+    "syntax/6fd0b7e78c": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'a = b = '
+    "syntax/606f3cadb5": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'a ||= '
+    "syntax/bd3d990725": (
+        "shell-classification",
+        {"error": _syntax(2, 1, "Unexpected token")},
+    ),  # 'a &&= b ??= '
     "errors/not-a-function-on-promise": ("no-calls-after-failure", {"telemetry.callCount": 0}),
     "errors/length-of-unawaited": ("no-calls-after-failure", {"telemetry.callCount": 0}),
     "errors/caught-stack": (
