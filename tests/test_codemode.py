@@ -4,6 +4,7 @@ failures, `wait`, parking limits, concurrency, model-result fitting and closing.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 import time
@@ -788,3 +789,64 @@ def test_a_guest_shared_between_runtimes_keeps_nothing_of_the_previous_one() -> 
         return [seen["status"], seen["value"]]
 
     assert asyncio.run(main()) == ["completed", "undefined"]
+
+
+# -- what the model reads ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "label", "name"),
+    [
+        ("return catalog.search('echo').map((t) => t.name);", "catalog.search", "map"),
+        ("return echo({}).length;", "echo", "length"),
+        ("return echo.describe().keys;", "echo.describe", "keys"),
+        ("return API.list().files;", "API.list", "files"),
+        ("return API.read('results.d.ts').content;", "API.read", "content"),
+        ("return results.load('r').filter(Boolean);", "results.load", "filter"),
+    ],
+)
+def test_reading_a_property_of_an_unawaited_promise_says_to_await(
+    code: str, label: str, name: str
+) -> None:
+    _, _, error, _ = failure(exec_one(code))
+    assert error.startswith(
+        f"TypeError: {label} returns a Promise; use await: (await {label}(...)).{name}\n"
+        "    at <anonymous> (openclaw-code-mode:user.js:1:"
+    )
+
+
+def test_the_guest_api_promises_still_behave_as_promises() -> None:
+    code = (
+        "const p = echo({ a: 1 });\n"
+        "const [one, two] = await Promise.all([p, echo({ b: 2 })]);\n"
+        "const found = await catalog.search('echo');\n"
+        "return [p instanceof Promise, one, two, found.map((t) => t.name), typeof p.then];"
+    )
+    assert value_of(code) == [True, {"a": 1}, {"b": 2}, ["echo"], "function"]
+
+
+def test_the_exec_description_says_the_guest_api_returns_promises() -> None:
+    description = CodeMode([echo_tool()]).model_tools()[0]["description"]
+    assert (
+        "Tool calls, `catalog.search`, `describe()`, `results.*` and `API.*` all return "
+        "Promises: `await` them before using the value" in description
+    )
+
+
+def test_telemetry_can_be_left_out_of_the_model_text_but_stays_in_the_envelope() -> None:
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], str]:
+        envelope = await mode.exec("return 1;")
+        return envelope, mode.render(envelope)
+
+    envelope, text = with_mode(body, telemetry_in_text=False)
+    assert "telemetry" in envelope
+    assert text == '{"status":"completed","replaySafe":false,"output":[],"value":1}'
+    assert render(envelope, telemetry=False) == text
+    assert json.loads(render(envelope)) == envelope  # the default text is the whole envelope
+
+
+def test_telemetry_is_in_the_model_text_by_default() -> None:
+    async def body(mode: CodeMode) -> str:
+        return mode.render(await mode.exec("return 1;"))
+
+    assert '"telemetry":{"catalogSize":1' in with_mode(body)

@@ -22,7 +22,7 @@ from ._runs import RunHome
 from ._source import read_wait_args
 from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
 from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
-from .envelope import ResultsStore
+from .envelope import ResultsStore, render
 from .errors import InputError
 from .store import MemoryStore, SessionStore
 
@@ -60,6 +60,8 @@ class CodeMode:
             `allow` / `deny` / `ask` lists of tool names or glob patterns.
         approval_ttl_seconds: How long a pending approval waits before it counts as denied;
             defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
+        telemetry_in_text: Whether `render` (the text the built-in agent, framework adapters
+            and MCP server give the model) includes `telemetry`; envelopes always carry it.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -78,8 +80,10 @@ class CodeMode:
         guest_thread: bool = True,
         policy: ToolPolicy | Mapping[str, Any] | None = None,
         approval_ttl_seconds: float | None = None,
+        telemetry_in_text: bool = True,
     ) -> None:
         self.limits = limits_from(limits)
+        self.telemetry_in_text = telemetry_in_text
         self.session_id = session_id_from(session_id)
         durable = store_from(store)
         self.store: SessionStore = durable if durable is not None else MemoryStore()
@@ -114,6 +118,11 @@ class CodeMode:
         if not self._runs.closed:
             self._runs.close()
             await self._host.aclose()
+
+    def render(self, envelope: Mapping[str, Any]) -> str:
+        """The text a model reads for `envelope` (`clawcell.render`, without `telemetry`
+        when this runtime was made with `telemetry_in_text=False`)."""
+        return render(envelope, telemetry=self.telemetry_in_text)
 
     def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:
         """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape;

@@ -80,13 +80,11 @@ class CodeModeServer:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Answer one tool call: the text the model reads, and whether it is an error."""
-        from .. import render
-
         try:
             envelope = await self.mode.call_tool(name, arguments)
         except ClawcellError as exc:
             return exc.message, True
-        return render(envelope), envelope.get("status") == "failed"
+        return self.mode.render(envelope), envelope.get("status") == "failed"
 
     async def _list_tools(self, _ctx: Any, _params: Any) -> Any:
         import mcp_types as types

@@ -724,10 +724,38 @@
     return stackOf(new ErrorCtor());
   }
 
+  // A model that forgets `await` reads a property of the Promise (`catalog.search("x").map`).
+  // The Promises of the guest API say so instead of answering `undefined`: their prototype,
+  // one per API name and below Promise.prototype, has getters for the names models reach for.
+  const MISUSED = ["map", "filter", "forEach", "find", "findIndex", "some", "every", "reduce",
+    "slice", "includes", "indexOf", "join", "flatMap", "sort", "at", "length", "files",
+    "content", "id", "value", "keys", "values", "entries"];
+  const hintProtos = new MapCtor();
+
+  function hinted(promise, label) {
+    let proto = mapGet(hintProtos, label);
+    if (proto === undefined) {
+      proto = { __proto__: PromiseCtor.prototype };
+      for (let i = 0; i < MISUSED.length; i++) {
+        const name = MISUSED[i];
+        defineProperty(proto, name, {
+          __proto__: null,
+          get() {
+            throw new TypeErrorCtor(
+              label + " returns a Promise; use await: (await " + label + "(...))." + name);
+          },
+        });
+      }
+      mapSet(hintProtos, label, freeze(proto));
+    }
+    setPrototypeOf(promise, proto);
+    return promise;
+  }
+
   function makeHandle(meta) {
     const name = meta.callableName;
     const handle = function (input) {
-      return request("callValue", [name, input === undefined ? {} : input], callSite());
+      return hinted(request("callValue", [name, input === undefined ? {} : input], callSite()), name);
     };
     defineProperty(handle, "name", { value: name });
     const names = keys(meta);
@@ -735,7 +763,7 @@
       defineProperty(handle, names[i], { value: meta[names[i]], enumerable: true });
     }
     defineProperty(handle, "describe", {
-      value: () => request("describe", [name], callSite()),
+      value: () => hinted(request("describe", [name], callSite()), name + ".describe"),
       enumerable: true,
     });
     defineProperty(handle, "toJSON", { value: () => meta });
@@ -881,7 +909,8 @@
     };
     define("catalog", freeze({
       search(query, options) {
-        return promiseThen(request("search", [query, options === undefined ? null : options], callSite()), resolveHandles);
+        const found = request("search", [query, options === undefined ? null : options], callSite());
+        return hinted(promiseThen(found, resolveHandles), "catalog.search");
       },
       all() {
         return all;
@@ -889,21 +918,21 @@
     }));
     define("API", freeze({
       list(prefix) {
-        return request("apiList", [prefix === undefined ? null : prefix], callSite());
+        return hinted(request("apiList", [prefix === undefined ? null : prefix], callSite()), "API.list");
       },
       read(path) {
-        return request("apiRead", [path === undefined ? null : path], callSite());
+        return hinted(request("apiRead", [path === undefined ? null : path], callSite()), "API.read");
       },
     }));
     define("results", freeze({
       save(value) {
-        return request("resultSave", [value === undefined ? null : value], callSite());
+        return hinted(request("resultSave", [value === undefined ? null : value], callSite()), "results.save");
       },
       load(id) {
-        return request("resultLoad", [id === undefined ? null : id], callSite());
+        return hinted(request("resultLoad", [id === undefined ? null : id], callSite()), "results.load");
       },
       delete(id) {
-        return request("resultDelete", [id === undefined ? null : id], callSite());
+        return hinted(request("resultDelete", [id === undefined ? null : id], callSite()), "results.delete");
       },
     }));
     define("store", (key, value) =>

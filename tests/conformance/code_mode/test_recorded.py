@@ -53,6 +53,15 @@ def _syntax(line: int, column: int, message: str) -> str:
 
 
 _SHELL = SHELL_SOURCE_MESSAGE
+_DROP = object()  # an override that removes the key
+
+
+def _hint(label: str, name: str, column: int) -> str:
+    return (
+        f"TypeError: {label} returns a Promise; use await: (await {label}(...)).{name}\n"
+        f"    at <anonymous> (openclaw-code-mode:user.js:1:{column})\n"
+    )
+
 
 # Cell id -> (reason in docs/divergences.md, clawcell's own value of the keys that differ).
 _DIVERGENT: dict[str, tuple[str, dict[str, Any]]] = {
@@ -135,8 +144,37 @@ _DIVERGENT: dict[str, tuple[str, dict[str, Any]]] = {
         "shell-classification",
         {"error": _syntax(2, 1, "Unexpected token")},
     ),  # 'a &&= b ??= '
-    "errors/not-a-function-on-promise": ("no-calls-after-failure", {"telemetry.callCount": 0}),
+    "errors/not-a-function-on-promise": (
+        "promise-hint",
+        {"error": _hint("shipping_list", "map", 1), "telemetry.callCount": 0},
+    ),
     "errors/length-of-unawaited": ("no-calls-after-failure", {"telemetry.callCount": 0}),
+    "errors/search-not-awaited": ("promise-hint", {"error": _hint("catalog.search", "map", 9)}),
+    "search/map-without-await": ("promise-hint", {"error": _hint("catalog.search", "map", 16)}),
+    "errors/api-list-not-awaited": ("promise-hint", {"error": _hint("API.list", "files", 5)}),
+    **{
+        f"errors/api-read-{kind}-not-awaited": (
+            "promise-hint",
+            {"error": _hint("API.read", "content", 5)},
+        )
+        for kind in ("injected", "tool", "unknown")
+    },
+    "errors/results-load-not-awaited": (
+        "promise-hint",
+        {"error": _hint("results.load", "length", 9)},
+    ),
+    "errors/property-of-unawaited": (
+        "promise-hint",
+        {
+            "status": "failed",
+            "code": "internal_error",
+            "failurePhase": "bridge",
+            "bridgeDispatchStarted": True,
+            "error": _hint("shipping_list", "length", 37),
+            "value": _DROP,
+            "telemetry.callCount": 0,
+        },
+    ),
     "errors/caught-stack": (
         "own-controller-frames",
         {"value": {"$regex": r"    at <anonymous> \(openclaw-code-mode:user\.js:2:7\)\n" + _TAIL}},
@@ -158,7 +196,10 @@ def _expected(entry: Any, overrides: dict[str, Any] | None = None) -> Any:
         target = expected
         for key in parents:
             target = target[key]
-        target[last] = value
+        if value is _DROP:
+            del target[last]
+        else:
+            target[last] = value
     return expected
 
 
