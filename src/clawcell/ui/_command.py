@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                 settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
                 factory = _demo_factory(media)
             else:
-                factory = _agent_factory(settings)
+                factory = _agent_factory(settings, args.config)
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(factory, settings))
         except ConfigurationError as exc:
@@ -63,18 +63,34 @@ def _demo_factory(media: Path) -> AgentFactory:
     return lambda: demo_agent(media)
 
 
-def _agent_factory(settings: UiSettings) -> AgentFactory:
+def _agent_factory(settings: UiSettings, config: Path | None) -> AgentFactory:
     if settings.agent is None:
-        raise ConfigurationError(
-            '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
-            "table of the config file, or pass --demo."
-        )
+        return _configured_factory(config)
     module_name, _, attribute = settings.agent.partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigurationError(f"cannot load the agent {settings.agent!r}: {exc}") from exc
     return lambda: _entered(factory())
+
+
+def _configured_factory(config: Path | None) -> AgentFactory:
+    """The agent of the config file's `[agent]` table, with its tools (built-in included)."""
+    from ..agent import configured_agent
+    from ..cli import load_settings
+
+    described = load_settings(config) if config is not None else None
+    if described is None or described.model is None:
+        raise ConfigurationError(
+            '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
+            'table of the config file, or `model = "openai:gpt-5.1"` in its [agent] table, '
+            "or pass --demo."
+        )
+    tools = described.build_tools()  # configuration errors before the server starts
+    return lambda: cast(
+        contextlib.AbstractAsyncContextManager[ChatAgent],
+        configured_agent(described, tools=tools),
+    )
 
 
 @contextlib.asynccontextmanager
