@@ -117,14 +117,14 @@ def test_chat_takes_its_model_and_built_in_tools_from_the_config_file(tmp_path: 
     assert "It says hi." in out
 
 
-async def _serve_turn(tmp_path: Path) -> str:
+async def serve_turn(tmp_path: Path, *options: str, session: str = "s1") -> str:
     answers = [tool_call_stream(READ_NOTE), text_stream("It says hi.")]
     async with WireServer(answers) as server:
         agent = f'[agent]\nmodel = "openai:gpt-test"\nbase_url = "{server.url}/v1"\n'
         config = _config(tmp_path, agent)
         process = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "clawcell._cli", "serve", "--config", str(config)),
-            *("--port", "0"),
+            *("--port", "0", *options),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             cwd=ROOT,
@@ -138,7 +138,7 @@ async def _serve_turn(tmp_path: Path) -> str:
                 match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
                 assert match is not None, page.text
                 turn = await http.post(
-                    url.split("?")[0] + "api/sessions/s1/turns",
+                    url.split("?")[0] + f"api/sessions/{session}/turns",
                     json={"text": "What does the note say?"},
                     headers={"x-csrf-token": match.group(1), "origin": url.split("/?")[0]},
                 )
@@ -152,7 +152,7 @@ async def _serve_turn(tmp_path: Path) -> str:
 def test_serve_builds_the_agent_of_the_config_file_with_its_built_in_tools(
     tmp_path: Path,
 ) -> None:
-    stream = run(_serve_turn(tmp_path))
+    stream = run(serve_turn(tmp_path))
     finished = [
         json.loads(line.removeprefix("data: "))
         for line in stream.splitlines()

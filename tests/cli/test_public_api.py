@@ -29,6 +29,7 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "run_repl",
         "settings_from",
         "state_directory",
+        "store_option",
         "wait_cell",
     ]
     assert all(hasattr(cli, name) for name in cli.__all__)

@@ -15,7 +15,7 @@ from ._command import Command, build_parser, run_cli
 from ._mcp import configure_mcp, run_mcp
 from ._repl import configure_repl, format_envelope, run_repl
 from ._run import configure_run, configure_wait, run_cell, wait_cell
-from ._runtime import add_cell_options, open_settings_store, settings_from
+from ._runtime import add_cell_options, open_settings_store, settings_from, store_option
 from ._settings import (
     MEMORY,
     Settings,
@@ -48,5 +48,6 @@ __all__ = [
     "run_repl",
     "settings_from",
     "state_directory",
+    "store_option",
     "wait_cell",
 ]

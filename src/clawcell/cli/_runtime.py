@@ -11,7 +11,7 @@ from .. import CodeMode, Limits
 from ..store import SessionStore, open_store
 from ._settings import MEMORY, Settings, load_settings, parse_limits
 
-__all__ = ["add_cell_options", "open_mode", "open_settings_store", "settings_from"]
+__all__ = ["add_cell_options", "open_mode", "open_settings_store", "settings_from", "store_option"]
 
 
 def add_cell_options(
@@ -48,13 +48,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         tools=tuple(args.tools),
         mcp_servers=servers,
         limits=parse_limits(args.limit),
-        store=_store_option(args.store),
+        store=store_option(args.store),
         session=args.session,
     )
     return base.merged(given)
 
 
-def _store_option(value: str | None) -> str | None:
+def store_option(value: str | None) -> str | None:
     """`--store` as given: a URL or `:memory:` as is, a path made absolute."""
     if value is None or value == MEMORY or "://" in value:
         return value
