@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..approvals import ApprovalRule, gate_context
 from ..catalog import ApiFile, Catalog, CatalogExtension, SearchEntry
-from ..errors import InputError, McpError
+from ..errors import ApprovalDeniedError, InputError, McpError
 from ._connection import Connection
 from ._declarations import (
     INDEX_DESCRIPTION,
@@ -58,9 +59,10 @@ class McpCatalog:
             return await self.catalog.call(callable_name, input)
         self._calls += 1
         arguments: dict[str, Any] = dict(input) if isinstance(input, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
-        if method.operation == "tools/call":
-            arguments = {"name": method.mcp_tool, "arguments": arguments}
         connection = self._connections[method.server.server_name]
+        if method.operation == "tools/call":
+            await _approve(method, arguments, connection.config.asks(method.mcp_tool))
+            arguments = {"name": method.mcp_tool, "arguments": arguments}
         return guest_projection(await connection.request(method.operation, arguments))
 
     # -- search and describe --------------------------------------------------------------
@@ -163,6 +165,26 @@ class McpCatalog:
         data["describeCount"] += self._describes
         data["callCount"] += self._calls
         return data
+
+
+async def _approve(method: McpMethod, arguments: dict[str, Any], asks: bool) -> None:
+    """The run's approval gate for an MCP tool call, by its callable name (`MCP.x.y`): the
+    session policy applies, and the server's `ask` patterns ask."""
+    reason = (
+        f"the configuration of MCP server `{method.server.server_name}` asks before "
+        f"`{method.mcp_tool}`"
+    )
+    context = gate_context.get()
+    if context is None:
+        if asks:
+            raise ApprovalDeniedError(
+                f'Tool "{method.callable_name}" needs approval, and this call is not part of '
+                "a Code Mode run that can wait for one."
+            )
+        return
+    gate, request_id = context
+    rule: ApprovalRule = (lambda _input: reason) if asks else "never"
+    await gate.check(request_id, method.callable_name, arguments, rule, None)
 
 
 def _entries(namespace: McpNamespace) -> tuple[SearchEntry, ...]:
