@@ -160,3 +160,16 @@ def test_serve_builds_the_agent_of_the_config_file_with_its_built_in_tools(
     ]
     assert [f["event"]["envelope"]["value"] for f in finished] == ["hi from the workspace\n"]
     assert "It says hi." in stream
+
+
+def test_serve_without_the_models_api_key_says_which_variable_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = _config(tmp_path, '[agent]\nmodel = "openai:gpt-5.1"\n')
+    assert main(["serve", "--config", str(config), "--port", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "clawcell: `openai:gpt-5.1` needs an API key: set OPENAI_API_KEY (for example "
+        "`export OPENAI_API_KEY=...`), or pass --base-url for a compatible server that needs "
+        "none.\n"
+    )
