@@ -22,7 +22,7 @@ from tests.hostile.test_hostile_cells import (
 )
 from tests.mcp._helpers import ROOT
 
-LIMITS = Limits(timeout_ms=20_000)
+LIMITS = Limits(timeout_ms=120_000)
 CATCH = "try { return ['ok', await %s]; } catch (e) { return [e.code, e.message]; }"
 NO_ANSWER = (
     "MCP server `rogue` did not answer `tools/call` within 2s; the connection was reset and "
@@ -35,9 +35,13 @@ NOT_STARTED = (
 PROBE_MCP = "return [Object.keys(MCP).sort(), Object.keys(MCP.rogue).sort(), Object.isFrozen(MCP)];"
 
 
-def _server(scenario: str) -> StdioServer:
+SHORT = 2.0  # cases that never get an answer wait this long
+LONG = 60.0  # cases that must get an answer wait long enough for any machine
+
+
+def _server(scenario: str, timeout: float = LONG) -> StdioServer:
     args = ["-m", "tests.hostile._rogue_server", scenario]
-    return StdioServer(command=sys.executable, args=args, cwd=str(ROOT), timeout=2.0)
+    return StdioServer(command=sys.executable, args=args, cwd=str(ROOT), timeout=timeout)
 
 
 def _value(envelope: dict[str, Any]) -> Any:
@@ -93,6 +97,7 @@ class Case:
     scenario: str
     code: str
     check: Callable[[dict[str, Any]], None]
+    timeout: float = LONG
 
 
 def _call(name: str) -> str:
@@ -130,8 +135,8 @@ CASES: dict[str, Case] = {
     "wide_structured_result": Case(
         "calls", "return await MCP.rogue.wideStructured();", _saved_aside
     ),
-    "bytes_not_utf8": Case("calls", _call("notUtf8"), caught("mcp_error", NO_ANSWER)),
-    "null_result": Case("calls", _call("nullResult"), caught("mcp_error", NO_ANSWER)),
+    "bytes_not_utf8": Case("calls", _call("notUtf8"), caught("mcp_error", NO_ANSWER), SHORT),
+    "null_result": Case("calls", _call("nullResult"), caught("mcp_error", NO_ANSWER), SHORT),
     "misbehaving_calls_in_parallel": Case(
         "calls",
         "return await Promise.all([MCP.rogue.notificationFlood(), MCP.rogue.answersTwice(), "
@@ -157,7 +162,7 @@ async def _probes(mode: CodeMode) -> tuple[Any, Any]:
 @pytest.mark.parametrize("case", [pytest.param(c, id=i) for i, c in CASES.items()])
 def test_a_rogue_server_gives_the_right_envelope_and_leaves_no_trace(case: Case) -> None:
     async def main() -> tuple[Any, dict[str, Any], Any]:
-        servers = {"rogue": _server(case.scenario)}
+        servers = {"rogue": _server(case.scenario, case.timeout)}
         async with CodeMode([echo_tool()], limits=LIMITS, mcp_servers=servers) as mode:
             pristine = await _probes(mode)
             envelope = await mode.exec(case.code)
@@ -176,7 +181,8 @@ def test_a_call_after_a_broken_connection_reconnects() -> None:
     )
 
     async def main() -> Any:
-        servers = {"rogue": _server("calls")}
+        # Long enough for the reconnected server to start and answer on a loaded machine.
+        servers = {"rogue": _server("calls", 5.0)}
         async with CodeMode(limits=LIMITS, mcp_servers=servers) as mode:
             return _value(await mode.exec(code))
 
