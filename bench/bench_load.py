@@ -9,8 +9,10 @@ scenario runs in a fresh subprocess, so its peak RSS is its own. Run it with `ma
 * `cpu_bound`: 20 concurrent cells that compute (no tool calls); the speedup is the sum of
   their single-cell times over the wall time of all 20, bounded by the guest threads and by
   the cores other processes leave free. So that a busy machine cannot hide how the work was
-  spread, it also reports the CPU seconds each guest thread spent (its share) and the
-  process's CPU time over the wall time (its utilisation: 2.0 is two full cores);
+  spread, it also reports the CPU seconds each guest thread spent (its share), the
+  process's CPU time over the wall time (its utilisation: 2.0 is two full cores) and how often
+  all guest threads were runnable at once (sampled every 2 ms from `/proc`: near 1.0 means
+  they never waited for each other, e.g. on the GIL, only for the CPUs);
 * `parked`: 1,000 cells parked on `yield_control`, spread over 16 `CodeMode`s (a runtime
   holds at most 64 parked runs); the figure is the RSS they add.
 """
@@ -72,6 +74,36 @@ def _guest_thread_cpu() -> dict[str, float]:
     return spent
 
 
+def _thread_state(native_id: int) -> str:
+    with open(f"/proc/self/task/{native_id}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
+class _RunnableSampler:
+    """Samples, every 2 ms, whether every guest thread is runnable (state `R`)."""
+
+    def __init__(self) -> None:
+        self._ids = [
+            t.native_id
+            for t in threading.enumerate()
+            if t.name.startswith("clawcell-guest-") and t.native_id is not None
+        ]
+        self._stop = threading.Event()
+        self.samples = self.all_runnable = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.002):
+            self.samples += 1
+            self.all_runnable += all(_thread_state(i) == "R" for i in self._ids)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.all_runnable / max(self.samples, 1)
+
+
 async def _io_bound(repeat: int) -> dict[str, Any]:
     tools = [clawcell.Tool(name="nap", execute=_nap, parameters={"type": "object"})]
     walls: list[float] = []
@@ -98,6 +130,7 @@ async def _cpu_bound(repeat: int) -> dict[str, Any]:
     singles: list[float] = []
     walls: list[float] = []
     utilisation: list[float] = []
+    runnable: list[float] = []
     async with clawcell.CodeMode(limits=ROOMY) as mode:
         await mode.exec(CPU_CELL)
         shares = dict.fromkeys(_guest_thread_cpu(), 0.0)
@@ -106,9 +139,10 @@ async def _cpu_bound(repeat: int) -> dict[str, Any]:
             await mode.exec(CPU_CELL)
             singles.append((time.perf_counter() - start) * 1000)
             before = _guest_thread_cpu()
-            start, cpu = time.perf_counter(), _cpu_s()
+            start, cpu, sampler = time.perf_counter(), _cpu_s(), _RunnableSampler()
             envelopes = await asyncio.gather(*(mode.exec(CPU_CELL) for _ in range(20)))
             wall_s = time.perf_counter() - start
+            runnable.append(sampler.stop())
             walls.append(wall_s * 1000)
             utilisation.append((_cpu_s() - cpu) / wall_s)
             after = _guest_thread_cpu()
@@ -122,6 +156,7 @@ async def _cpu_bound(repeat: int) -> dict[str, Any]:
         "wall_ms": round(wall, 1),
         "speedup": round(20 * single / wall, 2),
         "utilisation": round(statistics.median(utilisation), 2),
+        "all_guest_threads_runnable": round(statistics.median(runnable), 2),
         "guest_threads": len(shares),
         "guest_thread_cpu_share": {n: round(v / total, 3) for n, v in sorted(shares.items())},
     }

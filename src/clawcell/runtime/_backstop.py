@@ -80,7 +80,6 @@ class Watchdog:
         self._engine = engine
         self._cond = threading.Condition(threading.Lock())
         self._watched: dict[int, float] = {}
-        self._wakes_at = float("inf")  # when the watchdog thread next looks at `_watched`
         self._tokens = itertools.count(1)
         self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
         self._thread.start()
@@ -89,12 +88,9 @@ class Watchdog:
         """Bump the epoch at `deadline` unless `unwatch(token)` comes first."""
         with self._cond:
             token = next(self._tokens)
+            earliest = min(self._watched.values(), default=float("inf"))
             self._watched[token] = deadline
-            # Waking the thread costs two context switches per segment; it only needs to
-            # when it would otherwise look too late (most segments share their cell's
-            # deadline, or a later one).
-            if deadline < self._wakes_at:
-                self._wakes_at = deadline
+            if deadline < earliest:
                 self._cond.notify()
         return token
 
@@ -106,13 +102,11 @@ class Watchdog:
         with self._cond:
             while True:
                 if not self._watched:
-                    self._wakes_at = float("inf")
                     self._cond.wait()
                     continue
                 token, deadline = min(self._watched.items(), key=lambda item: item[1])
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
-                    self._wakes_at = deadline
                     self._cond.wait(remaining)
                     continue
                 self._watched.pop(token)
