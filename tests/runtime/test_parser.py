@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import re
+import hashlib
 from pathlib import Path
 
+import pytest
+
 import clawcell.runtime
-from clawcell.runtime import ParseFailure, parse_failure
+from clawcell.runtime import (
+    ParseFailure,
+    _parser,  # pyright: ignore[reportPrivateUsage]
+    parse_failure,
+)
 
 
 def test_a_syntax_error_gets_acorns_words_and_cell_relative_position() -> None:
@@ -39,8 +45,17 @@ def test_source_that_closes_the_wrapper_is_parsed_never_run() -> None:
     )
 
 
-def test_the_vendored_parser_is_the_release_version_with_its_licence() -> None:
+def test_the_fetched_parser_is_the_pinned_release_version_with_its_licence() -> None:
     vendor = Path(clawcell.runtime.__file__).with_name("vendor")
-    header = (vendor / "acorn.js").read_text("utf-8").splitlines()[0]
-    assert re.match(r"// acorn 8\.18\.0 \(MIT\)", header)
+    digest = hashlib.sha256((vendor / "acorn.js").read_bytes()).hexdigest()
+    assert digest == "fc3ed7b81e58464715d0291402892f22c3d86ea75302645a330390f85d8015c9"
+    assert 'version = "8.18.0"' in (vendor / "acorn.js").read_text("utf-8")
     assert (vendor / "LICENSE.acorn").read_text("utf-8").startswith("MIT License")
+
+
+def test_without_the_fetched_parser_quickjs_keeps_its_own_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(_parser, "_ACORN", tmp_path / "absent.js")
+    monkeypatch.setattr(_parser, "_parser", [])
+    assert parse_failure("const = 2;") is None

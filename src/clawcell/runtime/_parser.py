@@ -4,9 +4,15 @@ OpenClaw parses a cell on the host with acorn before any executor runs, so the s
 model reads are acorn's words at acorn's positions ("Unexpected token", "Unterminated string
 constant", "'import' and 'export' may only appear at the top level"), not QuickJS's. clawcell
 compiles cells with QuickJS as before; only when QuickJS refuses one does it ask acorn
-(`vendor/acorn.js`, acorn 8.18.0, unmodified) for the release's wording. Valid cells never pay
-for it. The parser lives in one process-wide QuickJS instance, created on first use and used
-under a lock; a parse that runs past its deadline is interrupted and reported as no answer, so
+(acorn 8.18.0, unmodified) for the release's wording. Valid cells never pay for it.
+
+acorn is a dependency, not part of clawcell's source: `make` (scripts/fetch-acorn.py) fetches
+the pinned npm tarball, checks its hashes and writes `vendor/acorn.js`; wheels carry it. When
+the file is absent (a checkout never built with `make`), `parse_failure` answers `None` and
+cells get QuickJS's own syntax-error messages.
+
+The parser lives in one process-wide QuickJS instance, created on first use and used under a
+lock; a parse that runs past its deadline is interrupted and reported as no answer, so
 the caller keeps QuickJS's own message.
 
 Threat model: the cell's source reaches acorn as a string argument, never as code; the
@@ -95,5 +101,7 @@ def parse_failure(code: str) -> ParseFailure | None:
     the cell or cannot answer (then the caller keeps QuickJS's message)."""
     with _lock:
         if not _parser:
+            if not _ACORN.is_file():
+                return None
             _parser.append(_Parser())
         return _parser[0].parse(code)
