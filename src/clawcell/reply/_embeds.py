@@ -42,7 +42,11 @@ __all__ = [
 
 _S = f"[{JS_SPACE_CLASS}]"
 _OPENING: Final = re.compile(f"\\[embed{_S}", re.I)
-_EMBED_HINT: Final = re.compile(r"\[embed", re.I)
+# `[embed` in any case: only the ASCII letters fold to `e`, `m`, `b` and `d` under `re.I`, and a
+# pattern that starts with a literal `[` is searched for that character first.
+_EMBED_HINT: Final = re.compile(r"\[[eE][mM][bB][eE][dD]")
+# The first hint, and when a space follows it, what runs from there to the next `]`.
+_FIRST_TAG: Final = re.compile(f"\\[[eE][mM][bB][eE][dD](?:{_S}([^\\]]*)\\])?")
 _CLOSE_BRACKET: Final = re.compile(r"\]")
 _BLOCK_END: Final = re.compile(r"\[/embed\]", re.I)
 # A name starts at the first letter or `_` of a run of name characters: the look-behind and the
@@ -59,7 +63,6 @@ MAX_ATTRIBUTES_LENGTH: Final = 10_240
 CANVAS_DOCUMENTS_PATH: Final = "/__openclaw__/canvas/documents/"
 _URI_COMPONENT_SAFE: Final = "-_.!~*'()"
 _URI_COMPONENT_PLAIN: Final = re.compile(r"[A-Za-z0-9\-_.!~*'()]*")
-_SPACE_SET: Final = frozenset(JS_SPACE)
 
 
 class EmbedExtraction(TypedDict):
@@ -83,23 +86,27 @@ def _is_dangerous(value: str) -> bool:
     return compact.startswith(("data:text/html", "data:application/")) or "script" in compact
 
 
-def _scan_attributes(raw: str, *, limited: bool) -> tuple[dict[str, str], set[str]]:
-    """Parse attributes; returns the kept ones and the keys dropped as dangerous."""
+def _scan_attributes(raw: str, *, limited: bool) -> tuple[dict[str, str], set[str] | None]:
+    """Parse attributes; returns the kept ones and the keys dropped as dangerous (if any)."""
     attrs: dict[str, str] = {}
-    rejected: set[str] = set()
+    rejected: set[str] | None = None
     if not raw.strip(JS_SPACE) or (limited and utf16_len(raw) > MAX_ATTRIBUTES_LENGTH):
         return attrs, rejected
+    space = JS_SPACE
     for name, double, single in _ATTRIBUTE.findall(raw):
-        key = name.lower()
         # findall gives "" for the quote style that did not match; only one style matches.
-        value = (double or single).strip(JS_SPACE)
-        if not value or (key[:2] == "on" and _EVENT_HANDLER.fullmatch(key)):
+        value = (double or single).strip(space)
+        if not value:
             continue
-        if _is_dangerous(value):
-            rejected.add(key)
+        key = name.lower()
+        if key.startswith("on") and _EVENT_HANDLER.fullmatch(key):
+            continue
+        if (":" in value or "&" in value) and _is_dangerous(value):
+            rejected = {key} if rejected is None else rejected | {key}
             attrs.pop(key, None)
             continue
-        rejected.discard(key)
+        if rejected is not None:
+            rejected.discard(key)
         attrs[key] = value
     return attrs, rejected
 
@@ -163,6 +170,47 @@ def preview_from_shortcode(attrs: Mapping[str, str]) -> CanvasPreview | None:
     return preview
 
 
+def _scanned_preview(attrs: dict[str, str]) -> CanvasPreview | None:
+    """`preview_from_shortcode` for `_scan_attributes` output (values trimmed, never empty)."""
+    target = attrs.get("target")
+    if target is not None and target != "assistant_message":
+        return None
+    url = attrs.get("url")
+    ref = attrs.get("ref")
+    if url is None:
+        if ref is None:
+            return None
+        plain = _URI_COMPONENT_PLAIN.fullmatch(ref) is not None
+        url = f"{CANVAS_DOCUMENTS_PATH}{ref}/index.html" if plain else default_canvas_entry_url(ref)
+    preview: CanvasPreview = {
+        "kind": "canvas",
+        "surface": "assistant_message",
+        "render": "url",
+        "url": url,
+    }
+    if ref is not None:
+        preview["viewId"] = ref
+    _decorate(preview, attrs)
+    return preview
+
+
+def _decorate(preview: CanvasPreview, attrs: dict[str, str]) -> None:
+    title = attrs.get("title")
+    if title is not None:
+        preview["title"] = title
+    height = attrs.get("height")
+    if height is not None:
+        preferred = normalize_preferred_height(js_number(height))
+        if preferred is not None:
+            preview["preferredHeight"] = preferred
+    class_name = attrs.get("class") or attrs.get("class_name")
+    if class_name is not None:
+        preview["className"] = class_name
+    style = attrs.get("style")
+    if style is not None:
+        preview["style"] = style
+
+
 def _opening_tags(text: str) -> list[tuple[int, int, str]]:
     """Every `[embed<space>…]` opening: (start, index of its `]`, raw attributes).
 
@@ -211,23 +259,49 @@ def _matches(text: str) -> list[tuple[int, int, str]]:
     return [(start, end, attrs) for start, _, end, attrs in found]
 
 
-def _is_code_free(text: str) -> bool:
-    """No code block or span can exist (the code scanners' own early exits)."""
-    return "`" not in text and "~~~" not in text and "    " not in text and "\t" not in text
+def _sole_hint_outside_code(text: str, start: int) -> bool:
+    """Whether the `[embed` at `start` is the only one and no code can cover it.
+
+    Single-character tests first: they are far cheaper than substring searches. Without a
+    backtick, `~~~` or a tab only indented code is possible, and a line that starts with the
+    shortcode is not indented, so four spaces elsewhere cannot put it in code.
+    """
+    if text.find("[", start + 6) >= 0 and _EMBED_HINT.search(text, start + 6) is not None:
+        return False
+    if "`" in text or "\t" in text or ("~" in text and "~~~" in text):
+        return False
+    return start == 0 or text[start - 1] == "\n" or "    " not in text
 
 
-def _single_match(text: str, start: int) -> list[tuple[int, int, str]]:
-    """`_matches` for a text with one `[embed` (at `start`) and no code: the short reply."""
-    if start + 6 >= len(text) or text[start + 6] not in _SPACE_SET:
-        return []
-    bracket = text.find("]", start + 7)
-    if bracket < 0:
-        return []
-    attrs = text[start + 7 : bracket].lstrip(JS_SPACE)
+def _extract_sole(source: str, hint: re.Match[str]) -> EmbedExtraction:
+    """`extract_canvas_shortcodes` when `_sole_hint_outside_code` holds for `hint`.
+
+    The same answer as `_matches` would give for a text with one `[embed` outside code.
+    """
+    inside = hint.group(1)
+    if inside is None:  # no space after `[embed`, or no `]` after it
+        return {"text": source, "previews": []}
+    attrs = inside.lstrip(JS_SPACE)
+    end = hint.end()
     if attrs.endswith("/"):
-        return [(start, bracket + 1, attrs[:-1])]
-    end = _BLOCK_END.search(text, bracket + 1)
-    return [] if end is None else [(start, end.end(), attrs)]
+        attrs = attrs[:-1]
+    else:
+        block = _BLOCK_END.search(source, end)
+        if block is None:
+            return {"text": source, "previews": []}
+        end = block.end()
+    preview = _shortcode_preview(attrs)
+    if preview is None:
+        return {"text": source, "previews": []}
+    return {"text": source[: hint.start()] + source[end:], "previews": [preview]}
+
+
+def _shortcode_preview(raw: str) -> CanvasPreview | None:
+    # The release has no length limit here; the scan is linear, so none is needed.
+    attrs, rejected = _scan_attributes(raw, limited=False)
+    if rejected is not None and ("url" in rejected or "ref" in rejected):
+        return None
+    return _scanned_preview(attrs)
 
 
 def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
@@ -236,26 +310,25 @@ def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
     A shortcode that yields no preview (no `url`/`ref`, a foreign `target`, a dangerous URL)
     stays in the text verbatim; overlapping or nested shortcodes after the first are ignored.
     """
-    if type(text) is str and "[" not in text:  # the common short reply: one C-level scan
-        return {"text": text, "previews": []}
-    source = "" if text is None else require_str(text, "text")
-    hint = _EMBED_HINT.search(source)
+    if type(text) is str:
+        if "[" not in text:  # the common short reply: one C-level scan
+            return {"text": text, "previews": []}
+        source = text
+    else:
+        source = "" if text is None else require_str(text, "text")
+    hint = _FIRST_TAG.search(source)
     if hint is None:
         return {"text": source, "previews": []}
-    if _EMBED_HINT.search(source, hint.end()) is None and _is_code_free(source):
-        matches = _single_match(source, hint.start())
-    else:
-        matches = _matches(source)
+    if _sole_hint_outside_code(source, hint.start()):
+        return _extract_sole(source, hint)
     previews: list[CanvasPreview] = []
     pieces: list[str] = []
     cursor = 0
-    for start, end, raw in matches:
+    for start, end, raw in _matches(source):
         if start < cursor:
             continue
         pieces.append(source[cursor:start])
-        # The release has no length limit here; the scan is linear, so none is needed.
-        attrs, rejected = _scan_attributes(raw, limited=False)
-        preview = None if rejected & {"url", "ref"} else preview_from_shortcode(attrs)
+        preview = _shortcode_preview(raw)
         if preview is None:
             pieces.append(source[start:end])
         else:

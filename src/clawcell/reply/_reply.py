@@ -26,7 +26,7 @@ from ._payloads import (
     outbound_media,
 )
 from ._tags import parse_inline_directives
-from ._text import as_list, as_record, js_trim, require_str
+from ._text import JS_SPACE, as_list, as_record, js_trim, require_str
 from ._tokens import SILENT_REPLY_TOKEN, is_silent_reply_directive_text, strip_heartbeat_token
 
 __all__ = ["Reply", "ReplyDirectives", "ToolMedia", "build_reply", "parse_reply_directives"]
@@ -60,6 +60,12 @@ def parse_reply_directives(
     with `isSilent: true`. `file:` media URLs are returned as paths. The keys are the
     release's (no `mediaUrl` alias; `build_reply` payloads add it).
     """
+    if type(raw) is str and silent_token is None and "[" not in raw and ":" not in raw:
+        # The common short reply: no tag, image, shortcode or `MEDIA:` can exist, so only the
+        # trailing whitespace goes, and only an underscore or a brace could make it silent.
+        text = raw.rstrip(JS_SPACE)
+        if "_" not in text and "{" not in text:
+            return {"text": text, "replyToTag": False, "isSilent": False}
     split = split_media_from_output(
         require_str(raw, "raw"), extract_markdown_images=extract_markdown_images
     )
