@@ -70,7 +70,8 @@ class Lifecycle:
         self._store = store
         self._session_id = session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
-        self._durable = DurableRuns(store, session_id) if durable else None
+        ttl = host.limits.snapshot_ttl_seconds
+        self._durable = DurableRuns(store, session_id, host.results, ttl) if durable else None
         self._policy = ReplayPolicy(host.catalog)
         self.approvals = approvals
 
@@ -80,7 +81,7 @@ class Lifecycle:
         """The first leg of a new cell."""
         self.expire()
         if self._durable is not None:
-            await self._durable.maybe_sweep()
+            await self._durable.before_leg()
         host = self._host
         await host.prepare()
         try:
