@@ -70,11 +70,16 @@ class LoadPlan:
     """Cells in progress at once."""
     sessions: int = 20
     lease_seconds: float = 5.0
-    timeout_ms: int = 150
+    timeout_ms: int = 1000
     think_s: float = 0.05
-    """Longest pause (uniform) between an answer and the next `wait`, as a model takes."""
+    """Longest pause (uniform) between an answer and the next `wait`, as a model takes; after
+    a park on running tools the pause is one budget longer, so they settle before the next
+    leg rather than in its last milliseconds (a reply that lands as the budget runs out
+    would leave the guest no time to run: the leg would fail with `timeout`)."""
     kill_after_waits: frozenset[int] = frozenset()
     kill_every_s: tuple[float, float] | None = None
+    stall_s: float = 180.0
+    """A hang guard: with no answer for this long, workers dump their tasks and are killed."""
     duplicate_waits: float = 0.25
     """The share of `wait`s sent to two workers at once (exactly one may run each leg)."""
     seed: int = 0
@@ -136,6 +141,10 @@ class Worker:
             raise WorkerGone() from exc
         return await future
 
+    def signal(self, number: int) -> None:
+        assert self._proc is not None
+        self._proc.send_signal(number)
+
     async def kill(self) -> float:
         """SIGKILL the process; returns the wall-clock time by which it was dead."""
         assert self._proc is not None
@@ -174,13 +183,17 @@ class LoadResult:
     elapsed_s: float = 0.0
 
 
-def cell_code(cell: int, attempt: int, rng: random.Random) -> str:
+def cell_code(cell: int, attempt: int, rng: random.Random, budget_ms: int) -> str:
+    """A cell whose tools are each quick (well inside a leg's budget) or slow (longer than
+    one budget, so the leg parks on them), at random."""
+
+    def duration() -> int:
+        if rng.random() < 0.5:
+            return rng.randrange(10, 60)
+        return rng.randrange(int(budget_ms * 1.2), int(budget_ms * 1.6))
+
     return CELL.format(
-        cell=cell,
-        attempt=attempt,
-        read1=rng.randrange(20, 400),
-        charge=rng.randrange(20, 300),
-        read2=rng.randrange(20, 400),
+        cell=cell, attempt=attempt, read1=duration(), charge=duration(), read2=duration()
     )
 
 
@@ -197,6 +210,7 @@ class Load:
         self._rng = random.Random(plan.seed)
         self._workers: list[Worker] = []
         self._waits = 0
+        self._last_answer = 0.0
         self._store = open_store(target, schema=schema)
 
     def _count(self, what: str) -> None:
@@ -227,6 +241,7 @@ class Load:
     async def _timed(self, bucket: list[float], worker: Worker, **fields: Any) -> dict[str, Any]:
         start = time.perf_counter()
         answer = await self._call(worker, **fields)
+        self._last_answer = time.monotonic()
         if "envelope" in answer:
             bucket.append((time.perf_counter() - start) * 1000)
         return answer
@@ -257,7 +272,7 @@ class Load:
             attempt = 0
             while cell not in self.result.values:
                 attempt += 1
-                code = cell_code(cell, attempt, random.Random(cell))
+                code = cell_code(cell, attempt, random.Random(cell), self.plan.timeout_ms)
                 try:
                     answer = await self._timed(
                         self.result.exec_ms,
@@ -277,10 +292,13 @@ class Load:
             self.result.attempts[cell] = attempt
 
     async def _follow(self, cell: int, session: str, run_id: str) -> None:
+        on_tools = False
         while cell not in self.result.values:
-            await asyncio.sleep(self._rng.uniform(0, self.plan.think_s))
+            pause = self._rng.uniform(0, self.plan.think_s)
+            await asyncio.sleep(pause + (self.plan.timeout_ms / 1000 if on_tools else 0))
             answers = await self._waits_once(session, run_id)
             envelopes = [answer["envelope"] for answer in answers if "envelope" in answer]
+            on_tools = any(e.get("reason") == "pending_tools" for e in envelopes)
             for envelope in envelopes:
                 if envelope["status"] == "completed":
                     self.result.values[cell] = envelope["value"]
@@ -328,8 +346,15 @@ class Load:
         done = asyncio.Event()
         killer = asyncio.create_task(self._killer(done))
         start = time.perf_counter()
+        cells = asyncio.gather(*(self._drive(cell, slots) for cell in range(self.plan.cells)))
+        self._last_answer = time.monotonic()
         try:
-            await asyncio.gather(*(self._drive(cell, slots) for cell in range(self.plan.cells)))
+            while not cells.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(cells), self.plan.stall_s / 4)
+                except TimeoutError:
+                    if time.monotonic() - self._last_answer > self.plan.stall_s:
+                        await self._stuck(cells)
         finally:
             self.result.elapsed_s = time.perf_counter() - start
             done.set()
@@ -337,6 +362,19 @@ class Load:
             await asyncio.gather(*(worker.stop() for worker in self._workers))
             await self._store.close()
         return self.result
+
+    async def _stuck(self, cells: asyncio.Future[Any]) -> None:
+        """No answer for `stall_s`: have every worker dump its tasks, then kill them all."""
+        for worker in self._workers:
+            worker.signal(signal.SIGUSR1)
+        await asyncio.sleep(1)
+        self.result.problems.append(
+            f"no answer for {self.plan.stall_s} s; task dumps are in {self._ledger.parent}"
+        )
+        cells.cancel()
+        for worker in list(self._workers):
+            self._workers.remove(worker)
+            await worker.kill()
 
 
 async def run_load(plan: LoadPlan, target: str, schema: str, ledger: Path) -> LoadResult:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -145,10 +146,19 @@ class Worker:
             await mode.aclose()
 
 
+def dump_tasks(path: Path) -> None:
+    """Write the stack of every task to `path` (on SIGUSR1: to see what a stuck worker awaits)."""
+    with path.open("w") as out:
+        for task in asyncio.all_tasks():
+            task.print_stack(file=out)
+
+
 async def serve(target: str, schema: str, ledger_path: Path, timeout_ms: int) -> None:
     ledger = Ledger(ledger_path)
     reader = asyncio.StreamReader()
     loop = asyncio.get_running_loop()
+    dump = ledger_path.with_name(f"tasks-{os.getpid()}.txt")
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks, dump)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     tasks: set[asyncio.Task[None]] = set()
     async with open_store(target, schema=schema) as store:
