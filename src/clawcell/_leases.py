@@ -8,7 +8,7 @@ them may get the `wait` of any run. The rules (see `docs/scale-out.md`):
   `save_run(expected_version=)` followed by `release_run`;
 * a `wait` **claims** the run (`claim_run`, version +1) and keeps the lease with a
   `LeaseKeeper` while its leg runs. While another worker's leg holds it, the `wait` waits for
-  the run to change (`wait_for_change`) or the lease to lapse, within its budget. A worker
+  the run to change (`wait_for_change`) or the lease to lapse, within half its budget. A worker
   that still holds the run in memory continues its own copy only when the claim's version is
   the next one after its own park; otherwise another worker continued the run meanwhile and
   the copy is dropped;
@@ -52,6 +52,8 @@ LEASE_SECONDS: float = 30.0  # not Final: multi-process tests may shorten it
 """How long a `wait` leg's lease lasts unless renewed (renewed every third of it)."""
 SWEEP_EVERY_S: Final = 60.0
 _LAPSE_GRACE_S: Final = 0.01
+_CLAIM_SHARE: Final = 0.5
+"""The share of a `wait`'s budget it may spend waiting for another worker's leg."""
 
 _log = logging.getLogger("clawcell.runs")
 
@@ -142,9 +144,13 @@ class DurableRuns:
     # -- claiming ---------------------------------------------------------------------------
 
     async def claim(self, run_id: str, *, budget_s: float) -> ClaimedRun | None:
-        """Claim a parked run for a `wait` leg, waiting up to `budget_s` while another
-        worker's leg holds it (`None`: unknown, expired, or still held at the end)."""
-        deadline = time.monotonic() + budget_s
+        """Claim a parked run for a `wait` leg of `budget_s`, waiting up to half of it while
+        another worker's leg holds the run (`None`: unknown, expired, or still held then).
+
+        The other half is the leg's: a claim won as the budget runs out would leave the guest
+        no time to run, and the leg would fail with `timeout` instead of answering.
+        """
+        deadline = time.monotonic() + budget_s * _CLAIM_SHARE
         sid = self._session_id
         if self._results is not None:
             await self._results.sync()  # the leg may load what other workers saved

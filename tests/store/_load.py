@@ -368,9 +368,9 @@ class Load:
         for worker in self._workers:
             worker.signal(signal.SIGUSR1)
         await asyncio.sleep(1)
-        self.result.problems.append(
-            f"no answer for {self.plan.stall_s} s; task dumps are in {self._ledger.parent}"
-        )
+        self.result.problems.append(f"no answer for {self.plan.stall_s} s; the workers' tasks:")
+        for dump in sorted(self._ledger.parent.glob("tasks-*.txt")):
+            self.result.problems.append(f"{dump.name}:\n{dump.read_text()}")
         cells.cancel()
         for worker in list(self._workers):
             self._workers.remove(worker)
