@@ -5,7 +5,7 @@ Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three wa
 * **completed** or **failed**: the session-store writes are committed (or dropped), the
   envelope is settled, and the guest goes back to the pool;
 * **waiting**: the run is parked. Its guest stays live while fewer than `MAX_LIVE_PARKED`
-  runs of this runtime hold one (a `wait` then continues it without any snapshot work);
+  runs of the process hold one (a `wait` then continues it without any snapshot work);
   otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
   snapshot and the run's record are committed before the envelope is returned, and `wait`
   claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
@@ -27,7 +27,7 @@ from ._host import CellHost
 from ._leases import DurableRuns, stale_message
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
-from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run
+from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run, live_parked_in_process
 from ._source import syntax_error_message
 from .approvals import Approvals
 from .envelope import (
@@ -323,7 +323,7 @@ class Lifecycle:
             return _failed_outcome("invalid_input", "input", _TOO_MANY), None
         limit = self._host.limits.max_snapshot_bytes
         guest = run.cell.guest
-        live = self._parked.live_count() < MAX_LIVE_PARKED
+        live = live_parked_in_process() < MAX_LIVE_PARKED
         snapshot = None
         if self._parked.durable or not live or guest.snapshot_bound() > limit:
             snapshot = guest.snapshot()
