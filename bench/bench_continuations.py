@@ -79,7 +79,7 @@ def bench_snapshots(name: str, code: str, repeat: int) -> dict[str, Any]:
     capture = _median_ms(guest.snapshot, repeat)
     restore = _median_ms(lambda: target.restore(blob), repeat)
     return {
-        f"{name}_memory_bytes": guest.instance.memory_bytes,
+        f"{name}_memory_bytes": guest.instance.memory.size,
         f"{name}_snapshot_compressed_bytes": len(blob),
         f"{name}_capture_ms": capture,
         f"{name}_restore_ms": restore,

@@ -43,8 +43,10 @@ RUNTIME = [
     "GuestPool",
     "GuestTrap",
     "JSException",
+    "ParseFailure",
     "StepResult",
     "compiled_reactor",
+    "parse_failure",
     "run_on_guest_thread",
     "wire",
 ]

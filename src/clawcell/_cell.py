@@ -16,24 +16,21 @@ Guest code runs in segments (`_segments`): off the event loop, under the leg's d
 the epoch backstop. Request arguments are admitted against the host budgets of `_requests`
 before they are parsed.
 
-The module is a little over 400 lines because the loop, the request ledger and the
-persistence of a parked cell (`host_state`/`revive`) read and write the same pending-request
-state.
+The requests themselves, their tasks and their saved form are `_pending`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
-from ._bridge import Bridge, Reply, cancelled_reply, encode_settle_batch, refusal_reply
+from ._bridge import Bridge, Reply, encode_settle_batch
+from ._outcome import LegOutcome
+from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from ._progress import Progress
-from ._requests import RequestLedger
 from ._segments import (
     TIMEOUT_MESSAGE,
     UNHANDLED_MESSAGE,
@@ -46,52 +43,16 @@ from ._segments import (
     run_segment,
 )
 from .approvals import RunApprovals
-from .runtime import Guest, JSException, StepResult
+from .runtime import Guest, JSException, StepResult, wire
 
-__all__ = ["Cell", "LegOutcome"]
+__all__ = ["RESTART_MESSAGE", "Cell"]
 
-# The `s` field of the controller's step report (see `step()` in runtime/controller.js).
-_STATE_RUNNING, _STATE_VALUE, _STATE_FAILED, _STATE_OVERFLOW = 0, 1, 2, 3
-
-RESTART_MESSAGE: Final = (
-    "Code Mode tool call was interrupted by a host restart and was not run again because "
-    "its tool is not marked replay-safe; its effect is unknown. Check current state before "
-    "retrying."
-)
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
 
 SegmentRunner = Callable[..., Awaitable[Any]]
 """Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
 returns `fn(*args)`, computed on the guest's own thread."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LegOutcome:
-    """How one `exec` or `wait` leg ended."""
-
-    status: Literal["completed", "waiting", "failed"]
-    value_json: str | None = None
-    reason: str = ""
-    pending: tuple[tuple[str, str], ...] = ()
-    code: FailureCode = "internal_error"
-    phase: Literal["input", "guest", "bridge", "host"] = "guest"
-    error: str = ""
-
-
-@dataclass
-class _Pending:
-    """An undelivered request: a running task, a ready reply, or a parked `yield`."""
-
-    method: str
-    args: list[Any] = field(default_factory=list[Any])
-    task: asyncio.Task[Reply] | None = None
-    reply: Reply | None = None
-    reason: Any = None
-
-    @property
-    def is_yield(self) -> bool:
-        return self.method == "yield" and self.reply is None
 
 
 @dataclass
@@ -103,9 +64,6 @@ class Cell:
     output: list[str] = field(default_factory=list[str])
     bridge_dispatch_started: bool = False
     value_json: str | None = None
-    _pending: dict[str, _Pending] = field(default_factory=dict[str, _Pending])
-    _completed: deque[str] = field(default_factory=deque[str])
-    _running: int = 0
     _wakeup: asyncio.Future[None] | None = None
     guard: Callable[[str, list[Any]], str | None] | None = None
     runner: SegmentRunner | None = None
@@ -115,10 +73,12 @@ class Cell:
     """Set for the legs whose caller asked for live updates (`on_update`)."""
     on_settled: Callable[[str, Reply], None] | None = None
     """Called when a host task settles outside a leg's loop (the run lifecycle writes it back)."""
-    _ledger: RequestLedger = field(init=False)
+    _pending: PendingRequests = field(init=False)
 
     def __post_init__(self) -> None:
-        self._ledger = RequestLedger(self.bridge.inbox_bytes)
+        self._pending = PendingRequests(
+            self.bridge.inbox_bytes, on_done=self._on_done, on_swept=self._report_settled
+        )
         approvals = self.bridge.approvals
         if approvals is not None:
             approvals.wake = self._wake_now
@@ -137,9 +97,10 @@ class Cell:
     def _blocked_on_approvals(self) -> bool:
         """Every running request waits for a decision: no progress is possible without one."""
         approvals = self.bridge.approvals
-        if approvals is None or not self._running or self._completed:
+        pending = self._pending
+        if approvals is None or not pending.running or pending.has_completed:
             return False
-        return approvals.blocked >= self._running
+        return approvals.blocked >= pending.running
 
     # -- legs -------------------------------------------------------------------------------
 
@@ -158,9 +119,7 @@ class Cell:
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
         deadline = time.monotonic() + budget_s
-        for request_id, pending in self._pending.items():
-            if pending.is_yield:
-                pending.reply = _yielded(request_id, pending.reason)
+        self._pending.answer_yields()
         replies = await self._settlements(deadline)
         if not replies:
             return self._park()
@@ -168,13 +127,7 @@ class Cell:
 
     def cancel(self) -> None:
         """Cancel every host task of this cell (owner closed or run expired)."""
-        for pending in self._pending.values():
-            if pending.task is not None:
-                pending.task.cancel()
-        self._pending.clear()
-        self._completed.clear()
-        self._running = 0
-        self._ledger.release_all()
+        self._pending.cancel()
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -216,18 +169,13 @@ class Cell:
         if self.progress is not None and report.output:
             self.progress.output(report.output)
         for request_id in report.cancelled:
-            self._ledger.release(request_id)
-            pending = self._pending.pop(request_id, None)
-            if pending is not None and pending.task is not None:
-                if not pending.task.done():
-                    self._running -= 1  # its done-callback ignores cancelled tasks
-                pending.task.cancel()
+            self._pending.withdraw(request_id)
         if self.guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
             return self._failed("timeout", TIMEOUT_MESSAGE)
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
         # unless earlier frontiers were, and then the bridge phase wins.
-        if report.state == _STATE_OVERFLOW:
+        if report.state == wire.STATE_OVERFLOW:
             return self._refused(report.error)
         requests = self._admitted(report.requests)
         refusal = self._refusal(requests)
@@ -235,17 +183,17 @@ class Cell:
             return self._refused(refusal)
         for request_id, method, args in requests:
             self._dispatch(request_id, method, args)
-        if report.state == _STATE_FAILED:
+        if report.state == wire.STATE_FAILED:
             return self._failed(*classify(report.error))
-        if report.state == _STATE_VALUE:
+        if report.state == wire.STATE_VALUE:
             self._value_ready = True
             self.value_json = report.value_json
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
-        if any(p.is_yield for p in self._pending.values()):
+        if self._pending.has_yield:
             return self._park()
-        if self._pending:
+        if len(self._pending):
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
@@ -273,46 +221,31 @@ class Cell:
         at once with a catchable error (see `_requests`)."""
         admitted: list[tuple[str, str, list[Any]]] = []
         for request_id, method, text in requests:
-            args = self._ledger.admit(request_id, text)
-            if isinstance(args, str):
-                self._ready(request_id, _Pending(method, reply=refusal_reply(request_id, args)))
-            else:
+            args = self._pending.admit(request_id, method, text)
+            if args is not None:
                 admitted.append((request_id, method, args))
         return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
-        if method != "sleep":
+        if _dispatches(method, args):
             self.bridge_dispatch_started = True
         if method == "yield":
-            self._pending[request_id] = _Pending(method, args, reason=args[0] if args else None)
+            self._pending.park_yield(request_id, args)
             return
         reply = self.bridge.run_now(request_id, method, args)
         if reply is not None:
-            self._ready(request_id, _Pending(method, args, reply=reply))
+            self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return
         self._start_task(request_id, method, args)
 
-    def _ready(self, request_id: str, pending: _Pending) -> None:
-        self._pending[request_id] = pending
-        self._completed.append(request_id)
-
     def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
-        task = asyncio.ensure_future(self.bridge.run(request_id, method, args))
-        task.add_done_callback(lambda _: self._on_done(request_id))
-        self._running += 1
-        self._pending[request_id] = _Pending(method, args, task=task)
+        self._pending.start(request_id, method, args, self.bridge.run(request_id, method, args))
         if self.progress is not None and method == "callValue":
             self.progress.tool_started(request_id, str(args[0]))
 
-    def _on_done(self, request_id: str) -> None:
-        pending = self._pending.get(request_id)
-        if pending is None or pending.task is None or pending.reply:
-            return  # cancelled by the cell (no longer pending) or already recorded
-        self._running -= 1
-        self._completed.append(request_id)
-        pending.reply = _task_reply(request_id, pending.task)
+    def _on_done(self, request_id: str, pending: PendingRequest) -> None:
         self._report_settled(request_id, pending)
-        if self.on_settled is not None:
+        if self.on_settled is not None and pending.reply is not None:
             self.on_settled(request_id, pending.reply)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
@@ -321,13 +254,14 @@ class Cell:
     async def _settlements(self, deadline: float) -> list[Reply]:
         """Settled replies in completion order: any one while the cell awaits, every one
         once its value is ready; none when the budget runs out first."""
-        yields = [rid for rid, p in self._pending.items() if p.method == "yield" and p.reply]
-        if self._running and not yields:
+        pending = self._pending
+        yields = pending.answered_yields()
+        if pending.running and not yields:
             # One loop turn lets fresh tasks take their first step: fast tools finish here.
             await asyncio.sleep(0)
-            self._sweep_done()
+            pending.sweep()
         loop = asyncio.get_running_loop()
-        while self._running and (not self._completed or self._value_ready) and not yields:
+        while pending.running and (not pending.has_completed or self._value_ready) and not yields:
             if self._blocked_on_approvals():
                 break
             remaining = deadline - time.monotonic()
@@ -340,45 +274,14 @@ class Cell:
             finally:
                 timer.cancel()
                 self._wakeup = None
-        if self._value_ready and self._running and not yields:
+        if self._value_ready and pending.running and not yields:
             return []
-        return self._take_replies(yields)
+        return pending.take(yields)
 
-    def _sweep_done(self) -> None:
-        """Record tasks that finished but whose done-callbacks have not run yet."""
-        for request_id, pending in self._pending.items():
-            task = pending.task
-            if task is None or not task.done() or pending.reply:
-                continue
-            if request_id not in self._completed:
-                self._running -= 1
-                self._completed.append(request_id)
-                pending.reply = _task_reply(request_id, task)
-                self._report_settled(request_id, pending)
-
-    def _report_settled(self, request_id: str, pending: _Pending) -> None:
+    def _report_settled(self, request_id: str, pending: PendingRequest) -> None:
         if self.progress is None or pending.method != "callValue" or pending.reply is None:
             return
         self.progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
-
-    def _take_replies(self, first: list[str]) -> list[Reply]:
-        replies: list[Reply] = []
-        for request_id in first:
-            self._ledger.release(request_id)
-            reply = self._pending.pop(request_id).reply
-            assert reply is not None
-            replies.append(reply)
-        while self._completed:
-            request_id = self._completed.popleft()
-            self._ledger.release(request_id)
-            pending = self._pending.pop(request_id, None)
-            if pending is None:
-                continue
-            if pending.reply is not None:
-                replies.append(pending.reply)
-            elif pending.task is not None:
-                replies.append(_task_reply(request_id, pending.task))
-        return replies
 
     def _refused(self, error: str) -> LegOutcome:
         self.cancel()
@@ -398,7 +301,7 @@ class Cell:
 
     def pending_requests(self) -> list[tuple[str, list[Any]]]:
         """Method and arguments of every request not yet delivered to the guest."""
-        return [(item.method, item.args) for item in self._pending.values()]
+        return [(item.method, item.args) for _, item in self._pending]
 
     # -- parking across processes ---------------------------------------------------------
 
@@ -408,17 +311,8 @@ class Cell:
         Requests still running are listed without a reply: a process that continues the
         cell after this one died re-dispatches them only when they are safe to replay.
         """
-        pending: list[dict[str, Any]] = []
-        for request_id, item in self._pending.items():
-            entry: dict[str, Any] = {"id": request_id, "method": item.method, "args": item.args}
-            reply = item.reply
-            if reply is None and item.task is not None and item.task.done():
-                reply = _task_reply(request_id, item.task)
-            if reply is not None:
-                entry["reply"] = {"ok": reply.ok, "payload": reply.payload}
-            pending.append(entry)
         return {
-            "pending": pending,
+            "pending": self._pending.state(),
             "bridgeDispatchStarted": self.bridge_dispatch_started,
             "valueReady": self._value_ready,
             "valueJson": self.value_json,
@@ -447,33 +341,15 @@ class Cell:
         cell._value_ready = bool(state.get("valueReady"))
         cell.value_json = state.get("valueJson")
         for entry in state.get("pending", []):
-            cell._revive_request(entry, _redispatch if entry["id"] in gated else replay_safe)
+            safe = entry["id"] in gated or replay_safe(str(entry["method"]), list(entry["args"]))
+            cell._pending.revive(entry, replay_safe=safe, run=cell._start_task)
         return cell
-
-    def _revive_request(
-        self, entry: dict[str, Any], replay_safe: Callable[[str, list[Any]], bool]
-    ) -> None:
-        request_id, method, args = str(entry["id"]), str(entry["method"]), list(entry["args"])
-        reply = cast(dict[str, Any] | None, entry.get("reply"))
-        if reply is not None:
-            saved = Reply(id=request_id, ok=bool(reply["ok"]), payload=str(reply["payload"]))
-            self._ready(request_id, _Pending(method, args, reply=saved))
-        elif method == "yield":
-            self._pending[request_id] = _Pending(method, args, reason=args[0] if args else None)
-        elif replay_safe(method, args):
-            self._start_task(request_id, method, args)
-        else:
-            payload = json.dumps({"message": RESTART_MESSAGE, "code": "tool_error"})
-            self._ready(
-                request_id,
-                _Pending(method, args, reply=Reply(id=request_id, ok=False, payload=payload)),
-            )
 
     # -- outcomes -------------------------------------------------------------------------
 
     def _park(self) -> LegOutcome:
-        pending = tuple((rid, p.method) for rid, p in self._pending.items())
-        reason = "yield" if all(p.is_yield for p in self._pending.values()) else "pending_tools"
+        pending = tuple((rid, p.method) for rid, p in self._pending)
+        reason = "yield" if self._pending.only_yields else "pending_tools"
         if reason == "pending_tools" and self._blocked_on_approvals():
             reason = "approval"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
@@ -484,22 +360,17 @@ class Cell:
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
 
 
-def _redispatch(method: str, args: list[Any]) -> bool:
-    """A gated request never ran: dispatching it again cannot repeat an effect."""
-    return True
-
-
-def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
-    """A finished task's reply; one that ended cancelled although the cell did not cancel
-    it (a tool cancelled its own task) is a tool failure (D7)."""
-    return cancelled_reply(request_id) if task.cancelled() else task.result()
-
-
-def _yielded(request_id: str, reason: Any) -> Reply:
-    payload = json.dumps({"status": "yielded", "reason": reason})
-    return Reply(id=request_id, ok=True, payload=payload)
-
-
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _dispatches(method: str, args: list[Any]) -> bool:
+    """Whether a request counts as bridge dispatch: timers and the API files the release
+    serves from its own table (`API.list`, injected `API.read` paths) do not."""
+    if method in ("sleep", "apiList"):
+        return False
+    if method == "apiRead":
+        path = args[0] if args else None
+        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
+    return True

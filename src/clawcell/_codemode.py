@@ -12,24 +12,18 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._arguments import argument_object
-from ._config import (
-    approval_ttl_from,
-    limits_from,
-    policy_from,
-    session_id_from,
-    store_from,
-    tools_from,
-)
+from ._config import approvals_from, limits_from, session_id_from, store_from, tools_from
 from ._decisions import ApprovalDesk
 from ._host import CellHost
 from ._lifecycle import Lifecycle
 from ._limits import Limits
 from ._progress import OnUpdate
-from ._source import check_source, read_exec_args, read_wait_args
-from .approvals import ApprovalDecision, Approvals, DecisionLedger, PendingApproval, ToolPolicy
-from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle, Tool
-from .envelope import ResultsStore
-from .errors import ClosedError, InputError
+from ._runs import RunHome
+from ._source import read_wait_args
+from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
+from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
+from .envelope import ResultsStore, render
+from .errors import InputError
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
@@ -66,6 +60,8 @@ class CodeMode:
             `allow` / `deny` / `ask` lists of tool names or glob patterns.
         approval_ttl_seconds: How long a pending approval waits before it counts as denied;
             defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
+        telemetry_in_text: Whether `render` (the text the built-in agent, framework adapters
+            and MCP server give the model) includes `telemetry`; envelopes always carry it.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -84,40 +80,26 @@ class CodeMode:
         guest_thread: bool = True,
         policy: ToolPolicy | Mapping[str, Any] | None = None,
         approval_ttl_seconds: float | None = None,
+        telemetry_in_text: bool = True,
     ) -> None:
         self.limits = limits_from(limits)
+        self.telemetry_in_text = telemetry_in_text
         self.session_id = session_id_from(session_id)
-        self.catalog = Catalog(
-            tools_from(tools),
-            limits=self.limits,
-            before_tool_call=before_tool_call,
-            after_tool_call=after_tool_call,
-        )
         durable = store_from(store)
         self.store: SessionStore = durable if durable is not None else MemoryStore()
         self._host = CellHost(
-            self.catalog,
+            tools_from(tools),
             limits=self.limits,
+            hooks=(before_tool_call, after_tool_call),
             mcp_servers=mcp_servers,
             model_context_tokens=model_context_tokens,
             guest_thread=guest_thread,
         )
-        approvals = Approvals(
-            policy=policy_from(policy, self.catalog),
-            ledger=DecisionLedger(self.store, self.session_id),
-            ttl_seconds=approval_ttl_from(approval_ttl_seconds, self.limits),
-        )
-        self._runs = Lifecycle(
-            self._host,
-            store=self.store,
-            session_id=self.session_id,
-            durable=durable is not None,
-            approvals=approvals,
-        )
-        self._desk = ApprovalDesk(
-            approvals, store=self.store, session_id=self.session_id, durable=durable is not None
-        )
-        self._closed = False
+        self.catalog = self._host.catalog
+        home = RunHome(store=self.store, session_id=self.session_id, durable=durable is not None)
+        approvals = approvals_from(policy, approval_ttl_seconds, home, self._host)
+        self._runs = Lifecycle(self._host, home, approvals)
+        self._desk = ApprovalDesk(approvals, home)
 
     @property
     def results(self) -> ResultsStore:
@@ -131,44 +113,28 @@ class CodeMode:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel parked cells' host work and release engine resources; idempotent.
+        """Cancel parked cells' host work and release engine resources; idempotent. Cells
+        committed to a durable store stay there for a later process."""
+        if not self._runs.closed:
+            self._runs.close()
+            await self._host.aclose()
 
-        Parked cells already committed to a durable store stay there for a later process.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        self._runs.close()
-        await self._host.aclose()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedError("this CodeMode is closed; create a new one")
+    def render(self, envelope: Mapping[str, Any]) -> str:
+        """The text a model reads for `envelope` (`clawcell.render`, without `telemetry`
+        when this runtime was made with `telemetry_in_text=False`)."""
+        return render(envelope, telemetry=self.telemetry_in_text)
 
     def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:
-        """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape.
-
-        The `exec` description carries the budgets of `limits` and the quick index of the
-        catalog's tools.
-        """
-        mcp = self._host.mcp
-        return self.catalog.model_tools(
-            style,
-            mcp_servers=self._host.mcp_servers(),
-            mcp_unavailable=mcp.unavailable() if mcp is not None else None,
-        )
+        """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape;
+        `exec`'s description carries the budgets of `limits` and the catalog's quick index."""
+        return self._host.model_tools(style)
 
     async def mcp_status(self) -> dict[str, McpServerStatus]:
-        """Connect the MCP servers not listed yet and say, per server name, how each stands.
-
-        Each is `connected` (its tools are callable) or `failed` with the `cause` cells
-        would see; asking again retries the failed ones. `{}` without MCP servers.
-        """
-        self._check_open()
-        if self._host.mcp is None:
-            return {}
-        await self._host.prepare()
-        return self._host.mcp.status()
+        """Connect the MCP servers not listed yet and say, per server name, how each stands:
+        `connected` (its tools are callable) or `failed` with the `cause` cells would see;
+        asking again retries the failed ones. `{}` without MCP servers."""
+        self._runs.check_open()
+        return await self._host.mcp_status()
 
     async def call_tool(
         self,
@@ -189,25 +155,21 @@ class CodeMode:
                 code, an unknown or expired run).
         """
         args = argument_object(name, arguments)
-        if name == "exec":
-            return await self._exec(args, on_update)
         if name == "wait":
             return await self.wait(read_wait_args(args), on_update=on_update)
-        raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
+        if name != "exec":
+            raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
+        return cast(dict[str, Any], await self._runs.exec(args, on_update))
 
     async def exec(
         self, code: str, *, title: str | None = None, on_update: OnUpdate | None = None
     ) -> dict[str, Any]:
         """Run a new cell; see `call_tool`."""
-        arguments: dict[str, Any] = {"code": code}
-        if title is not None:
-            arguments["title"] = title
-        return await self._exec(arguments, on_update)
+        arguments = {"code": code} if title is None else {"code": code, "title": title}
+        return cast(dict[str, Any], await self._runs.exec(arguments, on_update))
 
     async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""
-        self._check_open()
-        await self._host.prepare()  # a cell parked by another process may call MCP servers
         return cast(dict[str, Any], await self._runs.wait(run_id, on_update))
 
     async def decide(
@@ -230,7 +192,7 @@ class CodeMode:
         Raises:
             InputError: the approval is not pending, or `decision` is neither value.
         """
-        self._check_open()
+        self._runs.check_open()
         return await self._desk.decide(
             run_id, approval_id, decision, note=note, remember=remember, by=by
         )
@@ -242,18 +204,3 @@ class CodeMode:
     async def approval_audit(self) -> list[ApprovalDecision]:
         """Every decision recorded in this session, oldest first (expiries included)."""
         return await self._desk.audit()
-
-    async def _exec(
-        self, arguments: Mapping[str, Any], on_update: OnUpdate | None
-    ) -> dict[str, Any]:
-        self._check_open()
-        parsed = read_exec_args(arguments)
-        if isinstance(parsed, str):
-            envelope = self._runs.failure("invalid_input", "input", parsed)
-        elif (problem := check_source(parsed.code)) is not None:
-            envelope = self._runs.failure("invalid_input", "input", problem.message)
-        else:
-            envelope = await self._runs.start(
-                parsed.code, restart_safe=parsed.restart_safe, on_update=on_update
-            )
-        return cast(dict[str, Any], envelope)

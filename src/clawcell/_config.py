@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ._limits import Limits
-from .approvals import ToolPolicy
+from ._runs import RunHome
+from .approvals import Approvals, DecisionLedger, ToolPolicy
 from .catalog import Catalog, Tool
 from .errors import ConfigurationError
 from .store import SessionStore
 
+if TYPE_CHECKING:
+    from ._host import CellHost
+
 __all__ = [
     "approval_ttl_from",
+    "approvals_from",
     "limits_from",
     "policy_from",
     "session_id_from",
@@ -81,3 +86,12 @@ def approval_ttl_from(seconds: object, limits: Limits) -> float:
             f"`approval_ttl_seconds` must be a positive number of seconds, got {seconds!r}."
         )
     return float(seconds)
+
+
+def approvals_from(policy: object, ttl_seconds: object, home: RunHome, host: CellHost) -> Approvals:
+    """The session's approval gates: its checked policy, its decision ledger and TTL."""
+    return Approvals(
+        policy=policy_from(policy, host.catalog),
+        ledger=DecisionLedger(home.store, home.session_id),
+        ttl_seconds=approval_ttl_from(ttl_seconds, host.limits),
+    )

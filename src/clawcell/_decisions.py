@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._runs import ParkedRecord
+from ._runs import ParkedRecord, RunHome
 from .approvals import ApprovalDecision, Approvals, PendingApproval
 from .errors import InputError
-from .store import SessionStore
 
 __all__ = ["ApprovalDesk"]
 
@@ -21,13 +20,11 @@ __all__ = ["ApprovalDesk"]
 class ApprovalDesk:
     """Pending approvals and decisions of one session's runs."""
 
-    def __init__(
-        self, approvals: Approvals, *, store: SessionStore, session_id: str, durable: bool
-    ) -> None:
+    def __init__(self, approvals: Approvals, home: RunHome) -> None:
         self._approvals = approvals
-        self._store = store
-        self._session_id = session_id
-        self._durable = durable
+        self._store = home.store
+        self._session_id = home.session_id
+        self._durable = home.durable
 
     async def decide(
         self,

@@ -9,20 +9,20 @@ per-run state; the run lifecycle (`_lifecycle.py`) does.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._bridge import Bridge
 from ._cell import SegmentRunner
 from ._limits import Limits
 from .approvals import RunApprovals
-from .catalog import Catalog
+from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle, Tool
 from .envelope import ModelBudget, ResultsStore
 from .runtime import Guest, GuestPool, run_on_guest_thread
 from .store import SessionView
 
 if TYPE_CHECKING:
-    from .mcp import McpServers, ServerConfig
+    from .mcp import McpServers, McpServerStatus, ServerConfig
 
 __all__ = ["CellHost"]
 
@@ -32,14 +32,18 @@ class CellHost:
 
     def __init__(
         self,
-        catalog: Catalog,
+        tools: list[Tool],
         *,
         limits: Limits,
+        hooks: tuple[Iterable[BeforeToolCall], Iterable[AfterToolCall]],
         mcp_servers: Mapping[str, ServerConfig] | None,
         model_context_tokens: int | None,
         guest_thread: bool,
     ) -> None:
-        self.catalog = catalog
+        before, after = hooks
+        self.catalog = catalog = Catalog(
+            tools, limits=limits, before_tool_call=before, after_tool_call=after
+        )
         self.limits = limits
         self.model_budget = (
             None if model_context_tokens is None else ModelBudget.for_context(model_context_tokens)
@@ -96,9 +100,21 @@ class CellHost:
         """The envelope's `telemetry` (catalog size, sources, counters)."""
         return self.mcp.host_catalog.telemetry() if self.mcp else self.catalog.telemetry()
 
-    def mcp_servers(self) -> list[str]:
-        """The identifiers of configured MCP servers, for the `exec` description."""
-        return self.mcp.server_identifiers() if self.mcp is not None else []
+    def model_tools(self, style: ModelToolStyle) -> list[Any]:
+        """The `exec` and `wait` definitions, with the MCP servers in `exec`'s description."""
+        mcp = self.mcp
+        return self.catalog.model_tools(
+            style,
+            mcp_servers=mcp.server_identifiers() if mcp is not None else [],
+            mcp_unavailable=mcp.unavailable() if mcp is not None else None,
+        )
+
+    async def mcp_status(self) -> dict[str, McpServerStatus]:
+        """Connect the MCP servers not listed yet; each server's status (`{}` without any)."""
+        if self.mcp is None:
+            return {}
+        await self.prepare()
+        return self.mcp.status()
 
     async def aclose(self) -> None:
         """Release guests and results, and close MCP connections."""

@@ -20,31 +20,36 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
-from ._cell import Cell, LegOutcome
+from ._cell import Cell
 from ._host import CellHost
 from ._leases import DurableRuns, stale_message
+from ._outcome import LegOutcome, failed_outcome, leg_envelope
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
-from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run, live_parked_in_process
-from ._source import syntax_error_message
+from ._runs import (
+    MAX_LIVE_PARKED,
+    ParkedRecord,
+    ParkedRuns,
+    Run,
+    RunHome,
+    live_parked_in_process,
+)
+from ._source import check_source, read_exec_args, syntax_error_message
 from .approvals import Approvals
 from .envelope import (
     Envelope,
     FailurePhase,
     OutputLedger,
-    Projection,
     bound_error,
-    completed_envelope,
     failed_envelope,
     mark_untrusted,
-    settle_envelope,
-    waiting_envelope,
 )
-from .errors import ClawcellError, InputError, RuntimeUnavailableError, StaleRunError
+from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
 from .runtime import JSException
-from .store import ClaimedRun, SessionStore, SessionView
+from .store import ClaimedRun, SessionView
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -57,25 +62,33 @@ _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
 class Lifecycle:
     """Every run of one `CodeMode`, from its first `exec` to its end."""
 
-    def __init__(
-        self,
-        host: CellHost,
-        *,
-        store: SessionStore,
-        session_id: str,
-        durable: bool,
-        approvals: Approvals,
-    ):
+    def __init__(self, host: CellHost, home: RunHome, approvals: Approvals):
         self._host = host
-        self._store = store
-        self._session_id = session_id
-        self._parked = ParkedRuns(store=store, session_id=session_id, durable=durable)
+        self._store = store = home.store
+        self._session_id = session_id = home.session_id
+        self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
         ttl = host.limits.snapshot_ttl_seconds
-        self._durable = DurableRuns(store, session_id, host.results, ttl) if durable else None
+        self._durable = DurableRuns(store, session_id, host.results, ttl) if home.durable else None
         self._policy = ReplayPolicy(host.catalog)
+        self.closed = False
         self.approvals = approvals
 
     # -- legs -----------------------------------------------------------------------------
+
+    async def exec(self, arguments: Mapping[str, Any], on_update: OnUpdate | None) -> Envelope:
+        """An `exec` call: its arguments and source checked, then the first leg of a new cell.
+
+        Raises:
+            InputError: `code` is missing or blank (the call itself is rejected).
+            ClosedError: the `CodeMode` is closed.
+        """
+        self.check_open()
+        parsed = read_exec_args(arguments)
+        if isinstance(parsed, str):
+            return self.failure("invalid_input", "input", parsed)
+        if (problem := check_source(parsed.code)) is not None:
+            return self.failure("invalid_input", "input", problem.message)
+        return await self.start(parsed.code, restart_safe=parsed.restart_safe, on_update=on_update)
 
     async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
         """The first leg of a new cell."""
@@ -123,7 +136,9 @@ class Lifecycle:
             InputError: the run is unknown, expired, or held by another worker's leg.
             SnapshotError: the durable copy of the run is damaged.
         """
+        self.check_open()
         self.expire()
+        await self._host.prepare()  # a cell parked by another process may call MCP servers
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self.failure("invalid_input", "input", _RESUMING)
@@ -247,7 +262,7 @@ class Lifecycle:
         for item in items:
             run.ledger.append(item)
         try:
-            envelope = self._envelope(run, outcome)
+            envelope = leg_envelope(run, outcome, self._host, self._policy)
         except ClawcellError:
             # Not even the status fits the model's context: the call fails, the cell ends.
             await self._end(run, outcome)
@@ -273,54 +288,11 @@ class Lifecycle:
         self._drop(run)
         return self.failure("stale_run", "host", stale_message(run.run_id))
 
-    def _envelope(self, run: Run, outcome: LegOutcome) -> Envelope:
-        host = self._host
-        telemetry = host.telemetry()
-        gate = run.cell.approvals
-        approvals = [a.to_json() for a in gate.pending] if gate is not None else []
-        replay_safe = self._policy.reports_replay_safe(
-            run.restart_safe, run.cell.pending_requests()
-        )
-
-        def build(p: Projection) -> Envelope:
-            if outcome.status == "completed":
-                return completed_envelope(p, replay_safe=replay_safe, telemetry=telemetry)
-            if outcome.status == "waiting":
-                return waiting_envelope(
-                    p,
-                    run_id=run.run_id,
-                    reason=outcome.reason,
-                    pending=outcome.pending,
-                    replay_safe=replay_safe,
-                    telemetry=telemetry,
-                    approvals=approvals,
-                )
-            return failed_envelope(
-                code=outcome.code,
-                phase=outcome.phase,
-                error=p.error or "",
-                telemetry=telemetry,
-                output=p.output,
-                bridge_dispatch_started=run.cell.bridge_dispatch_started,
-                replay_safe=replay_safe,
-            )
-
-        return settle_envelope(
-            build,
-            ledger=run.ledger,
-            value_json=(outcome.value_json or "null") if outcome.status == "completed" else None,
-            error=outcome.error if outcome.status == "failed" else None,
-            model_budget=host.model_budget,
-            results=host.results,
-            retention="restart_safe" if run.restart_safe else "interactive",
-            network_content=run.cell.bridge.network_derived,
-        )
-
     def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:
         """Park a cell: keep its guest live or snapshot it; fail it when it cannot park."""
         if not self._parked.has_room_for(run.run_id):
             run.cell.cancel()
-            return _failed_outcome("invalid_input", "input", _TOO_MANY), None
+            return failed_outcome("invalid_input", "input", _TOO_MANY), None
         limit = self._host.limits.max_snapshot_bytes
         guest = run.cell.guest
         live = live_parked_in_process() < MAX_LIVE_PARKED
@@ -330,7 +302,7 @@ class Lifecycle:
             if len(snapshot) > limit:
                 run.cell.cancel()
                 phase: FailurePhase = "bridge" if run.cell.bridge_dispatch_started else "guest"
-                failed = _failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
+                failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
                 return failed, None
         if not live:
             self._host.release(guest)
@@ -364,8 +336,14 @@ class Lifecycle:
         for run in self._parked.expired():
             self._drop(run)
 
+    def check_open(self) -> None:
+        """Raise `ClosedError` once `close` was called."""
+        if self.closed:
+            raise ClosedError("this CodeMode is closed; create a new one")
+
     def close(self) -> None:
         """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        self.closed = True
         if self._durable is not None:
             self._durable.close()
         for run in self._parked.all():
@@ -398,7 +376,3 @@ class Lifecycle:
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:
     run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
-
-
-def _failed_outcome(code: str, phase: FailurePhase, error: str) -> LegOutcome:
-    return LegOutcome(status="failed", code=code, phase=phase, error=error)  # pyright: ignore[reportArgumentType]

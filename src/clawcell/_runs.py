@@ -34,6 +34,7 @@ __all__ = [
     "ParkedRecord",
     "ParkedRuns",
     "Run",
+    "RunHome",
     "live_parked_in_process",
 ]
 
@@ -45,6 +46,16 @@ A live guest keeps its memory (about 2.6 MiB), so the bound is the process's: pe
 1,000 idle parked cells over 16 runtimes held 336 MiB of live guests."""
 
 RECORD_VERSION: Final = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunHome:
+    """Where a session's runs live: the store, the session's id, and whether the store is
+    durable (parked runs and decisions then outlive the process)."""
+
+    store: SessionStore
+    session_id: str
+    durable: bool
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import _wire as wire
 from ._guest import Guest, GuestTrap, JSException, StepResult
 from ._module import compiled_reactor
+from ._parser import ParseFailure, parse_failure
 from ._pool import GuestPool
 from ._worker import run_on_guest_thread
 
@@ -17,8 +18,10 @@ __all__ = [
     "GuestPool",
     "GuestTrap",
     "JSException",
+    "ParseFailure",
     "StepResult",
     "compiled_reactor",
+    "parse_failure",
     "run_on_guest_thread",
     "wire",
 ]

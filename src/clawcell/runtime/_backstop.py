@@ -13,6 +13,9 @@ trigger each other's backstop (D8).
 The callback is one C function for the whole process; each store passes the key of its
 `HardDeadline` as the callback's data, and the store's finalizer removes the key, so the
 registry never holds a guest.
+
+The interrupt handler itself (`interrupt_handler`) is QuickJS's: it runs about every 10,000
+interpreter ticks and stops the guest with an uncatchable `InternalError: interrupted`.
 """
 
 from __future__ import annotations
@@ -21,12 +24,20 @@ import ctypes
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import wasmtime
 from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["TRAP_MESSAGE", "HardDeadline", "Watchdog", "install_backstop"]
+__all__ = [
+    "TRAP_MESSAGE",
+    "HardDeadline",
+    "Watchdog",
+    "install_backstop",
+    "interrupt_handler",
+    "interrupt_type",
+]
 
 TRAP_MESSAGE: Final = "wasm trap: interrupt (the hard deadline of this guest passed)"
 _CONTINUE: Final = 0  # WASMTIME_UPDATE_DEADLINE_CONTINUE
@@ -111,3 +122,17 @@ class Watchdog:
                     continue
                 self._watched.pop(token)
                 self._engine.increment_epoch()
+
+
+def interrupt_type() -> wasmtime.FuncType:
+    """The wasm type of QuickJS's interrupt callback."""
+    return wasmtime.FuncType([wasmtime.ValType.i32()] * 2, [wasmtime.ValType.i32()])
+
+
+def interrupt_handler(interrupt: Callable[[], bool]) -> Callable[[int, int], int]:
+    """QuickJS's interrupt callback: `(rt, opaque) -> 1` stops the guest."""
+
+    def handler(_rt: int, _opaque: int) -> int:
+        return 1 if interrupt() else 0
+
+    return handler

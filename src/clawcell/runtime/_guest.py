@@ -23,13 +23,10 @@ from typing import Any, Final, cast
 import wasmtime
 
 from ..errors import RuntimeUnavailableError
-from ._instance import (
-    CANONICAL_MEMORY_LIMIT,
-    GuestTrap,
-    Instance,
-    JSException,
-    _memory_cap,  # pyright: ignore[reportPrivateUsage] -- the instance's wasm cap
-)
+from ._exports import GuestTrap
+from ._failure import JSException
+from ._instance import CANONICAL_MEMORY_LIMIT, Instance
+from ._memory import memory_cap
 from ._module import CompiledReactor
 from ._snapshot import (
     CanonicalImage,
@@ -86,7 +83,7 @@ class Guest:
         self.lane = next_lane()
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
-        self._max_memory_bytes = _memory_cap(memory_limit_bytes)
+        self._max_memory_bytes = memory_cap(memory_limit_bytes)
         self.instance = Instance(
             reactor,
             memory_limit_bytes=memory_limit_bytes,
@@ -108,12 +105,12 @@ class Guest:
         self._settle = inst.get_property(host, "settle")
         self._describe = inst.get_property(host, "describeError")
         inst.gc()
-        self._fresh_image = inst.memory_snapshot()
+        self._fresh_image = inst.memory.copy()
         inst.set_memory_limit(memory_limit_bytes)
         inst.free_value(inst.call_with_string(self._install, install_config))
         inst.run_jobs()
         inst.gc()
-        inst.capture_image()
+        inst.memory.capture_image()
         self._pristine = self._entry_points()
 
     # -- host callbacks -------------------------------------------------------------------
@@ -165,7 +162,7 @@ class Guest:
         outlive its run (a forged snapshot would otherwise break every later cell).
         """
         self._rejections.clear()
-        self.instance.reset()
+        self.instance.memory.reset()
         (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
 
     def compile(self, code: str) -> int:
@@ -224,7 +221,7 @@ class Guest:
         }
         inst = self.instance
         state = GuestState(
-            memory=inst.memory_snapshot(), stack_pointer=inst.stack_pointer, meta=meta
+            memory=inst.memory.copy(), stack_pointer=inst.memory.stack_pointer, meta=meta
         )
         return encode(state, self.canonical())
 
@@ -232,7 +229,7 @@ class Guest:
         """An upper bound of `len(self.snapshot())`, known without taking the snapshot."""
         # Handles are at most 20 digits each; a rejection entry is three such numbers.
         meta_bytes = 128 + 72 * len(self._rejections)
-        return encoded_size_bound(self.instance.memory_bytes, meta_bytes)
+        return encoded_size_bound(self.instance.memory.size, meta_bytes)
 
     def restore(self, blob: bytes) -> None:
         """Continue a snapshot in this guest (its previous cell is discarded).
@@ -243,7 +240,7 @@ class Guest:
         state = decode(blob, self.canonical(), max_memory_bytes=self._max_memory_bytes)
         entry_points = _ints(state.meta.get("handles"), 5)
         rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
-        self.instance.load_memory(state.memory, state.stack_pointer)
+        self.instance.memory.load(state.memory, state.stack_pointer)
         (self._install, self._start, self._step, self._settle, self._describe) = entry_points
         self._rejections = {k: (p, r) for k, p, r in rejections}
 

@@ -6,9 +6,9 @@ arguments or stdio), and the context is raw: no `qjs:std`/`qjs:os` modules. The 
 trusts what it reads back after bounds checks; a trap or an engine error never escapes as
 a host crash, and the instance is restored from its image afterwards.
 
-Calls go through the fast export wrappers of `_exports`. The module holds every primitive
-the guest needs from one instance (memory, images, strings, calls, jobs, exceptions), which
-is why it runs a little over 400 lines.
+Calls go through the fast export wrappers of `_exports`; linear memory and the pristine image
+are `_memory`'s. The module holds the primitives the guest needs from one instance: strings,
+calls, jobs and exceptions.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from typing import Any, Final
 import wasmtime
 
 from ..errors import RuntimeUnavailableError
-from ._backstop import install_backstop
-from ._exports import SIGNATURES, FastExport, GuestTrap
+from ._backstop import install_backstop, interrupt_handler, interrupt_type
+from ._exports import SIGNATURES, FastExport
+from ._failure import JSException
+from ._memory import LinearMemory, memory_cap
 from ._module import CompiledReactor
 from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
 
-__all__ = ["GuestTrap", "Instance", "JSException"]
+__all__ = ["Instance"]
 
 TAG_EXCEPTION: Final = 6
 TAG_STRING: Final = -7
@@ -34,25 +36,10 @@ _STRING_CHARS: Final = 16
 UNDEFINED: Final = 3 << 32
 JS_STACK_BYTES: Final = 128 * 1024
 CANONICAL_MEMORY_LIMIT: Final = 64 * 1024 * 1024
-_WASM_PAGE: Final = 65536
 _EVAL_GLOBAL_ASYNC: Final = 0
 _EVAL_COMPILE_ONLY: Final = 1 << 5
 _MAX_ARGS: Final = 8
 _STAGING_BYTES: Final = 64 * 1024
-
-
-class JSException(Exception):
-    """A QuickJS call returned the exception value.
-
-    Attributes:
-        text: `String(thrown value)`.
-        stack: The thrown value's `stack` property as a string ("" when absent).
-    """
-
-    def __init__(self, text: str, stack: str = "") -> None:
-        super().__init__(text)
-        self.text = text
-        self.stack = stack
 
 
 def _tag(value: int) -> int:
@@ -81,16 +68,18 @@ class Instance:
         self.reactor = reactor
         self.store = wasmtime.Store(reactor.engine)
         self.store.set_wasi(wasmtime.WasiConfig())
-        self.store.set_limits(memory_size=_memory_cap(memory_limit_bytes))
+        self.store.set_limits(memory_size=memory_cap(memory_limit_bytes))
         self.hard_deadline = install_backstop(self.store)
         try:
             self._wasm = reactor.linker.instantiate(self.store, reactor.module)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
             raise RuntimeUnavailableError(f"cannot instantiate the QuickJS reactor: {exc}") from exc
         exports = self._wasm.exports(self.store)
-        self._memory = _export(exports, "memory", wasmtime.Memory)
-        self._base = 0
-        self._sp = _export(exports, STACK_POINTER_EXPORT, wasmtime.Global)
+        self.memory = LinearMemory(
+            self.store,
+            _export(exports, "memory", wasmtime.Memory),
+            _export(exports, STACK_POINTER_EXPORT, wasmtime.Global),
+        )
         self._table = _export(exports, TABLE_EXPORT, wasmtime.Table)
         self._f = {name: self._fast(exports, name, sig) for name, sig in SIGNATURES.items()}
         self._f_init = _export(exports, "_initialize", wasmtime.Func)
@@ -114,9 +103,6 @@ class Instance:
         self._staging = self._f["malloc"](_STAGING_BYTES)
         self._filename = self.put_cstring(b"openclaw-code-mode:user.js")
         self.raw_strings = False
-        self._image: bytes = b""
-        self._image_sp = 0
-        self.template = False
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -143,49 +129,38 @@ class Instance:
         callbacks take the same table slots in every instance, so copying the image is a
         complete copy of a freshly set-up runtime, at a fraction of the cost.
         """
-        if not template._image:  # pyright: ignore[reportPrivateUsage]
+        if not template.memory.image:
             raise RuntimeUnavailableError("a template instance needs a captured image")
         self.rt, self.ctx = template.rt, template.ctx
         self._scratch, self._argv = template._scratch, template._argv  # pyright: ignore[reportPrivateUsage]
         self._staging, self._filename = template._staging, template._filename  # pyright: ignore[reportPrivateUsage]
         self.raw_strings = template.raw_strings
-        self._interrupt_slot = self.callback_slot(_interrupt_type(), _interrupt_handler(interrupt))
+        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
         if self._interrupt_slot != template._interrupt_slot:  # pyright: ignore[reportPrivateUsage]
             raise RuntimeUnavailableError("host callback slots differ between instances")
-        self._image, self._image_sp = template._image, template._image_sp  # pyright: ignore[reportPrivateUsage]
-        self.load_memory(self._image, self._image_sp)
+        self.memory.adopt_image(template.memory)
 
     def callback_slot(self, ty: wasmtime.FuncType, callback: Callable[..., Any]) -> int:
         """Add a host function to the table; its slot is its C function pointer."""
         return self._table.grow(self.store, 1, wasmtime.Func(self.store, ty, callback))
 
     def _install_interrupt(self, interrupt: Callable[[], bool]) -> None:
-        self._interrupt_slot = self.callback_slot(_interrupt_type(), _interrupt_handler(interrupt))
+        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
         self._f["JS_SetInterruptHandler"](self.rt, self._interrupt_slot, 0)
 
     # -- memory -----------------------------------------------------------------------------
 
     @property
-    def base(self) -> int:
-        """Host address of linear memory.
-
-        Memories live in a static reservation (`MEMORY_RESERVATION`, far above the store's
-        memory cap), so they grow in place and this address never changes: it is read once.
-        """
-        if not self._base:
-            self._base = ctypes.addressof(self._memory.data_ptr(self.store).contents)
-        return self._base
-
-    @property
-    def memory_bytes(self) -> int:
-        return self._memory.data_len(self.store)
+    def grown(self) -> bool:
+        """Linear memory grew past the image (see `LinearMemory.grown`)."""
+        return self.memory.grown
 
     def put_cstring(self, data: bytes) -> int:
         """Copy `data` plus a NUL into guest memory; returns the guest pointer (free it)."""
         ptr = self._f["malloc"](len(data) + 1)
         if not ptr:
             raise MemoryError("guest malloc failed")
-        ctypes.memmove(self.base + ptr, data + b"\0", len(data) + 1)
+        ctypes.memmove(self.memory.base + ptr, data + b"\0", len(data) + 1)
         return ptr
 
     def free(self, ptr: int) -> None:
@@ -206,57 +181,6 @@ class Instance:
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
         self._f["JS_SetMemoryLimit"](self.rt, memory_limit_bytes)
-
-    @property
-    def stack_pointer(self) -> int:
-        return int(self._sp.value(self.store))  # pyright: ignore[reportArgumentType]
-
-    def load_memory(self, data: bytes, stack_pointer: int) -> None:
-        """Replace linear memory with `data` (growing it if needed) and set the stack pointer."""
-        missing = len(data) - self.memory_bytes
-        if missing > 0:
-            try:
-                self._memory.grow(self.store, -(-missing // _WASM_PAGE))
-            except wasmtime.WasmtimeError as exc:
-                raise MemoryError(f"cannot grow guest memory to {len(data)} bytes") from exc
-        ctypes.memmove(self.base, data, len(data))
-        extra = self.memory_bytes - len(data)
-        if extra > 0:
-            ctypes.memset(self.base + len(data), 0, extra)
-        self._sp.set_value(self.store, wasmtime.Val.i32(stack_pointer))
-        self.store.set_epoch_deadline(1)
-
-    def memory_snapshot(self) -> bytes:
-        """A copy of the whole linear memory."""
-        return ctypes.string_at(self.base, self.memory_bytes)
-
-    # -- images: reset in place -----------------------------------------------------------
-
-    def capture_image(self) -> None:
-        """Remember the current memory and stack pointer as this instance's pristine state."""
-        self._image = ctypes.string_at(self.base, self.memory_bytes)
-        self._image_sp = int(self._sp.value(self.store))  # pyright: ignore[reportArgumentType]
-
-    @property
-    def grown(self) -> bool:
-        """Linear memory grew past the image, so an in-place reset cannot make it pristine.
-
-        The image restores the allocator's view of the heap, but wasm memory cannot shrink:
-        the next `sbrk` starts above the grown pages, which are then lost to the guest. A
-        grown instance would run out of memory after a few large cells.
-        """
-        return self.memory_bytes > len(self._image)
-
-    def reset(self) -> None:
-        """Restore the pristine image in place; memory grown since is zeroed."""
-        size = len(self._image)
-        ctypes.memmove(self.base, self._image, size)
-        extra = self.memory_bytes - size
-        if extra > 0:
-            ctypes.memset(self.base + size, 0, extra)
-        self._sp.set_value(self.store, wasmtime.Val.i32(self._image_sp))
-        # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
-        self.store.set_epoch_deadline(1)
 
     # -- JS values ------------------------------------------------------------------------
 
@@ -291,7 +215,7 @@ class Instance:
         if len(args) > _MAX_ARGS:
             raise ValueError(f"at most {_MAX_ARGS} arguments")
         if args:
-            base = self.base + self._argv
+            base = self.memory.base + self._argv
             for i, arg in enumerate(args):
                 ctypes.c_uint64.from_address(base + 8 * i).value = arg
         return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
@@ -319,7 +243,7 @@ class Instance:
         ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
         if not ptr:
             raise MemoryError("guest malloc failed")
-        ctypes.memmove(self.base + ptr, data, len(data))
+        ctypes.memmove(self.memory.base + ptr, data, len(data))
         try:
             yield ptr
         finally:
@@ -359,7 +283,7 @@ class Instance:
             if strict:
                 raise MemoryError("the guest could not convert a value to a string")
             return "[unprintable value]"
-        base = self.base
+        base = self.memory.base
         size = ctypes.c_uint32.from_address(base + self._scratch).value
         text = ctypes.string_at(base + ptr, size).decode("utf-8", "surrogatepass")
         self._f["JS_FreeCString"](self.ctx, ptr)
@@ -377,7 +301,7 @@ class Instance:
     def _read_raw_string(self, ptr: int) -> str:
         # A flat QuickJS-NG string (pinned build): u32 length with the wide flag in the top
         # bit, then 12 bytes of hash/atom data, then Latin-1 or UTF-16LE characters.
-        address = self.base + ptr
+        address = self.memory.base + ptr
         header = ctypes.c_uint32.from_address(address).value
         length = header & 0x7FFF_FFFF
         if header & 0x8000_0000:
@@ -458,22 +382,3 @@ def _export(exports: Any, name: str, kind: type[Any]) -> Any:
     if not isinstance(item, kind):
         raise RuntimeUnavailableError(f"the QuickJS reactor does not export {name!r}")
     return item
-
-
-def _interrupt_type() -> wasmtime.FuncType:
-    return wasmtime.FuncType([wasmtime.ValType.i32()] * 2, [wasmtime.ValType.i32()])
-
-
-def _interrupt_handler(interrupt: Callable[[], bool]) -> Callable[[int, int], int]:
-    """QuickJS's interrupt callback: `(rt, opaque) -> 1` stops the guest."""
-
-    def handler(_rt: int, _opaque: int) -> int:
-        return 1 if interrupt() else 0
-
-    return handler
-
-
-def _memory_cap(memory_limit_bytes: int) -> int:
-    # Headroom above the JS heap for the 2 MiB shadow stack, static data and allocator slack,
-    # so QuickJS reports its own catchable out-of-memory error first.
-    return memory_limit_bytes + 32 * 1024 * 1024

@@ -1,0 +1,232 @@
+"""A cell's pending requests: admitted by a guest step, not yet answered back into the guest.
+
+A request is pending from the step that admitted it until its reply goes back to the guest in
+a settle batch. It is a running host task, a reply that is ready (answered at once, refused
+by the host budgets, or settled), or a parked `yield`. Replies are handed back in completion
+order. The pending requests of a parked cell are part of its saved host state (`state` /
+`revive`): requests still running are saved without a reply, and a process that continues
+the cell dispatches them again only when they are safe to replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+from ._bridge import Reply, cancelled_reply, refusal_reply
+from ._requests import RequestLedger
+
+__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests"]
+
+RESTART_MESSAGE: Final = (
+    "Code Mode tool call was interrupted by a host restart and was not run again because "
+    "its tool is not marked replay-safe; its effect is unknown. Check current state before "
+    "retrying."
+)
+
+
+@dataclass
+class PendingRequest:
+    """An undelivered request: a running task, a ready reply, or a parked `yield`."""
+
+    method: str
+    args: list[Any] = field(default_factory=list[Any])
+    task: asyncio.Task[Reply] | None = None
+    reply: Reply | None = None
+    reason: Any = None
+
+    @property
+    def is_yield(self) -> bool:
+        """A `yield` that has not been answered yet."""
+        return self.method == "yield" and self.reply is None
+
+
+Settled = Callable[[str, PendingRequest], None]
+"""Told about each request whose task settled: `(request_id, request)`."""
+
+
+class PendingRequests:
+    """The pending requests of one cell, their tasks and their argument budget."""
+
+    def __init__(self, inbox_bytes: int, *, on_done: Settled, on_swept: Settled) -> None:
+        self._items: dict[str, PendingRequest] = {}
+        self._completed: deque[str] = deque()
+        self.running = 0
+        """How many requests are host tasks that have not settled."""
+        self._ledger = RequestLedger(inbox_bytes)
+        self._on_done = on_done
+        self._on_swept = on_swept
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[tuple[str, PendingRequest]]:
+        return iter(self._items.items())
+
+    @property
+    def has_completed(self) -> bool:
+        """Some reply is ready to go back to the guest."""
+        return bool(self._completed)
+
+    @property
+    def has_yield(self) -> bool:
+        """Some `yield` waits for the next `wait`."""
+        return any(p.is_yield for p in self._items.values())
+
+    @property
+    def only_yields(self) -> bool:
+        """Every pending request is an unanswered `yield`."""
+        return all(p.is_yield for p in self._items.values())
+
+    def answered_yields(self) -> list[str]:
+        """The ids of the `yield`s a `wait` answered."""
+        return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
+
+    def answer_yields(self) -> None:
+        """A `wait` leg began: every parked `yield` resolves."""
+        for request_id, pending in self._items.items():
+            if pending.is_yield:
+                pending.reply = _yielded(request_id, pending.reason)
+
+    def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
+        """The parsed arguments of a request that fits the host budgets; `None` when it does
+        not (it is then answered at once with a catchable error, see `_requests`)."""
+        args = self._ledger.admit(request_id, text)
+        if isinstance(args, str):
+            self.ready(request_id, PendingRequest(method, reply=refusal_reply(request_id, args)))
+            return None
+        return args
+
+    def ready(self, request_id: str, pending: PendingRequest) -> None:
+        """Record a request whose reply is ready."""
+        self._items[request_id] = pending
+        self._completed.append(request_id)
+
+    def park_yield(self, request_id: str, args: list[Any]) -> None:
+        """Record a `yield`: it parks the cell until the next `wait`."""
+        self._items[request_id] = PendingRequest("yield", args, reason=args[0] if args else None)
+
+    def start(
+        self, request_id: str, method: str, args: list[Any], work: Coroutine[Any, Any, Reply]
+    ) -> None:
+        """Run `work` as the host task of a request."""
+        task = asyncio.ensure_future(work)
+        task.add_done_callback(lambda _: self._done(request_id))
+        self.running += 1
+        self._items[request_id] = PendingRequest(method, args, task=task)
+
+    def _done(self, request_id: str) -> None:
+        pending = self._items.get(request_id)
+        if pending is None or pending.task is None or pending.reply:
+            return  # cancelled by the cell (no longer pending) or already recorded
+        self.running -= 1
+        self._completed.append(request_id)
+        pending.reply = _task_reply(request_id, pending.task)
+        self._on_done(request_id, pending)
+
+    def sweep(self) -> None:
+        """Record tasks that finished but whose done-callbacks have not run yet."""
+        for request_id, pending in self._items.items():
+            task = pending.task
+            if task is None or not task.done() or pending.reply:
+                continue
+            if request_id not in self._completed:
+                self.running -= 1
+                self._completed.append(request_id)
+                pending.reply = _task_reply(request_id, task)
+                self._on_swept(request_id, pending)
+
+    def take(self, first: list[str]) -> list[Reply]:
+        """The replies of `first`, then every completed one in completion order."""
+        replies: list[Reply] = []
+        for request_id in first:
+            self._ledger.release(request_id)
+            reply = self._items.pop(request_id).reply
+            assert reply is not None
+            replies.append(reply)
+        while self._completed:
+            request_id = self._completed.popleft()
+            self._ledger.release(request_id)
+            pending = self._items.pop(request_id, None)
+            if pending is None:
+                continue
+            if pending.reply is not None:
+                replies.append(pending.reply)
+            elif pending.task is not None:
+                replies.append(_task_reply(request_id, pending.task))
+        return replies
+
+    def withdraw(self, request_id: str) -> None:
+        """The guest cancelled a request: forget it and cancel its task."""
+        self._ledger.release(request_id)
+        pending = self._items.pop(request_id, None)
+        if pending is not None and pending.task is not None:
+            if not pending.task.done():
+                self.running -= 1  # its done-callback ignores cancelled tasks
+            pending.task.cancel()
+
+    def cancel(self) -> None:
+        """Cancel every host task and forget every request."""
+        for pending in self._items.values():
+            if pending.task is not None:
+                pending.task.cancel()
+        self._items.clear()
+        self._completed.clear()
+        self.running = 0
+        self._ledger.release_all()
+
+    # -- the saved state of a parked cell -------------------------------------------------
+
+    def state(self) -> list[dict[str, Any]]:
+        """Every pending request as JSON-shaped data (running ones without a reply)."""
+        saved: list[dict[str, Any]] = []
+        for request_id, item in self._items.items():
+            entry: dict[str, Any] = {"id": request_id, "method": item.method, "args": item.args}
+            reply = item.reply
+            if reply is None and item.task is not None and item.task.done():
+                reply = _task_reply(request_id, item.task)
+            if reply is not None:
+                entry["reply"] = {"ok": reply.ok, "payload": reply.payload}
+            saved.append(entry)
+        return saved
+
+    def revive(
+        self,
+        entry: dict[str, Any],
+        *,
+        replay_safe: bool,
+        run: Callable[[str, str, list[Any]], None],
+    ) -> None:
+        """Restore one saved request; `run` dispatches it again when `replay_safe`.
+
+        A request that may not run again rejects into the guest with `RESTART_MESSAGE`
+        (`effectStatus: "unknown"`), so nothing runs twice silently.
+        """
+        request_id, method, args = str(entry["id"]), str(entry["method"]), list(entry["args"])
+        reply = cast(dict[str, Any] | None, entry.get("reply"))
+        if reply is not None:
+            saved = Reply(id=request_id, ok=bool(reply["ok"]), payload=str(reply["payload"]))
+            self.ready(request_id, PendingRequest(method, args, reply=saved))
+        elif method == "yield":
+            self.park_yield(request_id, args)
+        elif replay_safe:
+            run(request_id, method, args)
+        else:
+            payload = json.dumps({"message": RESTART_MESSAGE, "code": "tool_error"})
+            failed = Reply(id=request_id, ok=False, payload=payload)
+            self.ready(request_id, PendingRequest(method, args, reply=failed))
+
+
+def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
+    """A finished task's reply; one that ended cancelled although the cell did not cancel
+    it (a tool cancelled its own task) is a tool failure (D7)."""
+    return cancelled_reply(request_id) if task.cancelled() else task.result()
+
+
+def _yielded(request_id: str, reason: Any) -> Reply:
+    payload = json.dumps({"status": "yielded", "reason": reason})
+    return Reply(id=request_id, ok=True, payload=payload)

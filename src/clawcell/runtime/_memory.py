@@ -1,0 +1,104 @@
+"""A guest's linear memory, its shadow-stack pointer and its pristine image.
+
+Everything a QuickJS guest owns lives in the instance's linear memory plus the stack-pointer
+global, so copying those two is a complete copy of the guest: the pristine image taken once
+after set-up is restored in place before each cell (`reset`), copied into new instances of
+the same configuration (`adopt_image`), and snapshots replace it wholesale (`load`).
+
+Memories live in a static reservation (`MEMORY_RESERVATION`, far above the store's memory
+cap), so they grow in place and their host address never changes: it is read once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Final
+
+import wasmtime
+
+__all__ = ["LinearMemory", "memory_cap"]
+
+_WASM_PAGE: Final = 65536
+
+
+def memory_cap(memory_limit_bytes: int) -> int:
+    """The wasm memory cap for a QuickJS heap limit of `memory_limit_bytes`."""
+    # Headroom above the JS heap for the 2 MiB shadow stack, static data and allocator slack,
+    # so QuickJS reports its own catchable out-of-memory error first.
+    return memory_limit_bytes + 32 * 1024 * 1024
+
+
+class LinearMemory:
+    """The linear memory and stack pointer of one instance, with its pristine image."""
+
+    def __init__(self, store: wasmtime.Store, memory: wasmtime.Memory, sp: wasmtime.Global):
+        self._store = store
+        self._memory = memory
+        self._sp = sp
+        self._base = 0
+        self.image = b""
+        self.image_sp = 0
+
+    @property
+    def base(self) -> int:
+        """Host address of linear memory."""
+        if not self._base:
+            self._base = ctypes.addressof(self._memory.data_ptr(self._store).contents)
+        return self._base
+
+    @property
+    def size(self) -> int:
+        """The memory's current size in bytes."""
+        return self._memory.data_len(self._store)
+
+    @property
+    def stack_pointer(self) -> int:
+        """The shadow stack pointer."""
+        return int(self._sp.value(self._store))  # pyright: ignore[reportArgumentType]
+
+    def copy(self) -> bytes:
+        """A copy of the whole linear memory."""
+        return ctypes.string_at(self.base, self.size)
+
+    def load(self, data: bytes, stack_pointer: int) -> None:
+        """Replace linear memory with `data` (growing it if needed) and set the stack pointer."""
+        missing = len(data) - self.size
+        if missing > 0:
+            try:
+                self._memory.grow(self._store, -(-missing // _WASM_PAGE))
+            except wasmtime.WasmtimeError as exc:
+                raise MemoryError(f"cannot grow guest memory to {len(data)} bytes") from exc
+        self._replace(data, stack_pointer)
+
+    def capture_image(self) -> None:
+        """Remember the current memory and stack pointer as the pristine state."""
+        self.image = self.copy()
+        self.image_sp = self.stack_pointer
+
+    def adopt_image(self, template: LinearMemory) -> None:
+        """Take `template`'s pristine image as this memory's own, and load it."""
+        self.image, self.image_sp = template.image, template.image_sp
+        self.load(self.image, self.image_sp)
+
+    @property
+    def grown(self) -> bool:
+        """Memory grew past the image, so an in-place reset cannot make it pristine.
+
+        The image restores the allocator's view of the heap, but wasm memory cannot shrink:
+        the next `sbrk` starts above the grown pages, which are then lost to the guest. A
+        grown instance would run out of memory after a few large cells.
+        """
+        return self.size > len(self.image)
+
+    def reset(self) -> None:
+        """Restore the pristine image in place; memory grown since is zeroed."""
+        self._replace(self.image, self.image_sp)
+
+    def _replace(self, data: bytes, stack_pointer: int) -> None:
+        ctypes.memmove(self.base, data, len(data))
+        extra = self.size - len(data)
+        if extra > 0:
+            ctypes.memset(self.base + len(data), 0, extra)
+        self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
+        # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
+        self._store.set_epoch_deadline(1)
