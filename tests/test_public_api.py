@@ -39,10 +39,10 @@ PACKAGE = [
     "render",
 ]
 RUNTIME = [
+    "EngineFailure",
+    "FailureKind",
     "Guest",
     "GuestPool",
-    "GuestTrap",
-    "JSException",
     "StepResult",
     "compiled_reactor",
     "run_on_guest_thread",
