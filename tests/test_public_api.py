@@ -40,9 +40,13 @@ PACKAGE = [
 ]
 RUNTIME = [
     "EngineFailure",
+    "Executor",
+    "ExecutorGuest",
     "FailureKind",
     "Guest",
+    "GuestConfig",
     "GuestPool",
+    "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
     "run_on_guest_thread",

@@ -35,7 +35,7 @@ from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from ._progress import Progress
 from .approvals import RunApprovals
-from .runtime import EngineFailure, Guest, StepResult, wire
+from .runtime import EngineFailure, ExecutorGuest, StepResult, wire
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -51,7 +51,7 @@ returns `fn(*args)`, computed on the guest's own thread."""
 class Cell:
     """A running or parked cell and everything the host holds for it."""
 
-    guest: Guest
+    guest: ExecutorGuest
     bridge: Bridge
     output: list[str] = field(default_factory=list[str])
     bridge_dispatch_started: bool = False
@@ -311,7 +311,7 @@ class Cell:
         cls,
         state: dict[str, Any],
         *,
-        guest: Guest,
+        guest: ExecutorGuest,
         bridge: Bridge,
         replay_safe: Callable[[str, list[Any]], bool],
         runner: SegmentRunner | None = None,

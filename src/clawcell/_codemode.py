@@ -24,6 +24,7 @@ from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
 from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
 from .envelope import ResultsStore
 from .errors import InputError
+from .runtime import Executor
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class CodeMode:
             `allow` / `deny` / `ask` lists of tool names or glob patterns.
         approval_ttl_seconds: How long a pending approval waits before it counts as denied;
             defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
+        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); defaults to a
+            `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed with this `CodeMode`.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -78,6 +81,7 @@ class CodeMode:
         guest_thread: bool = True,
         policy: ToolPolicy | Mapping[str, Any] | None = None,
         approval_ttl_seconds: float | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.limits = limits_from(limits)
         self.session_id = session_id_from(session_id)
@@ -90,6 +94,7 @@ class CodeMode:
             mcp_servers=mcp_servers,
             model_context_tokens=model_context_tokens,
             guest_thread=guest_thread,
+            executor=executor,
         )
         self.catalog = self._host.catalog
         home = RunHome(store=self.store, session_id=self.session_id, durable=durable is not None)
@@ -128,11 +133,7 @@ class CodeMode:
         return await self._host.mcp_status()
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | str,
-        *,
-        on_update: OnUpdate | None = None,
+        self, name: str, arguments: Mapping[str, Any] | str, *, on_update: OnUpdate | None = None
     ) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.
 

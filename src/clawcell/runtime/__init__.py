@@ -4,11 +4,15 @@
 names, guest globals) that the controller and the host share. Engine exceptions (wasm traps,
 QuickJS exceptions) never leave the runtime: guest code that stops without a result is
 reported as an `EngineFailure` whose `kind` says why.
+
+`Executor` is the seam `CodeMode(executor=…)` takes: it hands out guests (`ExecutorGuest`) of
+one configuration (`GuestConfig`); `QuickJSExecutor` is the one implementation and the default.
 """
 
 from __future__ import annotations
 
 from . import _wire as wire
+from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._module import compiled_reactor
@@ -18,9 +22,13 @@ from ._worker import run_on_guest_thread
 
 __all__ = [
     "EngineFailure",
+    "Executor",
+    "ExecutorGuest",
     "FailureKind",
     "Guest",
+    "GuestConfig",
     "GuestPool",
+    "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
     "run_on_guest_thread",
