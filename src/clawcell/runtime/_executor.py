@@ -13,7 +13,6 @@ one implementation and the default.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,7 +116,6 @@ class QuickJSExecutor:
 
     def __init__(self) -> None:
         self._pools: dict[GuestConfig, GuestPool] = {}
-        self._lent: weakref.WeakKeyDictionary[Guest, GuestPool] = weakref.WeakKeyDictionary()
 
     def acquire(self, config: GuestConfig) -> Guest:
         """A pristine guest of `config` (raises `RuntimeUnavailableError`)."""
@@ -130,13 +128,16 @@ class QuickJSExecutor:
                 install_config=config.install_config,
             )
         guest = pool.acquire()
-        self._lent[guest] = pool
+        guest.lent_from = pool
         return guest
 
     def release(self, guest: ExecutorGuest) -> None:
         """Return `guest` to its pool; one this executor did not hand out, or took back
         already, is ignored (a guest must never be idle twice)."""
-        if isinstance(guest, Guest) and (pool := self._lent.pop(guest, None)) is not None:
+        if not isinstance(guest, Guest):
+            return
+        pool, guest.lent_from = guest.lent_from, None
+        if isinstance(pool, GuestPool) and pool in self._pools.values():
             pool.release(guest)
 
     def close(self) -> None:

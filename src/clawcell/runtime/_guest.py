@@ -68,6 +68,8 @@ class Guest:
         """Set when the interrupt handler stopped guest code because `deadline` passed. The
         uncatchable error it throws can still end up as an unobserved rejection inside a job
         (an async generator's step), leaving the cell with no work instead of an error."""
+        self.lent_from: object = None
+        """The pool of the executor that handed this guest out (see `QuickJSExecutor`)."""
         self.lane = next_lane()
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
