@@ -7,7 +7,12 @@ scenario runs in a fresh subprocess, so its peak RSS is its own. Run it with `ma
 * `io_bound`: 100 concurrent cells, each making 5 sequential tool calls that sleep 50 ms
   (ideal: 250 ms of wall time);
 * `cpu_bound`: 20 concurrent cells that compute (no tool calls); the speedup is the sum of
-  their single-cell times over the wall time of all 20, bounded by the guest threads;
+  their single-cell times over the wall time of all 20, bounded by the guest threads and by
+  the cores other processes leave free. So that a busy machine cannot hide how the work was
+  spread, it also reports the CPU seconds each guest thread spent (its share), the
+  process's CPU time over the wall time (its utilisation: 2.0 is two full cores) and how often
+  all guest threads were runnable at once (sampled every 2 ms from `/proc`: near 1.0 means
+  they never waited for each other, e.g. on the GIL, only for the CPUs);
 * `parked`: 1,000 cells parked on `yield_control`, spread over 16 `CodeMode`s (a runtime
   holds at most 64 parked runs); the figure is the RSS they add.
 """
@@ -23,6 +28,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -51,41 +57,108 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _guest_thread_cpu() -> dict[str, float]:
+    """CPU seconds each guest thread has used (Linux `/proc/self/task/<tid>/stat`)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    spent: dict[str, float] = {}
+    for thread in threading.enumerate():
+        if thread.name.startswith("clawcell-guest-") and thread.native_id is not None:
+            with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            spent[thread.name] = (int(fields[11]) + int(fields[12])) / ticks
+    return spent
+
+
+def _thread_state(native_id: int) -> str:
+    with open(f"/proc/self/task/{native_id}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
+class _RunnableSampler:
+    """Samples, every 2 ms, whether every guest thread is runnable (state `R`)."""
+
+    def __init__(self) -> None:
+        self._ids = [
+            t.native_id
+            for t in threading.enumerate()
+            if t.name.startswith("clawcell-guest-") and t.native_id is not None
+        ]
+        self._stop = threading.Event()
+        self.samples = self.all_runnable = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.002):
+            self.samples += 1
+            self.all_runnable += all(_thread_state(i) == "R" for i in self._ids)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.all_runnable / max(self.samples, 1)
+
+
 async def _io_bound(repeat: int) -> dict[str, Any]:
     tools = [clawcell.Tool(name="nap", execute=_nap, parameters={"type": "object"})]
     walls: list[float] = []
+    cpus: list[float] = []
     async with clawcell.CodeMode(tools, limits=ROOMY) as mode:
-        await mode.exec(IO_CELL)
+        await asyncio.gather(*(mode.exec(IO_CELL) for _ in range(100)))  # warm 100 guests
         for _ in range(repeat):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), _cpu_s()
             envelopes = await asyncio.gather(*(mode.exec(IO_CELL) for _ in range(100)))
             walls.append((time.perf_counter() - start) * 1000)
+            cpus.append((_cpu_s() - cpu) * 1000)
             assert all(e["status"] == "completed" for e in envelopes), envelopes[0]
     wall = statistics.median(walls)
-    return {"wall_ms": round(wall, 1), "ideal_ms": 250, "ratio": round(wall / 250, 3)}
+    return {
+        "wall_ms": round(wall, 1),
+        "ideal_ms": 250,
+        "ratio": round(wall / 250, 3),
+        "cpu_ms": round(statistics.median(cpus), 1),
+        "best_wall_ms": round(min(walls), 1),
+    }
 
 
 async def _cpu_bound(repeat: int) -> dict[str, Any]:
     singles: list[float] = []
     walls: list[float] = []
+    utilisation: list[float] = []
+    runnable: list[float] = []
     async with clawcell.CodeMode(limits=ROOMY) as mode:
         await mode.exec(CPU_CELL)
+        shares = dict.fromkeys(_guest_thread_cpu(), 0.0)
         for _ in range(repeat):
             start = time.perf_counter()
             await mode.exec(CPU_CELL)
             singles.append((time.perf_counter() - start) * 1000)
-            start = time.perf_counter()
+            before = _guest_thread_cpu()
+            start, cpu, sampler = time.perf_counter(), _cpu_s(), _RunnableSampler()
             envelopes = await asyncio.gather(*(mode.exec(CPU_CELL) for _ in range(20)))
-            walls.append((time.perf_counter() - start) * 1000)
+            wall_s = time.perf_counter() - start
+            runnable.append(sampler.stop())
+            walls.append(wall_s * 1000)
+            utilisation.append((_cpu_s() - cpu) / wall_s)
+            after = _guest_thread_cpu()
+            for name in after:
+                shares[name] = shares.get(name, 0.0) + after[name] - before.get(name, 0.0)
             assert all(e["status"] == "completed" for e in envelopes), envelopes[0]
     single, wall = statistics.median(singles), statistics.median(walls)
-    from clawcell.runtime._worker import guest_lanes  # pyright: ignore[reportPrivateUsage]
-
+    total = sum(shares.values()) or 1.0
     return {
         "single_ms": round(single, 1),
         "wall_ms": round(wall, 1),
         "speedup": round(20 * single / wall, 2),
-        "guest_threads": guest_lanes(),
+        "utilisation": round(statistics.median(utilisation), 2),
+        "all_guest_threads_runnable": round(statistics.median(runnable), 2),
+        "guest_threads": len(shares),
+        "guest_thread_cpu_share": {n: round(v / total, 3) for n, v in sorted(shares.items())},
     }
 
 
@@ -117,6 +190,7 @@ def _child(name: str, repeat: int) -> None:
     compiled_reactor()
     result = asyncio.run(SCENARIOS[name](repeat))
     result["peak_rss_mib"] = round(_peak_mib(), 1)
+    result["load_average"] = round(os.getloadavg()[0], 1)  # other processes' demand
     print(json.dumps(result))
 
 

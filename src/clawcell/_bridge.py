@@ -99,6 +99,23 @@ def encode_settle_batch(replies: list[Reply]) -> str:
     return "[" + ",".join(parts) + "]"
 
 
+def _checked_stored(key: object, text: str) -> str:
+    """`text` if it is one JSON value: stored text is spliced into the settle batch, so a
+    damaged backend value must not be able to close its frame and forge other replies."""
+    try:
+        json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BridgeFailure(
+            f"stored value of key {key!r} is not one JSON value (the session store is "
+            "damaged); store the key again to replace it."
+        ) from exc
+    return text
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _quoted(text: str) -> str:
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return f'"{text}"'
@@ -250,7 +267,7 @@ class Bridge:
     async def _load(self, args: list[Any]) -> Any:
         session = self._require(self.session, "load")
         text = await session.load(args[0])
-        return RawJson("[]" if text is None else f"[{text}]")
+        return RawJson("[]" if text is None else f"[{_checked_stored(args[0], text)}]")
 
     @staticmethod
     def _require(service: Any, name: str) -> Any:

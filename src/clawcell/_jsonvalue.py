@@ -23,7 +23,7 @@ from typing import Any, Final, cast
 
 from .errors import ToolError
 
-__all__ = ["MAX_DEPTH", "json_text", "json_value"]
+__all__ = ["MAX_DEPTH", "is_model", "json_text", "json_value", "model_json"]
 
 MAX_DEPTH: Final = 256
 _SCALARS: Final = (str, int, float, bool, type(None))
@@ -52,6 +52,24 @@ def json_text(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), allow_nan=False, check_circular=False)
     except (TypeError, ValueError, RecursionError):
         return json.dumps(_normalise(value, "$", 0), separators=(",", ":"), allow_nan=False)
+
+
+def is_model(value: object) -> bool:
+    """Whether `value` is a pydantic model instance.
+
+    Duck-typed (a callable `model_dump`, and not a class) so that pydantic stays optional;
+    this is the one place clawcell decides it.
+    """
+    return callable(getattr(value, "model_dump", None)) and not isinstance(value, type)
+
+
+def model_json(value: Any, *, by_alias: bool = False, exclude_none: bool = False) -> Any:
+    """The JSON dump (`mode="json"`) of a model for which `is_model` holds; anything else is
+    returned as it is."""
+    if not is_model(value):
+        return value
+    options = {"by_alias": by_alias, "exclude_none": exclude_none}
+    return value.model_dump(mode="json", **{k: v for k, v in options.items() if v})
 
 
 def _flat_copy(value: Any) -> dict[str, Any] | None:
@@ -87,9 +105,8 @@ def _normalise(value: Any, path: str, depth: int) -> Any:
     if isinstance(value, list | tuple):
         items = cast("list[Any] | tuple[Any, ...]", value)
         return [_normalise(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items)]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        return _normalise(dump(mode="json"), path, depth + 1)
+    if is_model(value):
+        return _normalise(model_json(value), path, depth + 1)
     if isinstance(value, BaseException):
         return {"name": type(value).__name__, "message": str(value)}
     raise ToolError(

@@ -5,7 +5,7 @@ Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three wa
 * **completed** or **failed**: the session-store writes are committed (or dropped), the
   envelope is settled, and the guest goes back to the pool;
 * **waiting**: the run is parked. Its guest stays live while fewer than `MAX_LIVE_PARKED`
-  runs of this runtime hold one (a `wait` then continues it without any snapshot work);
+  runs of the process hold one (a `wait` then continues it without any snapshot work);
   otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
   snapshot and the run's record are committed before the envelope is returned, and `wait`
   claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
@@ -29,7 +29,14 @@ from ._leases import DurableRuns, stale_message
 from ._outcome import LegOutcome, failed_outcome, leg_envelope
 from ._progress import OnUpdate, Progress
 from ._replay import ReplayPolicy
-from ._runs import MAX_LIVE_PARKED, ParkedRecord, ParkedRuns, Run, RunHome
+from ._runs import (
+    MAX_LIVE_PARKED,
+    ParkedRecord,
+    ParkedRuns,
+    Run,
+    RunHome,
+    live_parked_in_process,
+)
 from ._source import check_source, read_exec_args, syntax_error_message
 from .approvals import Approvals
 from .envelope import (
@@ -286,7 +293,7 @@ class Lifecycle:
             return failed_outcome("invalid_input", "input", _TOO_MANY), None
         limit = self._host.limits.max_snapshot_bytes
         guest = run.cell.guest
-        live = self._parked.live_count() < MAX_LIVE_PARKED
+        live = live_parked_in_process() < MAX_LIVE_PARKED
         snapshot = None
         if self._parked.durable or not live or guest.snapshot_bound() > limit:
             snapshot = guest.snapshot()

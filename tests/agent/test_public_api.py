@@ -35,6 +35,7 @@ AGENT = [
     "TurnUsage",
     "anthropic_runner_tools",
     "configure_chat",
+    "configured_agent",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",

@@ -11,6 +11,7 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "MEMORY",
         "Command",
         "Settings",
+        "add_cell_options",
         "build_parser",
         "configure_mcp",
         "configure_repl",
@@ -20,12 +21,15 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "limit_names",
         "load_settings",
         "load_tools",
+        "open_settings_store",
         "parse_limits",
         "run_cell",
         "run_cli",
         "run_mcp",
         "run_repl",
+        "settings_from",
         "state_directory",
+        "store_option",
         "wait_cell",
     ]
     assert all(hasattr(cli, name) for name in cli.__all__)

@@ -45,7 +45,7 @@ def test_a_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None
         approvals="deny",
         base=tmp_path.resolve(),
     )
-    assert settings.store_path(None) == tmp_path.resolve() / "data" / "state.db"
+    assert settings.store_target(None) == tmp_path.resolve() / "data" / "state.db"
 
 
 @pytest.mark.parametrize(
@@ -53,8 +53,8 @@ def test_a_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None
     [
         pytest.param(
             "tool = []",
-            "unknown key(s) 'tool'; the keys are limits, mcp, mcpServers, policy, session, "
-            "store, tools.",
+            "unknown key(s) 'tool'; the keys are agent, builtin_tools, limits, mcp, mcpServers, "
+            "policy, session, store, tools, ui.",
             id="unknown_key",
         ),
         pytest.param(

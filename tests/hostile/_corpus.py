@@ -161,6 +161,38 @@ OUTPUT_FLOODS: Final = {
     "many_json_items_with_nesting": (
         "for (let i = 0; i < 2000; i++) json({ i, deep: [[[[{ i }]]]] });\nreturn 1;"
     ),
+    "every_console_level_floods": (
+        "for (let i = 0; i < 2000; i++)\n"
+        "  for (const f of ['log', 'info', 'warn', 'error', 'debug'])\n"
+        "    console[f]('x'.repeat(50), i);\n"
+        "return 1;"
+    ),
+    "one_huge_console_message": "console.log('c'.repeat(1e6));\nreturn 1;",
+    "huge_json_string_item": "json('j'.repeat(3e6));\nreturn 1;",
+    "huge_string_value": "return 'v'.repeat(5e6);",
+    "huge_object_value": (
+        "return Object.fromEntries(Array.from({ length: 1e5 }, (_, i) => ['k' + i, i]));"
+    ),
+    "output_then_throw": "for (let i = 0; i < 1e4; i++) text('t' + i);\nthrow new Error('late');",
+    "output_then_huge_throw": "text('x'.repeat(6e4));\nthrow new Error('e'.repeat(1e5));",
+    "output_from_timers_after_the_value": (
+        "for (let i = 0; i < 100; i++) setTimeout(() => text('late ' + i), 0);\nreturn 'early';"
+    ),
+    "output_from_parallel_tool_callbacks": (
+        "await Promise.all(Array.from({ length: 100 }, (_, i) =>\n"
+        "  echo({ i }).then(() => text('cb'.repeat(500) + i))));\nreturn 1;"
+    ),
+    "throw_an_object_with_a_huge_message": "throw { message: 'm'.repeat(2e5), name: 'N' };",
+    "error_with_many_frames": (
+        "function f(n) { if (n === 0) throw new Error('bottom'); return f(n - 1) + 1; }\nf(2000);"
+    ),
+    "rejection_with_huge_reason": "await Promise.reject('r'.repeat(1e6));",
+    "multibyte_text_at_the_budget": (
+        "for (let i = 0; i < 3e4; i++) text('é日🦞');\nreturn 'é'.repeat(4e4);"
+    ),
+    "nested_arrays_in_the_value": (
+        "let o = [];\nfor (let i = 0; i < 100; i++) o = [o, 'x'.repeat(1000)];\nreturn o;"
+    ),
 }
 
 CAPS: Final = {
@@ -189,5 +221,51 @@ CAPS: Final = {
     "cancelled_timers_do_not_leak_slots": (
         "for (let i = 0; i < 1000; i++) clearTimeout(setTimeout(() => {}, 1e6));\n"
         "return (await Promise.all(Array.from({ length: 144 }, (_, i) => echo({ i })))).length;"
+    ),
+    "exactly_the_queue_after_a_dispatch": (
+        "await echo({});\n"
+        "return (await Promise.all(Array.from({ length: 144 }, (_, i) => echo({ i })))).length;"
+    ),
+    "one_more_than_the_queue_after_a_dispatch": (
+        "await echo({});\nArray.from({ length: 145 }, (_, i) => echo({ i }));\nreturn 1;"
+    ),
+    "timers_alone_fill_the_queue": (
+        "try { for (let i = 0; i < 200; i++) setTimeout(() => {}, 1e6); }\n"
+        "catch (e) { return e.message.slice(0, 38); }"
+    ),
+    "yields_beyond_the_queue": (
+        "try { for (let i = 0; i < 200; i++) void yield_control('y' + i); }\n"
+        "catch (e) { return e.message.slice(0, 38); }"
+    ),
+    "store_just_under_the_value_cap": (
+        "await store('k', 'x'.repeat(256 * 1024 - 2));\nreturn (await load('k')).length;"
+    ),
+    "store_just_over_the_value_cap": (
+        "try { await store('k', 'x'.repeat(256 * 1024 - 1)); }\n"
+        "catch (e) { return [e.name, e.message]; }"
+    ),
+    "store_past_the_session_total": (
+        "let n = 0;\ntry { for (; n < 10; n++) await store('k' + n, 'x'.repeat(200 * 1024)); }\n"
+        "catch (e) { return [n, e.name]; }"
+    ),
+    "results_descriptor_beyond_64_entries": (
+        "const ids = [];\nfor (let i = 0; i < 70; i++) ids.push((await results.save({ i })).id);\n"
+        "return [ids.length, new Set(ids).size, await results.load(ids[0]).then(() => 'kept', "
+        "(e) => e.message.slice(0, 30))];"
+    ),
+    "results_load_of_forged_ids": (
+        "const out = [];\n"
+        "for (const id of ['', 'result_', '../x', 'result_' + 'f'.repeat(1e4), {}, 1])\n"
+        "  out.push(await results.load(id).then(() => 'loaded', (e) => e.name));\nreturn out;"
+    ),
+    "catalog_search_with_a_huge_query": (
+        "try { return (await catalog.search('q'.repeat(2e6))).length; }\n"
+        "catch (e) { return e.message.slice(0, 40); }"
+    ),
+    "api_read_of_forged_paths": (
+        "const out = [];\n"
+        "for (const p of ['../../etc/passwd', '/etc/passwd', 'tools/../x', '', 'x'.repeat(1e5)])\n"
+        "  out.push(await API.read(p).then(() => 'read', (e) => e.message.slice(0, 24)));\n"
+        "return out;"
     ),
 }

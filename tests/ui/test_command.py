@@ -50,7 +50,8 @@ def test_serve_without_an_agent_says_how_to_name_one(capsys: pytest.CaptureFixtu
     assert main(["serve", "--port", "0"]) == 2
     assert capsys.readouterr().err == (
         'clawcell: `clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
-        "table of the config file, or pass --demo.\n"
+        'table of the config file, or `model = "openai:gpt-5.1"` in its [agent] table, or pass '
+        "--demo.\n"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ._agent import Agent
 from ._anthropic import AnthropicModel
 from ._anthropic_tools import anthropic_runner_tools
-from ._chat import configure_chat, run_chat
+from ._chat import configure_chat, configured_agent, run_chat
 from ._events import (
     AgentEvent,
     ApprovalDecided,
@@ -58,6 +58,7 @@ __all__ = [
     "TurnUsage",
     "anthropic_runner_tools",
     "configure_chat",
+    "configured_agent",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",

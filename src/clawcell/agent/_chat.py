@@ -1,13 +1,17 @@
 """`clawcell chat`: a terminal chat with an agent, streaming text and showing each cell.
 
 ```text
-clawcell chat --model openai:gpt-5.1 [--base-url URL] [--tools module:attr] [--store state.db]
+clawcell chat --model openai:gpt-5.1 [--base-url URL] [--config clawcell.toml] [--tools module:attr]
+              [--mcp FILE] [--limit NAME=N] [--store state.db] [--session ID]
 ```
 
 `--model` is `<api>:<model>` with `<api>` one of `openai` (Chat Completions, also for
 OpenAI-compatible servers with `--base-url`), `openai-responses` and `anthropic`. The API key
 comes from the SDK's usual variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); without one the
-command says which to set, except with `--base-url`, where local servers need none.
+command says which to set, except with `--base-url`, where local servers need none. A
+`clawcell.toml` (`--config`) may name all of it, including the built-in tools of its
+`[builtin_tools]` table and the model of its `[agent]` table; options given on the command
+line win. `configured_agent(settings)` builds the same agent for `clawcell serve`.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Final, TextIO
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Final, TextIO
 
-from .. import SQLiteStore, Tool
+from .. import Tool
 from ..errors import ClawcellError, ConfigurationError
 from ._agent import Agent
 from ._anthropic import AnthropicModel, anthropic_sdk
@@ -29,7 +33,10 @@ from ._model import Model
 from ._openai_chat import OpenAIChatModel, openai_sdk
 from ._openai_responses import OpenAIResponsesModel
 
-__all__ = ["build_model", "configure_chat", "run_chat"]
+if TYPE_CHECKING:
+    from ..cli import Settings
+
+__all__ = ["build_model", "configure_chat", "configured_agent", "run_chat"]
 
 _KEYS: Final = {
     "openai": "OPENAI_API_KEY",
@@ -45,29 +52,81 @@ _UNUSED_KEY: Final = "unused"  # OpenAI-compatible local servers accept any key
 
 def configure_chat(parser: argparse.ArgumentParser) -> None:
     """Add the `chat` arguments."""
+    from ..cli import add_cell_options  # deferred: the CLI is not needed to import agents
+
     parser.add_argument(
         "--model",
-        required=True,
-        help="API and model: openai:gpt-5.1, openai-responses:gpt-5.1, anthropic:<model>",
+        help="API and model: openai:gpt-5.1, openai-responses:gpt-5.1, anthropic:<model> "
+        "(default: `model` in the [agent] table of --config)",
     )
     parser.add_argument("--base-url", help="an OpenAI-compatible (or proxy) server's base URL")
-    parser.add_argument("--tools", action="append", default=[], help="module:attribute of tools")
-    parser.add_argument("--instructions", default=_INSTRUCTIONS, help="the system prompt")
-    parser.add_argument("--session", default="chat", help="the session id (default: chat)")
-    parser.add_argument("--store", type=Path, help="a SQLite file keeping the transcript")
+    parser.add_argument("--instructions", help="the system prompt")
+    add_cell_options(
+        parser,
+        store_help="a SQLite file or postgresql:// URL keeping the transcript",
+        default_session="chat",
+    )
 
 
 def run_chat(args: argparse.Namespace) -> int:
     """Run the chat until end of input; 2 for bad arguments or a missing API key."""
-    try:
-        model = build_model(args.model, base_url=args.base_url, environ=os.environ)
-        from ..cli import load_tools  # deferred: the CLI helpers are not needed to import agents
+    from ..cli import Settings, settings_from
 
-        tools = load_tools(args.tools)
+    try:
+        given = Settings(model=args.model, base_url=args.base_url, instructions=args.instructions)
+        settings = settings_from(args).merged(given)
+        model = _model(settings)
+        tools = settings.build_tools()
     except ClawcellError as exc:
         print(f"clawcell chat: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_chat(model, tools, args, sys.stdin, sys.stdout))
+    return asyncio.run(_chat(settings, model, tools, sys.stdin, sys.stdout))
+
+
+def _model(settings: Settings) -> Model:
+    if settings.model is None:
+        raise ConfigurationError(
+            "a model is needed: pass --model (such as `openai:gpt-5.1`) or set `model` in the "
+            "[agent] table of the --config file."
+        )
+    return build_model(settings.model, base_url=settings.base_url, environ=os.environ)
+
+
+@asynccontextmanager
+async def configured_agent(
+    settings: Settings, *, model: Model | None = None, tools: Sequence[Tool] | None = None
+) -> AsyncGenerator[Agent]:
+    """The `Agent` a `clawcell.toml` describes, with its store closed on exit.
+
+    Its model is the `[agent]` table's (API key from the environment), its tools the `tools`
+    modules and the `[builtin_tools]` (`clawcell.tools.from_config`), with the file's MCP
+    servers, limits and store (in memory when none is named).
+
+    Args:
+        settings: What `clawcell.cli.load_settings` / `settings_from` read.
+        model: Use this model instead of building the configured one.
+        tools: Use these tools instead of loading the configured ones.
+
+    Raises:
+        ConfigurationError: No model is configured, its API key is missing, or a tool setting
+            is wrong.
+    """
+    from ..cli import open_settings_store
+
+    model = model if model is not None else _model(settings)
+    tools = list(tools) if tools is not None else settings.build_tools()
+    async with (
+        open_settings_store(settings, default=None) as store,
+        Agent(
+            model=model,
+            tools=tools,
+            store=store,
+            instructions=settings.instructions or _INSTRUCTIONS,
+            limits=settings.limits or None,
+            mcp_servers=settings.mcp_servers or None,
+        ) as agent,
+    ):
+        yield agent
 
 
 def build_model(spec: str, *, base_url: str | None, environ: Mapping[str, str]) -> Model:
@@ -99,21 +158,15 @@ def build_model(spec: str, *, base_url: str | None, environ: Mapping[str, str]) 
 
 
 async def _chat(
-    model: Model, tools: list[Tool], args: argparse.Namespace, stdin: TextIO, stdout: TextIO
+    settings: Settings, model: Model, tools: list[Tool], stdin: TextIO, stdout: TextIO
 ) -> int:
-    store = SQLiteStore(args.store) if args.store is not None else None
     view = ChatView(stdout)
-    try:
-        async with Agent(
-            model=model, tools=tools, store=store, instructions=args.instructions
-        ) as agent:
-            view.banner(model.name, [t.name for t in tools])
-            while (line := await asyncio.to_thread(_prompt, stdin, view)) is not None:
-                if line.strip():
-                    await _turn(agent, args.session, line.strip(), view)
-    finally:
-        if store is not None:
-            await store.close()
+    session = settings.session or "chat"
+    async with configured_agent(settings, model=model, tools=tools) as agent:
+        view.banner(model.name, [t.name for t in tools])
+        while (line := await asyncio.to_thread(_prompt, stdin, view)) is not None:
+            if line.strip():
+                await _turn(agent, session, line.strip(), view)
     return 0
 
 

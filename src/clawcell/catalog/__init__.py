@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ._api_files import ApiFile
 from ._bindings import Binding
 from ._catalog import Catalog
 from ._declarations import schema_declaration
 from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
 from ._discriminator import define_output_schema
+from ._extension import CatalogExtension, SearchEntry
 from ._hints import compact_input_hint, compact_output_hint
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
 from ._model_tools import (
@@ -16,17 +18,22 @@ from ._model_tools import (
     to_openai_chat,
     to_openai_responses,
 )
+from ._names import RESERVED_WORDS, locale_key
 from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
 
 __all__ = [
+    "RESERVED_WORDS",
     "AfterToolCall",
+    "ApiFile",
     "BeforeToolCall",
     "Binding",
     "Catalog",
+    "CatalogExtension",
     "ExecutionMode",
     "HookDecision",
     "JsonValue",
     "ModelToolStyle",
+    "SearchEntry",
     "Tool",
     "ToolCallEvent",
     "ToolPlugin",
@@ -37,6 +44,7 @@ __all__ = [
     "define_output_schema",
     "define_tool_plugin",
     "json_schema_for",
+    "locale_key",
     "schema_declaration",
     "to_anthropic",
     "to_openai",

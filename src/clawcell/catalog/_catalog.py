@@ -7,6 +7,7 @@ contracts, the hooks and the execution-mode scheduler shared by every cell of th
 
 from __future__ import annotations
 
+import copy
 import inspect
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from ._api_files import (
     results_api_file,
 )
 from ._bindings import Binding, build_bindings, guest_value
+from ._extension import CatalogExtension, SearchEntry
 from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
 from ._model_tools import (
     ModelToolStyle,
@@ -35,7 +37,7 @@ from ._model_tools import (
 )
 from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
-from ._search import SearchDocument, SearchIndex, parameter_text
+from ._search import CatalogSearch, SearchDocument, parameter_text
 from ._tool import JsonValue, Tool, ToolResult
 from ._tool_dts import tool_declaration_file
 
@@ -84,7 +86,8 @@ class Catalog:
         self._by_name = {b.callable_name: b for b in self.bindings}
         self._counters = _Counters()
         self._scheduler = CallScheduler()
-        self._index = SearchIndex([_document(b) for b in self.bindings])
+        self._extension = CatalogExtension()
+        self._search = CatalogSearch([_document(b) for b in self.bindings])
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -99,7 +102,16 @@ class Catalog:
             reserved_names=self._reserved,
         )
         grown._counters, grown._scheduler = self._counters, self._scheduler
-        return grown
+        return grown.with_extension(self._extension)
+
+    def with_extension(self, extension: CatalogExtension) -> Catalog:
+        """This catalog (same tools, counters, scope, hooks and scheduling) with `extension`'s
+        search entries and API files added, replacing any earlier extension."""
+        extended = copy.copy(self)
+        extended._extension = extension
+        extra = [_entry_document(e) for e in extension.entries]
+        extended._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
+        return extended
 
     def binding(self, callable_name: str) -> Binding | None:
         """The binding of a callable name, or `None`."""
@@ -119,10 +131,7 @@ class Catalog:
             raise InputError("search query must be a string.")
         count = self._read_limit(limit)
         self._counters.searches += 1
-        exact = self._exact(query.strip())
-        if exact is not None:
-            return [exact.callable_name]
-        return self._index.rank(query, count)
+        return self._search.find(query, count)
 
     def _read_limit(self, limit: object) -> int:
         if limit is None:
@@ -132,16 +141,6 @@ class Catalog:
         if limit != int(limit) or limit <= 0:
             raise InputError("limit must be a positive integer.")
         return min(int(limit), self.limits.max_search_limit)
-
-    def _exact(self, needle: str) -> Binding | None:
-        for binding in self.bindings:
-            if needle in (binding.callable_name, binding.tool.name):
-                return binding
-        folded = needle.lower()
-        for binding in self.bindings:
-            if folded in (binding.callable_name.lower(), binding.tool.name.lower()):
-                return binding
-        return None
 
     def _require(self, callable_name: object) -> Binding:
         binding = self._by_name.get(callable_name) if isinstance(callable_name, str) else None
@@ -171,7 +170,7 @@ class Catalog:
 
     def _api_files(self) -> list[ApiFile]:
         tools = [ApiFile(path=f"tools/{b.callable_name}.d.ts") for b in self.bindings]
-        return [results_api_file(), *tools]
+        return [results_api_file(), *self._extension.files, *tools]
 
     def api_list(self, prefix: object = None) -> dict[str, Any]:
         """`API.list(prefix?)`: injected files first, then one `tools/<name>.d.ts` per binding."""
@@ -188,6 +187,9 @@ class Catalog:
         normalized = normalize_api_path(path)
         if normalized == "results.d.ts":
             return results_api_file().read()
+        for file in self._extension.files:
+            if file.path == normalized:
+                return file.read()
         name = normalized.removeprefix("tools/").removesuffix(".d.ts")
         binding = self._by_name.get(name)
         if binding is None or normalized != f"tools/{name}.d.ts":
@@ -341,6 +343,17 @@ def _document(binding: Binding) -> SearchDocument:
         label=item.label or "",
         description=item.description,
         parameters=parameter_text(item.parameters) if binding.trusted else "",
+    )
+
+
+def _entry_document(entry: SearchEntry) -> SearchDocument:
+    return SearchDocument(
+        key=entry.callable_name,
+        catalog_id=entry.catalog_id,
+        name=entry.name,
+        label=entry.label,
+        description=entry.description,
+        parameters="",
     )
 
 

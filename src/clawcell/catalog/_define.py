@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
+from .._jsonvalue import model_json
 from ..errors import ConfigurationError
 from ._tool import ExecutionMode, Tool, ToolResult, ToolSource
 
@@ -147,17 +148,12 @@ def _output_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
     return schema or None
 
 
-def _dump(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump(mode="json") if callable(dump) and not isinstance(value, type) else value
-
-
 def _executor(fn: Callable[..., Any], model: type[Any] | None) -> Callable[[dict[str, Any]], Any]:
     async def execute(arguments: dict[str, Any]) -> Any:
         result = fn(model.model_validate(arguments)) if model is not None else fn(**arguments)
         if inspect.isawaitable(result):
             result = await result
-        return _dump(result)
+        return model_json(result)
 
     return execute
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 from ._json import as_mapping
 from ._names import locale_key
 
-__all__ = ["SearchDocument", "SearchIndex", "parameter_text", "tokenize"]
+__all__ = ["CatalogSearch", "SearchDocument", "SearchIndex", "parameter_text", "tokenize"]
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -166,3 +166,29 @@ class SearchIndex:
         else:
             ordered = heapq.nsmallest(limit, scores, key=order)
         return [self._documents[position].key for position in ordered]
+
+
+class CatalogSearch:
+    """`catalog.search`: an exact (then case-insensitive) key or name, else the BM25 ranking.
+
+    Exact lookups try the documents in order, so the native tools, listed first, win.
+    """
+
+    def __init__(self, documents: Sequence[SearchDocument]) -> None:
+        self._documents = tuple(documents)
+        self._index = SearchIndex(self._documents)
+
+    def find(self, query: str, limit: int) -> list[str]:
+        """Keys matching `query`, best first (at most `limit`)."""
+        exact = self._exact(query.strip())
+        return [exact] if exact is not None else self._index.rank(query, limit)
+
+    def _exact(self, needle: str) -> str | None:
+        for doc in self._documents:
+            if needle in (doc.key, doc.name):
+                return doc.key
+        folded = needle.lower()
+        for doc in self._documents:
+            if folded in (doc.key.lower(), doc.name.lower()):
+                return doc.key
+        return None

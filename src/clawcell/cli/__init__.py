@@ -15,6 +15,7 @@ from ._command import Command, build_parser, run_cli
 from ._mcp import configure_mcp, run_mcp
 from ._repl import configure_repl, format_envelope, run_repl
 from ._run import configure_run, configure_wait, run_cell, wait_cell
+from ._runtime import add_cell_options, open_settings_store, settings_from, store_option
 from ._settings import (
     MEMORY,
     Settings,
@@ -29,6 +30,7 @@ __all__ = [
     "MEMORY",
     "Command",
     "Settings",
+    "add_cell_options",
     "build_parser",
     "configure_mcp",
     "configure_repl",
@@ -38,11 +40,14 @@ __all__ = [
     "limit_names",
     "load_settings",
     "load_tools",
+    "open_settings_store",
     "parse_limits",
     "run_cell",
     "run_cli",
     "run_mcp",
     "run_repl",
+    "settings_from",
     "state_directory",
+    "store_option",
     "wait_cell",
 ]

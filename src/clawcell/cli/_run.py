@@ -42,7 +42,7 @@ def run_cell(args: argparse.Namespace) -> int:
 def wait_cell(args: argparse.Namespace) -> int:
     """Continue a parked cell and print its envelope."""
     settings = settings_from(args)
-    if settings.store_path(None) is None:
+    if settings.store_target(None) is None:
         raise ConfigurationError(
             "`clawcell wait` needs `--store PATH` (and `--session ID`): the store the cell was "
             "parked in by `clawcell run --store PATH`."
@@ -64,7 +64,7 @@ def _report(envelope: dict[str, Any], settings: Settings, args: argparse.Namespa
 
 
 def _waiting_hint(run_id: str, settings: Settings, args: argparse.Namespace) -> str:
-    path = settings.store_path(None)
+    path = settings.store_target(None)
     if path is None:
         return (
             "clawcell: the cell is waiting, but it was parked in memory and ends with this "

@@ -7,13 +7,16 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from .. import CodeMode, Limits, SQLiteStore
-from ._settings import MEMORY, Settings, load_settings, load_tools, parse_limits
+from .. import CodeMode, Limits
+from ..store import SessionStore, open_store
+from ._settings import MEMORY, Settings, load_settings, parse_limits
 
-__all__ = ["add_cell_options", "open_mode", "settings_from"]
+__all__ = ["add_cell_options", "open_mode", "open_settings_store", "settings_from", "store_option"]
 
 
-def add_cell_options(parser: argparse.ArgumentParser, *, store_help: str) -> None:
+def add_cell_options(
+    parser: argparse.ArgumentParser, *, store_help: str, default_session: str = "default"
+) -> None:
     """`--config`, `--tools`, `--mcp`, `--limit`, `--store` and `--session`."""
     parser.add_argument("--config", metavar="FILE", help="a clawcell.toml (or mcpServers JSON)")
     parser.add_argument(
@@ -30,7 +33,9 @@ def add_cell_options(parser: argparse.ArgumentParser, *, store_help: str) -> Non
         "--limit", action="append", default=[], metavar="NAME=N", help="e.g. timeoutMs=2000"
     )
     parser.add_argument("--store", metavar="PATH", help=store_help)
-    parser.add_argument("--session", metavar="ID", help="the session id (default: `default`)")
+    parser.add_argument(
+        "--session", metavar="ID", help=f"the session id (default: `{default_session}`)"
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -43,21 +48,41 @@ def settings_from(args: argparse.Namespace) -> Settings:
         tools=tuple(args.tools),
         mcp_servers=servers,
         limits=parse_limits(args.limit),
-        store=args.store if args.store in (None, MEMORY) else str(Path(args.store).resolve()),
+        store=store_option(args.store),
         session=args.session,
     )
     return base.merged(given)
 
 
+def store_option(value: str | None) -> str | None:
+    """`--store` as given: a URL or `:memory:` as is, a path made absolute."""
+    if value is None or value == MEMORY or "://" in value:
+        return value
+    return str(Path(value).resolve())
+
+
+@asynccontextmanager
+async def open_settings_store(
+    settings: Settings, *, default: Path | None
+) -> AsyncGenerator[SessionStore | None]:
+    """The store `settings` names (SQLite file or PostgreSQL URL; `None` for memory), closed
+    on exit. A SQLite file's directory is created."""
+    target = settings.store_target(default)
+    if isinstance(target, Path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+    store = open_store(target) if target is not None else None
+    try:
+        yield store
+    finally:
+        if store is not None:
+            await store.close()
+
+
 @asynccontextmanager
 async def open_mode(settings: Settings, *, default_store: Path | None) -> AsyncGenerator[CodeMode]:
     """A `CodeMode` for `settings`, closed (with its store) on exit."""
-    tools = load_tools(settings.tools, base=settings.base)
-    path = settings.store_path(default_store)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(path) if path is not None else None
-    try:
+    tools = settings.build_tools()
+    async with open_settings_store(settings, default=default_store) as store:
         mode = CodeMode(
             tools,
             limits=Limits.from_config(settings.limits),
@@ -67,6 +92,3 @@ async def open_mode(settings: Settings, *, default_store: Path | None) -> AsyncG
         )
         async with mode:
             yield mode
-    finally:
-        if store is not None:
-            await store.close()

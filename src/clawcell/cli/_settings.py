@@ -6,7 +6,13 @@ options, which win. The file:
 ```toml
 tools = ["mypackage.tools:TOOLS"]     # module:attribute, a Tool, an iterable or a factory
 session = "default"
-store = "state.db"                    # a SQLite file, or ":memory:"
+store = "state.db"                    # a SQLite file, a postgresql:// URL, or ":memory:"
+
+[builtin_tools.workspace]             # clawcell.tools, as `clawcell.tools.from_config` reads it
+root = "notes"
+
+[agent]                               # `clawcell chat` and `clawcell serve`
+model = "openai:gpt-5.1"
 
 [limits]
 timeoutMs = 5000
@@ -19,8 +25,9 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 ```
 
-Relative `store` paths and tool modules are resolved against the file's directory; the
-current directory is on the import path for `--tools` too.
+Relative `store` paths, the workspace `root` and tool modules are resolved against the file's
+directory; the current directory is on the import path for `--tools` too. A `[ui]` table is
+`clawcell serve`'s (read by `clawcell.ui`).
 """
 
 from __future__ import annotations
@@ -54,8 +61,14 @@ __all__ = [
 
 MEMORY: Final = ":memory:"
 """The `store` value for an in-memory store (nothing survives the process)."""
-_KEYS: Final = ("limits", "mcp", "mcpServers", "policy", "session", "store", "tools")
+_KEYS: Final = (
+    "agent", "builtin_tools", "limits", "mcp", "mcpServers", "policy", "session", "store",
+    "tools", "ui",
+)  # fmt: skip
 _POLICY_KEYS: Final = ("approvals",)
+_AGENT_KEYS: Final = ("base_url", "instructions", "model")
+# `store` values that name a `PostgresStore`, as `clawcell.store.open_store` reads them.
+_POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,39 +79,67 @@ class Settings:
         tools: `module:attribute` specs of the tools.
         mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`).
         limits: Limit settings by camelCase name (validated by `parse_limits`).
-        store: A SQLite path, `":memory:"`, or `None` for the command's default.
+        builtin_tools: The `[builtin_tools]` table, for `clawcell.tools.from_config`.
+        store: A SQLite path, a `postgresql://` URL, `":memory:"`, or `None` for the
+            command's default.
         session: The session id.
         approvals: The approval policy of `clawcell mcp serve`.
+        model: The `[agent]` model (`openai:gpt-5.1`) of `clawcell chat` and `clawcell serve`.
+        base_url: The `[agent]` model server's base URL.
+        instructions: The `[agent]` system prompt.
         base: The directory relative paths are resolved against.
     """
 
     tools: tuple[str, ...] = ()
+    builtin_tools: Mapping[str, Any] = field(default_factory=dict[str, Any])
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
     limits: Mapping[str, int] = field(default_factory=dict[str, int])
     store: str | None = None
     session: str | None = None
     approvals: str = "elicit"
+    model: str | None = None
+    base_url: str | None = None
+    instructions: str | None = None
     base: Path = field(default_factory=Path.cwd)
 
     def merged(self, other: Settings) -> Settings:
         """`self` with `other`'s values added (lists, tables) or replacing (single values)."""
         return Settings(
             tools=(*self.tools, *other.tools),
+            builtin_tools=other.builtin_tools or self.builtin_tools,
             mcp_servers={**self.mcp_servers, **other.mcp_servers},
             limits={**self.limits, **other.limits},
             store=other.store if other.store is not None else self.store,
             session=other.session if other.session is not None else self.session,
             approvals=other.approvals if other.approvals != "elicit" else self.approvals,
+            model=other.model or self.model,
+            base_url=other.base_url or self.base_url,
+            instructions=other.instructions or self.instructions,
             base=self.base,
         )
 
-    def store_path(self, default: Path | None) -> Path | None:
-        """The SQLite file to use, or `None` for an in-memory store."""
+    def store_target(self, default: Path | None) -> Path | str | None:
+        """The SQLite file or PostgreSQL URL to use, or `None` for an in-memory store."""
         if self.store == MEMORY:
             return None
         if self.store is None:
             return default
+        if self.store.startswith(_POSTGRES_SCHEMES):
+            return self.store
         return self.base / Path(self.store).expanduser()
+
+    def build_tools(self) -> list[Tool]:
+        """The tools of `tools` (imported) and of `builtin_tools` (`clawcell.tools`).
+
+        Raises:
+            ConfigurationError: A spec cannot be loaded, or the built-in tools table is wrong.
+        """
+        tools = load_tools(self.tools, base=self.base)
+        if self.builtin_tools:
+            from ..tools import from_config
+
+            tools += from_config(self.builtin_tools)
+        return tools
 
 
 def state_directory() -> Path:
@@ -150,15 +191,42 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     mcp = _table(where, data, "mcp")
     if "servers" in mcp:
         servers.update(parse_servers(mcp["servers"], source=where))
+    agent = _agent(where, _table(where, data, "agent"))
     return Settings(
         tools=_strings(where, data, "tools"),
+        builtin_tools=_builtin_tools(_table(where, data, "builtin_tools"), file.resolve().parent),
         mcp_servers=servers,
         limits=_limits(where, _table(where, data, "limits")),
         store=_string(where, data, "store"),
         session=_string(where, data, "session"),
         approvals=_approvals(where, _table(where, data, "policy")),
+        model=agent.get("model"),
+        base_url=agent.get("base_url"),
+        instructions=agent.get("instructions"),
         base=file.resolve().parent,
     )
+
+
+def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
+    unknown = sorted(set(table) - set(_AGENT_KEYS))
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown `agent` key(s) {', '.join(map(repr, unknown))}; "
+            f"the keys are {', '.join(_AGENT_KEYS)}."
+        )
+    return {key: cast(str, _string(where, table, key)) for key in table}
+
+
+def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The table with a relative workspace `root` made relative to the config file."""
+    workspace = table.get("workspace")
+    if not isinstance(workspace, dict):
+        return table  # `from_config` says what is wrong with it
+    section = cast(dict[str, Any], workspace)
+    root = section.get("root")
+    if isinstance(root, str) and root:
+        section = {**section, "root": str(base / Path(root).expanduser())}
+    return {**table, "workspace": section}
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:

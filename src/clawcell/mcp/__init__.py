@@ -10,10 +10,11 @@ CodeMode(tools=..., mcp_servers={"time": StdioServer(command="mcp-server-time")}
 
 from __future__ import annotations
 
+from ._approvals import ApprovalPolicy
 from ._config import HttpServer, ServerConfig, StdioServer
 from ._http import serve_http
 from ._runtime import McpServers
-from ._server import ApprovalPolicy, CodeModeServer
+from ._server import CodeModeServer
 from ._server_file import load_servers, parse_servers
 from ._status import McpServerStatus, ServerState
 

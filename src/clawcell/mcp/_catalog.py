@@ -1,20 +1,19 @@
 """The bridge's view of a catalog with MCP servers: native tools plus `MCP.*` methods.
 
-`McpCatalog` wraps the native `Catalog` and answers the same bridge requests (`call`,
-`search`, `describe`, `api_list`, `api_read`) plus `$api`. Native and MCP entries share one
-BM25 ranking and one search limit; MCP entries never appear in `catalog.all()` or the quick
-index because those stay with the native catalog.
+`McpCatalog` extends the native `Catalog` through its public seam (`CatalogExtension`: MCP
+tools as search entries, `mcp/*.d.ts` as API files), so native and MCP entries share one
+search, and answers the MCP side of `call`, `describe` and `$api` itself. MCP entries never
+appear in `catalog.all()` or the quick index because those stay with the native tools.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from ..catalog import Catalog
-from ..catalog._api_files import ApiFile, matches_prefix, normalize_api_path, normalize_api_prefix
-from ..catalog._search import SearchDocument, SearchIndex, parameter_text
-from ..errors import InputError, McpError
+from ..approvals import ApprovalRule, gate_context
+from ..catalog import ApiFile, Catalog, CatalogExtension, SearchEntry
+from ..errors import ApprovalDeniedError, InputError, McpError
 from ._connection import Connection
 from ._declarations import (
     INDEX_DESCRIPTION,
@@ -29,12 +28,14 @@ from ._projection import guest_projection
 
 __all__ = ["McpCatalog"]
 
+_INDEX_PATH: Final = "mcp/index.d.ts"
+
 
 class McpCatalog:
     """Native tools and MCP methods behind one `HostCatalog` face.
 
     Args:
-        catalog: The native catalog (its counters count searches).
+        catalog: The native catalog; this one shares its tools, counters and scheduling.
         namespace: The visible MCP methods.
         connections: The connection of each server, by server name.
     """
@@ -42,36 +43,12 @@ class McpCatalog:
     def __init__(
         self, catalog: Catalog, namespace: McpNamespace, connections: Mapping[str, Connection]
     ) -> None:
-        self.catalog = catalog
         self.namespace = namespace
         self._connections = connections
         self._describes = 0
         self._calls = 0
-        native = [
-            SearchDocument(
-                key=b.callable_name,
-                catalog_id=b.catalog_id,
-                name=b.tool.name,
-                label=b.tool.label or "",
-                description=b.tool.description,
-                parameters=parameter_text(b.tool.parameters) if b.trusted else "",
-            )
-            for b in catalog.bindings
-        ]
-        remote = [
-            SearchDocument(
-                key=m.callable_name,
-                catalog_id=f"mcp:{m.server.server_name}:{m.mcp_tool}",
-                name=m.mcp_tool,
-                label="",
-                description=m.description,
-                parameters="",
-            )
-            for m in namespace.methods.values()
-            if m.operation == "tools/call"
-        ]
-        self._index = SearchIndex([*native, *remote])
-        self._files = self._mcp_files()
+        extension = CatalogExtension(entries=_entries(namespace), files=_files(namespace))
+        self.catalog = catalog.with_extension(extension)
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -82,39 +59,17 @@ class McpCatalog:
             return await self.catalog.call(callable_name, input)
         self._calls += 1
         arguments: dict[str, Any] = dict(input) if isinstance(input, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
-        if method.operation == "tools/call":
-            arguments = {"name": method.mcp_tool, "arguments": arguments}
         connection = self._connections[method.server.server_name]
+        if method.operation == "tools/call":
+            await _approve(method, arguments, connection.config.asks(method.mcp_tool))
+            arguments = {"name": method.mcp_tool, "arguments": arguments}
         return guest_projection(await connection.request(method.operation, arguments))
 
     # -- search and describe --------------------------------------------------------------
 
     def search(self, query: object, limit: object = None) -> list[str]:
         """Exact names first (native, then MCP), else one BM25 ranking over both."""
-        native = self.catalog.search(query, limit)  # validates and counts
-        needle = str(query).strip()
-        exact = self._exact(needle)
-        if exact is not None:
-            return [exact]
-        count = self.catalog.limits.search_default_limit if limit is None else int(limit)  # pyright: ignore[reportArgumentType]
-        count = min(count, self.catalog.limits.max_search_limit)
-        return self._index.rank(needle, count) if self.namespace.methods else native
-
-    def _exact(self, needle: str) -> str | None:
-        entries = [(b.callable_name, b.tool.name) for b in self.catalog.bindings]
-        entries += [
-            (m.callable_name, m.mcp_tool)
-            for m in self.namespace.methods.values()
-            if m.operation == "tools/call"
-        ]
-        for key, name in entries:
-            if needle in (key, name):
-                return key
-        folded = needle.lower()
-        for key, name in entries:
-            if folded in (key.lower(), name.lower()):
-                return key
-        return None
+        return self.catalog.search(query, limit)
 
     def describe(self, callable_name: str) -> dict[str, Any]:
         """`describe()`; for MCP handles, `$api(<method>, { schema: true })`."""
@@ -175,40 +130,12 @@ class McpCatalog:
 
     # -- API files ------------------------------------------------------------------------
 
-    def _mcp_files(self) -> list[ApiFile]:
-        files = [
-            ApiFile(
-                path="mcp/index.d.ts",
-                description=INDEX_DESCRIPTION,
-                content=index_declaration(self.namespace),
-            )
-        ]
-        for scope in self.namespace.available:
-            if scope.identifier != "index":
-                files.append(
-                    ApiFile(
-                        path=scope.api_path,
-                        description=server_description(scope),
-                        content=server_declaration(scope),
-                    )
-                )
-        return files
-
     def api_list(self, prefix: object = None) -> dict[str, Any]:
-        """Native listing with the MCP files after `results.d.ts`."""
-        native = self.catalog.api_list(prefix)["files"]
-        wanted = normalize_api_prefix(prefix)
-        remote = [f.listing() for f in self._files if matches_prefix(f.path, wanted)]
-        head = [f for f in native if f["path"] == "results.d.ts"]
-        tail = [f for f in native if f["path"] != "results.d.ts"]
-        return {"files": [*head, *remote, *tail]}
+        """The native listing, with the MCP files after `results.d.ts`."""
+        return self.catalog.api_list(prefix)
 
     def api_read(self, path: object) -> dict[str, Any]:
-        """MCP files from the table; everything else from the native catalog."""
-        normalized = normalize_api_path(path)
-        for file in self._files:
-            if file.path == normalized:
-                return file.read()
+        """An MCP file, or a native one."""
         return self.catalog.api_read(path)
 
     # -- provenance and telemetry ---------------------------------------------------------
@@ -221,11 +148,8 @@ class McpCatalog:
         if method in ("callValue", "describe"):
             return isinstance(first, str) and first in self.namespace.methods
         if method == "apiList":
-            return (
-                not isinstance(first, str)
-                or matches_prefix("mcp/index.d.ts", first.strip().strip("/"))
-                or first.strip().strip("/") == ""
-            )
+            prefix = first.strip().strip("/") if isinstance(first, str) else ""
+            return not prefix or prefix == _INDEX_PATH or _INDEX_PATH.startswith(prefix + "/")
         if method == "apiRead":
             return isinstance(first, str) and first.strip().lstrip("/").startswith("mcp/")
         if method == "search" and isinstance(value, list):
@@ -241,6 +165,55 @@ class McpCatalog:
         data["describeCount"] += self._describes
         data["callCount"] += self._calls
         return data
+
+
+async def _approve(method: McpMethod, arguments: dict[str, Any], asks: bool) -> None:
+    """The run's approval gate for an MCP tool call, by its callable name (`MCP.x.y`): the
+    session policy applies, and the server's `ask` patterns ask."""
+    reason = (
+        f"the configuration of MCP server `{method.server.server_name}` asks before "
+        f"`{method.mcp_tool}`"
+    )
+    context = gate_context.get()
+    if context is None:
+        if asks:
+            raise ApprovalDeniedError(
+                f'Tool "{method.callable_name}" needs approval, and this call is not part of '
+                "a Code Mode run that can wait for one."
+            )
+        return
+    gate, request_id = context
+    rule: ApprovalRule = (lambda _input: reason) if asks else "never"
+    await gate.check(request_id, method.callable_name, arguments, rule, None)
+
+
+def _entries(namespace: McpNamespace) -> tuple[SearchEntry, ...]:
+    return tuple(
+        SearchEntry(
+            callable_name=m.callable_name,
+            catalog_id=f"mcp:{m.server.server_name}:{m.mcp_tool}",
+            name=m.mcp_tool,
+            description=m.description,
+        )
+        for m in namespace.methods.values()
+        if m.operation == "tools/call"
+    )
+
+
+def _files(namespace: McpNamespace) -> tuple[ApiFile, ...]:
+    index = ApiFile(
+        path=_INDEX_PATH, description=INDEX_DESCRIPTION, content=index_declaration(namespace)
+    )
+    servers = (
+        ApiFile(
+            path=scope.api_path,
+            description=server_description(scope),
+            content=server_declaration(scope),
+        )
+        for scope in namespace.available
+        if scope.identifier != "index"
+    )
+    return (index, *servers)
 
 
 def _root_entry(scope: McpServerScope) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """Server configurations: how clawcell reaches one MCP server.
 
 The dict key given to `CodeMode(mcp_servers=...)` is the server name; these values say how to
-connect and which tools the guest may see.
+connect, which tools the guest may see (`allow`, `deny`) and which calls wait for a person's
+approval (`ask`, glob patterns of tool names).
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
@@ -15,9 +17,16 @@ from ..errors import ConfigurationError
 __all__ = ["HttpServer", "ServerConfig", "StdioServer"]
 
 
-def _check_policy(kind: str, allow: Sequence[str] | None, timeout: float) -> None:
+def _check_policy(
+    kind: str, allow: Sequence[str] | None, ask: Sequence[str], timeout: float
+) -> None:
     if isinstance(allow, str):
         raise ConfigurationError(f"{kind}: `allow` must be a list of tool names, got {allow!r}.")
+    if isinstance(ask, str) or not all(isinstance(p, str) and p for p in ask):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ConfigurationError(
+            f'{kind}: `ask` must be a list of tool names or glob patterns (`["*"]` for every '
+            f"tool), got {ask!r}."
+        )
     if not timeout > 0:
         raise ConfigurationError(f"{kind}: `timeout` must be a positive number, got {timeout!r}.")
 
@@ -28,6 +37,8 @@ class _Policy:
     """Only these MCP tool names are visible (`None`: all)."""
     deny: Sequence[str] = ()
     """These MCP tool names are absent everywhere: namespace, search, declarations."""
+    ask: Sequence[str] = ()
+    """Glob patterns (`git_*`, `*`) of MCP tool names whose calls wait for approval."""
     timeout: float = 30.0
     """Seconds one request may take before the connection is reset."""
 
@@ -36,6 +47,10 @@ class _Policy:
         if tool_name in self.deny:
             return False
         return self.allow is None or tool_name in self.allow
+
+    def asks(self, tool_name: str) -> bool:
+        """Whether calls of this MCP tool wait for a person's approval."""
+        return any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.ask)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +64,8 @@ class StdioServer(_Policy):
         cwd: Its working directory.
         allow: Only these tool names are visible (`None`: all).
         deny: These tool names are absent everywhere.
+        ask: Glob patterns of tool names whose calls wait for a person's approval
+            (`["*"]`: every tool of this server); see `docs/approvals.md`.
         timeout: Seconds one request may take before the connection is reset.
     """
 
@@ -62,7 +79,7 @@ class StdioServer(_Policy):
             raise ConfigurationError("StdioServer: `command` must be a non-empty string.")
         if isinstance(self.args, str):
             raise ConfigurationError(f"StdioServer: `args` must be a list, got {self.args!r}.")
-        _check_policy("StdioServer", self.allow, self.timeout)
+        _check_policy("StdioServer", self.allow, self.ask, self.timeout)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +91,8 @@ class HttpServer(_Policy):
         headers: Extra HTTP headers (for example `Authorization`).
         allow: Only these tool names are visible (`None`: all).
         deny: These tool names are absent everywhere.
+        ask: Glob patterns of tool names whose calls wait for a person's approval
+            (`["*"]`: every tool of this server); see `docs/approvals.md`.
         timeout: Seconds one request may take before the connection is reset.
     """
 
@@ -83,7 +102,7 @@ class HttpServer(_Policy):
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
             raise ConfigurationError(f"HttpServer: `url` must be an http(s) URL, got {self.url!r}.")
-        _check_policy("HttpServer", self.allow, self.timeout)
+        _check_policy("HttpServer", self.allow, self.ask, self.timeout)
 
 
 ServerConfig: TypeAlias = StdioServer | HttpServer

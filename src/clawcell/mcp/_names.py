@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from ..catalog._names import RESERVED_WORDS, locale_key
+from ..catalog import RESERVED_WORDS, locale_key
 
 __all__ = ["RESERVED_IDENTIFIERS", "allocate_identifiers", "to_identifier"]
 

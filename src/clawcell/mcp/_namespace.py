@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..catalog._names import locale_key
+from ..catalog import locale_key
 from ._names import SERVER_SCOPE_NAMES, allocate_identifiers
 from ._types import McpListing, McpTool, Operation
 

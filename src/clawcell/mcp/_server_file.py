@@ -122,6 +122,9 @@ def _policy(where: str, entry: Mapping[str, object]) -> dict[str, Any]:
     deny = _texts(where, entry, "deny")
     if deny is not None:
         policy["deny"] = deny
+    ask = _texts(where, entry, "ask")
+    if ask is not None:
+        policy["ask"] = ask
     timeout = entry.get("timeout")
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from .._jsonvalue import is_model, model_json
+
 __all__ = ["McpListing", "McpResult", "McpTool", "Operation", "result_from_mcp", "tool_from_mcp"]
 
 Operation = Literal["tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get"]
@@ -49,10 +51,9 @@ class McpResult:
 
 
 def _wire(model: object) -> dict[str, Any]:
-    dump = getattr(model, "model_dump", None)
-    if not callable(dump):
+    if not is_model(model):
         raise TypeError(f"not an MCP SDK model: {type(model).__name__!r}")
-    return cast("dict[str, Any]", dump(mode="json", by_alias=True, exclude_none=True))
+    return cast("dict[str, Any]", model_json(model, by_alias=True, exclude_none=True))
 
 
 def tool_from_mcp(tool: object) -> McpTool:

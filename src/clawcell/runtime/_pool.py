@@ -15,6 +15,10 @@ concurrent cells finds warm guests the next time instead of building each one ag
 guest costs about 2.6 MiB and 2 ms to build); idle guests beyond `SHELF_GUESTS` are dropped
 once unused for `KEEP_WARM_S`. The shelf keeps `SHELF_GUESTS` per key and the `SHELF_KEYS`
 most recently used keys.
+
+Every acquired guest is put on the guest thread (`lane`) that carries the fewest guests in
+use in the whole process, so concurrent cells spread over the cores whichever idle guests
+they were given; a guest keeps its lane for the whole cell (every segment runs there).
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
+import weakref
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
 
 from ._guest import Guest
 from ._module import compiled_reactor
+from ._process import PerProcess
+from ._worker import guest_lanes
 
 __all__ = ["KEEP_WARM_S", "SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]
 
@@ -77,6 +84,29 @@ class _Shelves:
 _SHELVES = _Shelves()
 
 
+class _LaneLoad:
+    """Which lane each guest in use runs on, process-wide (dropped guests leave by weakref)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lanes = guest_lanes()
+        self._held: weakref.WeakKeyDictionary[Guest, int] = weakref.WeakKeyDictionary()
+
+    def assign(self, guest: Guest) -> None:
+        """Put `guest` on the least busy lane (the lowest such lane on a tie)."""
+        with self._lock:
+            busy = Counter(self._held.values())
+            guest.lane = min(range(self._lanes), key=lambda lane: busy[lane])
+            self._held[guest] = guest.lane
+
+    def free(self, guest: Guest) -> None:
+        with self._lock:
+            self._held.pop(guest, None)
+
+
+_LOAD = PerProcess(_LaneLoad)
+
+
 class GuestPool:
     """Hands out guests with the same configuration."""
 
@@ -99,7 +129,13 @@ class GuestPool:
         guest = self._take_idle() or _SHELVES.take(self._key)
         if guest is not None:
             guest.reset()
-            return guest
+        else:
+            guest = self._build()
+        _LOAD.get().assign(guest)
+        return guest
+
+    def _build(self) -> Guest:
+        """A new guest, pristine already: a copy of its configuration's template, if any."""
         shelf = _SHELVES.shelf(self._key)
         guest = Guest(
             compiled_reactor(),
@@ -116,6 +152,7 @@ class GuestPool:
 
         A guest whose memory grew is dropped: see `Instance.grown`.
         """
+        _LOAD.get().free(guest)
         if len(self._idle) < self._max_idle and not guest.instance.grown:
             self._idle.append(guest)
             self._released_at.append(time.monotonic())

@@ -192,12 +192,26 @@ def decode(blob: bytes, image: CanonicalImage, *, max_memory_bytes: int) -> Gues
     start = _HEADER.size
     try:
         meta = json.loads(blob[start : start + meta_len])
-        memory = _apply_pages(zlib.decompress(blob[start + meta_len :]), image.data, size)
+        memory = _apply_pages(_inflate(blob[start + meta_len :], size), image.data, size)
     except (ValueError, zlib.error, struct.error) as exc:
         raise SnapshotError(f"snapshot is corrupt: {exc}") from exc
     if not isinstance(meta, dict):
         raise SnapshotError("snapshot is corrupt: its metadata is not an object")
     return GuestState(memory=memory, stack_pointer=stack_pointer, meta=meta)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _inflate(data: bytes, size: int) -> bytes:
+    """The packed pages, inflated no further than a memory of `size` bytes can need: a
+    small damaged stream (a zlib bomb) cannot make the host allocate more than that."""
+    pages = size // _PAGE
+    bound = _INDEX.size * (1 + pages) + pages * _PAGE
+    inflater = zlib.decompressobj()
+    packed = inflater.decompress(data, bound + 1)
+    if len(packed) > bound:
+        raise ValueError(f"its pages inflate past the {bound} bytes a {size}-byte memory needs")
+    if not inflater.eof:
+        raise ValueError("its page data is truncated")
+    return packed
 
 
 def _apply_pages(packed: bytes, base: bytes, size: int) -> bytes:

@@ -32,6 +32,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--demo", action="store_true", help="serve a scripted demo agent (no model key needed)"
     )
+    parser.add_argument(
+        "--store",
+        metavar="PATH_OR_URL",
+        help="a SQLite file or postgresql:// URL for the [agent] table's agent (default: "
+        "the config file's `store`, else memory)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
                 settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
                 factory = _demo_factory(media)
             else:
-                factory = _agent_factory(settings)
+                factory = _agent_factory(settings, args.config, args.store)
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(factory, settings))
         except ConfigurationError as exc:
@@ -63,11 +69,13 @@ def _demo_factory(media: Path) -> AgentFactory:
     return lambda: demo_agent(media)
 
 
-def _agent_factory(settings: UiSettings) -> AgentFactory:
+def _agent_factory(settings: UiSettings, config: Path | None, store: str | None) -> AgentFactory:
     if settings.agent is None:
+        return _configured_factory(config, store)
+    if store is not None:
         raise ConfigurationError(
-            '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
-            "table of the config file, or pass --demo."
+            f"--store {store!r} is for the agent of the [agent] table; the factory "
+            f"{settings.agent!r} of the [ui] table makes its own store."
         )
     module_name, _, attribute = settings.agent.partition(":")
     try:
@@ -75,6 +83,27 @@ def _agent_factory(settings: UiSettings) -> AgentFactory:
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigurationError(f"cannot load the agent {settings.agent!r}: {exc}") from exc
     return lambda: _entered(factory())
+
+
+def _configured_factory(config: Path | None, store: str | None) -> AgentFactory:
+    """The agent of the config file's `[agent]` table, with its tools (built-in included)."""
+    from ..agent import configured_agent
+    from ..cli import Settings, load_settings, store_option
+
+    described = load_settings(config) if config is not None else None
+    if described is not None and store is not None:
+        described = described.merged(Settings(store=store_option(store)))
+    if described is None or described.model is None:
+        raise ConfigurationError(
+            '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
+            'table of the config file, or `model = "openai:gpt-5.1"` in its [agent] table, '
+            "or pass --demo."
+        )
+    tools = described.build_tools()  # configuration errors before the server starts
+    return lambda: cast(
+        contextlib.AbstractAsyncContextManager[ChatAgent],
+        configured_agent(described, tools=tools),
+    )
 
 
 @contextlib.asynccontextmanager

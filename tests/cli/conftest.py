@@ -1,0 +1,7 @@
+"""CLI fixtures: the store tests' PostgreSQL (a DSN from `scripts/pg-test-env`)."""
+
+from __future__ import annotations
+
+from tests.store.conftest import postgres_dsn
+
+__all__ = ["postgres_dsn"]
