@@ -6,6 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+ACORN := src/clawcell/runtime/vendor/acorn.js
 
 .PHONY: demo test lint typecheck bench clean
 
@@ -13,17 +14,21 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml | $(PY) $(ACORN)
 	$(PY) -m pip install --quiet -e .
 	$(PY) -m compileall -q src
 	touch $@
 
-$(TEST_STAMP): pyproject.toml | $(PY)
+$(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
 	$(PY) -m pip install --quiet -e '.[test,pydantic,web,ui,postgres]'
 	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 
-demo: $(STAMP)
+# acorn (npm, pinned and hash-checked) words syntax errors as the release does; not kept in git.
+$(ACORN): scripts/fetch-acorn.py
+	$(PYTHON) scripts/fetch-acorn.py
+
+demo: $(STAMP) $(ACORN)
 	$(VENV)/bin/clawcell demo
 
 lint: $(TEST_STAMP)
@@ -33,7 +38,7 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(ACORN)
 	scripts/ensure-chromium.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright

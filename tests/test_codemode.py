@@ -4,6 +4,7 @@ failures, `wait`, parking limits, concurrency, model-result fitting and closing.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 import time
@@ -86,15 +87,15 @@ def test_console_methods_prefix_and_inspect_their_arguments() -> None:
         "console.log(Promise.resolve(1), new Error('boom'));"
     )
     assert texts(output_of(code)) == [
-        'a 1 "undefined" "5n" "[Function]"',
+        "a 1 undefined 5n [Function]",
         "[info] i",
         "[warn] w",
         "[error] e",
         "[debug] d %s x",
         '{"n":1,"c":"[Circular]"}',
         '{"g":"[Accessor]"}',
-        '"[Unawaited Promise: use await or Promise.all(...) before emitting or returning '
-        'values.]" {"message":"boom"}',
+        "[Unawaited Promise: use await or Promise.all(...) before emitting or returning "
+        'values.] {"message":"boom"}',
     ]
 
 
@@ -103,20 +104,23 @@ def test_console_clips_long_messages_and_deep_values() -> None:
         "console.log('x'.repeat(5000));\nconsole.log({ s: 'y'.repeat(600) });\n"
         "console.log({ a: { b: { c: { d: { e: 1 } } } } });\n"
         "console.log(Array.from({ length: 60 }, (_, i) => i).length, "
-        "Array.from({ length: 60 }, (_, i) => i));"
+        "Array.from({ length: 60 }, (_, i) => i));\n"
+        "console.log(...Array.from({ length: 10 }, () => 'w'.repeat(500)));"
     )
     items = texts(output_of(code, limits=Limits(max_output_bytes=1 << 20)))
-    assert items[0] == "x" * 4096 + "…[truncated]"
+    assert items[0] == "x" * 512 + "…[truncated]"  # a string argument is clipped like a field
     assert items[1] == '{"s":"' + "y" * 512 + '…[truncated]"}'
     assert items[2] == '{"a":{"b":{"c":{"d":"[truncated]"}}}}'
     assert items[3] == "60 [" + ",".join(str(i) for i in range(50)) + ',"[truncated]"]'
+    assert items[4] == " ".join(["w" * 500] * 10)[:4096] + "…[truncated]"
 
 
 def test_console_stops_after_its_cumulative_budget() -> None:
     code = "for (let i = 0; i < 40; i++) console.log('z'.repeat(1000));\ntext('after');"
     items = texts(output_of(code, limits=Limits(max_output_bytes=1 << 20)))
-    # Each entry is 1,025 JSON units; the budget is 16,384 - 100 units.
-    assert items == ["z" * 1000] * 15 + ["[console output truncated]", "after"]
+    # Each string is clipped to 512 units, so an entry is 549 JSON units; the budget is
+    # 16,384 - 100 units.
+    assert items == ["z" * 512 + "…[truncated]"] * 29 + ["[console output truncated]", "after"]
 
 
 def test_timers_run_callbacks_with_arguments_in_delay_order() -> None:
@@ -416,9 +420,8 @@ def test_a_queue_overflow_in_the_first_frontier_is_an_input_failure() -> None:
             (
                 "invalid_input",
                 "input",
-                "SyntaxError at openclaw-code-mode:user.js:2:7: unexpected token in "
-                "expression: '='. No tools were dispatched; correct the JavaScript source and "
-                "submit it again.",
+                "SyntaxError at openclaw-code-mode:user.js:2:7: Unexpected token. No tools were "
+                "dispatched; correct the JavaScript source and submit it again.",
                 False,
             ),
             id="syntax_error",
@@ -786,3 +789,64 @@ def test_a_guest_shared_between_runtimes_keeps_nothing_of_the_previous_one() -> 
         return [seen["status"], seen["value"]]
 
     assert asyncio.run(main()) == ["completed", "undefined"]
+
+
+# -- what the model reads ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "label", "name"),
+    [
+        ("return catalog.search('echo').map((t) => t.name);", "catalog.search", "map"),
+        ("return echo({}).length;", "echo", "length"),
+        ("return echo.describe().keys;", "echo.describe", "keys"),
+        ("return API.list().files;", "API.list", "files"),
+        ("return API.read('results.d.ts').content;", "API.read", "content"),
+        ("return results.load('r').filter(Boolean);", "results.load", "filter"),
+    ],
+)
+def test_reading_a_property_of_an_unawaited_promise_says_to_await(
+    code: str, label: str, name: str
+) -> None:
+    _, _, error, _ = failure(exec_one(code))
+    assert error.startswith(
+        f"TypeError: {label} returns a Promise; use await: (await {label}(...)).{name}\n"
+        "    at <anonymous> (openclaw-code-mode:user.js:1:"
+    )
+
+
+def test_the_guest_api_promises_still_behave_as_promises() -> None:
+    code = (
+        "const p = echo({ a: 1 });\n"
+        "const [one, two] = await Promise.all([p, echo({ b: 2 })]);\n"
+        "const found = await catalog.search('echo');\n"
+        "return [p instanceof Promise, one, two, found.map((t) => t.name), typeof p.then];"
+    )
+    assert value_of(code) == [True, {"a": 1}, {"b": 2}, ["echo"], "function"]
+
+
+def test_the_exec_description_says_the_guest_api_returns_promises() -> None:
+    description = CodeMode([echo_tool()]).model_tools()[0]["description"]
+    assert (
+        "Tool calls, `catalog.search`, `describe()`, `results.*` and `API.*` all return "
+        "Promises: `await` them before using the value" in description
+    )
+
+
+def test_telemetry_can_be_left_out_of_the_model_text_but_stays_in_the_envelope() -> None:
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], str]:
+        envelope = await mode.exec("return 1;")
+        return envelope, mode.render(envelope)
+
+    envelope, text = with_mode(body, telemetry_in_text=False)
+    assert "telemetry" in envelope
+    assert text == '{"status":"completed","replaySafe":false,"output":[],"value":1}'
+    assert render(envelope, telemetry=False) == text
+    assert json.loads(render(envelope)) == envelope  # the default text is the whole envelope
+
+
+def test_telemetry_is_in_the_model_text_by_default() -> None:
+    async def body(mode: CodeMode) -> str:
+        return mode.render(await mode.exec("return 1;"))
+
+    assert '"telemetry":{"catalogSize":1' in with_mode(body)

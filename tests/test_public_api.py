@@ -46,9 +46,11 @@ RUNTIME = [
     "Guest",
     "GuestConfig",
     "GuestPool",
+    "ParseFailure",
     "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
+    "parse_failure",
     "run_on_guest_thread",
     "wire",
 ]

@@ -17,6 +17,7 @@ from clawcell._source import (
     format_syntax_error,
     read_exec_args,
     read_wait_args,
+    syntax_error_message,
 )
 from clawcell.errors import InputError
 
@@ -174,3 +175,18 @@ def test_a_blank_run_id_rejects_the_wait(args: dict[str, Any]) -> None:
     with pytest.raises(InputError) as caught:
         read_wait_args(args)
     assert caught.value.message == "runId must be a non-empty string."
+
+
+def test_a_syntax_error_only_quickjs_sees_keeps_quickjs_words() -> None:
+    # Acorn accepts this source, so the message is the engine's, at its user-file frame.
+    stack = "    at <anonymous> (openclaw-code-mode:user.js:3:5)\n"
+    assert syntax_error_message("SyntaxError: engine says no", stack, "a;\nb;\nc;") == (
+        "SyntaxError at openclaw-code-mode:user.js:2:5: engine says no. No tools were "
+        "dispatched; correct the JavaScript source and submit it again."
+    )
+
+
+def test_a_syntax_error_acorn_sees_takes_acorns_words_and_position() -> None:
+    stack = "    at <anonymous> (openclaw-code-mode:user.js:2:9)\n"
+    message = syntax_error_message("SyntaxError: variable name expected", stack, "const = 1")
+    assert message.startswith("SyntaxError at openclaw-code-mode:user.js:1:7: Unexpected token.")

@@ -214,7 +214,7 @@ class Cell:
         return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
-        if method != "sleep":
+        if _dispatches(method, args):
             self.bridge_dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
@@ -351,3 +351,14 @@ class Cell:
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _dispatches(method: str, args: list[Any]) -> bool:
+    """Whether a request counts as bridge dispatch: timers and the API files the release
+    serves from its own table (`API.list`, injected `API.read` paths) do not."""
+    if method in ("sleep", "apiList"):
+        return False
+    if method == "apiRead":
+        path = args[0] if args else None
+        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
+    return True

@@ -1,9 +1,8 @@
 """`CodeMode`: the public entry point that runs cells for a model.
 
-A model sees two tools, `exec` and `wait`. `CodeMode.call_tool(name, args)` answers them
-with the envelope of spec §2.3; `exec()` and `wait()` are the typed conveniences. The work
-is delegated: `CellHost` (`_host.py`) owns the catalog, MCP servers, guests and saved
-results; `Lifecycle` (`_lifecycle.py`) owns every run from its first `exec` to its end.
+A model sees two tools, `exec` and `wait`; `call_tool(name, args)` answers them with the
+envelope of spec §2.3. `CellHost` (`_host.py`) owns the catalog, MCP servers, executor and
+saved results; `Lifecycle` (`_lifecycle.py`) every run from its first `exec` to its end.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ._arguments import argument_object
+from ._arguments import read_call
 from ._config import approvals_from, limits_from, session_id_from, store_from, tools_from
 from ._decisions import ApprovalDesk
 from ._host import CellHost
@@ -22,8 +21,7 @@ from ._runs import RunHome
 from ._source import read_wait_args
 from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
 from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
-from .envelope import ResultsStore
-from .errors import InputError
+from .envelope import ResultsStore, render
 from .runtime import Executor
 from .store import MemoryStore, SessionStore
 
@@ -61,6 +59,8 @@ class CodeMode:
             `allow` / `deny` / `ask` lists of tool names or glob patterns.
         approval_ttl_seconds: How long a pending approval waits before it counts as denied;
             defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
+        telemetry_in_text: Whether `render` (the text the built-in agent, framework adapters
+            and MCP server give the model) includes `telemetry`; envelopes always carry it.
         executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); defaults to a
             `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed with this `CodeMode`.
 
@@ -81,9 +81,11 @@ class CodeMode:
         guest_thread: bool = True,
         policy: ToolPolicy | Mapping[str, Any] | None = None,
         approval_ttl_seconds: float | None = None,
+        telemetry_in_text: bool = True,
         executor: Executor | None = None,
     ) -> None:
         self.limits = limits_from(limits)
+        self.telemetry_in_text = telemetry_in_text
         self.session_id = session_id_from(session_id)
         durable = store_from(store)
         self.store: SessionStore = durable if durable is not None else MemoryStore()
@@ -97,15 +99,12 @@ class CodeMode:
             executor=executor,
         )
         self.catalog = self._host.catalog
+        self.results: ResultsStore = self._host.results
+        """The saved results (`results.save/load/delete`) of this runtime's cells."""
         home = RunHome(store=self.store, session_id=self.session_id, durable=durable is not None)
         approvals = approvals_from(policy, approval_ttl_seconds, home, self._host)
         self._runs = Lifecycle(self._host, home, approvals)
         self._desk = ApprovalDesk(approvals, home)
-
-    @property
-    def results(self) -> ResultsStore:
-        """The saved results (`results.save/load/delete`) of this runtime's cells."""
-        return self._host.results
 
     async def __aenter__(self) -> CodeMode:
         return self
@@ -119,6 +118,11 @@ class CodeMode:
         if not self._runs.closed:
             self._runs.close()
             await self._host.aclose()
+
+    def render(self, envelope: Mapping[str, Any]) -> str:
+        """The text a model reads for `envelope` (`clawcell.render`, without `telemetry`
+        when this runtime was made with `telemetry_in_text=False`)."""
+        return render(envelope, telemetry=self.telemetry_in_text)
 
     def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:
         """The `exec` and `wait` definitions to send to a model, in its API's `tools` shape;
@@ -143,14 +147,12 @@ class CodeMode:
         envelope is a plain dict; `clawcell.envelope.Envelope` describes its shape.
 
         Raises:
-            InputError: The call itself was rejected (arguments that are not an object, empty
-                code, an unknown or expired run).
+            InputError: The call itself was rejected (an unknown tool, arguments that are not
+                an object, empty code, an unknown or expired run).
         """
-        args = argument_object(name, arguments)
-        if name == "wait":
+        tool, args = read_call(name, arguments)
+        if tool == "wait":
             return await self.wait(read_wait_args(args), on_update=on_update)
-        if name != "exec":
-            raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
         return cast(dict[str, Any], await self._runs.exec(args, on_update))
 
     async def exec(

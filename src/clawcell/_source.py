@@ -15,7 +15,9 @@ with the exact protocol messages of the shipped release (`release-differences.md
   through `(require)(…)`, `(0, require)(…)` and `require?.(…)`) and shell-looking source.
   Static `import`/`export` declarations are left to the JavaScript parser, which reports
   them as syntax errors, as the release does.
-* `format_syntax_error` renders a parser error the way the release does.
+* `format_syntax_error` renders a parser error the way the release does, and
+  `syntax_error_message` takes its words and position from acorn, the release's parser
+  (`runtime.parse_failure`), when QuickJS refuses a cell.
 
 Module access is found on the tokens of `_tokenizer` (which skips strings, comments, regular
 expression literals and template text, so `"require("` in a string is fine); shell-looking
@@ -31,7 +33,7 @@ from typing import Any, Final, Literal
 from ._shell import looks_like_shell
 from ._tokenizer import Token, tokenize
 from .errors import InputError
-from .runtime import wire
+from .runtime import parse_failure, wire
 
 __all__ = [
     "LANGUAGE_MESSAGE",
@@ -235,9 +237,14 @@ _USER_FILE: Final = wire.USER_FILE + ":"
 def syntax_error_message(text: str, stack: str, code: str) -> str:
     """The `invalid_input` message of a cell QuickJS could not parse.
 
-    `text` and `stack` are the parser's exception and its stack; the position is the first
+    The words and position are acorn's, the parser the release checks cells with
+    (`runtime.parse_failure`). When acorn accepts the cell or cannot answer, they are
+    QuickJS's: `text` and `stack` are its exception and stack, and the position is the first
     user-file frame's, moved up one line for the wrapper's header and clamped to the code.
     """
+    found = parse_failure(code)
+    if found is not None:
+        return format_syntax_error(found.message, found.line, found.column)
     message = text.removeprefix("SyntaxError: ")
     line, column = 1, 1
     for frame in stack.splitlines():

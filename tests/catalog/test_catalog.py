@@ -25,10 +25,19 @@ def test_search_rejects_a_non_string_query(query: object) -> None:
         Catalog([_tool("a")]).search(query)
 
 
-@pytest.mark.parametrize("limit", [0, -1, 1.5, "2", True])
+@pytest.mark.parametrize("limit", [0, -1, 1.5])
 def test_search_rejects_a_limit_that_is_not_a_positive_integer(limit: object) -> None:
+    catalog = Catalog([_tool("a")])
     with pytest.raises(InputError, match=r"^limit must be a positive integer\.$"):
-        Catalog([_tool("a")]).search("a", limit)
+        catalog.search("a", limit)
+    assert catalog.telemetry()["searchCount"] == 1  # counted, as in the release
+
+
+@pytest.mark.parametrize("limit", ["2", True, None])
+def test_search_ignores_a_limit_that_is_no_number(limit: object) -> None:
+    tools = [_tool(f"report_{i}", "Make a report") for i in range(12)]
+    catalog = Catalog(tools, limits=Limits(search_default_limit=3))
+    assert len(catalog.search("report", limit)) == 3
 
 
 def test_search_limits_default_and_clamp() -> None:

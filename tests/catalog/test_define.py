@@ -108,3 +108,50 @@ def test_plugin_rejects_non_tools() -> None:
 def test_duplicate_tools_are_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="share the name"):
         Catalog([Tool(name="x", execute=print), Tool(name="x", execute=print)])
+
+
+class Page(pydantic.BaseModel):
+    hits: list[Hit]
+    total: int
+
+
+class Open(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+    title: str
+
+
+class Tree(pydantic.BaseModel):
+    children: list[Tree]
+
+
+def test_a_pydantic_output_model_is_declared_closed_with_nested_models_in_place() -> None:
+    @tool
+    def page() -> Page:
+        return Page(hits=[], total=0)
+
+    assert page.output_schema is not None
+    assert page.output_schema["additionalProperties"] is False
+    assert Catalog([page]).all()[0]["output"] == "{ hits: Array<{ title: string }>; total: number }"
+
+
+def test_a_pydantic_output_model_that_allows_extra_fields_stays_open() -> None:
+    @tool
+    def loose() -> Open:
+        return Open(title="t")
+
+    assert loose.output_schema is not None
+    assert loose.output_schema["additionalProperties"] is True
+    assert "output" not in Catalog([loose]).all()[0]
+
+
+def test_a_self_referencing_output_model_keeps_its_references() -> None:
+    @tool
+    def tree() -> Tree:
+        return Tree(children=[])
+
+    assert tree.output_schema is not None
+    assert "$defs" in tree.output_schema
+
+
+def test_a_pydantic_input_model_keeps_the_schema_pydantic_gives() -> None:
+    assert "additionalProperties" not in find.parameters

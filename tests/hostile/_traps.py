@@ -2,8 +2,11 @@
 
 Every trap is put through every sink; `data/serialization.json` records the envelope each
 pair ends in (recorded from this implementation and reviewed: the thenable check of a
-returned Proxy rejects the cell, as JavaScript requires; everything else completes, with
-fallbacks such as `"[Unserializable]"`, or times out when the trap never returns)."""
+returned Proxy rejects the cell, as JavaScript requires; a getter that throws while a final
+value or an error's message is read fails the cell, as in the release; everything else
+completes, with fallbacks such as `"[Unserializable]"`, or times out when the trap never
+returns). The same pairs are recorded from the original in
+`tests/conformance/code_mode/recorded/traps.json`."""
 
 from __future__ import annotations
 

@@ -68,9 +68,12 @@ def completes(code: str, value: Any, **kw: Any) -> Hostile:
 
 
 def located(message: str) -> str:
-    """A regex for `message` followed by user frames (`openclaw-code-mode:user.js:L:C`)."""
+    """A regex for `message` followed by frames ending at a user frame
+    (`openclaw-code-mode:user.js:L:C`); native frames such as `at ArrayBuffer (native)` may
+    come between, as in the release."""
     frame = r"    at [^\n]+ \(openclaw-code-mode:user\.js:\d+:\d+\)\n"
-    return re.escape(message) + rf"\n({frame})+"
+    native = r"    at [^\n]+ \(native\)\n"
+    return re.escape(message) + rf"\n({native}|{frame})*{frame}"
 
 
 CASES: dict[str, Hostile] = {

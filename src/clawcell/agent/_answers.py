@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import CodeMode, render
+from .. import CodeMode
 from ..errors import InputError
 
 __all__ = ["Answer", "answer", "definitions"]
@@ -32,7 +32,7 @@ async def answer(mode: CodeMode, name: str, arguments: Mapping[str, Any] | str) 
         envelope = await mode.call_tool(name, arguments)
     except InputError as exc:
         return Answer(text=exc.message, rejected=True)
-    return Answer(text=render(envelope), rejected=False)
+    return Answer(text=mode.render(envelope), rejected=False)
 
 
 def definitions(mode: CodeMode) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from .. import CellUpdate, CodeMode, render
+from .. import CellUpdate, CodeMode
 from ..errors import ClawcellError
 from ._events import AgentEvent, CellFinished, CellOutput, CellStarted
 from ._model import ToolCall
@@ -93,7 +93,7 @@ class CellCall:
             self.result_text = exc.message
             self._span.end(failure_code=exc.code, message=exc.message)
             return CellFinished(turn_id=self._turn_id, call_id=self._call.id, error=exc.message)
-        self.result_text = render(envelope)
+        self.result_text = self._mode.render(envelope)
         self.is_error = envelope.get("status") == "failed"
         self._span.set({"clawcell.cell.status": envelope.get("status")})
         self._span.set({"clawcell.cell.run_id": envelope.get("runId")})

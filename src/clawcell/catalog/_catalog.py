@@ -129,15 +129,15 @@ class Catalog:
         """
         if not isinstance(query, str):
             raise InputError("search query must be a string.")
+        self._counters.searches += 1  # the release counts a search whose limit it rejects
         count = self._read_limit(limit)
-        self._counters.searches += 1
         return self._search.find(query, count)
 
     def _read_limit(self, limit: object) -> int:
         if limit is None:
             return self.limits.search_default_limit
         if isinstance(limit, bool) or not isinstance(limit, int | float):
-            raise InputError("limit must be a positive integer.")
+            return self.limits.search_default_limit  # a limit that is no number is ignored
         if limit != int(limit) or limit <= 0:
             raise InputError("limit must be a positive integer.")
         return min(int(limit), self.limits.max_search_limit)

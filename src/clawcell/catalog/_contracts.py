@@ -51,6 +51,10 @@ def _with_nullable(value: object, depth: int = 0) -> Any:
     if node.get("nullable") is True and isinstance(node.get("type"), str | list):
         kinds = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
         node["type"] = list(dict.fromkeys([*kinds, "null"]))
+    if node.get("additionalProperties") is False and "properties" not in node:
+        # Without `properties` jsonschema-rs reports a bare `false` schema; AJV (the release)
+        # names the unexpected keys, and so do we.
+        node["properties"] = {}
     return node
 
 

@@ -122,7 +122,8 @@ def render(node: TsType) -> str:
     ]
     if node.index is not None:
         parts.append(f"[key: string]: {render(node.index)}")
-    return "{ " + "; ".join(parts) + " }" if parts else "{}"
+    # An object that admits no key at all: the release writes it as `Record<string, never>`.
+    return "{ " + "; ".join(parts) + " }" if parts else "Record<string, never>"
 
 
 @dataclass
@@ -240,9 +241,7 @@ def _object(node: Mapping[str, Any], depth: int, walk: _Walk) -> TsType:
     props = cast("Mapping[str, Any]", raw_props)
     if not required <= set(props):
         return UNKNOWN
-    ordered = sorted((k for k in props if k in required), key=locale_key) + sorted(
-        (k for k in props if k not in required), key=locale_key
-    )
+    ordered = sorted(props, key=locale_key)  # the release sorts by name, not requiredness
     members = tuple(
         Property(name=k, type=_visit(props[k], depth, walk), optional=k not in required)
         for k in ordered

@@ -71,23 +71,73 @@ def json_schema_for(annotation: object) -> dict[str, Any]:
         ) from exc
 
 
-def _schema(annotation: object) -> dict[str, Any]:
+def _closed(schema: Any) -> Any:
+    """A pydantic output schema with every model object closed unless it says otherwise.
+
+    pydantic leaves `additionalProperties` out for its default `extra="ignore"` (extra keys
+    are dropped when the model is built, so a dumped value never has them), writes `false`
+    for `extra="forbid"` and `true` for `extra="allow"`. A tool's own output model is trusted
+    code, so an object with `properties` and no word on extra keys is declared closed: the
+    quick index then shows its fields instead of `-> ?`.
+    """
+    if isinstance(schema, list):
+        return [_closed(item) for item in typing.cast(list[Any], schema)]
+    if not isinstance(schema, dict):
+        return schema
+    node = {key: _closed(value) for key, value in typing.cast(dict[str, Any], schema).items()}
+    if "properties" in node and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+    return node
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """Nested models written in place of their `#/$defs/...` references (the quick index
+    reads no references); a model that contains itself keeps its reference and `$defs`."""
+    defs = typing.cast(dict[str, Any], schema.get("$defs", {}))
+    recursive = False
+
+    def walk(node: Any, active: tuple[str, ...]) -> Any:
+        nonlocal recursive
+        if isinstance(node, list):
+            return [walk(item, active) for item in typing.cast(list[Any], node)]
+        if not isinstance(node, dict):
+            return node
+        mapping = typing.cast(dict[str, Any], node)
+        ref = mapping.get("$ref")
+        if (
+            isinstance(ref, str)
+            and ref.startswith("#/$defs/")
+            and set(mapping) <= {"$ref", "$defs"}
+        ):
+            name = ref.removeprefix("#/$defs/")
+            if name in active or name not in defs:
+                recursive = True
+                return mapping
+            return walk(defs[name], (*active, name))
+        return {k: walk(v, active) for k, v in mapping.items() if k != "$defs"}
+
+    inlined = walk(schema, ())
+    return schema if recursive else inlined  # a self-reference keeps the schema as it was
+
+
+def _schema(annotation: object, *, output: bool = False) -> dict[str, Any]:
     if annotation in _PRIMITIVES:
         return dict(_PRIMITIVES[annotation])
     model = _pydantic_model(annotation)
     if model is not None:
-        return dict(model.model_json_schema())
+        schema = dict(model.model_json_schema())
+        return _closed(_inlined(schema)) if output else schema
     if typing.is_typeddict(annotation):
         return _typed_dict(annotation)
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:
         return {"enum": list(args)}
     if origin in (Union, types.UnionType):
-        return {"anyOf": [_schema(arg) for arg in args]}
+        return {"anyOf": [_schema(arg, output=output) for arg in args]}
     if origin in (list, Sequence, tuple) and args:
-        return {"type": "array", "items": _schema(args[0])}
+        return {"type": "array", "items": _schema(args[0], output=output)}
     if origin in (dict, Mapping) and args and args[0] is str:
-        return {"type": "object", "additionalProperties": _schema(args[1])}
+        return {"type": "object", "additionalProperties": _schema(args[1], output=output)}
     if annotation is list or annotation is tuple:
         return {"type": "array"}
     if annotation is dict:
@@ -142,7 +192,7 @@ def _output_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
     if annotation is inspect.Signature.empty or annotation is ToolResult:
         return None
     try:
-        schema = _schema(annotation)
+        schema = _schema(annotation, output=True)
     except _NoSchemaError:
         return None
     return schema or None

@@ -87,7 +87,9 @@ def exec_description(
         "`results.load(id)`; `results.delete(id)` frees it. The contract is in "
         '`API.read("results.d.ts")`.',
         "Tools missing from the list below are found with `catalog.search(query)`; the "
-        "handles it returns are callable, and `describe()` gives a handle's schemas.",
+        "handles it returns are callable, and `describe()` gives a handle's schemas. Tool "
+        "calls, `catalog.search`, `describe()`, `results.*` and `API.*` all return Promises: "
+        '`await` them before using the value (`const [tool] = await catalog.search("...")`).',
         _mcp_paragraph(mcp_servers),
         _unavailable_paragraph(mcp_unavailable or {}),
         "`setTimeout`/`clearTimeout` work, `TextEncoder`/`TextDecoder` convert text and "

@@ -66,6 +66,8 @@ def _stem(word: str) -> str:
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
+            if word[-1] == word[-2] and word[-1] not in "aeiouyls":
+                word = word[:-1]  # `shipping`, `planned` -> `ship`, `plan`
             break
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 

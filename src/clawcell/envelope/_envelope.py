@@ -7,7 +7,7 @@ shape; nothing else in clawcell spells the envelope's keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from .._jsjson import dumps
@@ -78,12 +78,19 @@ class FailedEnvelope(TypedDict):
 Envelope: TypeAlias = CompletedEnvelope | WaitingEnvelope | FailedEnvelope
 
 
-def render(envelope: Any) -> str:
+def render(envelope: Any, *, telemetry: bool = True) -> str:
     """The model-facing text of an envelope: its compact JavaScript JSON.
 
     Envelopes of network-derived runs come back wrapped as untrusted content.
+    `telemetry=False` leaves the `telemetry` object out of the text (it is most of what a
+    model reads for a short cell); the envelope itself keeps it, and the budget that fits an
+    envelope to the model's context still counts it.
     """
-    text = dumps(envelope)
+    shown = envelope
+    if not telemetry and isinstance(envelope, Mapping) and "telemetry" in envelope:
+        items = cast(Mapping[str, Any], envelope).items()
+        shown = {key: value for key, value in items if key != "telemetry"}
+    text = dumps(shown)
     return wrap_untrusted(text) if isinstance(envelope, UntrustedEnvelope) else text
 
 

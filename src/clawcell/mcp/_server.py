@@ -99,7 +99,7 @@ class CodeModeServer:
             envelope = await settle(self.mode, envelope, self.approvals, ask)
         except ClawcellError as exc:
             return exc.message, True
-        return _rendered(envelope)
+        return self._rendered(envelope)
 
     async def _answered(self, state: str, responses: Mapping[str, Any]) -> tuple[str, bool] | Any:
         """A retried call carrying the user's answers (2026-07-28 `input_required` flow)."""
@@ -111,7 +111,11 @@ class CodeModeServer:
         except ClawcellError as exc:
             return exc.message, True
         pending = waiting_approvals(envelope)
-        return _input_required(envelope, pending) if pending else _rendered(envelope)
+        return _input_required(envelope, pending) if pending else self._rendered(envelope)
+
+    def _rendered(self, envelope: dict[str, Any]) -> tuple[str, bool]:
+        """The text the model reads (`CodeMode.render`) and whether it is an error."""
+        return self.mode.render(envelope), envelope.get("status") == "failed"
 
     async def _list_tools(self, _ctx: Any, _params: Any) -> Any:
         import mcp_types as types
@@ -146,7 +150,7 @@ class CodeModeServer:
         except ClawcellError as exc:
             return exc.message, True
         pending = waiting_approvals(envelope)
-        return _input_required(envelope, pending) if pending else _rendered(envelope)
+        return _input_required(envelope, pending) if pending else self._rendered(envelope)
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it disconnects."""
@@ -158,12 +162,6 @@ class CodeModeServer:
 
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
-
-
-def _rendered(envelope: dict[str, Any]) -> tuple[str, bool]:
-    from .. import render
-
-    return render(envelope), envelope.get("status") == "failed"
 
 
 def _can_elicit(ctx: Any) -> bool:

@@ -16,6 +16,7 @@ from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._module import compiled_reactor
+from ._parser import ParseFailure, parse_failure
 from ._pool import GuestPool
 from ._report import StepResult
 from ._worker import run_on_guest_thread
@@ -28,9 +29,11 @@ __all__ = [
     "Guest",
     "GuestConfig",
     "GuestPool",
+    "ParseFailure",
     "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
+    "parse_failure",
     "run_on_guest_thread",
     "wire",
 ]

@@ -20,6 +20,7 @@
   const setPrototypeOf = O.setPrototypeOf;
   const apply = Reflect.apply;
   const getOwnPropertyDescriptor = O.getOwnPropertyDescriptor;
+  const hasOwn = O.hasOwn;
   const isArray = Array.isArray;
   const ObjectProto = O.prototype;
   const stringify = JSON.stringify;
@@ -113,6 +114,7 @@
   const UNAWAITED =
     "[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]";
   const MAX_QUEUED = 128;
+  const CYCLE = freeze({ __proto__: null }); // thrown by project() on a cycle
 
   // ---- state of the current cell (reset with the whole memory image between cells) ----
   let maxPending = 16;
@@ -135,20 +137,47 @@
   // ---- errors and stack frames ----------------------------------------------------------
 
   const frameRe = /^\s*at (?:(.*?) \()?([^()]*):(\d+):(\d+)\)?$/;
+  const nativeRe = /^\s*at (.*) \(native\)$/;
 
+  // The frames a cell's error shows, as the release shows them: user frames mapped past the
+  // wrapper line, with the native and `<input>` frames between them, through the last user
+  // frame. Without a user frame (a stack overflow inside a native), the leading frames before
+  // the controller's own.
   function userFrames(stack) {
     if (typeof stack !== "string") return "";
     const out = [];
+    let lastUser = -1;
+    let boundary = -1;
     const lines = split(stack, "\n");
     for (let i = 0; i < lines.length; i++) {
-      const m = regexExec(frameRe, lines[i]);
-      if (m === null || m[2] !== USER_FILE) continue;
-      const line = NumberCtor(m[3]) - 1;
-      if (line < 1) continue;
-      const fn = m[1] === undefined || m[1] === "<eval>" ? "<anonymous>" : m[1];
-      push(out, "    at " + fn + " (" + USER_FILE + ":" + line + ":" + m[4] + ")\n");
+      const frame = stackFrame(lines[i]);
+      if (frame === null) continue;
+      if (frame === CONTROLLER_FILE) {
+        if (boundary === -1) boundary = out.length;
+        continue;
+      }
+      push(out, frame);
+      if (sliceStr(frame, 0, 1) === "u") lastUser = out.length;
     }
-    return join(out, "");
+    const n = lastUser !== -1 ? lastUser : boundary !== -1 ? boundary : out.length;
+    let text = "";
+    for (let i = 0; i < n; i++) text += "    at " + sliceStr(out[i], 1) + "\n";
+    return text;
+  }
+
+  // `u<frame>` for a user frame, `n<frame>` for another shown frame, CONTROLLER_FILE for a frame
+  // to hide, null for a line that is no frame (or the wrapper's line 1).
+  function stackFrame(line) {
+    const m = regexExec(frameRe, line);
+    if (m === null) {
+      const native = regexExec(nativeRe, line);
+      return native === null ? null : "n" + native[1] + " (native)";
+    }
+    if (m[2] !== USER_FILE) return m[2] === "<input>" ? "n<input>:" + m[3] + ":" + m[4] : CONTROLLER_FILE;
+    const row = NumberCtor(m[3]) - 1;
+    if (row < 1) return CONTROLLER_FILE;
+    const fn = m[1] === undefined || m[1] === "<eval>" ? "<anonymous>" : m[1];
+    return "u" + fn + " (" + USER_FILE + ":" + row + ":" + m[4] + ")";
   }
 
   function stackOf(error) {
@@ -169,6 +198,14 @@
       } catch {
         return "[Unserializable]";
       }
+    }
+  }
+
+  function safeTag(value) {
+    try {
+      return objectToString(value);
+    } catch {
+      return "[Unserializable]";
     }
   }
 
@@ -230,8 +267,14 @@
 
   function projectError(error, ancestors, finalValue) {
     const out = { __proto__: null };
-    setOwn(out, "name", StringCtor(error.name));
-    setOwn(out, "message", StringCtor(error.message));
+    try {
+      setOwn(out, "name", StringCtor(error.name));
+      setOwn(out, "message", StringCtor(error.message));
+    } catch (thrown) {
+      // The release reads an error's name and message before serialising: what they throw
+      // reaches the cell.
+      throw { __proto__: null, escape: thrown };
+    }
     const names = keys(error);
     for (let i = 0; i < names.length; i++) {
       const key = names[i];
@@ -255,7 +298,7 @@
     }
     if (type !== "object") return value;
     if (isPromise(value)) return UNAWAITED;
-    if (indexOf(ancestors, value) !== -1) throw new TypeErrorCtor("circular reference");
+    if (indexOf(ancestors, value) !== -1) throw CYCLE;
     push(ancestors, value);
     try {
       if (isArray(value)) {
@@ -274,7 +317,7 @@
     }
   }
 
-  function fallback(value) {
+  function fallback(value, finalValue) {
     if (value === null || value === undefined) return null;
     const type = typeof value;
     if (type === "string" || type === "number" || type === "boolean") return value;
@@ -286,18 +329,37 @@
       } catch {}
       return out;
     }
-    return safeString(value);
+    // Output items call String() unguarded, as the release does: an array cycle overflows the
+    // stack in Array.prototype.join and the RangeError reaches the caller of text()/json().
+    if (!finalValue) return StringCtor(value);
+    return type === "object" ? safeTag(value) : safeString(value);
   }
 
-  // Compact JSON of P(value), falling back for BigInt, cycles and throwing hooks.
+  // Compact JSON of P(value), falling back for BigInt, cycles and throwing hooks. As in the
+  // release, a final value is copied before the fallback guard (a throwing getter fails the
+  // cell) and an output item that JSON leaves out (a function, a symbol) is written String().
   function toJsonText(value, finalValue) {
     if (value === undefined) return "null";
-    try {
-      const text = stringify(project(value, [], finalValue));
-      return text === undefined ? "null" : text;
-    } catch {
-      return stringify(fallback(value));
+    let projected;
+    if (finalValue) {
+      try {
+        projected = project(value, [], true);
+      } catch (thrown) {
+        if (thrown !== CYCLE) throw escaped(thrown);
+        return stringify(fallback(value, true));
+      }
     }
+    try {
+      const text = stringify(finalValue ? projected : project(value, [], false));
+      if (text !== undefined || finalValue) return text === undefined ? "null" : text;
+    } catch (thrown) {
+      if (thrown !== null && typeof thrown === "object" && hasOwn(thrown, "escape")) throw thrown.escape;
+    }
+    return stringify(fallback(value, finalValue));
+  }
+
+  function escaped(thrown) {
+    return thrown !== null && typeof thrown === "object" && hasOwn(thrown, "escape") ? thrown.escape : thrown;
   }
 
   // A JSON array of `values`, element by element: the controller's own arrays must not pass
@@ -340,8 +402,14 @@
     return sliceStr(s, 0, end) + TRUNC;
   }
 
+  // Inspection as the release does it (recorded in tests/conformance/code_mode/recorded/):
+  // every visited value counts against the budget, and a container whose next child would pass
+  // it ends with one truncation marker.
+  const VISITS = 100;
+  const WIDTH = 50;
+
   function inspect(value, depth, seen, budget) {
-    if (budget.n++ >= 100) return "[truncated]";
+    budget.n++;
     if (value === undefined) return "undefined";
     if (value === null) return null;
     const type = typeof value;
@@ -349,7 +417,7 @@
     if (type === "number" || type === "boolean") return value;
     if (type === "bigint") return StringCtor(value) + "n";
     if (type === "symbol") return safeString(value);
-    if (type === "function") return weakHas(handles, value) ? weakGet(handles, value) : "[Function]";
+    if (type === "function") return "[Function]";
     if (isPromise(value)) return UNAWAITED;
     if (indexOf(seen, value) !== -1) return "[Circular]";
     if (depth >= 4) return "[truncated]";
@@ -365,35 +433,40 @@
   function inspectArray(value, depth, seen, budget) {
     const out = setPrototypeOf([], null); // console inspection calls no toJSON
     const n = value.length;
-    for (let i = 0; i < n && i < 50; i++) push(out, inspect(value[i], depth + 1, seen, budget));
-    if (n > 50) push(out, "[truncated]");
+    for (let i = 0; i < n && i < WIDTH; i++) {
+      const d = getOwnPropertyDescriptor(value, i);
+      if (d === undefined) continue; // holes are skipped, as forEach does
+      if (budget.n >= VISITS) {
+        push(out, "[truncated]");
+        return out;
+      }
+      push(out, "value" in d ? inspect(d.value, depth + 1, seen, budget) : "[Accessor]");
+    }
+    if (n > WIDTH) push(out, "[truncated]");
     return out;
   }
 
   function inspectObject(value, depth, seen, budget) {
     const out = { __proto__: null };
-    if (isError(value)) {
-      const d = getOwnPropertyDescriptor(value, "message");
-      if (d && "value" in d) setOwn(out, "message", inspect(d.value, depth + 1, seen, budget));
-    }
     const names = keys(value);
+    if (isError(value) && indexOf(names, "message") === -1) push(names, "message");
     for (let i = 0; i < names.length; i++) {
-      if (i === 50) {
+      if (i === WIDTH || budget.n >= VISITS) {
         setOwn(out, "…", "[truncated]");
         break;
       }
-      const key = clip(names[i], 512);
       const d = getOwnPropertyDescriptor(value, names[i]);
-      const v = d && !("value" in d) ? "[Accessor]" : inspect(d && d.value, depth + 1, seen, budget);
-      setOwn(out, key, v);
+      const v = !d || !("value" in d) ? "[Accessor]" : inspect(d.value, depth + 1, seen, budget);
+      setOwn(out, clip(names[i], 512), v);
     }
     return out;
   }
 
   function formatArg(value) {
-    if (typeof value === "string") return value;
     try {
-      const text = stringify(inspect(value, 0, [], { n: 0 }));
+      const inspected = inspect(value, 0, [], { n: 0 });
+      if (typeof inspected === "string") return inspected;
+      const text = stringify(inspected);
       return text === undefined ? "undefined" : text;
     } catch {
       return "[Unserializable]";
@@ -651,10 +724,38 @@
     return stackOf(new ErrorCtor());
   }
 
+  // A model that forgets `await` reads a property of the Promise (`catalog.search("x").map`).
+  // The Promises of the guest API say so instead of answering `undefined`: their prototype,
+  // one per API name and below Promise.prototype, has getters for the names models reach for.
+  const MISUSED = ["map", "filter", "forEach", "find", "findIndex", "some", "every", "reduce",
+    "slice", "includes", "indexOf", "join", "flatMap", "sort", "at", "length", "files",
+    "content", "id", "value", "keys", "values", "entries"];
+  const hintProtos = new MapCtor();
+
+  function hinted(promise, label) {
+    let proto = mapGet(hintProtos, label);
+    if (proto === undefined) {
+      proto = { __proto__: PromiseCtor.prototype };
+      for (let i = 0; i < MISUSED.length; i++) {
+        const name = MISUSED[i];
+        defineProperty(proto, name, {
+          __proto__: null,
+          get() {
+            throw new TypeErrorCtor(
+              label + " returns a Promise; use await: (await " + label + "(...))." + name);
+          },
+        });
+      }
+      mapSet(hintProtos, label, freeze(proto));
+    }
+    setPrototypeOf(promise, proto);
+    return promise;
+  }
+
   function makeHandle(meta) {
     const name = meta.callableName;
     const handle = function (input) {
-      return request("callValue", [name, input === undefined ? {} : input], callSite());
+      return hinted(request("callValue", [name, input === undefined ? {} : input], callSite()), name);
     };
     defineProperty(handle, "name", { value: name });
     const names = keys(meta);
@@ -662,7 +763,7 @@
       defineProperty(handle, names[i], { value: meta[names[i]], enumerable: true });
     }
     defineProperty(handle, "describe", {
-      value: () => request("describe", [name], callSite()),
+      value: () => hinted(request("describe", [name], callSite()), name + ".describe"),
       enumerable: true,
     });
     defineProperty(handle, "toJSON", { value: () => meta });
@@ -808,7 +909,8 @@
     };
     define("catalog", freeze({
       search(query, options) {
-        return promiseThen(request("search", [query, options === undefined ? null : options], callSite()), resolveHandles);
+        const found = request("search", [query, options === undefined ? null : options], callSite());
+        return hinted(promiseThen(found, resolveHandles), "catalog.search");
       },
       all() {
         return all;
@@ -816,21 +918,21 @@
     }));
     define("API", freeze({
       list(prefix) {
-        return request("apiList", [prefix === undefined ? null : prefix], callSite());
+        return hinted(request("apiList", [prefix === undefined ? null : prefix], callSite()), "API.list");
       },
       read(path) {
-        return request("apiRead", [path === undefined ? null : path], callSite());
+        return hinted(request("apiRead", [path === undefined ? null : path], callSite()), "API.read");
       },
     }));
     define("results", freeze({
       save(value) {
-        return request("resultSave", [value === undefined ? null : value], callSite());
+        return hinted(request("resultSave", [value === undefined ? null : value], callSite()), "results.save");
       },
       load(id) {
-        return request("resultLoad", [id === undefined ? null : id], callSite());
+        return hinted(request("resultLoad", [id === undefined ? null : id], callSite()), "results.load");
       },
       delete(id) {
-        return request("resultDelete", [id === undefined ? null : id], callSite());
+        return hinted(request("resultDelete", [id === undefined ? null : id], callSite()), "results.delete");
       },
     }));
     define("store", (key, value) =>
@@ -860,7 +962,13 @@
   // ---- the cell ---------------------------------------------------------------------
 
   function finish(value) {
-    valueJson = toJsonText(value, true);
+    try {
+      valueJson = toJsonText(value, true);
+    } catch (error) {
+      failure = describeError(error); // a getter of the final value threw
+      state = 2;
+      return;
+    }
     state = 1;
   }
 

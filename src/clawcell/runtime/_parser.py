@@ -1,0 +1,107 @@
+"""The release's JavaScript parser, run in a guest of its own on the syntax-error path.
+
+OpenClaw parses a cell on the host with acorn before any executor runs, so the syntax errors a
+model reads are acorn's words at acorn's positions ("Unexpected token", "Unterminated string
+constant", "'import' and 'export' may only appear at the top level"), not QuickJS's. clawcell
+compiles cells with QuickJS as before; only when QuickJS refuses one does it ask acorn
+(acorn 8.18.0, unmodified) for the release's wording. Valid cells never pay for it.
+
+acorn is a dependency, not part of clawcell's source: `make` (scripts/fetch-acorn.py) fetches
+the pinned npm tarball, checks its hashes and writes `vendor/acorn.js`; wheels carry it. When
+the file is absent (a checkout never built with `make`), `parse_failure` answers `None` and
+cells get QuickJS's own syntax-error messages.
+
+The parser lives in one process-wide QuickJS instance, created on first use and used under a
+lock; a parse that runs past its deadline is interrupted and reported as no answer, so
+the caller keeps QuickJS's own message.
+
+Threat model: the cell's source reaches acorn as a string argument, never as code; the
+instance holds nothing but acorn and runs no cell.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, cast
+
+from ._failure import JSException
+from ._instance import Instance
+from ._module import compiled_reactor
+
+__all__ = ["ParseFailure", "parse_failure"]
+
+_ACORN: Final = Path(__file__).with_name("vendor") / "acorn.js"
+# The release parses a cell as the body of an async arrow function, so top-level `await`
+# and `return` are legal; positions are then reported relative to the cell.
+_PARSE: Final = """(code) => {
+  try {
+    acorn.parse("(async () => {\\n" + code + "\\n})", { ecmaVersion: "latest" });
+    return "null";
+  } catch (error) {
+    if (!(error instanceof SyntaxError) || !error.loc) return "null";
+    const message = String(error.message).replace(/ \\(\\d+:\\d+\\)$/u, "");
+    return JSON.stringify([message, error.loc.line - 1, error.loc.column + 1]);
+  }
+}"""
+_MEMORY_BYTES: Final = 64 * 1024 * 1024
+_DEADLINE_SECONDS: Final = 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParseFailure:
+    """Acorn's verdict on a cell: its message and the 1-based position within the cell."""
+
+    message: str
+    line: int
+    column: int
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self._deadline = float("inf")
+        self._instance = Instance(
+            compiled_reactor(),
+            memory_limit_bytes=_MEMORY_BYTES,
+            interrupt=lambda: time.monotonic() > self._deadline,
+        )
+        inst = self._instance
+        inst.free_value(inst.eval(_ACORN.read_text("utf-8")))
+        self._parse = inst.eval(_PARSE)
+        inst.gc()
+
+    def parse(self, code: str) -> ParseFailure | None:
+        self._deadline = time.monotonic() + _DEADLINE_SECONDS
+        try:
+            text = self._instance.take_string(self._instance.call_with_string(self._parse, code))
+        except (JSException, MemoryError):
+            return None
+        finally:
+            self._deadline = float("inf")
+            self._instance.gc()
+        found: object = json.loads(text)
+        if not isinstance(found, list):
+            return None
+        parts = cast("list[object]", found)
+        if len(parts) != 3 or not all(isinstance(n, int) for n in parts[1:]):
+            return None
+        message, line, column = parts
+        return ParseFailure(message=str(message), line=cast(int, line), column=cast(int, column))
+
+
+_lock = threading.Lock()
+_parser: list[_Parser] = []
+
+
+def parse_failure(code: str) -> ParseFailure | None:
+    """Acorn's syntax error for a cell, as the release reports it; `None` when acorn accepts
+    the cell or cannot answer (then the caller keeps QuickJS's message)."""
+    with _lock:
+        if not _parser:
+            if not _ACORN.is_file():
+                return None
+            _parser.append(_Parser())
+        return _parser[0].parse(code)
