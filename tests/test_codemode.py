@@ -24,7 +24,7 @@ from clawcell import (
     ToolError,
     render,
 )
-from tests.conftest import FAST, echo_tool, exec_one, failure, run, with_mode
+from tests.conftest import FAST, ROOMY, echo_tool, exec_one, failure, run, with_mode
 
 OVERFLOW = (
     "code mode bridge queue limit exceeded (128 ordinary requests queued; {n} in-flight "
@@ -650,7 +650,7 @@ def test_a_model_context_too_small_for_the_status_is_an_error() -> None:
 
 def test_a_closed_code_mode_refuses_work_and_closes_idempotently() -> None:
     async def main() -> None:
-        mode = CodeMode([echo_tool()], limits=FAST)
+        mode = CodeMode([echo_tool()], limits=ROOMY)
         parked = await mode.exec("await yield_control();\nreturn 1;")
         await mode.aclose()
         await mode.aclose()
