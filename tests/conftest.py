@@ -18,8 +18,8 @@ T = TypeVar("T")
 FAST = Limits(timeout_ms=250)
 """A short budget, only for tests that must reach a deadline (busy loops, parking)."""
 ROOMY = Limits(timeout_ms=60_000)
-"""The default budget of cell tests: a slow or loaded machine never reaches it; tests that
-end by a deadline say so with `FAST` (or their own `Limits`)."""
+"""The default budget of cell tests (`with_mode`, `exec_one`): a slow or loaded machine never
+reaches it; tests that end by a deadline say so with `FAST` (or their own `Limits`)."""
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -39,7 +39,7 @@ def with_mode(
     body: Callable[[CodeMode], Awaitable[T]],
     *,
     tools: Iterable[Tool] | None = None,
-    limits: Limits = FAST,
+    limits: Limits = ROOMY,
     **options: Any,
 ) -> T:
     """Run `body(mode)` in a fresh `CodeMode` (with an `echo` tool unless told otherwise)."""

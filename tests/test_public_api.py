@@ -39,11 +39,15 @@ PACKAGE = [
     "render",
 ]
 RUNTIME = [
+    "EngineFailure",
+    "Executor",
+    "ExecutorGuest",
+    "FailureKind",
     "Guest",
+    "GuestConfig",
     "GuestPool",
-    "GuestTrap",
-    "JSException",
     "ParseFailure",
+    "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
     "parse_failure",

@@ -35,15 +35,9 @@ def _shell_commands() -> list[str]:
 
 
 def _case(case_id: str) -> dict[str, Any]:
-    here = Path(__file__).resolve().parent
-    for path in (
-        here / "conformance" / "code-mode" / "cases.json",
-        here.parents[1] / "shared" / "conformance" / "code-mode" / "cases.json",
-    ):
-        if path.exists():
-            cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-            return next(case for case in cases if case["id"] == case_id)
-    pytest.skip("conformance cases.json is not available")
+    path = Path(__file__).resolve().parent / "conformance" / "code_mode" / "cases.json"
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return next(case for case in cases if case["id"] == case_id)
 
 
 def test_the_corpora_are_large_enough() -> None:

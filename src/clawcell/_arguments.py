@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from .errors import InputError
 
-__all__ = ["argument_object"]
+__all__ = ["argument_object", "read_call"]
 
 
 def argument_object(name: str, arguments: object) -> Mapping[str, Any]:
@@ -27,3 +27,17 @@ def argument_object(name: str, arguments: object) -> Mapping[str, Any]:
     raise InputError(
         f"{name} arguments must be a JSON object such as {example}, got {type(arguments).__name__}."
     )
+
+
+def read_call(name: str, arguments: object) -> tuple[Literal["exec", "wait"], Mapping[str, Any]]:
+    """The tool a model called (`exec` or `wait`) and its argument object.
+
+    Raises:
+        InputError: arguments that are not an object, or a tool that is neither.
+    """
+    args = argument_object(name, arguments)
+    if name == "exec":
+        return "exec", args
+    if name == "wait":
+        return "wait", args
+    raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")

@@ -12,9 +12,11 @@ A cell owns its guest from `exec` until it completes, fails or parks. Each `exec
    value is ready) within the remaining budget, settle them in one batch, and repeat;
 5. when the budget runs out with requests still pending, the cell parks (`waiting`).
 
-Guest code runs in segments (`_segments`): off the event loop, under the leg's deadline and
-the epoch backstop. Request arguments are admitted against the host budgets of `_requests`
-before they are parsed.
+Guest code runs in segments (`Guest.parse_cell`, `run_segment`, `describe_rejection`): off
+the event loop, under the leg's deadline and the epoch backstop; guest code that stops
+without a result is an `EngineFailure`, whose kind `_failures` turns into the envelope's.
+Request arguments are admitted against the host budgets of `_requests` before they are
+parsed.
 
 The requests themselves, their tasks and their saved form are `_pending`'s.
 """
@@ -28,22 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._bridge import Bridge, Reply, encode_settle_batch
+from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from ._progress import Progress
-from ._segments import (
-    TIMEOUT_MESSAGE,
-    UNHANDLED_MESSAGE,
-    FailureCode,
-    classify,
-    compile_cell,
-    describe_rejection,
-    failure_of,
-    interrupted,
-    run_segment,
-)
 from .approvals import RunApprovals
-from .runtime import Guest, JSException, StepResult, wire
+from .runtime import EngineFailure, ExecutorGuest, StepResult, wire
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -59,7 +51,7 @@ returns `fn(*args)`, computed on the guest's own thread."""
 class Cell:
     """A running or parked cell and everything the host holds for it."""
 
-    guest: Guest
+    guest: ExecutorGuest
     bridge: Bridge
     output: list[str] = field(default_factory=list[str])
     bridge_dispatch_started: bool = False
@@ -76,9 +68,7 @@ class Cell:
     _pending: PendingRequests = field(init=False)
 
     def __post_init__(self) -> None:
-        self._pending = PendingRequests(
-            self.bridge.inbox_bytes, on_done=self._on_done, on_swept=self._report_settled
-        )
+        self._pending = PendingRequests(self.bridge.inbox_bytes)
         approvals = self.bridge.approvals
         if approvals is not None:
             approvals.wake = self._wake_now
@@ -104,15 +94,13 @@ class Cell:
 
     # -- legs -------------------------------------------------------------------------------
 
-    async def start(self, code: str, budget_s: float) -> LegOutcome:
-        """First leg: compile (a syntax error raises `JSException`) and run the cell."""
+    async def start(self, code: str, budget_s: float) -> LegOutcome | EngineFailure:
+        """First leg: parse and run the cell; a `syntax_error` failure when it does not parse."""
         deadline = time.monotonic() + budget_s
         # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop.
-        compiled = await self._off_loop(compile_cell, self.guest, code, deadline)
-        if isinstance(compiled, JSException):
-            raise compiled
-        if isinstance(compiled, BaseException):
-            return self._engine_failure(compiled, deadline)
+        compiled = await self._off_loop(self.guest.parse_cell, code, deadline)
+        if isinstance(compiled, EngineFailure):
+            return compiled if compiled.kind == "syntax_error" else self._stopped(compiled)
         self._cell_function = compiled
         return await self._drive(deadline)
 
@@ -150,10 +138,8 @@ class Cell:
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
         cell, self._cell_function = self._cell_function, None
-        result = await self._off_loop(run_segment, self.guest, cell, deadline, batch)
-        if not isinstance(result, BaseException):
-            return result
-        return self._engine_failure(result, deadline)
+        result = await self._off_loop(self.guest.run_segment, cell, batch, deadline)
+        return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
@@ -161,8 +147,9 @@ class Cell:
             return function(*args)
         return await self.runner(function, *args, lane=self.guest.lane)
 
-    def _engine_failure(self, result: BaseException, deadline: float) -> LegOutcome:
-        return self._failed(*failure_of(result, deadline))
+    def _stopped(self, failure: EngineFailure) -> LegOutcome:
+        """The failure of guest code that stopped without a result."""
+        return self._failed(*failure_of(failure))
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
         self.output.extend(report.output)
@@ -207,14 +194,14 @@ class Cell:
         """
         if not self.guest.has_unhandled_rejection:
             return completed
-        described = await self._off_loop(describe_rejection, self.guest, deadline)
+        described = await self._off_loop(self.guest.describe_rejection, deadline)
         if isinstance(described, str):
             return self._failed(*classify(described))
-        if isinstance(described, JSException) and not interrupted(described, deadline):
-            return self._failed("internal_error", UNHANDLED_MESSAGE)
         if described is None:
             return completed
-        return self._engine_failure(described, deadline)
+        if described.kind == "thrown":  # describing the reason threw
+            return self._failed("internal_error", UNHANDLED_MESSAGE)
+        return self._stopped(described)
 
     def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
         """Requests whose arguments fit the host budgets, parsed; the others are answered
@@ -239,7 +226,8 @@ class Cell:
         self._start_task(request_id, method, args)
 
     def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
-        self._pending.start(request_id, method, args, self.bridge.run(request_id, method, args))
+        work = self.bridge.run(request_id, method, args)
+        self._pending.start(request_id, method, args, work, self._on_done)
         if self.progress is not None and method == "callValue":
             self.progress.tool_started(request_id, str(args[0]))
 
@@ -259,7 +247,7 @@ class Cell:
         if pending.running and not yields:
             # One loop turn lets fresh tasks take their first step: fast tools finish here.
             await asyncio.sleep(0)
-            pending.sweep()
+            pending.sweep(self._report_settled)
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:
             if self._blocked_on_approvals():
@@ -323,7 +311,7 @@ class Cell:
         cls,
         state: dict[str, Any],
         *,
-        guest: Guest,
+        guest: ExecutorGuest,
         bridge: Bridge,
         replay_safe: Callable[[str, list[Any]], bool],
         runner: SegmentRunner | None = None,

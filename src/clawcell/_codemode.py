@@ -1,9 +1,8 @@
 """`CodeMode`: the public entry point that runs cells for a model.
 
-A model sees two tools, `exec` and `wait`. `CodeMode.call_tool(name, args)` answers them
-with the envelope of spec §2.3; `exec()` and `wait()` are the typed conveniences. The work
-is delegated: `CellHost` (`_host.py`) owns the catalog, MCP servers, guests and saved
-results; `Lifecycle` (`_lifecycle.py`) owns every run from its first `exec` to its end.
+A model sees two tools, `exec` and `wait`; `call_tool(name, args)` answers them with the
+envelope of spec §2.3. `CellHost` (`_host.py`) owns the catalog, MCP servers, executor and
+saved results; `Lifecycle` (`_lifecycle.py`) every run from its first `exec` to its end.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ._arguments import argument_object
+from ._arguments import read_call
 from ._config import approvals_from, limits_from, session_id_from, store_from, tools_from
 from ._decisions import ApprovalDesk
 from ._host import CellHost
@@ -23,7 +22,7 @@ from ._source import read_wait_args
 from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
 from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
 from .envelope import ResultsStore, render
-from .errors import InputError
+from .runtime import Executor
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
@@ -62,6 +61,8 @@ class CodeMode:
             defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
         telemetry_in_text: Whether `render` (the text the built-in agent, framework adapters
             and MCP server give the model) includes `telemetry`; envelopes always carry it.
+        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); defaults to a
+            `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed with this `CodeMode`.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -81,6 +82,7 @@ class CodeMode:
         policy: ToolPolicy | Mapping[str, Any] | None = None,
         approval_ttl_seconds: float | None = None,
         telemetry_in_text: bool = True,
+        executor: Executor | None = None,
     ) -> None:
         self.limits = limits_from(limits)
         self.telemetry_in_text = telemetry_in_text
@@ -94,17 +96,15 @@ class CodeMode:
             mcp_servers=mcp_servers,
             model_context_tokens=model_context_tokens,
             guest_thread=guest_thread,
+            executor=executor,
         )
         self.catalog = self._host.catalog
+        self.results: ResultsStore = self._host.results
+        """The saved results (`results.save/load/delete`) of this runtime's cells."""
         home = RunHome(store=self.store, session_id=self.session_id, durable=durable is not None)
         approvals = approvals_from(policy, approval_ttl_seconds, home, self._host)
         self._runs = Lifecycle(self._host, home, approvals)
         self._desk = ApprovalDesk(approvals, home)
-
-    @property
-    def results(self) -> ResultsStore:
-        """The saved results (`results.save/load/delete`) of this runtime's cells."""
-        return self._host.results
 
     async def __aenter__(self) -> CodeMode:
         return self
@@ -137,11 +137,7 @@ class CodeMode:
         return await self._host.mcp_status()
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | str,
-        *,
-        on_update: OnUpdate | None = None,
+        self, name: str, arguments: Mapping[str, Any] | str, *, on_update: OnUpdate | None = None
     ) -> dict[str, Any]:
         """Answer a model's `exec` or `wait` tool call with its result envelope.
 
@@ -151,14 +147,12 @@ class CodeMode:
         envelope is a plain dict; `clawcell.envelope.Envelope` describes its shape.
 
         Raises:
-            InputError: The call itself was rejected (arguments that are not an object, empty
-                code, an unknown or expired run).
+            InputError: The call itself was rejected (an unknown tool, arguments that are not
+                an object, empty code, an unknown or expired run).
         """
-        args = argument_object(name, arguments)
-        if name == "wait":
+        tool, args = read_call(name, arguments)
+        if tool == "wait":
             return await self.wait(read_wait_args(args), on_update=on_update)
-        if name != "exec":
-            raise InputError(f"unknown Code Mode tool {name!r}; the tools are `exec` and `wait`.")
         return cast(dict[str, Any], await self._runs.exec(args, on_update))
 
     async def exec(

@@ -1,9 +1,10 @@
-"""The host side of one `CodeMode`: catalog, MCP servers, guest pool and saved results.
+"""The host side of one `CodeMode`: catalog, MCP servers, executor and saved results.
 
 `CellHost` owns the parts every cell of a runtime shares and builds what each cell gets from
-them: a guest from the pool, a bridge wired to the catalog (or the MCP-aware host catalog),
-the results store and the session view, and the telemetry its envelopes carry. It holds no
-per-run state; the run lifecycle (`_lifecycle.py`) does.
+them: a guest from the executor (of the configuration the catalog and MCP servers make), a
+bridge wired to the catalog (or the MCP-aware host catalog), the results store and the
+session view, and the telemetry its envelopes carry. It holds no per-run state; the run
+lifecycle (`_lifecycle.py`) does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ._limits import Limits
 from .approvals import RunApprovals
 from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle, Tool
 from .envelope import ModelBudget, ResultsStore
-from .runtime import Guest, GuestPool, run_on_guest_thread
+from .runtime import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor, run_on_guest_thread
 from .store import SessionView
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class CellHost:
         mcp_servers: Mapping[str, ServerConfig] | None,
         model_context_tokens: int | None,
         guest_thread: bool,
+        executor: Executor | None,
     ) -> None:
         before, after = hooks
         self.catalog = catalog = Catalog(
@@ -51,33 +53,33 @@ class CellHost:
         self.mcp = _mcp_servers(mcp_servers, catalog) if mcp_servers else None
         self.results = ResultsStore(limits.inbox_bytes)
         self.runner: SegmentRunner | None = run_on_guest_thread if guest_thread else None
-        self._pool = self._new_pool()
+        self.executor: Executor = QuickJSExecutor() if executor is None else executor
+        self._config = self._guest_config()
 
-    def _new_pool(self) -> GuestPool:
+    def _guest_config(self) -> GuestConfig:
         install: dict[str, Any] = {
             "maxPending": self.limits.max_pending_tool_calls,
             "bindings": [binding.metadata for binding in self.catalog.bindings],
         }
         if self.mcp is not None:
             install["mcp"] = self.mcp.install()
-        return GuestPool(
+        return GuestConfig(
             memory_limit_bytes=self.limits.memory_limit_bytes,
             install_config=json.dumps(install),
         )
 
     async def prepare(self) -> None:
-        """Connect and list MCP servers before a cell; rebuild guests when `MCP` changed."""
+        """Connect and list MCP servers before a cell; new guests when `MCP` changed."""
         if self.mcp is not None and await self.mcp.prepare():
-            self._pool.close()
-            self._pool = self._new_pool()
+            self._config = self._guest_config()
 
-    def acquire(self) -> Guest:
+    def acquire(self) -> ExecutorGuest:
         """A pristine guest (raises `RuntimeUnavailableError` when none can be built)."""
-        return self._pool.acquire()
+        return self.executor.acquire(self._config)
 
-    def release(self, guest: Guest) -> None:
+    def release(self, guest: ExecutorGuest) -> None:
         """Return the guest of a cell that is over."""
-        self._pool.release(guest)
+        self.executor.release(guest)
 
     def bridge(self, session: SessionView | None, approvals: RunApprovals | None) -> Bridge:
         """A bridge for one cell, reading and writing `session`, asking `approvals`."""
@@ -118,7 +120,7 @@ class CellHost:
 
     async def aclose(self) -> None:
         """Release guests and results, and close MCP connections."""
-        self._pool.close()
+        self.executor.close()
         self.results.close()
         if self.mcp is not None:
             await self.mcp.aclose()

@@ -8,7 +8,7 @@ them may get the `wait` of any run. The rules (see `docs/scale-out.md`):
   `save_run(expected_version=)` followed by `release_run`;
 * a `wait` **claims** the run (`claim_run`, version +1) and keeps the lease with a
   `LeaseKeeper` while its leg runs. While another worker's leg holds it, the `wait` waits for
-  the run to change (`wait_for_change`) or the lease to lapse, within its budget. A worker
+  the run to change (`wait_for_change`) or the lease to lapse, within half its budget. A worker
   that still holds the run in memory continues its own copy only when the claim's version is
   the next one after its own park; otherwise another worker continued the run meanwhile and
   the copy is dropped;
@@ -18,7 +18,11 @@ them may get the `wait` of any run. The rules (see `docs/scale-out.md`):
 * a leg whose lease was lost (its holder stalled past it and another worker claimed the run)
   is refused at its next fenced write, before anything is committed;
 * a finished run is deleted; `sweep` removes expired runs, at most once a minute per
-  `CodeMode`.
+  `CodeMode`;
+* saved results (`results.save`) are shared through the store (`SharedResults`): before each
+  leg this worker pushes what its cells saved or deleted and pulls what other workers did,
+  and after each leg (park or end) it pushes again, so a later `exec` of the same reply on
+  another worker can `results.load` them.
 
 Threat model: none beyond the store's. Clocks: leases use each worker's wall clock.
 """
@@ -26,24 +30,30 @@ Threat model: none beyond the store's. Clocks: leases use each worker's wall clo
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import socket
 import time
 import uuid
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, cast
 
 from ._bridge import Reply
+from ._jsjson import utf8_len
 from ._runs import ParkedRecord, Run
+from .envelope import ResultsStore, SavedResult
 from .errors import StaleRunError, StoreUnavailableError
 from .store import ClaimedRun, LeaseKeeper, SessionStore
 
-__all__ = ["LEASE_SECONDS", "SWEEP_EVERY_S", "DurableRuns", "stale_message"]
+__all__ = ["LEASE_SECONDS", "SWEEP_EVERY_S", "DurableRuns", "SharedResults", "stale_message"]
 
 LEASE_SECONDS: float = 30.0  # not Final: multi-process tests may shorten it
 """How long a `wait` leg's lease lasts unless renewed (renewed every third of it)."""
 SWEEP_EVERY_S: Final = 60.0
 _LAPSE_GRACE_S: Final = 0.01
+_CLAIM_SHARE: Final = 0.5
+"""The share of a `wait`'s budget it may spend waiting for another worker's leg."""
 
 _log = logging.getLogger("clawcell.runs")
 
@@ -64,12 +74,19 @@ class DurableRuns:
         self,
         store: SessionStore,
         session_id: str,
+        results: ResultsStore | None = None,
+        results_ttl_seconds: float = 900.0,
         *,
         lease_seconds: float | None = None,
         sweep_every: float = SWEEP_EVERY_S,
     ) -> None:
         self._store = store
         self._session_id = session_id
+        self._results = (
+            None
+            if results is None
+            else SharedResults(store, session_id, results, ttl_seconds=results_ttl_seconds)
+        )
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
         self._lease_seconds = LEASE_SECONDS if lease_seconds is None else lease_seconds
         self._sweep_every = sweep_every
@@ -84,6 +101,7 @@ class DurableRuns:
         Raises:
             StaleRunError: the run is continued under a lease that another worker took over.
         """
+        await self._push_results()
         state = run.record().to_state()
         keeper, sid = run.keeper, self._session_id
         if keeper is None:
@@ -126,10 +144,16 @@ class DurableRuns:
     # -- claiming ---------------------------------------------------------------------------
 
     async def claim(self, run_id: str, *, budget_s: float) -> ClaimedRun | None:
-        """Claim a parked run for a `wait` leg, waiting up to `budget_s` while another
-        worker's leg holds it (`None`: unknown, expired, or still held at the end)."""
-        deadline = time.monotonic() + budget_s
+        """Claim a parked run for a `wait` leg of `budget_s`, waiting up to half of it while
+        another worker's leg holds the run (`None`: unknown, expired, or still held then).
+
+        The other half is the leg's: a claim won as the budget runs out would leave the guest
+        no time to run, and the leg would fail with `timeout` instead of answering.
+        """
+        deadline = time.monotonic() + budget_s * _CLAIM_SHARE
         sid = self._session_id
+        if self._results is not None:
+            await self._results.sync()  # the leg may load what other workers saved
         while True:
             claimed = await self._store.claim_run(
                 sid, run_id, owner=self.owner, lease_seconds=self._lease_seconds
@@ -175,7 +199,8 @@ class DurableRuns:
         return True
 
     async def finish(self, run: Run) -> None:
-        """The run ended: stop its lease and delete it from the store."""
+        """The run ended: share its saved results, stop its lease, delete it from the store."""
+        await self._push_results()
         keeper, run.keeper = run.keeper, None
         if keeper is not None:
             await keeper.close()
@@ -188,6 +213,16 @@ class DurableRuns:
         await self._store.delete_run(self._session_id, run_id)
 
     # -- housekeeping -----------------------------------------------------------------------
+
+    async def before_leg(self) -> None:
+        """Before a leg: take in the results other workers saved; sweep now and then."""
+        if self._results is not None:
+            await self._results.sync()
+        await self.maybe_sweep()
+
+    async def _push_results(self) -> None:
+        if self._results is not None:
+            await self._results.push()
 
     async def maybe_sweep(self) -> None:
         """Sweep expired runs and results at most once per `sweep_every` seconds."""
@@ -204,3 +239,83 @@ class DurableRuns:
         """Cancel write-backs still in flight (their runs stay as last committed)."""
         for task in self._writes:
             task.cancel()
+
+
+class SharedResults:
+    """A `CodeMode`'s saved results, shared with the other workers of its session.
+
+    The `ResultsStore` stays the one the bridge uses (its 64-entry limit and byte allowance
+    still hold per worker); this keeps it in step with the store's saved results of the
+    session (scope: the session id) at leg boundaries. `push` writes the entries saved here
+    since the last push and deletes those deleted here; `sync` pushes, then takes in the
+    entries other workers saved (when they fit) and drops those deleted or expired in the
+    store. A stored entry is `{"json": text, "networkContent": flag}` and expires
+    `ttl_seconds` after it was saved. Store outages are logged; the next leg retries.
+    """
+
+    def __init__(
+        self, store: SessionStore, scope: str, results: ResultsStore, *, ttl_seconds: float
+    ) -> None:
+        self._store = store
+        self._scope = scope
+        self._results = results
+        self._ttl = ttl_seconds
+        self._shared: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    async def push(self) -> None:
+        """Write this worker's saves and deletions to the store."""
+        async with self._lock:
+            await self._guarded(self._push)
+
+    async def sync(self) -> None:
+        """Push, then take in what other workers saved or deleted."""
+        async with self._lock:
+            await self._guarded(self._push)
+            await self._guarded(self._pull)
+
+    async def _guarded(self, action: Callable[[], Awaitable[None]]) -> None:
+        if self._results.closed:
+            return  # a closed store reads as empty: that is not a deletion
+        try:
+            await action()
+        except StoreUnavailableError:
+            _log.warning("sharing saved results of %r failed", self._scope, exc_info=True)
+
+    async def _push(self) -> None:
+        local = self._results.entries()
+        for result_id in sorted(self._shared - local.keys()):
+            await self._store.delete_result(self._scope, result_id)
+            self._shared.discard(result_id)
+        for result_id, entry in local.items():
+            if result_id not in self._shared:
+                text = json.dumps({"json": entry.json, "networkContent": entry.network_content})
+                expires_at = time.time() + self._ttl
+                await self._store.put_result(self._scope, result_id, text, expires_at=expires_at)
+                self._shared.add(result_id)
+
+    async def _pull(self) -> None:
+        stored = set(await self._store.list_results(self._scope))
+        for result_id in self._shared - stored:  # deleted by another worker, or expired
+            self._results.discard(result_id)
+            self._shared.discard(result_id)
+        local = self._results.entries()
+        for result_id in sorted(stored - local.keys()):
+            entry = _entry(await self._store.get_result(self._scope, result_id))
+            if entry is not None and self._results.restore(result_id, entry):
+                self._shared.add(result_id)
+
+
+def _entry(text: str | None) -> SavedResult | None:
+    """A stored result, or `None` when it is gone or not one `SharedResults` wrote."""
+    try:
+        data: object = None if text is None else json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    fields = cast(dict[str, object], data)
+    saved, network = fields.get("json"), fields.get("networkContent")
+    if not isinstance(saved, str) or not isinstance(network, bool):
+        return None
+    return SavedResult(json=saved, bytes=utf8_len(saved), network_content=network)

@@ -48,7 +48,7 @@ from .envelope import (
     mark_untrusted,
 )
 from .errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
-from .runtime import JSException
+from .runtime import EngineFailure
 from .store import ClaimedRun, SessionView
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
@@ -67,7 +67,8 @@ class Lifecycle:
         self._store = store = home.store
         self._session_id = session_id = home.session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
-        self._durable = DurableRuns(store, session_id) if home.durable else None
+        ttl = host.limits.snapshot_ttl_seconds
+        self._durable = DurableRuns(store, session_id, host.results, ttl) if home.durable else None
         self._policy = ReplayPolicy(host.catalog)
         self.closed = False
         self.approvals = approvals
@@ -93,7 +94,7 @@ class Lifecycle:
         """The first leg of a new cell."""
         self.expire()
         if self._durable is not None:
-            await self._durable.maybe_sweep()
+            await self._durable.before_leg()
         host = self._host
         await host.prepare()
         try:
@@ -117,15 +118,14 @@ class Lifecycle:
         gate.active = True
         try:
             outcome = await cell.start(code, host.limits.timeout_ms / 1000)
-        except JSException as exc:
-            host.release(guest)
-            self.approvals.forget(run_id)
-            return self.failure(
-                "invalid_input", "input", syntax_error_message(exc.text, exc.stack, code)
-            )
         except asyncio.CancelledError:
             self._abandon(run)
             raise
+        if isinstance(outcome, EngineFailure):  # the code did not parse
+            host.release(guest)
+            self.approvals.forget(run_id)
+            message = syntax_error_message(outcome.message, outcome.stack, code)
+            return self.failure("invalid_input", "input", message)
         return await self._settle(run, outcome)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ._segments import FailureCode
+from ._failures import FailureCode
 from .envelope import (
     Envelope,
     FailurePhase,

@@ -52,14 +52,12 @@ Settled = Callable[[str, PendingRequest], None]
 class PendingRequests:
     """The pending requests of one cell, their tasks and their argument budget."""
 
-    def __init__(self, inbox_bytes: int, *, on_done: Settled, on_swept: Settled) -> None:
+    def __init__(self, inbox_bytes: int) -> None:
         self._items: dict[str, PendingRequest] = {}
         self._completed: deque[str] = deque()
         self.running = 0
         """How many requests are host tasks that have not settled."""
         self._ledger = RequestLedger(inbox_bytes)
-        self._on_done = on_done
-        self._on_swept = on_swept
 
     def __len__(self) -> int:
         return len(self._items)
@@ -111,24 +109,29 @@ class PendingRequests:
         self._items[request_id] = PendingRequest("yield", args, reason=args[0] if args else None)
 
     def start(
-        self, request_id: str, method: str, args: list[Any], work: Coroutine[Any, Any, Reply]
+        self,
+        request_id: str,
+        method: str,
+        args: list[Any],
+        work: Coroutine[Any, Any, Reply],
+        on_done: Settled,
     ) -> None:
-        """Run `work` as the host task of a request."""
+        """Run `work` as the host task of a request; `on_done` hears when it settles."""
         task = asyncio.ensure_future(work)
-        task.add_done_callback(lambda _: self._done(request_id))
+        task.add_done_callback(lambda _: self._done(request_id, on_done))
         self.running += 1
         self._items[request_id] = PendingRequest(method, args, task=task)
 
-    def _done(self, request_id: str) -> None:
+    def _done(self, request_id: str, on_done: Settled) -> None:
         pending = self._items.get(request_id)
         if pending is None or pending.task is None or pending.reply:
             return  # cancelled by the cell (no longer pending) or already recorded
         self.running -= 1
         self._completed.append(request_id)
         pending.reply = _task_reply(request_id, pending.task)
-        self._on_done(request_id, pending)
+        on_done(request_id, pending)
 
-    def sweep(self) -> None:
+    def sweep(self, on_swept: Settled) -> None:
         """Record tasks that finished but whose done-callbacks have not run yet."""
         for request_id, pending in self._items.items():
             task = pending.task
@@ -138,7 +141,7 @@ class PendingRequests:
                 self.running -= 1
                 self._completed.append(request_id)
                 pending.reply = _task_reply(request_id, task)
-                self._on_swept(request_id, pending)
+                on_swept(request_id, pending)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits
-from clawcell.runtime import Guest, GuestTrap, compiled_reactor
+from clawcell.runtime import Guest, compiled_reactor
+from clawcell.runtime._exports import GuestTrap
 from tests.conftest import echo_tool, failure
 
 INSTALL = '{"maxPending":16,"bindings":[]}'

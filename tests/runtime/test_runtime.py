@@ -16,8 +16,9 @@ import pytest
 import wasmtime
 
 from clawcell import CodeMode, Limits, RuntimeUnavailableError
-from clawcell.runtime import Guest, GuestPool, GuestTrap, JSException, _wasm, compiled_reactor
-from clawcell.runtime._exports import SIGNATURES
+from clawcell.runtime import Guest, GuestPool, _wasm, compiled_reactor
+from clawcell.runtime._exports import SIGNATURES, GuestTrap
+from clawcell.runtime._failure import JSException
 from clawcell.runtime._module import EXPORTED_FUNCTIONS
 from tests.conftest import in_forked_child
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from typing import Any, cast
 
 import pytest
 
 from clawcell.errors import StaleRunError
-from clawcell.store import ClaimedRun, LeaseKeeper
+from clawcell.store import ClaimedRun, Lease, LeaseKeeper, SessionStore
 
 from .conftest import StoreFactory
 
@@ -51,3 +53,39 @@ def test_a_keeper_whose_run_was_taken_over_sets_lost(new_store: StoreFactory) ->
             return keeper.lost.is_set()
 
     assert asyncio.run(scenario()) is True
+
+
+class SwallowingStore:
+    """A store whose first renewal swallows a cancellation, as Python 3.11's
+    `asyncio.wait_for` does when it lands as the pool hands out a connection."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.renewing = asyncio.Event()
+        self.renewals = 0
+
+    async def renew_lease(self, lease: Lease, *, lease_seconds: float) -> Lease:
+        self.renewals += 1
+        if self.renewals == 1:
+            self.renewing.set()
+            with contextlib.suppress(asyncio.CancelledError):  # the swallowed cancellation
+                await asyncio.Event().wait()
+        return await self._store.renew_lease(lease, lease_seconds=lease_seconds)
+
+
+def test_closing_a_keeper_stops_it_even_when_a_renewal_swallows_the_cancellation(
+    new_store: StoreFactory,
+) -> None:
+    async def scenario() -> int:
+        async with new_store() as store:
+            await store.save_run("s", "cm_1", b"", LATER)
+            claimed = await store.claim_run("s", "cm_1", owner="a", lease_seconds=60)
+            assert claimed is not None
+            swallowing = SwallowingStore(store)
+            # The keeper only renews: a store with `renew_lease` alone stands in for one.
+            double = cast(SessionStore, swallowing)
+            async with LeaseKeeper(double, claimed.lease, lease_seconds=60, every=0.001):
+                await swallowing.renewing.wait()
+            return swallowing.renewals
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == 1

@@ -70,3 +70,17 @@ def test_results_outlive_the_store_object(new_durable_store: StoreFactory) -> No
 
     asyncio.run(write())
     assert asyncio.run(read()) == '{"ok":true}'
+
+
+def test_listing_a_scope_names_its_live_results_only(new_store: StoreFactory) -> None:
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        async with new_store() as store:
+            await store.put_result("r", "result_b", "1", expires_at=LATER)
+            await store.put_result("r", "result_a", "2")
+            await store.put_result("r", "result_old", "3", expires_at=time.time() - 1)
+            await store.put_result("other", "result_c", "4")
+            listed = await store.list_results("r")
+            await store.delete_result("r", "result_a")
+            return listed, await store.list_results("r"), await store.list_results("none")
+
+    assert asyncio.run(scenario()) == (["result_a", "result_b"], ["result_b"], [])

@@ -190,6 +190,25 @@ class ResultsStore:
         if entry is not None:
             self._used -= entry.bytes
 
+    def entries(self) -> dict[str, SavedResult]:
+        """The saved entries by id (a copy), for a store that shares them between workers."""
+        return dict(self._entries)
+
+    def restore(self, reference_id: str, entry: SavedResult) -> bool:
+        """Add an entry saved elsewhere (another worker) under its id, when it fits.
+
+        Returns whether it was added: `False` when the id is taken, this store is closed, or
+        the entry limit or byte allowance would be exceeded (nothing is evicted).
+        """
+        fits = (
+            len(self._entries) < self._max_entries and entry.bytes <= self._allowance - self._used
+        )
+        if self._closed or reference_id in self._entries or not fits:
+            return False
+        self._entries[reference_id] = entry
+        self._used += entry.bytes
+        return True
+
     def close(self) -> None:
         """Drop every entry (run end, catalog replacement); later calls fail. Idempotent."""
         self._entries.clear()

@@ -1,24 +1,36 @@
 """The guest runtime: QuickJS-NG compiled to WASI, run under wasmtime.
 
 `wire` is the host↔guest vocabulary (bridge methods, cell states, step-report keys, file
-names, guest globals) that the controller and the host share.
+names, guest globals) that the controller and the host share. Engine exceptions (wasm traps,
+QuickJS exceptions) never leave the runtime: guest code that stops without a result is
+reported as an `EngineFailure` whose `kind` says why.
+
+`Executor` is the seam `CodeMode(executor=…)` takes: it hands out guests (`ExecutorGuest`) of
+one configuration (`GuestConfig`); `QuickJSExecutor` is the one implementation and the default.
 """
 
 from __future__ import annotations
 
 from . import _wire as wire
-from ._guest import Guest, GuestTrap, JSException, StepResult
+from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
+from ._failure import EngineFailure, FailureKind
+from ._guest import Guest
 from ._module import compiled_reactor
 from ._parser import ParseFailure, parse_failure
 from ._pool import GuestPool
+from ._report import StepResult
 from ._worker import run_on_guest_thread
 
 __all__ = [
+    "EngineFailure",
+    "Executor",
+    "ExecutorGuest",
+    "FailureKind",
     "Guest",
+    "GuestConfig",
     "GuestPool",
-    "GuestTrap",
-    "JSException",
     "ParseFailure",
+    "QuickJSExecutor",
     "StepResult",
     "compiled_reactor",
     "parse_failure",

@@ -118,7 +118,8 @@ class Watchdog:
                 token, deadline = min(self._watched.items(), key=lambda item: item[1])
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
-                    self._cond.wait(remaining)
+                    # An infinite deadline is never reached; `wait` takes at most TIMEOUT_MAX.
+                    self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
                     continue
                 self._watched.pop(token)
                 self._engine.increment_epoch()

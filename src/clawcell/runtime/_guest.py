@@ -11,23 +11,21 @@ again if a handler is attached later, even after a `wait`.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import wasmtime
 
 from ..errors import RuntimeUnavailableError
-from ._exports import GuestTrap
-from ._failure import JSException
+from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._instance import CANONICAL_MEMORY_LIMIT, Instance
 from ._memory import memory_cap
 from ._module import CompiledReactor
+from ._report import StepResult, parse_report
 from ._snapshot import (
     CanonicalImage,
     GuestState,
@@ -38,26 +36,16 @@ from ._snapshot import (
 )
 from ._worker import next_lane
 
-__all__ = ["Guest", "GuestTrap", "JSException", "StepResult"]
+__all__ = ["EPOCH_GRACE_S", "Guest"]
+
+EPOCH_GRACE_S: Final = 0.025
+"""How long after a leg's deadline the epoch backstop traps guest code the interrupt handler
+could not stop (a long native operation)."""
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
 _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepResult:
-    """What one `step()` of the controller reported."""
-
-    output: list[str]
-    requests: list[list[Any]]
-    """`[id, method, argumentsJsonText]` for each request admitted since the last step."""
-    cancelled: list[str]
-    state: int
-    value_json: str | None
-    error: str
-    queued: int
 
 
 def _controller_source() -> str:
@@ -80,6 +68,8 @@ class Guest:
         """Set when the interrupt handler stopped guest code because `deadline` passed. The
         uncatchable error it throws can still end up as an unobserved rejection inside a job
         (an async generator's step), leaving the cell with no work instead of an error."""
+        self.lent_from: object = None
+        """The pool of the executor that handed this guest out (see `QuickJSExecutor`)."""
         self.lane = next_lane()
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
@@ -189,16 +179,50 @@ class Guest:
 
     def step(self) -> StepResult:
         inst = self.instance
-        return _report(inst.take_string(inst.call(self._step), strict=True))
+        return parse_report(inst.take_string(inst.call(self._step), strict=True))
 
     def turn(self, batch: str | None) -> StepResult:
         """Settle `batch` (if any), run every pending job and report: one guest crossing."""
         inst = self.instance
-        return _report(inst.take_string(inst.turn(self._settle, self._step, batch), strict=True))
+        report = inst.take_string(inst.turn(self._settle, self._step, batch), strict=True)
+        return parse_report(report)
 
-    def settle(self, batch_json: str) -> None:
-        inst = self.instance
-        inst.free_value(inst.call_with_string(self._settle, batch_json))
+    # -- segments: guest code under a leg's deadline --------------------------------------
+
+    def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
+        """Parse a cell under `deadline` (parsing counts in the budget, spec §2.5): the
+        compiled script, or the failure (a `syntax_error` when the code does not parse)."""
+        self.deadline, self.interrupted = deadline, False
+        try:
+            with self.instance.backstop(deadline + EPOCH_GRACE_S):
+                return self.compile(code)
+        except ENGINE_EXCEPTIONS as exc:
+            return engine_failure(exc, deadline=deadline, parsing=True)
+
+    def run_segment(
+        self, script: int | None, batch: str | None, deadline: float
+    ) -> StepResult | EngineFailure:
+        """Start a compiled cell (its first segment) or settle `batch`, and run the guest
+        until it waits on the host again: the step report, or why guest code stopped."""
+        self.deadline, self.interrupted = deadline, False
+        try:
+            with self.instance.backstop(deadline + EPOCH_GRACE_S):
+                if script is not None:
+                    self.start(script)
+                return self.turn(batch)
+        except ENGINE_EXCEPTIONS as exc:
+            return engine_failure(exc, deadline=deadline)
+
+    def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
+        """The oldest unhandled rejection's text (`None` without one), under `deadline`: it
+        reads the reason's `name` and `message`, which may be guest getters that never
+        return (D5). A `thrown` failure means describing it threw."""
+        self.deadline, self.interrupted = deadline, False
+        try:
+            with self.instance.backstop(deadline + EPOCH_GRACE_S):
+                return self.unhandled_rejection()
+        except ENGINE_EXCEPTIONS as exc:
+            return engine_failure(exc, deadline=deadline)
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -285,49 +309,6 @@ def _rejection_tracker(
             bound(ctx, promise, reason, handled, op)
 
     return track
-
-
-def _report(text: str) -> StepResult:
-    """The step report: a JSON header, then (one line each) the value's JSON text when the
-    value is ready and each request's arguments, which stay text (the host sizes them first).
-
-    Raises:
-        MemoryError: the header is not JSON (the guest could not build it).
-    """
-    lines = _lines(text)
-    try:
-        raw = json.loads(lines[0])
-    except ValueError as exc:
-        raise MemoryError("the guest could not build its step report") from exc
-    at = 1
-    value_json: str | None = None
-    if "v" in raw:
-        value_json, at = lines[1], 2
-    requests: list[list[Any]] = raw["r"]
-    for request, args in zip(requests, lines[at:], strict=True):
-        request.append(args)
-    return StepResult(
-        output=raw.get("o", []),
-        requests=requests,
-        cancelled=raw.get("c", []),
-        state=raw["s"],
-        value_json=value_json,
-        error=raw.get("e", ""),
-        queued=raw["q"],
-    )
-
-
-def _lines(text: str) -> list[str]:
-    """`text.split("\\n")`, copying each line once (a value line may be 100 MB)."""
-    if "\n" not in text:
-        return [text]
-    lines: list[str] = []
-    start = 0
-    while (end := text.find("\n", start)) >= 0:
-        lines.append(text[start:end])
-        start = end + 1
-    lines.append(text[start:])
-    return lines
 
 
 def _items(value: object) -> list[object]:

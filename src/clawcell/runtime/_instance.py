@@ -32,7 +32,6 @@ __all__ = ["Instance"]
 
 TAG_EXCEPTION: Final = 6
 TAG_STRING: Final = -7
-_STRING_CHARS: Final = 16
 UNDEFINED: Final = 3 << 32
 JS_STACK_BYTES: Final = 128 * 1024
 CANONICAL_MEMORY_LIMIT: Final = 64 * 1024 * 1024
@@ -293,21 +292,10 @@ class Instance:
         """`to_string` then free the value."""
         try:
             if self.raw_strings and _tag(value) == TAG_STRING:
-                return self._read_raw_string(value & 0xFFFF_FFFF)
+                return self.memory.flat_string(value & 0xFFFF_FFFF)
             return self.to_string(value, strict=strict)
         finally:
             self.free_value(value)
-
-    def _read_raw_string(self, ptr: int) -> str:
-        # A flat QuickJS-NG string (pinned build): u32 length with the wide flag in the top
-        # bit, then 12 bytes of hash/atom data, then Latin-1 or UTF-16LE characters.
-        address = self.memory.base + ptr
-        header = ctypes.c_uint32.from_address(address).value
-        length = header & 0x7FFF_FFFF
-        if header & 0x8000_0000:
-            data = ctypes.string_at(address + _STRING_CHARS, 2 * length)
-            return data.decode("utf-16-le", "surrogatepass")
-        return ctypes.string_at(address + _STRING_CHARS, length).decode("latin-1")
 
     def verify_raw_strings(self) -> None:
         """Enable the direct string reader only if it agrees with `JS_ToCStringLen2`."""
@@ -325,7 +313,7 @@ class Instance:
             try:
                 if _tag(value) != TAG_STRING:
                     return
-                if self._read_raw_string(value & 0xFFFF_FFFF) != self.to_string(value):
+                if self.memory.flat_string(value & 0xFFFF_FFFF) != self.to_string(value):
                     return
             finally:
                 self.free_value(value)

@@ -5,6 +5,9 @@ global, so copying those two is a complete copy of the guest: the pristine image
 after set-up is restored in place before each cell (`reset`), copied into new instances of
 the same configuration (`adopt_image`), and snapshots replace it wholesale (`load`).
 
+`flat_string` reads a flat QuickJS string straight from memory (the fast string reader; the
+instance enables it only once it agrees with `JS_ToCStringLen2`).
+
 Memories live in a static reservation (`MEMORY_RESERVATION`, far above the store's memory
 cap), so they grow in place and their host address never changes: it is read once.
 """
@@ -19,6 +22,7 @@ import wasmtime
 __all__ = ["LinearMemory", "memory_cap"]
 
 _WASM_PAGE: Final = 65536
+_STRING_CHARS: Final = 16
 
 
 def memory_cap(memory_limit_bytes: int) -> int:
@@ -69,6 +73,18 @@ class LinearMemory:
             except wasmtime.WasmtimeError as exc:
                 raise MemoryError(f"cannot grow guest memory to {len(data)} bytes") from exc
         self._replace(data, stack_pointer)
+
+    def flat_string(self, ptr: int) -> str:
+        """The text of the flat QuickJS-NG string at `ptr` (the pinned build's layout)."""
+        # A u32 length with the wide flag in the top bit, then 12 bytes of hash/atom data,
+        # then Latin-1 or UTF-16LE characters.
+        address = self.base + ptr
+        header = ctypes.c_uint32.from_address(address).value
+        length = header & 0x7FFF_FFFF
+        if header & 0x8000_0000:
+            data = ctypes.string_at(address + _STRING_CHARS, 2 * length)
+            return data.decode("utf-16-le", "surrogatepass")
+        return ctypes.string_at(address + _STRING_CHARS, length).decode("latin-1")
 
     def capture_image(self) -> None:
         """Remember the current memory and stack pointer as the pristine state."""

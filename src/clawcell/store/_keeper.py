@@ -6,6 +6,12 @@ can fail (a slow database, a brief outage) before the lease lapses. When a renew
 with `StaleRunError` the run has moved on: the keeper stops and sets `lost`; the holder must
 stop working on the run and drop its copy (its next fenced write would be refused anyway).
 Other failures (`StoreUnavailableError`) are logged and retried at the next tick.
+
+Stopping does not rely on the cancellation reaching the renewal: Python 3.11's
+`asyncio.wait_for` (used by the PostgreSQL pool while it hands out a connection) swallows a
+cancellation that arrives as its inner wait completes, and a keeper relying on it then kept
+renewing forever while `close()` waited for it (seen in the scale-out proof load). The loop
+also checks a flag that `close()` sets first.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ class LeaseKeeper:
         self._every = max(self._seconds / 3 if every is None else check_lease_seconds(every), 0.001)
         self.lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def lease(self) -> Lease:
@@ -65,8 +72,10 @@ class LeaseKeeper:
         await self.close()
 
     async def _renew(self) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self._every)
+            if self._stopping:
+                return
             try:
                 self._lease = await self._store.renew_lease(
                     self._lease, lease_seconds=self._seconds
@@ -81,6 +90,7 @@ class LeaseKeeper:
         """Stop renewing (the lease then lapses on its own). Idempotent."""
         task, self._task = self._task, None
         if task is not None:
+            self._stopping = True
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -217,6 +217,15 @@ class MemoryStore:
         text, end = self._results.get((scope, result_id), (None, None))
         return None if end is not None and end <= time.time() else text
 
+    async def list_results(self, scope: str) -> list[str]:
+        self._ensure_open()
+        now = time.time()
+        return sorted(
+            result_id
+            for (kept, result_id), (_, end) in self._results.items()
+            if kept == scope and (end is None or end > now)
+        )
+
     async def delete_result(self, scope: str, result_id: str) -> bool:
         self._ensure_open()
         return self._results.pop((scope, result_id), None) is not None

@@ -339,11 +339,8 @@ class PostgresStore:
             )
 
     async def sweep(self, *, now: float | None = None) -> SweepReport:
-        moment = time.time() if now is None else now
         async with self._connection() as conn, conn.transaction():
-            rows = await (await conn.execute(_pg(sql.SWEEP_RUNS), (moment, moment))).fetchall()
-            results = (await conn.execute(_pg(sql.SWEEP_RESULTS), (moment,))).rowcount
-        return SweepReport(runs=len(rows), results=results)
+            return await records.sweep(conn, time.time() if now is None else now)
 
     # --- saved results --------------------------------------------------------------------
 
@@ -355,6 +352,10 @@ class PostgresStore:
     async def get_result(self, scope: str, result_id: str) -> str | None:
         row = await self._one(_pg(sql.GET_RESULT), (scope, result_id, time.time()))
         return None if row is None else str(row[0])
+
+    async def list_results(self, scope: str) -> list[str]:
+        async with self._connection() as conn:
+            return await records.result_ids(conn, scope, time.time())
 
     async def delete_result(self, scope: str, result_id: str) -> bool:
         return await self._count(_pg(sql.DELETE_RESULT), (scope, result_id)) > 0

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _sql as sql
 from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._records import SessionInfo, StoredValue
+from ._records import SessionInfo, StoredValue, SweepReport
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
     Connection = AsyncConnection[tuple[Any, ...]]
 
-__all__ = ["append", "apply", "put_document", "read", "sessions"]
+__all__ = ["append", "apply", "put_document", "read", "result_ids", "sessions", "sweep"]
 
 _pg = sql.for_postgres
 _ENTRY_LOCK: Final = 0x656E7472  # "entr"
@@ -85,3 +85,16 @@ async def put_document(
         await cursor.executemany(
             _pg(sql.INSERT_DOCUMENT_FILE), [(ref, path, data) for path, data in files.items()]
         )
+
+
+async def result_ids(conn: Connection, scope: str, now: float) -> list[str]:
+    """The ids of a scope's saved results that have not expired, sorted."""
+    rows = await (await conn.execute(_pg(sql.LIST_RESULTS), (scope, now))).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+async def sweep(conn: Connection, moment: float) -> SweepReport:
+    """Delete the expired runs no live lease holds and the expired results (in a transaction)."""
+    rows = await (await conn.execute(_pg(sql.SWEEP_RUNS), (moment, moment))).fetchall()
+    results = (await conn.execute(_pg(sql.SWEEP_RESULTS), (moment,))).rowcount
+    return SweepReport(runs=len(rows), results=results)

@@ -212,6 +212,10 @@ class SessionStore(Protocol):
         """A saved result's JSON text, or `None` when unknown, deleted or expired."""
         ...
 
+    async def list_results(self, scope: str) -> list[str]:
+        """The ids of a scope's saved results that have not expired, sorted."""
+        ...
+
     async def delete_result(self, scope: str, result_id: str) -> bool:
         """Delete a saved result; whether it existed (expired or not)."""
         ...

@@ -141,6 +141,11 @@ GET_RESULT: Final = (
     "SELECT json FROM results WHERE scope = ? AND result_id = ? "
     "AND (expires_at IS NULL OR expires_at > ?)"
 )
+# scope, now
+LIST_RESULTS: Final = (
+    "SELECT result_id FROM results WHERE scope = ? "
+    "AND (expires_at IS NULL OR expires_at > ?) ORDER BY result_id"
+)
 DELETE_RESULT: Final = "DELETE FROM results WHERE scope = ? AND result_id = ?"
 SWEEP_RESULTS: Final = "DELETE FROM results WHERE expires_at <= ?"
 

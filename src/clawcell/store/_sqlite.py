@@ -284,6 +284,10 @@ class SQLiteStore:
         action = functools.partial(entries.get_result, key=(scope, result_id), now=time.time())
         return await self._run(action)
 
+    async def list_results(self, scope: str) -> list[str]:
+        action = functools.partial(entries.list_results, scope=scope, now=time.time())
+        return await self._run(action)
+
     async def delete_result(self, scope: str, result_id: str) -> bool:
         return await self._run(functools.partial(entries.delete_result, key=(scope, result_id)))
 

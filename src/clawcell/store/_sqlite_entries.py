@@ -10,7 +10,16 @@ from ._errors import TOTAL_MESSAGE, StoreRangeError
 from ._records import StoredValue
 from ._sqlite_connection import write
 
-__all__ = ["apply", "delete", "delete_result", "get", "get_result", "items", "put_result"]
+__all__ = [
+    "apply",
+    "delete",
+    "delete_result",
+    "get",
+    "get_result",
+    "items",
+    "list_results",
+    "put_result",
+]
 
 
 def get(conn: sqlite3.Connection, session_id: str, key: str) -> StoredValue | None:
@@ -60,6 +69,10 @@ def put_result(
 def get_result(conn: sqlite3.Connection, key: tuple[str, str], now: float) -> str | None:
     row = conn.execute(sql.GET_RESULT, (*key, now)).fetchone()
     return None if row is None else str(row[0])
+
+
+def list_results(conn: sqlite3.Connection, scope: str, now: float) -> list[str]:
+    return [str(row[0]) for row in conn.execute(sql.LIST_RESULTS, (scope, now))]
 
 
 def delete_result(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:

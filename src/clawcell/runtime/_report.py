@@ -1,0 +1,73 @@
+"""The step report: what one `step()` of the guest controller tells the host.
+
+`step()` returns one string: a JSON header (`{"s": state, "q": queued, "o": [output…], "c":
+[cancelled ids…], "e": error, "r": [[id, method]…]}`; `runtime.wire` names the keys and
+states), then one line with the value's JSON text when the value is ready, then one line of
+arguments per request. Values and arguments stay JSON *text*: the host sizes them against
+its budgets before it parses anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["StepResult", "parse_report"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepResult:
+    """What one `step()` of the controller reported."""
+
+    output: list[str]
+    requests: list[list[Any]]
+    """`[id, method, argumentsJsonText]` for each request admitted since the last step."""
+    cancelled: list[str]
+    state: int
+    value_json: str | None
+    error: str
+    queued: int
+
+
+def parse_report(text: str) -> StepResult:
+    """The step report of `text`: a JSON header, then (one line each) the value's JSON text when the
+    value is ready and each request's arguments, which stay text (the host sizes them first).
+
+    Raises:
+        MemoryError: the header is not JSON (the guest could not build it).
+    """
+    lines = _lines(text)
+    try:
+        raw = json.loads(lines[0])
+    except ValueError as exc:
+        raise MemoryError("the guest could not build its step report") from exc
+    at = 1
+    value_json: str | None = None
+    if "v" in raw:
+        value_json, at = lines[1], 2
+    requests: list[list[Any]] = raw["r"]
+    for request, args in zip(requests, lines[at:], strict=True):
+        request.append(args)
+    return StepResult(
+        output=raw.get("o", []),
+        requests=requests,
+        cancelled=raw.get("c", []),
+        state=raw["s"],
+        value_json=value_json,
+        error=raw.get("e", ""),
+        queued=raw["q"],
+    )
+
+
+def _lines(text: str) -> list[str]:
+    """`text.split("\\n")`, copying each line once (a value line may be 100 MB)."""
+    if "\n" not in text:
+        return [text]
+    lines: list[str] = []
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        lines.append(text[start:end])
+        start = end + 1
+    lines.append(text[start:])
+    return lines

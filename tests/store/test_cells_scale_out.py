@@ -1,0 +1,47 @@
+"""Cells move between worker processes that share one store, while workers are SIGKILLed.
+
+A short version of the load in `bench/bench_scale_out.py` (see `tests/store/_load.py` for
+what is driven and what `check_load` proves): 40 cells, 3 workers, every `exec` and `wait`
+sent to a random worker, and the workers that get the 10th and the 30th `wait` SIGKILLed
+right after and restarted. Timeouts here are only hang guards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.conftest import run
+
+from ._load import LoadPlan, LoadResult, run_load
+from ._load_checks import check_load
+
+PLAN = LoadPlan(
+    cells=40, workers=3, concurrency=12, sessions=5, kill_after_waits=frozenset({10, 30})
+)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_target(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """The store target and schema the workers share."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db"), "clawcell"
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    schema: str = request.getfixturevalue("postgres_schema")
+    return dsn, schema
+
+
+def test_cells_complete_once_each_across_killed_and_restarted_workers(
+    shared_target: tuple[str, str], tmp_path: Path
+) -> None:
+    target, schema = shared_target
+
+    async def main() -> LoadResult:
+        with anyio.fail_after(600):  # a hang guard only
+            return await run_load(PLAN, target, schema, tmp_path / "ledger.db")
+
+    result = run(main())
+    assert check_load(result) == []
+    assert len(result.kills) == 2
