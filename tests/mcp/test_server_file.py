@@ -95,6 +95,11 @@ def test_environment_variables_fill_headers_so_tokens_stay_out_of_the_file(
             "configuration: MCP server 'x': `timeout` must be a number, got 'soon'.",
             id="timeout_not_a_number",
         ),
+        pytest.param(
+            {"command": "x", "connectTimeout": [5]},
+            "configuration: MCP server 'x': `connectTimeout` must be a number, got [5].",
+            id="connect_timeout_not_a_number",
+        ),
         pytest.param("x", "configuration: MCP server 'x' must be an object.", id="not_an_object"),
     ],
 )
@@ -121,3 +126,20 @@ def test_a_file_that_is_not_json_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError) as caught:
         load_servers(path)
     assert caught.value.message.startswith(f"{str(path)!r} is not valid JSON: ")
+
+
+def test_the_connect_timeout_is_read_apart_from_the_request_timeout() -> None:
+    entry = {"command": "x", "timeout": 2, "connectTimeout": 45}
+    assert parse_servers({"x": entry}) == {
+        "x": StdioServer(command="x", timeout=2.0, connect_timeout=45.0)
+    }
+
+
+def test_a_non_positive_timeout_is_refused() -> None:
+    for build, name in (
+        (lambda: StdioServer(command="x", timeout=0), "timeout"),
+        (lambda: StdioServer(command="x", connect_timeout=0), "connect_timeout"),
+    ):
+        with pytest.raises(ConfigurationError) as caught:
+            build()
+        assert caught.value.message == f"StdioServer: `{name}` must be a positive number, got 0."

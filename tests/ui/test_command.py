@@ -55,6 +55,14 @@ def test_serve_without_an_agent_says_how_to_name_one(capsys: pytest.CaptureFixtu
     )
 
 
+def test_serve_demo_refuses_a_store_it_would_not_use(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--demo", "--port", "0", "--store", "state.db"]) == 2
+    assert capsys.readouterr().err == (
+        "clawcell: --store 'state.db' is for the agent of the [agent] table; the --demo agent "
+        "keeps its scripted sessions in memory.\n"
+    )
+
+
 def test_serve_with_a_bad_config_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

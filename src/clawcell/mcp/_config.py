@@ -17,9 +17,8 @@ from ..errors import ConfigurationError
 __all__ = ["HttpServer", "ServerConfig", "StdioServer"]
 
 
-def _check_policy(
-    kind: str, allow: Sequence[str] | None, ask: Sequence[str], timeout: float
-) -> None:
+def _check_policy(kind: str, policy: _Policy) -> None:
+    allow, ask = policy.allow, policy.ask
     if isinstance(allow, str):
         raise ConfigurationError(f"{kind}: `allow` must be a list of tool names, got {allow!r}.")
     if isinstance(ask, str) or not all(isinstance(p, str) and p for p in ask):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -27,8 +26,12 @@ def _check_policy(
             f'{kind}: `ask` must be a list of tool names or glob patterns (`["*"]` for every '
             f"tool), got {ask!r}."
         )
-    if not timeout > 0:
-        raise ConfigurationError(f"{kind}: `timeout` must be a positive number, got {timeout!r}.")
+    for name in ("timeout", "connect_timeout"):
+        seconds = getattr(policy, name)
+        if not seconds > 0:
+            raise ConfigurationError(
+                f"{kind}: `{name}` must be a positive number, got {seconds!r}."
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +44,8 @@ class _Policy:
     """Glob patterns (`git_*`, `*`) of MCP tool names whose calls wait for approval."""
     timeout: float = 30.0
     """Seconds one request may take before the connection is reset."""
+    connect_timeout: float = 30.0
+    """Seconds starting (or reaching) the server and its MCP handshake may take."""
 
     def visible(self, tool_name: str) -> bool:
         """Whether a tool passes the allow/deny policy."""
@@ -67,6 +72,8 @@ class StdioServer(_Policy):
         ask: Glob patterns of tool names whose calls wait for a person's approval
             (`["*"]`: every tool of this server); see `docs/approvals.md`.
         timeout: Seconds one request may take before the connection is reset.
+        connect_timeout: Seconds starting the server and its MCP handshake may take (a
+            subprocess that imports a large SDK can need seconds on a loaded machine).
     """
 
     command: str
@@ -79,7 +86,7 @@ class StdioServer(_Policy):
             raise ConfigurationError("StdioServer: `command` must be a non-empty string.")
         if isinstance(self.args, str):
             raise ConfigurationError(f"StdioServer: `args` must be a list, got {self.args!r}.")
-        _check_policy("StdioServer", self.allow, self.ask, self.timeout)
+        _check_policy("StdioServer", self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +101,7 @@ class HttpServer(_Policy):
         ask: Glob patterns of tool names whose calls wait for a person's approval
             (`["*"]`: every tool of this server); see `docs/approvals.md`.
         timeout: Seconds one request may take before the connection is reset.
+        connect_timeout: Seconds reaching the server and its MCP handshake may take.
     """
 
     url: str
@@ -102,7 +110,7 @@ class HttpServer(_Policy):
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
             raise ConfigurationError(f"HttpServer: `url` must be an http(s) URL, got {self.url!r}.")
-        _check_policy("HttpServer", self.allow, self.ask, self.timeout)
+        _check_policy("HttpServer", self)
 
 
 ServerConfig: TypeAlias = StdioServer | HttpServer

@@ -76,7 +76,8 @@ class Connection:
         self._stop = asyncio.Event()
         self._owner = asyncio.create_task(self._own(client, cleanup, ready, self._stop))
         try:
-            self._client = await asyncio.wait_for(asyncio.shield(ready), self.config.timeout)
+            limit = self.config.connect_timeout
+            self._client = await asyncio.wait_for(asyncio.shield(ready), limit)
         except asyncio.CancelledError:
             self._detach()
             raise

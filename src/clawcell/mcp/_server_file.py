@@ -125,11 +125,13 @@ def _policy(where: str, entry: Mapping[str, object]) -> dict[str, Any]:
     ask = _texts(where, entry, "ask")
     if ask is not None:
         policy["ask"] = ask
-    timeout = entry.get("timeout")
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise ConfigurationError(f"{where}: `timeout` must be a number, got {timeout!r}.")
-        policy["timeout"] = float(timeout)
+    for name, key in (("timeout", "timeout"), ("connect_timeout", "connectTimeout")):
+        seconds = entry.get(key, entry.get(name))
+        if seconds is None:
+            continue
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise ConfigurationError(f"{where}: `{key}` must be a number, got {seconds!r}.")
+        policy[name] = float(seconds)
     return policy
 
 

@@ -47,6 +47,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             settings = load_settings(args.config, **overrides)
             if args.demo:
+                if args.store is not None:
+                    raise ConfigurationError(
+                        f"--store {args.store!r} is for the agent of the [agent] table; the "
+                        "--demo agent keeps its scripted sessions in memory."
+                    )
                 media = Path(scratch)
                 settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
                 factory = _demo_factory(media)
