@@ -121,6 +121,9 @@ class Lifecycle:
         except asyncio.CancelledError:
             self._abandon(run)
             raise
+        except RuntimeUnavailableError as exc:  # the guest could not be reset: it is retired
+            self.approvals.forget(run_id)
+            return self.failure("runtime_unavailable", "host", exc.message)
         if isinstance(outcome, EngineFailure):  # the code did not parse
             host.release(guest)
             self.approvals.forget(run_id)

@@ -62,7 +62,11 @@ class ExecutorGuest(Protocol):
         ...
 
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
-        """Parse a cell without running it: a handle of the compiled cell, or the failure."""
+        """Parse a cell without running it: a handle of the compiled cell, or the failure.
+
+        Raises `RuntimeUnavailableError` when the guest cannot be made pristine first (the
+        cell fails with `runtime_unavailable`; the guest must not be handed out again).
+        """
         ...
 
     def run_segment(

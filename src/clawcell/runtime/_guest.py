@@ -68,6 +68,9 @@ class Guest:
         """Set when the interrupt handler stopped guest code because `deadline` passed. The
         uncatchable error it throws can still end up as an unobserved rejection inside a job
         (an async generator's step), leaving the cell with no work instead of an error."""
+        self.retired = False
+        """Set when the guest's image could not be restored: its pool drops it."""
+        self._stale = False
         self.lent_from: object = None
         """The pool of the executor that handed this guest out (see `QuickJSExecutor`)."""
         self.lane = next_lane()
@@ -146,14 +149,36 @@ class Guest:
     # -- cells ------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget the previous cell: restore the pristine image and entry points in place.
+        """Forget the previous cell: restore the pristine image and entry points in place."""
+        self.reset_soon()
+        self._restore_image()
+
+    def reset_soon(self) -> None:
+        """Forget the previous cell now, and restore the pristine image before guest code runs
+        again: the next segment does it first, on the guest's thread (off the event loop,
+        where copying the image would hold up every other cell).
 
         A restored snapshot replaced the entry points with the ones it carried; they must not
         outlive its run (a forged snapshot would otherwise break every later cell).
         """
         self._rejections.clear()
-        self.instance.memory.reset()
         (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
+        self._stale = True
+
+    def _restore_image(self) -> None:
+        """Restore the pristine image if `reset_soon` left it to do; a guest whose image
+        could not be restored is `retired` (never handed out again)."""
+        if not self._stale:
+            return
+        try:
+            self.instance.memory.reset()
+        except BaseException as exc:
+            self.retired = True
+            raise RuntimeUnavailableError(
+                f"a guest's memory could not be reset to its pristine image ({exc!r}); "
+                "the guest was retired: run the cell again"
+            ) from exc
+        self._stale = False
 
     def compile(self, code: str) -> int:
         """Parse a cell without running any of it; raises `JSException` for a syntax error.
@@ -191,7 +216,12 @@ class Guest:
 
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
         """Parse a cell under `deadline` (parsing counts in the budget, spec §2.5): the
-        compiled script, or the failure (a `syntax_error` when the code does not parse)."""
+        compiled script, or the failure (a `syntax_error` when the code does not parse).
+
+        Raises:
+            RuntimeUnavailableError: the guest's pristine image could not be restored.
+        """
+        self._restore_image()
         self.deadline, self.interrupted = deadline, False
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
@@ -204,6 +234,7 @@ class Guest:
     ) -> StepResult | EngineFailure:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
+        self._restore_image()
         self.deadline, self.interrupted = deadline, False
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
@@ -217,6 +248,7 @@ class Guest:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it
         reads the reason's `name` and `message`, which may be guest getters that never
         return (D5). A `thrown` failure means describing it threw."""
+        self._restore_image()
         self.deadline, self.interrupted = deadline, False
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
@@ -239,6 +271,7 @@ class Guest:
 
     def snapshot(self) -> bytes:
         """The parked cell's whole VM as compressed bytes (see `_snapshot`)."""
+        self._restore_image()
         meta = {
             "handles": [self._install, self._start, self._step, self._settle, self._describe],
             "rejections": [[k, p, r] for k, (p, r) in self._rejections.items()],
@@ -265,6 +298,7 @@ class Guest:
         entry_points = _ints(state.meta.get("handles"), 5)
         rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
         self.instance.memory.load(state.memory, state.stack_pointer)
+        self._stale = False  # the snapshot replaced the whole image
         (self._install, self._start, self._step, self._settle, self._describe) = entry_points
         self._rejections = {k: (p, r) for k, p, r in rejections}
 

@@ -122,13 +122,15 @@ class GuestPool:
         self._pid = os.getpid()
 
     def acquire(self) -> Guest:
-        """A guest reset to its pristine image (from this pool, the shelf, or new)."""
+        """A guest that starts its next cell from its pristine image (from this pool, the
+        shelf, or new); a reused guest restores the image in its first segment, on its own
+        thread, so the event loop does not copy it."""
         if self._pid != os.getpid():
             self._idle, self._released_at, self._pid = [], [], os.getpid()
         self._trim()
         guest = self._take_idle() or _SHELVES.take(self._key)
         if guest is not None:
-            guest.reset()
+            guest.reset_soon()
         else:
             guest = self._build()
         _LOAD.get().assign(guest)
@@ -150,10 +152,11 @@ class GuestPool:
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
 
-        A guest whose memory grew is dropped: see `Instance.grown`.
+        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped.
         """
         _LOAD.get().free(guest)
-        if len(self._idle) < self._max_idle and not guest.instance.grown:
+        reusable = not guest.retired and not guest.instance.grown
+        if len(self._idle) < self._max_idle and reusable:
             self._idle.append(guest)
             self._released_at.append(time.monotonic())
         self._trim()

@@ -1,0 +1,112 @@
+"""A reused guest restores its pristine image in its first segment, on its guest thread, and a
+guest whose image cannot be restored is retired."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits, Tool
+from clawcell.errors import RuntimeUnavailableError
+from clawcell.runtime import GuestPool
+from clawcell.runtime._memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
+
+INSTALL = '{"maxPending":1,"bindings":[],"test":"reset"}'
+LATER = time.monotonic() + 3600
+RESET_FAILED = (
+    "a guest's memory could not be reset to its pristine image (MemoryError('no pages')); "
+    "the guest was retired: run the cell again"
+)
+
+
+async def _echo(args: dict[str, Any]) -> Any:
+    return args
+
+
+def _tools() -> list[Tool]:
+    # A catalog of its own, so these guests come from a pool no other test shares.
+    return [Tool(name="reset_probe", execute=_echo, parameters={"type": "object"})]
+
+
+class _Resets:
+    """Records every image reset (memory, thread name); the memories in `failing` (all when
+    it is `None`) raise instead. Memories are kept, so none is freed and its id reused."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[LinearMemory, str]] = []
+        self.failed: list[LinearMemory] = []
+        self.failing: list[LinearMemory] | None = []
+        self.failed_at = 0
+        """How many resets had been asked for when the last one failed."""
+        original = LinearMemory.reset
+
+        def reset(memory: LinearMemory) -> None:
+            self.calls.append((memory, threading.current_thread().name))
+            if self.failing is None or any(memory is m for m in self.failing):
+                self.failed.append(memory)
+                self.failed_at = len(self.calls)
+                raise MemoryError("no pages")
+            original(memory)
+
+        monkeypatch.setattr(LinearMemory, "reset", reset)
+
+
+def test_a_reused_guest_restores_its_image_on_its_guest_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    resets = _Resets(monkeypatch)
+
+    async def main() -> list[Any]:
+        async with CodeMode(_tools(), limits=Limits(timeout_ms=5000)) as mode:
+            await mode.exec("globalThis.kept = 1;\nreturn 1;")
+            return [(await mode.exec("return typeof globalThis.kept;")).get("value")]
+
+    assert asyncio.run(main()) == ["undefined"]
+    assert resets.calls
+    assert all(name.startswith("clawcell-guest-") for _, name in resets.calls), resets.calls
+
+
+def test_a_guest_whose_image_cannot_be_restored_fails_its_cell_and_is_retired(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    resets = _Resets(monkeypatch)
+
+    async def main() -> list[dict[str, Any]]:
+        async with CodeMode(_tools(), limits=Limits(timeout_ms=5000)) as mode:
+            await mode.exec("globalThis.kept = 1;\nreturn 1;")
+            resets.failing = None  # every reset fails
+            broken = await mode.exec("return 2;")
+            resets.failing = []
+            later = [await mode.exec("return typeof globalThis.kept;") for _ in range(3)]
+            return [broken, *later]
+
+    broken, *later = asyncio.run(main())
+    assert broken["status"] == "failed"
+    assert broken["error"] == RESET_FAILED
+    assert [envelope.get("value") for envelope in later] == ["undefined"] * 3
+    assert len(resets.failed) == 1
+    after = resets.calls[resets.failed_at :]
+    assert after  # the later cells reused a guest...
+    assert not any(memory is resets.failed[0] for memory, _ in after)  # ...never the retired one
+
+
+def test_the_pool_never_hands_out_a_guest_whose_reset_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    guest = pool.acquire()
+    pool.release(guest)
+    assert pool.acquire() is guest
+    resets = _Resets(monkeypatch)
+    resets.failing = [guest.instance.memory]
+    with pytest.raises(RuntimeUnavailableError) as caught:
+        guest.parse_cell("return 1;", LATER)
+    assert caught.value.message == RESET_FAILED
+    assert guest.retired
+    pool.release(guest)
+    assert pool.acquire() is not guest
+    pool.close()
