@@ -6,12 +6,15 @@ tests see every call `CodeMode` makes across the seam.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from clawcell import CodeMode
+from clawcell import CodeMode, Limits
 from clawcell.runtime import (
     EngineFailure,
     Executor,
@@ -58,6 +61,10 @@ class RecordingGuest:
     ) -> StepResult | EngineFailure:
         self._calls.append("run_segment")
         return self.inner.run_segment(script, batch, deadline)
+
+    def stop(self) -> None:
+        self._calls.append("stop")
+        self.inner.stop()
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         self._calls.append("describe_rejection")
@@ -173,3 +180,57 @@ def test_a_guest_released_twice_is_handed_out_once() -> None:
     assert executor.acquire(CONFIG) is guest
     assert executor.acquire(CONFIG) is not guest
     executor.close()
+
+
+class WatchedGuest(RecordingGuest):
+    """A recording guest that says when each segment has really ended on its thread."""
+
+    def __init__(self, inner: ExecutorGuest, calls: list[str]) -> None:
+        super().__init__(inner, calls)
+        self.ended = threading.Event()
+        self.outcomes: list[StepResult | EngineFailure] = []
+
+    def run_segment(
+        self, script: int | None, batch: str | None, deadline: float
+    ) -> StepResult | EngineFailure:
+        try:
+            outcome = super().run_segment(script, batch, deadline)
+            self.outcomes.append(outcome)
+            return outcome
+        finally:
+            self.ended.set()
+
+
+class WatchingExecutor(RecordingExecutor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.guests: list[WatchedGuest] = []
+
+    def acquire(self, config: GuestConfig) -> ExecutorGuest:
+        self.calls.append("acquire")
+        self.guests.append(WatchedGuest(self.inner.acquire(config), self.calls))
+        return self.guests[-1]
+
+
+def test_cancelling_a_spinning_cell_stops_its_guest_rather_than_leaving_it_to_the_deadline() -> (
+    None
+):
+    # With a 10-minute budget, a guest nobody stops keeps its thread for 10 minutes; the
+    # 2-minute wait below is only a hang guard.
+    executor = WatchingExecutor()
+
+    async def main() -> bool:
+        async with CodeMode(executor=executor, limits=Limits(timeout_ms=600_000)) as mode:
+            cell = asyncio.ensure_future(mode.exec("while (true) {}"))
+            while "run_segment" not in executor.calls:
+                await asyncio.sleep(0)
+            cell.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await cell
+            return await asyncio.to_thread(executor.guests[0].ended.wait, 120)
+
+    assert run(main()) is True
+    assert "stop" in executor.calls
+    [outcome] = executor.guests[0].outcomes
+    assert isinstance(outcome, EngineFailure)  # interrupted, as at a deadline
+    assert executor.guests[0].interrupted

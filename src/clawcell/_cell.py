@@ -145,7 +145,11 @@ class Cell:
         """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
         if self.runner is None:
             return function(*args)
-        return await self.runner(function, *args, lane=self.guest.lane)
+        try:
+            return await self.runner(function, *args, lane=self.guest.lane)
+        except asyncio.CancelledError:
+            self.guest.stop()  # else it spins on its thread until the leg's deadline
+            raise
 
     def _stopped(self, failure: EngineFailure) -> LegOutcome:
         """The failure of guest code that stopped without a result."""

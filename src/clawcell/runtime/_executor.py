@@ -61,6 +61,12 @@ class ExecutorGuest(Protocol):
         """A rejected promise of the cell has no handler."""
         ...
 
+    def stop(self) -> None:
+        """Make the running segment (and any later one) end as soon as it can, as if its
+        deadline had passed: the task awaiting it was cancelled. Called from the event loop
+        while the segment may be running on another thread."""
+        ...
+
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
         """Parse a cell without running it: a handle of the compiled cell, or the failure.
 

@@ -70,6 +70,7 @@ class Guest:
         (an async generator's step), leaving the cell with no work instead of an error."""
         self.retired = False
         """Set when the guest's image could not be restored: its pool drops it."""
+        self._stopping = False
         self._stale = False
         self.lent_from: object = None
         """The pool of the executor that handed this guest out (see `QuickJSExecutor`)."""
@@ -162,8 +163,19 @@ class Guest:
         outlive its run (a forged snapshot would otherwise break every later cell).
         """
         self._rejections.clear()
+        self._stopping = False
         (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
         self._stale = True
+
+    def stop(self) -> None:
+        """Stop the running segment at the interrupt handler's next check, and any later one
+        at once: its caller was cancelled. Safe from any thread (one attribute write)."""
+        self._stopping = True
+        self.deadline = float("-inf")
+
+    def _begin(self, deadline: float) -> None:
+        self.deadline = float("-inf") if self._stopping else deadline
+        self.interrupted = False
 
     def _restore_image(self) -> None:
         """Restore the pristine image if `reset_soon` left it to do; a guest whose image
@@ -222,7 +234,7 @@ class Guest:
             RuntimeUnavailableError: the guest's pristine image could not be restored.
         """
         self._restore_image()
-        self.deadline, self.interrupted = deadline, False
+        self._begin(deadline)
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
                 return self.compile(code)
@@ -235,7 +247,7 @@ class Guest:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
         self._restore_image()
-        self.deadline, self.interrupted = deadline, False
+        self._begin(deadline)
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
                 if script is not None:
@@ -249,7 +261,7 @@ class Guest:
         reads the reason's `name` and `message`, which may be guest getters that never
         return (D5). A `thrown` failure means describing it threw."""
         self._restore_image()
-        self.deadline, self.interrupted = deadline, False
+        self._begin(deadline)
         try:
             with self.instance.backstop(deadline + EPOCH_GRACE_S):
                 return self.unhandled_rejection()
