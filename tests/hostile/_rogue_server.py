@@ -9,10 +9,13 @@ name says. It speaks raw JSON-RPC lines, as `tests/mcp/servers/malicious.py` doe
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
+
+from tests.mcp.servers._lines import reply as _reply
+from tests.mcp.servers._lines import send as _send
+from tests.mcp.servers._lines import serve
 
 OBJECT: dict[str, Any] = {"type": "object"}
 REF_CYCLE: dict[str, Any] = {
@@ -50,15 +53,6 @@ CALLS = [
     "not_utf8",
     "null_result",
 ]
-
-
-def _send(body: dict[str, Any] | str) -> None:
-    sys.stdout.write((body if isinstance(body, str) else json.dumps(body)) + "\n")
-    sys.stdout.flush()
-
-
-def _reply(message_id: Any, result: Any) -> None:
-    _send({"jsonrpc": "2.0", "id": message_id, "result": result})
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -142,25 +136,7 @@ def main() -> None:
     scenario = sys.argv[1] if len(sys.argv) > 1 else "calls"
     if scenario == "exits_at_start":
         os._exit(3)
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, message_id = message.get("method"), message.get("id")
-        if message_id is None or method is None:
-            continue  # notifications, and the client's answers to our own requests
-        if method == "initialize":
-            version = message["params"]["protocolVersion"]
-            info = {"name": "rogue", "version": "0"}
-            _reply(
-                message_id,
-                {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
-            )
-        elif method == "tools/list":
-            _reply(message_id, {"tools": listing(scenario)})
-        elif method == "tools/call":
-            call(message_id, message["params"]["name"])
-        else:
-            error = {"code": -32601, "message": f"Method not found: {method}"}
-            _send({"jsonrpc": "2.0", "id": message_id, "error": error})
+    serve("rogue", listing(scenario), call)
 
 
 if __name__ == "__main__":

@@ -8,22 +8,16 @@ It speaks raw JSON-RPC lines so it can break the protocol in ways the SDK never 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import Any
 
+from tests.mcp.servers._lines import reply as _reply
+from tests.mcp.servers._lines import send as _send
+from tests.mcp.servers._lines import serve
+
 OBJECT: dict[str, Any] = {"type": "object"}
-
-
-def _send(body: dict[str, Any] | str) -> None:
-    sys.stdout.write((body if isinstance(body, str) else json.dumps(body)) + "\n")
-    sys.stdout.flush()
-
-
-def _reply(message_id: Any, result: Any) -> None:
-    _send({"jsonrpc": "2.0", "id": message_id, "result": result})
 
 
 def _deep(depth: int, leaf: Any) -> Any:
@@ -126,25 +120,7 @@ def call(message_id: Any, name: str) -> None:
 
 def main() -> None:
     scenario = sys.argv[1] if len(sys.argv) > 1 else "calls"
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, message_id = message.get("method"), message.get("id")
-        if message_id is None:
-            continue
-        if method == "initialize":
-            version = message["params"]["protocolVersion"]
-            info = {"name": "malicious", "version": "0"}
-            _reply(
-                message_id,
-                {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
-            )
-        elif method == "tools/list":
-            _reply(message_id, {"tools": listing(scenario)})
-        elif method == "tools/call":
-            call(message_id, message["params"]["name"])
-        else:
-            error = {"code": -32601, "message": f"Method not found: {method}"}
-            _send({"jsonrpc": "2.0", "id": message_id, "error": error})
+    serve("malicious", listing(scenario), call)
 
 
 if __name__ == "__main__":
