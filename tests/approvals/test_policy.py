@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from clawcell import ConfigurationError, Tool
-from clawcell.approvals import ToolPolicy, rule_reason
+from clawcell.approvals import Approvals, DecisionLedger, RunApprovals, ToolPolicy, rule_reason
+from clawcell.store import MemoryStore
 
 
 def test_deny_wins_over_ask_and_allow() -> None:
@@ -95,3 +96,22 @@ def test_a_tool_with_a_bad_approval_rule_is_refused() -> None:
         "Tool 't': `approval` must be 'always', 'never' or a callable "
         "`rule(input) -> bool | str`, got 'sometimes'."
     )
+
+
+def _gate(policy: ToolPolicy | None = None) -> RunApprovals:
+    approvals = Approvals(policy=policy, ledger=DecisionLedger(MemoryStore(), "s"), ttl_seconds=60)
+    return approvals.run("run-1")
+
+
+def test_a_call_is_waived_past_the_gate_only_when_nothing_could_ask_or_deny() -> None:
+    # The fast path skips the gate for a tool that never asks, with no hook asking, an
+    # empty policy and nothing remembered; each of those alone sends the call through it.
+    assert _gate().waives("never", None) is True
+    assert _gate().waives("always", None) is False
+    assert _gate().waives(lambda _: False, None) is False
+    assert _gate().waives("never", "a hook asks") is False
+    assert _gate(ToolPolicy(deny=["echo"])).waives("never", None) is False
+    assert _gate(ToolPolicy(allow=["*"])).waives("never", None) is False
+    remembering = _gate()
+    remembering.session.remembered["echo"] = "deny"
+    assert remembering.waives("never", None) is False

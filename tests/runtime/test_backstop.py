@@ -56,6 +56,26 @@ def test_an_epoch_bump_for_one_guest_does_not_trap_another() -> None:
         assert second.instance.take_string(second.instance.eval("'fine'")) == "fine"
 
 
+def test_an_earlier_deadline_wakes_the_watchdog_sleeping_toward_a_later_one() -> None:
+    # The watchdog is woken only by a deadline earlier than the one it sleeps toward; the
+    # spinning guest below is stopped by nothing else (the join is only a hang guard).
+    far, near = _guest(), _guest()
+    trapped: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            with near.instance.backstop(time.monotonic() + 0.05):
+                near.instance.eval("for (;;) {}")
+        except GuestTrap as exc:
+            trapped.append(exc)
+
+    with far.instance.backstop(time.monotonic() + 3600):
+        thread = threading.Thread(target=spin, daemon=True)
+        thread.start()
+        thread.join(120)
+    assert len(trapped) == 1
+
+
 def test_guest_thread_and_loop_thread_cells_keep_their_own_budgets() -> None:
     sorting = "const a = 'abcdefghij'.repeat(3e5).split('');\na.sort();\nreturn a.length;"
     chatty = "let n = 0;\nfor (let i = 0; i < 200; i++) n += (await echo({ i })).i;\nreturn n;"

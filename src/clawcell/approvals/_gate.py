@@ -126,6 +126,17 @@ class RunApprovals:
         """Calls of this run waiting for a decision."""
         return sum(1 for w in self._waiting.values() if not w.future.done())
 
+    def waives(self, rule: ApprovalRule, hook_reason: str | None) -> bool:
+        """Whether a call certainly needs no decision, so `check` can be skipped (the common
+        case: a tool that never asks, no hook asking, an empty policy, nothing remembered)."""
+        session = self.session
+        return (
+            rule == "never"
+            and hook_reason is None
+            and not session.remembered
+            and not (session.policy.allow or session.policy.deny or session.policy.ask)
+        )
+
     async def check(
         self,
         request_id: str,

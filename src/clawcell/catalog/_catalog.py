@@ -228,7 +228,9 @@ class Catalog:
             params = await self._run_before(binding, params, asked)
         if binding.trusted:
             contract.check_input(params)
-        await _approve(binding, params, asked[0] if asked else None)
+        hook_reason = asked[0] if asked else None
+        if not _waived(binding, hook_reason):
+            await _approve(binding, params, hook_reason)
         exclusive = binding.tool.execution_mode == "sequential"
         await self._scheduler.acquire(exclusive)
         try:
@@ -355,6 +357,14 @@ def _entry_document(entry: SearchEntry) -> SearchDocument:
         description=entry.description,
         parameters="",
     )
+
+
+def _waived(binding: Binding, hook_reason: str | None) -> bool:
+    """The call certainly needs no decision (checked without awaiting anything)."""
+    context = gate_context.get()
+    if context is None:
+        return hook_reason is None and binding.tool.approval == "never"
+    return context[0].waives(binding.tool.approval, hook_reason)
 
 
 async def _approve(binding: Binding, params: Any, hook_reason: str | None) -> None:

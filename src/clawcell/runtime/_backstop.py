@@ -91,6 +91,10 @@ class Watchdog:
         self._engine = engine
         self._cond = threading.Condition(threading.Lock())
         self._watched: dict[int, float] = {}
+        self._sleeping_until = float("inf")
+        """When the watchdog thread wakes next by itself: a later deadline needs no wake-up
+        (most segments' deadlines are later than one already watched, and a wake-up per
+        segment cost every bridge round trip a thread switch)."""
         self._tokens = itertools.count(1)
         self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
         self._thread.start()
@@ -99,9 +103,9 @@ class Watchdog:
         """Bump the epoch at `deadline` unless `unwatch(token)` comes first."""
         with self._cond:
             token = next(self._tokens)
-            earliest = min(self._watched.values(), default=float("inf"))
             self._watched[token] = deadline
-            if deadline < earliest:
+            if deadline < self._sleeping_until:
+                self._sleeping_until = deadline
                 self._cond.notify()
         return token
 
@@ -113,11 +117,13 @@ class Watchdog:
         with self._cond:
             while True:
                 if not self._watched:
+                    self._sleeping_until = float("inf")
                     self._cond.wait()
                     continue
                 token, deadline = min(self._watched.items(), key=lambda item: item[1])
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
+                    self._sleeping_until = deadline
                     # An infinite deadline is never reached; `wait` takes at most TIMEOUT_MAX.
                     self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
                     continue
