@@ -13,7 +13,7 @@ from clawcell._cli import COMMANDS, main
 from clawcell.cli import build_parser, open_settings_store, settings_from
 from clawcell.store import PostgresStore
 from tests.conftest import run
-from tests.mcp._serve import call, stdio_client_of
+from tests.mcp._serve import park_then_resume
 
 from .test_builtin_tools import serve_turn
 
@@ -54,14 +54,7 @@ def test_mcp_serve_parks_a_cell_in_postgresql_and_resumes_it_after_a_restart(
     args = ("--store", postgres_dsn, "--session", session)
     code = "const n = 20; await yield_control(); return n + 1;"
 
-    async def main() -> tuple[dict[str, object], dict[str, object]]:
-        async with stdio_client_of(*args) as first:
-            parked = await call(first, "exec", {"code": code})
-        async with stdio_client_of(*args) as second:
-            resumed = await call(second, "wait", {"runId": parked["runId"]})
-        return parked, resumed
-
-    parked, resumed = anyio.run(main)
+    parked, resumed = anyio.run(park_then_resume, code, *args)
     assert parked["status"] == "waiting"
     assert (resumed["status"], resumed["value"]) == ("completed", 21)
 

@@ -61,6 +61,16 @@ async def call(client: mcp.Client, name: str, arguments: dict[str, Any]) -> dict
     return envelope_of(await client.call_tool(name, arguments))
 
 
+async def park_then_resume(code: str, *args: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`exec` `code` in one `clawcell mcp serve` process, then `wait` on it in a fresh one:
+    the envelopes of both (the parked run must outlive its server process)."""
+    async with stdio_client_of(*args) as first:
+        parked = await call(first, "exec", {"code": code})
+    async with stdio_client_of(*args) as second:
+        resumed = await call(second, "wait", {"runId": parked["runId"]})
+    return parked, resumed
+
+
 @dataclass
 class HttpProcess:
     """A `clawcell mcp serve --http` child process and its endpoint."""

@@ -12,7 +12,7 @@ from clawcell import CodeMode
 from tests.test_cli import TOOLS
 
 from ._helpers import ROOT
-from ._serve import call, config_file, stdio_client_of, text_of
+from ._serve import call, config_file, park_then_resume, stdio_client_of, text_of
 
 KITCHEN = f"""
 [mcp.servers.kitchen]
@@ -84,14 +84,7 @@ def test_a_parked_cell_survives_the_client_restarting_the_server(tmp_path: Path)
     return [before, after];
     """
 
-    async def main() -> tuple[dict[str, object], dict[str, object]]:
-        async with stdio_client_of(*args) as first:
-            parked = await call(first, "exec", {"code": code})
-        async with stdio_client_of(*args) as second:
-            resumed = await call(second, "wait", {"runId": parked["runId"]})
-        return parked, resumed
-
-    parked, resumed = anyio.run(main)
+    parked, resumed = anyio.run(park_then_resume, code, *args)
     assert parked["status"] == "waiting"
     assert resumed["status"] == "completed", resumed
     assert resumed["value"] == ["before", "after"]
