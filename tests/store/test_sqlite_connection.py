@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from clawcell.store import _sqlite_connection  # pyright: ignore[reportPrivateUsage]
 from clawcell.store._sqlite_connection import _enable_wal  # pyright: ignore[reportPrivateUsage]
 
 
@@ -36,11 +37,28 @@ def test_a_locked_journal_mode_change_is_retried_until_it_succeeds() -> None:
     assert conn.calls == 4
 
 
-def test_a_lock_that_outlasts_the_timeout_is_reported() -> None:
+class Clock:
+    """A clock that only `sleep` moves, so the retry schedule is the same on any machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_lock_that_outlasts_the_timeout_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_sqlite_connection, "time", clock)
     conn = Flaky(failures=10**9)
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         _enable_wal(conn, timeout=0.05)  # type: ignore[arg-type]
-    assert conn.calls > 1
+    # pauses of 1, 2, 4, 8, 16 ms fit in 50 ms; the next (32 ms) would pass the deadline
+    assert conn.calls == 6
+    assert clock.now == pytest.approx(0.031)
 
 
 def test_other_errors_are_not_retried() -> None:
