@@ -19,8 +19,13 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
         page.goto(running.login_url)
         transcript = page.locator("#transcript")
         assert transcript.locator("h2", has_text="Rich output").count() == 1
-        chart = transcript.locator(".attachment-image img")
-        assert chart.evaluate("img => img.decode().then(() => img.naturalWidth)") == 240
+        # `evaluate` has no timeout: awaiting `img.decode()` there could hang the suite.
+        loaded = page.wait_for_function(
+            "() => { const img = document.querySelector('#transcript .attachment-image img');"
+            " return img && img.complete && img.naturalWidth; }",
+            timeout=60_000,
+        )
+        assert loaded.json_value() == 240
         assert transcript.locator(".voice-note audio").count() == 1
         assert transcript.locator(".reply-target").count() == 2
         frames = transcript.locator("iframe")
