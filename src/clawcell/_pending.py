@@ -57,6 +57,9 @@ class PendingRequests:
         self._completed: deque[str] = deque()
         self.running = 0
         """How many requests are host tasks that have not settled."""
+        self._yields = 0
+        """How many pending requests are `yield`s (answered or not): most cells make none,
+        and then the `yield` queries below answer without looking at every request."""
         self._ledger = RequestLedger(inbox_bytes)
 
     def __len__(self) -> int:
@@ -73,7 +76,7 @@ class PendingRequests:
     @property
     def has_yield(self) -> bool:
         """Some `yield` waits for the next `wait`."""
-        return any(p.is_yield for p in self._items.values())
+        return bool(self._yields) and any(p.is_yield for p in self._items.values())
 
     @property
     def only_yields(self) -> bool:
@@ -82,6 +85,8 @@ class PendingRequests:
 
     def answered_yields(self) -> list[str]:
         """The ids of the `yield`s a `wait` answered."""
+        if not self._yields:
+            return []
         return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
 
     def answer_yields(self) -> None:
@@ -101,12 +106,24 @@ class PendingRequests:
 
     def ready(self, request_id: str, pending: PendingRequest) -> None:
         """Record a request whose reply is ready."""
-        self._items[request_id] = pending
+        self._add(request_id, pending)
         self._completed.append(request_id)
 
     def park_yield(self, request_id: str, args: list[Any]) -> None:
         """Record a `yield`: it parks the cell until the next `wait`."""
-        self._items[request_id] = PendingRequest("yield", args, reason=args[0] if args else None)
+        self._add(request_id, PendingRequest("yield", args, reason=args[0] if args else None))
+
+    def _add(self, request_id: str, pending: PendingRequest) -> None:
+        self._forget(request_id)  # a replaced entry (never expected) keeps the count exact
+        self._items[request_id] = pending
+        if pending.method == "yield":
+            self._yields += 1
+
+    def _forget(self, request_id: str) -> PendingRequest | None:
+        pending = self._items.pop(request_id, None)
+        if pending is not None and pending.method == "yield":
+            self._yields -= 1
+        return pending
 
     def start(
         self,
@@ -117,10 +134,10 @@ class PendingRequests:
         on_done: Settled,
     ) -> None:
         """Run `work` as the host task of a request; `on_done` hears when it settles."""
-        task = asyncio.ensure_future(work)
+        task = asyncio.get_running_loop().create_task(work)
         task.add_done_callback(lambda _: self._done(request_id, on_done))
         self.running += 1
-        self._items[request_id] = PendingRequest(method, args, task=task)
+        self._add(request_id, PendingRequest(method, args, task=task))
 
     def _done(self, request_id: str, on_done: Settled) -> None:
         pending = self._items.get(request_id)
@@ -148,13 +165,14 @@ class PendingRequests:
         replies: list[Reply] = []
         for request_id in first:
             self._ledger.release(request_id)
-            reply = self._items.pop(request_id).reply
+            taken = self._forget(request_id)
+            reply = taken.reply if taken is not None else None
             assert reply is not None
             replies.append(reply)
         while self._completed:
             request_id = self._completed.popleft()
             self._ledger.release(request_id)
-            pending = self._items.pop(request_id, None)
+            pending = self._forget(request_id)
             if pending is None:
                 continue
             if pending.reply is not None:
@@ -166,7 +184,7 @@ class PendingRequests:
     def withdraw(self, request_id: str) -> None:
         """The guest cancelled a request: forget it and cancel its task."""
         self._ledger.release(request_id)
-        pending = self._items.pop(request_id, None)
+        pending = self._forget(request_id)
         if pending is not None and pending.task is not None:
             if not pending.task.done():
                 self.running -= 1  # its done-callback ignores cancelled tasks
@@ -180,6 +198,7 @@ class PendingRequests:
         self._items.clear()
         self._completed.clear()
         self.running = 0
+        self._yields = 0
         self._ledger.release_all()
 
     # -- the saved state of a parked cell -------------------------------------------------

@@ -19,10 +19,11 @@ parse). It overestimates for text full of commas, never underestimates a structu
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from typing import Any, Final, cast
+
+from ._jsonvalue import parse_json_text
 
 __all__ = [
     "DEPTH_MESSAGE",
@@ -55,6 +56,11 @@ def host_cost(text: str) -> int:
     """Estimated host bytes of the parsed value of the JSON `text`."""
     nodes = text.count("{") + text.count("[") + text.count(",")
     return len(text) + HOST_BYTES_PER_NODE * nodes
+
+
+_SHALLOW_TEXT: Final = 2 * MAX_ARGUMENT_DEPTH
+"""Text shorter than this cannot nest deeper than `MAX_ARGUMENT_DEPTH` (each level takes
+an opening and a closing character), so its depth needs no check."""
 
 
 class _Process:
@@ -119,10 +125,12 @@ class RequestLedger:
 
 def _parse(text: str) -> list[Any] | str:
     try:
-        value = json.loads(text)
+        value = parse_json_text(text)
     except RecursionError:
         return DEPTH_MESSAGE
     args = cast(list[Any], value) if isinstance(value, list) else [value]
+    if len(text) < _SHALLOW_TEXT:
+        return args
     if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH and _deeper_than(
         args, MAX_ARGUMENT_DEPTH
     ):

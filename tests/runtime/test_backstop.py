@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell.runtime import Guest, compiled_reactor
+from clawcell.runtime._backstop import Watchdog
 from clawcell.runtime._exports import GuestTrap
 from tests.conftest import echo_tool, failure
 
@@ -95,3 +96,40 @@ def test_guest_thread_and_loop_thread_cells_keep_their_own_budgets() -> None:
     sorted_, chats = asyncio.run(main())
     assert failure(sorted_)[:3] == ("timeout", "guest", "code mode timeout exceeded")
     assert all(chat.get("value") == sum(range(200)) for chat in chats), chats
+
+
+class _CountingEngine:
+    def __init__(self) -> None:
+        self.bumps = 0
+        self.lock = threading.Lock()
+
+    def increment_epoch(self) -> None:
+        with self.lock:
+            self.bumps += 1
+
+
+def test_the_watchdog_misses_no_deadline_watched_from_many_threads_without_a_lock() -> None:
+    # `watch` takes no lock on its fast path; every passed deadline must still bump the
+    # epoch once, however the watchers interleave with the thread choosing its next wake-up.
+    engine = _CountingEngine()
+    watchdog = Watchdog(cast(Any, engine))
+    per_thread, threads = 300, 4
+
+    def watcher() -> None:
+        for i in range(per_thread):
+            now = time.monotonic()
+            watchdog.watch(now - 1 if i % 2 else now + 0.001)
+            if i % 50 == 0:
+                watchdog.watch(now + 3600)  # a far deadline the thread sleeps toward
+
+    workers = [threading.Thread(target=watcher) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    expected = threads * per_thread
+    done = threading.Event()
+    while not done.wait(0.01):  # a hang guard only: the count is the assertion
+        if engine.bumps >= expected:
+            done.set()
+    assert engine.bumps == expected

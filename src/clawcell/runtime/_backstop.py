@@ -85,50 +85,70 @@ def install_backstop(store: wasmtime.Store) -> HardDeadline:
 
 
 class Watchdog:
-    """Bumps the engine epoch whenever the earliest watched hard deadline passes."""
+    """Bumps the engine epoch whenever the earliest watched hard deadline passes.
+
+    `watch` and `unwatch` run once per guest segment, so they take no lock: each is one
+    dictionary operation (atomic under the GIL) and a comparison with the instant the
+    watchdog thread wakes by itself. Only a deadline earlier than that instant, or one
+    watched while the thread is choosing its next instant (`_sleeping_until` is then
+    `-inf`), takes the lock to wake it; either way the thread reads every deadline again
+    before it sleeps, so none is missed.
+    """
 
     def __init__(self, engine: wasmtime.Engine) -> None:
         self._engine = engine
         self._cond = threading.Condition(threading.Lock())
         self._watched: dict[int, float] = {}
         self._sleeping_until = float("inf")
-        """When the watchdog thread wakes next by itself: a later deadline needs no wake-up
-        (most segments' deadlines are later than one already watched, and a wake-up per
-        segment cost every bridge round trip a thread switch)."""
+        """When the watchdog thread wakes next by itself (`-inf` while it is choosing)."""
         self._tokens = itertools.count(1)
         self._thread = threading.Thread(target=self._run, name="clawcell-watchdog", daemon=True)
         self._thread.start()
 
     def watch(self, deadline: float) -> int:
         """Bump the epoch at `deadline` unless `unwatch(token)` comes first."""
-        with self._cond:
-            token = next(self._tokens)
-            self._watched[token] = deadline
-            if deadline < self._sleeping_until:
-                self._sleeping_until = deadline
+        token = next(self._tokens)
+        self._watched[token] = deadline
+        if deadline < self._sleeping_until:
+            with self._cond:
                 self._cond.notify()
         return token
 
     def unwatch(self, token: int) -> None:
-        with self._cond:
-            self._watched.pop(token, None)
+        self._watched.pop(token, None)
 
     def _run(self) -> None:
         with self._cond:
             while True:
-                if not self._watched:
+                self._sleeping_until = float("-inf")
+                watched = self._snapshot()
+                if not watched:
                     self._sleeping_until = float("inf")
                     self._cond.wait()
                     continue
-                token, deadline = min(self._watched.items(), key=lambda item: item[1])
+                token = min(watched, key=watched.__getitem__)
+                deadline = watched[token]
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
                     self._sleeping_until = deadline
                     # An infinite deadline is never reached; `wait` takes at most TIMEOUT_MAX.
                     self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
                     continue
-                self._watched.pop(token)
+                self._watched.pop(token, None)
                 self._engine.increment_epoch()
+
+    def _snapshot(self) -> dict[int, float]:
+        """A consistent copy of the watched deadlines, taken while other threads change them.
+
+        `dict.copy` copies without allocating per entry, so no garbage collection (which may
+        run finalizers and so switch threads) interrupts it; should a copy still see the
+        dictionary change, it is taken again rather than letting the thread die.
+        """
+        while True:
+            try:
+                return self._watched.copy()
+            except RuntimeError:  # changed size during the copy
+                continue
 
 
 def interrupt_type() -> wasmtime.FuncType:

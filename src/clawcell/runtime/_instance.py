@@ -165,17 +165,25 @@ class Instance:
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
 
+    def arm_backstop(self, at: float) -> int:
+        """Trap guest code of this instance still running at `at` (`time.monotonic()`)
+        until `disarm_backstop` is given the returned token. (Two plain calls, not a
+        context manager: they run on every bridge round trip.)"""
+        self.hard_deadline.at = at
+        return self.reactor.watchdog.watch(at)
+
+    def disarm_backstop(self, token: int) -> None:
+        self.reactor.watchdog.unwatch(token)
+        self.hard_deadline.at = float("inf")
+
     @contextlib.contextmanager
     def backstop(self, at: float) -> Generator[None]:
-        """Trap guest code of this instance still running at `at` (`time.monotonic()`)."""
-        watchdog = self.reactor.watchdog
-        self.hard_deadline.at = at
-        token = watchdog.watch(at)
+        """`arm_backstop(at)` for the duration of a `with` block."""
+        token = self.arm_backstop(at)
         try:
             yield
         finally:
-            watchdog.unwatch(token)
-            self.hard_deadline.at = float("inf")
+            self.disarm_backstop(token)
 
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
@@ -229,10 +237,18 @@ class Instance:
                 )
             )
         data = batch.encode("utf-8", "surrogatepass")
-        with self._staged(data) as ptr:
-            value = self._f["clawcell_turn"](
-                self.ctx, self.rt, settle, step, ptr, len(data), self._argv, self._scratch
-            )
+        size = len(data)
+        if size > _STAGING_BYTES:
+            with self._staged(data) as ptr:
+                value = self._f["clawcell_turn"](
+                    self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
+                )
+            return self._check(value)
+        # The common small batch: the staging buffer, without a context manager's frames.
+        ctypes.memmove(self.memory.base + self._staging, data, size)
+        value = self._f["clawcell_turn"](
+            self.ctx, self.rt, settle, step, self._staging, size, self._argv, self._scratch
+        )
         return self._check(value)
 
     @contextlib.contextmanager
