@@ -60,7 +60,6 @@ class Cell:
     guard: Callable[[str, list[Any]], str | None] | None = None
     runner: SegmentRunner | None = None
     _value_ready: bool = False
-    _cell_function: int | None = None
     progress: Progress | None = None
     """Set for the legs whose caller asked for live updates (`on_update`)."""
     on_settled: Callable[[str, Reply], None] | None = None
@@ -97,12 +96,22 @@ class Cell:
     async def start(self, code: str, budget_s: float) -> LegOutcome | EngineFailure:
         """First leg: parse and run the cell; a `syntax_error` failure when it does not parse."""
         deadline = time.monotonic() + budget_s
-        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop.
-        compiled = await self._off_loop(self.guest.parse_cell, code, deadline)
+        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
+        # in the same trip to the guest's thread as the first segment.
+        parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        if not parsed:
+            return first if first.kind == "syntax_error" else self._stopped(first)
+        return await self._drive(deadline, first=first)
+
+    def _parse_and_run(
+        self, code: str, deadline: float
+    ) -> tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]:
+        """Parse the cell and run its first segment (on the guest's thread): whether it
+        parsed, and the parse failure or the first segment's result."""
+        compiled = self.guest.parse_cell(code, deadline)
         if isinstance(compiled, EngineFailure):
-            return compiled if compiled.kind == "syntax_error" else self._stopped(compiled)
-        self._cell_function = compiled
-        return await self._drive(deadline)
+            return False, compiled
+        return True, self.guest.run_segment(compiled, None, deadline)
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
@@ -119,9 +128,19 @@ class Cell:
 
     # -- the loop -----------------------------------------------------------------------
 
-    async def _drive(self, deadline: float, replies: list[Reply] | None = None) -> LegOutcome:
+    async def _drive(
+        self,
+        deadline: float,
+        replies: list[Reply] | None = None,
+        *,
+        first: StepResult | EngineFailure | None = None,
+    ) -> LegOutcome:
         while True:
-            report = await self._run_guest(deadline, replies)
+            if first is not None:
+                report = self._stopped(first) if isinstance(first, EngineFailure) else first
+                first = None
+            else:
+                report = await self._run_guest(deadline, replies)
             if isinstance(report, LegOutcome):
                 return report
             outcome = self._absorb(report)
@@ -137,8 +156,7 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        cell, self._cell_function = self._cell_function, None
-        result = await self._off_loop(self.guest.run_segment, cell, batch, deadline)
+        result = await self._off_loop(self.guest.run_segment, None, batch, deadline)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -28,6 +27,7 @@ from ._host import CellHost
 from ._leases import DurableRuns, stale_message
 from ._outcome import LegOutcome, failed_outcome, leg_envelope
 from ._progress import OnUpdate, Progress
+from ._random import random_uuid4
 from ._replay import ReplayPolicy
 from ._runs import (
     MAX_LIVE_PARKED,
@@ -103,7 +103,7 @@ class Lifecycle:
             return self.failure("runtime_unavailable", "host", exc.message)
         session = SessionView(self._store, self._session_id)
         guard = self._policy.restart_guard if restart_safe else None
-        run_id = f"cm_{uuid.uuid4()}"
+        run_id = f"cm_{random_uuid4()}"
         gate = self.approvals.run(run_id, restart_safe=restart_safe)
         bridge = host.bridge(session, gate)
         cell = Cell(guest=guest, bridge=bridge, guard=guard, runner=host.runner)

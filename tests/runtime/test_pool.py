@@ -5,7 +5,9 @@ that other tests still hold cannot tilt it."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import Callable
 
 from clawcell.runtime import Guest, GuestPool
@@ -14,6 +16,7 @@ from tests.conftest import in_forked_child
 
 INSTALL = '{"maxPending":1,"bindings":[],"test":"lanes"}'
 LANES = guest_lanes()
+INSTALL_GROWN = '{"maxPending":1,"bindings":[],"test":"grown template"}'
 
 
 def _pool() -> GuestPool:
@@ -55,3 +58,22 @@ def _one_lane_freed(pool: GuestPool) -> list[Guest]:
 
 def test_a_released_guest_frees_its_lane_for_the_next_one() -> None:
     assert _lanes_in_child(_one_lane_freed) == [LANES - 1]
+
+
+def test_a_template_whose_memory_grew_is_replaced_and_freed_when_released() -> None:
+    # The first guest of a configuration is its template; were it kept after its memory grew,
+    # the grown memory would stay alive for the life of the process.
+    pool = GuestPool(memory_limit_bytes=256 * 1024 * 1024, install_config=INSTALL_GROWN)
+    template = pool.acquire()
+    inst = template.instance
+    inst.free_value(inst.eval("globalThis.big = new Uint8Array(64 * 1024 * 1024); 1"))
+    assert inst.grown
+    dropped = weakref.ref(template)
+    pool.release(template)
+    del template, inst
+    gc.collect()
+    assert dropped() is None
+    successor = pool.acquire()  # the copy that took the template's place, idle in the pool
+    successor.reset()
+    assert not successor.instance.grown
+    assert successor.instance.take_string(successor.instance.eval("typeof big")) == "undefined"

@@ -11,7 +11,6 @@ again if a handler is attached later, even after a `wait`.
 
 from __future__ import annotations
 
-import os
 import time
 import weakref
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typing import Final, cast
 
 import wasmtime
 
+from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._instance import CANONICAL_MEMORY_LIMIT, Instance
@@ -207,7 +207,7 @@ class Guest:
         """Run a compiled cell up to its first await; raises `JSException` or `GuestTrap`."""
         inst = self.instance
         cell = inst.run_compiled(script)
-        seed = inst.new_string(os.urandom(16).hex())
+        seed = inst.new_string(random_bytes(16).hex())
         try:
             inst.free_value(inst.call(self._start, cell, seed))
         finally:

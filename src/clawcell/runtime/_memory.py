@@ -19,10 +19,15 @@ from typing import Final
 
 import wasmtime
 
+from ._pages import drop_pages, zero_runs
+
 __all__ = ["LinearMemory", "memory_cap"]
 
 _WASM_PAGE: Final = 65536
 _STRING_CHARS: Final = 16
+_drops_checked: list[bool] = []
+"""Whether dropped pages of a linear memory read back as zeros in this process (see
+`_pages`); checked once, on the first image captured."""
 
 
 def memory_cap(memory_limit_bytes: int) -> int:
@@ -42,6 +47,8 @@ class LinearMemory:
         self._base = 0
         self.image = b""
         self.image_sp = 0
+        self._zero_runs: list[tuple[int, int]] = []
+        """The image's long runs of zero pages, dropped instead of copied by `reset`."""
 
     @property
     def base(self) -> int:
@@ -90,10 +97,12 @@ class LinearMemory:
         """Remember the current memory and stack pointer as the pristine state."""
         self.image = self.copy()
         self.image_sp = self.stack_pointer
+        self._zero_runs = self._droppable(zero_runs(self.image))
 
     def adopt_image(self, template: LinearMemory) -> None:
         """Take `template`'s pristine image as this memory's own, and load it."""
         self.image, self.image_sp = template.image, template.image_sp
+        self._zero_runs = template._zero_runs  # pyright: ignore[reportPrivateUsage]
         self.load(self.image, self.image_sp)
 
     @property
@@ -107,8 +116,49 @@ class LinearMemory:
         return self.size > len(self.image)
 
     def reset(self) -> None:
-        """Restore the pristine image in place; memory grown since is zeroed."""
-        self._replace(self.image, self.image_sp)
+        """Restore the pristine image in place; memory grown since is zeroed.
+
+        The image's long zero runs (the untouched shadow stack) are dropped, not copied:
+        only the pages a cell touched come back, as zeros (see `_pages`).
+        """
+        if not self._zero_runs:
+            self._replace(self.image, self.image_sp)
+            return
+        base, image = self.base, self.image
+        source = ctypes.cast(ctypes.c_char_p(image), ctypes.c_void_p).value or 0
+        copied = 0
+        for offset, length in self._zero_runs:
+            ctypes.memmove(base + copied, source + copied, offset - copied)
+            if not drop_pages(base + offset, length):
+                ctypes.memset(base + offset, 0, length)
+            copied = offset + length
+        self._replace_tail(copied)
+
+    def _droppable(self, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        if runs and not _drops_checked:
+            _drops_checked.append(self._drops_to_zeros(*runs[0]))
+        return runs if runs and _drops_checked[0] else []
+
+    def _drops_to_zeros(self, offset: int, length: int) -> bool:
+        """Whether dropping a run's pages (filled with non-zero bytes first) reads back as
+        zeros; the run holds zeros again afterwards either way."""
+        address = self.base + offset
+        ctypes.memset(address, 0xA5, length)
+        dropped = drop_pages(address, length)
+        zeros = dropped and ctypes.string_at(address, length) == bytes(length)
+        ctypes.memset(address, 0, length)
+        return zeros
+
+    def _replace_tail(self, copied: int) -> None:
+        """`_replace` for the part of the image from `copied` on."""
+        image = self.image
+        source = ctypes.cast(ctypes.c_char_p(image), ctypes.c_void_p).value or 0
+        ctypes.memmove(self.base + copied, source + copied, len(image) - copied)
+        extra = self.size - len(image)
+        if extra > 0:
+            ctypes.memset(self.base + len(image), 0, extra)
+        self._sp.set_value(self._store, wasmtime.Val.i32(self.image_sp))
+        self._store.set_epoch_deadline(1)
 
     def _replace(self, data: bytes, stack_pointer: int) -> None:
         ctypes.memmove(self.base, data, len(data))

@@ -31,6 +31,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..errors import RuntimeUnavailableError
 from ._guest import Guest
 from ._module import compiled_reactor
 from ._process import PerProcess
@@ -139,12 +140,7 @@ class GuestPool:
     def _build(self) -> Guest:
         """A new guest, pristine already: a copy of its configuration's template, if any."""
         shelf = _SHELVES.shelf(self._key)
-        guest = Guest(
-            compiled_reactor(),
-            memory_limit_bytes=self._memory_limit_bytes,
-            install_config=self._install_config,
-            template=shelf.template,
-        )
+        guest = self._build_from(shelf.template)
         if shelf.template is None:
             shelf.template = guest  # later guests start as copies of its pristine image
         return guest
@@ -156,10 +152,36 @@ class GuestPool:
         """
         _LOAD.get().free(guest)
         reusable = not guest.retired and not guest.instance.grown
-        if len(self._idle) < self._max_idle and reusable:
+        if not reusable:
+            self._replace_template(guest)
+        elif len(self._idle) < self._max_idle:
             self._idle.append(guest)
             self._released_at.append(time.monotonic())
         self._trim()
+
+    def _replace_template(self, dropped: Guest) -> None:
+        """A dropped guest that is its shelf's template would keep its grown memory alive
+        for the life of the process: a copy of its pristine image takes its place."""
+        shelf = _SHELVES.shelf(self._key)
+        if shelf.template is not dropped:
+            return
+        shelf.template = None
+        try:
+            successor = self._build_from(dropped)
+        except RuntimeUnavailableError:
+            return  # the next guest of this key is built from scratch and becomes the template
+        shelf.template = successor
+        if len(self._idle) < self._max_idle:
+            self._idle.append(successor)
+            self._released_at.append(time.monotonic())
+
+    def _build_from(self, template: Guest | None) -> Guest:
+        return Guest(
+            compiled_reactor(),
+            memory_limit_bytes=self._memory_limit_bytes,
+            install_config=self._install_config,
+            template=template,
+        )
 
     def _take_idle(self) -> Guest | None:
         if not self._idle:

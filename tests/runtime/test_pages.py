@@ -1,0 +1,87 @@
+"""Resetting a guest drops the image's zero pages instead of copying them, and stays exact."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import sys
+
+import pytest
+
+from clawcell.runtime import Guest, compiled_reactor
+from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._pages import PAGE_BYTES, drop_pages, zero_runs
+
+INSTALL = '{"maxPending":16,"bindings":[],"test":"pages"}'
+DEEP = "function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } f(100)"
+P = PAGE_BYTES
+ON_LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise is Linux's")
+
+
+def _pages(*spec: tuple[int, int]) -> bytes:
+    """Pages of `byte` values: `(count, byte)` each."""
+    return b"".join(bytes([byte]) * (count * P) for count, byte in spec)
+
+
+def test_zero_runs_finds_only_runs_of_at_least_16_whole_pages() -> None:
+    image = _pages((16, 0), (1, 7), (15, 0), (2, 7), (20, 0)) + b"\x00" * 100
+    assert zero_runs(image) == [(0, 16 * P), (34 * P, 20 * P)]
+    assert zero_runs(_pages((3, 1))) == []
+    assert zero_runs(b"") == []
+
+
+@ON_LINUX
+def test_dropped_anonymous_pages_read_back_as_zeros() -> None:
+    region = mmap.mmap(-1, 32 * P, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    region.write(b"\xa5" * (32 * P))
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    assert drop_pages(address + 8 * P, 16 * P)
+    assert region[8 * P : 24 * P] == bytes(16 * P)
+    assert region[: 8 * P] == b"\xa5" * (8 * P)
+    assert region[24 * P :] == b"\xa5" * (8 * P)
+
+
+def _dirtied_guest() -> Guest:
+    guest = Guest(compiled_reactor(), memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    inst = guest.instance
+    assert inst.take_string(inst.eval(DEEP)) == "100"  # writes deep into the shadow stack
+    offset, length = inst.memory._zero_runs[0] if inst.memory._zero_runs else (0, 0)  # pyright: ignore[reportPrivateUsage]
+    stack = inst.memory.copy()[offset : offset + length]
+    assert stack.count(0) < len(stack) or not length  # the zero run was written to
+    assert inst.memory.copy() != inst.memory.image
+    return guest
+
+
+@ON_LINUX
+def test_a_reset_after_deep_recursion_is_the_image_byte_for_byte() -> None:
+    guest = _dirtied_guest()
+    memory = guest.instance.memory
+    assert memory._zero_runs  # pyright: ignore[reportPrivateUsage]
+    memory.reset()
+    assert memory.copy() == memory.image
+    assert memory.stack_pointer == memory.image_sp
+
+
+def test_a_reset_is_exact_when_the_kernel_refuses_to_drop_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guest = _dirtied_guest()
+
+    def refuse(address: int, length: int) -> bool:
+        return False
+
+    monkeypatch.setattr(memory_module, "drop_pages", refuse)
+    memory = guest.instance.memory
+    memory.reset()
+    assert memory.copy() == memory.image
+
+
+def test_images_are_copied_whole_where_dropped_pages_do_not_read_back_as_zeros(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(memory_module, "_drops_checked", [False])
+    guest = _dirtied_guest()
+    memory = guest.instance.memory
+    assert memory._zero_runs == []  # pyright: ignore[reportPrivateUsage]
+    memory.reset()
+    assert memory.copy() == memory.image
