@@ -124,15 +124,14 @@ class LinearMemory:
         if not self._zero_runs:
             self._replace(self.image, self.image_sp)
             return
-        base, image = self.base, self.image
-        source = ctypes.cast(ctypes.c_char_p(image), ctypes.c_void_p).value or 0
+        base, source = self.base, _address(self.image)
         copied = 0
         for offset, length in self._zero_runs:
             ctypes.memmove(base + copied, source + copied, offset - copied)
             if not drop_pages(base + offset, length):
                 ctypes.memset(base + offset, 0, length)
             copied = offset + length
-        self._replace_tail(copied)
+        self._replace(self.image, self.image_sp, start=copied)
 
     def _droppable(self, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         if runs and not _drops_checked:
@@ -149,22 +148,17 @@ class LinearMemory:
         ctypes.memset(address, 0, length)
         return zeros
 
-    def _replace_tail(self, copied: int) -> None:
-        """`_replace` for the part of the image from `copied` on."""
-        image = self.image
-        source = ctypes.cast(ctypes.c_char_p(image), ctypes.c_void_p).value or 0
-        ctypes.memmove(self.base + copied, source + copied, len(image) - copied)
-        extra = self.size - len(image)
-        if extra > 0:
-            ctypes.memset(self.base + len(image), 0, extra)
-        self._sp.set_value(self._store, wasmtime.Val.i32(self.image_sp))
-        self._store.set_epoch_deadline(1)
-
-    def _replace(self, data: bytes, stack_pointer: int) -> None:
-        ctypes.memmove(self.base, data, len(data))
+    def _replace(self, data: bytes, stack_pointer: int, *, start: int = 0) -> None:
+        """Memory from `start` on becomes `data`'s (zeros past its end); set the stack pointer."""
+        ctypes.memmove(self.base + start, _address(data) + start, len(data) - start)
         extra = self.size - len(data)
         if extra > 0:
             ctypes.memset(self.base + len(data), 0, extra)
         self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
         # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
         self._store.set_epoch_deadline(1)
+
+
+def _address(data: bytes) -> int:
+    """The address of `data`'s bytes (valid while `data` is alive)."""
+    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
