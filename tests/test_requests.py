@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+from typing import cast
 
 import pytest
 
@@ -45,3 +46,40 @@ def test_the_depth_cap_is_exact() -> None:
     assert ledger.admit("a", inside) != DEPTH_MESSAGE
     assert ledger.admit("b", "[" + inside + "]") == DEPTH_MESSAGE
     assert ledger.admit("c", "[" * 5000 + "]" * 5000) == DEPTH_MESSAGE
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, list):
+        items: list[object] = list(cast(list[object], value))
+    elif isinstance(value, dict):
+        items = list(cast(dict[str, object], value).values())
+    else:
+        return 0
+    return 1 + max((_depth(v) for v in items), default=0)
+
+
+SHAPES: list[object] = [
+    [],
+    [[[]]],
+    [{"a]": [1, "[[{", {"b": '\\"]'}]}, []],
+    [{"k[": {"k{": {"k": ['"', "\\", "]]]"]}}}],
+    [[[[[[[["x"]]]]]]], {}],
+]
+
+
+@pytest.mark.parametrize("value", SHAPES)
+def test_the_text_depth_check_agrees_with_the_parsed_depth(value: object) -> None:
+    text = json.dumps(value)
+    for limit in range(1, 10):
+        assert requests._nests_deeper_than(text, limit) == (_depth(value) > limit)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_arguments_too_deep_are_refused_without_being_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_parse(text: str) -> object:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(requests, "parse_json_text", no_parse)
+    deep = '["echo",{"o":' + "[" * 3000 + "]" * 3000 + "}]"
+    assert RequestLedger(1 << 20).admit("a", deep) == DEPTH_MESSAGE

@@ -9,7 +9,8 @@ them:
 * its estimated host cost must fit the cell's allowance (the program-data inbox size, as
   for replies) and the process's (`PROCESS_PENDING_BYTES`), counting every request of the
   cell and of the process still pending;
-* once parsed, its arguments may nest at most `MAX_ARGUMENT_DEPTH` levels.
+* its arguments may nest at most `MAX_ARGUMENT_DEPTH` levels, checked on the text before
+  anything is parsed.
 
 A refused request is answered at once with a plain error the cell can catch; nothing else
 of the cell changes. The estimate counts text bytes plus a fixed cost per container and
@@ -19,6 +20,7 @@ parse). It overestimates for text full of commas, never underestimates a structu
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from typing import Any, Final, cast
@@ -58,6 +60,9 @@ def host_cost(text: str) -> int:
     return len(text) + HOST_BYTES_PER_NODE * nodes
 
 
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_EMPTY_PAIR: Final = re.compile(r"\[\]|\{\}")
 _SHALLOW_TEXT: Final = 2 * MAX_ARGUMENT_DEPTH
 """Text shorter than this cannot nest deeper than `MAX_ARGUMENT_DEPTH` (each level takes
 an opening and a closing character), so its depth needs no check."""
@@ -124,34 +129,25 @@ class RequestLedger:
 
 
 def _parse(text: str) -> list[Any] | str:
+    # Depth is checked on the text, before parsing: a parse that recursed near the
+    # interpreter's limit could run garbage-collector finalizers there, which then fail.
+    deep = len(text) >= _SHALLOW_TEXT and text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+    if deep and _nests_deeper_than(text, MAX_ARGUMENT_DEPTH - (not text.startswith("["))):
+        return DEPTH_MESSAGE
     try:
         value = parse_json_text(text)
-    except RecursionError:
+    except RecursionError:  # only if the caller itself runs deep in the stack
         return DEPTH_MESSAGE
-    args = cast(list[Any], value) if isinstance(value, list) else [value]
-    if len(text) < _SHALLOW_TEXT:
-        return args
-    if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH and _deeper_than(
-        args, MAX_ARGUMENT_DEPTH
-    ):
-        return DEPTH_MESSAGE
-    return args
+    return cast(list[Any], value) if isinstance(value, list) else [value]
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` nests containers more than `limit` levels (iterative walk)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: list[Any] = list(cast(dict[str, Any], item).values())
-        elif isinstance(item, list):
-            children = cast(list[Any], item)
-        else:
-            continue
-        if depth > limit:
-            return True
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((cast(Any, child), depth + 1))
-    return False
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether the JSON `text` nests containers more than `limit` levels: strings and
+    everything but brackets removed, then innermost pairs removed `limit` times (each pass
+    C-speed; most texts are empty after a few)."""
+    skeleton = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    for _ in range(limit):
+        if not skeleton:
+            return False
+        skeleton = _EMPTY_PAIR.sub("", skeleton)
+    return bool(skeleton)
