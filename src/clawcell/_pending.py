@@ -29,7 +29,7 @@ RESTART_MESSAGE: Final = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingRequest:
     """An undelivered request: a running task, a ready reply, or a parked `yield`."""
 
@@ -114,7 +114,8 @@ class PendingRequests:
         self._add(request_id, PendingRequest("yield", args, reason=args[0] if args else None))
 
     def _add(self, request_id: str, pending: PendingRequest) -> None:
-        self._forget(request_id)  # a replaced entry (never expected) keeps the count exact
+        if request_id in self._items:  # a replaced entry (never expected): the count stays exact
+            self._forget(request_id)
         self._items[request_id] = pending
         if pending.method == "yield":
             self._yields += 1
