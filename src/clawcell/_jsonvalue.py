@@ -99,7 +99,7 @@ def json_text(value: Any) -> str:
     try:
         return _compact(value)
     except (TypeError, ValueError, RecursionError):
-        return json.dumps(_normalise(value, "$", 0), separators=(",", ":"), allow_nan=False)
+        return _compact(_normalise(value, "$", 0))
 
 
 def is_model(value: object) -> bool:

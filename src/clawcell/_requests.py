@@ -109,9 +109,6 @@ class RequestLedger:
             self._box[0] += cost
             _process.held += cost
             self._costs[request_id] = cost
-        if len(text) < _SHALLOW_TEXT:  # the common short request, too short to nest too deep
-            value = parse_json_text(text)
-            return cast(list[Any], value) if isinstance(value, list) else [value]
         args = _parse(text)
         if isinstance(args, str):
             self.release(request_id)
@@ -134,7 +131,7 @@ class RequestLedger:
 def _parse(text: str) -> list[Any] | str:
     # Depth is checked on the text, before parsing: a parse that recursed near the
     # interpreter's limit could run garbage-collector finalizers there, which then fail.
-    deep = text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+    deep = len(text) >= _SHALLOW_TEXT and text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
     if deep and _nests_deeper_than(text, MAX_ARGUMENT_DEPTH - (not text.startswith("["))):
         return DEPTH_MESSAGE
     try:

@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, TypeVar, cast
 
 import wasmtime
 
@@ -44,6 +44,7 @@ could not stop (a long native operation)."""
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
 _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
+_T = TypeVar("_T")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
 
@@ -236,44 +237,39 @@ class Guest:
         Raises:
             RuntimeUnavailableError: the guest's pristine image could not be restored.
         """
-        self._restore_image()
-        self._begin(deadline)
-        token = self.instance.arm_backstop(deadline + EPOCH_GRACE_S)
-        try:
-            return self.compile(code)
-        except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=deadline, parsing=True)
-        finally:
-            self.instance.disarm_backstop(token)
+        return self._guarded(lambda: self.compile(code), deadline, parsing=True)
 
     def run_segment(
         self, script: int | None, batch: str | None, deadline: float
     ) -> StepResult | EngineFailure:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
-        self._restore_image()
-        self._begin(deadline)
-        token = self.instance.arm_backstop(deadline + EPOCH_GRACE_S)
-        try:
+
+        def segment() -> StepResult:
             if script is not None:
                 self.start(script)
             return self.turn(batch)
-        except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=deadline)
-        finally:
-            self.instance.disarm_backstop(token)
+
+        return self._guarded(segment, deadline)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it
         reads the reason's `name` and `message`, which may be guest getters that never
         return (D5). A `thrown` failure means describing it threw."""
+        return self._guarded(self.unhandled_rejection, deadline)
+
+    def _guarded(
+        self, work: Callable[[], _T], deadline: float, *, parsing: bool = False
+    ) -> _T | EngineFailure:
+        """`work()` as guest code under `deadline`: the image restored first, the backstop
+        armed around it, and an engine failure returned instead of raised."""
         self._restore_image()
         self._begin(deadline)
         token = self.instance.arm_backstop(deadline + EPOCH_GRACE_S)
         try:
-            return self.unhandled_rejection()
+            return work()
         except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=deadline)
+            return engine_failure(exc, deadline=deadline, parsing=parsing)
         finally:
             self.instance.disarm_backstop(token)
 

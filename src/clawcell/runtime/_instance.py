@@ -231,25 +231,22 @@ class Instance:
         """One bridge round trip in one crossing (see `_turn`): settle `batch` if given, run
         every pending job, and return `step()`'s value; raises `JSException`."""
         if batch is None:
-            return self._check(
-                self._f["clawcell_turn"](
-                    self.ctx, self.rt, settle, step, 0, -1, self._argv, self._scratch
-                )
-            )
+            return self._turn_call(settle, step, 0, -1)
         data = batch.encode("utf-8", "surrogatepass")
         size = len(data)
         if size > _STAGING_BYTES:
             with self._staged(data) as ptr:
-                value = self._f["clawcell_turn"](
-                    self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
-                )
-            return self._check(value)
+                return self._turn_call(settle, step, ptr, size)
         # The common small batch: the staging buffer, without a context manager's frames.
         ctypes.memmove(self.memory.base + self._staging, data, size)
-        value = self._f["clawcell_turn"](
-            self.ctx, self.rt, settle, step, self._staging, size, self._argv, self._scratch
+        return self._turn_call(settle, step, self._staging, size)
+
+    def _turn_call(self, settle: int, step: int, ptr: int, size: int) -> int:
+        return self._check(
+            self._f["clawcell_turn"](
+                self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
+            )
         )
-        return self._check(value)
 
     @contextlib.contextmanager
     def _staged(self, data: bytes) -> Generator[int]:
