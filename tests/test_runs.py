@@ -165,7 +165,12 @@ def test_forged_entry_points_in_a_snapshot_never_reach_a_later_cell(tmp_path: Pa
             image = canonical.acquire().canonical()
             state = decode(saved.blob, image, max_memory_bytes=1 << 30)
             state.meta["handles"] = [1, 2, 3, 4, 5]
-            await store.save_run(SESSION, run_id, encode(state, image), meta)
+            await store.save_run(
+                SESSION,
+                run_id,
+                encode(state, image, stack_pointer=state.stack_pointer, meta=state.meta),
+                meta,
+            )
             async with CodeMode(store=store, session_id=SESSION, limits=LIMITS) as mode:
                 forged = await mode.wait(run_id)
                 later = [(await mode.exec(f"return {i}"))["value"] for i in range(3)]

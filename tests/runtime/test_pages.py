@@ -10,7 +10,14 @@ import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._pages import PAGE_BYTES, drop_pages, zero_runs
+from clawcell.runtime._pages import (
+    PAGE_BYTES,
+    drop_pages,
+    run_bits,
+    same_bytes,
+    touched_pages,
+    zero_runs,
+)
 
 INSTALL = '{"maxPending":16,"bindings":[],"test":"pages"}'
 DEEP = "function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } f(100)"
@@ -85,3 +92,33 @@ def test_images_are_copied_whole_where_dropped_pages_do_not_read_back_as_zeros(
     assert memory._zero_runs == []  # pyright: ignore[reportPrivateUsage]
     memory.reset()
     assert memory.copy() == memory.image
+
+
+@ON_LINUX
+def test_touched_pages_tells_written_and_read_pages_from_untouched_and_dropped_ones() -> None:
+    region = mmap.mmap(-1, 8 * P, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    assert touched_pages(address, 8 * P) == 0
+    region[P : P + 1] = b"x"  # written
+    assert region[3 * P] == 0  # read
+    assert touched_pages(address, 8 * P) == 0b1010
+    assert touched_pages(address + P, 4 * P) == 0b101
+    assert drop_pages(address, 8 * P)
+    assert touched_pages(address, 8 * P) == 0
+
+
+def test_run_bits_sets_a_bit_for_each_page_inside_the_runs() -> None:
+    assert run_bits([(P, 2 * P), (5 * P, P)], 8 * P) == 0b100110
+    assert run_bits([(6 * P, 4 * P)], 8 * P) == 0b11000000  # cut at the memory's size
+    assert run_bits([], 8 * P) == 0
+
+
+def test_same_bytes_compares_memory_in_place() -> None:
+    left, right = (
+        ctypes.create_string_buffer(b"abcd" * 1024),
+        ctypes.create_string_buffer(b"abcd" * 1024),
+    )
+    assert same_bytes(ctypes.addressof(left), ctypes.addressof(right), 4096)
+    right[4000] = b"z"
+    assert not same_bytes(ctypes.addressof(left), ctypes.addressof(right), 4096)
+    assert same_bytes(ctypes.addressof(left), ctypes.addressof(right), 4000)

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import weakref
 from collections.abc import Callable
+
+import pytest
 
 from clawcell.runtime import Guest, GuestPool
 from clawcell.runtime._worker import guest_lanes  # pyright: ignore[reportPrivateUsage]
@@ -77,3 +80,55 @@ def test_a_template_whose_memory_grew_is_replaced_and_freed_when_released() -> N
     successor.reset()
     assert not successor.instance.grown
     assert successor.instance.take_string(successor.instance.eval("typeof big")) == "undefined"
+
+
+INSTALL_HEADROOM = '{"maxPending":1,"bindings":[],"test":"heap headroom"}'
+ON_LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pagemap is Linux's")
+
+
+def test_a_cell_that_allocates_within_the_heap_headroom_leaves_its_guest_reusable() -> None:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+    guest = pool.acquire()
+    inst = guest.instance
+    size = inst.memory.size
+    # 1.5 MB in one string, kept alive: without free heap in the image this grew the memory,
+    # and the guest was dropped.
+    inst.free_value(inst.eval("globalThis.kept = 'x'.repeat(1500000); 1"))
+    assert inst.memory.size == size
+    assert not inst.grown
+    pool.release(guest)
+    again = pool.acquire()
+    assert again is guest
+    again.reset()
+    assert again.instance.take_string(again.instance.eval("typeof kept")) == "undefined"
+
+
+@ON_LINUX
+def test_a_released_guest_gives_the_pages_its_cell_used_in_the_free_heap_back() -> None:
+    from clawcell.runtime._pages import run_bits, touched_pages  # pyright: ignore[reportPrivateUsage]
+
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+    guest = pool.acquire()
+    memory = guest.instance.memory
+    inst = guest.instance
+    inst.free_value(inst.eval("globalThis.kept = 'x'.repeat(1500000); 1"))
+    runs = run_bits(memory._zero_runs, memory.size)  # pyright: ignore[reportPrivateUsage]
+    used = touched_pages(memory.base, memory.size)
+    assert used is not None and bin(used & runs).count("1") >= 1_000_000 // 4096
+    pool.release(guest)
+    left = touched_pages(memory.base, memory.size)
+    assert left is not None and left & runs == 0
+
+
+def test_a_guest_reset_after_its_release_is_its_image_byte_for_byte() -> None:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+    guest = pool.acquire()
+    inst = guest.instance
+    deep = "function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } f(150)"
+    inst.free_value(inst.eval("globalThis.kept = 'x'.repeat(1500000); 1"))
+    assert inst.take_string(inst.eval(deep)) == "150"
+    pool.release(guest)  # the touched free heap and stack are dropped here ...
+    again = pool.acquire()
+    assert again is guest
+    again.reset()  # ... so the reset leaves those runs alone, and must still be exact
+    assert again.instance.memory.copy() == again.instance.memory.image

@@ -133,6 +133,45 @@ def test_a_heap_of_5_mb_of_js_objects_is_restored_intact() -> None:
     assert evaluate(target, "data[99999].s + '/' + data.length") == "item-99999/100000"
 
 
+DIRTY = (
+    "function deep(n) { return n === 0 ? 0 : 1 + deep(n - 1); }\n"  # into the shadow stack
+    "globalThis.text = 'y'.repeat(1500000);\n"  # into the image's free heap
+    "String(deep(200) + text.length)"
+)
+
+
+def _dirtied_after_reset() -> Guest:
+    g = guest()
+    assert script(g, "globalThis.before = 'z'.repeat(300000); deep = 0; 'x'") == "x"
+    g.reset()  # the image's zero runs are dropped, as before every cell
+    assert script(g, DIRTY) == "1500200"
+    return g
+
+
+def test_a_restored_memory_is_the_snapshotted_memory_byte_for_byte() -> None:
+    source = _dirtied_after_reset()
+    target = guest()
+    assert script(target, "globalThis.other = [1, 2, 3].map(String).join(); 'other'") == "other"
+    target.restore(source.snapshot())
+    assert target.instance.memory.copy() == source.instance.memory.copy()
+    assert target.instance.memory.stack_pointer == source.instance.memory.stack_pointer
+    assert evaluate(target, "text.length + '/' + typeof before") == "1500000/undefined"
+
+
+def test_snapshots_are_the_same_when_untouched_pages_cannot_be_told_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell.runtime import _memory  # pyright: ignore[reportPrivateUsage]
+
+    source = _dirtied_after_reset()
+    skipping = source.snapshot()
+    def unknown(address: int, length: int) -> None:
+        return None
+
+    monkeypatch.setattr(_memory, "touched_pages", unknown)
+    assert source.snapshot() == skipping
+
+
 def test_an_idle_guest_snapshot_is_at_most_64_kib() -> None:
     assert len(guest().snapshot()) <= 64 * 1024
 

@@ -28,7 +28,6 @@ from ._module import CompiledReactor
 from ._report import StepResult, parse_report
 from ._snapshot import (
     CanonicalImage,
-    GuestState,
     SnapshotError,
     decode,
     encode,
@@ -41,6 +40,13 @@ __all__ = ["EPOCH_GRACE_S", "Guest"]
 EPOCH_GRACE_S: Final = 0.025
 """How long after a leg's deadline the epoch backstop traps guest code the interrupt handler
 could not stop (a long native operation)."""
+
+HEAP_HEADROOM_BYTES: Final = 4 * 1024 * 1024
+"""Free allocator space in every pristine image. Wasm memory cannot shrink, so a guest whose
+cell grew its memory past the image is dropped rather than reused (`LinearMemory.grown`);
+with this much free heap already in the image, most cells never grow it. The free pages are
+zeros, which a reset drops instead of copying (`_pages`), so only the pages a cell touched
+cost anything."""
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
 _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
@@ -108,6 +114,7 @@ class Guest:
         # cost every cell ~4 µs when it came after the image: do it once, before.
         inst.free_value(self.compile(""))
         inst.gc()
+        inst.reserve_heap(HEAP_HEADROOM_BYTES)
         inst.memory.capture_image()
         self._pristine = self._entry_points()
 
@@ -170,6 +177,12 @@ class Guest:
         self._stopping = False
         (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
         self._stale = True
+
+    def shed(self) -> None:
+        """The cell is over and the guest goes idle: give the pages its cell touched in the
+        image's zero runs back to the kernel now rather than at the next reset."""
+        self.reset_soon()
+        self.instance.memory.drop_zero_runs()
 
     def stop(self) -> None:
         """Stop the running segment at the interrupt handler's next check, and any later one
@@ -293,11 +306,8 @@ class Guest:
             "handles": [self._install, self._start, self._step, self._settle, self._describe],
             "rejections": [[k, p, r] for k, (p, r) in self._rejections.items()],
         }
-        inst = self.instance
-        state = GuestState(
-            memory=inst.memory.copy(), stack_pointer=inst.memory.stack_pointer, meta=meta
-        )
-        return encode(state, self.canonical())
+        memory = self.instance.memory
+        return encode(memory, self.canonical(), stack_pointer=memory.stack_pointer, meta=meta)
 
     def snapshot_bound(self) -> int:
         """An upper bound of `len(self.snapshot())`, known without taking the snapshot."""
@@ -314,7 +324,9 @@ class Guest:
         state = decode(blob, self.canonical(), max_memory_bytes=self._max_memory_bytes)
         entry_points = _ints(state.meta.get("handles"), 5)
         rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
-        self.instance.memory.load(state.memory, state.stack_pointer)
+        self.instance.memory.load_pages(
+            state.size, state.pages, state.contents, state.stack_pointer, self.canonical().data
+        )
         self._stale = False  # the snapshot replaced the whole image
         (self._install, self._start, self._step, self._settle, self._describe) = entry_points
         self._rejections = {k: (p, r) for k, p, r in rejections}

@@ -165,6 +165,15 @@ class Instance:
     def free(self, ptr: int) -> None:
         self._f["free"](ptr)
 
+    def reserve_heap(self, size: int) -> bool:
+        """Grow the guest allocator's free space by `size` bytes (one allocation, freed at
+        once): the pages stay part of the image, as free memory. Whether it could."""
+        ptr = self._f["malloc"](size)
+        if not ptr:
+            return False
+        self._f["free"](ptr)
+        return True
+
     def arm_backstop(self, at: float) -> int:
         """Trap guest code of this instance still running at `at` (`time.monotonic()`)
         until `disarm_backstop` is given the returned token. (Two plain calls, not a

@@ -19,11 +19,13 @@ from typing import Final
 
 import wasmtime
 
-from ._pages import drop_pages, zero_runs
+from ._pages import PAGE_BYTES, drop_pages, run_bits, same_bytes, touched_pages, zero_runs
 
 __all__ = ["LinearMemory", "memory_cap"]
 
 _WASM_PAGE: Final = 65536
+_CHUNK: Final = 16 * PAGE_BYTES
+_ZEROS: Final = bytes(_CHUNK)
 _STRING_CHARS: Final = 16
 _drops_checked: list[bool] = []
 """Whether dropped pages of a linear memory read back as zeros in this process (see
@@ -49,6 +51,11 @@ class LinearMemory:
         self.image_sp = 0
         self._zero_runs: list[tuple[int, int]] = []
         """The image's long runs of zero pages, dropped instead of copied by `reset`."""
+        self._unlike_base: tuple[bytes, list[int]] | None = None
+        self._run_pages = 0
+        """A bit per page, set inside the zero runs."""
+        self._runs_dropped = False
+        """`drop_zero_runs` dropped every run and nothing ran since (the next reset skips them)."""
 
     @property
     def base(self) -> int:
@@ -73,13 +80,104 @@ class LinearMemory:
 
     def load(self, data: bytes, stack_pointer: int) -> None:
         """Replace linear memory with `data` (growing it if needed) and set the stack pointer."""
-        missing = len(data) - self.size
+        self._grow_to(len(data))
+        self._replace(data, stack_pointer)
+
+    def load_pages(
+        self, size: int, pages: list[int], contents: bytes, stack_pointer: int, base: bytes
+    ) -> None:
+        """Become `base` (zero pages past its end) with `pages` replaced by `contents`, sized
+        `size`: what `differing_pages(base)` and `read_pages` took from another memory.
+
+        Starts from this memory's pristine image (a reset, which drops its zero runs) and
+        writes only the pages where that image differs from `base` and the given pages, so
+        a snapshot costs what it carries, not the memory's size.
+        """
+        self._grow_to(size)  # first: a memory that cannot grow is left as it was
+        self.reset()
+        if self.size > size:  # a smaller memory (an older image): the rest is zeros
+            ctypes.memset(self.base + size, 0, self.size - size)
+        given = set(pages)
+        here, there, zeros = self.base, _address(base), _address(_ZEROS)
+        for page in self._unlike(base):
+            start = page * PAGE_BYTES
+            if page not in given and start < size:
+                source = there + start if start + PAGE_BYTES <= len(base) else zeros
+                ctypes.memmove(here + start, source, PAGE_BYTES)
+        source = _address(contents)
+        for i, page in enumerate(pages):
+            ctypes.memmove(here + page * PAGE_BYTES, source + i * PAGE_BYTES, PAGE_BYTES)
+        self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
+
+    def _unlike(self, base: bytes) -> list[int]:
+        """The pages where the pristine image differs from `base` (computed once per base)."""
+        cached = self._unlike_base
+        if cached is None or cached[0] is not base:
+            self._unlike_base = cached = (base, _differing(self.image, base))
+        return cached[1]
+
+    def _grow_to(self, size: int) -> None:
+        missing = size - self.size
         if missing > 0:
             try:
                 self._memory.grow(self._store, -(-missing // _WASM_PAGE))
             except wasmtime.WasmtimeError as exc:
-                raise MemoryError(f"cannot grow guest memory to {len(data)} bytes") from exc
-        self._replace(data, stack_pointer)
+                raise MemoryError(f"cannot grow guest memory to {size} bytes") from exc
+
+    def differing_pages(self, base: bytes) -> list[int]:
+        """Numbers of the pages unlike `base`'s (zero pages past its end), compared in place.
+
+        Memory is compared in 64 KiB chunks first and page by page only inside the chunks
+        that differ, so an unchanged page costs a `memcmp`, never a copy; pages of the
+        image's dropped zero runs that nothing touched since are known to be zeros and are
+        not read at all (reading them would fault each one in).
+        """
+        here, there, zeros = self.base, _address(base), _address(_ZEROS)
+        size, known = self.size, len(base)
+        unread = self._untouched_zeros()
+        equal = unread & _blank_pages(base, size // PAGE_BYTES)
+        dirty: list[int] = []
+        for chunk in range(0, size, _CHUNK):
+            length = min(_CHUNK, size - chunk)
+            first, count = chunk // PAGE_BYTES, length // PAGE_BYTES
+            every = (1 << count) - 1
+            if equal >> first & every == every:
+                continue
+            if chunk + length <= known:
+                if same_bytes(here + chunk, there + chunk, length):
+                    continue
+            elif chunk >= known and same_bytes(here + chunk, zeros, length):
+                continue
+            for page in range(first, first + count):
+                start = page * PAGE_BYTES
+                if equal >> page & 1:
+                    continue
+                if unread >> page & 1:  # reads as zeros, and the base page is not blank
+                    dirty.append(page)
+                    continue
+                other = there + start if start + PAGE_BYTES <= known else zeros
+                if not same_bytes(here + start, other, PAGE_BYTES):
+                    dirty.append(page)
+        return dirty
+
+    def _untouched_zeros(self) -> int:
+        """A bit per page: set for a page of a dropped zero run that was not touched since
+        it was dropped (it reads as zeros); none set when that is unknown."""
+        touched = touched_pages(self.base, self.size) if self._run_pages else None
+        if touched is None:
+            return 0
+        return self._run_pages & ~touched
+
+    def read_pages(self, pages: list[int]) -> bytes:
+        """The contents of `pages`, one after another (consecutive pages read at once)."""
+        base, parts, i = self.base, list[bytes](), 0
+        while i < len(pages):
+            end = i + 1
+            while end < len(pages) and pages[end] == pages[end - 1] + 1:
+                end += 1
+            parts.append(ctypes.string_at(base + pages[i] * PAGE_BYTES, (end - i) * PAGE_BYTES))
+            i = end
+        return b"".join(parts)
 
     def flat_string(self, ptr: int) -> str:
         """The text of the flat QuickJS-NG string at `ptr` (the pinned build's layout)."""
@@ -98,12 +196,18 @@ class LinearMemory:
         self.image = self.copy()
         self.image_sp = self.stack_pointer
         self._zero_runs = self._droppable(zero_runs(self.image))
+        self._run_pages = run_bits(self._zero_runs, len(self.image))
+        self._unlike_base = None
 
     def adopt_image(self, template: LinearMemory) -> None:
-        """Take `template`'s pristine image as this memory's own, and load it."""
+        """Take `template`'s pristine image as this memory's own, and load it (as a reset
+        does: its zero runs are dropped, not copied)."""
         self.image, self.image_sp = template.image, template.image_sp
         self._zero_runs = template._zero_runs  # pyright: ignore[reportPrivateUsage]
-        self.load(self.image, self.image_sp)
+        self._unlike_base = template._unlike_base  # pyright: ignore[reportPrivateUsage]
+        self._run_pages = template._run_pages  # pyright: ignore[reportPrivateUsage]
+        self._grow_to(len(self.image))
+        self.reset()
 
     @property
     def grown(self) -> bool:
@@ -118,9 +222,11 @@ class LinearMemory:
     def reset(self) -> None:
         """Restore the pristine image in place; memory grown since is zeroed.
 
-        The image's long zero runs (the untouched shadow stack) are dropped, not copied:
-        only the pages a cell touched come back, as zeros (see `_pages`).
+        The image's long zero runs (the untouched shadow stack, the free heap) are dropped,
+        not copied: only the pages a cell touched come back, as zeros (see `_pages`); runs
+        `drop_zero_runs` dropped already are left alone.
         """
+        dropped, self._runs_dropped = self._runs_dropped, False
         if not self._zero_runs:
             self._replace(self.image, self.image_sp)
             return
@@ -128,10 +234,18 @@ class LinearMemory:
         copied = 0
         for offset, length in self._zero_runs:
             ctypes.memmove(base + copied, source + copied, offset - copied)
-            if not drop_pages(base + offset, length):
+            if not dropped and not drop_pages(base + offset, length):
                 ctypes.memset(base + offset, 0, length)
             copied = offset + length
         self._replace(self.image, self.image_sp, start=copied)
+
+    def drop_zero_runs(self) -> None:
+        """Drop the pages of the image's zero runs (the stack, the free heap) that the last
+        cell touched, so an idle memory holds no more than its image. The caller must `reset`
+        before guest code runs again, and nothing may write to the memory in between: that
+        reset then leaves the runs alone."""
+        base = self.base
+        self._runs_dropped = all(drop_pages(base + o, n) for o, n in self._zero_runs)
 
     def _droppable(self, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         if runs and not _drops_checked:
@@ -157,6 +271,37 @@ class LinearMemory:
         self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
         # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
         self._store.set_epoch_deadline(1)
+
+
+_blank_cache: dict[int, tuple[bytes, int]] = {}
+
+
+def _blank_pages(base: bytes, pages: int) -> int:
+    """A bit per page: set where `base`'s page is all zeros or past its end (computed once
+    per base; the canonical image is one per process)."""
+    cached = _blank_cache.get(id(base))
+    if cached is None or cached[0] is not base:
+        zero = bytes(PAGE_BYTES)
+        bits = 0
+        for page in range(len(base) // PAGE_BYTES):
+            if base[page * PAGE_BYTES : (page + 1) * PAGE_BYTES] == zero:
+                bits |= 1 << page
+        _blank_cache.clear()
+        _blank_cache[id(base)] = cached = (base, bits)
+    full = len(base) // PAGE_BYTES
+    past = ((1 << pages) - 1) >> full << full if pages > full else 0
+    return cached[1] | past
+
+
+def _differing(image: bytes, base: bytes) -> list[int]:
+    """Pages of `image` unlike `base`'s (zero pages past its end)."""
+    zero = bytes(PAGE_BYTES)
+    dirty: list[int] = []
+    for start in range(0, len(image), PAGE_BYTES):
+        page = image[start : start + PAGE_BYTES]
+        if page != (base[start : start + PAGE_BYTES] if start + PAGE_BYTES <= len(base) else zero):
+            dirty.append(start // PAGE_BYTES)
+    return dirty
 
 
 def _address(data: bytes) -> int:

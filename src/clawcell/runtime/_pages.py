@@ -18,15 +18,26 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-__all__ = ["PAGE_BYTES", "drop_pages", "zero_runs"]
+__all__ = [
+    "PAGE_BYTES",
+    "drop_pages",
+    "run_bits",
+    "same_bytes",
+    "touched_pages",
+    "zero_runs",
+]
 
 PAGE_BYTES: Final = mmap.PAGESIZE
 _MIN_RUN_PAGES: Final = 16  # shorter runs are cheaper to copy than to drop and fault back
 _MADV_DONTNEED: Final = 4  # Linux
+_PAGEMAP: Final = "/proc/self/pagemap"
+_TOUCHED: Final = bytes(ord("1") if byte & 0xC0 else ord("0") for byte in range(256))
+"""A pagemap entry's last byte holds bit 63 (page present) and bit 62 (swapped out)."""
 
 
 def _madvise() -> Callable[[int, int, int], int] | None:
@@ -42,7 +53,26 @@ def _madvise() -> Callable[[int, int, int], int] | None:
     return cast(Callable[[int, int, int], int], function)
 
 
+def _memcmp() -> Callable[[int, int, int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        function: Any = libc.memcmp
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    function.restype = ctypes.c_int
+    return cast(Callable[[int, int, int], int], function)
+
+
 _madvise_function: Final = _madvise()
+_memcmp_function: Final = _memcmp()
+
+
+def same_bytes(address: int, other: int, length: int) -> bool:
+    """Whether the `length` bytes at the two addresses are equal (compared in place)."""
+    if _memcmp_function is not None:
+        return _memcmp_function(address, other, length) == 0
+    return ctypes.string_at(address, length) == ctypes.string_at(other, length)
 
 
 def zero_runs(image: bytes) -> list[tuple[int, int]]:
@@ -72,3 +102,39 @@ def drop_pages(address: int, length: int) -> bool:
     if _madvise_function is None:
         return False
     return _madvise_function(address, length, _MADV_DONTNEED) == 0
+
+
+def touched_pages(address: int, length: int) -> int | None:
+    """A bit per page of `[address, address + length)` (page-aligned; bit 0 the first page):
+    set where the page is in memory or swapped out, clear where it was not touched since it
+    was mapped or dropped (it then reads as its mapping's backing: zeros for a dropped run,
+    see `drop_pages`). `None` where `/proc/self/pagemap` cannot be read (not Linux, or not
+    allowed).
+
+    The file is opened per call: a forked child must read its own map, not its parent's.
+    """
+    pages = length // PAGE_BYTES
+    try:
+        fd = os.open(_PAGEMAP, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        entries = os.pread(fd, 8 * pages, 8 * (address // PAGE_BYTES))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(entries) != 8 * pages:
+        return None
+    if not pages:
+        return 0
+    # Each entry's flag byte becomes a binary digit, the first page the lowest (C speed).
+    return int(entries[7::8].translate(_TOUCHED)[::-1], 2)
+
+
+def run_bits(runs: list[tuple[int, int]], size: int) -> int:
+    """A bit per page of a memory of `size` bytes, set inside `runs` (`(offset, length)`)."""
+    bits = 0
+    for offset, length in runs:
+        bits |= ((1 << (length // PAGE_BYTES)) - 1) << (offset // PAGE_BYTES)
+    return bits & ((1 << (size // PAGE_BYTES)) - 1)

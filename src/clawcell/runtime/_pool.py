@@ -155,6 +155,7 @@ class GuestPool:
         if not reusable:
             self._replace_template(guest)
         elif len(self._idle) < self._max_idle:
+            guest.shed()
             self._idle.append(guest)
             self._released_at.append(time.monotonic())
         self._trim()

@@ -33,7 +33,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ..errors import SnapshotError
 from ._wasm import WASM_SHA256
@@ -41,6 +41,7 @@ from ._wasm import WASM_SHA256
 __all__ = [
     "CanonicalImage",
     "GuestState",
+    "PageSource",
     "SnapshotError",
     "decode",
     "encode",
@@ -86,40 +87,45 @@ def _volatile_blocks(first: bytes, second: bytes) -> list[int]:
     return sorted(b for b in blocks if 0 <= b < size)
 
 
+class PageSource(Protocol):
+    """A memory to snapshot, read in place (see `LinearMemory`)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def differing_pages(self, base: bytes) -> list[int]:
+        """Numbers of the 4 KiB pages unlike `base`'s (zero pages past its end)."""
+        ...
+
+    def read_pages(self, pages: list[int]) -> bytes:
+        """The contents of `pages`, one after another."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class GuestState:
-    """Everything a guest needs to continue: memory, stack pointer and host-held values."""
+    """Everything a guest needs to continue: the memory's size and the pages that differ
+    from the canonical image, the stack pointer and host-held values."""
 
-    memory: bytes
+    size: int
+    pages: list[int]
+    contents: bytes
+    """The pages' bytes, `PAGE_BYTES` each, in the order of `pages`."""
     stack_pointer: int
     meta: dict[str, Any]
+
+    # A decoded state is a `PageSource` again (against the image it was decoded with), so it
+    # can be encoded anew.
+    def differing_pages(self, base: bytes) -> list[int]:
+        return list(self.pages)
+
+    def read_pages(self, pages: list[int]) -> bytes:
+        at = {page: i for i, page in enumerate(self.pages)}
+        return b"".join(self.contents[at[p] * _PAGE : (at[p] + 1) * _PAGE] for p in pages)
 
 
 _PAGE: Final = 4096
 _INDEX = struct.Struct("<I")
-
-
-_ZERO_PAGE: Final = bytes(_PAGE)
-_CHUNK: Final = 16 * _PAGE
-
-
-def _dirty_pages(memory: bytes, base: bytes) -> list[int]:
-    """Pages that differ from the image (zero pages past its end do not count).
-
-    Memory is compared in 64 KiB chunks first and page by page only inside the chunks that
-    differ. Slices of `bytes` compare with `memcmp`; `memoryview` comparison goes element by
-    element and is 25 times slower here.
-    """
-    dirty: list[int] = []
-    for chunk in range(0, len(memory), _CHUNK):
-        end = min(chunk + _CHUNK, len(memory))
-        if end <= len(base) and memory[chunk:end] == base[chunk:end]:
-            continue
-        for start in range(chunk, end, _PAGE):
-            page = memory[start : start + _PAGE]
-            if page != (base[start : start + _PAGE] if start < len(base) else _ZERO_PAGE):
-                dirty.append(start // _PAGE)
-    return dirty
 
 
 def _pages(data: bytes, pages: list[int]) -> bytes:
@@ -132,26 +138,30 @@ def _xor(left: bytes, right: bytes) -> bytes:
     return mixed.to_bytes(len(left), "little")
 
 
-def encode(state: GuestState, image: CanonicalImage, *, level: int = 1) -> bytes:
-    """Serialize and compress a guest state: the pages that differ from the image."""
-    dirty = _dirty_pages(state.memory, image.data)
-    inside = [p for p in dirty if (p + 1) * _PAGE <= len(image.data)]
-    outside = dirty[len(inside) :]  # pages past the image: the diff against zeros is the page
-    body = _xor(_pages(state.memory, inside), _pages(image.data, inside))
-    body += _pages(state.memory, outside)
+def encode(
+    memory: PageSource,
+    image: CanonicalImage,
+    *,
+    stack_pointer: int,
+    meta: dict[str, Any],
+    level: int = 1,
+) -> bytes:
+    """Serialize and compress a guest's memory: the pages that differ from the image."""
+    dirty = memory.differing_pages(image.data)
+    body = _xor(memory.read_pages(dirty), _pages(image.data, dirty))
     index = b"".join(_INDEX.pack(p) for p in dirty)
-    meta = json.dumps(state.meta, separators=(",", ":")).encode()
+    packed_meta = json.dumps(meta, separators=(",", ":")).encode()
     header = _HEADER.pack(
         MAGIC,
         FORMAT,
         bytes.fromhex(WASM_SHA256),
         image.digest,
-        len(state.memory),
-        state.stack_pointer,
-        len(meta),
+        memory.size,
+        stack_pointer,
+        len(packed_meta),
     )
     packed = _INDEX.pack(len(dirty)) + index + body
-    return header + meta + zlib.compress(packed, level)
+    return header + packed_meta + zlib.compress(packed, level)
 
 
 def encoded_size_bound(memory_bytes: int, meta_bytes: int) -> int:
@@ -192,12 +202,18 @@ def decode(blob: bytes, image: CanonicalImage, *, max_memory_bytes: int) -> Gues
     start = _HEADER.size
     try:
         meta = json.loads(blob[start : start + meta_len])
-        memory = _apply_pages(_inflate(blob[start + meta_len :], size), image.data, size)
+        pages, contents = _unpack_pages(_inflate(blob[start + meta_len :], size), image.data, size)
     except (ValueError, zlib.error, struct.error) as exc:
         raise SnapshotError(f"snapshot is corrupt: {exc}") from exc
     if not isinstance(meta, dict):
         raise SnapshotError("snapshot is corrupt: its metadata is not an object")
-    return GuestState(memory=memory, stack_pointer=stack_pointer, meta=meta)  # pyright: ignore[reportUnknownArgumentType]
+    return GuestState(
+        size=size,
+        pages=pages,
+        contents=contents,
+        stack_pointer=stack_pointer,
+        meta=meta,  # pyright: ignore[reportUnknownArgumentType]
+    )
 
 
 def _inflate(data: bytes, size: int) -> bytes:
@@ -214,7 +230,8 @@ def _inflate(data: bytes, size: int) -> bytes:
     return packed
 
 
-def _apply_pages(packed: bytes, base: bytes, size: int) -> bytes:
+def _unpack_pages(packed: bytes, base: bytes, size: int) -> tuple[list[int], bytes]:
+    """The page numbers and the restored contents of the pages a snapshot carries."""
     (count,) = _INDEX.unpack_from(packed)
     pages = [_INDEX.unpack_from(packed, 4 + 4 * i)[0] for i in range(count)]
     body = 4 + 4 * count
@@ -222,10 +239,7 @@ def _apply_pages(packed: bytes, base: bytes, size: int) -> bytes:
         raise ValueError("page data does not match its index")
     if any((page + 1) * _PAGE > size for page in pages):
         raise ValueError("a page lies outside the memory size")
-    memory = bytearray(base[:size].ljust(size, b"\0"))
-    inside = [p for p in pages if (p + 1) * _PAGE <= len(base)]
-    restored = _xor(packed[body : body + len(inside) * _PAGE], _pages(base, inside))
-    restored += packed[body + len(inside) * _PAGE :]
-    for i, page in enumerate(pages):
-        memory[page * _PAGE : (page + 1) * _PAGE] = restored[i * _PAGE : (i + 1) * _PAGE]
-    return bytes(memory)
+    # Each page is stored as its difference from the image's page (a page past the image's
+    # end: from zeros), whatever the order of the index.
+    restored = _xor(packed[body:], _pages(base, pages))
+    return pages, restored
