@@ -84,6 +84,8 @@ def test_all_is_sorted_and_matches_the_module(module: types.ModuleType) -> None:
     # Constants (UPPER_CASE) may lead, as in `clawcell.store`; otherwise plain sorting.
     assert names == sorted(names, key=lambda n: (not n.isupper(), n))
     assert len(set(names)) == len(names)
+    for name in names:  # names a module loads on first use are bound once touched
+        getattr(module, name)
     assert set(names) == _public_attributes(module)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import typing
 
 from ._codemode import CodeMode
 from ._limits import Limits
@@ -25,7 +26,11 @@ from .errors import (
     ToolError,
     TurnLimitError,
 )
-from .store import MemoryStore, SessionStore, SQLiteStore
+from .store import MemoryStore, SessionStore
+
+if typing.TYPE_CHECKING:
+    from .store import PostgresStore as PostgresStore
+    from .store import SQLiteStore
 
 __all__ = [
     "CellUpdate",
@@ -55,9 +60,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """`clawcell.mcp` and `clawcell.reply` load on first use (they are not needed to run cells)."""
+    """`clawcell.mcp`, `clawcell.reply` and the durable stores load on first use (they are
+    not needed to run cells)."""
     if name in {"mcp", "reply"}:
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "PostgresStore":  # needs `clawcell[postgres]` only when constructed
-        return importlib.import_module(f"{__name__}.store").PostgresStore
+    if name in {"SQLiteStore", "PostgresStore"}:  # durable backends: not needed to run cells
+        value = getattr(importlib.import_module(f"{__name__}.store"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -165,6 +165,7 @@ def test_snapshots_are_the_same_when_untouched_pages_cannot_be_told_apart(
 
     source = _dirtied_after_reset()
     skipping = source.snapshot()
+
     def unknown(address: int, length: int) -> None:
         return None
 

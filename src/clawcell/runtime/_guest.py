@@ -69,7 +69,10 @@ class Guest:
         memory_limit_bytes: int,
         install_config: str,
         template: Guest | None = None,
+        keep_fresh_image: bool = False,
     ) -> None:
+        """`keep_fresh_image` keeps a copy of the memory right after the controller was
+        evaluated, which only `canonical` needs (two of them, once per process)."""
         self.deadline = float("inf")
         self.interrupted = False
         """Set when the interrupt handler stopped guest code because `deadline` passed. The
@@ -106,7 +109,7 @@ class Guest:
         self._settle = inst.get_property(host, "settle")
         self._describe = inst.get_property(host, "describeError")
         inst.gc()
-        self._fresh_image = inst.memory.copy()
+        self._fresh_image = inst.memory.copy() if keep_fresh_image else b""
         inst.set_memory_limit(memory_limit_bytes)
         inst.free_value(inst.call_with_string(self._install, install_config))
         inst.run_jobs()
@@ -139,7 +142,7 @@ class Guest:
         self._install, self._start = template._install, template._start  # pyright: ignore[reportPrivateUsage]
         self._step, self._settle = template._step, template._settle  # pyright: ignore[reportPrivateUsage]
         self._describe = template._describe  # pyright: ignore[reportPrivateUsage]
-        self._fresh_image = template._fresh_image  # pyright: ignore[reportPrivateUsage]
+        self._fresh_image = b""
         self._pristine = self._entry_points()
 
     def _entry_points(self) -> tuple[int, int, int, int, int]:
@@ -291,12 +294,16 @@ class Guest:
     def canonical(self) -> CanonicalImage:
         """The process's canonical image (computed on first use, from two fresh images)."""
         if not _canonical:
-            other = Guest(
-                self.reactor,
-                memory_limit_bytes=CANONICAL_MEMORY_LIMIT,
-                install_config=_EMPTY_INSTALL,
+            first, second = (
+                Guest(
+                    self.reactor,
+                    memory_limit_bytes=CANONICAL_MEMORY_LIMIT,
+                    install_config=_EMPTY_INSTALL,
+                    keep_fresh_image=True,
+                )
+                for _ in range(2)
             )
-            _canonical.append(CanonicalImage.of(self._fresh_image, other._fresh_image))
+            _canonical.append(CanonicalImage.of(first._fresh_image, second._fresh_image))  # pyright: ignore[reportPrivateUsage]
         return _canonical[0]
 
     def snapshot(self) -> bytes:

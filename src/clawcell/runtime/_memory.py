@@ -19,7 +19,15 @@ from typing import Final
 
 import wasmtime
 
-from ._pages import PAGE_BYTES, drop_pages, run_bits, same_bytes, touched_pages, zero_runs
+from ._pages import (
+    MIN_RUN_BYTES,
+    PAGE_BYTES,
+    drop_pages,
+    run_bits,
+    same_bytes,
+    touched_pages,
+    zero_runs,
+)
 
 __all__ = ["LinearMemory", "memory_cap"]
 
@@ -77,11 +85,6 @@ class LinearMemory:
     def copy(self) -> bytes:
         """A copy of the whole linear memory."""
         return ctypes.string_at(self.base, self.size)
-
-    def load(self, data: bytes, stack_pointer: int) -> None:
-        """Replace linear memory with `data` (growing it if needed) and set the stack pointer."""
-        self._grow_to(len(data))
-        self._replace(data, stack_pointer)
 
     def load_pages(
         self, size: int, pages: list[int], contents: bytes, stack_pointer: int, base: bytes
@@ -249,18 +252,22 @@ class LinearMemory:
 
     def _droppable(self, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         if runs and not _drops_checked:
-            _drops_checked.append(self._drops_to_zeros(*runs[0]))
+            _drops_checked.append(self._drops_to_zeros(runs))
         return runs if runs and _drops_checked[0] else []
 
-    def _drops_to_zeros(self, offset: int, length: int) -> bool:
-        """Whether dropping a run's pages (filled with non-zero bytes first) reads back as
-        zeros; the run holds zeros again afterwards either way."""
-        address = self.base + offset
-        ctypes.memset(address, 0xA5, length)
-        dropped = drop_pages(address, length)
-        zeros = dropped and ctypes.string_at(address, length) == bytes(length)
-        ctypes.memset(address, 0, length)
-        return zeros
+    def _drops_to_zeros(self, runs: list[tuple[int, int]]) -> bool:
+        """Whether dropping pages of the runs (filled with non-zero bytes first) reads them
+        back as zeros, probed at both ends of every run; the runs hold zeros again after."""
+        probe = MIN_RUN_BYTES
+        for offset, length in runs:
+            for address in (self.base + offset, self.base + offset + length - probe):
+                ctypes.memset(address, 0xA5, probe)
+                dropped = drop_pages(address, probe)
+                zeros = dropped and same_bytes(address, _address(_ZEROS), probe)
+                ctypes.memset(address, 0, probe)
+                if not zeros:
+                    return False
+        return True
 
     def _replace(self, data: bytes, stack_pointer: int, *, start: int = 0) -> None:
         """Memory from `start` on becomes `data`'s (zeros past its end); set the stack pointer."""

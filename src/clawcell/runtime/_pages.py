@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Final, cast
 
 __all__ = [
+    "MIN_RUN_BYTES",
     "PAGE_BYTES",
     "drop_pages",
     "run_bits",
@@ -34,38 +35,41 @@ __all__ = [
 
 PAGE_BYTES: Final = mmap.PAGESIZE
 _MIN_RUN_PAGES: Final = 16  # shorter runs are cheaper to copy than to drop and fault back
+MIN_RUN_BYTES: Final = _MIN_RUN_PAGES * PAGE_BYTES
 _MADV_DONTNEED: Final = 4  # Linux
 _PAGEMAP: Final = "/proc/self/pagemap"
 _TOUCHED: Final = bytes(ord("1") if byte & 0xC0 else ord("0") for byte in range(256))
 """A pagemap entry's last byte holds bit 63 (page present) and bit 62 (swapped out)."""
 
 
-def _madvise() -> Callable[[int, int, int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
+def _libc() -> Any:
+    """The C library (on Linux, the symbols the process already has: no library search,
+    which runs a subprocess and cost every import ~1.5 ms)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        function: Any = libc.madvise
-    except (OSError, AttributeError):
+        if sys.platform.startswith("linux"):
+            return ctypes.CDLL(None, use_errno=True)
+        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    except OSError:
         return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    function.restype = ctypes.c_int
-    return cast(Callable[[int, int, int], int], function)
 
 
-def _memcmp() -> Callable[[int, int, int], int] | None:
+def _function(libc: Any, name: str, *argtypes: Any) -> Callable[..., int] | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        function: Any = libc.memcmp
-    except (OSError, AttributeError):
+        function: Any = getattr(libc, name)
+    except AttributeError:  # also when `libc` is None
         return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    function.argtypes = list(argtypes)
     function.restype = ctypes.c_int
-    return cast(Callable[[int, int, int], int], function)
+    return cast(Callable[..., int], function)
 
 
-_madvise_function: Final = _madvise()
-_memcmp_function: Final = _memcmp()
+_c: Final = _libc()
+_madvise_function: Final = (
+    _function(_c, "madvise", ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    if sys.platform.startswith("linux")
+    else None
+)
+_memcmp_function: Final = _function(_c, "memcmp", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 
 
 def same_bytes(address: int, other: int, length: int) -> bool:
@@ -92,7 +96,7 @@ def zero_runs(image: bytes) -> list[tuple[int, int]]:
 
 
 def _close(runs: list[tuple[int, int]], start: int, end: int) -> None:
-    if start >= 0 and end - start >= _MIN_RUN_PAGES * PAGE_BYTES:
+    if start >= 0 and end - start >= MIN_RUN_BYTES:
         runs.append((start, end - start))
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import typing
+
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
-from ._opening import open_store
-from ._postgres import PostgresStore
 from ._protocol import (
     ClaimedRun,
     Lease,
@@ -17,8 +18,25 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
-from ._sqlite import SQLiteStore
 from ._view import PERSISTENCE_WARNING, SessionView
+
+if typing.TYPE_CHECKING:
+    from ._opening import open_store
+    from ._postgres import PostgresStore
+    from ._sqlite import SQLiteStore
+
+_LAZY = {"SQLiteStore": "_sqlite", "PostgresStore": "_postgres", "open_store": "_opening"}
+"""The durable backends load on first use: running cells needs neither (about 10 ms of
+imports, `sqlite3` among them, off every process's start)."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "PERSISTENCE_WARNING",
