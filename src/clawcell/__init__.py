@@ -66,6 +66,7 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f"{__name__}.{name}")
     if name in {"SQLiteStore", "PostgresStore"}:  # durable backends: not needed to run cells
         value = getattr(importlib.import_module(f"{__name__}.store"), name)
-        globals()[name] = value
+        if name in __all__:  # `PostgresStore` is reachable here, not exported
+            globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
