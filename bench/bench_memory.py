@@ -9,7 +9,9 @@ runs in a fresh subprocess, so its RSS is its own. Run it with `make bench` or
 * `open_close`: RSS after each of 1,000 cycles of opening a `CodeMode`, running one cell and
   closing it; the median of the first 100 against the median of the last 100 (target: flat);
 * `parked`: the RSS that 1,000 cells parked idle on `yield_control` add, spread over 16
-  `CodeMode`s since a runtime holds at most 64 parked runs (target: at most 50 MB).
+  `CodeMode`s since a runtime holds at most 64 parked runs (target: at most 50 MB);
+* `released`: the RSS left after 40 concurrent cells that each kept a 3 MB string have ended
+  (their guests idle in the pool: what they used of the free heap and stack is given back).
 """
 
 from __future__ import annotations
@@ -91,7 +93,22 @@ async def _parked(cells: int) -> dict[str, Any]:
     }
 
 
-SCENARIOS = {"open_close": _open_close, "parked": _parked}
+async def _released(cells: int) -> dict[str, Any]:
+    """`cells // 25` cells at once (40 of the usual 1,000), each keeping a 3 MB string."""
+    at_once = cells // 25
+    async with clawcell.CodeMode(limits=ROOMY) as mode:
+        await mode.exec("return 1")  # the template guest, before the baseline
+        gc.collect()
+        before = rss_mib()
+        cell = "const kept = 'x'.repeat(3e6); return kept.length"
+        envelopes = await asyncio.gather(*[mode.exec(cell) for _ in range(at_once)])
+        assert all(e["status"] == "completed" for e in envelopes), envelopes[0]
+        gc.collect()
+        added = rss_mib() - before
+    return {"cells": at_once, "added_rss_mib": round(added, 1)}
+
+
+SCENARIOS = {"open_close": _open_close, "parked": _parked, "released": _released}
 
 
 def _child(name: str) -> None:
