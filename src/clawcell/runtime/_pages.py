@@ -11,6 +11,10 @@ Whether dropping a page of a wasmtime memory really reads back as zeros depends 
 engine mapped it (a copy-on-write mapping of the module's data reads back as that data), so it
 is checked once per process on a real memory (`drops_to_zeros`) before it is relied on; where
 it does not hold, or off Linux, images are restored by copying as before.
+
+Snapshots read memory in place: `same_bytes` compares with `memcmp`, and `touched_pages` tells
+from `/proc/self/pagemap` which pages were touched at all since they were mapped or dropped, so
+the untouched ones need not be read (reading a dropped page faults it in).
 """
 
 from __future__ import annotations
