@@ -69,10 +69,7 @@ class Guest:
         memory_limit_bytes: int,
         install_config: str,
         template: Guest | None = None,
-        keep_fresh_image: bool = False,
     ) -> None:
-        """`keep_fresh_image` keeps a copy of the memory right after the controller was
-        evaluated, which only `canonical` needs (two of them, once per process)."""
         self.deadline = float("inf")
         self.interrupted = False
         """Set when the interrupt handler stopped guest code because `deadline` passed. The
@@ -95,21 +92,15 @@ class Guest:
             template=None if template is None else template.instance,
         )
         self._rejections: dict[int, tuple[int, int]] = {}
-        tracker_slot = self._install_rejection_tracker(set_handler=template is None)
+        tracker = _rejection_tracker(weakref.WeakMethod(self._on_rejection))
+        self._tracker_slot = _set_tracker(self.instance, tracker, set_handler=template is None)
         if template is not None:
-            self._copy_of(template, tracker_slot)
+            self._copy_of(template)
             return
         inst = self.instance
-        inst.verify_raw_strings()
-        fname = inst.put_cstring(_CONTROLLER_FILE)
-        host = inst.eval(_controller_source(), fname)
-        self._install = inst.get_property(host, "install")
-        self._start = inst.get_property(host, "start")
-        self._step = inst.get_property(host, "step")
-        self._settle = inst.get_property(host, "settle")
-        self._describe = inst.get_property(host, "describeError")
-        inst.gc()
-        self._fresh_image = inst.memory.copy() if keep_fresh_image else b""
+        (self._install, self._start, self._step, self._settle, self._describe) = _load_controller(
+            inst
+        )
         inst.set_memory_limit(memory_limit_bytes)
         inst.free_value(inst.call_with_string(self._install, install_config))
         inst.run_jobs()
@@ -123,26 +114,13 @@ class Guest:
 
     # -- host callbacks -------------------------------------------------------------------
 
-    def _install_rejection_tracker(self, *, set_handler: bool) -> int:
-        i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-        inst = self.instance
-        slot = inst.callback_slot(
-            wasmtime.FuncType([i32, i64, i64, i32, i32], []),
-            _rejection_tracker(weakref.WeakMethod(self._on_rejection)),
-        )
-        if set_handler:
-            inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
-        self._tracker_slot = slot
-        return slot
-
-    def _copy_of(self, template: Guest, tracker_slot: int) -> None:
+    def _copy_of(self, template: Guest) -> None:
         """Take over a template's controller entry points (its image is already loaded)."""
-        if tracker_slot != template._tracker_slot:  # pyright: ignore[reportPrivateUsage]
+        if self._tracker_slot != template._tracker_slot:  # pyright: ignore[reportPrivateUsage]
             raise RuntimeUnavailableError("host callback slots differ between guests")
         self._install, self._start = template._install, template._start  # pyright: ignore[reportPrivateUsage]
         self._step, self._settle = template._step, template._settle  # pyright: ignore[reportPrivateUsage]
         self._describe = template._describe  # pyright: ignore[reportPrivateUsage]
-        self._fresh_image = b""
         self._pristine = self._entry_points()
 
     def _entry_points(self) -> tuple[int, int, int, int, int]:
@@ -294,16 +272,8 @@ class Guest:
     def canonical(self) -> CanonicalImage:
         """The process's canonical image (computed on first use, from two fresh images)."""
         if not _canonical:
-            first, second = (
-                Guest(
-                    self.reactor,
-                    memory_limit_bytes=CANONICAL_MEMORY_LIMIT,
-                    install_config=_EMPTY_INSTALL,
-                    keep_fresh_image=True,
-                )
-                for _ in range(2)
-            )
-            _canonical.append(CanonicalImage.of(first._fresh_image, second._fresh_image))  # pyright: ignore[reportPrivateUsage]
+            first, second = _fresh_image(self.reactor), _fresh_image(self.reactor)
+            _canonical.append(CanonicalImage.of(first, second))
         return _canonical[0]
 
     def snapshot(self) -> bytes:
@@ -357,6 +327,36 @@ class Guest:
 # references only.
 
 
+def _set_tracker(inst: Instance, tracker: Callable[..., None], *, set_handler: bool) -> int:
+    """Put the promise-rejection tracker in the table (its slot is the same in every instance);
+    `set_handler` also registers it with the runtime (a copy of an image has it already)."""
+    i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
+    slot = inst.callback_slot(wasmtime.FuncType([i32, i64, i64, i32, i32], []), tracker)
+    if set_handler:
+        inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
+    return slot
+
+
+def _load_controller(inst: Instance) -> tuple[int, int, int, int, int]:
+    """Evaluate the controller; its entry points `install`, `start`, `step`, `settle` and
+    `describeError`."""
+    inst.verify_raw_strings()
+    host = inst.eval(_controller_source(), inst.put_cstring(_CONTROLLER_FILE))
+    names = ("install", "start", "step", "settle", "describeError")
+    install, start, step, settle, describe = (inst.get_property(host, n) for n in names)
+    inst.gc()
+    return install, start, step, settle, describe
+
+
+def _fresh_image(reactor: CompiledReactor) -> bytes:
+    """The memory of a new instance right after the controller was evaluated, before any
+    install: what the canonical image is made of (built twice, once per process)."""
+    inst = Instance(reactor, memory_limit_bytes=CANONICAL_MEMORY_LIMIT, interrupt=lambda: False)
+    _set_tracker(inst, lambda *_: None, set_handler=True)
+    _load_controller(inst)
+    return inst.memory.copy()
+
+
 def _interrupt_check(guest: weakref.ref[Guest]) -> Callable[[], bool]:
     def interrupted() -> bool:
         alive = guest()
@@ -395,4 +395,3 @@ def _ints(value: object, count: int) -> list[int]:
 
 
 _canonical: list[CanonicalImage] = []
-_EMPTY_INSTALL: Final = '{"maxPending":1,"bindings":[]}'
