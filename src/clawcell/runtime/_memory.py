@@ -116,7 +116,8 @@ class LinearMemory:
         """The pages where the pristine image differs from `base` (computed once per base)."""
         cached = self._unlike_base
         if cached is None or cached[0] is not base:
-            self._unlike_base = cached = (base, _differing(self.image, base))
+            image = self.image
+            self._unlike_base = cached = (base, _pages_unlike(_address(image), len(image), base))
         return cached[1]
 
     def _grow_to(self, size: int) -> None:
@@ -128,40 +129,10 @@ class LinearMemory:
                 raise MemoryError(f"cannot grow guest memory to {size} bytes") from exc
 
     def differing_pages(self, base: bytes) -> list[int]:
-        """Numbers of the pages unlike `base`'s (zero pages past its end), compared in place.
-
-        Memory is compared in 64 KiB chunks first and page by page only inside the chunks
-        that differ, so an unchanged page costs a `memcmp`, never a copy; pages of the
-        image's dropped zero runs that nothing touched since are known to be zeros and are
-        not read at all (reading them would fault each one in).
-        """
-        here, there, zeros = self.base, _address(base), _address(_ZEROS)
-        size, known = self.size, len(base)
-        unread = self._untouched_zeros()
-        equal = unread & _blank_pages(base, size // PAGE_BYTES)
-        dirty: list[int] = []
-        for chunk in range(0, size, _CHUNK):
-            length = min(_CHUNK, size - chunk)
-            first, count = chunk // PAGE_BYTES, length // PAGE_BYTES
-            every = (1 << count) - 1
-            if equal >> first & every == every:
-                continue
-            if chunk + length <= known:
-                if same_bytes(here + chunk, there + chunk, length):
-                    continue
-            elif chunk >= known and same_bytes(here + chunk, zeros, length):
-                continue
-            for page in range(first, first + count):
-                start = page * PAGE_BYTES
-                if equal >> page & 1:
-                    continue
-                if unread >> page & 1:  # reads as zeros, and the base page is not blank
-                    dirty.append(page)
-                    continue
-                other = there + start if start + PAGE_BYTES <= known else zeros
-                if not same_bytes(here + start, other, PAGE_BYTES):
-                    dirty.append(page)
-        return dirty
+        """Numbers of the pages unlike `base`'s (zero pages past its end), compared in place;
+        pages of the image's dropped zero runs that nothing touched since are known to be
+        zeros and are not read at all (reading them would fault each one in)."""
+        return _pages_unlike(self.base, self.size, base, self._untouched_zeros())
 
     def _untouched_zeros(self) -> int:
         """A bit per page: set for a page of a dropped zero run that was not touched since
@@ -300,14 +271,37 @@ def _blank_pages(base: bytes, pages: int) -> int:
     return cached[1] | past
 
 
-def _differing(image: bytes, base: bytes) -> list[int]:
-    """Pages of `image` unlike `base`'s (zero pages past its end)."""
-    zero = bytes(PAGE_BYTES)
+def _pages_unlike(here: int, size: int, base: bytes, unread: int = 0) -> list[int]:
+    """Numbers of the pages of the `size` bytes at `here` unlike `base`'s (zero pages past
+    its end); `unread` has a bit set for each page known to read as zeros without reading it.
+
+    Compared in place, 64 KiB chunks first and page by page only inside the chunks that
+    differ, so an unchanged page costs a `memcmp`, never a copy.
+    """
+    there, zeros, known = _address(base), _address(_ZEROS), len(base)
+    equal = unread & _blank_pages(base, size // PAGE_BYTES)
     dirty: list[int] = []
-    for start in range(0, len(image), PAGE_BYTES):
-        page = image[start : start + PAGE_BYTES]
-        if page != (base[start : start + PAGE_BYTES] if start + PAGE_BYTES <= len(base) else zero):
-            dirty.append(start // PAGE_BYTES)
+    for chunk in range(0, size, _CHUNK):
+        length = min(_CHUNK, size - chunk)
+        first, count = chunk // PAGE_BYTES, length // PAGE_BYTES
+        every = (1 << count) - 1
+        if equal >> first & every == every:
+            continue
+        if chunk + length <= known:
+            if same_bytes(here + chunk, there + chunk, length):
+                continue
+        elif chunk >= known and same_bytes(here + chunk, zeros, length):
+            continue
+        for page in range(first, first + count):
+            start = page * PAGE_BYTES
+            if equal >> page & 1:
+                continue
+            if unread >> page & 1:  # reads as zeros, and the base page is not blank
+                dirty.append(page)
+                continue
+            other = there + start if start + PAGE_BYTES <= known else zeros
+            if not same_bytes(here + start, other, PAGE_BYTES):
+                dirty.append(page)
     return dirty
 
 
