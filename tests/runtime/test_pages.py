@@ -12,6 +12,7 @@ from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._pages import (
     PAGE_BYTES,
+    blank_pages,
     drop_pages,
     run_bits,
     same_bytes,
@@ -28,6 +29,12 @@ ON_LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madv
 def _pages(*spec: tuple[int, int]) -> bytes:
     """Pages of `byte` values: `(count, byte)` each."""
     return b"".join(bytes([byte]) * (count * P) for count, byte in spec)
+
+
+def test_blank_pages_sets_a_bit_for_each_whole_page_of_zeros() -> None:
+    assert blank_pages(_pages((2, 0), (1, 7), (1, 0)) + b"\x00" * 100) == 0b1011
+    assert blank_pages(_pages((1, 7))) == 0
+    assert blank_pages(b"") == 0
 
 
 def test_zero_runs_finds_only_runs_of_at_least_16_whole_pages() -> None:

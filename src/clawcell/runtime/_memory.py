@@ -22,6 +22,7 @@ import wasmtime
 from ._pages import (
     MIN_RUN_BYTES,
     PAGE_BYTES,
+    blank_pages,
     drop_pages,
     run_bits,
     same_bytes,
@@ -255,17 +256,12 @@ _blank_cache: dict[int, tuple[bytes, int]] = {}
 
 
 def _blank_pages(base: bytes, pages: int) -> int:
-    """A bit per page: set where `base`'s page is all zeros or past its end (computed once
-    per base; the canonical image is one per process)."""
+    """A bit per page of a memory of `pages` pages: set where `base`'s page is all zeros or
+    past its end (`base`'s own bits computed once; the canonical image is one per process)."""
     cached = _blank_cache.get(id(base))
     if cached is None or cached[0] is not base:
-        zero = bytes(PAGE_BYTES)
-        bits = 0
-        for page in range(len(base) // PAGE_BYTES):
-            if base[page * PAGE_BYTES : (page + 1) * PAGE_BYTES] == zero:
-                bits |= 1 << page
         _blank_cache.clear()
-        _blank_cache[id(base)] = cached = (base, bits)
+        _blank_cache[id(base)] = cached = (base, blank_pages(base))
     full = len(base) // PAGE_BYTES
     past = ((1 << pages) - 1) >> full << full if pages > full else 0
     return cached[1] | past

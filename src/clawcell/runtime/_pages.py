@@ -30,6 +30,7 @@ from typing import Any, Final, cast
 __all__ = [
     "MIN_RUN_BYTES",
     "PAGE_BYTES",
+    "blank_pages",
     "drop_pages",
     "run_bits",
     "same_bytes",
@@ -83,19 +84,28 @@ def same_bytes(address: int, other: int, length: int) -> bool:
     return ctypes.string_at(address, length) == ctypes.string_at(other, length)
 
 
+def blank_pages(data: bytes) -> int:
+    """A bit per whole page of `data` (bit 0 the first): set where the page is all zeros."""
+    zero = bytes(PAGE_BYTES)
+    bits = 0
+    for page in range(len(data) // PAGE_BYTES):
+        if data[page * PAGE_BYTES : (page + 1) * PAGE_BYTES] == zero:
+            bits |= 1 << page
+    return bits
+
+
 def zero_runs(image: bytes) -> list[tuple[int, int]]:
     """`(offset, length)` of each run of at least 16 whole zero pages in `image`."""
-    page = PAGE_BYTES
-    zero = bytes(page)
+    blank = blank_pages(image)
     runs: list[tuple[int, int]] = []
     start = -1
-    for offset in range(0, len(image) - page + 1, page):
-        if image[offset : offset + page] == zero:
-            start = offset if start < 0 else start
+    for page in range(len(image) // PAGE_BYTES + 1):  # the bit past the last page is clear
+        if blank >> page & 1:
+            start = page if start < 0 else start
             continue
-        _close(runs, start, offset)
+        if start >= 0:
+            _close(runs, start * PAGE_BYTES, page * PAGE_BYTES)
         start = -1
-    _close(runs, start, len(image) - len(image) % page)
     return runs
 
 
