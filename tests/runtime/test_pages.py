@@ -12,6 +12,7 @@ from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._pages import (
     PAGE_BYTES,
+    address_of,
     blank_pages,
     drop_pages,
     run_bits,
@@ -31,17 +32,28 @@ def _pages(*spec: tuple[int, int]) -> bytes:
     return b"".join(bytes([byte]) * (count * P) for count, byte in spec)
 
 
+def _blank(data: bytes) -> int:
+    return blank_pages(address_of(data), len(data))
+
+
 def test_blank_pages_sets_a_bit_for_each_whole_page_of_zeros() -> None:
-    assert blank_pages(_pages((2, 0), (1, 7), (1, 0)) + b"\x00" * 100) == 0b1011
-    assert blank_pages(_pages((1, 7))) == 0
-    assert blank_pages(b"") == 0
+    assert _blank(_pages((2, 0), (1, 7), (1, 0)) + b"\x00" * 100) == 0b1011
+    assert _blank(_pages((1, 7))) == 0
+    assert _blank(b"") == 0
+
+
+def test_blank_pages_looks_inside_chunks_and_across_their_ends() -> None:
+    data = _pages((16, 0), (15, 0), (1, 3), (16, 0), (2, 0), (1, 9), (3, 0))
+    expected = (1 << 54) - 1 & ~(1 << 31) & ~(1 << 50)
+    assert _blank(data) == expected
+    assert _blank(data[P:]) == expected >> 1  # chunks that start elsewhere
 
 
 def test_zero_runs_finds_only_runs_of_at_least_16_whole_pages() -> None:
     image = _pages((16, 0), (1, 7), (15, 0), (2, 7), (20, 0)) + b"\x00" * 100
-    assert zero_runs(image) == [(0, 16 * P), (34 * P, 20 * P)]
-    assert zero_runs(_pages((3, 1))) == []
-    assert zero_runs(b"") == []
+    assert zero_runs(_blank(image), len(image) // P) == [(0, 16 * P), (34 * P, 20 * P)]
+    assert zero_runs(_blank(_pages((3, 1))), 3) == []
+    assert zero_runs(0, 0) == []
 
 
 @ON_LINUX
@@ -64,6 +76,21 @@ def _dirtied_guest() -> Guest:
     assert stack.count(0) < len(stack) or not length  # the zero run was written to
     assert inst.memory.copy() != inst.memory.image
     return guest
+
+
+@ON_LINUX
+def test_the_image_holds_only_the_non_blank_pages_of_the_memory() -> None:
+    guest = Guest(compiled_reactor(), memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    memory = guest.instance.memory
+    size = len(memory.image)
+    address = memory._image_address  # pyright: ignore[reportPrivateUsage]
+    resident = touched_pages(address, size)  # before anything reads the image
+    blank = blank_pages(address, size)
+    assert resident is not None and blank
+    assert resident & blank == 0  # blank pages of the image were never written
+    assert resident | blank == (1 << (size // P)) - 1
+    memory.reset()
+    assert memory.copy() == memory.image
 
 
 @ON_LINUX

@@ -15,13 +15,17 @@ cap), so they grow in place and their host address never changes: it is read onc
 from __future__ import annotations
 
 import ctypes
+import mmap
 from typing import Final
 
 import wasmtime
 
 from ._pages import (
+    CHUNK_BYTES,
     MIN_RUN_BYTES,
     PAGE_BYTES,
+    ZEROS,
+    address_of,
     blank_pages,
     drop_pages,
     run_bits,
@@ -33,8 +37,6 @@ from ._pages import (
 __all__ = ["LinearMemory", "memory_cap"]
 
 _WASM_PAGE: Final = 65536
-_CHUNK: Final = 16 * PAGE_BYTES
-_ZEROS: Final = bytes(_CHUNK)
 _STRING_CHARS: Final = 16
 _drops_checked: list[bool] = []
 """Whether dropped pages of a linear memory read back as zeros in this process (see
@@ -56,7 +58,9 @@ class LinearMemory:
         self._memory = memory
         self._sp = sp
         self._base = 0
-        self.image = b""
+        self.image = memoryview(b"")
+        """The pristine image, read-only (see `capture_image`)."""
+        self._image_address = 0
         self.image_sp = 0
         self._zero_runs: list[tuple[int, int]] = []
         """The image's long runs of zero pages, dropped instead of copied by `reset`."""
@@ -102,13 +106,13 @@ class LinearMemory:
         if self.size > size:  # a smaller memory (an older image): the rest is zeros
             ctypes.memset(self.base + size, 0, self.size - size)
         given = set(pages)
-        here, there, zeros = self.base, _address(base), _address(_ZEROS)
+        here, there, zeros = self.base, address_of(base), address_of(ZEROS)
         for page in self._unlike(base):
             start = page * PAGE_BYTES
             if page not in given and start < size:
                 source = there + start if start + PAGE_BYTES <= len(base) else zeros
                 ctypes.memmove(here + start, source, PAGE_BYTES)
-        source = _address(contents)
+        source = address_of(contents)
         for i, page in enumerate(pages):
             ctypes.memmove(here + page * PAGE_BYTES, source + i * PAGE_BYTES, PAGE_BYTES)
         self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
@@ -117,8 +121,8 @@ class LinearMemory:
         """The pages where the pristine image differs from `base` (computed once per base)."""
         cached = self._unlike_base
         if cached is None or cached[0] is not base:
-            image = self.image
-            self._unlike_base = cached = (base, _pages_unlike(_address(image), len(image), base))
+            image = self._image_address
+            self._unlike_base = cached = (base, _pages_unlike(image, len(self.image), base))
         return cached[1]
 
     def _grow_to(self, size: int) -> None:
@@ -167,17 +171,26 @@ class LinearMemory:
         return ctypes.string_at(address + _STRING_CHARS, length).decode("latin-1")
 
     def capture_image(self) -> None:
-        """Remember the current memory and stack pointer as the pristine state."""
-        self.image = self.copy()
+        """Remember the current memory and stack pointer as the pristine state.
+
+        The image is an anonymous mapping with only the memory's non-blank pages copied in:
+        most of a fresh guest is zeros (the untouched shadow stack, the free heap), which are
+        neither copied nor resident. Its blank pages are found in place, and its long zero
+        runs are what `reset` drops instead of copying.
+        """
+        size = self.size
+        blank = blank_pages(self.base, size)
+        self.image, self._image_address = _sparse_copy(self.base, size, blank)
         self.image_sp = self.stack_pointer
-        self._zero_runs = self._droppable(zero_runs(self.image))
-        self._run_pages = run_bits(self._zero_runs, len(self.image))
+        self._zero_runs = self._droppable(zero_runs(blank, size // PAGE_BYTES))
+        self._run_pages = run_bits(self._zero_runs, size)
         self._unlike_base = None
 
     def adopt_image(self, template: LinearMemory) -> None:
         """Take `template`'s pristine image as this memory's own, and load it (as a reset
         does: its zero runs are dropped, not copied)."""
         self.image, self.image_sp = template.image, template.image_sp
+        self._image_address = template._image_address  # pyright: ignore[reportPrivateUsage]
         self._zero_runs = template._zero_runs  # pyright: ignore[reportPrivateUsage]
         self._unlike_base = template._unlike_base  # pyright: ignore[reportPrivateUsage]
         self._run_pages = template._run_pages  # pyright: ignore[reportPrivateUsage]
@@ -203,16 +216,16 @@ class LinearMemory:
         """
         dropped, self._runs_dropped = self._runs_dropped, False
         if not self._zero_runs:
-            self._replace(self.image, self.image_sp)
+            self._replace()
             return
-        base, source = self.base, _address(self.image)
+        base, source = self.base, self._image_address
         copied = 0
         for offset, length in self._zero_runs:
             ctypes.memmove(base + copied, source + copied, offset - copied)
             if not dropped and not drop_pages(base + offset, length):
                 ctypes.memset(base + offset, 0, length)
             copied = offset + length
-        self._replace(self.image, self.image_sp, start=copied)
+        self._replace(start=copied)
 
     def drop_zero_runs(self) -> None:
         """Drop the pages of the image's zero runs (the stack, the free heap) that the last
@@ -235,21 +248,45 @@ class LinearMemory:
             for address in (self.base + offset, self.base + offset + length - probe):
                 ctypes.memset(address, 0xA5, probe)
                 dropped = drop_pages(address, probe)
-                zeros = dropped and same_bytes(address, _address(_ZEROS), probe)
+                zeros = dropped and same_bytes(address, address_of(ZEROS), probe)
                 ctypes.memset(address, 0, probe)
                 if not zeros:
                     return False
         return True
 
-    def _replace(self, data: bytes, stack_pointer: int, *, start: int = 0) -> None:
-        """Memory from `start` on becomes `data`'s (zeros past its end); set the stack pointer."""
-        ctypes.memmove(self.base + start, _address(data) + start, len(data) - start)
-        extra = self.size - len(data)
+    def _replace(self, *, start: int = 0) -> None:
+        """Memory from `start` on becomes the image's (zeros past its end); set the stack
+        pointer to the image's."""
+        size = len(self.image)
+        ctypes.memmove(self.base + start, self._image_address + start, size - start)
+        extra = self.size - size
         if extra > 0:
-            ctypes.memset(self.base + len(data), 0, extra)
-        self._sp.set_value(self._store, wasmtime.Val.i32(stack_pointer))
+            ctypes.memset(self.base + size, 0, extra)
+        self._sp.set_value(self._store, wasmtime.Val.i32(self.image_sp))
         # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
         self._store.set_epoch_deadline(1)
+
+
+def _sparse_copy(address: int, size: int, blank: int) -> tuple[memoryview, int]:
+    """A read-only copy of the `size` bytes at `address` in a fresh anonymous mapping, and
+    its address: the pages not set in `blank` are copied, runs of them at once; the blank
+    ones are left as the mapping's untouched zeros."""
+    region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    target = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    pages, page = size // PAGE_BYTES, 0
+    while page < pages:
+        if blank >> page & 1:
+            page += 1
+            continue
+        end = page + 1
+        while end < pages and not blank >> end & 1:
+            end += 1
+        length = (end - page) * PAGE_BYTES
+        ctypes.memmove(target + page * PAGE_BYTES, address + page * PAGE_BYTES, length)
+        page = end
+    tail = pages * PAGE_BYTES
+    ctypes.memmove(target + tail, address + tail, size - tail)
+    return memoryview(region).toreadonly(), target
 
 
 _blank_cache: dict[int, tuple[bytes, int]] = {}
@@ -261,7 +298,7 @@ def _blank_pages(base: bytes, pages: int) -> int:
     cached = _blank_cache.get(id(base))
     if cached is None or cached[0] is not base:
         _blank_cache.clear()
-        _blank_cache[id(base)] = cached = (base, blank_pages(base))
+        _blank_cache[id(base)] = cached = (base, blank_pages(address_of(base), len(base)))
     full = len(base) // PAGE_BYTES
     past = ((1 << pages) - 1) >> full << full if pages > full else 0
     return cached[1] | past
@@ -274,11 +311,11 @@ def _pages_unlike(here: int, size: int, base: bytes, unread: int = 0) -> list[in
     Compared in place, 64 KiB chunks first and page by page only inside the chunks that
     differ, so an unchanged page costs a `memcmp`, never a copy.
     """
-    there, zeros, known = _address(base), _address(_ZEROS), len(base)
+    there, zeros, known = address_of(base), address_of(ZEROS), len(base)
     equal = unread & _blank_pages(base, size // PAGE_BYTES)
     dirty: list[int] = []
-    for chunk in range(0, size, _CHUNK):
-        length = min(_CHUNK, size - chunk)
+    for chunk in range(0, size, CHUNK_BYTES):
+        length = min(CHUNK_BYTES, size - chunk)
         first, count = chunk // PAGE_BYTES, length // PAGE_BYTES
         every = (1 << count) - 1
         if equal >> first & every == every:
@@ -299,8 +336,3 @@ def _pages_unlike(here: int, size: int, base: bytes, unread: int = 0) -> list[in
             if not same_bytes(here + start, other, PAGE_BYTES):
                 dirty.append(page)
     return dirty
-
-
-def _address(data: bytes) -> int:
-    """The address of `data`'s bytes (valid while `data` is alive)."""
-    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0

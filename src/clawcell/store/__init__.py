@@ -38,6 +38,7 @@ def __getattr__(name: str) -> object:
     globals()[name] = value
     return value
 
+
 __all__ = [
     "PERSISTENCE_WARNING",
     "ClaimedRun",
