@@ -20,12 +20,13 @@ from ._progress import OnUpdate
 from ._runs import RunHome
 from ._source import read_wait_args
 from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
-from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle, Tool
+from .catalog import Tool
 from .envelope import ResultsStore, render
 from .runtime import Executor
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
+    from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle
     from .mcp import McpServerStatus, ServerConfig
 
 __all__ = ["CodeMode"]
@@ -120,8 +121,7 @@ class CodeMode:
             await self._host.aclose()
 
     def render(self, envelope: Mapping[str, Any]) -> str:
-        """The text a model reads for `envelope` (`clawcell.render`, without `telemetry`
-        when this runtime was made with `telemetry_in_text=False`)."""
+        """The model's text for `envelope`: `clawcell.render`, `telemetry_in_text` applied."""
         return render(envelope, telemetry=self.telemetry_in_text)
 
     def model_tools(self, style: ModelToolStyle = "anthropic") -> list[Any]:

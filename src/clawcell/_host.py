@@ -17,12 +17,13 @@ from ._bridge import Bridge
 from ._cell import SegmentRunner
 from ._limits import Limits
 from .approvals import RunApprovals
-from .catalog import AfterToolCall, BeforeToolCall, Catalog, ModelToolStyle, Tool
+from .catalog import Catalog, Tool
 from .envelope import ModelBudget, ResultsStore
 from .runtime import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor, run_on_guest_thread
 from .store import SessionView
 
 if TYPE_CHECKING:
+    from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle
     from .mcp import McpServers, McpServerStatus, ServerConfig
 
 __all__ = ["CellHost"]

@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 from ._shell import looks_like_shell
 from ._tokenizer import Token, tokenize
 from .errors import InputError
-from .runtime import parse_failure, wire
+from .runtime import wire
 
 __all__ = [
     "LANGUAGE_MESSAGE",
@@ -242,6 +242,8 @@ def syntax_error_message(text: str, stack: str, code: str) -> str:
     QuickJS's: `text` and `stack` are its exception and stack, and the position is the first
     user-file frame's, moved up one line for the wrapper's header and clamped to the code.
     """
+    from .runtime import parse_failure  # acorn loads with the first syntax error
+
     found = parse_failure(code)
     if found is not None:
         return format_syntax_error(found.message, found.line, found.column)

@@ -2,24 +2,51 @@
 
 from __future__ import annotations
 
-from ._api_files import ApiFile
+import typing
+
+from .. import _lazy
 from ._bindings import Binding
 from ._catalog import Catalog
-from ._declarations import schema_declaration
-from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
 from ._discriminator import define_output_schema
 from ._extension import CatalogExtension, SearchEntry
 from ._hints import compact_input_hint, compact_output_hint
-from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
-from ._model_tools import (
-    ModelToolStyle,
-    to_anthropic,
-    to_openai,
-    to_openai_chat,
-    to_openai_responses,
-)
 from ._names import RESERVED_WORDS, locale_key
 from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
+
+if typing.TYPE_CHECKING:
+    from ._api_files import ApiFile
+    from ._declarations import schema_declaration
+    from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
+    from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
+    from ._model_tools import (
+        ModelToolStyle,
+        to_anthropic,
+        to_openai,
+        to_openai_chat,
+        to_openai_responses,
+    )
+
+__getattr__ = _lazy.lazy_exports(
+    __name__,
+    {
+        "ApiFile": "_api_files",
+        "schema_declaration": "_declarations",
+        **dict.fromkeys(["ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"], "_define"),
+        **dict.fromkeys(
+            ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent"], "_hooks"
+        ),
+        **dict.fromkeys(
+            [
+                "ModelToolStyle",
+                "to_anthropic",
+                "to_openai",
+                "to_openai_chat",
+                "to_openai_responses",
+            ],
+            "_model_tools",
+        ),
+    },
+)
 
 __all__ = [
     "RESERVED_WORDS",

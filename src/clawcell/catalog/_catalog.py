@@ -12,34 +12,22 @@ import inspect
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._jsonvalue import json_value
 from .._limits import Limits
 from ..approvals import gate_context, rule_reason
 from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
-from ._api_files import (
-    ApiFile,
-    matches_prefix,
-    normalize_api_path,
-    normalize_api_prefix,
-    results_api_file,
-)
 from ._bindings import Binding, build_bindings, guest_value
 from ._extension import CatalogExtension, SearchEntry
-from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent, run_maybe_async
-from ._model_tools import (
-    ModelToolStyle,
-    exec_description,
-    exec_tool,
-    export_model_tools,
-    wait_tool,
-)
-from ._quick_index import IndexLine, format_quick_index
 from ._scheduler import CallScheduler
 from ._search import CatalogSearch, SearchDocument, parameter_text
 from ._tool import JsonValue, Tool, ToolResult
-from ._tool_dts import tool_declaration_file
+
+if TYPE_CHECKING:
+    from ._api_files import ApiFile
+    from ._hooks import AfterToolCall, BeforeToolCall
+    from ._model_tools import ModelToolStyle
 
 __all__ = ["Catalog"]
 
@@ -169,11 +157,15 @@ class Catalog:
         return described
 
     def _api_files(self) -> list[ApiFile]:
+        from ._api_files import ApiFile, results_api_file
+
         tools = [ApiFile(path=f"tools/{b.callable_name}.d.ts") for b in self.bindings]
         return [results_api_file(), *self._extension.files, *tools]
 
     def api_list(self, prefix: object = None) -> dict[str, Any]:
         """`API.list(prefix?)`: injected files first, then one `tools/<name>.d.ts` per binding."""
+        from ._api_files import matches_prefix, normalize_api_prefix
+
         wanted = normalize_api_prefix(prefix)
         files = [f.listing() for f in self._api_files() if matches_prefix(f.path, wanted)]
         return {"files": files}
@@ -184,6 +176,9 @@ class Catalog:
         Raises:
             InputError: `invalid API file path` or `Unknown API file: <path>`.
         """
+        from ._api_files import ApiFile, normalize_api_path, results_api_file
+        from ._tool_dts import tool_declaration_file
+
         normalized = normalize_api_path(path)
         if normalized == "results.d.ts":
             return results_api_file().read()
@@ -245,6 +240,8 @@ class Catalog:
             self._scheduler.release(exclusive)
 
     async def _run_before(self, binding: Binding, params: Any, asked: list[str]) -> Any:
+        from ._hooks import HookDecision, ToolCallEvent, run_maybe_async
+
         for hook in self._before:
             event = ToolCallEvent(
                 callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
@@ -262,6 +259,8 @@ class Catalog:
         return params
 
     async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
+        from ._hooks import ToolCallEvent, run_maybe_async
+
         for hook in self._after:
             event = ToolCallEvent(
                 callable_name=binding.callable_name,
@@ -291,6 +290,8 @@ class Catalog:
 
     def quick_index(self) -> str:
         """The bounded quick index of spec §8.1 (`""` for an empty catalog)."""
+        from ._quick_index import IndexLine, format_quick_index
+
         lines = [
             IndexLine(callable_name=b.callable_name, input=b.input_hint, output=b.output_hint)
             for b in self.bindings
@@ -305,6 +306,8 @@ class Catalog:
         mcp_unavailable: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The `exec` definition with the generated description and quick index."""
+        from ._model_tools import exec_description, exec_tool
+
         shell = next((b for b in self.bindings if b.catalog_id == "openclaw:core:exec"), None)
         description = exec_description(
             limits or self.limits,
@@ -318,6 +321,8 @@ class Catalog:
 
     def wait_tool(self) -> dict[str, Any]:
         """The `wait` definition."""
+        from ._model_tools import wait_tool
+
         return wait_tool()
 
     def model_tools(
@@ -332,6 +337,8 @@ class Catalog:
         `mcp_servers` names the `MCP.<server>` scopes to mention in the `exec` description;
         `mcp_unavailable` maps the ones that failed to why.
         """
+        from ._model_tools import export_model_tools
+
         definition = self.exec_tool(mcp_servers=mcp_servers, mcp_unavailable=mcp_unavailable)
         return export_model_tools(style, [definition, self.wait_tool()])
 

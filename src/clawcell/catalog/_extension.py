@@ -9,8 +9,10 @@ the source that added them; the catalog only finds and lists them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ._api_files import ApiFile
+if TYPE_CHECKING:
+    from ._api_files import ApiFile
 
 __all__ = ["CatalogExtension", "SearchEntry"]
 

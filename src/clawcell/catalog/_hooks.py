@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ._tool import JsonValue, ToolResult
+from ._tool import ToolResult
 
 __all__ = ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent", "run_maybe_async"]
 
@@ -60,7 +60,3 @@ async def run_maybe_async(hook: Callable[[ToolCallEvent], Any], event: ToolCallE
     value = hook(event)
     return await value if inspect.isawaitable(value) else value
 
-
-def as_result(value: JsonValue | ToolResult) -> ToolResult:
-    """Wrap a bare `details` value as a `ToolResult`."""
-    return value if isinstance(value, ToolResult) else ToolResult(details=value)

@@ -9,8 +9,10 @@ wrapped as untrusted content for network-derived runs.
 
 from __future__ import annotations
 
+import typing
+
+from .. import _lazy
 from ._budget import MODEL_BUDGET_MESSAGE, ModelBudget
-from ._descriptor import MAX_REFERENCE_BYTES, ResultReference, describe, fit_reference
 from ._envelope import (
     CompletedEnvelope,
     Envelope,
@@ -61,6 +63,16 @@ from ._retention import (
     retain_oversized_value,
 )
 from ._untrusted import MAX_UNTRUSTED_CHARS, UntrustedEnvelope, mark_untrusted, wrap_untrusted
+
+if typing.TYPE_CHECKING:
+    from ._descriptor import MAX_REFERENCE_BYTES, ResultReference, describe, fit_reference
+
+__getattr__ = _lazy.lazy_exports(
+    __name__,
+    dict.fromkeys(
+        ["MAX_REFERENCE_BYTES", "ResultReference", "describe", "fit_reference"], "_descriptor"
+    ),
+)
 
 __all__ = [
     "CAPACITY_MESSAGE",

@@ -10,11 +10,13 @@ reference descriptor (`_descriptor.py`); `results.load(id)` returns the text aga
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from .._jsjson import utf8_len
 from ..errors import ConfigurationError, InputError
-from ._descriptor import ResultReference, describe
+
+if TYPE_CHECKING:  # describing a value (its shape and preview) loads on the first save
+    from ._descriptor import ResultReference
 
 __all__ = [
     "CAPACITY_MESSAGE",
@@ -147,6 +149,8 @@ class ResultsStore:
             return "data_allowance"
         if len(self._entries) >= self._max_entries or size > self._allowance - self._used:
             return "capacity"
+        from ._descriptor import describe
+
         reference = describe(json_text, value=value)
         self._entries[reference["id"]] = SavedResult(
             json=json_text, bytes=size, network_content=network_content

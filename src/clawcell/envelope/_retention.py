@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .._jsjson import dumps, utf8_len
-from ._descriptor import ResultReference, fit_reference, identity_only, reference_bytes
 from ._fitting import JsonSource
 from ._ledger import OutputLedger, Projection, ReferenceValue
 from ._results import ResultsStore
+
+if TYPE_CHECKING:  # references are described and fitted only for oversized values
+    from ._descriptor import ResultReference
 
 __all__ = [
     "NOT_RETAINED_CAPACITY",
@@ -81,6 +83,8 @@ def reference_marker(reference: ResultReference, max_bytes: int) -> dict[str, An
 
     The reference shrinks by `fit_reference`; `None` means not even its identity fits.
     """
+    from ._descriptor import fit_reference
+
     fitted = fit_reference(reference, max_bytes - _marker_overhead())
     if fitted is None:
         return None
@@ -89,11 +93,15 @@ def reference_marker(reference: ResultReference, max_bytes: int) -> dict[str, An
 
 def reference_marker_bytes(reference: ResultReference) -> int:
     """Bytes of the whole retained value: the value size `V` of the budget split (§6.2)."""
+    from ._descriptor import reference_bytes
+
     return _marker_overhead() + reference_bytes(reference)
 
 
 def minimal_reference_marker_bytes(reference: ResultReference) -> int:
     """Bytes of the retained value with blank shape/preview: `R` of §6.2 step 3."""
+    from ._descriptor import identity_only, reference_bytes
+
     return _marker_overhead() + reference_bytes(identity_only(reference))
 
 

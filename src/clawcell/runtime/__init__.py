@@ -11,15 +11,24 @@ one configuration (`GuestConfig`); `QuickJSExecutor` is the one implementation a
 
 from __future__ import annotations
 
+import typing
+
+from .. import _lazy
 from . import _wire as wire
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._module import compiled_reactor
-from ._parser import ParseFailure, parse_failure
 from ._pool import GuestPool
 from ._report import StepResult
 from ._worker import run_on_guest_thread
+
+if typing.TYPE_CHECKING:
+    from ._parser import ParseFailure, parse_failure
+
+__getattr__ = _lazy.lazy_exports(
+    __name__, dict.fromkeys(["ParseFailure", "parse_failure"], "_parser")
+)
 
 __all__ = [
     "EngineFailure",

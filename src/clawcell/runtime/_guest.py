@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar, cast
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import wasmtime
 
@@ -26,14 +26,10 @@ from ._instance import CANONICAL_MEMORY_LIMIT, Instance
 from ._memory import memory_cap
 from ._module import CompiledReactor
 from ._report import StepResult, parse_report
-from ._snapshot import (
-    CanonicalImage,
-    SnapshotError,
-    decode,
-    encode,
-    encoded_size_bound,
-)
 from ._worker import next_lane
+
+if TYPE_CHECKING:  # snapshots load on the first one: a process that never parks never needs them
+    from ._snapshot import CanonicalImage
 
 __all__ = ["EPOCH_GRACE_S", "Guest"]
 
@@ -271,6 +267,8 @@ class Guest:
 
     def canonical(self) -> CanonicalImage:
         """The process's canonical image (computed on first use, from two fresh images)."""
+        from ._snapshot import CanonicalImage
+
         if not _canonical:
             first, second = _fresh_image(self.reactor), _fresh_image(self.reactor)
             _canonical.append(CanonicalImage.of(first, second))
@@ -278,6 +276,8 @@ class Guest:
 
     def snapshot(self) -> bytes:
         """The parked cell's whole VM as compressed bytes (see `_snapshot`)."""
+        from ._snapshot import encode
+
         self._restore_image()
         meta = {
             "handles": [self._install, self._start, self._step, self._settle, self._describe],
@@ -288,6 +288,8 @@ class Guest:
 
     def snapshot_bound(self) -> int:
         """An upper bound of `len(self.snapshot())`, known without taking the snapshot."""
+        from ._snapshot import encoded_size_bound
+
         # Handles are at most 20 digits each; a rejection entry is three such numbers.
         meta_bytes = 128 + 72 * len(self._rejections)
         return encoded_size_bound(self.instance.memory.size, meta_bytes)
@@ -298,9 +300,11 @@ class Guest:
         Raises:
             SnapshotError: the bytes cannot be restored in this process.
         """
+        from ._snapshot import decode, meta_ints, meta_list
+
         state = decode(blob, self.canonical(), max_memory_bytes=self._max_memory_bytes)
-        entry_points = _ints(state.meta.get("handles"), 5)
-        rejections = [_ints(item, 3) for item in _items(state.meta.get("rejections", []))]
+        entry_points = meta_ints(state.meta.get("handles"), 5)
+        rejections = [meta_ints(item, 3) for item in meta_list(state.meta.get("rejections", []))]
         self.instance.memory.load_pages(
             state.size, state.pages, state.contents, state.stack_pointer, self.canonical().data
         )
@@ -379,19 +383,6 @@ def _rejection_tracker(
             bound(ctx, promise, reason, handled, op)
 
     return track
-
-
-def _items(value: object) -> list[object]:
-    if not isinstance(value, list):
-        raise SnapshotError("snapshot is corrupt: a list was expected in its metadata")
-    return cast(list[object], value)
-
-
-def _ints(value: object, count: int) -> list[int]:
-    items = _items(value)
-    if len(items) != count or not all(isinstance(i, int) for i in items):
-        raise SnapshotError("snapshot is corrupt: its host values are malformed")
-    return [int(cast(int, i)) for i in items]
 
 
 _canonical: list[CanonicalImage] = []

@@ -33,7 +33,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from ..errors import SnapshotError
 from ._wasm import WASM_SHA256
@@ -46,6 +46,8 @@ __all__ = [
     "decode",
     "encode",
     "encoded_size_bound",
+    "meta_ints",
+    "meta_list",
 ]
 
 MAGIC: Final = b"CLAWSNAP"
@@ -243,3 +245,18 @@ def _unpack_pages(packed: bytes, base: bytes, size: int) -> tuple[list[int], byt
     # end: from zeros), whatever the order of the index.
     restored = _xor(packed[body:], _pages(base, pages))
     return pages, restored
+
+
+def meta_list(value: object) -> list[object]:
+    """`value` of a decoded snapshot's metadata, which must be a list."""
+    if not isinstance(value, list):
+        raise SnapshotError("snapshot is corrupt: a list was expected in its metadata")
+    return cast(list[object], value)
+
+
+def meta_ints(value: object, count: int) -> list[int]:
+    """`value` of a decoded snapshot's metadata, which must be a list of `count` integers."""
+    items = meta_list(value)
+    if len(items) != count or not all(isinstance(i, int) for i in items):
+        raise SnapshotError("snapshot is corrupt: its host values are malformed")
+    return [int(cast(int, i)) for i in items]

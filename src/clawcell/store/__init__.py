@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import typing
 
+from .. import _lazy
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._keeper import LeaseKeeper
@@ -25,18 +25,11 @@ if typing.TYPE_CHECKING:
     from ._postgres import PostgresStore
     from ._sqlite import SQLiteStore
 
-_LAZY = {"SQLiteStore": "_sqlite", "PostgresStore": "_postgres", "open_store": "_opening"}
-"""The durable backends load on first use: running cells needs neither (about 10 ms of
-imports, `sqlite3` among them, off every process's start)."""
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+# The durable backends load on first use: running cells needs neither (about 10 ms of
+# imports, `sqlite3` among them, off every process's start).
+__getattr__ = _lazy.lazy_exports(
+    __name__, {"SQLiteStore": "_sqlite", "PostgresStore": "_postgres", "open_store": "_opening"}
+)
 
 
 __all__ = [
