@@ -59,4 +59,3 @@ async def run_maybe_async(hook: Callable[[ToolCallEvent], Any], event: ToolCallE
     """Call a sync or async hook and return its value."""
     value = hook(event)
     return await value if inspect.isawaitable(value) else value
-
