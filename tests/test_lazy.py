@@ -54,7 +54,7 @@ def test_a_name_loads_its_module_when_first_read_and_is_bound_after(
         return module
 
     monkeypatch.setattr(_lazy.importlib, "import_module", import_module)
-    load = _lazy.lazy_exports("fake_package", {"value": "_values"})
+    load = _lazy.lazy_exports("fake_package", {"_values": ["value"]})
     assert loaded == []
     assert load("value") == 42
     assert loaded == ["fake_package._values"]

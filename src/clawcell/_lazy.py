@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, modules: Mapping[str, str]) -> Callable[[str], object]:
-    """A `__getattr__` for `package` that imports `modules[name]` (a submodule's name,
-    relative to `package`) when `name` is first read, and binds the value there."""
+def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable[[str], object]:
+    """A `__getattr__` for `package`: each of the names `modules` lists for a submodule
+    (its name relative to `package`) imports that submodule when first read, and is bound
+    in `package` from then on."""
+    owners = {name: module for module, names in modules.items() for name in names}
 
     def load(name: str) -> object:
-        module = modules.get(name)
+        module = owners.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{module}"), name)

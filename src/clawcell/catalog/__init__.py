@@ -29,22 +29,17 @@ if typing.TYPE_CHECKING:
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
-        "ApiFile": "_api_files",
-        "schema_declaration": "_declarations",
-        **dict.fromkeys(["ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"], "_define"),
-        **dict.fromkeys(
-            ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent"], "_hooks"
-        ),
-        **dict.fromkeys(
-            [
-                "ModelToolStyle",
-                "to_anthropic",
-                "to_openai",
-                "to_openai_chat",
-                "to_openai_responses",
-            ],
-            "_model_tools",
-        ),
+        "_api_files": ["ApiFile"],
+        "_declarations": ["schema_declaration"],
+        "_define": ["ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"],
+        "_hooks": ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent"],
+        "_model_tools": [
+            "ModelToolStyle",
+            "to_anthropic",
+            "to_openai",
+            "to_openai_chat",
+            "to_openai_responses",
+        ],
     },
 )
 

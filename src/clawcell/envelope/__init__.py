@@ -69,9 +69,7 @@ if typing.TYPE_CHECKING:
 
 __getattr__ = _lazy.lazy_exports(
     __name__,
-    dict.fromkeys(
-        ["MAX_REFERENCE_BYTES", "ResultReference", "describe", "fit_reference"], "_descriptor"
-    ),
+    {"_descriptor": ["MAX_REFERENCE_BYTES", "ResultReference", "describe", "fit_reference"]},
 )
 
 __all__ = [

@@ -26,9 +26,7 @@ from ._worker import run_on_guest_thread
 if typing.TYPE_CHECKING:
     from ._parser import ParseFailure, parse_failure
 
-__getattr__ = _lazy.lazy_exports(
-    __name__, dict.fromkeys(["ParseFailure", "parse_failure"], "_parser")
-)
+__getattr__ = _lazy.lazy_exports(__name__, {"_parser": ["ParseFailure", "parse_failure"]})
 
 __all__ = [
     "EngineFailure",

@@ -28,7 +28,8 @@ if typing.TYPE_CHECKING:
 # The durable backends load on first use: running cells needs neither (about 10 ms of
 # imports, `sqlite3` among them, off every process's start).
 __getattr__ = _lazy.lazy_exports(
-    __name__, {"SQLiteStore": "_sqlite", "PostgresStore": "_postgres", "open_store": "_opening"}
+    __name__,
+    {"_sqlite": ["SQLiteStore"], "_postgres": ["PostgresStore"], "_opening": ["open_store"]},
 )
 
 
