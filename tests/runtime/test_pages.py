@@ -13,6 +13,7 @@ from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportP
 from clawcell.runtime._pages import (
     PAGE_BYTES,
     address_of,
+    bit_runs,
     blank_pages,
     drop_pages,
     run_bits,
@@ -47,6 +48,13 @@ def test_blank_pages_looks_inside_chunks_and_across_their_ends() -> None:
     expected = (1 << 54) - 1 & ~(1 << 31) & ~(1 << 50)
     assert _blank(data) == expected
     assert _blank(data[P:]) == expected >> 1  # chunks that start elsewhere
+
+
+def test_bit_runs_lists_each_run_of_set_bits_up_to_the_last_page() -> None:
+    assert bit_runs(0b0111_0011, 8) == [(0, 2), (4, 3)]
+    assert bit_runs(0b1100_0000, 8) == [(6, 2)]  # a run that ends with the pages
+    assert bit_runs(0b1111_0000, 6) == [(4, 2)]  # bits past `pages` are not counted
+    assert bit_runs(0, 8) == []
 
 
 def test_zero_runs_finds_only_runs_of_at_least_16_whole_pages() -> None:

@@ -26,6 +26,7 @@ from ._pages import (
     PAGE_BYTES,
     ZEROS,
     address_of,
+    bit_runs,
     blank_pages,
     drop_pages,
     run_bits,
@@ -273,17 +274,10 @@ def _sparse_copy(address: int, size: int, blank: int) -> tuple[memoryview, int]:
     ones are left as the mapping's untouched zeros."""
     region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     target = ctypes.addressof(ctypes.c_char.from_buffer(region))
-    pages, page = size // PAGE_BYTES, 0
-    while page < pages:
-        if blank >> page & 1:
-            page += 1
-            continue
-        end = page + 1
-        while end < pages and not blank >> end & 1:
-            end += 1
-        length = (end - page) * PAGE_BYTES
-        ctypes.memmove(target + page * PAGE_BYTES, address + page * PAGE_BYTES, length)
-        page = end
+    pages = size // PAGE_BYTES
+    for first, count in bit_runs(~blank & ((1 << pages) - 1), pages):
+        offset = first * PAGE_BYTES
+        ctypes.memmove(target + offset, address + offset, count * PAGE_BYTES)
     tail = pages * PAGE_BYTES
     ctypes.memmove(target + tail, address + tail, size - tail)
     return memoryview(region).toreadonly(), target

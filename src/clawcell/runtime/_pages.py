@@ -33,6 +33,7 @@ __all__ = [
     "PAGE_BYTES",
     "ZEROS",
     "address_of",
+    "bit_runs",
     "blank_pages",
     "drop_pages",
     "run_bits",
@@ -114,24 +115,28 @@ def blank_pages(address: int, length: int) -> int:
     return bits
 
 
-def zero_runs(blank: int, pages: int) -> list[tuple[int, int]]:
-    """`(offset, length)` of each run of at least 16 blank pages among `pages` pages, `blank`
-    a bit per page (see `blank_pages`)."""
+def bit_runs(bits: int, pages: int) -> list[tuple[int, int]]:
+    """`(first page, count)` of each run of consecutive set bits among the first `pages`
+    bits of `bits` (a bit per page, bit 0 the first)."""
     runs: list[tuple[int, int]] = []
     start = -1
-    for page in range(pages + 1):  # the bit past the last page is clear
-        if page < pages and blank >> page & 1:
+    for page in range(pages + 1):  # the bit past the last page counts as clear
+        if page < pages and bits >> page & 1:
             start = page if start < 0 else start
-            continue
-        if start >= 0:
-            _close(runs, start * PAGE_BYTES, page * PAGE_BYTES)
-        start = -1
+        elif start >= 0:
+            runs.append((start, page - start))
+            start = -1
     return runs
 
 
-def _close(runs: list[tuple[int, int]], start: int, end: int) -> None:
-    if start >= 0 and end - start >= MIN_RUN_BYTES:
-        runs.append((start, end - start))
+def zero_runs(blank: int, pages: int) -> list[tuple[int, int]]:
+    """`(offset, length)` of each run of at least 16 blank pages among `pages` pages, `blank`
+    a bit per page (see `blank_pages`)."""
+    return [
+        (first * PAGE_BYTES, count * PAGE_BYTES)
+        for first, count in bit_runs(blank, pages)
+        if count >= _MIN_RUN_PAGES
+    ]
 
 
 def drop_pages(address: int, length: int) -> bool:
