@@ -26,11 +26,20 @@ CELL = "return await double({ n: 21 });"
 
 
 async def _double(params: dict[str, Any]) -> Any:
-    return {"twice": params["n"] * 2}  # the same tool as `tests.test_cli:TOOLS`
+    return {"twice": params["n"] * 2}  # the same tool as `tests.cli.test_main:TOOLS`
 
 
 TOOLS = [Tool(name="double", execute=_double)]
-ARGS = ["-m", "clawcell", "mcp", "serve", "--store", ":memory:", "--tools", "tests.test_cli:TOOLS"]
+ARGS = [
+    "-m",
+    "clawcell",
+    "mcp",
+    "serve",
+    "--store",
+    ":memory:",
+    "--tools",
+    "tests.cli.test_main:TOOLS",
+]
 
 
 def _params() -> StdioServerParameters:

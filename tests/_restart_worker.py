@@ -1,4 +1,4 @@
-"""Child processes for the restart and cross-process tests of `tests/test_continuations.py`.
+"""Child processes for the restart and cross-process tests of `tests/runs/test_continuations.py`.
 
 Run as `python -m tests._restart_worker <command> ...` from the repository root:
 

@@ -571,7 +571,7 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
     # Expiry is read in whichever module keeps the parked runs; each sees the fake clock.
-    for name in ("clawcell._lifecycle", "clawcell._runs"):
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
         module = sys.modules.get(name)
         if module is not None and hasattr(module, "time"):
             monkeypatch.setattr(module, "time", SimpleNamespace(**clock))

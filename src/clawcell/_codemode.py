@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ._arguments import read_call
 from ._config import approvals_from, limits_from, session_id_from, store_from, tools_from
-from ._decisions import ApprovalDesk
-from ._host import CellHost
-from ._lifecycle import Lifecycle
 from ._limits import Limits
 from ._progress import OnUpdate
-from ._runs import RunHome
-from ._source import read_wait_args
+from ._runs._decisions import ApprovalDesk
+from ._runs._host import CellHost
+from ._runs._lifecycle import Lifecycle
+from ._runs._parked import RunHome
+from ._source._call import read_call
+from ._source._checks import read_wait_args
 from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
 from .catalog import Tool
 from .envelope import ResultsStore, render

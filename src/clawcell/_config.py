@@ -6,14 +6,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ._limits import Limits
-from ._runs import RunHome
+from ._runs._parked import RunHome
 from .approvals import Approvals, DecisionLedger, ToolPolicy
 from .catalog import Catalog, Tool
 from .errors import ConfigurationError
 from .store import SessionStore
 
 if TYPE_CHECKING:
-    from ._host import CellHost
+    from ._runs._host import CellHost
 
 __all__ = [
     "approval_ttl_from",

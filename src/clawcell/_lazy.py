@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "moved_exports"]
 
 
 def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable[[str], object]:
@@ -29,5 +30,30 @@ def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable
         value = getattr(importlib.import_module(f"{package}.{module}"), name)
         setattr(sys.modules[package], name, value)
         return value
+
+    return load
+
+
+def moved_exports(
+    package: str, moved: Mapping[str, str], fallback: Callable[[str], object] | None = None
+) -> Callable[[str], object]:
+    """A `__getattr__` for `package` that keeps names which moved elsewhere reachable for one
+    release: reading one of `moved`'s names (`{name: "new.module"}`) warns with a
+    `DeprecationWarning` that names the new home and returns the value from there. Other names
+    go to `fallback` (another `__getattr__`, such as `lazy_exports`'s), else `AttributeError`."""
+
+    def load(name: str) -> object:
+        home = moved.get(name)
+        if home is None:
+            if fallback is not None:
+                return fallback(name)
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warnings.warn(
+            f"`{package}.{name}` moved to `{home}.{name}`; import it from there "
+            "(the old name goes away in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), name)
 
     return load

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from clawcell._cli import main
+from clawcell.cli._main import main
 
 
 def test_the_demo_tour_ends_with_an_agent_turn_whose_reply_has_media_and_a_canvas(

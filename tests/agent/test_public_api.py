@@ -34,13 +34,10 @@ AGENT = [
     "TurnStarted",
     "TurnUsage",
     "anthropic_runner_tools",
-    "configure_chat",
-    "configured_agent",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
-    "run_chat",
     "wait_call",
 ]
 

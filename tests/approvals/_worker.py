@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-import clawcell._leases
+import clawcell._runs._durable
 from clawcell import CodeMode, Limits, Tool
 from clawcell.store import SQLiteStore
 
@@ -62,7 +62,7 @@ def tools(marker: Path, hang: bool) -> list[Tool]:
 
 
 async def serve(db: Path, marker: Path, hang: bool) -> None:
-    clawcell._leases.LEASE_SECONDS = 2.0
+    clawcell._runs._durable.LEASE_SECONDS = 2.0
     loop = asyncio.get_running_loop()
     async with (
         SQLiteStore(db) as store,

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from clawcell._cli import main
 from clawcell.cli import load_settings
+from clawcell.cli._main import main
 from tests.agent._wire import WireServer
 from tests.agent.test_openai_chat import text_stream, tool_call_stream
 from tests.conftest import run
@@ -94,7 +94,11 @@ async def _chat_with_config(tmp_path: Path) -> tuple[int, str, str]:
         agent = f'[agent]\nmodel = "openai:gpt-test"\nbase_url = "{server.url}/v1"\n'
         config = _config(tmp_path, agent)
         process = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-c", "import sys; from clawcell._cli import main; sys.exit(main())"),
+            *(
+                sys.executable,
+                "-c",
+                "import sys; from clawcell.cli._main import main; sys.exit(main())",
+            ),
             *("chat", "--config", str(config)),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -123,7 +127,7 @@ async def serve_turn(tmp_path: Path, *options: str, session: str = "s1") -> str:
         agent = f'[agent]\nmodel = "openai:gpt-test"\nbase_url = "{server.url}/v1"\n'
         config = _config(tmp_path, agent)
         process = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "clawcell._cli", "serve", "--config", str(config)),
+            *(sys.executable, "-m", "clawcell.cli._main", "serve", "--config", str(config)),
             *("--port", "0", *options),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clawcell._cli import COMMANDS
-from clawcell.cli import build_parser
+from clawcell.cli._command import build_parser
+from clawcell.cli._main import COMMANDS
 from clawcell.mcp import parse_servers
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,11 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from clawcell._cli import COMMANDS, main
-from clawcell.cli import build_parser, open_settings_store, settings_from
+from clawcell.cli._command import build_parser
+from clawcell.cli._main import COMMANDS, main
+from clawcell.cli._runtime import open_settings_store, settings_from
 from clawcell.store import PostgresStore
 from tests.conftest import run
-from tests.mcp._serve import park_then_resume
+from tests.mcp_server._serve import park_then_resume
 
 from .test_builtin_tools import serve_turn
 

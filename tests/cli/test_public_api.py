@@ -3,35 +3,12 @@
 from __future__ import annotations
 
 from clawcell import cli
-from clawcell._cli import COMMANDS
+from clawcell.cli._command import build_parser
+from clawcell.cli._main import COMMANDS
 
 
 def test_all_is_pinned_sorted_and_exported() -> None:
-    assert cli.__all__ == [
-        "MEMORY",
-        "Command",
-        "Settings",
-        "add_cell_options",
-        "build_parser",
-        "configure_mcp",
-        "configure_repl",
-        "configure_run",
-        "configure_wait",
-        "format_envelope",
-        "limit_names",
-        "load_settings",
-        "load_tools",
-        "open_settings_store",
-        "parse_limits",
-        "run_cell",
-        "run_cli",
-        "run_mcp",
-        "run_repl",
-        "settings_from",
-        "state_directory",
-        "store_option",
-        "wait_cell",
-    ]
+    assert cli.__all__ == ["Settings", "configured_agent", "load_settings", "main"]
     assert all(hasattr(cli, name) for name in cli.__all__)
 
 
@@ -46,5 +23,5 @@ def test_the_command_table_names_every_command_once() -> None:
         "db",
         "demo",
     ]
-    parser = cli.build_parser(COMMANDS)
+    parser = build_parser(COMMANDS)
     assert parser.parse_args(["mcp", "serve", "--http"]).http is True

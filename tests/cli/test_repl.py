@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clawcell.cli import format_envelope
-from clawcell.cli._repl import HELP
+from clawcell.cli._repl import HELP, format_envelope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +49,7 @@ def _repl(text: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_piped_session_keeps_results_and_store_between_cells() -> None:
-    done = _repl(SESSION, "--tools", "tests.test_cli:TOOLS")
+    done = _repl(SESSION, "--tools", "tests.cli.test_main:TOOLS")
     assert done.returncode == 0, done.stderr
     out = re.sub(r"cm_[0-9a-f-]+", "cm_ID", done.stdout)
     assert out == (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clawcell._cli import main
+from clawcell.cli._main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PARK = "const n = 20; await yield_control(); return n + 1;"

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from clawcell import ConfigurationError
-from clawcell._cli import main
-from clawcell.cli import Settings, load_settings, state_directory
+from clawcell.cli import Settings, load_settings
+from clawcell.cli._main import main
+from clawcell.cli._settings import state_directory
 from clawcell.mcp import StdioServer
 
 CONFIG = """
-tools = ["tests.test_cli:TOOLS"]
+tools = ["tests.cli.test_main:TOOLS"]
 session = "from-file"
 store = "data/state.db"
 
@@ -37,7 +38,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_a_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
     settings = load_settings(_write(tmp_path, CONFIG))
     assert settings == Settings(
-        tools=("tests.test_cli:TOOLS",),
+        tools=("tests.cli.test_main:TOOLS",),
         mcp_servers={"time": StdioServer(command="mcp-server-time")},
         limits={"timeoutMs": 4000},
         store="data/state.db",
@@ -84,7 +85,7 @@ def test_a_wrong_key_or_value_is_refused_with_what_is_valid(
 def test_command_line_options_win_over_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = _write(tmp_path, 'tools = ["tests.test_cli:TOOLS"]\n[limits]\ntimeoutMs = 100\n')
+    config = _write(tmp_path, 'tools = ["tests.cli.test_main:TOOLS"]\n[limits]\ntimeoutMs = 100\n')
     cell = tmp_path / "cell.js"
     cell.write_text("return await double({ n: 2 });", "utf-8")
     argv = ["run", str(cell), "--config", str(config), "--limit", "timeoutMs=5000"]

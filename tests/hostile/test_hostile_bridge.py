@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits, Tool
-from clawcell import _requests as requests  # pyright: ignore[reportPrivateUsage]
+from clawcell._cell import _requests as requests  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import echo_tool, failure, run
 
 DEPTH = (

@@ -102,7 +102,7 @@ def test_a_thousand_open_close_cycles_keep_rss_flat() -> None:
 
 def test_parked_runs_of_all_runtimes_share_one_bound_on_live_guests() -> None:
     # Per runtime, 1,000 idle parked cells over 16 runtimes kept 128 live guests (336 MiB).
-    from clawcell._runs import (  # pyright: ignore[reportPrivateUsage]
+    from clawcell._runs._parked import (  # pyright: ignore[reportPrivateUsage]
         MAX_LIVE_PARKED,
         live_parked_in_process,
     )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits
-from clawcell._source import MAX_SOURCE_BYTES, check_source
+from clawcell._source._checks import MAX_SOURCE_BYTES, check_source
 from clawcell.runtime import Guest
 from tests.conftest import FAST, exec_one, failure, run
 

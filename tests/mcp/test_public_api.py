@@ -7,8 +7,6 @@ from clawcell import mcp
 
 def test_all_is_pinned_sorted_and_exported() -> None:
     assert mcp.__all__ == [
-        "ApprovalPolicy",
-        "CodeModeServer",
         "HttpServer",
         "McpServerStatus",
         "McpServers",
@@ -17,6 +15,5 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "StdioServer",
         "load_servers",
         "parse_servers",
-        "serve_http",
     ]
     assert all(hasattr(mcp, name) for name in mcp.__all__)

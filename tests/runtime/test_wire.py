@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import clawcell.runtime
-from clawcell._bridge import Bridge
+from clawcell._cell._bridge import Bridge
 from clawcell.catalog import Catalog
 from clawcell.runtime import wire
 

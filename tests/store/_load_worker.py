@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import clawcell._leases
+import clawcell._runs._durable
 from clawcell import CellUpdate, CodeMode, InputError, Limits, Tool
 from clawcell.store import SessionStore, open_store
 
@@ -175,7 +175,7 @@ async def serve(target: str, schema: str, ledger_path: Path, timeout_ms: int) ->
 
 def main(argv: list[str]) -> None:
     target, schema, ledger_path, lease_s, timeout_ms = argv
-    clawcell._leases.LEASE_SECONDS = float(lease_s)
+    clawcell._runs._durable.LEASE_SECONDS = float(lease_s)
     asyncio.run(serve(target, schema, Path(ledger_path), int(timeout_ms)))
 
 

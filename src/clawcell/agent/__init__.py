@@ -5,10 +5,10 @@ Start with `Agent`; see `docs/agents.md`.
 
 from __future__ import annotations
 
+from .. import _lazy
 from ._agent import Agent
 from ._anthropic import AnthropicModel
 from ._anthropic_tools import anthropic_runner_tools
-from ._chat import configure_chat, configured_agent, run_chat
 from ._events import (
     AgentEvent,
     ApprovalDecided,
@@ -57,12 +57,15 @@ __all__ = [
     "TurnStarted",
     "TurnUsage",
     "anthropic_runner_tools",
-    "configure_chat",
-    "configured_agent",
     "exec_call",
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
-    "run_chat",
     "wait_call",
 ]
+
+# Moved to `clawcell.cli` (the chat command is a face, not part of the agent runtime).
+__getattr__ = _lazy.moved_exports(
+    __name__,
+    dict.fromkeys(("configure_chat", "configured_agent", "run_chat"), "clawcell.cli._chat"),
+)

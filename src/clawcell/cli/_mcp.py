@@ -58,7 +58,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, args: argparse.Namespace) -> None:
-    from ..mcp import ApprovalPolicy, CodeModeServer, serve_http
+    from ..mcp_server import ApprovalPolicy, CodeModeServer, serve_http
 
     token = _token(args) if args.http else ""
     async with open_mode(settings, default_store=state_directory() / "mcp.db") as mode:

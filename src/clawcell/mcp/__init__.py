@@ -1,5 +1,5 @@
-"""The MCP bridge: real MCP servers as `MCP.<server>.<tool>()` in cells, and clawcell itself
-as an MCP server (`CodeModeServer`, `clawcell mcp serve`).
+"""The MCP bridge: real MCP servers as `MCP.<server>.<tool>()` in cells. (clawcell itself as
+an MCP server, `CodeModeServer`, lives in `clawcell.mcp_server`.)
 
 Needs the official SDK: `pip install 'clawcell[mcp]'`. Configure servers by name:
 
@@ -10,17 +10,13 @@ CodeMode(tools=..., mcp_servers={"time": StdioServer(command="mcp-server-time")}
 
 from __future__ import annotations
 
-from ._approvals import ApprovalPolicy
+from .. import _lazy
 from ._config import HttpServer, ServerConfig, StdioServer
-from ._http import serve_http
 from ._runtime import McpServers
-from ._server import CodeModeServer
 from ._server_file import load_servers, parse_servers
 from ._status import McpServerStatus, ServerState
 
 __all__ = [
-    "ApprovalPolicy",
-    "CodeModeServer",
     "HttpServer",
     "McpServerStatus",
     "McpServers",
@@ -29,5 +25,11 @@ __all__ = [
     "StdioServer",
     "load_servers",
     "parse_servers",
-    "serve_http",
 ]
+
+# Moved to `clawcell.mcp_server`: the server is a face that uses `CodeMode`, and `CodeMode`
+# uses this package.
+__getattr__ = _lazy.moved_exports(
+    __name__,
+    dict.fromkeys(("ApprovalPolicy", "CodeModeServer", "serve_http"), "clawcell.mcp_server"),
+)

@@ -16,8 +16,8 @@ except ImportError as exc:
         f"clawcell.ui needs the [ui] extra ({exc.name} is missing): pip install 'clawcell[ui]'"
     ) from exc
 
+from .. import _lazy
 from ._app import create_app
-from ._command import configure, run
 from ._documents import canvas_tool
 from ._protocol import (
     AgentEvent,
@@ -39,10 +39,13 @@ __all__ = [
     "SessionSummary",
     "UiSettings",
     "canvas_tool",
-    "configure",
     "create_app",
     "load_settings",
-    "run",
 ]
 
 del _jinja2, _markdown_it, _nh3, _starlette
+
+# Moved to `clawcell.cli` with the other commands.
+__getattr__ = _lazy.moved_exports(
+    __name__, dict.fromkeys(("configure", "run"), "clawcell.cli._serve")
+)

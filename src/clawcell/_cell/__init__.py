@@ -1,0 +1,1 @@
+"""One leg of one cell: drive the guest, dispatch over the bridge, settle."""

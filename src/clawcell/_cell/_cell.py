@@ -1,0 +1,386 @@
+"""One cell's life: start, drain and settle bridge requests, park, resume, finish.
+
+A cell owns its guest from `exec` until it completes, fails or parks. Each `exec` and each
+`wait` is one *leg* with its own wall-clock budget (spec §2.5):
+
+1. run guest jobs until the microtask queue is empty, then take one `step` report
+   (new output, admitted requests, the cell's state);
+2. dispatch new requests as asyncio tasks; a `yield` request parks the cell at once;
+3. if the value is ready and nothing is outstanding, the cell completes (unless a rejection
+   is still unhandled); if nothing is outstanding and no value is ready, the cell is stuck;
+4. otherwise wait for settlements (any one while the cell awaits, all of them once its
+   value is ready) within the remaining budget, settle them in one batch, and repeat;
+5. when the budget runs out with requests still pending, the cell parks (`waiting`).
+
+Guest code runs in segments (`Guest.parse_cell`, `run_segment`, `describe_rejection`): off
+the event loop, under the leg's deadline and the epoch backstop; guest code that stops
+without a result is an `EngineFailure`, whose kind `_failures` turns into the envelope's.
+Request arguments are admitted against the host budgets of `_requests` before they are
+parsed.
+
+The requests themselves, their tasks and their saved form are `_pending`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from .._progress import Progress
+from ..approvals import RunApprovals
+from ..runtime import EngineFailure, ExecutorGuest, StepResult, wire
+from ._bridge import Bridge, Reply, encode_settle_batch
+from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
+from ._outcome import LegOutcome
+from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+
+__all__ = ["RESTART_MESSAGE", "Cell"]
+
+STUCK_MESSAGE: Final = "code mode promise is pending without host work"
+
+
+SegmentRunner = Callable[..., Awaitable[Any]]
+"""Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
+returns `fn(*args)`, computed on the guest's own thread."""
+
+
+@dataclass
+class Cell:
+    """A running or parked cell and everything the host holds for it."""
+
+    guest: ExecutorGuest
+    bridge: Bridge
+    output: list[str] = field(default_factory=list[str])
+    bridge_dispatch_started: bool = False
+    value_json: str | None = None
+    _wakeup: asyncio.Future[None] | None = None
+    guard: Callable[[str, list[Any]], str | None] | None = None
+    runner: SegmentRunner | None = None
+    _value_ready: bool = False
+    progress: Progress | None = None
+    """Set for the legs whose caller asked for live updates (`on_update`)."""
+    on_settled: Callable[[str, Reply], None] | None = None
+    """Called when a host task settles outside a leg's loop (the run lifecycle writes it back)."""
+    _pending: PendingRequests = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._pending = PendingRequests(self.bridge.inbox_bytes)
+        approvals = self.bridge.approvals
+        if approvals is not None:
+            approvals.wake = self._wake_now
+
+    @property
+    def approvals(self) -> RunApprovals | None:
+        """The run's approval gate (the bridge's)."""
+        return self.bridge.approvals
+
+    def _wake_now(self) -> None:
+        """A call started to wait for approval: re-check whether the cell can progress."""
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    def _blocked_on_approvals(self) -> bool:
+        """Every running request waits for a decision: no progress is possible without one."""
+        approvals = self.bridge.approvals
+        pending = self._pending
+        if approvals is None or not pending.running or pending.has_completed:
+            return False
+        return approvals.blocked >= pending.running
+
+    # -- legs -------------------------------------------------------------------------------
+
+    async def start(self, code: str, budget_s: float) -> LegOutcome | EngineFailure:
+        """First leg: parse and run the cell; a `syntax_error` failure when it does not parse."""
+        deadline = time.monotonic() + budget_s
+        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
+        # in the same trip to the guest's thread as the first segment.
+        parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        if not parsed:
+            return first if first.kind == "syntax_error" else self._stopped(first)
+        return await self._drive(deadline, first=first)
+
+    def _parse_and_run(
+        self, code: str, deadline: float
+    ) -> tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]:
+        """Parse the cell and run its first segment (on the guest's thread): whether it
+        parsed, and the parse failure or the first segment's result."""
+        compiled = self.guest.parse_cell(code, deadline)
+        if isinstance(compiled, EngineFailure):
+            return False, compiled
+        return True, self.guest.run_segment(compiled, None, deadline)
+
+    async def resume(self, budget_s: float) -> LegOutcome:
+        """A `wait` leg: answer parked yields, then continue the cell."""
+        deadline = time.monotonic() + budget_s
+        self._pending.answer_yields()
+        replies = await self._settlements(deadline)
+        if not replies:
+            return self._park()
+        return await self._drive(deadline, replies)
+
+    def cancel(self) -> None:
+        """Cancel every host task of this cell (owner closed or run expired)."""
+        self._pending.cancel()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def _drive(
+        self,
+        deadline: float,
+        replies: list[Reply] | None = None,
+        *,
+        first: StepResult | EngineFailure | None = None,
+    ) -> LegOutcome:
+        while True:
+            if first is not None:
+                report = self._stopped(first) if isinstance(first, EngineFailure) else first
+                first = None
+            else:
+                report = await self._run_guest(deadline, replies)
+            if isinstance(report, LegOutcome):
+                return report
+            outcome = self._absorb(report)
+            if outcome is not None and outcome.status == "completed":
+                return await self._unless_rejected(outcome, deadline)
+            if outcome is not None:
+                return outcome
+            replies = await self._settlements(deadline)
+            if not replies:
+                return self._park()
+
+    async def _run_guest(
+        self, deadline: float, replies: list[Reply] | None
+    ) -> StepResult | LegOutcome:
+        batch = encode_settle_batch(replies) if replies else None
+        result = await self._off_loop(self.guest.run_segment, None, batch, deadline)
+        return self._stopped(result) if isinstance(result, EngineFailure) else result
+
+    async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
+        if self.runner is None:
+            return function(*args)
+        try:
+            return await self.runner(function, *args, lane=self.guest.lane)
+        except asyncio.CancelledError:
+            self.guest.stop()  # else it spins on its thread until the leg's deadline
+            raise
+
+    def _stopped(self, failure: EngineFailure) -> LegOutcome:
+        """The failure of guest code that stopped without a result."""
+        return self._failed(*failure_of(failure))
+
+    def _absorb(self, report: StepResult) -> LegOutcome | None:
+        self.output.extend(report.output)
+        if self.progress is not None and report.output:
+            self.progress.output(report.output)
+        for request_id in report.cancelled:
+            self._pending.withdraw(request_id)
+        if self.guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
+            return self._failed("timeout", TIMEOUT_MESSAGE)
+        # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
+        # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
+        # unless earlier frontiers were, and then the bridge phase wins.
+        if report.state == wire.STATE_OVERFLOW:
+            return self._refused(report.error)
+        requests = self._admitted(report.requests)
+        refusal = self._refusal(requests)
+        if refusal is not None:
+            return self._refused(refusal)
+        for request_id, method, args in requests:
+            self._dispatch(request_id, method, args)
+        if report.state == wire.STATE_FAILED:
+            return self._failed(*classify(report.error))
+        if report.state == wire.STATE_VALUE:
+            self._value_ready = True
+            self.value_json = report.value_json
+        return self._decide()
+
+    def _decide(self) -> LegOutcome | None:
+        if self._pending.has_yield:
+            return self._park()
+        if len(self._pending):
+            return None
+        if not self._value_ready:
+            return self._failed("internal_error", STUCK_MESSAGE)
+        return LegOutcome(status="completed", value_json=self.value_json or "null")
+
+    async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
+        """`completed`, or the failure of a rejection nobody handled.
+
+        Describing the rejection reads the reason's `name` and `message`, which may be
+        guest getters: it runs like any segment, off the loop and under the deadline (D5).
+        """
+        if not self.guest.has_unhandled_rejection:
+            return completed
+        described = await self._off_loop(self.guest.describe_rejection, deadline)
+        if isinstance(described, str):
+            return self._failed(*classify(described))
+        if described is None:
+            return completed
+        if described.kind == "thrown":  # describing the reason threw
+            return self._failed("internal_error", UNHANDLED_MESSAGE)
+        return self._stopped(described)
+
+    def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
+        """Requests whose arguments fit the host budgets, parsed; the others are answered
+        at once with a catchable error (see `_requests`)."""
+        admitted: list[tuple[str, str, list[Any]]] = []
+        for request_id, method, text in requests:
+            args = self._pending.admit(request_id, method, text)
+            if args is not None:
+                admitted.append((request_id, method, args))
+        return admitted
+
+    def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
+        if _dispatches(method, args):
+            self.bridge_dispatch_started = True
+        if method == "yield":
+            self._pending.park_yield(request_id, args)
+            return
+        reply = self.bridge.run_now(request_id, method, args)
+        if reply is not None:
+            self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
+            return
+        self._start_task(request_id, method, args)
+
+    def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
+        work = self.bridge.run(request_id, method, args)
+        self._pending.start(request_id, method, args, work, self._on_done)
+        if self.progress is not None and method == "callValue":
+            self.progress.tool_started(request_id, str(args[0]))
+
+    def _on_done(self, request_id: str, pending: PendingRequest) -> None:
+        self._report_settled(request_id, pending)
+        if self.on_settled is not None and pending.reply is not None:
+            self.on_settled(request_id, pending.reply)
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    async def _settlements(self, deadline: float) -> list[Reply]:
+        """Settled replies in completion order: any one while the cell awaits, every one
+        once its value is ready; none when the budget runs out first."""
+        pending = self._pending
+        yields = pending.answered_yields()
+        if pending.running and not yields:
+            # One loop turn lets fresh tasks take their first step: fast tools finish here.
+            await asyncio.sleep(0)
+            pending.sweep(self._report_settled)
+        loop = asyncio.get_running_loop()
+        while pending.running and (not pending.has_completed or self._value_ready) and not yields:
+            if self._blocked_on_approvals():
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._wakeup = wakeup = loop.create_future()
+            timer = loop.call_later(remaining, _wake, wakeup)
+            try:
+                await wakeup
+            finally:
+                timer.cancel()
+                self._wakeup = None
+        if self._value_ready and pending.running and not yields:
+            return []
+        return pending.take(yields)
+
+    def _report_settled(self, request_id: str, pending: PendingRequest) -> None:
+        if self.progress is None or pending.method != "callValue" or pending.reply is None:
+            return
+        self.progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
+
+    def _refused(self, error: str) -> LegOutcome:
+        self.cancel()
+        phase: Literal["input", "bridge"] = "bridge" if self.bridge_dispatch_started else "input"
+        return LegOutcome(status="failed", code="invalid_input", phase=phase, error=error)
+
+    def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
+        """The first reason the cell's guard gives to refuse one of `requests`."""
+        guard = self.guard
+        if guard is None:
+            return None
+        for _, method, args in requests:
+            refusal = guard(method, args)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def pending_requests(self) -> list[tuple[str, list[Any]]]:
+        """Method and arguments of every request not yet delivered to the guest."""
+        return [(item.method, item.args) for _, item in self._pending]
+
+    # -- parking across processes ---------------------------------------------------------
+
+    def host_state(self) -> dict[str, Any]:
+        """The host's side of a parked cell as JSON-shaped data (the guest's is a snapshot).
+
+        Requests still running are listed without a reply: a process that continues the
+        cell after this one died re-dispatches them only when they are safe to replay.
+        """
+        return {
+            "pending": self._pending.state(),
+            "bridgeDispatchStarted": self.bridge_dispatch_started,
+            "valueReady": self._value_ready,
+            "valueJson": self.value_json,
+        }
+
+    @classmethod
+    def revive(
+        cls,
+        state: dict[str, Any],
+        *,
+        guest: ExecutorGuest,
+        bridge: Bridge,
+        replay_safe: Callable[[str, list[Any]], bool],
+        runner: SegmentRunner | None = None,
+        gated: frozenset[str] = frozenset(),
+    ) -> Cell:
+        """Continue a parked cell whose host state was saved by another process.
+
+        Requests that were running are dispatched again when `replay_safe` allows it, and so
+        are the `gated` ones (they were waiting for approval and never ran); others reject
+        into the guest with `RESTART_MESSAGE` (`effectStatus: "unknown"`), so nothing runs
+        twice silently.
+        """
+        cell = cls(guest=guest, bridge=bridge, runner=runner)
+        cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
+        cell._value_ready = bool(state.get("valueReady"))
+        cell.value_json = state.get("valueJson")
+        for entry in state.get("pending", []):
+            safe = entry["id"] in gated or replay_safe(str(entry["method"]), list(entry["args"]))
+            cell._pending.revive(entry, replay_safe=safe, run=cell._start_task)
+        return cell
+
+    # -- outcomes -------------------------------------------------------------------------
+
+    def _park(self) -> LegOutcome:
+        pending = tuple((rid, p.method) for rid, p in self._pending)
+        reason = "yield" if self._pending.only_yields else "pending_tools"
+        if reason == "pending_tools" and self._blocked_on_approvals():
+            reason = "approval"
+        return LegOutcome(status="waiting", reason=reason, pending=pending)
+
+    def _failed(self, code: FailureCode, error: str) -> LegOutcome:
+        self.cancel()
+        phase: Literal["guest", "bridge"] = "bridge" if self.bridge_dispatch_started else "guest"
+        return LegOutcome(status="failed", code=code, phase=phase, error=error)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _dispatches(method: str, args: list[Any]) -> bool:
+    """Whether a request counts as bridge dispatch: timers and the API files the release
+    serves from its own table (`API.list`, injected `API.read` paths) do not."""
+    if method in ("sleep", "apiList"):
+        return False
+    if method == "apiRead":
+        path = args[0] if args else None
+        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
+    return True

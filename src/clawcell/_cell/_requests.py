@@ -1,0 +1,153 @@
+"""Host-side bounds on the bridge requests a cell has made and the host has not answered.
+
+Threat model: a hostile cell makes requests whose arguments are cheap in the guest but dear
+on the host (`new Array(2e6).fill({})` is 6 MB of JSON and about 150 MB of Python objects),
+or nests them deep enough to exhaust Python's recursion limit (D1, D9). The guest's own heap
+limit bounds none of that, so the host admits each request's arguments before it parses
+them:
+
+* its estimated host cost must fit the cell's allowance (the program-data inbox size, as
+  for replies) and the process's (`PROCESS_PENDING_BYTES`), counting every request of the
+  cell and of the process still pending;
+* its arguments may nest at most `MAX_ARGUMENT_DEPTH` levels, checked on the text before
+  anything is parsed.
+
+A refused request is answered at once with a plain error the cell can catch; nothing else
+of the cell changes. The estimate counts text bytes plus a fixed cost per container and
+per element (`HOST_BYTES_PER_NODE`), from counts of brackets and commas (C-speed, no
+parse). It overestimates for text full of commas, never underestimates a structure.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from typing import Any, Final, cast
+
+from .._jsonvalue import parse_json_text
+
+__all__ = [
+    "DEPTH_MESSAGE",
+    "MAX_ARGUMENT_DEPTH",
+    "PROCESS_PENDING_BYTES",
+    "RequestLedger",
+    "host_cost",
+]
+
+MAX_ARGUMENT_DEPTH: Final = 128
+PROCESS_PENDING_BYTES: Final = 512 * 1024 * 1024
+HOST_BYTES_PER_NODE: Final = 64
+
+DEPTH_MESSAGE: Final = (
+    f"Code Mode bridge arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels. "
+    "Flatten the value before passing it to the host."
+)
+_CELL_MESSAGE: Final = (
+    "Code Mode pending-request budget exceeded: this request's arguments would hold about "
+    "{cost} bytes on the host, and the cell's pending requests may hold {budget} bytes. "
+    "Pass smaller arguments, or await pending calls before starting more."
+)
+_PROCESS_MESSAGE: Final = (
+    "Code Mode host is busy: the pending requests of all cells in this process would hold "
+    "more than {budget} bytes. Await pending calls or retry later with smaller arguments."
+)
+
+
+def host_cost(text: str) -> int:
+    """Estimated host bytes of the parsed value of the JSON `text`."""
+    nodes = text.count("{") + text.count("[") + text.count(",")
+    return len(text) + HOST_BYTES_PER_NODE * nodes
+
+
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_EMPTY_PAIR: Final = re.compile(r"\[\]|\{\}")
+_SHALLOW_TEXT: Final = 2 * MAX_ARGUMENT_DEPTH
+"""Text shorter than this cannot nest deeper than `MAX_ARGUMENT_DEPTH` (each level takes
+an opening and a closing character), so its depth needs no check."""
+
+
+class _Process:
+    """The host bytes held by the pending requests of every cell of this process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.held = 0
+
+    def forget(self, box: list[int]) -> None:
+        """A ledger was dropped without releasing its requests (its cell was lost)."""
+        with self.lock:
+            self.held -= box[0]
+            box[0] = 0
+
+
+_process = _Process()
+
+
+class RequestLedger:
+    """The pending requests of one cell and the host bytes their arguments hold."""
+
+    def __init__(self, cell_bytes: int) -> None:
+        self._cell_bytes = cell_bytes
+        self._costs: dict[str, int] = {}
+        self._box = [0]  # shared with the finalizer, which must not hold the ledger
+        weakref.finalize(self, _process.forget, self._box)
+
+    @property
+    def held(self) -> int:
+        return self._box[0]
+
+    def admit(self, request_id: str, text: str) -> list[Any] | str:
+        """The parsed arguments of a request, or why it is refused (then nothing is held)."""
+        cost = host_cost(text)
+        with _process.lock:
+            if self._box[0] + cost > self._cell_bytes:
+                return _CELL_MESSAGE.format(cost=cost, budget=self._cell_bytes)
+            if _process.held + cost > PROCESS_PENDING_BYTES:
+                return _PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES)
+            self._box[0] += cost
+            _process.held += cost
+            self._costs[request_id] = cost
+        args = _parse(text)
+        if isinstance(args, str):
+            self.release(request_id)
+        return args
+
+    def release(self, request_id: str) -> None:
+        """The request was answered, cancelled or dropped."""
+        with _process.lock:
+            cost = self._costs.pop(request_id, 0)
+            self._box[0] -= cost
+            _process.held -= cost
+
+    def release_all(self) -> None:
+        with _process.lock:
+            _process.held -= self._box[0]
+            self._box[0] = 0
+            self._costs.clear()
+
+
+def _parse(text: str) -> list[Any] | str:
+    # Depth is checked on the text, before parsing: a parse that recursed near the
+    # interpreter's limit could run garbage-collector finalizers there, which then fail.
+    deep = len(text) >= _SHALLOW_TEXT and text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+    if deep and _nests_deeper_than(text, MAX_ARGUMENT_DEPTH - (not text.startswith("["))):
+        return DEPTH_MESSAGE
+    try:
+        value = parse_json_text(text)
+    except RecursionError:  # only if the caller itself runs deep in the stack
+        return DEPTH_MESSAGE
+    return cast(list[Any], value) if isinstance(value, list) else [value]
+
+
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether the JSON `text` nests containers more than `limit` levels: strings and
+    everything but brackets removed, then innermost pairs removed `limit` times (each pass
+    C-speed; most texts are empty after a few)."""
+    skeleton = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    for _ in range(limit):
+        if not skeleton:
+            return False
+        skeleton = _EMPTY_PAIR.sub("", skeleton)
+    return bool(skeleton)

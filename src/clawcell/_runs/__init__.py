@@ -1,0 +1,1 @@
+"""A run across legs: host, lifecycle, parked runs, leases, replay, decisions."""

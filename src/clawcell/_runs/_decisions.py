@@ -1,0 +1,93 @@
+"""Decisions on pending approvals: find what a run waits for, record what a person decided.
+
+A run's pending approvals are on its live gate while it is parked in this process, or in its
+durable record (`ParkedRecord.approvals`) when it was parked by another process or before a
+restart; either way the decision goes to the session's ledger and is delivered at the run's next
+leg (`approvals/_gate.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..approvals import ApprovalDecision, Approvals, PendingApproval
+from ..errors import InputError
+from ._parked import ParkedRecord, RunHome
+
+__all__ = ["ApprovalDesk"]
+
+
+class ApprovalDesk:
+    """Pending approvals and decisions of one session's runs."""
+
+    def __init__(self, approvals: Approvals, home: RunHome) -> None:
+        self._approvals = approvals
+        self._store = home.store
+        self._session_id = home.session_id
+        self._durable = home.durable
+
+    async def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        decision: str,
+        *,
+        note: str,
+        remember: bool,
+        by: str,
+    ) -> ApprovalDecision:
+        """Record a person's decision on a pending approval of a run (live or durable).
+
+        Raises:
+            InputError: an unknown decision, or an approval that is not pending (unknown,
+                decided already, or expired).
+        """
+        if decision not in ("approve", "deny"):
+            raise InputError(f"decision must be 'approve' or 'deny', got {decision!r}.")
+        approval = await self._pending_approval(run_id, approval_id)
+        if approval is None:
+            raise InputError(
+                f"approval {approval_id!r} of run {run_id!r} is not pending; it may have been "
+                "decided already, expired, or belong to another run."
+            )
+        record = ApprovalDecision(
+            approval_id=approval_id,
+            run_id=run_id,
+            tool=approval.tool,
+            decision="approve" if decision == "approve" else "deny",
+            note=note,
+            remember="session" if remember else "once",
+            by=by,
+            decided_at=self._approvals.clock(),
+        )
+        if not await self._approvals.record(record):
+            raise InputError(f"approval {approval_id!r} was already decided.")
+        return record
+
+    async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
+        """The approvals of a run nobody has decided yet (live gate or durable record)."""
+        ledger = self._approvals.ledger
+        return [a for a in await self._asked(run_id) if await ledger.decision(a.id) is None]
+
+    async def _asked(self, run_id: str) -> list[PendingApproval]:
+        """Every approval a run still waits to have delivered, decided or not."""
+        gate = self._approvals.live(run_id)
+        if gate is not None:
+            return [*gate.pending, *gate.restored.values()]
+        if not self._durable:
+            return []
+        parked = await self._store.load_run(self._session_id, run_id)
+        if parked is None:
+            return []
+        record = ParkedRecord.from_state(parked.meta)
+        return [dataclasses.replace(a, run_id=run_id) for a in record.approvals]
+
+    async def _pending_approval(self, run_id: str, approval_id: str) -> PendingApproval | None:
+        for approval in await self._asked(run_id):
+            if approval.id == approval_id:
+                return approval
+        return None
+
+    async def audit(self) -> list[ApprovalDecision]:
+        """Every decision recorded in the session, oldest first."""
+        return await self._approvals.ledger.audit()

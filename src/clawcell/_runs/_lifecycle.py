@@ -1,0 +1,380 @@
+"""The run lifecycle: start, park, take, revive, resume, expire, abandon and end a cell.
+
+Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three ways:
+
+* **completed** or **failed**: the session-store writes are committed (or dropped), the
+  envelope is settled, and the guest goes back to the pool;
+* **waiting**: the run is parked. Its guest stays live while fewer than `MAX_LIVE_PARKED`
+  runs of the process hold one (a `wait` then continues it without any snapshot work);
+  otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
+  snapshot and the run's record are committed before the envelope is returned, and `wait`
+  claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
+
+The snapshot limit (`maxSnapshotBytes`) holds for live parks too: a cheap upper bound of the
+snapshot's size is checked, and the snapshot is only taken when the bound exceeds the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .._cell._cell import Cell
+from .._cell._outcome import LegOutcome, failed_outcome, leg_envelope
+from .._progress import OnUpdate, Progress
+from .._random import random_uuid4
+from .._source._checks import check_source, read_exec_args, syntax_error_message
+from ..approvals import Approvals
+from ..envelope import (
+    Envelope,
+    FailurePhase,
+    OutputLedger,
+    bound_error,
+    failed_envelope,
+    mark_untrusted,
+)
+from ..errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
+from ..runtime import EngineFailure
+from ..store import ClaimedRun, SessionView
+from ._durable import DurableRuns, stale_message
+from ._host import CellHost
+from ._parked import (
+    MAX_LIVE_PARKED,
+    ParkedRecord,
+    ParkedRuns,
+    Run,
+    RunHome,
+    live_parked_in_process,
+)
+from ._replay import ReplayPolicy
+
+__all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
+
+UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
+_RESUMING: Final = "code mode run is already being resumed."
+_TOO_MANY: Final = "too many suspended code mode runs."
+_SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
+
+
+class Lifecycle:
+    """Every run of one `CodeMode`, from its first `exec` to its end."""
+
+    def __init__(self, host: CellHost, home: RunHome, approvals: Approvals):
+        self._host = host
+        self._store = store = home.store
+        self._session_id = session_id = home.session_id
+        self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
+        ttl = host.limits.snapshot_ttl_seconds
+        self._durable = DurableRuns(store, session_id, host.results, ttl) if home.durable else None
+        self._policy = ReplayPolicy(host.catalog)
+        self.closed = False
+        self.approvals = approvals
+
+    # -- legs -----------------------------------------------------------------------------
+
+    async def exec(self, arguments: Mapping[str, Any], on_update: OnUpdate | None) -> Envelope:
+        """An `exec` call: its arguments and source checked, then the first leg of a new cell.
+
+        Raises:
+            InputError: `code` is missing or blank (the call itself is rejected).
+            ClosedError: the `CodeMode` is closed.
+        """
+        self.check_open()
+        parsed = read_exec_args(arguments)
+        if isinstance(parsed, str):
+            return self.failure("invalid_input", "input", parsed)
+        if (problem := check_source(parsed.code)) is not None:
+            return self.failure("invalid_input", "input", problem.message)
+        return await self.start(parsed.code, restart_safe=parsed.restart_safe, on_update=on_update)
+
+    async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
+        """The first leg of a new cell."""
+        self.expire()
+        if self._durable is not None:
+            await self._durable.before_leg()
+        host = self._host
+        await host.prepare()
+        try:
+            guest = host.acquire()
+        except RuntimeUnavailableError as exc:
+            return self.failure("runtime_unavailable", "host", exc.message)
+        session = SessionView(self._store, self._session_id)
+        guard = self._policy.restart_guard if restart_safe else None
+        run_id = f"cm_{random_uuid4()}"
+        gate = self.approvals.run(run_id, restart_safe=restart_safe)
+        bridge = host.bridge(session, gate)
+        cell = Cell(guest=guest, bridge=bridge, guard=guard, runner=host.runner)
+        run = Run(
+            run_id=run_id,
+            cell=cell,
+            ledger=OutputLedger(host.limits.max_output_bytes),
+            session=session,
+            restart_safe=restart_safe,
+        )
+        _observe(run, on_update)
+        gate.active = True
+        try:
+            outcome = await cell.start(code, host.limits.timeout_ms / 1000)
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
+        except RuntimeUnavailableError as exc:  # the guest could not be reset: it is retired
+            self.approvals.forget(run_id)
+            return self.failure("runtime_unavailable", "host", exc.message)
+        if isinstance(outcome, EngineFailure):  # the code did not parse
+            host.release(guest)
+            self.approvals.forget(run_id)
+            message = syntax_error_message(outcome.message, outcome.stack, code)
+            return self.failure("invalid_input", "input", message)
+        return await self._settle(run, outcome)
+
+    async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
+        """A `wait` leg: claim the parked run (from the store when durable) and continue it.
+
+        Raises:
+            InputError: the run is unknown, expired, or held by another worker's leg.
+            SnapshotError: the durable copy of the run is damaged.
+        """
+        self.check_open()
+        self.expire()
+        await self._host.prepare()  # a cell parked by another process may call MCP servers
+        run = self._parked.get(run_id)
+        if run is not None and run.resuming:
+            return self.failure("invalid_input", "input", _RESUMING)
+        durable = self._durable
+        if durable is None:
+            if run is None or run.expires_at <= time.time():
+                raise InputError(UNAVAILABLE_MESSAGE)
+            return await self._resume(run, on_update)
+        budget_s = self._host.limits.timeout_ms / 1000
+        started = time.monotonic()
+        run = await self._claim(durable, run_id, run, budget_s)
+        assert run.keeper is not None
+        async with run.keeper:
+            left = max(budget_s - (time.monotonic() - started), 0.0)
+            return await self._resume(run, on_update, budget_s=left)
+
+    async def _claim(
+        self, durable: DurableRuns, run_id: str, run: Run | None, budget_s: float
+    ) -> Run:
+        """Claim a durable run: this worker's copy when still current, else the stored one."""
+        await durable.maybe_sweep()
+        if run is not None:
+            run.resuming = True  # claimed before the store is asked: a racing wait sees it
+        try:
+            claimed = await durable.claim(run_id, budget_s=budget_s)
+        finally:
+            if run is not None:
+                run.resuming = False
+        if run is not None and (claimed is None or not durable.continues(run, claimed)):
+            self._drop(run)  # another worker continued it
+            run = None
+        if claimed is None:
+            raise InputError(UNAVAILABLE_MESSAGE)
+        if run is None:
+            run = await self._revive_claimed(durable, run_id, claimed)
+        run.version, run.keeper = claimed.lease.version, durable.keeper(claimed)
+        return run
+
+    async def _revive_claimed(self, durable: DurableRuns, run_id: str, claimed: ClaimedRun) -> Run:
+        try:
+            return self._revive(run_id, claimed.run.blob, durable.record(claimed))
+        except BaseException:
+            await durable.discard(run_id)  # damaged or expired: nobody can continue it
+            raise
+
+    async def _resume(
+        self, run: Run, on_update: OnUpdate | None, *, budget_s: float | None = None
+    ) -> Envelope:
+        run.resuming = True
+        _observe(run, on_update)
+        gate = self.approvals.run(run.run_id, restart_safe=run.restart_safe)
+        gate.active = True
+        try:
+            if run.snapshot is not None:
+                guest = self._host.acquire()
+                guest.restore(run.snapshot)
+                run.cell.guest, run.snapshot = guest, None
+            await gate.deliver()
+            budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
+            outcome = await run.cell.resume(budget)
+        except asyncio.CancelledError:
+            self._abandon(run)
+            raise
+        finally:
+            run.resuming = False
+        return await self._settle(run, outcome)
+
+    def _revive(self, run_id: str, blob: bytes, record: ParkedRecord) -> Run:
+        """A run another process (or this one, before a restart) committed to the store."""
+        if record.expires_at <= time.time():
+            raise InputError(UNAVAILABLE_MESSAGE)  # expired in the store: revive nothing
+        host = self._host
+        guest = host.acquire()
+        try:
+            guest.restore(blob)
+        except BaseException:
+            host.release(guest)
+            raise
+        session = SessionView(self._store, self._session_id, writes=record.writes)
+        gate = self.approvals.run(run_id, restart_safe=record.restart_safe)
+        gate.restored = {
+            a.request_id: dataclasses.replace(a, run_id=run_id) for a in record.approvals
+        }
+        cell = Cell.revive(
+            record.cell,
+            guest=guest,
+            bridge=host.bridge(session, gate),
+            replay_safe=self._policy.replay_safe,
+            runner=host.runner,
+            gated=frozenset(gate.restored),
+        )
+        cell.guard = self._policy.restart_guard if record.restart_safe else None
+        return Run(
+            run_id=run_id,
+            cell=cell,
+            ledger=record.ledger,
+            session=session,
+            restart_safe=record.restart_safe,
+            expires_at=record.expires_at,
+        )
+
+    # -- the end of a leg -----------------------------------------------------------------
+
+    async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
+        run.cell.progress = None
+        gate = self.approvals.live(run.run_id)
+        if gate is not None:
+            gate.active = False
+        durable = self._durable
+        if durable is not None and not await durable.still_held(run):
+            return self._stale(run)
+        snapshot: bytes | None = None
+        if outcome.status == "waiting":
+            outcome, snapshot = self._suspend(run, outcome)
+        warning = None
+        if outcome.status == "completed":
+            warning = await run.session.commit()
+        elif outcome.status == "failed":
+            run.session.discard()
+        run.cell.output, items = [], run.cell.output
+        for item in items:
+            run.ledger.append(item)
+        try:
+            envelope = leg_envelope(run, outcome, self._host, self._policy)
+        except ClawcellError:
+            # Not even the status fits the model's context: the call fails, the cell ends.
+            await self._end(run, outcome)
+            raise
+        if warning is not None:
+            envelope["warnings"] = [warning]
+        if run.cell.bridge.network_derived:
+            envelope = mark_untrusted(envelope)
+        if outcome.status != "waiting":
+            await self._end(run, outcome)
+            return envelope
+        if durable is not None and snapshot is not None:
+            try:
+                await durable.park(run, snapshot)
+            except StaleRunError:
+                return self._stale(run)
+        self._parked.keep(run)
+        return envelope
+
+    def _stale(self, run: Run) -> Envelope:
+        """Another worker claimed the run while this leg ran: drop this copy, commit nothing."""
+        run.keeper = None
+        self._drop(run)
+        return self.failure("stale_run", "host", stale_message(run.run_id))
+
+    def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:
+        """Park a cell: keep its guest live or snapshot it; fail it when it cannot park."""
+        if not self._parked.has_room_for(run.run_id):
+            run.cell.cancel()
+            return failed_outcome("invalid_input", "input", _TOO_MANY), None
+        limit = self._host.limits.max_snapshot_bytes
+        guest = run.cell.guest
+        live = live_parked_in_process() < MAX_LIVE_PARKED
+        snapshot = None
+        if self._parked.durable or not live or guest.snapshot_bound() > limit:
+            snapshot = guest.snapshot()
+            if len(snapshot) > limit:
+                run.cell.cancel()
+                phase: FailurePhase = "bridge" if run.cell.bridge_dispatch_started else "guest"
+                failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
+                return failed, None
+        if not live:
+            self._host.release(guest)
+            run.snapshot = snapshot
+        run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
+        return outcome, snapshot
+
+    async def _end(self, run: Run, outcome: LegOutcome) -> None:
+        if self._durable is not None:
+            await self._durable.finish(run)
+        self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
+        if outcome.status == "waiting":
+            run.cell.cancel()
+            run.session.discard()
+            self._release_live(run)
+        else:
+            self._host.release(run.cell.guest)
+
+    # -- runs that end without a leg --------------------------------------------------------
+
+    def failure(self, code: str, phase: FailurePhase, message: str) -> Envelope:
+        """A failed envelope for a call that never reached a cell (bounded error)."""
+        error = bound_error(message, self._host.limits.max_output_bytes)
+        return failed_envelope(
+            code=code, phase=phase, error=error, telemetry=self._host.telemetry()
+        )
+
+    def expire(self) -> None:
+        """Drop parked runs idle beyond their TTL."""
+        for run in self._parked.expired():
+            self._drop(run)
+
+    def check_open(self) -> None:
+        """Raise `ClosedError` once `close` was called."""
+        if self.closed:
+            raise ClosedError("this CodeMode is closed; create a new one")
+
+    def close(self) -> None:
+        """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        self.closed = True
+        if self._durable is not None:
+            self._durable.close()
+        for run in self._parked.all():
+            self.approvals.forget(run.run_id)
+            run.cell.cancel()
+            self._parked.forget(run.run_id)
+
+    def _abandon(self, run: Run) -> None:
+        """The caller cancelled a leg: end the cell and cancel its host work.
+
+        Its guest is not returned to the pool (a guest segment may still be finishing on the
+        worker thread); it is simply dropped.
+        """
+        self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
+
+    def _drop(self, run: Run) -> None:
+        self._parked.forget(run.run_id)
+        self.approvals.forget(run.run_id)
+        run.cell.cancel()
+        run.session.discard()
+        self._release_live(run)
+
+    def _release_live(self, run: Run) -> None:
+        if run.snapshot is None:
+            self._host.release(run.cell.guest)
+
+
+def _observe(run: Run, on_update: OnUpdate | None) -> None:
+    run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)

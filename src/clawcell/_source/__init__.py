@@ -1,0 +1,1 @@
+"""The model's call and its source, checked before a cell exists."""

@@ -1,0 +1,175 @@
+"""`clawcell serve`: run the Control UI with uvicorn and print its URL with the token."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import importlib
+import socket
+import sys
+import tempfile
+from collections.abc import AsyncGenerator, Callable
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+from ..errors import ConfigurationError
+from ..ui._protocol import ChatAgent
+from ..ui._settings import UiSettings, load_settings
+
+__all__ = ["configure", "run", "serve"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the `serve` command's options to `parser`."""
+    parser.add_argument("--config", type=Path, help="a clawcell.toml with a [ui] table")
+    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="TCP port (default 8787; 0 picks a free one)")
+    parser.add_argument(
+        "--embed-sandbox", choices=["strict", "scripts", "trusted"], help="canvas sandbox tier"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="serve a scripted demo agent (no model key needed)"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="PATH_OR_URL",
+        help="a SQLite file or postgresql:// URL for the [agent] table's agent (default: "
+        "the config file's `store`, else memory)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `clawcell serve` until interrupted; 2 for a configuration error."""
+    overrides = {"host": args.host, "port": args.port, "embed_sandbox": args.embed_sandbox}
+    with tempfile.TemporaryDirectory(prefix="clawcell-demo-") as scratch:
+        try:
+            settings = load_settings(args.config, **overrides)
+            if args.demo:
+                if args.store is not None:
+                    raise ConfigurationError(
+                        f"--store {args.store!r} is for the agent of the [agent] table; the "
+                        "--demo agent keeps its scripted sessions in memory."
+                    )
+                media = Path(scratch)
+                settings = dataclasses.replace(settings, media_roots=(*settings.media_roots, media))
+                factory = _demo_factory(media)
+            else:
+                factory = _agent_factory(settings, args.config, args.store)
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(serve(factory, settings))
+        except ConfigurationError as exc:
+            print(f"clawcell: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]
+
+
+def _demo_factory(media: Path) -> AgentFactory:
+    from ..ui._demo import demo_agent
+
+    return lambda: demo_agent(media)
+
+
+def _agent_factory(settings: UiSettings, config: Path | None, store: str | None) -> AgentFactory:
+    if settings.agent is None:
+        return _configured_factory(config, store)
+    if store is not None:
+        raise ConfigurationError(
+            f"--store {store!r} is for the agent of the [agent] table; the factory "
+            f"{settings.agent!r} of the [ui] table makes its own store."
+        )
+    module_name, _, attribute = settings.agent.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigurationError(f"cannot load the agent {settings.agent!r}: {exc}") from exc
+    return lambda: _entered(factory())
+
+
+def _configured_factory(config: Path | None, store: str | None) -> AgentFactory:
+    """The agent of the config file's `[agent]` table, with its tools (built-in included)."""
+    from ._chat import configured_agent
+    from ._runtime import store_option
+    from ._settings import Settings, load_settings
+
+    described = load_settings(config) if config is not None else None
+    if described is not None and store is not None:
+        described = described.merged(Settings(store=store_option(store)))
+    if described is None or described.model is None:
+        raise ConfigurationError(
+            '`clawcell serve` needs an agent: set `agent = "module:factory"` in the [ui] '
+            'table of the config file, or `model = "openai:gpt-5.1"` in its [agent] table, '
+            "or pass --demo."
+        )
+    tools = described.build_tools()  # configuration errors before the server starts
+    return lambda: cast(
+        contextlib.AbstractAsyncContextManager[ChatAgent],
+        configured_agent(described, tools=tools),
+    )
+
+
+@contextlib.asynccontextmanager
+async def _entered(agent: Any) -> AsyncGenerator[ChatAgent]:
+    if hasattr(agent, "__aenter__"):
+        async with agent:
+            yield cast(ChatAgent, agent)
+    else:
+        yield cast(ChatAgent, agent)
+
+
+def _bind(settings: UiSettings) -> socket.socket:
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(
+            f"cannot bind {settings.host}:{settings.port}: {exc.strerror}; "
+            "pick another --port (0 picks a free one)."
+        ) from exc
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def access_url(settings: UiSettings, port: int) -> str:
+    """The URL to open, with the token: `http://127.0.0.1:8787/?token=…`."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}/?token={settings.token}"
+
+
+async def serve(
+    factory: AgentFactory,
+    settings: UiSettings,
+    *,
+    out: TextIO | None = None,
+) -> None:
+    """Serve the UI for the agent `factory` yields until the server is stopped."""
+    import uvicorn
+
+    from ..ui._app import create_app
+
+    out = out or sys.stdout
+    sock = _bind(settings)
+    try:
+        async with factory() as agent:
+            app = create_app(agent, settings)
+            config = uvicorn.Config(app, log_level="warning", lifespan="off")
+            server = uvicorn.Server(config)
+            print(access_url(settings, sock.getsockname()[1]), file=out, flush=True)
+            if not settings.is_loopback:
+                print(
+                    f"clawcell: warning: bound to {settings.host}, not loopback; anyone who "
+                    "can reach it and learns the token can run your tools.",
+                    file=sys.stderr,
+                )
+            await server.serve(sockets=[sock])
+    finally:
+        sock.close()
