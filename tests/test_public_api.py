@@ -48,6 +48,7 @@ RUNTIME = [
     "GuestPool",
     "ParseFailure",
     "QuickJSExecutor",
+    "SegmentRunner",
     "StepResult",
     "compiled_reactor",
     "parse_failure",

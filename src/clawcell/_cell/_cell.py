@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .._progress import Progress
 from ..approvals import RunApprovals
-from ..runtime import EngineFailure, ExecutorGuest, StepResult, wire
+from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, wire
 from ._bridge import Bridge, Reply, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
@@ -42,7 +42,6 @@ __all__ = ["RESTART_MESSAGE", "Cell"]
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
 
-SegmentRunner = Callable[..., Awaitable[Any]]
 """Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
 returns `fn(*args)`, computed on the guest's own thread."""
 

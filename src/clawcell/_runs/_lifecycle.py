@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._cell._cell import Cell
-from .._cell._outcome import LegOutcome, failed_outcome, leg_envelope
+from .._cell._outcome import LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4
 from .._source._checks import check_source, read_exec_args, syntax_error_message
@@ -50,6 +50,7 @@ from ._parked import (
     live_parked_in_process,
 )
 from ._replay import ReplayPolicy
+from ._settle import leg_envelope
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
