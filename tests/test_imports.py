@@ -241,7 +241,7 @@ def test_the_mcp_client_bridge_imports_nothing_of_code_mode() -> None:
 
 
 def test_the_cycle_finder_reports_a_loop_and_passes_a_tree() -> None:
-    tree = {"a": {"b", "c"}, "b": {"c"}, "c": set()}
+    tree: dict[str, set[str]] = {"a": {"b", "c"}, "b": {"c"}, "c": set()}
     assert find_cycle(tree) == []
     assert find_cycle({**tree, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"x": {"x"}}) == ["x", "x"]
