@@ -26,6 +26,13 @@ class LegOutcome:
     code: FailureCode = "internal_error"
     phase: Literal["input", "guest", "bridge", "host"] = "guest"
     error: str = ""
+    ran: bool = True
+    """False when the code never ran (it did not parse): the call is rejected, no leg ended."""
+
+    @classmethod
+    def not_parsed(cls, error: str) -> LegOutcome:
+        """The outcome of code that does not parse: `invalid_input` in the `input` phase."""
+        return cls(status="failed", code="invalid_input", phase="input", error=error, ran=False)
 
 
 def failed_outcome(code: FailureCode, phase: FailurePhase, error: str) -> LegOutcome:

@@ -26,7 +26,7 @@ from .._cell._cell import Cell
 from .._cell._outcome import LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4
-from .._source._checks import check_source, read_exec_args, syntax_error_message
+from .._source._checks import check_source, read_exec_args
 from ..approvals import Approvals
 from ..envelope import (
     Envelope,
@@ -37,7 +37,6 @@ from ..envelope import (
     mark_untrusted,
 )
 from ..errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
-from ..runtime import EngineFailure
 from ..store import ClaimedRun, SessionView
 from ._durable import DurableRuns, stale_message
 from ._host import CellHost
@@ -125,11 +124,10 @@ class Lifecycle:
         except RuntimeUnavailableError as exc:  # the guest could not be reset: it is retired
             self.approvals.forget(run_id)
             return self.failure("runtime_unavailable", "host", exc.message)
-        if isinstance(outcome, EngineFailure):  # the code did not parse
+        if not outcome.ran:  # the code did not parse
             host.release(guest)
             self.approvals.forget(run_id)
-            message = syntax_error_message(outcome.message, outcome.stack, code)
-            return self.failure("invalid_input", "input", message)
+            return self.failure(outcome.code, outcome.phase, outcome.error)
         return await self._settle(run, outcome)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
@@ -198,7 +196,8 @@ class Lifecycle:
             if run.snapshot is not None:
                 guest = self._host.acquire()
                 guest.restore(run.snapshot)
-                run.cell.guest, run.snapshot = guest, None
+                run.cell.move_to(guest)
+                run.snapshot = None
             await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
@@ -232,8 +231,8 @@ class Lifecycle:
             replay_safe=self._policy.replay_safe,
             runner=host.runner,
             gated=frozenset(gate.restored),
+            guard=self._policy.restart_guard if record.restart_safe else None,
         )
-        cell.guard = self._policy.restart_guard if record.restart_safe else None
         return Run(
             run_id=run_id,
             cell=cell,
@@ -246,7 +245,7 @@ class Lifecycle:
     # -- the end of a leg -----------------------------------------------------------------
 
     async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
-        run.cell.progress = None
+        run.cell.report_to(None)
         gate = self.approvals.live(run.run_id)
         if gate is not None:
             gate.active = False
@@ -261,8 +260,7 @@ class Lifecycle:
             warning = await run.session.commit()
         elif outcome.status == "failed":
             run.session.discard()
-        run.cell.output, items = [], run.cell.output
-        for item in items:
+        for item in run.cell.take_output():
             run.ledger.append(item)
         try:
             envelope = leg_envelope(run, outcome, self._host, self._policy)
@@ -272,7 +270,7 @@ class Lifecycle:
             raise
         if warning is not None:
             envelope["warnings"] = [warning]
-        if run.cell.bridge.network_derived:
+        if run.cell.network_derived:
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
             await self._end(run, outcome)
@@ -378,4 +376,4 @@ class Lifecycle:
 
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:
-    run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
+    run.cell.report_to(None if on_update is None else Progress(run.run_id, on_update))

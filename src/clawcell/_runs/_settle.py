@@ -65,5 +65,5 @@ def leg_envelope(run: Run, outcome: LegOutcome, host: CellHost, policy: ReplayPo
         model_budget=host.model_budget,
         results=host.results,
         retention="restart_safe" if run.restart_safe else "interactive",
-        network_content=run.cell.bridge.network_derived,
+        network_content=run.cell.network_derived,
     )
