@@ -18,7 +18,7 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
-from ._view import PERSISTENCE_WARNING, SessionView
+from ._view import SessionView
 
 if typing.TYPE_CHECKING:
     from ._opening import open_store
@@ -34,7 +34,6 @@ __getattr__ = _lazy.lazy_exports(
 
 
 __all__ = [
-    "PERSISTENCE_WARNING",
     "ClaimedRun",
     "Lease",
     "LeaseKeeper",
