@@ -112,7 +112,3 @@ COMMANDS: Final[tuple[Command, ...]] = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `clawcell` command."""
     return run_cli(COMMANDS, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
