@@ -16,9 +16,7 @@ Guest code runs in segments (`Guest.parse_cell`, `run_segment`, `describe_reject
 the event loop, under the leg's deadline and the epoch backstop; guest code that stops
 without a result is an `EngineFailure`, whose kind `_failures` turns into the envelope's.
 Request arguments are admitted against the host budgets of `_requests` before they are
-parsed.
-
-The requests themselves, their tasks and their saved form are `_pending`'s.
+parsed; the requests themselves, their tasks and their saved form are `_pending`'s.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from .._progress import Progress
 from .._source._checks import syntax_error_message
 from ..approvals import RunApprovals
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, wire
-from ._bridge import Bridge, Reply, encode_settle_batch
+from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
@@ -43,11 +41,8 @@ STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
 
 class Cell:
-    """A running or parked cell and everything the host holds for it.
-
-    The run lifecycle asks it to do things (start a leg, resume, move to a restored guest,
-    report progress, hand over its new output, cancel) and reads what it needs through
-    properties; it never writes the cell's state.
+    """A running or parked cell and everything the host holds for it. The run lifecycle asks
+    it to do things through methods and reads it through properties; it never writes its state.
     """
 
     def __init__(
@@ -91,12 +86,11 @@ class Cell:
         return self._bridge.network_derived
 
     def move_to(self, guest: ExecutorGuest) -> None:
-        """Continue on `guest`, restored from this cell's snapshot (its live guest went back
-        to the pool when it parked)."""
+        """Continue on `guest`, restored from this cell's snapshot."""
         self._guest = guest
 
     def report_to(self, progress: Progress | None) -> None:
-        """Send live updates of this leg to `progress` (`None`: nobody asked for them)."""
+        """Send this leg's live updates to `progress` (`None`: nobody asked for them)."""
         self._progress = progress
 
     def on_settled_outside_leg(self, callback: Callable[[str, Reply], None]) -> None:
@@ -114,7 +108,8 @@ class Cell:
         return self._bridge.approvals
 
     def _wake_now(self) -> None:
-        """A call started to wait for approval: re-check whether the cell can progress."""
+        """Re-check whether the cell can progress (a task settled, or a call started to wait
+        for approval)."""
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -275,7 +270,7 @@ class Cell:
         return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
-        if _dispatches(method, args):
+        if counts_as_dispatch(method, args):
             self._dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
@@ -296,9 +291,7 @@ class Cell:
         self._report_settled(request_id, pending)
         if self._on_settled is not None and pending.reply is not None:
             self._on_settled(request_id, pending.reply)
-        wakeup = self._wakeup
-        if wakeup is not None and not wakeup.done():
-            wakeup.set_result(None)
+        self._wake_now()
 
     async def _settlements(self, deadline: float) -> list[Reply]:
         """Settled replies in completion order: any one while the cell awaits, every one
@@ -317,7 +310,7 @@ class Cell:
             if remaining <= 0:
                 break
             self._wakeup = wakeup = loop.create_future()
-            timer = loop.call_later(remaining, _wake, wakeup)
+            timer = loop.call_later(remaining, self._wake_now)
             try:
                 await wakeup
             finally:
@@ -340,13 +333,8 @@ class Cell:
     def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
         guard = self._guard
-        if guard is None:
-            return None
-        for _, method, args in requests:
-            refusal = guard(method, args)
-            if refusal is not None:
-                return refusal
-        return None
+        refusals = (guard(method, args) for _, method, args in requests) if guard else ()
+        return next((refusal for refusal in refusals if refusal is not None), None)
 
     def pending_requests(self) -> list[tuple[str, list[Any]]]:
         """Method and arguments of every request not yet delivered to the guest."""
@@ -408,19 +396,3 @@ class Cell:
         self.cancel()
         phase: Literal["guest", "bridge"] = "bridge" if self._dispatch_started else "guest"
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-def _dispatches(method: str, args: list[Any]) -> bool:
-    """Whether a request counts as bridge dispatch: timers and the API files the release
-    serves from its own table (`API.list`, injected `API.read` paths) do not."""
-    if method in ("sleep", "apiList"):
-        return False
-    if method == "apiRead":
-        path = args[0] if args else None
-        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
-    return True

@@ -8,7 +8,7 @@ Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three wa
   runs of the process hold one (a `wait` then continues it without any snapshot work);
   otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
   snapshot and the run's record are committed before the envelope is returned, and `wait`
-  claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
+  claims the run with a lease (`_durable.py`), so exactly one worker continues it at a time.
 
 The snapshot limit (`maxSnapshotBytes`) holds for live parks too: a cheap upper bound of the
 snapshot's size is checked, and the snapshot is only taken when the bound exceeds the limit.
