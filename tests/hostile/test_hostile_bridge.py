@@ -97,6 +97,16 @@ def test_arguments_that_parse_into_huge_host_objects_are_refused_before_parsing(
     assert _exec(code)["value"] == CELL_BUDGET.format(cost=cost)
 
 
+def test_a_sparse_array_of_a_million_holes_reaches_a_tool() -> None:
+    async def count(params: dict[str, Any]) -> int:
+        return len(params["a"])
+
+    size = Tool(name="size", execute=count, parameters={"type": "object"})
+    envelope = _exec("return await size({ a: new Array(1e6) });", [size, echo_tool()])
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"] == 1_000_000
+
+
 def test_pending_arguments_of_one_cell_share_its_allowance() -> None:
     # Four 3 MB arguments in one frontier: the fourth does not fit the 10 MiB allowance,
     # whatever the tools do meanwhile.
