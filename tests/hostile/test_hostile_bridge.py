@@ -187,3 +187,9 @@ def test_a_step_report_too_large_for_guest_memory_is_an_out_of_memory_envelope()
         "catalog.search('q'.repeat(4e6))));"
     )
     assert failure(_exec(code))[:3] == ("internal_error", "guest", "InternalError: out of memory")
+
+
+def test_a_five_megabyte_search_query_is_searched_on_its_start() -> None:
+    envelope = _exec("return await catalog.search('echo ' + 'x'.repeat(5e6));")
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"] == ["echo"]
