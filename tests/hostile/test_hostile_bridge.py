@@ -190,6 +190,7 @@ def test_a_step_report_too_large_for_guest_memory_is_an_out_of_memory_envelope()
 
 
 def test_a_five_megabyte_search_query_is_searched_on_its_start() -> None:
-    envelope = _exec("return await catalog.search('echo ' + 'x'.repeat(5e6));")
+    code = "return (await catalog.search('echo ' + 'x'.repeat(5e6))).map((t) => t.callableName);"
+    envelope = _exec(code)
     assert envelope["status"] == "completed", envelope
     assert envelope["value"] == ["echo"]
