@@ -13,7 +13,7 @@ MAKEFILE = README.with_name("Makefile")
 
 
 def _python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text("utf-8"), re.S)
+    return re.findall(r"```python[^\n]*\n(.*?)```", README.read_text("utf-8"), re.S)
 
 
 def test_the_quick_start_names_exactly_the_two_make_targets_first() -> None:

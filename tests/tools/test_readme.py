@@ -11,9 +11,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_the_readme_tools_example_lists_the_tools_it_promises(tmp_path: Path) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text("utf-8"), re.S)
+    blocks = re.findall(r"```python[^\n]*\n(.*?)```", README.read_text("utf-8"), re.S)
     example = next(block for block in blocks if "from clawcell.tools import" in block)
-    promised = example.strip().splitlines()[-1].removeprefix("# ")
+    promised = example.strip().splitlines()[-1].removeprefix("#> ")
     done = subprocess.run(
         [sys.executable, "-c", example],
         cwd=tmp_path,
