@@ -27,18 +27,8 @@ def chat_stream() -> list[Answer]:
     return [tool_call_stream(CELL, text=()), text_stream("b-202 is ", "unpaid.")]
 
 
-def chat_json() -> list[Answer]:
-    """Chat Completions, one JSON body per answer (pydantic-ai's `openai:` models)."""
-    call = {"id": "call_1", "type": "function",
-            "function": {"name": "exec", "arguments": json.dumps({"code": CELL})}}  # fmt: skip
-    return [
-        _completion({"role": "assistant", "content": None, "tool_calls": [call]}),
-        _completion({"role": "assistant", "content": ANSWER}),
-    ]
-
-
 def responses_json() -> list[Answer]:
-    """The Responses API, one JSON body per answer (the OpenAI Agents SDK's default)."""
+    """The Responses API, one JSON body per answer (the OpenAI Agents SDK and pydantic-ai)."""
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec",
             "arguments": json.dumps({"code": CELL}), "status": "completed"}  # fmt: skip
     part: dict[str, Any] = {"type": "output_text", "text": ANSWER, "annotations": []}
@@ -54,19 +44,6 @@ def messages_json() -> list[Answer]:
         _message([use], "tool_use"),
         _message([{"type": "text", "text": ANSWER}], "end_turn"),
     ]
-
-
-def _completion(message: dict[str, Any]) -> Answer:
-    return Answer(
-        body={
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-test",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    )
 
 
 def _response(item: dict[str, Any]) -> dict[str, Any]:

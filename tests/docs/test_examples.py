@@ -24,7 +24,7 @@ from pytest_examples import CodeExample, EvalExample, find_examples, run_code
 
 from tests.agent._wire import Answer
 
-from ._models import chat_json, chat_stream, messages_json, responses_json, serving
+from ._models import chat_stream, messages_json, responses_json, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -32,17 +32,31 @@ EXAMPLES = [example for page in PAGES for example in find_examples(page)]
 
 MODELS: list[tuple[str, Callable[[], list[Answer]]]] = [
     ("OpenAIChatModel(", chat_stream),
-    ("pydantic_ai_toolset(", chat_json),
+    ("pydantic_ai_toolset(", responses_json),
     ("openai_agents_tools(", responses_json),
     ("anthropic_runner_tools(", messages_json),
 ]
 """Which scripted conversation an example's model gets, by the adapter the example uses."""
+
+SLOW = ["from pydantic_ai", "from agents", "import asyncio, anthropic", "StdioServer("]
+"""Blocks that import a large SDK or start an MCP server process (seconds each)."""
 
 GENERATED = [
     (re.compile(r"\bcm_[0-9A-Za-z_-]{6,}"), "cm_…"),
     (re.compile(r'"counterScope":"[^"]+"'), '"counterScope":"…"'),
 ]
 """Ids that differ on every run; the pages show them as `…`."""
+
+
+def _params() -> list[Any]:
+    return [
+        pytest.param(
+            example,
+            id=str(example),
+            marks=[pytest.mark.slow] if any(m in example.source for m in SLOW) else [],
+        )
+        for example in EXAMPLES
+    ]
 
 
 def _settings(example: CodeExample) -> dict[str, str]:
@@ -112,7 +126,7 @@ def _model_server(example: CodeExample, stack: ExitStack, monkeypatch: pytest.Mo
             return
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=str)
+@pytest.mark.parametrize("example", _params())
 def test_the_example_runs_as_written(
     example: CodeExample,
     eval_example: EvalExample,
