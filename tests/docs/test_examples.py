@@ -43,7 +43,7 @@ SLOW = ["from pydantic_ai", "from agents", "import asyncio, anthropic", "StdioSe
 
 GENERATED = [
     (re.compile(r"\bcm_[0-9A-Za-z_-]{6,}"), "cm_…"),
-    (re.compile(r'"counterScope":"[^"]+"'), '"counterScope":"…"'),
+    (re.compile(r"""(["']counterScope["']: ?["'])[^"']+"""), r"\1…"),
 ]
 """Ids that differ on every run; the pages show them as `…`."""
 
