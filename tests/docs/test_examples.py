@@ -11,6 +11,8 @@ scripted loopback server through `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` (see `
 from __future__ import annotations
 
 import ast
+import io
+import json
 import os
 import re
 import sys
@@ -104,12 +106,15 @@ def docs_env(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-docs-test")
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    monkeypatch.setenv("DOCS_TOKEN", "docs-test-token")  # docs/mcp.md's HTTP server
     # as in an activated virtualenv: `mcp-server-time` and friends are on the PATH
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     # pytest-examples rewrites a failing example's traceback into code objects that Python
     # 3.11's traceback printer cannot walk (StopIteration); the plain one names the example's
     # file, which holds the block's source, so it reads as well.
     monkeypatch.setattr(run_code, "create_example_traceback", _no_rewrite)
+    # as `python example.py < /dev/null`: a server on stdio ends when its input does
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO()))
     main = sys.modules["__main__"]
     try:
         yield
@@ -126,12 +131,20 @@ def _model_server(example: CodeExample, stack: ExitStack, monkeypatch: pytest.Mo
             return
 
 
+def _shown_output(example: CodeExample) -> Any:
+    """The JSON block right after `example` when the page introduces it as the output."""
+    after = example.path.read_text("utf-8")[example.end_index :]
+    found = re.match(r"```\n\nOutput\b[^\n]*\n\n```json\n(.*?)```", after, re.S)
+    return None if found is None else json.loads(found.group(1))
+
+
 @pytest.mark.parametrize("example", _params())
 def test_the_example_runs_as_written(
     example: CodeExample,
     eval_example: EvalExample,
     docs_env: None,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     eval_example.set_config(line_length=100)
     eval_example.print_callback = _normalise
@@ -142,7 +155,10 @@ def test_the_example_runs_as_written(
         for block in _chain(example):
             namespace = eval_example.run(block, module_globals=namespace)
         if "#>" not in example.source:
+            capsys.readouterr()
             eval_example.run(example, module_globals=namespace)
+            if (shown := _shown_output(example)) is not None:
+                assert ast.literal_eval(capsys.readouterr().out) == shown
         elif eval_example.update_examples:  # `pytest --update-examples` rewrites the `#>` lines
             eval_example.run_print_update(example, module_globals=namespace)
         else:
