@@ -40,7 +40,13 @@ MODELS: list[tuple[str, Callable[[], list[Answer]]]] = [
 ]
 """Which scripted conversation an example's model gets, by the adapter the example uses."""
 
-SLOW = ["from pydantic_ai", "from agents", "import asyncio, anthropic", "StdioServer("]
+SLOW = [
+    "from pydantic_ai",
+    "from agents",
+    "import asyncio, anthropic",
+    "StdioServer(",
+    "CodeModeServer(",
+]
 """Blocks that import a large SDK or start an MCP server process (seconds each)."""
 
 GENERATED = [
@@ -98,9 +104,7 @@ def _no_rewrite(*_: object) -> None:
 
 
 @pytest.fixture
-def docs_env(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Iterator[None]:
+def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """A scratch directory, no real API keys, and `__main__` restored after the example."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-test")
@@ -199,6 +203,11 @@ def test_no_example_passes_an_ellipsis_for_a_value(example: CodeExample) -> None
 def test_printed_output_is_shown_in_checked_comments(example: CodeExample) -> None:
     claimed = [line for line in example.source.splitlines() if re.search(r"print\(.*\)\s+#", line)]
     assert claimed == [], f"{example}: show output in `#>` lines under the print (they are checked)"
+
+
+def test_every_python_fence_is_collected() -> None:
+    fences = sum(len(re.findall(r"^```python", page.read_text("utf-8"), re.M)) for page in PAGES)
+    assert len(EXAMPLES) == fences > 30
 
 
 def test_each_continuation_says_which_block_it_continues() -> None:
