@@ -17,7 +17,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text("utf-8") for page in PAGES}
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
 EXTRAS = set(PROJECT["optional-dependencies"])
-INSTALL = r"""pip install (?:-e '\.|"\$\(ls dist/clawcell-\*\.whl\))\[([^\]]+)\]"""
+WHEEL = f"dist/clawcell-{PROJECT['version']}-py3-none-any.whl"
+INSTALL = rf"pip install '(?:-e \.|{re.escape(WHEEL)})\[([^\]]+)\]'"
 """The two install forms: into a checkout's editable install, or with a built wheel."""
 TOML = [
     pytest.param(block, id=f"{name}:{text[: match.start()].count(chr(10)) + 1}")
@@ -55,6 +56,10 @@ def test_every_extra_a_page_installs_exists() -> None:
     }
     assert named, "no install line found"
     assert named <= EXTRAS
+
+
+def test_the_readme_installs_the_wheel_this_version_builds() -> None:
+    assert f"pip install '{WHEEL}[ui]'" in TEXTS["README.md"]
 
 
 def test_the_readme_lists_every_extra_but_test() -> None:
