@@ -37,7 +37,9 @@ def test_the_docs_show_the_cell_the_end_to_end_test_runs() -> None:
 
 
 def test_the_config_example_in_the_docs_builds_its_tools() -> None:
-    example = next(b for b in re.findall(r"```python\n(.*?)```", TEXT, re.S) if "from_config" in b)
+    example = next(
+        b for b in re.findall(r"```python[^\n]*\n(.*?)```", TEXT, re.S) if "from_config" in b
+    )
     namespace: dict[str, object] = {}
     exec(example, namespace)  # the documentation's own example
     tools = cast(list[Tool], namespace["tools"])
