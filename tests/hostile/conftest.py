@@ -40,6 +40,7 @@ BY_MODULE: Final = {
     "test_hostile_source": "source checks and parsing",
     "test_hostile_stack": "controller tampering",
     "test_hostile_tools": "cancellation at random points",
+    "test_hostile_ui": "Control UI requests",
     "test_hostile_urls": "URLs, media paths and embeds",
 }
 _COUNTS: Counter[str] = Counter()
