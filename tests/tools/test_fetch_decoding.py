@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import time
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -11,8 +12,9 @@ import pytest
 import zstandard
 
 from clawcell import Tool, ToolError
-from clawcell.tools import FetchSettings, web
+from clawcell.tools import FetchSettings, _html, web
 from clawcell.tools._decoding import BoundedDecoder
+from clawcell.tools._html import extract
 
 from ._bombs import BOMB_MB, empty_blocks_bomb, gzip_bomb, gzip_gzip_bomb, traced_peak, zstd_bomb
 from ._server import LocalServer, Response
@@ -119,3 +121,102 @@ def test_every_layer_of_a_stack_is_capped_not_only_the_last() -> None:
         taken += piece
     assert taken == b""
     assert decoder.exhausted is True
+
+
+NOT_TEXT_CODECS = [
+    "zlib", "base64", "bz2", "hex", "uu", "quopri", "rot13", "punycode", "idna",
+    "unicode_escape", "raw_unicode_escape", "utf-7", "mbcs", "undefined", "x-bogus", "",
+    "utf-8;x", "../../etc",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT_CODECS)
+def test_a_charset_that_is_not_a_text_encoding_reads_as_utf8(
+    server: LocalServer, charset: str
+) -> None:
+    server.route(
+        "/t",
+        Response(
+            headers={"Content-Type": f"text/plain; charset={charset}"},
+            body="café \\u00e9 +AGE-".encode(),
+        ),
+    )
+    server.route(
+        "/h",
+        Response(
+            headers={"Content-Type": "text/html"},
+            body=f"<html><head><meta charset='{charset}'></head><body>café</body></html>".encode(),
+        ),
+    )
+    tools = _tools()
+    assert call(tools, "web_fetch", {"url": f"{server.base}/t"})["text"] == "café \\u00e9 +AGE-"
+    assert call(tools, "web_fetch", {"url": f"{server.base}/h"})["text"] == "café"
+
+
+@pytest.mark.parametrize(
+    ("charset", "text"),
+    [("shift_jis", "日本語"), ("koi8-r", "Привет"), ("windows-1252", "naïve €"),
+     ("latin1", "café"), ("gb18030", "中文"), ("utf-16", "wide")],
+)  # fmt: skip
+def test_text_encodings_browsers_know_still_decode(
+    server: LocalServer, charset: str, text: str
+) -> None:
+    body = text.encode(charset)
+    server.route(
+        "/t", Response(headers={"Content-Type": f"text/plain; charset={charset}"}, body=body)
+    )
+    html = f"<html><head><meta charset='{charset}'></head><body><p>{text}</p></body></html>"
+    server.route(
+        "/h",
+        Response(
+            headers={"Content-Type": "text/html"},
+            body=html.encode(charset if charset != "utf-16" else "utf-8"),
+        ),
+    )
+    tools = _tools()
+    assert call(tools, "web_fetch", {"url": f"{server.base}/t"})["text"] == text
+    assert call(tools, "web_fetch", {"url": f"{server.base}/h"})["text"] == text
+
+
+def test_html_past_the_deadline_is_a_timeout_not_a_thread_that_runs_on() -> None:
+    body = b"<html><body>" + b"<p>para</p>" * 10_000 + b"</body></html>"
+    for mode in ("markdown", "text"):
+        with pytest.raises(ToolError) as late:
+            extract(body, mime="text/html", charset=None, mode=mode, deadline=time.monotonic() - 1)
+        assert late.value.code == "timeout"
+        assert late.value.message == (
+            "Reading the page took longer than the fetch's time budget; fetch a smaller page "
+            "or raise `timeout_seconds`."
+        )
+
+
+def test_markup_is_parsed_in_pieces_without_losing_what_spans_them() -> None:
+    body = b"<html><body><main><p>" + b"x" * 40_000 + b"</p><h1>After the cut</h1></main></html>"
+    found = extract(
+        body, mime="text/html", charset=None, mode="markdown", deadline=time.monotonic() + 60
+    )
+    assert found.text == "x" * 40_000 + "\n\n# After the cut"
+    assert found.cut is False
+
+
+def test_markup_past_the_extraction_cap_is_cut_and_reported(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_html, "MAX_MARKUP_CHARS", 1_000)
+    page = b"<html><body><p>" + b"a" * 900 + b"</p><p>" + b"b" * 900 + b"</p></body></html>"
+    server.route("/big", Response(headers={"Content-Type": "text/html"}, body=page))
+    result = call(_tools(), "web_fetch", {"url": f"{server.base}/big"})
+    assert result["text"] == "a" * 900 + "\n\n" + "b" * 78  # the markup stops at 1,000
+    assert result["truncated"] is True
+    assert result["overflow"]["bodyTruncated"] is True
+    assert result["bytes"] == len(page)
+
+
+def test_html_nested_deeper_than_markdownify_can_recurse_reads_as_text(
+    server: LocalServer,
+) -> None:
+    page = b"<html><body>" + b"<div>" * 5_000 + b"deep" + b"</div>" * 5_000 + b"</body></html>"
+    server.route("/deep", Response(headers={"Content-Type": "text/html"}, body=page))
+    result = call(_tools(), "web_fetch", {"url": f"{server.base}/deep"})
+    assert result["text"] == "deep"
+    assert result["extractor"] == "text"
