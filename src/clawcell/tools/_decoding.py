@@ -9,8 +9,9 @@ produce at most `cap` bytes in total, so memory and CPU stay proportional to `ma
 the layers are stacked.
 
 * `gzip`, `x-gzip`, `deflate` (zlib-wrapped or raw): `zlib` with `max_length`.
-* `zstd` (when `zstandard` is installed): fed 32 compressed bytes at a time, so one step yields
-  at most a handful of 128 KiB blocks; windows over 8 MiB are refused (RFC 8878 lets HTTP
+* `zstd` (when `zstandard` is installed): the binding has no output bound, so it is fed 64
+  compressed bytes at a time; a zstd block takes at least 4 bytes and yields at most 128 KiB,
+  so one step yields at most about 2 MiB. Windows over 8 MiB are refused (RFC 8878 lets HTTP
   decoders do so), which bounds the decoder's own buffer.
 * `identity` and `none` pass through. Anything else, `br` included (the `brotli` bindings have
   no output bound), more than four layers, or `zstd` without `zstandard`, is refused with
@@ -28,7 +29,7 @@ __all__ = ["MAX_LAYERS", "BoundedDecoder"]
 
 MAX_LAYERS: Final = 4
 _STEP: Final = 64 * 1024
-_ZSTD_SLICE: Final = 32
+_ZSTD_SLICE: Final = 64
 _ZSTD_WINDOW: Final = 8 * 1024 * 1024
 _IDENTITY: Final = frozenset({"", "identity", "none"})
 
@@ -177,9 +178,23 @@ class BoundedDecoder:
         self._cap = cap
         self.exhausted = False
 
+    @property
+    def layered(self) -> bool:
+        """Whether the body has any encoding to undo (identity only when not)."""
+        return len(self._stages) > 1
+
     def push(self, raw: bytes) -> None:
         """Hand raw body bytes to the first layer."""
         self._stages[0].push(raw)
+
+    def drain(self, raw: bytes, room: int) -> list[bytes]:
+        """Push `raw`, then pull until nothing comes or `room` bytes came."""
+        self.push(raw)
+        pieces: list[bytes] = []
+        while room > 0 and (piece := self.pull(room)):
+            pieces.append(piece)
+            room -= len(piece)
+        return pieces
 
     def pull(self, limit: int) -> bytes:
         """At most `limit` decoded bytes from what was pushed; `b""` when it needs more."""

@@ -176,10 +176,12 @@ class Fetcher:
         chunks: list[bytes] = []
         size = 0
         async for raw in response.aiter_raw():
-            decoder.push(raw)
-            while size <= cap and (piece := decoder.pull(cap + 1 - size)):
-                chunks.append(piece)
-                size += len(piece)
+            if decoder.layered:  # bounded, but zstd steps cost CPU: keep the loop free
+                pieces = await asyncio.to_thread(decoder.drain, raw, cap + 1 - size)
+            else:
+                pieces = decoder.drain(raw, cap + 1 - size)
+            chunks += pieces
+            size += sum(map(len, pieces))
             if size > cap or decoder.exhausted:
                 break
         return CachedPage(
