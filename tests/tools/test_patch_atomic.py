@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clawcell import ToolError
-from clawcell.tools import workspace
+from clawcell.tools import WorkspaceLimits, workspace
 
 from .conftest import call
 
@@ -163,3 +163,25 @@ def test_a_clean_patch_after_a_failed_one_applies(
         "deleted": ["c.md"],
     }
     assert (project / "e.md").stat().st_mode & 0o777 == 0o600
+
+
+def test_an_original_larger_than_the_write_cap_is_still_restored(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "big.md").write_text("line\n" * 400)  # 2,000 bytes: over the write cap below
+    (root / "small.md").write_text("s\n")
+    before = _tree(root)
+    patch = (
+        "*** Begin Patch\n*** Delete File: big.md\n*** Update File: small.md\n-s\n+t\n"
+        "*** End Patch\n"
+    )
+    _failing_on(monkeypatch, "replace", 1, errno.ENOSPC)
+    with pytest.raises(ToolError) as refused:
+        call(
+            workspace(root, limits=WorkspaceLimits(max_write_bytes=100)),
+            "apply_patch",
+            {"patch": patch},
+        )
+    monkeypatch.undo()
+    assert refused.value.message.endswith("every earlier change was undone.")
+    assert _tree(root) == before

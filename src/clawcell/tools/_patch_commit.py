@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ToolError
 from ._confinement import Confinement
@@ -61,9 +61,9 @@ class _Journal:
     made: list[tuple[str, ...]] = field(default_factory=list[tuple[str, ...]])
 
     def restore(self, path: str, original: Original) -> Callable[[], object]:
-        return lambda: write_bytes(
-            self.confinement, path, original.data, self.limits, mode=original.mode
-        )
+        # What was there may exceed the write cap (it only had to fit the read cap).
+        roomy = replace(self.limits, max_write_bytes=max(len(original.data), 1))
+        return lambda: write_bytes(self.confinement, path, original.data, roomy, mode=original.mode)
 
     def remove(self, path: str) -> Callable[[], object]:
         return lambda: remove_file(self.confinement, path)
