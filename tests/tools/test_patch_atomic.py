@@ -185,3 +185,26 @@ def test_an_original_larger_than_the_write_cap_is_still_restored(
     monkeypatch.undo()
     assert refused.value.message.endswith("every earlier change was undone.")
     assert _tree(root) == before
+
+
+def test_an_undo_that_fails_too_is_reported_not_hidden(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.replace
+    calls = 0
+
+    def full_disk_after_the_first(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", full_disk_after_the_first)
+    refused = _refused(project, MIXED)
+    monkeypatch.undo()
+    assert refused.code == "write_failed"
+    assert "Undoing the earlier changes failed too (" in refused.message
+    assert refused.message.endswith(
+        "the workspace may be partly patched. Check it with `read` before trying again."
+    )

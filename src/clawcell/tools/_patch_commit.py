@@ -85,7 +85,7 @@ def _attempt(step: Callable[[], object]) -> list[str]:
     try:
         step()
     except (ToolError, OSError) as exc:
-        return [str(exc)]
+        return [str(exc).rstrip(".")]
     return []
 
 
