@@ -16,9 +16,11 @@ TOOLS = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
     "from_config",
+    "shell",
     "web",
     "workspace",
 ]

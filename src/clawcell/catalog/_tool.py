@@ -74,6 +74,7 @@ class Tool:
     replay_safe: bool = False
     approval: ApprovalRule = "never"
     network: bool = False
+    on_close: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         name = cast(object, self.name)

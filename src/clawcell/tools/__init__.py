@@ -1,8 +1,9 @@
-"""Opt-in built-in tools with declared contracts: workspace files, web fetch and web search.
+"""Opt-in built-in tools with declared contracts: workspace files, shell commands, web fetch
+and web search.
 
-`workspace(root)` gives the file tools, `web(...)` the web tools (`pip install
-'clawcell[web]'`), `from_config(mapping)` both from a configuration mapping. See
-`docs/tools.md`.
+`workspace(root)` gives the file tools, `shell(root)` `exec` and `process`, `web(...)` the web
+tools (`pip install 'clawcell[web]'`), `from_config(mapping)` them from a configuration
+mapping. See `docs/tools.md`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
 from ._settings import FetchSettings
+from ._shell import shell
+from ._shell_settings import ShellSettings
 from ._web import web
 from ._workspace import workspace
 
@@ -27,9 +30,11 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
     "from_config",
+    "shell",
     "web",
     "workspace",
 ]

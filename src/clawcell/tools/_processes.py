@@ -1,0 +1,424 @@
+"""`ProcessTable`: the commands `exec` started, each a `ProcessSession` with bounded output.
+
+Each command runs in its own process group (`start_new_session`) with resource limits set
+between fork and exec (`preexec_fn`: `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NPROC`
+and, on Linux, a parent-death `SIGKILL`). Two reader threads per command move its stdout and
+stderr into ring buffers; a watcher thread enforces the lifetime and, when the command's
+leader exits, kills what is left of its group, so nothing it started outlives it.
+
+Threads rather than asyncio subprocesses: a session outlives the event loop of the call that
+started it (a parked cell resumes on another loop; `process` may poll from anywhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import ctypes
+import os
+import resource
+import select
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Final, Literal
+
+from ..errors import ToolError
+from ._output_ring import OutputRing
+
+__all__ = ["ExitInfo", "Launch", "ProcessSession", "ProcessTable", "Rlimits"]
+
+IDLE_INPUT_MS: Final = 1_000
+"""A running command with open stdin and no output for this long counts as waiting for input."""
+
+_PR_SET_PDEATHSIG: Final = 1
+
+EndReason = Literal["exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit"]
+_LIMIT_SIGNALS: Final[dict[int, EndReason]] = {
+    int(signal.SIGXCPU): "cpu_limit",
+    int(signal.SIGXFSZ): "file_size_limit",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rlimits:
+    """Resource limits applied to a command (values already clamped to the hard limits)."""
+
+    cpu_seconds: int
+    address_space_bytes: int
+    file_size_bytes: int
+    max_processes: int
+
+    def preexec(self) -> Callable[[], None]:
+        """The function run in the child between fork and exec."""
+        pairs = [
+            (resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1),
+            (resource.RLIMIT_AS, self.address_space_bytes, self.address_space_bytes),
+            (resource.RLIMIT_FSIZE, self.file_size_bytes, self.file_size_bytes),
+            (resource.RLIMIT_NPROC, self.max_processes, self.max_processes),
+        ]
+        limits = [(kind, *_clamped(kind, soft, hard)) for kind, soft, hard in pairs]
+        prctl = _prctl()
+
+        def apply() -> None:
+            for kind, soft, hard in limits:
+                resource.setrlimit(kind, (soft, hard))
+            if prctl is not None:
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+        return apply
+
+
+def _clamped(kind: int, soft: int, hard: int) -> tuple[int, int]:
+    _, ceiling = resource.getrlimit(kind)
+    if ceiling == resource.RLIM_INFINITY:
+        return soft, hard
+    return min(soft, ceiling), min(hard, ceiling)
+
+
+def _prctl() -> Callable[[int, int], int] | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """What to start.
+
+    Attributes:
+        command: The command text as the model wrote it.
+        argv: The full argument vector (shell and sandbox included).
+        cwd: The working directory the host process starts in.
+        shown_cwd: The working directory as results show it (workspace-relative).
+        env: The complete environment.
+        timeout_seconds: Lifetime before the group is killed.
+        limits: Resource limits.
+    """
+
+    command: str
+    argv: list[str]
+    cwd: Path
+    shown_cwd: str
+    env: Mapping[str, str]
+    timeout_seconds: float
+    limits: Rlimits
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExitInfo:
+    """How a command ended."""
+
+    exit_code: int | None
+    exit_signal: str | None
+    reason: EndReason
+    ended_at: float
+
+    @property
+    def ok(self) -> bool:
+        """Exit status 0."""
+        return self.exit_code == 0
+
+    def message(self, launch: Launch) -> str:
+        """One sentence a model can act on."""
+        return _MESSAGES[self.reason].format(
+            code=self.exit_code, signal=self.exit_signal, launch=launch
+        )
+
+
+_MESSAGES: Final[dict[str, str]] = {
+    "exited": "The command exited with status {code}.",
+    "signal": "The command was ended by {signal}.",
+    "timeout": "The command ran past its {launch.timeout_seconds:g} s timeout and was killed "
+    "with its process group; pass a larger `timeoutSeconds` or run it with `background: true`.",
+    "killed": "The command was killed by `process kill`, `remove` or the closing host.",
+    "cpu_limit": "The command used its {launch.limits.cpu_seconds} s of CPU time and was "
+    "stopped ({signal}); the limit is the `cpu_seconds` shell setting.",
+    "file_size_limit": "The command tried to write a file larger than "
+    "{launch.limits.file_size_bytes} bytes and was stopped ({signal}); the limit is the "
+    "`file_size_bytes` shell setting.",
+}
+
+
+class ProcessSession:
+    """One running or finished command and its output."""
+
+    def __init__(self, launch: Launch, capacity: int) -> None:
+        self.id = f"sh_{uuid.uuid4().hex[:12]}"
+        self.launch = launch
+        self.stdout = OutputRing(capacity)
+        self.stderr = OutputRing(capacity)
+        self.combined = OutputRing(capacity)
+        self.started_at = time.time()
+        self.last_output_at = self.started_at
+        self.poll_cursor = 0
+        self.exit: ExitInfo | None = None
+        self._kill_reason: EndReason | None = None
+        self._done = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=dict(launch.env),
+            start_new_session=True,
+            preexec_fn=launch.limits.preexec(),  # noqa: PLW1509 - only setrlimit and prctl run in it
+            close_fds=True,
+        )
+        self.pid = self._proc.pid
+        assert self._proc.stdin is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+        self._readers = [
+            _thread(self._read, self._proc.stdout, self.stdout),
+            _thread(self._read, self._proc.stderr, self.stderr),
+        ]
+        _thread(self._watch)
+
+    @property
+    def running(self) -> bool:
+        """Whether the command has not ended yet."""
+        return not self._done.is_set()
+
+    @property
+    def stdin_writable(self) -> bool:
+        """Whether `write` can still reach the command."""
+        stdin = self._proc.stdin
+        return self.running and stdin is not None and not stdin.closed
+
+    def idle_ms(self) -> int:
+        """Milliseconds since the last output (or the start)."""
+        return int((time.time() - self.last_output_at) * 1000)
+
+    def write(self, data: bytes, *, eof: bool) -> int:
+        """Write what the stdin pipe accepts now (never blocks); the count of bytes accepted."""
+        stdin = self._proc.stdin
+        if not self.stdin_writable or stdin is None:
+            raise ToolError(
+                f"Session {self.id!r} has no open stdin (it ended or its input was closed).",
+                code="stdin_closed",
+            )
+        accepted = 0
+        with self._lock:
+            try:
+                accepted = os.write(stdin.fileno(), data) if data else 0
+            except BlockingIOError:
+                accepted = 0
+            except (BrokenPipeError, ValueError, OSError):
+                self._close_stdin()
+                return accepted
+            if eof and accepted == len(data):
+                self._close_stdin()
+        return accepted
+
+    def feed(self, data: bytes) -> None:
+        """Write all of `data` to stdin from a thread, then close stdin."""
+        _thread(self._feed, data)
+
+    def _feed(self, data: bytes) -> None:
+        view = memoryview(data)
+        stdin = self._proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(ToolError, OSError, ValueError):
+            while view and self.stdin_writable:
+                select.select([], [stdin], [], 0.5)
+                view = view[self.write(bytes(view[:65536]), eof=False) :]
+        with self._lock:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+
+    def kill(self, reason: EndReason = "killed") -> None:
+        """Kill the command's process group (idempotent)."""
+        if self._done.is_set():
+            return
+        if self._kill_reason is None:
+            self._kill_reason = reason
+        self._signal_group(signal.SIGKILL)
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the end; whether it ended."""
+        if self._done.is_set():
+            return True
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            self._waiters.append((loop, future))
+        if self._done.is_set():
+            return True
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return self._done.is_set()
+        finally:
+            with self._lock, contextlib.suppress(ValueError):
+                self._waiters.remove((loop, future))
+        return True
+
+    def wait_blocking(self, timeout: float | None = None) -> bool:
+        """Block this thread until the end (for closing hosts); whether it ended."""
+        return self._done.wait(timeout)
+
+    def _read(self, pipe: IO[bytes] | None, ring: OutputRing) -> None:
+        if pipe is None:
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = pipe.fileno()
+        while chunk := _read_chunk(fd):
+            self._output(ring, decoder.decode(chunk))
+        self._output(ring, decoder.decode(b"", final=True))
+        pipe.close()
+
+    def _output(self, ring: OutputRing, text: str) -> None:
+        if text:
+            ring.append(text)
+            self.combined.append(text)
+            self.last_output_at = time.time()
+
+    def _watch(self) -> None:
+        try:
+            code = self._proc.wait(self.launch.timeout_seconds)
+        except subprocess.TimeoutExpired:
+            self.kill("timeout")
+            code = self._proc.wait()
+        self._signal_group(signal.SIGKILL)  # whatever the command left behind
+        for reader in self._readers:
+            reader.join(timeout=2.0)
+        self._close_stdin()
+        self.exit = _exit_info(code, self._kill_reason)
+        self._done.set()
+        with self._lock:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _read_chunk(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""
+
+
+def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True, name="clawcell-shell")
+    thread.start()
+    return thread
+
+
+def _exit_info(code: int, kill_reason: EndReason | None) -> ExitInfo:
+    """Read a wait status: negative is a signal; 128+n from a shell or bwrap is one too."""
+    number = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None
+    name = _signal_name(number) if number is not None else None
+    reason: EndReason = "exited" if code >= 0 and name is None else "signal"
+    if number is not None and number in _LIMIT_SIGNALS:
+        reason = _LIMIT_SIGNALS[number]
+    if kill_reason is not None:
+        reason = kill_reason
+    return ExitInfo(
+        exit_code=code if code >= 0 else None,
+        exit_signal=name,
+        reason=reason,
+        ended_at=time.time(),
+    )
+
+
+def _signal_name(number: int) -> str | None:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
+class ProcessTable:
+    """The sessions of one `shell(...)`: at most `max_sessions` running, bounded history."""
+
+    def __init__(self, *, max_sessions: int, max_finished: int, capacity: int) -> None:
+        self._max_sessions = max_sessions
+        self._max_finished = max_finished
+        self._capacity = capacity
+        self._sessions: dict[str, ProcessSession] = {}
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def start(self, launch: Launch) -> ProcessSession:
+        """Start `launch` as a new session.
+
+        Raises:
+            ToolError: `too_many_sessions`, `shell_closed`, or `spawn_failed`.
+        """
+        with self._lock:
+            if self.closed:
+                raise ToolError("The shell tools were closed with their host.", code="shell_closed")
+            running = [s for s in self._sessions.values() if s.running]
+            if len(running) >= self._max_sessions:
+                raise ToolError(
+                    f"{len(running)} commands are already running (the most is "
+                    f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
+                    code="too_many_sessions",
+                )
+            try:
+                session = ProcessSession(launch, self._capacity)
+            except OSError as exc:
+                raise ToolError(
+                    f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
+                    code="spawn_failed",
+                ) from exc
+            self._sessions[session.id] = session
+            self._trim()
+            return session
+
+    def _trim(self) -> None:
+        finished = [s for s in self._sessions.values() if not s.running]
+        for session in finished[: max(0, len(finished) - self._max_finished)]:
+            del self._sessions[session.id]
+
+    def get(self, session_id: str) -> ProcessSession | None:
+        """The session with this id, or `None`."""
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def sessions(self) -> list[ProcessSession]:
+        """Every session kept, oldest first."""
+        with self._lock:
+            return list(self._sessions.values())
+
+    def forget(self, session_id: str) -> ProcessSession | None:
+        """Drop a session (killing it if it runs); the session, or `None`."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.kill()
+        return session
+
+    def close(self) -> None:
+        """Kill every running command and refuse new ones (idempotent)."""
+        with self._lock:
+            self.closed = True
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            session.kill()
+        for session in sessions:
+            session.wait_blocking(5.0)
