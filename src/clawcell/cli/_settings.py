@@ -218,15 +218,16 @@ def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
-    """The table with a relative workspace `root` made relative to the config file."""
-    workspace = table.get("workspace")
-    if not isinstance(workspace, dict):
-        return table  # `from_config` says what is wrong with it
-    section = cast(dict[str, Any], workspace)
-    root = section.get("root")
-    if isinstance(root, str) and root:
-        section = {**section, "root": str(base / Path(root).expanduser())}
-    return {**table, "workspace": section}
+    """The table with a relative workspace or shell `root` made relative to the config file."""
+    resolved = dict(table)
+    for name in ("workspace", "shell"):
+        section = table.get(name)
+        if not isinstance(section, dict):
+            continue  # `from_config` says what is wrong with it
+        root = cast(dict[str, Any], section).get("root")
+        if isinstance(root, str) and root:
+            resolved[name] = {**section, "root": str(base / Path(root).expanduser())}
+    return resolved
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -6,7 +6,8 @@ TOML), with snake_case keys named after the Python arguments:
 ```json
 {"workspace": {"root": ".", "read_only": false, "max_read_bytes": 5242880},
  "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
-         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}}}
+         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}},
+ "shell": {"root": ".", "sandbox": "auto", "approval": "ask", "allow_commands": ["ls *"]}}
 ```
 
 The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
@@ -26,12 +27,14 @@ from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
 from ._settings import FetchSettings
+from ._shell import shell
+from ._shell_settings import ShellSettings
 from ._web import web
 from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("web", "workspace")
+_TOP: Final = ("shell", "web", "workspace")
 _WORKSPACE: Final = (
     "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
     "read_only", "root",
@@ -62,7 +65,7 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 
 
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools `config` enables: `workspace` and `web` sections, each optional.
+    """The tools `config` enables: `workspace`, `shell` and `web` sections, each optional.
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
@@ -72,6 +75,8 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
     try:
         if "workspace" in top:
             tools += _workspace(_section(top["workspace"], "workspace", _WORKSPACE))
+        if "shell" in top:
+            tools += _shell(_section(top["shell"], "shell", ("root", *ShellSettings.names())))
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
     except (TypeError, ValueError) as exc:
@@ -91,6 +96,13 @@ def _workspace(section: dict[str, Any]) -> list[Tool]:
             f"Tools config `workspace.read_only` must be true or false, got {read_only!r}."
         )
     return workspace(root, limits=WorkspaceLimits(**section), read_only=read_only)
+
+
+def _shell(section: dict[str, Any]) -> list[Tool]:
+    root = section.pop("root", None)
+    if not isinstance(root, str) or not root:
+        raise ConfigurationError(f"Tools config `shell.root` must be a path, got {root!r}.")
+    return shell(root, settings=ShellSettings(**section))
 
 
 def _web(section: dict[str, Any]) -> list[Tool]:
