@@ -266,7 +266,18 @@ def test_each_process_branch_carries_the_fields_the_original_declares(root: Path
     for action, index in ours_map.items():
         their_branches = original["anyOf"][theirs_map[action]]["anyOf"]
         our_branches = ours["anyOf"][index]["anyOf"]
-        assert our_branches[0] == their_branches[0]  # `{status: "failed", error}` exactly
+        failed, their_failed = our_branches[0], their_branches[0]
+        assert failed["required"] == their_failed["required"] == ["status", "error"]
+        assert their_failed["properties"].items() <= failed["properties"].items()
         ours_fields: set[str] = {key for b in our_branches for key in b["properties"]}
         for branch in their_branches:
             assert set(branch["required"]) - {"name"} <= ours_fields, (action, branch["required"])
+
+
+def test_a_session_of_an_earlier_host_is_reported_lost_never_running(root: Path) -> None:
+    [started] = run(_tools(root), ("exec", {"command": "sleep 30", "background": True}))
+    restarted = _tools(root)  # a new host process has a new table of sessions
+    [polled] = run(restarted, ("process", {"action": "poll", "sessionId": started["sessionId"]}))
+    assert polled["status"] == "failed"
+    assert (polled["effectStatus"], polled["sessionId"]) == ("unknown", started["sessionId"])
+    assert "belonged to an earlier host process" in polled["error"]

@@ -36,6 +36,17 @@ def _failed(error: str) -> dict[str, Any]:
     return {"status": "failed", "error": error}
 
 
+def _lost(session_id: str) -> dict[str, Any]:
+    return {
+        "status": "failed",
+        "error": f"Session {session_id!r} belonged to an earlier host process (a restart, or "
+        "tools that were closed); its command was killed with that host, so whether it "
+        "finished its work is unknown. Check its effects before running it again.",
+        "sessionId": session_id,
+        "effectStatus": "unknown",
+    }
+
+
 def _state(session: ProcessSession) -> dict[str, Any]:
     if session.running:
         idle = session.idle_ms()
@@ -166,6 +177,8 @@ def process_tool(context: ShellContext) -> Tool:
         if not isinstance(session_id, str) or not session_id:
             return _failed(f"`process {action}` needs the `sessionId` that `exec` returned.")
         session = context.table.get(session_id)
+        if session is None and context.table.is_foreign(session_id):
+            return _lost(session_id)
         if session is None:
             return _failed(
                 f"No session {session_id!r}: it never existed, was removed, or ended before "

@@ -17,6 +17,7 @@ import codecs
 import contextlib
 import ctypes
 import os
+import re
 import resource
 import select
 import signal
@@ -32,12 +33,13 @@ from typing import IO, Any, Final, Literal
 from ..errors import ToolError
 from ._output_ring import OutputRing
 
-__all__ = ["ExitInfo", "Launch", "ProcessSession", "ProcessTable", "Rlimits"]
+__all__ = ["SESSION_ID", "ExitInfo", "Launch", "ProcessSession", "ProcessTable", "Rlimits"]
 
 IDLE_INPUT_MS: Final = 1_000
 """A running command with open stdin and no output for this long counts as waiting for input."""
 
 _PR_SET_PDEATHSIG: Final = 1
+SESSION_ID: Final = re.compile(r"sh_[0-9a-f]{8}_[0-9]+")
 
 EndReason = Literal["exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit"]
 _LIMIT_SIGNALS: Final[dict[int, EndReason]] = {
@@ -150,8 +152,8 @@ _MESSAGES: Final[dict[str, str]] = {
 class ProcessSession:
     """One running or finished command and its output."""
 
-    def __init__(self, launch: Launch, capacity: int) -> None:
-        self.id = f"sh_{uuid.uuid4().hex[:12]}"
+    def __init__(self, launch: Launch, capacity: int, *, session_id: str) -> None:
+        self.id = session_id
         self.launch = launch
         self.stdout = OutputRing(capacity)
         self.stderr = OutputRing(capacity)
@@ -362,6 +364,10 @@ class ProcessTable:
         self._sessions: dict[str, ProcessSession] = {}
         self._lock = threading.Lock()
         self.closed = False
+        self.instance = uuid.uuid4().hex[:8]
+        """Names this table's sessions (`sh_<instance>_<n>`): an id with another instance
+        belongs to an earlier host process or other tools, so it is reported lost."""
+        self._counter = 0
 
     def start(self, launch: Launch) -> ProcessSession:
         """Start `launch` as a new session.
@@ -379,8 +385,10 @@ class ProcessTable:
                     f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
                     code="too_many_sessions",
                 )
+            self._counter += 1
+            session_id = f"sh_{self.instance}_{self._counter}"
             try:
-                session = ProcessSession(launch, self._capacity)
+                session = ProcessSession(launch, self._capacity, session_id=session_id)
             except OSError as exc:
                 raise ToolError(
                     f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
@@ -394,6 +402,12 @@ class ProcessTable:
         finished = [s for s in self._sessions.values() if not s.running]
         for session in finished[: max(0, len(finished) - self._max_finished)]:
             del self._sessions[session.id]
+
+    def is_foreign(self, session_id: str) -> bool:
+        """Whether `session_id` is a session id of another table (an earlier process)."""
+        return SESSION_ID.fullmatch(session_id) is not None and not session_id.startswith(
+            f"sh_{self.instance}_"
+        )
 
     def get(self, session_id: str) -> ProcessSession | None:
         """The session with this id, or `None`."""

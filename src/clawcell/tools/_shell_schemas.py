@@ -89,7 +89,10 @@ PROCESS_INPUT: Final = obj(
     },
 )  # fmt: skip
 
-_FAILED: Final = obj({"status": literal("failed"), "error": string()})
+_FAILED: Final = obj(
+    {"status": literal("failed"), "error": string()},
+    {"sessionId": string(), "effectStatus": literal("unknown")},
+)
 _SESSION: Final = {"sessionId": string()}
 _INPUT_STATE: Final = {
     "stdinWritable": boolean(),
