@@ -19,6 +19,7 @@ TOOLS = [
     "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
+    "automations",
     "from_config",
     "shell",
     "web",

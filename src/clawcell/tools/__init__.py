@@ -1,13 +1,15 @@
 """Opt-in built-in tools with declared contracts: workspace files, shell commands, web fetch
 and web search.
 
-`workspace(root)` gives the file tools, `shell(root)` `exec` and `process`, `web(...)` the web
+`workspace(root)` gives the file tools, `shell(root)` `exec` and `process`,
+`automations(store)` the scheduler's jobs, `web(...)` the web
 tools (`pip install 'clawcell[web]'`), `from_config(mapping)` them from a configuration
 mapping. See `docs/tools.md`.
 """
 
 from __future__ import annotations
 
+from ._automations import automations
 from ._cache import FetchCache
 from ._config import from_config
 from ._guard import AddressGuard, Resolver, SystemResolver
@@ -33,6 +35,7 @@ __all__ = [
     "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
+    "automations",
     "from_config",
     "shell",
     "web",
