@@ -54,6 +54,18 @@ def _chat(args: argparse.Namespace) -> int:
     return run_chat(args)
 
 
+def _configure_automations(parser: argparse.ArgumentParser) -> None:
+    from .automations import _command
+
+    _command.configure(parser)
+
+
+def _automations(args: argparse.Namespace) -> int:
+    from .automations import _command
+
+    return _command.run(args)
+
+
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
     with contextlib.suppress(ImportError):  # without the extra, `serve` says how to get it
         importlib.import_module("clawcell.ui").configure(parser)
@@ -104,6 +116,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         help="the web Control UI (needs clawcell[ui])",
         configure=_configure_serve,
         run=_serve,
+    ),
+    Command(
+        name="automations",
+        help="run a scheduler worker for automations (`clawcell automations run`)",
+        configure=_configure_automations,
+        run=_automations,
     ),
     Command(
         name="db",

@@ -66,7 +66,7 @@ class Scheduler:
         self.poll_seconds = poll_seconds
         self._slots = max_concurrent
         self._session_store = session_store
-        self._clock = clock
+        self.clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self.running = False
@@ -76,13 +76,18 @@ class Scheduler:
         """Runs this worker is executing now."""
         return len(self._tasks)
 
+    async def drain(self) -> None:
+        """Wait for the runs this worker is executing."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     def wake(self) -> None:
         """Make the loop pass now (after `add` or `run`)."""
         self._wake.set()
 
     async def tick(self) -> list[str]:
         """One pass; the ids of the runs this worker started."""
-        now = self._clock()
+        now = self.clock()
         for lost in await self.jobs.expire_runs(now):
             await self._after_end(lost.job_id)
         started: list[str] = []
@@ -98,13 +103,13 @@ class Scheduler:
             job = await self.jobs.get_job(queued.job_id)
             if job is None:
                 continue
-            lease = self._clock() + self.lease_seconds
+            lease = self.clock() + self.lease_seconds
             claimed = await self.jobs.claim_queued(
-                queued.run_id, worker=self.worker, started_at=self._clock(), lease_expires_at=lease
+                queued.run_id, worker=self.worker, started_at=self.clock(), lease_expires_at=lease
             )
             if claimed:
                 run = dataclasses.replace(
-                    queued, status="running", worker=self.worker, started_at=self._clock(),
+                    queued, status="running", worker=self.worker, started_at=self.clock(),
                     lease_expires_at=lease,
                 )  # fmt: skip
                 started.append(self._start(job, run))
@@ -120,7 +125,7 @@ class Scheduler:
         if missed and job.spec.get("catchUp") == "skip":
             await self.jobs.claim_occurrence(job.id, due, following, None)
             return None
-        started = self._clock()
+        started = self.clock()
         run = JobRun(
             run_id=f"jrun_{uuid.uuid4().hex[:12]}",
             job_id=job.id,
@@ -155,7 +160,7 @@ class Scheduler:
         ended = dataclasses.replace(
             run,
             status=outcome.status,
-            ended_at=self._clock(),
+            ended_at=self.clock(),
             envelope_status=outcome.envelope_status,
             summary=outcome.summary,
             error=outcome.error,
@@ -166,7 +171,7 @@ class Scheduler:
     async def _renew(self, run: JobRun) -> None:
         while True:
             await asyncio.sleep(self.lease_seconds / 3)
-            lease = self._clock() + self.lease_seconds
+            lease = self.clock() + self.lease_seconds
             if not await self.jobs.renew_run(
                 run.run_id, worker=self.worker, lease_expires_at=lease
             ):
@@ -197,8 +202,7 @@ class Scheduler:
                     waiting.cancel()
         finally:
             self.running = False
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self.drain()
 
 
 async def clean_session(store: Any, job_id: str) -> None:

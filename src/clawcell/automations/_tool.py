@@ -164,10 +164,11 @@ def automations_tool(
     *,
     scheduler: Scheduler | None = None,
     session_store: Any = None,
-    clock: Callable[[], float] = time.time,
+    clock: Callable[[], float] | None = None,
 ) -> Tool:
-    """The `automations` tool over `jobs`."""
-    actions = _Actions(jobs, scheduler, session_store, clock)
+    """The `automations` tool over `jobs` (on `scheduler`'s clock when there is one)."""
+    chosen = clock or (scheduler.clock if scheduler is not None else time.time)
+    actions = _Actions(jobs, scheduler, session_store, chosen)
 
     async def execute(params: dict[str, Any]) -> Any:
         handler: Handler = getattr(_Actions, str(params["action"]))

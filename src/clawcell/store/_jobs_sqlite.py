@@ -38,6 +38,7 @@ class SQLiteJobStore:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
                 self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
             )
@@ -64,7 +65,7 @@ class SQLiteJobStore:
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailableError(
                 f"The job store {str(self._path)!r} failed: {exc}."
             ) from exc
