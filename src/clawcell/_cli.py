@@ -55,15 +55,15 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _configure_automations(parser: argparse.ArgumentParser) -> None:
-    from .automations import _command
+    from .automations import configure_worker
 
-    _command.configure(parser)
+    configure_worker(parser)
 
 
 def _automations(args: argparse.Namespace) -> int:
-    from .automations import _command
+    from .automations import run_worker
 
-    return _command.run(args)
+    return run_worker(args)
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:

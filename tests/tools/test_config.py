@@ -64,7 +64,7 @@ def test_the_brave_key_can_come_from_the_environment(
         (
             {"wokspace": {}},
             "Unknown key 'wokspace' in tools config `tools`; known keys: "
-            "'shell', 'web', 'workspace'.",
+            "'automations', 'shell', 'web', 'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},
@@ -159,3 +159,14 @@ def test_a_shell_section_with_an_unknown_key_names_the_known_ones(root: Path) ->
         from_config({"shell": {"root": str(root), "timeout": 5}})
     assert refused.value.message.startswith("Unknown key 'timeout' in tools config `shell`;")
     assert "'timeout_seconds'" in refused.value.message
+
+
+def test_an_automations_section_keeps_its_jobs_in_the_named_store(tmp_path: Path) -> None:
+    tools = from_config({"automations": {"store": str(tmp_path / "jobs.db")}})
+    assert [tool.name for tool in tools] == ["automations"]
+    job = {"schedule": {"kind": "every", "everyMs": 60_000},
+           "payload": {"kind": "cell", "code": "return 1;"}}  # fmt: skip
+    added = call(tools, "automations", {"action": "add", "job": job})
+    listed = call(from_config({"automations": {"store": str(tmp_path / "jobs.db")}}),
+                  "automations", {"action": "list"})  # fmt: skip
+    assert [j["id"] for j in listed["jobs"]] == [added["id"]]

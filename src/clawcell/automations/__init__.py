@@ -8,8 +8,17 @@ Cron schedules need `pip install 'clawcell[automations]'`. See `docs/automations
 
 from __future__ import annotations
 
+from ._command import configure_worker, run_worker
 from ._payload import Outcome, PayloadRunner, TurnRunner
 from ._scheduler import Scheduler
 from ._tool import automations_tool
 
-__all__ = ["Outcome", "PayloadRunner", "Scheduler", "TurnRunner", "automations_tool"]
+__all__ = [
+    "Outcome",
+    "PayloadRunner",
+    "Scheduler",
+    "TurnRunner",
+    "automations_tool",
+    "configure_worker",
+    "run_worker",
+]

@@ -13,11 +13,12 @@ import contextlib
 import signal
 import sys
 
-__all__ = ["configure", "run"]
+__all__ = ["configure_worker", "run_worker"]
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """`run` and its options (the cell options of `clawcell run`, plus the worker's)."""
+def configure_worker(parser: argparse.ArgumentParser) -> None:
+    """`clawcell automations`: `run` with the cell options of `clawcell run` and the
+    worker's own."""
     from ..cli import add_cell_options
 
     actions = parser.add_subparsers(dest="automations_action", required=True)
@@ -30,8 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     worker.add_argument("--max-concurrent", type=int, default=4)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the worker until a signal stops it."""
+def run_worker(args: argparse.Namespace) -> int:
+    """`clawcell automations run`: a worker until a signal stops it; the exit status."""
     try:
         asyncio.run(_work(args))
     except Exception as exc:  # the command's boundary: say what failed, exit non-zero

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 from ..errors import ToolError
-from ..store._jobs import JobRecord, JobRun
+from ..store import JobRecord, JobRun
 from ._schedule import check_schedule, next_after
 
 __all__ = [

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, cast
 
 from ..catalog import HookDecision, Tool, ToolCallEvent
-from ..store._jobs import JobRecord, JobRun
+from ..store import JobRecord, JobRun
 from ._jobs import SUMMARY_CHARS
 
 __all__ = ["Outcome", "PayloadRunner", "TurnRunner"]

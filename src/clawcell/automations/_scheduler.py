@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..store._jobs import JobRecord, JobRun, JobStore
+from ..store import JobRecord, JobRun, JobStore
 from ._payload import Outcome, PayloadRunner
 from ._schedule import next_after
 

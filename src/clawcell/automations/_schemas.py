@@ -5,9 +5,39 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..catalog import define_output_schema
-from ..tools._schema import array, boolean, integer, literal, obj, string
 
 __all__ = ["ACTIONS", "AUTOMATIONS_INPUT", "AUTOMATIONS_OUTPUT"]
+
+Schema = dict[str, Any]
+
+
+def obj(required: Schema, optional: Schema | None = None) -> Schema:
+    """A closed object (the same shape `clawcell.tools` declares)."""
+    properties = {**required, **(optional or {})}
+    return {"type": "object", "properties": properties, "required": list(required),
+            "additionalProperties": False}  # fmt: skip
+
+
+def string(description: str = "") -> Schema:
+    return {"type": "string", **({"description": description} if description else {})}
+
+
+def integer(description: str = "", **bounds: int) -> Schema:
+    return {"type": "integer", **({"description": description} if description else {}), **bounds}
+
+
+def boolean() -> Schema:
+    return {"type": "boolean"}
+
+
+def literal(*values: str, description: str = "") -> Schema:
+    base: Schema = {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
+    return {"type": "string", **base, **({"description": description} if description else {})}
+
+
+def array(items: Schema) -> Schema:
+    return {"type": "array", "items": items}
+
 
 ACTIONS: Final = (
     "status", "list", "get", "add", "update", "remove", "run", "runs", "pause", "resume",

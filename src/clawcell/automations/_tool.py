@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from ..catalog import Tool
 from ..errors import ToolError
-from ..store._jobs import JobRecord, JobRun, JobStore
+from ..store import JobRecord, JobRun, JobStore
 from ._jobs import job_json, job_summary, new_job, run_json, updated_job
 from ._scheduler import Scheduler, clean_session
 from ._schemas import AUTOMATIONS_INPUT, AUTOMATIONS_OUTPUT

@@ -218,15 +218,16 @@ def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
-    """The table with a relative workspace or shell `root` made relative to the config file."""
+    """The table with relative paths (`workspace.root`, `shell.root`, an `automations.store`
+    file) made relative to the config file."""
     resolved = dict(table)
-    for name in ("workspace", "shell"):
+    for name, key in (("workspace", "root"), ("shell", "root"), ("automations", "store")):
         section = table.get(name)
         if not isinstance(section, dict):
             continue  # `from_config` says what is wrong with it
-        root = cast(dict[str, Any], section).get("root")
-        if isinstance(root, str) and root:
-            resolved[name] = {**section, "root": str(base / Path(root).expanduser())}
+        path = cast(dict[str, Any], section).get(key)
+        if isinstance(path, str) and path and "://" not in path:
+            resolved[name] = {**section, key: str(base / Path(path).expanduser())}
     return resolved
 
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import ctypes
 import os
 import re
-import resource
 import select
 import signal
 import subprocess
@@ -28,67 +26,19 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final
 
 from ..errors import ToolError
 from ._output_ring import OutputRing
+from ._process_exit import EndReason, ExitInfo, exit_info
+from ._rlimits import Rlimits
 
-__all__ = ["SESSION_ID", "ExitInfo", "Launch", "ProcessSession", "ProcessTable", "Rlimits"]
+__all__ = ["SESSION_ID", "Launch", "ProcessSession", "ProcessTable"]
 
 IDLE_INPUT_MS: Final = 1_000
 """A running command with open stdin and no output for this long counts as waiting for input."""
 
-_PR_SET_PDEATHSIG: Final = 1
 SESSION_ID: Final = re.compile(r"sh_[0-9a-f]{8}_[0-9]+")
-
-EndReason = Literal["exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit"]
-_LIMIT_SIGNALS: Final[dict[int, EndReason]] = {
-    int(signal.SIGXCPU): "cpu_limit",
-    int(signal.SIGXFSZ): "file_size_limit",
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Rlimits:
-    """Resource limits applied to a command (values already clamped to the hard limits)."""
-
-    cpu_seconds: int
-    address_space_bytes: int
-    file_size_bytes: int
-    max_processes: int
-
-    def preexec(self) -> Callable[[], None]:
-        """The function run in the child between fork and exec."""
-        pairs = [
-            (resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1),
-            (resource.RLIMIT_AS, self.address_space_bytes, self.address_space_bytes),
-            (resource.RLIMIT_FSIZE, self.file_size_bytes, self.file_size_bytes),
-            (resource.RLIMIT_NPROC, self.max_processes, self.max_processes),
-        ]
-        limits = [(kind, *_clamped(kind, soft, hard)) for kind, soft, hard in pairs]
-        prctl = _prctl()
-
-        def apply() -> None:
-            for kind, soft, hard in limits:
-                resource.setrlimit(kind, (soft, hard))
-            if prctl is not None:
-                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-        return apply
-
-
-def _clamped(kind: int, soft: int, hard: int) -> tuple[int, int]:
-    _, ceiling = resource.getrlimit(kind)
-    if ceiling == resource.RLIM_INFINITY:
-        return soft, hard
-    return min(soft, ceiling), min(hard, ceiling)
-
-
-def _prctl() -> Callable[[int, int], int] | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,41 +62,6 @@ class Launch:
     env: Mapping[str, str]
     timeout_seconds: float
     limits: Rlimits
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExitInfo:
-    """How a command ended."""
-
-    exit_code: int | None
-    exit_signal: str | None
-    reason: EndReason
-    ended_at: float
-
-    @property
-    def ok(self) -> bool:
-        """Exit status 0."""
-        return self.exit_code == 0
-
-    def message(self, launch: Launch) -> str:
-        """One sentence a model can act on."""
-        return _MESSAGES[self.reason].format(
-            code=self.exit_code, signal=self.exit_signal, launch=launch
-        )
-
-
-_MESSAGES: Final[dict[str, str]] = {
-    "exited": "The command exited with status {code}.",
-    "signal": "The command was ended by {signal}.",
-    "timeout": "The command ran past its {launch.timeout_seconds:g} s timeout and was killed "
-    "with its process group; pass a larger `timeoutSeconds` or run it with `background: true`.",
-    "killed": "The command was killed by `process kill`, `remove` or the closing host.",
-    "cpu_limit": "The command used its {launch.limits.cpu_seconds} s of CPU time and was "
-    "stopped ({signal}); the limit is the `cpu_seconds` shell setting.",
-    "file_size_limit": "The command tried to write a file larger than "
-    "{launch.limits.file_size_bytes} bytes and was stopped ({signal}); the limit is the "
-    "`file_size_bytes` shell setting.",
-}
 
 
 class ProcessSession:
@@ -303,7 +218,7 @@ class ProcessSession:
         for reader in self._readers:
             reader.join(timeout=2.0)
         self._close_stdin()
-        self.exit = _exit_info(code, self._kill_reason)
+        self.exit = exit_info(code, self._kill_reason)
         self._done.set()
         with self._lock:
             waiters, self._waiters = self._waiters, []
@@ -328,30 +243,6 @@ def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
     thread = threading.Thread(target=target, args=args, daemon=True, name="clawcell-shell")
     thread.start()
     return thread
-
-
-def _exit_info(code: int, kill_reason: EndReason | None) -> ExitInfo:
-    """Read a wait status: negative is a signal; 128+n from a shell or bwrap is one too."""
-    number = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None
-    name = _signal_name(number) if number is not None else None
-    reason: EndReason = "exited" if code >= 0 and name is None else "signal"
-    if number is not None and number in _LIMIT_SIGNALS:
-        reason = _LIMIT_SIGNALS[number]
-    if kill_reason is not None:
-        reason = kill_reason
-    return ExitInfo(
-        exit_code=code if code >= 0 else None,
-        exit_signal=name,
-        reason=reason,
-        ended_at=time.time(),
-    )
-
-
-def _signal_name(number: int) -> str | None:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
 
 
 class ProcessTable:
