@@ -12,6 +12,7 @@ from clawcell import Tool
 
 from ._declarations import HINTLESS, ORDER, declarations, quick_index
 from .test_cell import CELL
+from ..automations.test_cell import CELL as AUTOMATIONS_CELL
 from .test_shell_cell import BUILD
 from .test_shell_cell import CELL as SHELL_CELL
 
@@ -42,6 +43,10 @@ def test_the_docs_show_the_cell_the_end_to_end_test_runs() -> None:
 def test_the_docs_show_the_shell_cell_and_build_script_the_test_runs() -> None:
     assert f"```js\n{SHELL_CELL.strip()}\n```" in TEXT
     assert f"```sh\n{BUILD.strip()}\n```" in TEXT
+
+
+def test_the_docs_show_the_automations_cell_the_test_runs() -> None:
+    assert f"```js\n{AUTOMATIONS_CELL.strip()}\n```" in TEXT
 
 
 def test_the_config_example_in_the_docs_builds_its_tools() -> None:

@@ -1,11 +1,12 @@
 """`Scheduler`: the worker loop that fires due jobs, once each, across any number of workers.
 
-Every `poll_seconds` a worker (1) marks runs whose lease expired `lost`, (2) claims due
-occurrences — `claim_occurrence` moves the job's `next_due_at` to the following occurrence
-and records the run in one compare-and-set, so of several workers exactly one wins each —
-and (3) claims queued manual runs the same way. A claimed run's lease is renewed every third
-of `lease_seconds` while its payload runs; a worker killed mid-run stops renewing, another
-worker marks the run `lost`, and the job's next occurrence fires as usual.
+Every `poll_seconds` (sooner when a job falls due before that) a worker (1) marks runs
+whose lease expired `lost`, (2) claims due occurrences — `claim_occurrence` moves the job's
+`next_due_at` to the following occurrence and records the run in one compare-and-set, so of
+several workers exactly one wins each — and (3) claims queued manual runs the same way. A
+claimed run's lease is renewed every third of `lease_seconds` while its payload runs; a
+worker killed mid-run stops renewing, another worker marks the run `lost`, and the job's
+next occurrence fires as usual.
 
 Missed occurrences (every worker was down past more than one occurrence) collapse into one:
 `catchUp: "one"` fires it once, now; `"skip"` jumps to the next future occurrence.
@@ -196,13 +197,25 @@ class Scheduler:
                 self._wake.clear()
                 waits = [asyncio.create_task(e.wait()) for e in (halt, self._wake)]
                 _, pending = await asyncio.wait(
-                    waits, timeout=self.poll_seconds, return_when=asyncio.FIRST_COMPLETED
+                    waits, timeout=await self._pause(), return_when=asyncio.FIRST_COMPLETED
                 )
                 for waiting in pending:
                     waiting.cancel()
         finally:
             self.running = False
             await self.drain()
+
+    async def _pause(self) -> float:
+        """Until the next pass: `poll_seconds`, or less when a job falls due sooner."""
+        due = [
+            job.next_due_at
+            for job in await self.jobs.list_jobs()
+            if job.enabled and job.next_due_at is not None
+        ]
+        soonest = min(due, default=None)
+        if soonest is None:
+            return self.poll_seconds
+        return min(self.poll_seconds, max(0.0, soonest - self.clock()) + 0.001)
 
 
 async def clean_session(store: Any, job_id: str) -> None:
