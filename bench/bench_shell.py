@@ -16,13 +16,14 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from clawcell.automations import PayloadRunner, Scheduler
 from clawcell.catalog import Catalog
 from clawcell.store import MemoryStore, SQLiteStore, job_store_for
 from clawcell.tools import ShellSettings, automations, shell
 
+SandboxMode = Literal["auto", "required", "off"]
 RESULTS = Path(__file__).resolve().parent / "results"
 ROUNDS = 30
 JOBS = 10
@@ -48,8 +49,8 @@ def _baseline() -> list[float]:
     return samples
 
 
-async def _exec(root: str, sandbox: str) -> list[float]:
-    settings = ShellSettings(approval="never", sandbox=sandbox)  # type: ignore[arg-type]
+async def _exec(root: str, sandbox: SandboxMode) -> list[float]:
+    settings = ShellSettings(approval="never", sandbox=sandbox)
     tools = shell(root, settings=settings)
     catalog = Catalog(tools)
     samples: list[float] = []

@@ -41,8 +41,9 @@ def test_a_cell_schedules_a_job_whose_headless_cell_runs_a_command(tmp_path: Pat
             envelope = dict(await mode.exec(CELL))
             await scheduler.tick()
             await scheduler.drain()
+            job_id = envelope["value"]["id"]
             runs = await mode.exec(
-                f"return await automations({{ action: 'runs', jobId: {envelope['value']['id']!r} }});"
+                f"return await automations({{ action: 'runs', jobId: {job_id!r} }});"
             )
         return envelope, dict(runs)
 

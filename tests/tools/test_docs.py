@@ -10,9 +10,9 @@ import pytest
 
 from clawcell import Tool
 
+from ..automations.test_cell import CELL as AUTOMATIONS_CELL
 from ._declarations import HINTLESS, ORDER, declarations, quick_index
 from .test_cell import CELL
-from ..automations.test_cell import CELL as AUTOMATIONS_CELL
 from .test_shell_cell import BUILD
 from .test_shell_cell import CELL as SHELL_CELL
 

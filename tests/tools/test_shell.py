@@ -247,6 +247,7 @@ def test_bad_settings_are_configuration_errors(root: Path) -> None:
     with pytest.raises(ConfigurationError, match="`max_sessions` must be a positive number"):
         ShellSettings(max_sessions=0)
     with pytest.raises(ConfigurationError, match="`sandbox` must be one of"):
+        # a configuration file can hold any string; the constructor is where it is refused
         ShellSettings(sandbox="maybe")  # pyright: ignore[reportArgumentType]
 
 

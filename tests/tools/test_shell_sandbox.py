@@ -10,7 +10,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -46,8 +46,8 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def _exec(root: Path, sandbox: str, command: str) -> dict[str, Any]:
-    settings = ShellSettings(approval="never", sandbox=sandbox)  # pyright: ignore[reportArgumentType]
+def _exec(root: Path, sandbox: Literal["required", "off"], command: str) -> dict[str, Any]:
+    settings = ShellSettings(approval="never", sandbox=sandbox)
     [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
     return done
 

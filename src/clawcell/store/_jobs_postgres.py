@@ -9,11 +9,12 @@ that saw the same due time find the row changed, so each occurrence fires once.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
-from ..errors import ClosedError
+from ..errors import ClosedError, ConfigurationError
 from . import _jobs_sql as q
 from ._errors import StoreUnavailableError
 from ._jobs import JobRecord, JobRun
@@ -44,9 +45,13 @@ class PostgresJobStore:
     """
 
     def __init__(self, dsn: str, *, schema: str = "clawcell", max_size: int = 4) -> None:
-        from ._postgres import _require_driver  # pyright: ignore[reportPrivateUsage]
+        from ._postgres import MISSING_DRIVER
 
-        _require_driver()
+        try:
+            importlib.import_module("psycopg")
+            importlib.import_module("psycopg_pool")
+        except ImportError as exc:
+            raise ConfigurationError(MISSING_DRIVER) from exc
         self._dsn = dsn
         self._schema = check_schema_name(schema)
         self._max_size = max_size

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from ..errors import ConfigurationError
 
@@ -80,7 +81,8 @@ class ShellSettings:
         _choice("approval", self.approval, ("ask", "never"))
         for name in ("env_allow", "allow_commands"):
             object.__setattr__(self, name, _strings(name, getattr(self, name)))
-        if not isinstance(self.shell, str) or not self.shell.startswith("/"):  # pyright: ignore[reportUnnecessaryIsInstance]
+        shell = cast(object, self.shell)  # configuration files may hold any type here
+        if not isinstance(shell, str) or not shell.startswith("/"):
             raise ConfigurationError(
                 f"Shell setting `shell` must be an absolute path, got {self.shell!r}."
             )
@@ -99,13 +101,13 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
 
 
 def _strings(name: str, value: object) -> tuple[str, ...]:
-    items: object = value
-    if isinstance(items, str) or not isinstance(items, list | tuple):
+    if isinstance(value, str) or not isinstance(value, list | tuple):
         raise ConfigurationError(
             f"Shell setting `{name}` must be a list of strings, got {value!r}."
         )
-    out = tuple(str(item) for item in items if isinstance(item, str) and item)  # pyright: ignore[reportUnknownVariableType]
-    if len(out) != len(items):  # pyright: ignore[reportUnknownArgumentType]
+    items = cast(Sequence[object], value)
+    out = tuple(item for item in items if isinstance(item, str) and item)
+    if len(out) != len(items):
         raise ConfigurationError(
             f"Shell setting `{name}` must hold non-empty strings, got {value!r}."
         )
