@@ -186,9 +186,9 @@ def test_closing_the_tools_kills_every_running_command(root: Path) -> None:
     [started] = run(tools, ("exec", {"command": "sleep 60", "background": True}))
     with pytest.raises(ProcessLookupError):
         os.kill(started["pid"], 0)  # killed by `on_close` and reaped
-    later = Catalog(tools)
-    with pytest.raises(ToolError, match="closed with their host"):
-        asyncio.run(later.call("exec", {"command": "true"}))
+    [listed, again] = run(tools, ("process", {"action": "list"}), ("exec", {"command": "true"}))
+    assert [s["exitReason"] for s in listed["sessions"]] == ["killed"]
+    assert again["status"] == "completed"  # the next `CodeMode` over these tools starts anew
 
 
 def test_at_most_max_sessions_run_at_once(root: Path) -> None:

@@ -254,7 +254,6 @@ class ProcessTable:
         self._capacity = capacity
         self._sessions: dict[str, ProcessSession] = {}
         self._lock = threading.Lock()
-        self.closed = False
         self.instance = uuid.uuid4().hex[:8]
         """Names this table's sessions (`sh_<instance>_<n>`): an id with another instance
         belongs to an earlier host process or other tools, so it is reported lost."""
@@ -264,11 +263,9 @@ class ProcessTable:
         """Start `launch` as a new session.
 
         Raises:
-            ToolError: `too_many_sessions`, `shell_closed`, or `spawn_failed`.
+            ToolError: `too_many_sessions` or `spawn_failed`.
         """
         with self._lock:
-            if self.closed:
-                raise ToolError("The shell tools were closed with their host.", code="shell_closed")
             running = [s for s in self._sessions.values() if s.running]
             if len(running) >= self._max_sessions:
                 raise ToolError(
@@ -319,9 +316,9 @@ class ProcessTable:
         return session
 
     def close(self) -> None:
-        """Kill every running command and refuse new ones (idempotent)."""
+        """Kill every running command (idempotent). The table stays usable: a later
+        `CodeMode` over the same tools starts commands of its own."""
         with self._lock:
-            self.closed = True
             sessions = list(self._sessions.values())
         for session in sessions:
             session.kill()
