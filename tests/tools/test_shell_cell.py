@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell.approvals import ToolPolicy
@@ -104,3 +107,19 @@ def test_process_write_asks_but_poll_does_not(root: Path) -> None:
     assert parked["status"] == "waiting"
     [approval] = parked["pendingApprovals"]
     assert (approval["tool"], approval["input"]["action"]) == ("process", "write")
+
+
+def test_closing_the_code_mode_kills_the_commands_its_cells_started(root: Path) -> None:
+    settings = ShellSettings(approval="never", sandbox="off")
+    code = 'return (await exec({ command: "sleep 60", background: true })).pid;'
+
+    async def main() -> int:
+        async with CodeMode(shell(root, settings=settings), limits=LIMITS) as mode:
+            envelope = await mode.exec(code)
+            pid = int(envelope["value"])
+            os.kill(pid, 0)  # running while the CodeMode is open
+            return pid
+
+    pid = asyncio.run(main())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
