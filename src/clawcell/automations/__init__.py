@@ -9,6 +9,7 @@ Cron schedules need `pip install 'clawcell[automations]'`. See `docs/automations
 from __future__ import annotations
 
 from ._command import configure_worker, run_worker
+from ._embedded import embedded_worker
 from ._payload import Outcome, PayloadRunner, TurnRunner
 from ._scheduler import Scheduler
 from ._tool import automations_tool
@@ -20,5 +21,6 @@ __all__ = [
     "TurnRunner",
     "automations_tool",
     "configure_worker",
+    "embedded_worker",
     "run_worker",
 ]

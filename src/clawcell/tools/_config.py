@@ -8,11 +8,13 @@ TOML), with snake_case keys named after the Python arguments:
  "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
          "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}},
  "shell": {"root": ".", "sandbox": "auto", "approval": "ask", "allow_commands": ["ls *"]},
- "automations": {"store": "state.db", "schema": "clawcell"}}
+ "automations": {"store": "state.db", "schema": "clawcell", "worker": true}}
 ```
 
 `automations.store` is where the jobs live: an SQLite file or a `postgresql://` URL (with
-`schema`), normally the command's own store, which workers (`clawcell automations run`) share.
+`schema`), normally the command's own store, which workers (`clawcell automations run`) share;
+`worker = true` also runs a worker inside `clawcell serve` and `clawcell mcp serve`
+(`clawcell.automations.embedded_worker`).
 
 The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
 tests, which build the tools in Python.
@@ -83,7 +85,9 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
         if "shell" in top:
             tools += _shell(_section(top["shell"], "shell", ("root", *ShellSettings.names())))
         if "automations" in top:
-            tools += _automations(_section(top["automations"], "automations", ("schema", "store")))
+            tools += _automations(
+                _section(top["automations"], "automations", ("schema", "store", "worker"))
+            )
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
     except (TypeError, ValueError) as exc:
