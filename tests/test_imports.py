@@ -115,13 +115,16 @@ LAYERS: dict[str, int] = {
     "__main__": 12,
     "cli": 11,
     "ui": 10,
+    # Built-in tools sit with the faces: some of them (automations, sub-agents, sessions) run
+    # cells or agents. Nothing below imports them.
+    "tools": 9,
+    "automations": 9,
     "agent": 9,
     "mcp_server": 9,
     "": 8,  # the face: `clawcell/__init__.py`
     "_codemode": 7,
     "_config": 7,
     "_runs": 6,
-    "tools": 5,
     "mcp": 5,
     "catalog": 4,
     "_source": 4,

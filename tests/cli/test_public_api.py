@@ -28,6 +28,7 @@ def test_the_command_table_names_every_command_once() -> None:
         "mcp",
         "chat",
         "serve",
+        "automations",
         "db",
         "demo",
     ]

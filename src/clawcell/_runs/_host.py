@@ -126,8 +126,11 @@ class CellHost:
         return self.mcp.status()
 
     async def aclose(self) -> None:
-        """Release guests and results, and close MCP connections."""
+        """Release guests and results, close MCP connections and the tools' own resources."""
         self.executor.close()
+        for binding in self.catalog.bindings:
+            if binding.tool.on_close is not None:
+                binding.tool.on_close()
         self.results.close()
         if self.mcp is not None:
             await self.mcp.aclose()
