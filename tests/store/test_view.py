@@ -36,6 +36,9 @@ def test_the_public_surface_is_deliberate() -> None:
     )
     assert set(clawcell.store.__all__) == {
         "ClaimedRun",
+        "FirstWriter",
+        "StateKeys",
+        "state_keys_for",
         "Lease",
         "LeaseKeeper",
         "MemoryStore",

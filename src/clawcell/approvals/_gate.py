@@ -110,6 +110,8 @@ class RunApprovals:
     restart_safe: bool = False
     active: bool = False
     """Whether a leg is running (decisions are then delivered at once)."""
+    expires_at: float | None = None
+    """When the parked run expires (wall clock), once it parked; decisions after it fail."""
     wake: Callable[[], None] | None = None
     decided: dict[str, ApprovalDecision] = field(default_factory=dict[str, ApprovalDecision])
     restored: dict[str, PendingApproval] = field(default_factory=dict[str, PendingApproval])

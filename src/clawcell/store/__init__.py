@@ -7,6 +7,7 @@ import typing
 from .. import _lazy
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
+from ._first import FirstWriter
 from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
 from ._protocol import (
@@ -18,6 +19,7 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
+from ._seals import StateKeys, state_keys_for
 from ._view import PERSISTENCE_WARNING, SessionView
 
 if typing.TYPE_CHECKING:
@@ -36,6 +38,7 @@ __getattr__ = _lazy.lazy_exports(
 __all__ = [
     "PERSISTENCE_WARNING",
     "ClaimedRun",
+    "FirstWriter",
     "Lease",
     "LeaseKeeper",
     "MemoryStore",
@@ -46,10 +49,12 @@ __all__ = [
     "SessionStore",
     "SessionView",
     "StaleRunError",
+    "StateKeys",
     "StoreRangeError",
     "StoreTypeError",
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
     "open_store",
+    "state_keys_for",
 ]

@@ -209,6 +209,11 @@ class PostgresStore:
     async def put(self, session_id: str, key: str, value: StoredValue) -> None:
         await self.apply(session_id, {key: value})
 
+    async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
+        """Set one entry unless the key has one; whether this call wrote it (`FirstWriter`)."""
+        params = (session_id, key, value.json, value.bytes, int(value.network_content))
+        return await self._count(_pg(sql.INSERT_NEW_ENTRY), params) > 0
+
     async def delete(self, session_id: str, key: str) -> bool:
         return await self._count(_pg(sql.DELETE_ENTRY), (session_id, key)) > 0
 
@@ -265,7 +270,7 @@ class PostgresStore:
     async def list_runs(self, session_id: str) -> list[ParkedRun]:
         async with self._connection() as conn:
             rows = await (await conn.execute(_pg(sql.LIST_RUNS), (session_id,))).fetchall()
-        return [sql.run_from_row(row) for row in rows]
+        return sql.intact_runs(rows)
 
     # --- leases ---------------------------------------------------------------------------
 
@@ -314,7 +319,7 @@ class PostgresStore:
             row = await (await conn.execute(statement, key)).fetchone()
             if row is None or int(row[1]) != version:
                 raise stale_error(*key, version, None if row is None else int(row[1]))
-            meta = merge_patch(json.loads(row[0]), detached)
+            meta = merge_patch(sql.meta_of(row[0]), detached)
             params = (encode_meta(meta), expiry_of(meta), *key, version)
             await conn.execute(_pg(sql.UPDATE_RUN_META), params)
 
