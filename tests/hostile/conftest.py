@@ -32,6 +32,7 @@ BY_MODULE: Final = {
     "test_hostile_lifecycle": "cancellation at random points",
     "test_hostile_mcp": "malicious MCP server",
     "test_hostile_mcp_rogue": "malicious MCP server",
+    "test_hostile_mcp_states": "approvals: forged MCP request states",
     "test_hostile_memory": "host memory",
     "test_hostile_mixed": "mixed guest-thread modes",
     "test_hostile_queue": "queue and inbox caps",
@@ -40,6 +41,7 @@ BY_MODULE: Final = {
     "test_hostile_source": "source checks and parsing",
     "test_hostile_stack": "controller tampering",
     "test_hostile_tools": "cancellation at random points",
+    "test_hostile_trust": "store writers: forged runs, decisions, results, keys",
     "test_hostile_urls": "URLs, media paths and embeds",
 }
 _COUNTS: Counter[str] = Counter()
