@@ -90,7 +90,9 @@ def test_racing_processes_on_one_sqlite_file_accept_one_decision_per_approval(
                 for i in range(count)
             ]
 
-    by_winner = {a: ("approve", "deny", "approve", "deny")[i] for i, ids in enumerate(won) for a in ids}
+    by_winner = {
+        a: ("approve", "deny", "approve", "deny")[i] for i, ids in enumerate(won) for a in ids
+    }
     assert run(kept()) == [by_winner[f"ap_{i}"] for i in range(count)]
 
 
@@ -111,7 +113,9 @@ def test_a_decision_after_the_approval_ttl_is_refused(monkeypatch: pytest.Monkey
             return late.value.message, await mode.wait(run_id)
 
     message, done = run(body())
-    assert message.startswith("approval 'ap_") and "expired (`approval_ttl_seconds` is 60)" in message
+    assert (
+        message.startswith("approval 'ap_") and "expired (`approval_ttl_seconds` is 60)" in message
+    )
     assert done["status"] == "completed" and done["value"]["code"] == "approval_denied"
     assert paid == []
 

@@ -5,6 +5,7 @@ case where the server never asks), then with states the server did issue."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,7 +13,7 @@ import mcp_types as types
 import pytest
 
 from clawcell import CodeMode, Limits, Tool
-from clawcell.mcp_server import ApprovalPolicy, CodeModeServer
+from clawcell.mcp_server import CodeModeServer
 from clawcell.mcp_server._request_state import RequestStates
 from tests.conftest import run
 
@@ -53,7 +54,8 @@ async def _text(server: CodeModeServer, ctx: Any, params: Any) -> tuple[str, boo
     return result.content[0].text, bool(result.is_error)  # type: ignore[union-attr]
 
 
-FORGERIES = {
+Forge = Callable[[str, list[str]], str]
+FORGERIES: dict[str, tuple[str, Forge]] = {
     "bare_run_id_under_deny": ("deny", lambda run_id, _s: f"clawcell-approvals:{run_id}"),
     "bare_run_id_under_allow": ("allow", lambda run_id, _s: f"clawcell-approvals:{run_id}"),
     "bare_run_id_under_elicit": ("elicit", lambda run_id, _s: f"clawcell-approvals:{run_id}"),
@@ -90,8 +92,6 @@ def test_a_forged_request_state_decides_nothing(forgery: str) -> None:
     assert value == {"paid": 5}
 
 
-
-
 @pytest.mark.parametrize("misuse", ["other_client", "other_run", "extra_ids", "replayed"])
 def test_an_issued_state_counts_only_for_its_client_run_and_ids(misuse: str) -> None:
     paid: list[int] = []
@@ -110,8 +110,11 @@ def test_an_issued_state_counts_only_for_its_client_run_and_ids(misuse: str) -> 
             run_of = state  # the issued state names the first run only
             failures: list[bool] = []
             if misuse == "other_client":
-                _, failed = await _text(server, _ctx("intruder", can_elicit=True),
-                                        _params("x", run_of, {asked[0]: APPROVE}))
+                _, failed = await _text(
+                    server,
+                    _ctx("intruder", can_elicit=True),
+                    _params("x", run_of, {asked[0]: APPROVE}),
+                )
                 failures.append(failed)
             elif misuse == "other_run":
                 forged = RequestStates().issue(other["runId"], other_ids, "x")

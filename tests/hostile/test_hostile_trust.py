@@ -67,8 +67,19 @@ def _rewrite(meta: dict[str, Any], blob: bytes, change: str) -> tuple[dict[str, 
         "restart_safe_flipped": lambda: ({**meta, "restartSafe": True}, blob),
         "write_injected": lambda: ({**meta, "writes": {"k": ['"evil"', False]}}, blob),
         "approval_injected": lambda: (
-            {**meta, "approvals": [{"id": "ap_x", "requestId": "r", "tool": "pay", "reason": "",
-                                    "input": {}, "requestedAt": 1.0}]},
+            {
+                **meta,
+                "approvals": [
+                    {
+                        "id": "ap_x",
+                        "requestId": "r",
+                        "tool": "pay",
+                        "reason": "",
+                        "input": {},
+                        "requestedAt": 1.0,
+                    }
+                ],
+            },
             blob,
         ),
         "seal_removed": lambda: ({k: v for k, v in meta.items() if k != "seal"}, blob),

@@ -10,7 +10,6 @@ import pytest
 
 from clawcell import CodeMode, Limits, SnapshotError
 from clawcell.store import SQLiteStore
-
 from tests._sealing import save_sealed
 
 SESSION = "record-session"

@@ -5,17 +5,19 @@ PostgreSQL (typed columns; `meta` is text)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, LiteralString, cast
 
 import psycopg
 import pytest
 from psycopg import sql
 
 from clawcell import CodeMode, InputError, Limits, SnapshotError
-from clawcell.store import PostgresStore, SessionStore, SQLiteStore
+from clawcell.store import PostgresStore, SQLiteStore
 from tests.conftest import run
 
 LIMITS = Limits(timeout_ms=60_000)
@@ -38,7 +40,7 @@ SQLITE_ONLY = {
 
 def _sqlite_damage(path: Path, assignment: str, run_id: str) -> None:
     with sqlite3.connect(path) as conn:
-        conn.execute(f"UPDATE runs SET {assignment} WHERE run_id = ?", (run_id,))  # noqa: S608
+        conn.execute(f"UPDATE runs SET {assignment} WHERE run_id = ?", (run_id,))
 
 
 def _sqlite_rows(path: Path) -> int:
@@ -46,9 +48,13 @@ def _sqlite_rows(path: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
 
 
-def _outcome(store_of: Any, damage: Any, rows: Any) -> tuple[str, str, int, Any]:
+def _outcome(
+    store_of: Callable[[], SQLiteStore | PostgresStore],
+    damage: Callable[[str], None],
+    rows: Callable[[], Awaitable[int]],
+) -> tuple[str, str, int, Any]:
     async def body() -> tuple[str, str, int, Any]:
-        store: SessionStore = store_of()
+        store = store_of()
         async with store, CodeMode(store=store, session_id=SESSION, limits=LIMITS) as mode:
             parked = await mode.exec(PARK)
             damage(parked["runId"])
@@ -65,7 +71,9 @@ def _outcome(store_of: Any, damage: Any, rows: Any) -> tuple[str, str, int, Any]
     return run(body())
 
 
-@pytest.mark.parametrize("assignment", [*BOTH.values(), *SQLITE_ONLY.values()], ids=[*BOTH, *SQLITE_ONLY])
+@pytest.mark.parametrize(
+    "assignment", [*BOTH.values(), *SQLITE_ONLY.values()], ids=[*BOTH, *SQLITE_ONLY]
+)
 def test_a_damaged_sqlite_row_fails_once_and_is_discarded(
     assignment: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -76,7 +84,7 @@ def test_a_damaged_sqlite_row_fails_once_and_is_discarded(
 
     with caplog.at_level(logging.WARNING, logger="clawcell.audit"):
         first, second, left, clean = _outcome(
-            lambda: SQLiteStore(path), lambda r: _sqlite_damage(path, assignment, r), rows
+            lambda: SQLiteStore(path), functools.partial(_sqlite_damage, path, assignment), rows
         )
     assert "damaged" in first
     assert second == "code mode run is unavailable or expired."
@@ -92,7 +100,9 @@ def test_a_damaged_postgres_row_fails_once_and_is_discarded(
 
     def damage(run_id: str) -> None:
         with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-            statement = sql.SQL("UPDATE {} SET ").format(table) + sql.SQL(assignment)
+            statement = sql.SQL("UPDATE {} SET ").format(table) + sql.SQL(
+                cast(LiteralString, assignment)
+            )
             conn.execute(statement + sql.SQL(" WHERE run_id = %s"), (run_id,))
 
     async def rows() -> int:

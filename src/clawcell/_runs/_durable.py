@@ -355,4 +355,3 @@ class SharedResults:
             return None
         saved, network = opened
         return SavedResult(json=saved, bytes=utf8_len(saved), network_content=network)
-

@@ -54,7 +54,9 @@ def open_record(keys: StateKeys, session_id: str, run: ParkedRun) -> dict[str, A
     """
     meta = _object(run.meta, f"run {run.run_id!r}: meta")
     body = {k: v for k, v in meta.items() if k not in (SEAL, _SETTLED)}
-    if not keys.verify(meta.get(SEAL), "run", session_id, run.run_id, canonical_json(body), run.blob):
+    if not keys.verify(
+        meta.get(SEAL), "run", session_id, run.run_id, canonical_json(body), run.blob
+    ):
         raise SnapshotError(
             f"parked run {run.run_id!r} fails its state-key check (forged, moved from another "
             "run or session, written under another key, or damaged); it was discarded."
@@ -79,7 +81,9 @@ def seal_result(keys: StateKeys, scope: str, result_id: str, text: str, network:
     return json.dumps({"json": text, "networkContent": network, SEAL: seal})
 
 
-def open_result(keys: StateKeys, scope: str, result_id: str, stored: str) -> tuple[str, bool] | None:
+def open_result(
+    keys: StateKeys, scope: str, result_id: str, stored: str
+) -> tuple[str, bool] | None:
     """`(json, networkContent)` of a stored result whose seal holds, else `None`."""
     try:
         data: object = json.loads(stored)

@@ -65,9 +65,7 @@ class DecisionLedger:
         ConfigurationError: a session id with control characters.
     """
 
-    def __init__(
-        self, store: SessionStore, session_id: str, keys: StateKeys | None = None
-    ) -> None:
+    def __init__(self, store: SessionStore, session_id: str, keys: StateKeys | None = None) -> None:
         self._store = store
         self._session_id = check_session_id(session_id)
         self._decisions = session_id + _DECISIONS

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..errors import ClawcellError, ConfigurationError
 from ..mcp._sdk import require_sdk
-from ._request_state import STATE_PREFIX, RequestStates, client_identity
 from ._approvals import (
     APPROVAL_SCHEMA,
     ApprovalPolicy,
@@ -38,6 +37,7 @@ from ._approvals import (
     settle,
     waiting_approvals,
 )
+from ._request_state import STATE_PREFIX, RequestStates, client_identity
 
 if TYPE_CHECKING:
     from .. import CodeMode

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -139,7 +140,9 @@ class StateKeys:
             mode = file.stat().st_mode
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigurationError(f"cannot read the state key file {str(file)!r}: {exc}.") from exc
+            raise ConfigurationError(
+                f"cannot read the state key file {str(file)!r}: {exc}."
+            ) from exc
         if os.name == "posix" and mode & 0o077:
             raise ConfigurationError(
                 f"the state key file {str(file)!r} is readable by other users (mode "
@@ -199,10 +202,8 @@ def _create_key_file(file: Path) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        try:
-            os.link(temporary, file)  # fails if another process created it first
-        except FileExistsError:
-            pass
+        with contextlib.suppress(FileExistsError):  # another process created it first
+            os.link(temporary, file)
     finally:
         temporary.unlink(missing_ok=True)
 

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from typing import Any, Final, LiteralString, cast
 
 from ..errors import SnapshotError
-
 from ._records import ParkedRun
 
 __all__ = [
@@ -175,7 +174,7 @@ def run_from_row(row: tuple[Any, ...]) -> ParkedRun:
             type); the caller discards the run.
     """
     run_id, blob, meta, saved_at, version, revision, owner, lease_expires_at = row
-    problem = _row_problem(blob, saved_at, version, revision, owner, lease_expires_at)
+    problem = _row_problem(row[1:2] + row[3:])
     parsed = _meta_object(meta)
     if problem is None and parsed is None:
         problem = f"meta {str(meta)[:80]!r} is not a JSON object"
@@ -226,10 +225,12 @@ def _meta_object(text: object) -> dict[str, Any] | None:
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
-def _row_problem(
-    blob: object, saved_at: object, version: object, revision: object, owner: object, lease: object
-) -> str | None:
-    """What is wrong with a run row's typed columns (SQLite keeps any type), or `None`."""
+def _row_problem(columns: tuple[Any, ...]) -> str | None:
+    """What is wrong with a run row's typed columns (SQLite keeps any type), or `None`.
+
+    `columns`: blob, saved_at, version, revision, owner, lease_expires_at.
+    """
+    blob, saved_at, version, revision, owner, lease = columns
     checks = (
         ("snapshot", blob, blob is None or isinstance(blob, bytes | bytearray | memoryview)),
         ("saved_at", saved_at, _number(saved_at)),
