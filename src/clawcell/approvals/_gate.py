@@ -209,8 +209,10 @@ class RunApprovals:
                 continue
             known = await self.session.ledger.decision(approval.id)
             if known is None and now - approval.requested_at >= self.session.ttl_seconds:
-                known = _expiry(approval, now)
-                await self.session.record(known)
+                expiry = _expiry(approval, now)
+                # A person's decision recorded at the same moment wins over the expiry.
+                recorded = await self.session.record(expiry)
+                known = expiry if recorded else await self.session.ledger.decision(approval.id)
             if known is not None:
                 self.decided[approval.id] = known
         self.resolve_decided()

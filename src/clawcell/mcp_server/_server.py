@@ -159,7 +159,7 @@ class CodeModeServer:
         state, client = params.request_state, client_identity(ctx)
         if isinstance(state, str) and state.startswith(STATE_PREFIX):
             answered = await self._answered(state, params.input_responses or {}, client)
-        elif state is not None:
+        elif state:
             answered = _UNASKED, True
         elif self.approvals == "elicit" and _can_elicit(ctx) and not ctx.session.can_send_request:
             answered = await self._first_round(params, client)
