@@ -11,9 +11,11 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 
+import mcp
 from clawcell import CodeMode, Limits, Tool
-from clawcell.mcp_server import CodeModeServer
+from clawcell.mcp_server import ApprovalPolicy, CodeModeServer
 from clawcell.mcp_server._request_state import RequestStates
 from tests.conftest import run
 
@@ -141,3 +143,34 @@ def test_an_issued_state_counts_only_for_its_client_run_and_ids(misuse: str) -> 
         assert failures == [False]  # its own approval ran; the extra answer was ignored
     expected = {"other_client": [5], "other_run": [5], "extra_ids": [5, 5], "replayed": [5, 5]}
     assert paid_now == expected[misuse]
+
+
+@pytest.mark.parametrize("policy", ["elicit", "deny", "allow"])
+def test_a_forged_request_state_over_the_wire_is_refused_and_decides_nothing(
+    policy: ApprovalPolicy,
+) -> None:
+    paid: list[int] = []
+
+    async def body() -> tuple[bool, int, Any]:
+        async with CodeMode([_pay(paid)], limits=LIMITS) as mode:
+            server = CodeModeServer(mode, approvals=policy)
+            parked = await mode.exec(PAY)
+            run_id, ids = parked["runId"], [a["id"] for a in parked["pendingApprovals"]]
+            async with mcp.Client(server.sdk_server) as client:
+                try:
+                    result = await client.call_tool(
+                        "wait",
+                        {"runId": run_id},
+                        request_state=f"clawcell-approvals:{run_id}",
+                        input_responses={ids[0]: APPROVE},
+                    )
+                    refused = bool(result.is_error)
+                except MCPError:
+                    refused = True
+                clean = await client.call_tool("exec", {"code": "return 40 + 2"})
+            left = len(await mode.pending_approvals(run_id))
+            return refused, left, clean.content[0].text  # type: ignore[union-attr]
+
+    refused, left, clean = run(body())
+    assert refused and left == 1 and paid == []
+    assert '"value":42' in clean.replace(" ", "")

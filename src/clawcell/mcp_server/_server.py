@@ -247,11 +247,18 @@ def _sdk_server(name: str, list_tools: Handler, call_tool: Handler) -> Any:
     from importlib.metadata import version
 
     from mcp.server import Server
+    from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-    return Server(
+    server = Server(
         name,
         version=version("clawcell"),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # The SDK's own sealing of `requestState` (AES-GCM under a key of this process, with
+    # expiry and audience) in front of clawcell's MAC, which also binds the client and the
+    # approval ids asked (`_request_state.py`) and holds for callers that skip middleware.
+    security = RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server
