@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._limits import Limits
 from ._runs._parked import RunHome
+from ._session_ids import check_session_id
 from .approvals import Approvals, DecisionLedger, ToolPolicy
-from .approvals._ledger import check_session_id
 from .catalog import Catalog, Tool
 from .errors import ConfigurationError
 from .store import SessionStore

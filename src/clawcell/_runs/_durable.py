@@ -49,7 +49,7 @@ from .._cell._bridge import Reply
 from .._jsjson import utf8_len
 from ..envelope import ResultsStore, SavedResult
 from ..errors import SnapshotError, StaleRunError, StoreUnavailableError
-from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys
+from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys, state_keys_for
 from ._parked import ParkedRecord, Run
 from ._sealed import open_record, open_result, seal_record, seal_reply, seal_result
 
@@ -91,7 +91,7 @@ class DurableRuns:
     ) -> None:
         self._store = store
         self._session_id = session_id
-        self._keys = keys = keys or StateKeys.ephemeral()
+        self._keys = keys = keys or state_keys_for(store, durable=True)
         self._results = (
             None
             if results is None
@@ -289,7 +289,7 @@ class SharedResults:
         keys: StateKeys | None = None,
     ) -> None:
         self._store = store
-        self._keys = keys or StateKeys.ephemeral()
+        self._keys = keys or state_keys_for(store, durable=True)
         self._scope = scope
         self._results = results
         self._ttl = ttl_seconds

@@ -19,7 +19,6 @@ from typing import Any, Final, cast
 
 from ..errors import SnapshotError
 from ..store import ParkedRun, StateKeys
-from ..store._seals import canonical_json
 
 __all__ = ["SEAL", "open_record", "open_result", "seal_record", "seal_reply", "seal_result"]
 
@@ -32,7 +31,7 @@ def seal_record(
 ) -> dict[str, Any]:
     """`state` with its `seal` over the run's identity, the record and the snapshot."""
     body = {k: v for k, v in state.items() if k not in (SEAL, _SETTLED)}
-    seal = keys.seal("run", session_id, run_id, canonical_json(body), blob)
+    seal = keys.seal("run", session_id, run_id, body, blob)
     return {**body, SEAL: seal}
 
 
@@ -41,7 +40,7 @@ def seal_reply(
 ) -> dict[str, Any]:
     """A written-back reply with its own seal."""
     body = dict(reply)
-    seal = keys.seal("reply", session_id, run_id, request_id, canonical_json(body))
+    seal = keys.seal("reply", session_id, run_id, request_id, body)
     return {**body, SEAL: seal}
 
 
@@ -54,9 +53,7 @@ def open_record(keys: StateKeys, session_id: str, run: ParkedRun) -> dict[str, A
     """
     meta = _object(run.meta, f"run {run.run_id!r}: meta")
     body = {k: v for k, v in meta.items() if k not in (SEAL, _SETTLED)}
-    if not keys.verify(
-        meta.get(SEAL), "run", session_id, run.run_id, canonical_json(body), run.blob
-    ):
+    if not keys.verify(meta.get(SEAL), "run", session_id, run.run_id, body, run.blob):
         raise SnapshotError(
             f"parked run {run.run_id!r} fails its state-key check (forged, moved from another "
             "run or session, written under another key, or damaged); it was discarded."
@@ -65,7 +62,7 @@ def open_record(keys: StateKeys, session_id: str, run: ParkedRun) -> dict[str, A
     for request_id, sealed in _object(meta.get(_SETTLED, {}), "settled").items():
         reply = dict(_object(sealed, f"settled reply {request_id!r}"))
         seal = reply.pop(SEAL, None)
-        parts = ("reply", session_id, run.run_id, request_id, canonical_json(reply))
+        parts = ("reply", session_id, run.run_id, request_id, reply)
         if not keys.verify(seal, *parts):
             raise SnapshotError(
                 f"a reply written back to parked run {run.run_id!r} ({request_id!r}) fails its "

@@ -24,15 +24,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import unicodedata
 from typing import Any, Final
 
-from ..errors import ConfigurationError
-from ..store import FirstWriter, SessionStore, StateKeys, StoredValue
-from ..store._seals import canonical_json
+from .._session_ids import check_session_id
+from ..store import FirstWriter, SessionStore, StateKeys, StoredValue, state_keys_for
 from ._types import ApprovalDecision, Decision, Remember
 
-__all__ = ["DecisionLedger", "check_session_id"]
+__all__ = ["DecisionLedger"]
 
 _DECISIONS: Final = "\x1fapprovals"
 _AUDIT: Final = "\x1faudit"
@@ -41,25 +39,11 @@ _SEAL: Final = "seal"
 _audit_log = logging.getLogger("clawcell.audit")
 
 
-def check_session_id(session_id: object) -> str:
-    """A session id: a non-empty string without control characters or lone surrogates.
-
-    Raises:
-        ConfigurationError: naming the id and the first offending character.
-    """
-    if not isinstance(session_id, str) or not session_id:
-        raise ConfigurationError(f"`session_id` must be a non-empty string, got {session_id!r}.")
-    for char in session_id:
-        if unicodedata.category(char) in ("Cc", "Cs"):
-            raise ConfigurationError(
-                f"`session_id` {session_id!r} contains the control character {char!r}; use "
-                "printable characters only (ids such as `user-42` or a UUID)."
-            )
-    return session_id
-
-
 class DecisionLedger:
     """Decisions, dispatch marks and the audit trail of one session.
+
+    `keys` seal the decisions; by default the store's keys (`state_keys_for`), the ones every
+    `CodeMode` on that store uses.
 
     Raises:
         ConfigurationError: a session id with control characters.
@@ -70,7 +54,7 @@ class DecisionLedger:
         self._session_id = check_session_id(session_id)
         self._decisions = session_id + _DECISIONS
         self._audit = session_id + _AUDIT
-        self._keys = keys or StateKeys.ephemeral()
+        self._keys = keys or state_keys_for(store, durable=True)
         self._lock = asyncio.Lock()
 
     async def record(self, decision: ApprovalDecision) -> bool:
@@ -130,8 +114,10 @@ class DecisionLedger:
         seal = self._keys.seal(*self._parts(decision.approval_id, data))
         return json.dumps({**data, _SEAL: seal}, separators=(",", ":"))
 
-    def _parts(self, approval_id: str, data: dict[str, Any]) -> tuple[str, str, str, str]:
-        return ("decision", self._session_id, approval_id, canonical_json(data))
+    def _parts(
+        self, approval_id: str, data: dict[str, Any]
+    ) -> tuple[str, str, str, dict[str, Any]]:
+        return ("decision", self._session_id, approval_id, data)
 
     def _opened(self, text: str, approval_id: str | None) -> ApprovalDecision | None:
         """The decision in `text` when its seal holds (for `approval_id`, when given)."""

@@ -210,9 +210,8 @@ class PostgresStore:
         await self.apply(session_id, {key: value})
 
     async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
-        """Set one entry unless the key has one; whether this call wrote it (`FirstWriter`)."""
-        params = (session_id, key, value.json, value.bytes, int(value.network_content))
-        return await self._count(_pg(sql.INSERT_NEW_ENTRY), params) > 0
+        async with self._connection() as conn:
+            return await records.put_new(conn, session_id, key, value)
 
     async def delete(self, session_id: str, key: str) -> bool:
         return await self._count(_pg(sql.DELETE_ENTRY), (session_id, key)) > 0
@@ -313,10 +312,7 @@ class PostgresStore:
     ) -> None:
         key, detached = (session_id, run_id), json.loads(encode_meta(patch))
         async with self._connection() as conn, conn.transaction():
-            statement = _pg(
-                "SELECT meta, version FROM runs WHERE session_id = ? AND run_id = ? FOR UPDATE"
-            )
-            row = await (await conn.execute(statement, key)).fetchone()
+            row = await (await conn.execute(_pg(sql.LOCK_RUN_META), key)).fetchone()
             if row is None or int(row[1]) != version:
                 raise stale_error(*key, version, None if row is None else int(row[1]))
             meta = merge_patch(sql.meta_of(row[0]), detached)

@@ -48,6 +48,7 @@ __all__ = [
     "KEY_ENV",
     "KEY_FILE_ENV",
     "MODE_ENV",
+    "Part",
     "Seal",
     "StateKeys",
     "canonical_json",
@@ -59,6 +60,10 @@ KEY_FILE_ENV: Final = "CLAWCELL_STATE_KEY_FILE"
 MODE_ENV: Final = "CLAWCELL_ENV"
 _MIN_KEY_BYTES: Final = 32
 _DOMAIN: Final = b"clawcell-state-v1"
+
+
+Part = str | bytes | Mapping[str, Any]
+"""One sealed field: text, bytes, or a JSON object."""
 
 
 class Seal(TypedDict):
@@ -158,11 +163,12 @@ class StateKeys:
             _create_key_file(file)
         return cls.read(file)
 
-    def seal(self, kind: str, *parts: str | bytes) -> Seal:
-        """The seal of one record: `kind` names what it is (`run`, `decision`, `result`)."""
+    def seal(self, kind: str, *parts: Part) -> Seal:
+        """The seal of one record: `kind` names what it is (`run`, `decision`, `result`);
+        a mapping part is sealed as its canonical JSON (sorted keys, compact)."""
         return {"kid": self.active, "mac": _mac(self.keys[self.active], kind, parts)}
 
-    def verify(self, seal: object, kind: str, *parts: str | bytes) -> bool:
+    def verify(self, seal: object, kind: str, *parts: Part) -> bool:
         """Whether `seal` (as read back from the store, any shape) seals exactly `parts`."""
         if not isinstance(seal, Mapping):
             return False
@@ -177,15 +183,19 @@ def _process_keys() -> StateKeys:
     return StateKeys(keys={"process": secrets.token_bytes(32)}, active="process")
 
 
-def _mac(key: bytes, kind: str, parts: tuple[str | bytes, ...]) -> str:
+def _mac(key: bytes, kind: str, parts: tuple[Part, ...]) -> str:
     """HMAC-SHA256 over the domain, the kind and every part, each length-prefixed (so no
     two different part lists hash alike)."""
     digest = hmac.new(key, digestmod=hashlib.sha256)
     for part in (_DOMAIN, kind, *parts):
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        data = _bytes(canonical_json(part) if isinstance(part, Mapping) else part)
         digest.update(len(data).to_bytes(8, "big"))
         digest.update(data)
     return base64.b64encode(digest.digest()).decode("ascii")
+
+
+def _bytes(part: str | bytes) -> bytes:
+    return part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
 
 
 def canonical_json(value: Any) -> str:

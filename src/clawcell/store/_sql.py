@@ -36,6 +36,7 @@ __all__ = [
     "INSERT_TRANSCRIPT",
     "LIST_RUNS",
     "LOAD_RUN",
+    "LOCK_RUN_META",
     "PUT_RESULT",
     "RELEASE_RUN",
     "RENEW_LEASE",
@@ -90,6 +91,9 @@ SAVE_RUN_FENCED: Final = (
     "revision = revision + 1 WHERE session_id = ? AND run_id = ? AND version = ?"
 )
 LOAD_RUN: Final = f"SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ? AND run_id = ?"
+LOCK_RUN_META: Final = (
+    "SELECT meta, version FROM runs WHERE session_id = ? AND run_id = ? FOR UPDATE"
+)
 LIST_RUNS: Final = (
     "SELECT run_id, NULL, meta, saved_at, version, revision, owner, lease_expires_at "
     "FROM runs WHERE session_id = ? ORDER BY saved_at, run_id"
