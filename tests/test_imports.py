@@ -135,7 +135,17 @@ LAYERS: dict[str, int] = {
     "envelope": 2,
     "reply": 1,
     **dict.fromkeys(
-        ("errors", "_limits", "_progress", "_jsjson", "_jsonvalue", "_random", "_lazy"), 0
+        (
+            "errors",
+            "_limits",
+            "_progress",
+            "_jsjson",
+            "_jsonvalue",
+            "_random",
+            "_lazy",
+            "_session_ids",
+        ),
+        0,
     ),
 }
 

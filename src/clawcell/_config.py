@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._limits import Limits
 from ._runs._parked import RunHome
+from ._session_ids import check_session_id
 from .approvals import Approvals, DecisionLedger, ToolPolicy
 from .catalog import Catalog, Tool
 from .errors import ConfigurationError
@@ -51,9 +52,7 @@ def tools_from(tools: object) -> list[Tool]:
 
 
 def session_id_from(session_id: object) -> str:
-    if not isinstance(session_id, str) or not session_id:
-        raise ConfigurationError(f"`session_id` must be a non-empty string, got {session_id!r}.")
-    return session_id
+    return check_session_id(session_id)
 
 
 def store_from(store: object) -> SessionStore | None:
@@ -92,6 +91,6 @@ def approvals_from(policy: object, ttl_seconds: object, home: RunHome, host: Cel
     """The session's approval gates: its checked policy, its decision ledger and TTL."""
     return Approvals(
         policy=policy_from(policy, host.catalog),
-        ledger=DecisionLedger(home.store, home.session_id),
+        ledger=DecisionLedger(home.store, home.session_id, home.keys),
         ttl_seconds=approval_ttl_from(ttl_seconds, host.limits),
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from clawcell import CodeMode, InputError, Limits, MemoryStore
+from clawcell import CodeMode, ConfigurationError, InputError, Limits, MemoryStore
 from clawcell.store import SessionStore, SQLiteStore
 from tests.conftest import echo_tool, run
 from tests.hostile.test_hostile_cells import (
@@ -23,14 +23,14 @@ ROOMY = Limits(timeout_ms=60_000)
 FAST_A = Limits(timeout_ms=1_000)  # the failing cells: long enough to write first
 BACKENDS = ["memory", "sqlite"]
 # Pairs of session ids a careless backend might confuse (case, padding, LIKE wildcards,
-# NUL, path-like ids, prefixes).
+# invisible characters, path-like ids, prefixes). Control characters are refused outright.
 PAIRS = [
     ("a", "b"),
     ("a", "A"),
     ("a", "a "),
     ("a%", "ab"),
     ("a_", "ab"),
-    ("a", "a\x00"),
+    ("a", "a\u200b"),
     ("a/b", "a"),
     ("../a", "a"),
     ("日本", "日本語"),
@@ -158,3 +158,20 @@ def test_a_failed_cell_commits_nothing_in_any_session(
             ]
 
     assert run(main()) == ["failed", [None, "undefined"], ["b", "undefined"], True]
+
+
+CONTROL_IDS = ["a\x1fapprovals", "a\x1faudit", "a\x00", "a\n", "\x1b[31m", "a\x85", "a\ud800"]
+
+
+@pytest.mark.parametrize("session_id", CONTROL_IDS, ids=[f"control{i}" for i in range(7)])
+def test_a_session_id_that_could_name_a_derived_ledger_is_refused(
+    session_id: str, tmp_path: Path
+) -> None:
+    async def main() -> Any:
+        async with SQLiteStore(tmp_path / "state.db") as store:
+            with pytest.raises(ConfigurationError):
+                _mode(store, session_id)
+            async with _mode(store, "a") as clean:
+                return (await clean.exec("return 1"))["value"]
+
+    assert run(main()) == 1

@@ -23,6 +23,7 @@ import pytest
 
 from clawcell import CodeMode, Limits, MemoryStore, SnapshotError
 from clawcell.store import StoredValue
+from tests._sealing import save_sealed
 from tests.conftest import echo_tool, run
 from tests.hostile.test_hostile_cells import (
     _probe,  # pyright: ignore[reportPrivateUsage]
@@ -220,7 +221,8 @@ async def _park_and_tamper(
     assert parked["status"] == "waiting", parked
     saved = await store.load_run(SESSION, parked["runId"])
     assert saved is not None
-    await store.save_run(SESSION, parked["runId"], tamper(saved.blob), saved.meta)
+    # Resealed as a key holder would: these cases test the snapshot loader behind the seal.
+    await save_sealed(store, SESSION, parked["runId"], tamper(saved.blob), saved.meta)
     return parked["runId"]
 
 

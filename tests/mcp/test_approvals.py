@@ -93,3 +93,56 @@ def test_a_wrong_ask_is_refused_with_how_to_write_it(ask: Any) -> None:
         'StdioServer: `ask` must be a list of tool names or glob patterns (`["*"]` for every '
         f"tool), got {ask!r}."
     )
+
+
+OPERATIONS = {
+    "resources.read": '{ uri: "memo://one" }',
+    "resources.list": "{}",
+    "prompts.get": '{ name: "brief", arguments: { topic: "tides" } }',
+    "prompts.list": "{}",
+}
+
+
+def _operation_cell(operation: str) -> str:
+    return (
+        f"try {{ await MCP.kitchen.{operation}({OPERATIONS[operation]}); return 'reached'; }}\n"
+        "catch (e) { return { code: e.code, message: e.message }; }"
+    )
+
+
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+def test_a_denied_server_is_denied_for_every_operation_not_only_its_tools(operation: str) -> None:
+    async def body() -> tuple[Any, Any]:
+        policy = ToolPolicy(deny=["MCP.kitchen.*"])
+        async with CodeMode(
+            mcp_servers={"kitchen": kitchen()}, limits=Limits(timeout_ms=20_000), policy=policy
+        ) as mode:
+            refused = (await mode.exec(_operation_cell(operation)))["value"]
+            clean = (await mode.exec("return 1 + 1"))["value"]
+        return refused, clean
+
+    refused, clean = run(body())
+    assert refused == {
+        "code": "approval_denied",
+        "message": f'Tool "MCP.kitchen.{operation}" was not approved: the session policy '
+        "denies this tool.",
+    }
+    assert clean == 2
+
+
+@pytest.mark.parametrize("operation", ["resources.read", "prompts.get"])
+def test_ask_on_a_server_asks_for_its_resources_and_prompts_too(operation: str) -> None:
+    async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+        policy = ToolPolicy(ask=["MCP.kitchen.*"])
+        async with CodeMode(
+            mcp_servers={"kitchen": kitchen()}, limits=Limits(timeout_ms=20_000), policy=policy
+        ) as mode:
+            first = await mode.exec(_operation_cell(operation))
+            approval = first["pendingApprovals"][0]["id"]
+            await mode.decide(first["runId"], approval, "approve")
+            return first, await mode.wait(first["runId"])
+
+    first, second = run(body())
+    assert (first["status"], first["reason"]) == ("waiting", "approval")
+    assert [p["tool"] for p in first["pendingApprovals"]] == [f"MCP.kitchen.{operation}"]
+    assert (second["status"], second["value"]) == ("completed", "reached")

@@ -10,6 +10,7 @@ import pytest
 
 from clawcell import CodeMode, Limits, SnapshotError
 from clawcell.store import SQLiteStore
+from tests._sealing import save_sealed
 
 SESSION = "record-session"
 LIMITS = Limits(timeout_ms=60_000)
@@ -31,7 +32,7 @@ async def _wait_with_meta(path: Path, run_id: str, meta: dict[str, Any]) -> dict
     async with SQLiteStore(path) as store:
         saved = await store.load_run(SESSION, run_id)
         assert saved is not None
-        await store.save_run(SESSION, run_id, saved.blob, meta)
+        await save_sealed(store, SESSION, run_id, saved.blob, meta)
         async with CodeMode(store=store, session_id=SESSION, limits=LIMITS) as mode:
             return await mode.wait(run_id)
 
@@ -47,6 +48,7 @@ def test_a_parked_record_is_versioned_and_round_trips(tmp_path: Path) -> None:
         "expiresAt",
         "ledger",
         "restartSafe",
+        "seal",
         "version",
         "writes",
     ]
@@ -165,7 +167,8 @@ def test_forged_entry_points_in_a_snapshot_never_reach_a_later_cell(tmp_path: Pa
             image = canonical.acquire().canonical()
             state = decode(saved.blob, image, max_memory_bytes=1 << 30)
             state.meta["handles"] = [1, 2, 3, 4, 5]
-            await store.save_run(
+            await save_sealed(
+                store,
                 SESSION,
                 run_id,
                 encode(state, image, stack_pointer=state.stack_pointer, meta=state.meta),

@@ -30,6 +30,16 @@ def test_the_public_surface_is_deliberate() -> None:
     )
     assert set(clawcell.store.__all__) == {
         "ClaimedRun",
+        "FirstWriter",
+        "JobRecord",
+        "JobRun",
+        "JobStore",
+        "MemoryJobStore",
+        "PostgresJobStore",
+        "SQLiteJobStore",
+        "StateKeys",
+        "job_store_for",
+        "state_keys_for",
         "Lease",
         "LeaseKeeper",
         "MemoryStore",

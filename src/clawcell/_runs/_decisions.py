@@ -9,10 +9,12 @@ leg (`approvals/_gate.py`).
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from ..approvals import ApprovalDecision, Approvals, PendingApproval
-from ..errors import InputError
+from ..errors import InputError, SnapshotError
 from ._parked import ParkedRecord, RunHome
+from ._sealed import open_record
 
 __all__ = ["ApprovalDesk"]
 
@@ -25,6 +27,7 @@ class ApprovalDesk:
         self._store = home.store
         self._session_id = home.session_id
         self._durable = home.durable
+        self._keys = home.keys
 
     async def decide(
         self,
@@ -44,12 +47,14 @@ class ApprovalDesk:
         """
         if decision not in ("approve", "deny"):
             raise InputError(f"decision must be 'approve' or 'deny', got {decision!r}.")
-        approval = await self._pending_approval(run_id, approval_id)
+        asked, run_expires_at = await self._asked(run_id)
+        approval = next((a for a in asked if a.id == approval_id), None)
         if approval is None:
             raise InputError(
                 f"approval {approval_id!r} of run {run_id!r} is not pending; it may have been "
                 "decided already, expired, or belong to another run."
             )
+        self._check_unexpired(approval, run_expires_at)
         record = ApprovalDecision(
             approval_id=approval_id,
             run_id=run_id,
@@ -67,26 +72,44 @@ class ApprovalDesk:
     async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
         """The approvals of a run nobody has decided yet (live gate or durable record)."""
         ledger = self._approvals.ledger
-        return [a for a in await self._asked(run_id) if await ledger.decision(a.id) is None]
+        asked, _ = await self._asked(run_id)
+        return [a for a in asked if await ledger.decision(a.id) is None]
 
-    async def _asked(self, run_id: str) -> list[PendingApproval]:
-        """Every approval a run still waits to have delivered, decided or not."""
+    def _check_unexpired(self, approval: PendingApproval, run_expires_at: float | None) -> None:
+        """Refuse a decision after the approval's TTL or its run's expiry.
+
+        Raises:
+            InputError: naming which one ran out.
+        """
+        ttl = self._approvals.ttl_seconds
+        if self._approvals.clock() - approval.requested_at >= ttl:
+            raise InputError(
+                f"approval {approval.id!r} of run {approval.run_id!r} expired "
+                f"(`approval_ttl_seconds` is {ttl:g}); it counts as denied and can no longer "
+                "be decided."
+            )
+        if run_expires_at is not None and run_expires_at <= time.time():
+            raise InputError(
+                f"run {approval.run_id!r} of approval {approval.id!r} has expired; its "
+                "approvals can no longer be decided."
+            )
+
+    async def _asked(self, run_id: str) -> tuple[list[PendingApproval], float | None]:
+        """Every approval a run still waits to have delivered, decided or not, and when the
+        run expires (`None`: unknown)."""
         gate = self._approvals.live(run_id)
         if gate is not None:
-            return [*gate.pending, *gate.restored.values()]
+            return [*gate.pending, *gate.restored.values()], gate.expires_at
         if not self._durable:
-            return []
-        parked = await self._store.load_run(self._session_id, run_id)
-        if parked is None:
-            return []
-        record = ParkedRecord.from_state(parked.meta)
-        return [dataclasses.replace(a, run_id=run_id) for a in record.approvals]
-
-    async def _pending_approval(self, run_id: str, approval_id: str) -> PendingApproval | None:
-        for approval in await self._asked(run_id):
-            if approval.id == approval_id:
-                return approval
-        return None
+            return [], None
+        try:
+            parked = await self._store.load_run(self._session_id, run_id)
+            if parked is None:
+                return [], None
+            record = ParkedRecord.from_state(open_record(self._keys, self._session_id, parked))
+        except SnapshotError:
+            return [], None  # forged or damaged: its next `wait` reports and discards it
+        return [dataclasses.replace(a, run_id=run_id) for a in record.approvals], record.expires_at
 
     async def audit(self) -> list[ApprovalDecision]:
         """Every decision recorded in the session, oldest first."""

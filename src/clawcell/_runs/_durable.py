@@ -24,27 +24,34 @@ them may get the `wait` of any run. The rules (see `docs/scale-out.md`):
   and after each leg (park or end) it pushes again, so a later `exec` of the same reply on
   another worker can `results.load` them.
 
-Threat model: none beyond the store's. Clocks: leases use each worker's wall clock.
+Every record this writes is sealed with the session's state keys (`_sealed.py`): a run
+whose seal fails, or whose row is damaged, makes its `wait` raise `SnapshotError` once; the
+run is deleted and the event logged on the `clawcell.audit` logger. A shared saved result
+whose seal fails is ignored, deleted and logged.
+
+Threat model: a writer of the database who does not hold the state key can delete runs and
+roll one back to an earlier genuine state, nothing more. Clocks: leases use each worker's
+wall clock.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from .._cell._bridge import Reply
 from .._jsjson import utf8_len
 from ..envelope import ResultsStore, SavedResult
-from ..errors import StaleRunError, StoreUnavailableError
-from ..store import ClaimedRun, LeaseKeeper, SessionStore
+from ..errors import SnapshotError, StaleRunError, StoreUnavailableError
+from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys, state_keys_for
 from ._parked import ParkedRecord, Run
+from ._sealed import open_record, open_result, seal_record, seal_reply, seal_result
 
 __all__ = ["LEASE_SECONDS", "SWEEP_EVERY_S", "DurableRuns", "SharedResults", "stale_message"]
 
@@ -56,6 +63,7 @@ _CLAIM_SHARE: Final = 0.5
 """The share of a `wait`'s budget it may spend waiting for another worker's leg."""
 
 _log = logging.getLogger("clawcell.runs")
+_audit = logging.getLogger("clawcell.audit")
 
 
 def stale_message(run_id: str) -> str:
@@ -77,15 +85,19 @@ class DurableRuns:
         results: ResultsStore | None = None,
         results_ttl_seconds: float = 900.0,
         *,
+        keys: StateKeys | None = None,
         lease_seconds: float | None = None,
         sweep_every: float = SWEEP_EVERY_S,
     ) -> None:
         self._store = store
         self._session_id = session_id
+        self._keys = keys = keys or state_keys_for(store, durable=True)
         self._results = (
             None
             if results is None
-            else SharedResults(store, session_id, results, ttl_seconds=results_ttl_seconds)
+            else SharedResults(
+                store, session_id, results, ttl_seconds=results_ttl_seconds, keys=keys
+            )
         )
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
         self._lease_seconds = LEASE_SECONDS if lease_seconds is None else lease_seconds
@@ -102,8 +114,8 @@ class DurableRuns:
             StaleRunError: the run is continued under a lease that another worker took over.
         """
         await self._push_results()
-        state = run.record().to_state()
         keeper, sid = run.keeper, self._session_id
+        state = seal_record(self._keys, sid, run.run_id, run.record().to_state(), snapshot)
         if keeper is None:
             run.version = await self._store.save_run(sid, run.run_id, snapshot, state)
         else:
@@ -125,7 +137,8 @@ class DurableRuns:
         version = run.version
         if version is None or run.resuming or run.keeper is not None:
             return  # a leg is running: it parks or ends with the reply itself
-        patch = {"settled": {request_id: reply}}
+        sealed = seal_reply(self._keys, self._session_id, run.run_id, request_id, reply)
+        patch = {"settled": {request_id: sealed}}
         task = asyncio.ensure_future(self._patch(run, version, patch))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
@@ -138,7 +151,7 @@ class DurableRuns:
         except StaleRunError:
             if run.version == version and not run.resuming:
                 run.cell.cancel()  # another worker continued the run: these calls are its now
-        except StoreUnavailableError:
+        except (StoreUnavailableError, SnapshotError):
             _log.warning("writing back a result of %r failed", run.run_id, exc_info=True)
 
     # -- claiming ---------------------------------------------------------------------------
@@ -155,12 +168,16 @@ class DurableRuns:
         if self._results is not None:
             await self._results.sync()  # the leg may load what other workers saved
         while True:
-            claimed = await self._store.claim_run(
-                sid, run_id, owner=self.owner, lease_seconds=self._lease_seconds
-            )
+            try:
+                claimed = await self._store.claim_run(
+                    sid, run_id, owner=self.owner, lease_seconds=self._lease_seconds
+                )
+                parked = None if claimed is not None else await self._store.load_run(sid, run_id)
+            except SnapshotError as exc:
+                await self.discard(run_id, reason=exc.message)
+                raise
             if claimed is not None:
                 return claimed
-            parked = await self._store.load_run(sid, run_id)
             now = time.time()
             if parked is None or parked.claimable(now):
                 return None  # gone, or expired (an unheld run only refuses a claim then)
@@ -180,10 +197,14 @@ class DurableRuns:
         """Whether `run`, this worker's copy, is still the latest: nobody claimed it since."""
         return run.version is not None and claimed.run.version == run.version + 1
 
-    @staticmethod
-    def record(claimed: ClaimedRun) -> ParkedRecord:
-        """The claimed run's record (with the replies written back after its park)."""
-        return ParkedRecord.from_state(claimed.run.meta)
+    def record(self, claimed: ClaimedRun) -> ParkedRecord:
+        """The claimed run's record (with the replies written back after its park), once
+        its seals hold; nothing of the snapshot has been read yet.
+
+        Raises:
+            SnapshotError: a failing seal or a damaged record.
+        """
+        return ParkedRecord.from_state(open_record(self._keys, self._session_id, claimed.run))
 
     async def still_held(self, run: Run) -> bool:
         """Before a leg commits: renew its lease, fenced; `False` when another worker has it."""
@@ -208,8 +229,13 @@ class DurableRuns:
             await self._store.delete_run(self._session_id, run.run_id)
         run.version = None
 
-    async def discard(self, run_id: str) -> None:
-        """Delete a claimed run that cannot be revived (damaged or expired)."""
+    async def discard(self, run_id: str, *, reason: str | None = None) -> None:
+        """Delete a claimed run that cannot be revived (damaged, forged or expired); a
+        `reason` is logged on the `clawcell.audit` logger."""
+        if reason is not None:
+            _audit.warning(
+                "discarded parked run %r of session %r: %s", run_id, self._session_id, reason
+            )
         await self._store.delete_run(self._session_id, run_id)
 
     # -- housekeeping -----------------------------------------------------------------------
@@ -254,9 +280,16 @@ class SharedResults:
     """
 
     def __init__(
-        self, store: SessionStore, scope: str, results: ResultsStore, *, ttl_seconds: float
+        self,
+        store: SessionStore,
+        scope: str,
+        results: ResultsStore,
+        *,
+        ttl_seconds: float,
+        keys: StateKeys | None = None,
     ) -> None:
         self._store = store
+        self._keys = keys or state_keys_for(store, durable=True)
         self._scope = scope
         self._results = results
         self._ttl = ttl_seconds
@@ -289,7 +322,8 @@ class SharedResults:
             self._shared.discard(result_id)
         for result_id, entry in local.items():
             if result_id not in self._shared:
-                text = json.dumps({"json": entry.json, "networkContent": entry.network_content})
+                network = entry.network_content
+                text = seal_result(self._keys, self._scope, result_id, entry.json, network)
                 expires_at = time.time() + self._ttl
                 await self._store.put_result(self._scope, result_id, text, expires_at=expires_at)
                 self._shared.add(result_id)
@@ -301,21 +335,23 @@ class SharedResults:
             self._shared.discard(result_id)
         local = self._results.entries()
         for result_id in sorted(stored - local.keys()):
-            entry = _entry(await self._store.get_result(self._scope, result_id))
+            entry = await self._entry(result_id)
             if entry is not None and self._results.restore(result_id, entry):
                 self._shared.add(result_id)
 
-
-def _entry(text: str | None) -> SavedResult | None:
-    """A stored result, or `None` when it is gone or not one `SharedResults` wrote."""
-    try:
-        data: object = None if text is None else json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    fields = cast(dict[str, object], data)
-    saved, network = fields.get("json"), fields.get("networkContent")
-    if not isinstance(saved, str) or not isinstance(network, bool):
-        return None
-    return SavedResult(json=saved, bytes=utf8_len(saved), network_content=network)
+    async def _entry(self, result_id: str) -> SavedResult | None:
+        """A stored result whose seal holds; one that fails is deleted and logged."""
+        text = await self._store.get_result(self._scope, result_id)
+        if text is None:
+            return None
+        opened = open_result(self._keys, self._scope, result_id, text)
+        if opened is None:
+            _audit.warning(
+                "discarded saved result %r of %r: it fails its state-key check",
+                result_id,
+                self._scope,
+            )
+            await self._store.delete_result(self._scope, result_id)
+            return None
+        saved, network = opened
+        return SavedResult(json=saved, bytes=utf8_len(saved), network_content=network)

@@ -36,7 +36,14 @@ from ..envelope import (
     failed_envelope,
     mark_untrusted,
 )
-from ..errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
+from ..errors import (
+    ClawcellError,
+    ClosedError,
+    InputError,
+    RuntimeUnavailableError,
+    SnapshotError,
+    StaleRunError,
+)
 from ..store import ClaimedRun, SessionView
 from ._durable import DurableRuns, stale_message
 from ._host import CellHost
@@ -68,7 +75,11 @@ class Lifecycle:
         self._session_id = session_id = home.session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
         ttl = host.limits.snapshot_ttl_seconds
-        self._durable = DurableRuns(store, session_id, host.results, ttl) if home.durable else None
+        self._durable = (
+            DurableRuns(store, session_id, host.results, ttl, keys=home.keys)
+            if home.durable
+            else None
+        )
         self._policy = ReplayPolicy(host.catalog)
         self.closed = False
         self.approvals = approvals
@@ -181,8 +192,11 @@ class Lifecycle:
     async def _revive_claimed(self, durable: DurableRuns, run_id: str, claimed: ClaimedRun) -> Run:
         try:
             return self._revive(run_id, claimed.run.blob, durable.record(claimed))
+        except SnapshotError as exc:
+            await durable.discard(run_id, reason=exc.message)  # forged or damaged
+            raise
         except BaseException:
-            await durable.discard(run_id)  # damaged or expired: nobody can continue it
+            await durable.discard(run_id)  # expired: nobody can continue it
             raise
 
     async def _resume(
@@ -309,6 +323,9 @@ class Lifecycle:
             self._host.release(guest)
             run.snapshot = snapshot
         run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
+        gate = self.approvals.live(run.run_id)
+        if gate is not None:
+            gate.expires_at = run.expires_at
         return outcome, snapshot
 
     async def _end(self, run: Run, outcome: LegOutcome) -> None:

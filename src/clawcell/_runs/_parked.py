@@ -13,6 +13,7 @@ that restarts (even after SIGKILL) can therefore continue the cell from the data
 
 from __future__ import annotations
 
+import functools
 import time
 import weakref
 from collections.abc import Mapping
@@ -23,7 +24,7 @@ from .._cell._cell import Cell
 from ..approvals import PendingApproval
 from ..envelope import OutputLedger
 from ..errors import SnapshotError
-from ..store import SessionStore, SessionView, StoredValue
+from ..store import SessionStore, SessionView, StateKeys, StoredValue, state_keys_for
 
 if TYPE_CHECKING:
     from ..store import LeaseKeeper
@@ -56,6 +57,15 @@ class RunHome:
     store: SessionStore
     session_id: str
     durable: bool
+
+    @functools.cached_property
+    def keys(self) -> StateKeys:
+        """The state keys that seal this home's runs, decisions and saved results.
+
+        Raises:
+            ConfigurationError: a bad key, or no key for a durable store in production.
+        """
+        return state_keys_for(self.store, durable=self.durable)
 
 
 @dataclass

@@ -110,6 +110,8 @@ class RunApprovals:
     restart_safe: bool = False
     active: bool = False
     """Whether a leg is running (decisions are then delivered at once)."""
+    expires_at: float | None = None
+    """When the parked run expires (wall clock), once it parked; decisions after it fail."""
     wake: Callable[[], None] | None = None
     decided: dict[str, ApprovalDecision] = field(default_factory=dict[str, ApprovalDecision])
     restored: dict[str, PendingApproval] = field(default_factory=dict[str, PendingApproval])
@@ -207,8 +209,10 @@ class RunApprovals:
                 continue
             known = await self.session.ledger.decision(approval.id)
             if known is None and now - approval.requested_at >= self.session.ttl_seconds:
-                known = _expiry(approval, now)
-                await self.session.record(known)
+                expiry = _expiry(approval, now)
+                # A person's decision recorded at the same moment wins over the expiry.
+                recorded = await self.session.record(expiry)
+                known = expiry if recorded else await self.session.ledger.decision(approval.id)
             if known is not None:
                 self.decided[approval.id] = known
         self.resolve_decided()

@@ -60,8 +60,12 @@ class McpCatalog:
         self._calls += 1
         arguments: dict[str, Any] = dict(input) if isinstance(input, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
         connection = self._connections[method.server.server_name]
-        if method.operation == "tools/call":
-            await _approve(method, arguments, connection.config.asks(method.mcp_tool))
+        # Every operation of a server passes the gate (a policy on `MCP.bank.*` covers
+        # `resources.read` and `prompts.get` as well as its tools); the server's own `ask`
+        # patterns name its tools only.
+        is_tool = method.operation == "tools/call"
+        await _approve(method, arguments, is_tool and connection.config.asks(method.mcp_tool))
+        if is_tool:
             arguments = {"name": method.mcp_tool, "arguments": arguments}
         return guest_projection(await connection.request(method.operation, arguments))
 
@@ -168,8 +172,9 @@ class McpCatalog:
 
 
 async def _approve(method: McpMethod, arguments: dict[str, Any], asks: bool) -> None:
-    """The run's approval gate for an MCP tool call, by its callable name (`MCP.x.y`): the
-    session policy applies, and the server's `ask` patterns ask."""
+    """The run's approval gate for an MCP operation, by its callable name (`MCP.x.y`,
+    `MCP.x.resources.read`): the session policy applies, and the server's `ask` patterns
+    ask (tools only)."""
     reason = (
         f"the configuration of MCP server `{method.server.server_name}` asks before "
         f"`{method.mcp_tool}`"

@@ -155,12 +155,18 @@ async def settle(
 
 
 async def resume(
-    mode: CodeMode, run_id: str, answers: Mapping[str, ElicitAnswer], policy: ApprovalPolicy
+    mode: CodeMode,
+    run_id: str,
+    asked: Sequence[str],
+    answers: Mapping[str, ElicitAnswer],
+    policy: ApprovalPolicy,
 ) -> dict[str, Any]:
-    """Decide a parked run's approvals from answers the client sent back, and continue it.
+    """Decide the approvals of a parked run that the client was `asked` about, from the
+    answers it sent back, and continue the run.
 
-    An approval without an answer counts as dismissed (denied).
+    An asked approval without an answer counts as dismissed (denied); approvals the client
+    was not asked about stay pending.
     """
-    pending = [p.id for p in await mode.pending_approvals(run_id)]
+    pending = [p.id for p in await mode.pending_approvals(run_id) if p.id in asked]
     given = {i: answers.get(i, ElicitAnswer(action="cancel")) for i in pending}
     return await _decide_all(mode, run_id, pending, given, policy)

@@ -15,6 +15,9 @@ Approvals: a cell that parks waiting only for approvals is not handed back to th
 its approvals are decided within the same tool call (see `_approvals.py`): asked through MCP
 elicitation when the client supports it — over the request's back-channel on handshake
 protocol versions, as an `input_required` result on 2026-07-28 — otherwise by the policy.
+Answers a client sends back count only for the approvals this server asked that client
+about, under the `elicit` policy: the round's `requestState` is sealed (`_request_state.py`),
+and a retried call with a state this server did not issue is refused and decides nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ._approvals import (
     settle,
     waiting_approvals,
 )
+from ._request_state import STATE_PREFIX, RequestStates, client_identity
 
 if TYPE_CHECKING:
     from .. import CodeMode
@@ -41,7 +45,15 @@ if TYPE_CHECKING:
 __all__ = ["CodeModeServer"]
 
 _POLICIES: Final = ("elicit", "allow", "deny")
-_STATE_PREFIX: Final = "clawcell-approvals:"
+_UNASKED: Final = (
+    "this `requestState` was not issued by this server to this client (forged, from another "
+    "client or server process, or from before a restart); nothing was decided. Call `wait` "
+    "with the run id to continue the cell."
+)
+_NOT_ASKING: Final = (
+    'this server does not ask clients about approvals (its policy is `approvals = "{}"`), so '
+    "answers sent back with a `requestState` decide nothing. Call `wait` with the run id."
+)
 INSTRUCTIONS: Final = (
     "clawcell runs JavaScript cells (code mode): call `exec` with a program that calls the "
     "listed tools and returns only what matters; continue a `waiting` result with `wait`."
@@ -71,6 +83,7 @@ class CodeModeServer:
             )
         self.mode = mode
         self.approvals: ApprovalPolicy = approvals
+        self._states = RequestStates()
         self.sdk_server = _sdk_server(name, self._list_tools, self._call_tool)
         """The SDK's low-level `mcp.server.Server` (for transports clawcell does not wrap)."""
 
@@ -101,17 +114,31 @@ class CodeModeServer:
             return exc.message, True
         return self._rendered(envelope)
 
-    async def _answered(self, state: str, responses: Mapping[str, Any]) -> tuple[str, bool] | Any:
-        """A retried call carrying the user's answers (2026-07-28 `input_required` flow)."""
-        answers = {k: _answer(v) for k, v in responses.items()}
+    async def _answered(
+        self, state: str, responses: Mapping[str, Any], client: str
+    ) -> tuple[str, bool] | Any:
+        """A retried call carrying the user's answers (2026-07-28 `input_required` flow):
+        only answers to what this server asked this client count, and only under `elicit`."""
+        if self.approvals != "elicit":
+            return _NOT_ASKING.format(self.approvals), True
+        opened = self._states.open(state, client)
+        if opened is None:
+            return _UNASKED, True
+        run_id, asked = opened
+        answers = {k: _answer(v) for k, v in responses.items() if k in asked}
         try:
-            envelope = await resume(
-                self.mode, state.removeprefix(_STATE_PREFIX), answers, self.approvals
-            )
+            envelope = await resume(self.mode, run_id, asked, answers, self.approvals)
         except ClawcellError as exc:
             return exc.message, True
+        return self._round(envelope, client)
+
+    def _round(self, envelope: dict[str, Any], client: str) -> tuple[str, bool] | Any:
+        """The envelope, or an `input_required` result asking `client` what it waits for."""
         pending = waiting_approvals(envelope)
-        return _input_required(envelope, pending) if pending else self._rendered(envelope)
+        if not pending:
+            return self._rendered(envelope)
+        state = self._states.issue(str(envelope["runId"]), [str(a["id"]) for a in pending], client)
+        return _input_required(pending, state)
 
     def _rendered(self, envelope: dict[str, Any]) -> tuple[str, bool]:
         """The text the model reads (`CodeMode.render`) and whether it is an error."""
@@ -129,11 +156,13 @@ class CodeModeServer:
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
-        state = params.request_state
-        if isinstance(state, str) and state.startswith(_STATE_PREFIX):
-            answered = await self._answered(state, params.input_responses or {})
+        state, client = params.request_state, client_identity(ctx)
+        if isinstance(state, str) and state.startswith(STATE_PREFIX):
+            answered = await self._answered(state, params.input_responses or {}, client)
+        elif state:
+            answered = _UNASKED, True
         elif self.approvals == "elicit" and _can_elicit(ctx) and not ctx.session.can_send_request:
-            answered = await self._first_round(params)
+            answered = await self._first_round(params, client)
         else:
             answered = await self.call(params.name, dict(params.arguments or {}), ask=_asker(ctx))
         if not isinstance(answered, tuple):
@@ -143,14 +172,13 @@ class CodeModeServer:
             content=[types.TextContent(type="text", text=text)], is_error=failed
         )
 
-    async def _first_round(self, params: Any) -> tuple[str, bool] | Any:
+    async def _first_round(self, params: Any, client: str) -> tuple[str, bool] | Any:
         """A call from a client that can be asked only by an `input_required` result."""
         try:
             envelope = await self.mode.call_tool(params.name, dict(params.arguments or {}))
         except ClawcellError as exc:
             return exc.message, True
-        pending = waiting_approvals(envelope)
-        return _input_required(envelope, pending) if pending else self._rendered(envelope)
+        return self._round(envelope, client)
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it disconnects."""
@@ -200,7 +228,7 @@ def _answer(result: Any) -> ElicitAnswer:
     )
 
 
-def _input_required(envelope: Mapping[str, Any], pending: list[dict[str, Any]]) -> Any:
+def _input_required(pending: list[dict[str, Any]], state: str) -> Any:
     """Ask the client to elicit each approval and retry the call with the answers."""
     import mcp_types as types
 
@@ -212,20 +240,25 @@ def _input_required(envelope: Mapping[str, Any], pending: list[dict[str, Any]]) 
         )
         for a in pending
     }
-    return types.InputRequiredResult(
-        input_requests=requests, request_state=_STATE_PREFIX + str(envelope["runId"])
-    )
+    return types.InputRequiredResult(input_requests=requests, request_state=state)
 
 
 def _sdk_server(name: str, list_tools: Handler, call_tool: Handler) -> Any:
     from importlib.metadata import version
 
     from mcp.server import Server
+    from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-    return Server(
+    server = Server(
         name,
         version=version("clawcell"),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # The SDK's own sealing of `requestState` (AES-GCM under a key of this process, with
+    # expiry and audience) in front of clawcell's MAC, which also binds the client and the
+    # approval ids asked (`_request_state.py`) and holds for callers that skip middleware.
+    security = RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server

@@ -7,6 +7,7 @@ import typing
 from .. import _lazy
 from ..errors import StaleRunError
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
+from ._first import FirstWriter
 from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
 from ._protocol import (
@@ -18,6 +19,7 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
+from ._seals import StateKeys, state_keys_for
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -49,6 +51,7 @@ __getattr__ = _lazy.lazy_exports(
 
 __all__ = [
     "ClaimedRun",
+    "FirstWriter",
     "JobRecord",
     "JobRun",
     "JobStore",
@@ -65,6 +68,7 @@ __all__ = [
     "SessionStore",
     "SessionView",
     "StaleRunError",
+    "StateKeys",
     "StoreRangeError",
     "StoreTypeError",
     "StoreUnavailableError",
@@ -72,4 +76,5 @@ __all__ = [
     "SweepReport",
     "job_store_for",
     "open_store",
+    "state_keys_for",
 ]

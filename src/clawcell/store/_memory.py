@@ -30,6 +30,9 @@ _POLL: Final = Poll(first=1.0, cap=5.0)
 class MemoryStore:
     """An in-memory `SessionStore`; see the protocol for each method's contract."""
 
+    in_process: Final = True
+    """Nothing leaves the process, so records are sealed with a per-process key."""
+
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, StoredValue]] = {}
         self._runs: dict[str, dict[str, ParkedRun]] = {}
@@ -58,6 +61,14 @@ class MemoryStore:
 
     async def put(self, session_id: str, key: str, value: StoredValue) -> None:
         self._session(session_id)[key] = value
+
+    async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
+        """Set one entry unless the key has one; whether this call wrote it (`FirstWriter`)."""
+        entries = self._session(session_id)
+        if key in entries:
+            return False
+        entries[key] = value
+        return True
 
     async def delete(self, session_id: str, key: str) -> bool:
         return self._session(session_id).pop(key, None) is not None

@@ -209,6 +209,10 @@ class PostgresStore:
     async def put(self, session_id: str, key: str, value: StoredValue) -> None:
         await self.apply(session_id, {key: value})
 
+    async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
+        async with self._connection() as conn:
+            return await records.put_new(conn, session_id, key, value)
+
     async def delete(self, session_id: str, key: str) -> bool:
         return await self._count(_pg(sql.DELETE_ENTRY), (session_id, key)) > 0
 
@@ -265,7 +269,7 @@ class PostgresStore:
     async def list_runs(self, session_id: str) -> list[ParkedRun]:
         async with self._connection() as conn:
             rows = await (await conn.execute(_pg(sql.LIST_RUNS), (session_id,))).fetchall()
-        return [sql.run_from_row(row) for row in rows]
+        return sql.intact_runs(rows)
 
     # --- leases ---------------------------------------------------------------------------
 
@@ -308,13 +312,10 @@ class PostgresStore:
     ) -> None:
         key, detached = (session_id, run_id), json.loads(encode_meta(patch))
         async with self._connection() as conn, conn.transaction():
-            statement = _pg(
-                "SELECT meta, version FROM runs WHERE session_id = ? AND run_id = ? FOR UPDATE"
-            )
-            row = await (await conn.execute(statement, key)).fetchone()
+            row = await (await conn.execute(_pg(sql.LOCK_RUN_META), key)).fetchone()
             if row is None or int(row[1]) != version:
                 raise stale_error(*key, version, None if row is None else int(row[1]))
-            meta = merge_patch(json.loads(row[0]), detached)
+            meta = merge_patch(sql.meta_of(row[0]), detached)
             params = (encode_meta(meta), expiry_of(meta), *key, version)
             await conn.execute(_pg(sql.UPDATE_RUN_META), params)
 

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 
     Connection = AsyncConnection[tuple[Any, ...]]
 
-__all__ = ["append", "apply", "put_document", "read", "result_ids", "sessions", "sweep"]
+__all__ = [
+    "append",
+    "apply",
+    "put_document",
+    "put_new",
+    "read",
+    "result_ids",
+    "sessions",
+    "sweep",
+]
 
 _pg = sql.for_postgres
 _ENTRY_LOCK: Final = 0x656E7472  # "entr"
@@ -51,6 +60,13 @@ async def apply(
         row = await (await conn.execute(_pg(sql.ENTRY_TOTAL), (session_id,))).fetchone()
         if row is not None and int(row[0]) > max_total_bytes:
             raise StoreRangeError(TOTAL_MESSAGE)
+
+
+async def put_new(conn: Connection, session_id: str, key: str, value: StoredValue) -> bool:
+    """Insert one entry unless the key has one (`FirstWriter.put_new`; one statement, so
+    concurrent inserts queue on the primary key and exactly one succeeds)."""
+    params = (session_id, key, value.json, value.bytes, int(value.network_content))
+    return (await conn.execute(_pg(sql.INSERT_NEW_ENTRY), params)).rowcount > 0
 
 
 async def append(conn: Connection, session_id: str, encoded: Sequence[str], now: float) -> None:

@@ -12,9 +12,12 @@ the row lock and the second re-checks the `WHERE` against the first one's commit
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Final, LiteralString
+from collections.abc import Iterable
+from typing import Any, Final, LiteralString, cast
 
+from ..errors import SnapshotError
 from ._records import ParkedRun
 
 __all__ = [
@@ -29,9 +32,11 @@ __all__ = [
     "ENTRY_TOTAL",
     "GET_RESULT",
     "INSERT_DOCUMENT_FILE",
+    "INSERT_NEW_ENTRY",
     "INSERT_TRANSCRIPT",
     "LIST_RUNS",
     "LOAD_RUN",
+    "LOCK_RUN_META",
     "PUT_RESULT",
     "RELEASE_RUN",
     "RENEW_LEASE",
@@ -49,6 +54,8 @@ __all__ = [
     "UPSERT_ENTRY",
     "UPSERT_SESSION",
     "for_postgres",
+    "intact_runs",
+    "meta_of",
     "run_from_row",
 ]
 
@@ -60,6 +67,11 @@ UPSERT_ENTRY: Final = (
     "INSERT INTO entries (session_id, key, json, bytes, network_content) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (session_id, key) DO UPDATE SET json = excluded.json, "
     "bytes = excluded.bytes, network_content = excluded.network_content"
+)
+# session_id, key, json, bytes, network_content
+INSERT_NEW_ENTRY: Final = (
+    "INSERT INTO entries (session_id, key, json, bytes, network_content) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id, key) DO NOTHING"
 )
 DELETE_ENTRY: Final = "DELETE FROM entries WHERE session_id = ? AND key = ?"
 ENTRY_TOTAL: Final = "SELECT COALESCE(SUM(bytes), 0) FROM entries WHERE session_id = ?"
@@ -79,6 +91,9 @@ SAVE_RUN_FENCED: Final = (
     "revision = revision + 1 WHERE session_id = ? AND run_id = ? AND version = ?"
 )
 LOAD_RUN: Final = f"SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ? AND run_id = ?"
+LOCK_RUN_META: Final = (
+    "SELECT meta, version FROM runs WHERE session_id = ? AND run_id = ? FOR UPDATE"
+)
 LIST_RUNS: Final = (
     "SELECT run_id, NULL, meta, saved_at, version, revision, owner, lease_expires_at "
     "FROM runs WHERE session_id = ? ORDER BY saved_at, run_id"
@@ -156,15 +171,87 @@ def for_postgres(statement: LiteralString) -> LiteralString:
 
 
 def run_from_row(row: tuple[Any, ...]) -> ParkedRun:
-    """A `ParkedRun` from the columns of `RUN_COLUMNS` (a `NULL` blob reads as empty)."""
+    """A `ParkedRun` from the columns of `RUN_COLUMNS` (a `NULL` blob reads as empty).
+
+    Raises:
+        SnapshotError: a damaged row (meta that is not a JSON object, a column of the wrong
+            type); the caller discards the run.
+    """
     run_id, blob, meta, saved_at, version, revision, owner, lease_expires_at = row
+    problem = _row_problem(row[1:2] + row[3:])
+    parsed = _meta_object(meta)
+    if problem is None and parsed is None:
+        problem = f"meta {str(meta)[:80]!r} is not a JSON object"
+    if problem is not None or parsed is None or not isinstance(run_id, str):
+        raise SnapshotError(
+            f"parked run {run_id!r} is damaged in the store ({problem}); it cannot be continued."
+        )
     return ParkedRun(
         run_id=run_id,
         blob=b"" if blob is None else bytes(blob),
-        meta=json.loads(meta),
-        saved_at=saved_at,
+        meta=parsed,
+        saved_at=float(saved_at),
         version=version,
         revision=revision,
         owner=owner,
-        lease_expires_at=lease_expires_at,
+        lease_expires_at=None if lease_expires_at is None else float(lease_expires_at),
     )
+
+
+def intact_runs(rows: Iterable[tuple[Any, ...]]) -> list[ParkedRun]:
+    """The runs of `rows` that are not damaged (a listing skips those; `wait` discards them)."""
+    runs: list[ParkedRun] = []
+    for row in rows:
+        with contextlib.suppress(SnapshotError):
+            runs.append(run_from_row(row))
+    return runs
+
+
+def meta_of(text: object) -> dict[str, Any]:
+    """A stored `meta` column as a mapping.
+
+    Raises:
+        SnapshotError: when it is not the JSON text of an object.
+    """
+    parsed = _meta_object(text)
+    if parsed is None:
+        raise SnapshotError(f"parked run meta {str(text)[:80]!r} is not a JSON object.")
+    return parsed
+
+
+def _meta_object(text: object) -> dict[str, Any] | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        value: object = json.loads(text)
+    except ValueError:
+        return None
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def _row_problem(columns: tuple[Any, ...]) -> str | None:
+    """What is wrong with a run row's typed columns (SQLite keeps any type), or `None`.
+
+    `columns`: blob, saved_at, version, revision, owner, lease_expires_at.
+    """
+    blob, saved_at, version, revision, owner, lease = columns
+    checks = (
+        ("snapshot", blob, blob is None or isinstance(blob, bytes | bytearray | memoryview)),
+        ("saved_at", saved_at, _number(saved_at)),
+        ("version", version, _integer(version)),
+        ("revision", revision, _integer(revision)),
+        ("owner", owner, owner is None or isinstance(owner, str)),
+        ("lease_expires_at", lease, lease is None or _number(lease)),
+    )
+    for name, value, ok in checks:
+        if not ok:
+            return f"{name} is a {type(value).__name__}"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -150,6 +150,11 @@ class SQLiteStore:
     async def put(self, session_id: str, key: str, value: StoredValue) -> None:
         await self.apply(session_id, {key: value})
 
+    async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
+        """Set one entry unless the key has one; whether this call wrote it (`FirstWriter`)."""
+        action = functools.partial(entries.put_new, session_id=session_id, key=key, value=value)
+        return await self._run(action)
+
     async def delete(self, session_id: str, key: str) -> bool:
         return await self._run(functools.partial(entries.delete, session_id=session_id, key=key))
 

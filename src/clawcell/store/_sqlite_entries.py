@@ -18,6 +18,7 @@ __all__ = [
     "get_result",
     "items",
     "list_results",
+    "put_new",
     "put_result",
 ]
 
@@ -35,6 +36,13 @@ def items(conn: sqlite3.Connection, session_id: str) -> dict[str, StoredValue]:
 def delete(conn: sqlite3.Connection, session_id: str, key: str) -> bool:
     with write(conn):
         return conn.execute(sql.DELETE_ENTRY, (session_id, key)).rowcount > 0
+
+
+def put_new(conn: sqlite3.Connection, session_id: str, key: str, value: StoredValue) -> bool:
+    """Insert one entry unless the key has one (one statement: atomic across processes)."""
+    params = (session_id, key, value.json, value.bytes, int(value.network_content))
+    with write(conn):
+        return conn.execute(sql.INSERT_NEW_ENTRY, params).rowcount > 0
 
 
 def apply(

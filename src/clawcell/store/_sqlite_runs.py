@@ -74,7 +74,7 @@ def delete(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:
 
 
 def list_runs(conn: sqlite3.Connection, session_id: str) -> list[ParkedRun]:
-    return [sql.run_from_row(row) for row in conn.execute(sql.LIST_RUNS, (session_id,))]
+    return sql.intact_runs(conn.execute(sql.LIST_RUNS, (session_id,)))
 
 
 def revision(conn: sqlite3.Connection, key: tuple[str, str]) -> int | None:
@@ -112,7 +112,7 @@ def update_meta(
         row = conn.execute(sql.LOAD_RUN, key).fetchone()
         if row is None or row[4] != version:
             raise stale_error(*key, version, None if row is None else int(row[4]))
-        meta = merge_patch(json.loads(row[2]), patch)
+        meta = merge_patch(sql.meta_of(row[2]), patch)
         conn.execute(sql.UPDATE_RUN_META, (encode_meta(meta), expiry_of(meta), *key, version))
 
 
