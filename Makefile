@@ -1,6 +1,7 @@
 # clawcell: two commands set everything up on a fresh machine.
 #   make demo   create .venv, install clawcell, run the guided demo
 #   make test   install the test extras, lint, type-check and run the whole suite
+#   make dist   build the sdist and the wheel into dist/, both carrying acorn
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 ACORN := src/clawcell/runtime/vendor/acorn.js
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +26,9 @@ $(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
 	touch $@ $(STAMP)
 
 # acorn (npm, pinned and hash-checked) words syntax errors as the release does; not kept in git.
+# Optional: when it cannot be fetched, one line says so and the target goes on without it.
 $(ACORN): scripts/fetch-acorn.py
-	$(PYTHON) scripts/fetch-acorn.py
+	$(PYTHON) scripts/fetch-acorn.py --optional
 
 demo: $(STAMP) $(ACORN)
 	$(VENV)/bin/clawcell demo
@@ -47,6 +49,12 @@ test: $(TEST_STAMP) $(ACORN)
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py
+
+# A release carries acorn, so here it is required; the wheel is built from the sdist.
+dist: $(TEST_STAMP)
+	$(PYTHON) scripts/fetch-acorn.py
+	rm -rf dist
+	$(PY) -m build --outdir dist .
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist
