@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENDOR = ROOT / "src" / "clawcell" / "runtime" / "vendor"
 ACORN_SHA256 = "fc3ed7b81e58464715d0291402892f22c3d86ea75302645a330390f85d8015c9"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dist")]  # one build per run
 
 
 def _run(*command: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
