@@ -30,7 +30,9 @@ $(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
 $(ACORN): scripts/fetch-acorn.py
 	$(PYTHON) scripts/fetch-acorn.py --optional
 
+# The warm-up compiles the engine once (cached in ~/.cache/clawcell), so no cell waits for it.
 demo: $(STAMP) $(ACORN)
+	$(PY) -c 'import clawcell.runtime as r; r.compiled_reactor()'
 	$(VENV)/bin/clawcell demo
 
 lint: $(TEST_STAMP)
