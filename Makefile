@@ -42,12 +42,16 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
+# The suite runs on every core with pytest-xdist (`make test TEST_WORKERS=0`: one process),
+# beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone.
+TEST_WORKERS ?= auto
+
 test: $(TEST_STAMP) $(ACORN)
 	scripts/ensure-chromium.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
-	scripts/pg-test-env $(PY) -m pytest -m 'not isolated'  # a throwaway PostgreSQL for the store tests
-	$(PY) -m pytest -m isolated  # timing ratios, in a process of their own
+	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -m isolated -p no:xdist
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py
