@@ -51,7 +51,7 @@ test: $(TEST_STAMP) $(ACORN)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
 	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup
-	$(PY) -m pytest -m isolated -p no:xdist
+	$(PY) -m pytest -m isolated  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py
