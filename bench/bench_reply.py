@@ -28,7 +28,7 @@ from typing import Any
 from clawcell import reply
 
 ROOT = Path(__file__).resolve().parent.parent
-ORACLE = ROOT.parent.parent / "shared" / "oracle"
+ORACLE = ROOT.parent / "shared" / "oracle"
 RESULTS = ROOT / "bench" / "results"
 Json = Any
 

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 Json = Any
 ROOT = Path(__file__).resolve().parents[2]
-ORACLE = ROOT.parent.parent / "shared" / "oracle" / "code-mode-oracle.mjs"
+ORACLE = ROOT.parent / "shared" / "oracle" / "code-mode-oracle.mjs"
 OUT = ROOT / "tests" / "conformance" / "code_mode" / "recorded"
 BASE_CONFIG: dict[str, Json] = {"executor": "quickjs"}
 _PLACEHOLDER = re.compile(r"<(uuid|counterScope):(\d+)>")

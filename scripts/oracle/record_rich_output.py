@@ -27,7 +27,7 @@ from typing import Any, cast
 
 Json = Any
 ROOT = Path(__file__).resolve().parents[2]
-ORACLE = ROOT.parent.parent / "shared" / "oracle" / "rich-output-oracle.mjs"
+ORACLE = ROOT.parent / "shared" / "oracle" / "rich-output-oracle.mjs"
 OUT = ROOT / "tests" / "reply" / "recorded"
 UNDEFINED = {"$undefined": True}
 
@@ -295,7 +295,7 @@ def _probes() -> Iterator[tuple[str, str, list[Json]]]:
         yield "probes", "parseReplyDirectives", [text, {"silentToken": token}]
 
 
-CORPUS = ROOT.parent.parent / "shared" / "oracle" / "corpus"
+CORPUS = ROOT.parent / "shared" / "oracle" / "corpus"
 CORPUS_FUNCTIONS: list[tuple[str, Json]] = [
     ("splitMediaFromOutput", {"extractMarkdownImages": True}),
     ("parseInlineDirectives", {"currentMessageId": "m-1"}),

@@ -64,6 +64,7 @@ SCANS: dict[str, Callable[[int], str]] = {
 }
 
 
+@pytest.mark.isolated  # a timing ratio: measured beside other tests (xdist), it is noise
 @pytest.mark.parametrize("make", [pytest.param(v, id=k) for k, v in SCANS.items()])
 def test_source_checks_are_linear(make: Callable[[int], str]) -> None:
     # A ratio against the same check on an eighth of the input, never an absolute time:

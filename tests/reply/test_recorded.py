@@ -6,10 +6,16 @@ vector must give exactly the recorded outcome (a recorded exception means clawce
 `TypeError`), except the deliberate divergences in `recorded/divergences.json`, where the
 original's answer stays recorded and clawcell's own answer is asserted instead (the reasons are
 in `docs/divergences.md`).
+
+One test per recording file: its thousands of vectors are pure function calls, each far
+cheaper than a pytest item (collecting them one by one cost more than running them). A failing
+file lists every vector that differs, by id, with the arguments, the expected and the actual
+outcome and a diff of the two; `outcome_of(vector_by_id(ID))` replays one vector by itself.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -106,6 +112,74 @@ def outcome_of(vector: Json) -> Json:
     return actual
 
 
-@pytest.mark.parametrize("vector", [pytest.param(v, id=v["id"]) for v in VECTORS])
-def test_recorded_vector(vector: Json) -> None:
-    assert outcome_of(vector) == expected_of(vector)
+def vector_by_id(vector_id: str) -> Json:
+    """The recorded vector with this id (to replay one vector named by a failure report)."""
+    [vector] = [vector for vector in VECTORS if vector["id"] == vector_id]
+    return vector
+
+
+_SHOWN_FAILURES = 25
+_SHOWN_CHARS = 600
+
+
+def _shown(value: Json) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"… ({len(text)} chars)"
+
+
+def _report(vector: Json, actual: Json, expected: Json) -> str:
+    """What one failing vector did: its call, both outcomes and their line diff."""
+    diff = difflib.unified_diff(
+        json.dumps(expected, indent=1, sort_keys=True, ensure_ascii=False).splitlines(),
+        json.dumps(actual, indent=1, sort_keys=True, ensure_ascii=False).splitlines(),
+        "expected",
+        "actual",
+        lineterm="",
+        n=1,
+    )
+    return "\n".join(
+        [
+            f"--- vector {vector['id']}: {vector['fn']}",
+            f"  args:     {_shown(vector['args'])}",
+            f"  expected: {_shown(expected)}",
+            f"  actual:   {_shown(actual)}",
+            *(f"  {line}" for line in list(diff)[2:40]),
+        ]
+    )
+
+
+def failures(vectors: list[Json]) -> list[str]:
+    """A report for each vector whose outcome is not the expected one (an exception too)."""
+    reports: list[str] = []
+    for vector in vectors:
+        expected = expected_of(vector)
+        try:
+            actual = outcome_of(vector)
+        except Exception as exc:
+            actual = {"unexpected exception": f"{type(exc).__name__}: {exc}"}
+        if actual != expected:
+            reports.append(_report(vector, actual, expected))
+    return reports
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_recorded_vectors_of_each_file(group: str) -> None:
+    vectors = _vectors(group)
+    reports = failures(vectors)
+    shown = "\n".join(reports[:_SHOWN_FAILURES])
+    more = len(reports) - _SHOWN_FAILURES
+    assert not reports, (
+        f"{len(reports)} of {len(vectors)} vectors in {group} differ"
+        + (f" ({more} more not shown)" if more > 0 else "")
+        + ":\n"
+        + shown
+    )
+
+
+def test_a_failing_vector_is_reported_by_id_with_both_outcomes_and_a_diff() -> None:
+    vector = {**VECTORS[0], "outcome": {"ok": True, "result": {"not": "what clawcell says"}}}
+    [report] = failures([vector])
+    assert report.startswith(f"--- vector {vector['id']}: {vector['fn']}\n  args:     ")
+    assert '  expected: {"not": "what clawcell says"}' in report
+    assert '\n  - "not": "what clawcell says"\n  + "kind": ' in report
+    assert failures(VECTORS[:3]) == []

@@ -89,7 +89,8 @@ _FIRST_CELL = (
 )
 
 
-def _new_process(cache: Path) -> str:
+def _new_process(cache: Path) -> tuple[str, str]:
+    """A first cell in a new process: its stdout, and what it said on stderr."""
     env = {**os.environ, "CLAWCELL_CACHE_DIR": str(cache)}
     env.pop("CLAWCELL_NO_MODULE_CACHE", None)
     done = subprocess.run(
@@ -101,25 +102,47 @@ def _new_process(cache: Path) -> str:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done.stdout.strip(), done.stderr
+
+
+def _compiling(cache: Path) -> str:
+    return (
+        f"clawcell: compiling the JavaScript engine once into {cache} "
+        "(a few seconds; later starts reuse it)\n"
+    )
 
 
 @pytest.mark.slow
 def test_a_new_process_loads_the_compiled_module_from_the_cache(tmp_path: Path) -> None:
-    assert _new_process(tmp_path) == "42"
+    assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
     [cached] = tmp_path.glob("qjs-*.cwasm")
     written = cached.stat().st_mtime_ns
-    assert _new_process(tmp_path) == "42"
+    assert _new_process(tmp_path) == ("42", "")
     assert cached.stat().st_mtime_ns == written  # read, not rewritten
 
 
 @pytest.mark.slow
 def test_a_corrupt_cache_file_is_recompiled_not_fatal(tmp_path: Path) -> None:
-    assert _new_process(tmp_path) == "42"
+    assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
     [cached] = tmp_path.glob("qjs-*.cwasm")
     cached.write_bytes(b"not a compiled module")
-    assert _new_process(tmp_path) == "42"
+    assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
     assert cached.read_bytes() != b"not a compiled module"
+
+
+@pytest.mark.slow
+def test_without_a_cache_nothing_is_announced(tmp_path: Path) -> None:
+    environment = {**os.environ, "CLAWCELL_NO_MODULE_CACHE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_CELL],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "42\n", "")
 
 
 # -- one guest --------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 The reactor is compiled once per process. The compiled artefact is cached on disk, keyed
 by the wasm's sha256, the wasmtime version and the export-patch version, so a new process
-deserializes it (about 1 ms) instead of compiling it (about 0.5 s).
+deserializes it (about 1 ms) instead of compiling it (0.5 s on an idle machine, several seconds
+on a loaded one). That first compile says so in one line on stderr, so a first cell that takes
+seconds is not a mystery; `make demo` does it as a warm-up step of its own.
 
 Epoch interruption is the backstop for long native operations (a huge sort, a BigInt
 multiplication) that the QuickJS interrupt handler cannot reach; see `_backstop` for how
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -77,6 +80,8 @@ class CompiledReactor:
         if cache is not None and cache.exists():
             with contextlib.suppress(Exception):
                 return wasmtime.Module.deserialize_file(self.engine, str(cache))
+        if cache is not None:
+            _announce_compile(cache)
         try:
             wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
             module = wasmtime.Module(self.engine, wasm)
@@ -104,6 +109,16 @@ def _cache_path() -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "clawcell"
     return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}-w{_wasmtime_build()}.cwasm"
+
+
+def _announce_compile(cache: Path) -> None:
+    """One line on stderr before the compile that happens once per machine (or engine update)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(
+            f"clawcell: compiling the JavaScript engine once into {cache.parent} "
+            "(a few seconds; later starts reuse it)\n"
+        )
+        sys.stderr.flush()
 
 
 def _wasmtime_build() -> str:

@@ -1,0 +1,63 @@
+"""What `make test` installs through apt is said before it happens, and without root it says
+what to run instead. The scripts run with a PATH of fakes (`id`, `apt-get`), so nothing is
+installed and no root is needed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BASH = shutil.which("bash") or "/bin/bash"
+
+
+def _fake_bin(directory: Path, *, uid: int) -> Path:
+    """`id -u` answers `uid`; `apt-get` only says, on stderr, that it was called."""
+    directory.mkdir()
+    (directory / "id").write_text(f"#!{BASH}\necho {uid}\n", "utf-8")
+    (directory / "apt-get").write_text(f'#!{BASH}\necho "APT-GET $*" >&2\n', "utf-8")
+    for fake in directory.iterdir():
+        fake.chmod(0o755)
+    return directory
+
+
+def _ensure_chromium(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [BASH, str(ROOT / "scripts" / "ensure-chromium.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": str(path)},
+    )
+
+
+def test_without_root_a_missing_chromium_is_one_line_naming_the_command(tmp_path: Path) -> None:
+    done = _ensure_chromium(_fake_bin(tmp_path / "bin", uid=1000))
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert "sudo apt-get install chromium fonts-dejavu-core" in line
+    assert "APT-GET" not in done.stderr
+
+
+def test_as_root_what_apt_installs_is_said_before_apt_runs(tmp_path: Path) -> None:
+    done = _ensure_chromium(_fake_bin(tmp_path / "bin", uid=0))
+    said, *apt = done.stderr.splitlines()
+    assert said.startswith("ensure-chromium: installing chromium fonts-dejavu-core with apt")
+    assert [line.split()[:2] for line in apt] == [["APT-GET", "update"], ["APT-GET", "install"]]
+    assert done.returncode == 1  # the fake installed nothing
+
+
+def test_a_given_postgres_dsn_is_used_instead_of_a_throwaway_cluster() -> None:
+    dsn = "postgresql://someone@127.0.0.1:1/elsewhere"
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "pg-test-env"), "sh", "-c", 'echo "$CLAWCELL_TEST_POSTGRES_DSN"'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "CLAWCELL_TEST_POSTGRES_DSN": dsn},
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, dsn + "\n", "")
