@@ -18,6 +18,7 @@ PACKAGE = [
     "ClawcellError",
     "ClosedError",
     "CodeMode",
+    "CodeModeOptions",
     "ConfigurationError",
     "ContractError",
     "InputError",
