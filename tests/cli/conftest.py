@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tests.store.conftest import postgres_dsn
+from tests.store.conftest import postgres_dsn, postgres_schema
 
-__all__ = ["postgres_dsn"]
+__all__ = ["postgres_dsn", "postgres_schema"]

@@ -36,12 +36,16 @@ def test_the_public_surface_is_deliberate() -> None:
     )
     assert set(clawcell.store.__all__) == {
         "ClaimedRun",
+        "DocumentStore",
+        "EntryStore",
         "Lease",
         "LeaseKeeper",
         "MemoryStore",
         "PERSISTENCE_WARNING",
         "ParkedRun",
         "PostgresStore",
+        "ResultStore",
+        "RunStore",
         "SessionInfo",
         "SQLiteStore",
         "SessionStore",
@@ -52,6 +56,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "StoreUnavailableError",
         "StoredValue",
         "SweepReport",
+        "TranscriptStore",
         "open_store",
     }
 

@@ -1,4 +1,8 @@
-"""The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2)."""
+"""The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2).
+
+`SessionStore` is the sum of five role protocols (`EntryStore`, `RunStore`, `ResultStore`,
+`TranscriptStore`, `DocumentStore`); ask for the role you read.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,17 @@ from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
 from ._protocol import (
     ClaimedRun,
+    DocumentStore,
+    EntryStore,
     Lease,
     ParkedRun,
+    ResultStore,
+    RunStore,
     SessionInfo,
     SessionStore,
     StoredValue,
     SweepReport,
+    TranscriptStore,
 )
 from ._view import PERSISTENCE_WARNING, SessionView
 
@@ -36,11 +45,15 @@ __getattr__ = _lazy.lazy_exports(
 __all__ = [
     "PERSISTENCE_WARNING",
     "ClaimedRun",
+    "DocumentStore",
+    "EntryStore",
     "Lease",
     "LeaseKeeper",
     "MemoryStore",
     "ParkedRun",
     "PostgresStore",
+    "ResultStore",
+    "RunStore",
     "SQLiteStore",
     "SessionInfo",
     "SessionStore",
@@ -51,5 +64,6 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "TranscriptStore",
     "open_store",
 ]
