@@ -221,3 +221,14 @@ def test_the_keyword_arguments_and_the_options_name_the_same_fields() -> None:
     fields = [f.name for f in dataclasses.fields(CodeModeOptions)]
     assert list(CodeModeKeywords.__annotations__) == fields
     assert ", ".join(sorted(fields)) == _OPTION_NAMES
+
+
+def test_the_options_table_of_the_docs_names_every_field() -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "code-mode.md"
+    section = doc.read_text("utf-8").split("## Options\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \|", section, re.M)
+    documented = [name for row in rows for name in re.findall(r"`([a-z_]+)`", row)]
+    assert documented == [f.name for f in dataclasses.fields(CodeModeOptions)]
