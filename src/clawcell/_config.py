@@ -186,7 +186,7 @@ def _servers(servers: object) -> Mapping[str, ServerConfig]:
     entries = cast(Mapping[Any, object], servers)
     if not entries:
         return {}
-    from .mcp._config import check_servers  # deferred: `clawcell.mcp` loads on first use
+    from .mcp import check_servers  # deferred: `clawcell.mcp` loads on first use
 
     return check_servers(entries)
 
