@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, cast
 
 from ._limits import Limits
 from ._runs._parked import RunHome
@@ -94,7 +94,7 @@ class CodeModeOptions:
         for name, check in _CHECKS.items():
             object.__setattr__(self, name, check(getattr(self, name)))
 
-    def replace(self, **changes: Any) -> CodeModeOptions:
+    def replace(self, **changes: Unpack[CodeModeKeywords]) -> CodeModeOptions:
         """A checked copy with `changes` (option name → value) applied.
 
         Raises:
