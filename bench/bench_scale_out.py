@@ -6,7 +6,7 @@ a table and writes `bench/results/scale_out.json`. A script, not a test: timings
 anything.
 
 * per operation, one process, p50/p99 over 300 calls: unfenced `save_run` of a 64 KiB
-  snapshot, `claim_run`, fenced `save_run`, `update_run_meta`, `release_run`, `take_run`;
+  snapshot, `claim_run`, fenced `save_run`, `update_run_meta`, `release_run`, `delete_run`;
 * wake-up: a second store object waits with `wait_for_change`; the time from the start of
   an `update_run_meta` to the waiter's return (SQLite polls, PostgreSQL is `NOTIFY`d);
 * contention: 4 worker processes claim, save and release random runs of 32 for 3 s; the
@@ -99,7 +99,7 @@ async def operations(store: Store, repeat: int = 300) -> dict[str, dict[str, flo
         "save_run_fenced": await timed(fenced, repeat),
         "update_run_meta": await timed(patch, repeat),
         "release_run": await timed(lambda i: store.release_run(leases[i]), repeat),
-        "take_run": await timed(lambda i: store.take_run(SESSION, ids[i]), repeat),
+        "delete_run": await timed(lambda i: store.delete_run(SESSION, ids[i]), repeat),
     }
 
 

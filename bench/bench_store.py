@@ -6,8 +6,8 @@ Run: `.venv/bin/python bench/bench_store.py`. Prints a table of medians and writ
 * `describe` of a ~5 MB JSON array of objects: with parsing (what `ResultsStore.save` pays)
   and with the value already parsed.
 * SQLite (WAL, `synchronous=NORMAL`, a file in a temporary directory): one-key `apply` (a
-  put), `get`, a `SessionView` commit of 10 buffered writes, `save_run`/`take_run` of a
-  64 KiB snapshot blob, appending a 3-entry batch to a transcript, reading a 300-entry
+  put), `get`, a `SessionView` commit of 10 buffered writes, `save_run`/`load_run`/`delete_run`
+  of a 64 KiB snapshot blob, appending a 3-entry batch to a transcript, reading a 300-entry
   transcript, and `put_document` of a 3-file canvas document.
 
 Lease operations and PostgreSQL are measured by `bench_scale_out.py`.
@@ -80,10 +80,11 @@ async def bench_sqlite(directory: Path) -> dict[str, Any]:
 
         blob = bytes(range(256)) * 256
 
-        async def park_and_take() -> None:
+        async def park_and_resume() -> None:
             run_id = f"cm_{next(counter)}"
             await store.save_run("s", run_id, blob, {"deadline": 1.0})
-            await store.take_run("s", run_id)
+            await store.load_run("s", run_id)
+            await store.delete_run("s", run_id)
 
         turn = [{"role": "user", "text": "hello " * 20}, {"role": "assistant", "text": "hi"}]
         turn.append({"type": "cell", "runId": "cm_1", "status": "completed"})
@@ -104,7 +105,7 @@ async def bench_sqlite(directory: Path) -> dict[str, Any]:
             "sqlite_put_ms": await _median_ms_async(put, 200),
             "sqlite_get_ms": await _median_ms_async(lambda: store.get("s", "warm"), 200),
             "sqlite_view_commit_10_ms": await _median_ms_async(commit, 100),
-            "sqlite_save_and_take_run_64k_ms": await _median_ms_async(park_and_take, 100),
+            "sqlite_save_load_delete_run_64k_ms": await _median_ms_async(park_and_resume, 100),
         }
 
 

@@ -19,6 +19,7 @@ PACKAGE = [
     "ClawcellError",
     "ClosedError",
     "CodeMode",
+    "CodeModeOptions",
     "ConfigurationError",
     "ContractError",
     "InputError",

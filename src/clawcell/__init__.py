@@ -6,6 +6,7 @@ import importlib
 import typing
 
 from ._codemode import CodeMode
+from ._config import CodeModeOptions
 from ._limits import Limits
 from ._progress import CellUpdate
 from .catalog import Tool, ToolResult
@@ -37,6 +38,7 @@ __all__ = [
     "ClawcellError",
     "ClosedError",
     "CodeMode",
+    "CodeModeOptions",
     "ConfigurationError",
     "ContractError",
     "InputError",

@@ -8,10 +8,9 @@ saved results; `Lifecycle` (`_runs/_lifecycle.py`) every run from its first `exe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
-from ._config import approvals_from, limits_from, session_id_from, store_from, tools_from
-from ._limits import Limits
+from ._config import CodeModeKeywords, CodeModeOptions, approvals_from, tools_from
 from ._progress import OnUpdate
 from ._runs._decisions import ApprovalDesk
 from ._runs._host import CellHost
@@ -19,15 +18,14 @@ from ._runs._lifecycle import Lifecycle
 from ._runs._parked import RunHome
 from ._source._call import read_call
 from ._source._checks import read_wait_args
-from .approvals import ApprovalDecision, PendingApproval, ToolPolicy
+from .approvals import ApprovalDecision, PendingApproval
 from .catalog import Tool
 from .envelope import ResultsStore, render
-from .runtime import Executor
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
-    from .catalog import AfterToolCall, BeforeToolCall, ModelToolStyle
-    from .mcp import McpServerStatus, ServerConfig
+    from .catalog import ModelToolStyle
+    from .mcp import McpServerStatus
 
 __all__ = ["CodeMode"]
 
@@ -37,33 +35,16 @@ class CodeMode:
 
     Args:
         tools: The tools cells may call: `Tool` values (or one `Tool`).
-        limits: Budgets and limits (spec §5): a `Limits`, or a mapping of `tools.codeMode`
-            settings (camelCase or snake_case keys); defaults when omitted.
-        model_context_tokens: The model's context window; when given, every envelope is
-            fitted to the model tool-result budget derived from it (spec §6.2 step 7).
-        store: Where `store()`/`load()` values and parked cells live. A durable store
-            (`clawcell.SQLiteStore(path)`) lets `wait` continue a cell after a restart or
-            from another process; without one, an in-memory store is used and nothing
-            survives the process.
-        session_id: The session whose store entries and parked cells this runtime uses.
-        mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`), seen
-            in cells as `MCP.<name>`; connected when the first cell runs (needs the `[mcp]`
-            extra) and closed with this `CodeMode`.
-        before_tool_call: Hooks run before each catalog tool call; one may rewrite the input
-            or block the call with a reason (`clawcell.catalog.HookDecision`).
-        after_tool_call: Hooks run after each catalog tool call; one may replace the result.
-        guest_thread: Run guest JavaScript on clawcell's worker thread (the default), so a
-            cell that computes for its whole budget never blocks the event loop; `False`
-            runs it on the loop's thread, which saves a thread hop per bridge round trip
-            for latency-bound batch jobs.
-        policy: Session tool policy: a `clawcell.approvals.ToolPolicy` or a mapping with
-            `allow` / `deny` / `ask` lists of tool names or glob patterns.
-        approval_ttl_seconds: How long a pending approval waits before it counts as denied;
-            defaults to the snapshot TTL (`limits.snapshot_ttl_seconds`).
-        telemetry_in_text: Whether `render` (the text the built-in agent, framework adapters
-            and MCP server give the model) includes `telemetry`; envelopes always carry it.
-        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); defaults to a
-            `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed with this `CodeMode`.
+        options: How cells run: a `clawcell.CodeModeOptions` (its fields are documented
+            there); defaults when omitted.
+        **keywords: Any field of `CodeModeOptions` (`limits=`, `store=`, `session_id=`,
+            `mcp_servers=`, `policy=`, `executor=`, …), applied on top of `options`:
+            `CodeMode(tools, limits={"timeoutMs": 5000})` is
+            `CodeMode(tools, options=CodeModeOptions(limits=…))`.
+
+    Raises:
+        ConfigurationError: `tools` or an option is wrong (see `CodeModeOptions`), or the
+            policy names a tool that is not in `tools`.
 
     Use it as an async context manager, or call `aclose()` when done.
     """
@@ -72,38 +53,30 @@ class CodeMode:
         self,
         tools: Iterable[Tool] | Tool | None = (),
         *,
-        limits: Limits | Mapping[str, Any] | None = None,
-        model_context_tokens: int | None = None,
-        store: SessionStore | None = None,
-        session_id: str = "default",
-        mcp_servers: Mapping[str, ServerConfig] | None = None,
-        before_tool_call: Iterable[BeforeToolCall] = (),
-        after_tool_call: Iterable[AfterToolCall] = (),
-        guest_thread: bool = True,
-        policy: ToolPolicy | Mapping[str, Any] | None = None,
-        approval_ttl_seconds: float | None = None,
-        telemetry_in_text: bool = True,
-        executor: Executor | None = None,
+        options: CodeModeOptions | None = None,
+        **keywords: Unpack[CodeModeKeywords],
     ) -> None:
-        self.limits = limits_from(limits)
-        self.telemetry_in_text = telemetry_in_text
-        self.session_id = session_id_from(session_id)
-        durable = store_from(store)
+        self.options = options = CodeModeOptions.merged(options, keywords)
+        """The options this runtime was built with (checked)."""
+        self.limits = options.limits
+        self.telemetry_in_text = options.telemetry_in_text
+        self.session_id = options.session_id
+        durable = options.store
         self.store: SessionStore = durable if durable is not None else MemoryStore()
         self._host = CellHost(
             tools_from(tools),
             limits=self.limits,
-            hooks=(before_tool_call, after_tool_call),
-            mcp_servers=mcp_servers,
-            model_context_tokens=model_context_tokens,
-            guest_thread=guest_thread,
-            executor=executor,
+            hooks=(options.before_tool_call, options.after_tool_call),
+            mcp_servers=options.mcp_servers,
+            model_context_tokens=options.model_context_tokens,
+            guest_thread=options.guest_thread,
+            executor=options.executor,
         )
         self.catalog = self._host.catalog
         self.results: ResultsStore = self._host.results
         """The saved results (`results.save/load/delete`) of this runtime's cells."""
         home = RunHome(store=self.store, session_id=self.session_id, durable=durable is not None)
-        approvals = approvals_from(policy, approval_ttl_seconds, home, self._host)
+        approvals = approvals_from(options, home, self._host)
         self._runs = Lifecycle(self._host, home, approvals)
         self._desk = ApprovalDesk(approvals, home)
 

@@ -1,34 +1,146 @@
-"""`CodeMode`'s configuration checks: each argument validated once, in the constructor."""
+"""`CodeModeOptions`: how a `CodeMode` runs, checked once, where it is given.
+
+Every face that builds code modes takes one value of it: `CodeMode(tools, options=…)`, an
+`Agent` (one `CodeMode` per session, the session id replaced), the commands' settings
+(`clawcell.toml`, `--limit`, `--store`). `CodeMode(tools, limits=…, …)` keyword arguments
+build one too (`CodeModeOptions.merged`), so the options are spelled once, here.
+
+What only the tools can tell (policy names that name no tool) is checked by `CodeMode`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, cast
 
 from ._limits import Limits
 from ._runs._parked import RunHome
 from ._session_ids import check_session_id
 from .approvals import Approvals, DecisionLedger, ToolPolicy
-from .catalog import Catalog, Tool
+from .catalog import Tool
 from .errors import ConfigurationError
+from .runtime import Executor
 from .store import SessionStore
 
 if TYPE_CHECKING:
     from ._runs._host import CellHost
+    from .catalog import AfterToolCall, BeforeToolCall
+    from .mcp import ServerConfig
 
-__all__ = [
-    "approval_ttl_from",
-    "approvals_from",
-    "limits_from",
-    "policy_from",
-    "session_id_from",
-    "store_from",
-    "tools_from",
-]
+__all__ = ["CodeModeKeywords", "CodeModeOptions", "approvals_from", "tools_from"]
 
 
-def limits_from(limits: object) -> Limits:
-    """A `Limits`, from `None` (defaults), a `Limits` or a mapping of settings."""
+@dataclass(frozen=True, kw_only=True)
+class CodeModeOptions:
+    """How a `CodeMode` runs cells (everything but the tools). Frozen; checked when built.
+
+    Build one once and give it to every face: `CodeMode(tools, options=options)`,
+    `Agent(model=…, tools=…, options=options)`. `replace(...)` (or
+    `dataclasses.replace`) makes a checked copy with some fields changed.
+
+    Attributes:
+        limits: Budgets and limits (spec §5); a mapping of `tools.codeMode` settings
+            (camelCase or snake_case keys) is read with `Limits.from_config`.
+        model_context_tokens: The model's context window; when given, every envelope is
+            fitted to the model tool-result budget derived from it (spec §6.2 step 7).
+        store: Where `store()`/`load()` values and parked cells live. A durable store
+            (`clawcell.SQLiteStore(path)`) lets `wait` continue a cell after a restart or
+            from another process; `None` means a new in-memory store per `CodeMode` (one
+            per `Agent`), so nothing survives the process.
+        session_id: The session whose store entries and parked cells a `CodeMode` uses (an
+            `Agent` replaces it with each session's id).
+        mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`), seen in
+            cells as `MCP.<name>`; connected when the first cell runs (needs the `[mcp]`
+            extra) and closed with the `CodeMode`.
+        before_tool_call: Hooks run before each catalog tool call; one may rewrite the input
+            or block the call with a reason (`clawcell.catalog.HookDecision`). One hook or an
+            iterable of them.
+        after_tool_call: Hooks run after each catalog tool call; one may replace the result.
+        guest_thread: Run guest JavaScript on clawcell's worker thread (the default), so a
+            cell that computes for its whole budget never blocks the event loop; `False`
+            runs it on the loop's thread, which saves a thread hop per bridge round trip
+            for latency-bound batch jobs.
+        policy: Session tool policy: a `clawcell.approvals.ToolPolicy`, or a mapping with
+            `allow` / `deny` / `ask` lists of tool names or glob patterns.
+        approval_ttl_seconds: How long a pending approval waits before it counts as denied;
+            `None`: the snapshot TTL (`limits.snapshot_ttl_seconds`).
+        telemetry_in_text: Whether `CodeMode.render` (the text the built-in agent, framework
+            adapters and MCP server give the model) includes `telemetry`; envelopes always
+            carry it.
+        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); `None`: a
+            `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed (its idle guests let go) with
+            each `CodeMode` that uses it.
+
+    Raises:
+        ConfigurationError: A field has a value of the wrong kind; the message names the
+            accepted values.
+    """
+
+    limits: Limits = field(default_factory=Limits)
+    model_context_tokens: int | None = None
+    store: SessionStore | None = None
+    session_id: str = "default"
+    mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
+    before_tool_call: tuple[BeforeToolCall, ...] = ()
+    after_tool_call: tuple[AfterToolCall, ...] = ()
+    guest_thread: bool = True
+    policy: ToolPolicy | None = None
+    approval_ttl_seconds: float | None = None
+    telemetry_in_text: bool = True
+    executor: Executor | None = None
+
+    def __post_init__(self) -> None:
+        for name, check in _CHECKS.items():
+            object.__setattr__(self, name, check(getattr(self, name)))
+
+    def replace(self, **changes: Unpack[CodeModeKeywords]) -> CodeModeOptions:
+        """A checked copy with `changes` (option name → value) applied.
+
+        Raises:
+            ConfigurationError: An option name is unknown, or a value is wrong.
+        """
+        unknown = sorted(set(changes) - set(OPTION_NAMES))
+        if unknown:
+            raise ConfigurationError(
+                f"unknown option(s) {', '.join(map(repr, unknown))}; "
+                f"the options are {', '.join(OPTION_NAMES)}."
+            )
+        return dataclasses.replace(self, **changes) if changes else self
+
+    @classmethod
+    def merged(
+        cls, options: CodeModeOptions | None, keywords: Mapping[str, Any]
+    ) -> CodeModeOptions:
+        """`options` (defaults when `None`) with the `keywords` given beside it on top."""
+        if options is None:
+            options = cls()
+        elif not isinstance(cast(object, options), CodeModeOptions):
+            raise ConfigurationError(
+                f"`options` must be a `clawcell.CodeModeOptions`, got {options!r}."
+            )
+        return options.replace(**keywords)
+
+
+class CodeModeKeywords(TypedDict, total=False):
+    """The fields of `CodeModeOptions` as keyword arguments (`CodeMode(tools, limits=…)`)."""
+
+    limits: Limits | Mapping[str, Any] | None
+    model_context_tokens: int | None
+    store: SessionStore | None
+    session_id: str
+    mcp_servers: Mapping[str, ServerConfig] | None
+    before_tool_call: Iterable[BeforeToolCall] | BeforeToolCall
+    after_tool_call: Iterable[AfterToolCall] | AfterToolCall
+    guest_thread: bool
+    policy: ToolPolicy | Mapping[str, Any] | None
+    approval_ttl_seconds: float | None
+    telemetry_in_text: bool
+    executor: Executor | None
+
+
+def _limits(limits: object) -> Limits:
     if limits is None:
         return Limits()
     if isinstance(limits, Limits):
@@ -38,6 +150,120 @@ def limits_from(limits: object) -> Limits:
     raise ConfigurationError(
         f"`limits` must be a `clawcell.Limits` or a mapping of settings, got {limits!r}."
     )
+
+
+def _context_tokens(tokens: object) -> int | None:
+    if tokens is None:
+        return None
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
+        raise ConfigurationError(
+            f"`model_context_tokens` must be a positive integer, got {tokens!r}."
+        )
+    return tokens
+
+
+def _store(store: object) -> SessionStore | None:
+    if store is not None and not isinstance(store, SessionStore):
+        raise ConfigurationError(
+            f"`store` must be a session store such as `clawcell.SQLiteStore(path)`, got {store!r}."
+        )
+    return store
+
+
+def _session_id(session_id: object) -> str:
+    return check_session_id(session_id)
+
+
+def _servers(servers: object) -> Mapping[str, ServerConfig]:
+    if servers is None:
+        return {}
+    if not isinstance(servers, Mapping):
+        raise ConfigurationError(
+            "`mcp_servers` must be a mapping of server name to `clawcell.mcp.StdioServer` or "
+            f"`clawcell.mcp.HttpServer`, got {servers!r}."
+        )
+    entries = cast(Mapping[Any, object], servers)
+    if not entries:
+        return {}
+    from .mcp import check_servers  # deferred: `clawcell.mcp` loads on first use
+
+    return check_servers(entries)
+
+
+def _hooks(name: str) -> Callable[[object], tuple[Any, ...]]:
+    def check(hooks: object) -> tuple[Any, ...]:
+        if callable(hooks):
+            return (hooks,)
+        listed = list(cast(Iterable[object], hooks)) if _iterable(hooks) else None
+        if listed is None or not all(callable(hook) for hook in listed):
+            raise ConfigurationError(
+                f"`{name}` must be a hook function taking a `clawcell.catalog.ToolCallEvent`, "
+                f"or an iterable of them, got {hooks!r}."
+            )
+        return tuple(listed)
+
+    return check
+
+
+def _iterable(value: object) -> bool:
+    return isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
+
+
+def _flag(name: str) -> Callable[[object], bool]:
+    def check(value: object) -> bool:
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"`{name}` must be `True` or `False`, got {value!r}.")
+        return value
+
+    return check
+
+
+def _policy(policy: object) -> ToolPolicy | None:
+    if policy is None or isinstance(policy, ToolPolicy):
+        return policy
+    if isinstance(policy, Mapping):
+        return ToolPolicy.from_config(cast(Mapping[str, Any], policy))
+    raise ConfigurationError(
+        "`policy` must be a `clawcell.approvals.ToolPolicy` or a mapping with `allow`, `deny` "
+        f"and `ask` lists, got {policy!r}."
+    )
+
+
+def _approval_ttl(seconds: object) -> float | None:
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+        raise ConfigurationError(
+            f"`approval_ttl_seconds` must be a positive number of seconds, got {seconds!r}."
+        )
+    return float(seconds)
+
+
+def _executor(executor: object) -> Executor | None:
+    if executor is not None and not isinstance(executor, Executor):
+        raise ConfigurationError(
+            "`executor` must be a `clawcell.runtime.Executor` (an object with `acquire`, "
+            f"`release` and `close`, such as `QuickJSExecutor()`), got {executor!r}."
+        )
+    return executor
+
+
+_CHECKS: Final[dict[str, Callable[[Any], object]]] = {
+    "limits": _limits,
+    "model_context_tokens": _context_tokens,
+    "store": _store,
+    "session_id": _session_id,
+    "mcp_servers": _servers,
+    "before_tool_call": _hooks("before_tool_call"),
+    "after_tool_call": _hooks("after_tool_call"),
+    "guest_thread": _flag("guest_thread"),
+    "policy": _policy,
+    "approval_ttl_seconds": _approval_ttl,
+    "telemetry_in_text": _flag("telemetry_in_text"),
+    "executor": _executor,
+}
+OPTION_NAMES: Final = tuple(sorted(_CHECKS))
+"""The option names `CodeMode` and `Agent` take as keyword arguments."""
 
 
 def tools_from(tools: object) -> list[Tool]:
@@ -51,46 +277,15 @@ def tools_from(tools: object) -> list[Tool]:
     return list(cast(Iterable[Tool], tools))
 
 
-def session_id_from(session_id: object) -> str:
-    return check_session_id(session_id)
-
-
-def store_from(store: object) -> SessionStore | None:
-    if store is not None and not isinstance(store, SessionStore):
-        raise ConfigurationError(
-            f"`store` must be a session store such as `clawcell.SQLiteStore(path)`, got {store!r}."
-        )
-    return store
-
-
-def policy_from(policy: object, catalog: Catalog) -> ToolPolicy | None:
-    """The session tool policy, its exact names checked against the catalog's tools."""
-    if policy is None:
-        return None
-    if isinstance(policy, Mapping):
-        policy = ToolPolicy.from_config(cast(Mapping[str, Any], policy))
-    if not isinstance(policy, ToolPolicy):
-        raise ConfigurationError(
-            f"`policy` must be a `clawcell.approvals.ToolPolicy` or a mapping, got {policy!r}."
-        )
-    policy.check_names(binding.tool.name for binding in catalog.bindings)
-    return policy
-
-
-def approval_ttl_from(seconds: object, limits: Limits) -> float:
-    if seconds is None:
-        return float(limits.snapshot_ttl_seconds)
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-        raise ConfigurationError(
-            f"`approval_ttl_seconds` must be a positive number of seconds, got {seconds!r}."
-        )
-    return float(seconds)
-
-
-def approvals_from(policy: object, ttl_seconds: object, home: RunHome, host: CellHost) -> Approvals:
-    """The session's approval gates: its checked policy, its decision ledger and TTL."""
+def approvals_from(options: CodeModeOptions, home: RunHome, host: CellHost) -> Approvals:
+    """The session's approval gates: its policy (checked against the catalog's tools), its
+    decision ledger and TTL."""
+    policy = options.policy
+    if policy is not None:
+        policy.check_names(binding.tool.name for binding in host.catalog.bindings)
+    ttl = options.approval_ttl_seconds
     return Approvals(
-        policy=policy_from(policy, host.catalog),
+        policy=policy,
         ledger=DecisionLedger(home.store, home.session_id, home.keys),
-        ttl_seconds=approval_ttl_from(ttl_seconds, host.limits),
+        ttl_seconds=float(host.limits.snapshot_ttl_seconds) if ttl is None else ttl,
     )

@@ -13,6 +13,7 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "ServerConfig",
         "ServerState",
         "StdioServer",
+        "check_servers",
         "load_servers",
         "parse_servers",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from clawcell.store import SQLiteStore, StoredValue
@@ -19,11 +20,14 @@ def write_entries(path: str, prefix: str, count: int) -> None:
     asyncio.run(main())
 
 
-def take(path: str, run_id: str) -> bool:
-    """Try to take one parked run; whether this process got it."""
+def claim(path: str, run_id: str) -> bool:
+    """Try to claim one parked run; whether this process got its lease."""
 
     async def main() -> bool:
         async with SQLiteStore(Path(path)) as store:
-            return await store.take_run("shared", run_id) is not None
+            owner = f"worker:{os.getpid()}"
+            return (
+                await store.claim_run("shared", run_id, owner=owner, lease_seconds=60) is not None
+            )
 
     return asyncio.run(main())

@@ -1,4 +1,6 @@
-"""Store fixtures: `new_store` makes fresh stores of each backend the suite covers.
+"""Store fixtures, each parametrised over `BACKENDS`, the one list of backends the suite covers:
+`new_store` makes fresh stores of each backend, `new_durable_store` of each durable one, and
+`shared_database` names a database several processes share.
 
 PostgreSQL comes from `CLAWCELL_TEST_POSTGRES_DSN`, which `make test` sets by running pytest
 under `scripts/pg-test-env`. Without it, the fixture starts its own throwaway server through
@@ -14,6 +16,7 @@ import subprocess
 import uuid
 from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Final, Literal
 
 import psycopg
 import pytest
@@ -23,6 +26,16 @@ from clawcell.store import MemoryStore, PostgresStore, SQLiteStore
 
 AnyStore = MemoryStore | SQLiteStore | PostgresStore
 StoreFactory = Callable[[], AnyStore]
+Backend = Literal["memory", "sqlite", "postgres"]
+
+BACKENDS: Final[dict[Backend, type[AnyStore]]] = {
+    "memory": MemoryStore,
+    "sqlite": SQLiteStore,
+    "postgres": PostgresStore,
+}
+"""Every `SessionStore` backend, by the id its tests carry; every store fixture reads this."""
+DURABLE: Final = [name for name, store in BACKENDS.items() if store is not MemoryStore]
+"""The backends whose data outlives the store object (and can be shared by processes)."""
 
 DSN_VARIABLE = "CLAWCELL_TEST_POSTGRES_DSN"
 PG_TEST_ENV = Path(__file__).resolve().parents[2] / "scripts" / "pg-test-env"
@@ -63,7 +76,7 @@ def postgres_schema(postgres_dsn: str) -> Generator[str]:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
-def _factory(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> StoreFactory:
+def _factory(kind: Backend, tmp_path: Path, request: pytest.FixtureRequest) -> StoreFactory:
     if kind == "memory":
         return MemoryStore
     if kind == "sqlite":
@@ -73,13 +86,21 @@ def _factory(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store
     return lambda: PostgresStore(dsn, schema=schema, max_size=4)
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=list(BACKENDS))
 def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """A factory of stores of one backend; the durable ones it makes share one database."""
     return _factory(request.param, tmp_path, request)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=DURABLE)
 def new_durable_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """Like `new_store`, for the backends whose data outlives the store object."""
     return _factory(request.param, tmp_path, request)
+
+
+@pytest.fixture(params=DURABLE)
+def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """The store target (a SQLite path or a PostgreSQL DSN) and schema processes share."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db"), "clawcell"
+    return request.getfixturevalue("postgres_dsn"), request.getfixturevalue("postgres_schema")

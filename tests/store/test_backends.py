@@ -9,22 +9,28 @@ import sqlite3
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import pytest
 
+import clawcell.store
 from clawcell.errors import ClosedError, ConfigurationError
 from clawcell.store import (
+    DocumentStore,
+    EntryStore,
+    ResultStore,
+    RunStore,
     SessionStore,
     SQLiteStore,
     StoredValue,
     StoreRangeError,
     StoreUnavailableError,
+    TranscriptStore,
 )
 from tests.conftest import in_forked_child
 
 from . import _workers
-from .conftest import StoreFactory
+from .conftest import BACKENDS, StoreFactory
 
 T = TypeVar("T")
 
@@ -33,12 +39,46 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
 
-def test_backends_satisfy_the_protocol(new_store: StoreFactory) -> None:
+ROLES = (EntryStore, RunStore, ResultStore, TranscriptStore, DocumentStore)
+
+
+def test_backends_satisfy_the_protocol_and_each_role(new_store: StoreFactory) -> None:
     async def scenario() -> None:
         async with new_store() as store:
             assert isinstance(store, SessionStore)
+            assert all(isinstance(store, role) for role in ROLES)
 
     run(scenario())
+
+
+def test_the_session_store_is_exactly_its_roles_with_sweep_and_close() -> None:
+    def methods(protocol: type) -> set[str]:
+        return {name for name in vars(protocol) if not name.startswith("_")}
+
+    by_role = [methods(role) for role in ROLES]
+    every = set[str]().union(*by_role)
+    assert sum(map(len, by_role)) == len(every)  # no method in two roles
+    assert methods(SessionStore) == {"sweep", "close"}
+    assert set(cast(type, SessionStore).__bases__) == {*ROLES, Protocol}
+    assert not hasattr(SessionStore, "take_run")
+
+
+def test_one_role_is_checked_by_itself() -> None:
+    class Documents:
+        async def put_document(self, ref: str, files: object) -> None: ...
+
+        async def get_document_file(self, ref: str, path: str) -> bytes | None: ...
+
+    assert isinstance(Documents(), DocumentStore)
+    assert not isinstance(Documents(), SessionStore)
+    assert not isinstance(Documents(), EntryStore)
+
+
+def test_the_backend_list_of_the_store_tests_names_every_backend() -> None:
+    exported = [getattr(clawcell.store, name) for name in clawcell.store.__all__]
+    classes = [v for v in exported if isinstance(v, type) and v is not SessionStore]
+    backends = {cls for cls in classes if issubclass(cls, SessionStore)}
+    assert backends == set(BACKENDS.values())
 
 
 def test_entries_round_trip_per_session(new_store: StoreFactory) -> None:
@@ -73,7 +113,7 @@ def test_apply_over_the_total_writes_nothing(new_store: StoreFactory) -> None:
     assert run(scenario()) == {"a": StoredValue(json="12345")}
 
 
-def test_parked_runs_are_saved_listed_taken_once_and_deleted(new_store: StoreFactory) -> None:
+def test_parked_runs_are_saved_listed_loaded_and_deleted_once(new_store: StoreFactory) -> None:
     async def scenario() -> None:
         async with new_store() as store:
             await store.save_run("s", "cm_1", b"\x00snapshot", {"deadline": 1.5, "pending": ["a"]})
@@ -87,13 +127,10 @@ def test_parked_runs_are_saved_listed_taken_once_and_deleted(new_store: StoreFac
                 {"deadline": 1.5, "pending": ["a"]},
             )
             assert await store.load_run("other", "cm_1") is None
-            taken = await store.take_run("s", "cm_1")
-            assert taken is not None and taken.blob == b"\x00snapshot"
-            assert await store.take_run("s", "cm_1") is None
-            assert (await store.delete_run("s", "cm_2"), await store.delete_run("s", "cm_2")) == (
-                True,
-                False,
-            )
+            for run_id in ("cm_1", "cm_2"):
+                deleted = (await store.delete_run("s", run_id), await store.delete_run("s", run_id))
+                assert deleted == (True, False)
+            assert await store.load_run("s", "cm_1") is None
             assert await store.list_runs("s") == []
 
     run(scenario())
@@ -188,7 +225,7 @@ def test_sqlite_writers_in_processes_do_not_lose_writes(tmp_path: Path) -> None:
     assert run(count()) == 90
 
 
-def test_only_one_process_takes_a_parked_run(tmp_path: Path) -> None:
+def test_only_one_process_claims_a_parked_run(tmp_path: Path) -> None:
     path = str(tmp_path / "state.db")
 
     async def park() -> None:
@@ -198,7 +235,7 @@ def test_only_one_process_takes_a_parked_run(tmp_path: Path) -> None:
     run(park())
     context = multiprocessing.get_context("spawn")
     with context.Pool(4) as pool:
-        winners = pool.starmap(_workers.take, [(path, "cm_race")] * 4)
+        winners = pool.starmap(_workers.claim, [(path, "cm_race")] * 4)
 
     assert sorted(winners) == [False, False, False, True]
 

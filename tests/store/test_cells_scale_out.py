@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import pytest
 
 from tests.conftest import run
 
@@ -23,20 +22,10 @@ PLAN = LoadPlan(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def shared_target(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
-    """The store target and schema the workers share."""
-    if request.param == "sqlite":
-        return str(tmp_path / "shared.db"), "clawcell"
-    dsn: str = request.getfixturevalue("postgres_dsn")
-    schema: str = request.getfixturevalue("postgres_schema")
-    return dsn, schema
-
-
 def test_cells_complete_once_each_across_killed_and_restarted_workers(
-    shared_target: tuple[str, str], tmp_path: Path
+    shared_database: tuple[str, str], tmp_path: Path
 ) -> None:
-    target, schema = shared_target
+    target, schema = shared_database
 
     async def main() -> LoadResult:
         with anyio.fail_after(600):  # a hang guard only

@@ -83,13 +83,6 @@ async def overtaken(store: SQLiteStore | PostgresStore, run_id: str, version: in
         await store.wait_for_change(SESSION, run_id, timeout=5, since=current.revision)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
-    if request.param == "sqlite":
-        return str(tmp_path / "shared.db"), "clawcell"
-    return request.getfixturevalue("postgres_dsn"), request.getfixturevalue("postgres_schema")
-
-
 @pytest.mark.slow
 def test_workers_share_runs_without_losing_or_doubling_a_step(
     shared_database: tuple[str, str],

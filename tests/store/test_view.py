@@ -40,11 +40,15 @@ def test_the_public_surface_is_deliberate() -> None:
         "StateKeys",
         "job_store_for",
         "state_keys_for",
+        "DocumentStore",
+        "EntryStore",
         "Lease",
         "LeaseKeeper",
         "MemoryStore",
         "ParkedRun",
         "PostgresStore",
+        "ResultStore",
+        "RunStore",
         "SessionInfo",
         "SQLiteStore",
         "SessionStore",
@@ -55,6 +59,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "StoreUnavailableError",
         "StoredValue",
         "SweepReport",
+        "TranscriptStore",
         "open_store",
     }
 

@@ -12,7 +12,7 @@ from clawcell import CodeMode, ToolError
 from clawcell.store import MemoryStore
 from clawcell.ui import canvas_tool
 from clawcell.ui._security import Secrets
-from tests.ui._client import TOKEN, client
+from tests.ui._client import BASE, TOKEN, client
 from tests.ui._fakes import Documents
 
 HTML = "<!doctype html><p>hi</p><script src='app.js'></script>"
@@ -162,3 +162,36 @@ def test_without_a_document_store_canvas_urls_are_404() -> None:
     test_client = TestClient(app, base_url="http://127.0.0.1:8787")
     test_client.get(f"/?token={TOKEN}")
     assert test_client.get("/__openclaw__/canvas/documents/cv_1/index.html").status_code == 404
+
+
+class _StoreWithoutPut:
+    """Reads documents but cannot write them: not a `clawcell.store.DocumentStore`."""
+
+    async def get_document_file(self, ref: str, path: str) -> bytes | None:
+        return b"<p>never served</p>"
+
+
+@pytest.mark.parametrize(("holds", "status"), [(False, 404), (True, 200)], ids=["without", "with"])
+def test_an_agents_store_serves_documents_only_when_it_holds_the_document_role(
+    holds: bool, status: int
+) -> None:
+    import asyncio
+
+    from starlette.testclient import TestClient
+
+    from clawcell.ui import UiSettings, create_app
+    from tests.ui._fakes import Documents, FakeAgent
+
+    class StoreAgent(FakeAgent):
+        def __init__(self, store: object) -> None:
+            super().__init__()
+            self.store = store
+
+    documents = Documents()
+    asyncio.run(documents.put_document("cv_1", {"index.html": b"<p>one</p>"}))
+    agent = StoreAgent(documents if holds else _StoreWithoutPut())
+    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    test_client.get(f"/?token={TOKEN}")
+    response = test_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
+    assert response.status_code == status
+    assert response.text == ("<p>one</p>" if holds else "Not Found")

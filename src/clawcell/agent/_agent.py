@@ -8,26 +8,21 @@ other, turns of different sessions run side by side. The transcript lives in the
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, Unpack, cast
 
-from .. import CodeMode, Limits, MemoryStore, Tool
-from ..approvals import ToolPolicy
-from ..catalog import AfterToolCall, BeforeToolCall
+from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
+from .._config import CodeModeKeywords, tools_from
 from ..errors import ClosedError, ConfigurationError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore
 from ._events import AgentEvent, ApprovalDecided
 from ._model import Model
-from ._session import ModeOptions, Session
+from ._session import Session
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
-
-if TYPE_CHECKING:
-    from ..mcp import ServerConfig
 
 __all__ = ["Agent"]
 
@@ -39,23 +34,21 @@ class Agent:
         model: The model (`OpenAIChatModel`, `OpenAIResponsesModel`, `AnthropicModel`,
             `ScriptedModel` or any `Model`).
         tools: The tools cells may call.
-        store: Where transcripts, store entries and parked cells live; a
-            `clawcell.SQLiteStore(path)` makes sessions survive restarts. Without one, an
-            in-memory store shared by the agent's sessions is used (and closed with it).
         instructions: The system prompt sent with every model call.
-        limits: Cell budgets and limits, as `CodeMode` takes them.
-        model_context_tokens: The model's context window (fits envelopes to it).
-        mcp_servers: MCP servers by name; each session connects its own.
-        before_tool_call: Hooks run before each catalog tool call.
-        after_tool_call: Hooks run after each catalog tool call.
-        guest_thread: Run guest code on clawcell's worker thread (see `CodeMode`).
         max_model_turns: Model calls allowed for one user message.
         max_turn_seconds: Wall-clock seconds allowed for one user message.
         tracer_provider: An OpenTelemetry `TracerProvider` for spans (the global one when
             `None`; spans are no-ops without OpenTelemetry).
+        options: How every session's `CodeMode` runs cells (`clawcell.CodeModeOptions`);
+            each session gets its own `CodeMode` with `session_id` set to the session's id.
+            Without a `store`, an in-memory store shared by the agent's sessions is used
+            (and closed with the agent); `clawcell.SQLiteStore(path)` makes sessions
+            survive restarts. MCP servers are connected by each session.
+        **keywords: Any field of `CodeModeOptions` (`limits=`, `store=`, `policy=`, …),
+            applied on top of `options`, as `CodeMode` takes them.
 
     Raises:
-        ConfigurationError: A cap or the model is invalid.
+        ConfigurationError: A cap, the model, the tools or an option is invalid.
     """
 
     def __init__(
@@ -63,59 +56,25 @@ class Agent:
         *,
         model: Model,
         tools: Iterable[Tool] | Tool | None = (),
-        store: SessionStore | None = None,
         instructions: str = "",
-        limits: Limits | Mapping[str, Any] | None = None,
-        model_context_tokens: int | None = None,
-        mcp_servers: Mapping[str, ServerConfig] | None = None,
-        before_tool_call: Iterable[BeforeToolCall] = (),
-        after_tool_call: Iterable[AfterToolCall] = (),
-        guest_thread: bool = True,
         max_model_turns: int = 16,
         max_turn_seconds: float = 600.0,
         tracer_provider: Any | None = None,
-        policy: ToolPolicy | Mapping[str, Any] | None = None,
-        approval_ttl_seconds: float | None = None,
+        options: CodeModeOptions | None = None,
+        **keywords: Unpack[CodeModeKeywords],
     ) -> None:
-        _check_caps(max_model_turns, max_turn_seconds)
-        if not isinstance(cast(object, model), Model):
-            raise ConfigurationError(
-                f"`model` must be a `clawcell.agent.Model` (such as `OpenAIChatModel(...)` or "
-                f"`ScriptedModel([...])`), got {model!r}."
-            )
-        if not isinstance(cast(object, instructions), str):
-            raise ConfigurationError(f"`instructions` must be a string, got {instructions!r}.")
-        options = ModeOptions(
-            tools=_tools(tools),
-            limits=Limits(),
-            store=store if store is not None else MemoryStore(),
-            model_context_tokens=model_context_tokens,
-            mcp_servers=mcp_servers,
-            before_tool_call=tuple(before_tool_call),
-            after_tool_call=tuple(after_tool_call),
-            guest_thread=guest_thread,
-            policy=policy,
-            approval_ttl_seconds=approval_ttl_seconds,
-        )
-        # A probe CodeMode checks every option exactly as the sessions' will (MCP servers
-        # connect only when a cell runs, so it opens nothing).
-        probe = CodeMode(
-            options.tools,
-            limits=limits,
-            store=store,
-            model_context_tokens=model_context_tokens,
-            mcp_servers=mcp_servers,
-            before_tool_call=options.before_tool_call,
-            after_tool_call=options.after_tool_call,
-            guest_thread=guest_thread,
-            policy=policy,
-            approval_ttl_seconds=approval_ttl_seconds,
-        )
-        self._owns_store = store is None
-        self._options = dataclasses.replace(options, limits=probe.limits)
+        _check(model, instructions, max_model_turns, max_turn_seconds)
+        options = CodeModeOptions.merged(options, keywords)
+        self._owns_store = options.store is None
+        self._store = MemoryStore() if options.store is None else options.store
+        self._options = options.replace(store=self._store)
+        self._tools = tools_from(tools)
+        # The tool-dependent checks (tool names, policy names against them, the MCP SDK), as
+        # every session's `CodeMode` will make them; MCP servers connect only when a cell runs.
+        self._probe = CodeMode(self._tools, options=self._options)
         self._settings = TurnSettings(
             model=model,
-            store=self._options.store,
+            store=self.store,
             instructions=instructions,
             max_model_turns=max_model_turns,
             max_turn_seconds=max_turn_seconds,
@@ -123,7 +82,6 @@ class Agent:
         )
         self._sessions: dict[str, Session] = {}
         self._closed = False
-        self._probe = probe
 
     @property
     def model(self) -> Model:
@@ -133,7 +91,7 @@ class Agent:
     @property
     def store(self) -> SessionStore:
         """The store holding transcripts and session state."""
-        return self._options.store
+        return self._store
 
     async def __aenter__(self) -> Agent:
         return self
@@ -151,7 +109,7 @@ class Agent:
         for session in sessions:
             await session.mode.aclose()
         if self._owns_store:
-            await self._options.store.close()
+            await self.store.close()
 
     def mode(self, session_id: str) -> CodeMode:
         """The `CodeMode` of `session_id`, created on first use.
@@ -167,7 +125,7 @@ class Agent:
             raise ClosedError("this Agent is closed; create a new one")
         session = self._sessions.get(session_id)
         if session is None:
-            session = Session(session_id, self._options)
+            session = Session(session_id, self._tools, self._options)
             self._sessions[session_id] = session
         return session
 
@@ -264,31 +222,22 @@ class Agent:
             raise ClosedError("this Agent is closed; create a new one")
 
 
-def _check_caps(max_model_turns: object, max_turn_seconds: object) -> None:
+def _check(model: object, instructions: object, turns: object, seconds: object) -> None:
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise ConfigurationError(f"`max_model_turns` must be a positive integer, got {turns!r}.")
     if (
-        isinstance(max_model_turns, bool)
-        or not isinstance(max_model_turns, int)
-        or max_model_turns < 1
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds <= 0
     ):
         raise ConfigurationError(
-            f"`max_model_turns` must be a positive integer, got {max_model_turns!r}."
+            f"`max_turn_seconds` must be a positive number of seconds, got {seconds!r}."
         )
-    if (
-        isinstance(max_turn_seconds, bool)
-        or not isinstance(max_turn_seconds, int | float)
-        or not math.isfinite(max_turn_seconds)
-        or max_turn_seconds <= 0
-    ):
+    if not isinstance(model, Model):
         raise ConfigurationError(
-            f"`max_turn_seconds` must be a positive number of seconds, got {max_turn_seconds!r}."
+            f"`model` must be a `clawcell.agent.Model` (such as `OpenAIChatModel(...)` or "
+            f"`ScriptedModel([...])`), got {model!r}."
         )
-
-
-def _tools(tools: object) -> list[Tool]:
-    if tools is None:
-        return []
-    if isinstance(tools, Tool):
-        return [tools]
-    if not isinstance(tools, Iterable):
-        raise ConfigurationError(f"`tools` must be an iterable of `clawcell.Tool`, got {tools!r}.")
-    return list(cast(Iterable[Tool], tools))
+    if not isinstance(instructions, str):
+        raise ConfigurationError(f"`instructions` must be a string, got {instructions!r}.")

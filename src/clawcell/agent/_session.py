@@ -1,53 +1,31 @@
 """One agent session: its own `CodeMode`, its turn lock and the media its tools produced.
 
-Every session's `CodeMode` is built from the same `ModeOptions` (tools, limits, MCP servers,
-hooks, store, context size) with the session id as its `session_id`, so store entries, parked
-cells and saved results never leak between sessions. The transcript is read from the store
-once per process and then kept in memory, appended to as the store is, so a long session does
-not re-read its whole history every turn. The agent adds one `after_tool_call`
-hook, last, that collects the media a tool result carries (`MEDIA:` lines in its content,
-`details.media`, `details.mcpAppPreview`) for the turn's reply; it never changes a result.
+Every session's `CodeMode` is built from the agent's tools and `CodeModeOptions`, with the
+session id as its `session_id`, so store entries, parked cells and saved results never leak
+between sessions. The transcript is read from the store once per process and then kept in
+memory, appended to as the store is, so a long session does not re-read its whole history
+every turn. The agent adds one `after_tool_call` hook, last, that collects the media a tool
+result carries (`MEDIA:` lines in its content, `details.media`, `details.mcpAppPreview`) for
+the turn's reply; it never changes a result.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from .. import CodeMode, Limits, Tool
-from ..approvals import ToolPolicy
-from ..catalog import AfterToolCall, BeforeToolCall, ToolCallEvent
+from .. import CodeMode, CodeModeOptions, Tool
+from ..catalog import ToolCallEvent
 from ..reply import ToolMedia
-from ..store import SessionStore
 
-if TYPE_CHECKING:
-    from ..mcp import ServerConfig
-
-__all__ = ["ModeOptions", "Session"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModeOptions:
-    """What every session's `CodeMode` is built with."""
-
-    tools: Sequence[Tool]
-    limits: Limits
-    store: SessionStore
-    model_context_tokens: int | None = None
-    mcp_servers: Mapping[str, ServerConfig] | None = None
-    before_tool_call: Sequence[BeforeToolCall] = ()
-    after_tool_call: Sequence[AfterToolCall] = ()
-    guest_thread: bool = True
-    policy: ToolPolicy | Mapping[str, Any] | None = None
-    approval_ttl_seconds: float | None = None
+__all__ = ["Session"]
 
 
 class Session:
     """The state of one session inside an `Agent`."""
 
-    def __init__(self, session_id: str, options: ModeOptions) -> None:
+    def __init__(self, session_id: str, tools: Sequence[Tool], options: CodeModeOptions) -> None:
         self.session_id = session_id
         self.media: list[ToolMedia] = []
         self.lock = asyncio.Lock()
@@ -55,17 +33,11 @@ class Session:
         # kept in step with every append (turns of a session run one at a time).
         self.transcript: list[dict[str, Any]] | None = None
         self.mode = CodeMode(
-            options.tools,
-            limits=options.limits,
-            model_context_tokens=options.model_context_tokens,
-            store=options.store,
-            session_id=session_id,
-            mcp_servers=options.mcp_servers,
-            before_tool_call=options.before_tool_call,
-            after_tool_call=[*options.after_tool_call, self._collect_media],
-            guest_thread=options.guest_thread,
-            policy=options.policy,
-            approval_ttl_seconds=options.approval_ttl_seconds,
+            tools,
+            options=options.replace(
+                session_id=session_id,
+                after_tool_call=(*options.after_tool_call, self._collect_media),
+            ),
         )
 
     def _collect_media(self, event: ToolCallEvent) -> None:

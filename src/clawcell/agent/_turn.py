@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ModelError, TurnLimitError
 from ..reply import build_reply
-from ..store import SessionStore
+from ..store import TranscriptStore
 from ._cells import CellCall
 from ._events import (
     AgentEvent,
@@ -46,7 +46,7 @@ class TurnSettings:
     """The loop's configuration, shared by every turn of an agent."""
 
     model: Model
-    store: SessionStore
+    store: TranscriptStore
     instructions: str
     max_model_turns: int
     max_turn_seconds: float

@@ -123,8 +123,7 @@ async def configured_agent(
             tools=tools,
             store=store,
             instructions=settings.instructions or _INSTRUCTIONS,
-            limits=settings.limits or None,
-            mcp_servers=settings.mcp_servers or None,
+            options=settings.options(store),
         ) as agent,
     ):
         yield agent

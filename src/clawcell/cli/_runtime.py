@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from .. import CodeMode, Limits
+from .. import CodeMode
 from ..store import SessionStore, open_store
 from ._settings import MEMORY, Settings, load_settings, parse_limits
 
@@ -82,13 +82,8 @@ async def open_settings_store(
 async def open_mode(settings: Settings, *, default_store: Path | None) -> AsyncGenerator[CodeMode]:
     """A `CodeMode` for `settings`, closed (with its store) on exit."""
     tools = settings.build_tools()
-    async with open_settings_store(settings, default=default_store) as store:
-        mode = CodeMode(
-            tools,
-            limits=Limits.from_config(settings.limits),
-            store=store,
-            session_id=settings.session or "default",
-            mcp_servers=settings.mcp_servers or None,
-        )
-        async with mode:
-            yield mode
+    async with (
+        open_settings_store(settings, default=default_store) as store,
+        CodeMode(tools, options=settings.options(store)) as mode,
+    ):
+        yield mode

@@ -43,11 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from .. import Limits, Tool
+from .. import CodeModeOptions, Limits, Tool
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..mcp import ServerConfig
+    from ..store import SessionStore
 
 __all__ = [
     "MEMORY",
@@ -73,7 +74,7 @@ _POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Everything a command needs to build its `CodeMode`.
+    """Everything a command needs to build its `CodeMode` (`options`) or `Agent`.
 
     Attributes:
         tools: `module:attribute` specs of the tools.
@@ -127,6 +128,20 @@ class Settings:
         if self.store.startswith(_POSTGRES_SCHEMES):
             return self.store
         return self.base / Path(self.store).expanduser()
+
+    def options(self, store: SessionStore | None) -> CodeModeOptions:
+        """The `CodeModeOptions` these settings describe, with `store` (opened by the caller,
+        `None` for an in-memory one): limits, MCP servers and the session id.
+
+        Raises:
+            ConfigurationError: A limit value is out of range.
+        """
+        return CodeModeOptions(
+            limits=Limits.from_config(self.limits),
+            store=store,
+            session_id=self.session or "default",
+            mcp_servers=self.mcp_servers,
+        )
 
     def build_tools(self) -> list[Tool]:
         """The tools of `tools` (imported) and of `builtin_tools` (`clawcell.tools`).

@@ -11,7 +11,7 @@ CodeMode(tools=..., mcp_servers={"time": StdioServer(command="mcp-server-time")}
 from __future__ import annotations
 
 from .. import _lazy
-from ._config import HttpServer, ServerConfig, StdioServer
+from ._config import HttpServer, ServerConfig, StdioServer, check_servers
 from ._runtime import McpServers
 from ._server_file import load_servers, parse_servers
 from ._status import McpServerStatus, ServerState
@@ -23,6 +23,7 @@ __all__ = [
     "ServerConfig",
     "ServerState",
     "StdioServer",
+    "check_servers",
     "load_servers",
     "parse_servers",
 ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from ..errors import ConfigurationError
 
-__all__ = ["HttpServer", "ServerConfig", "StdioServer"]
+__all__ = ["HttpServer", "ServerConfig", "StdioServer", "check_servers"]
 
 
 def _check_policy(kind: str, policy: _Policy) -> None:
@@ -114,3 +114,22 @@ class HttpServer(_Policy):
 
 
 ServerConfig: TypeAlias = StdioServer | HttpServer
+
+
+def check_servers(servers: Mapping[Any, object]) -> dict[str, ServerConfig]:
+    """`servers` as a dict, each name a non-empty string and each value a server configuration.
+
+    Raises:
+        ConfigurationError: naming the first bad name or value.
+    """
+    checked: dict[str, ServerConfig] = {}
+    for name, config in servers.items():
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"MCP server names must be non-empty strings, got {name!r}.")
+        if not isinstance(config, StdioServer | HttpServer):
+            raise ConfigurationError(
+                f"MCP server {name!r} must be a `clawcell.mcp.StdioServer` or "
+                f"`clawcell.mcp.HttpServer`, got {config!r}."
+            )
+        checked[name] = config
+    return checked

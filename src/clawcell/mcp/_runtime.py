@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import Catalog
-from ..errors import ConfigurationError, McpError
+from ..errors import McpError
 from ._catalog import McpCatalog
-from ._config import HttpServer, ServerConfig, StdioServer
+from ._config import ServerConfig, check_servers
 from ._connection import Connection
 from ._names import allocate_identifiers
 from ._namespace import McpNamespace
@@ -40,16 +40,7 @@ class McpServers:
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], catalog: Catalog) -> None:
-        for name, config in servers.items():
-            if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ConfigurationError(
-                    f"MCP server names must be non-empty strings, got {name!r}."
-                )
-            if not isinstance(config, StdioServer | HttpServer):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ConfigurationError(
-                    f"MCP server {name!r} must be a `clawcell.mcp.StdioServer` or "
-                    f"`clawcell.mcp.HttpServer`, got {config!r}."
-                )
+        servers = check_servers(servers)
         require_sdk()
         self._connections = {name: Connection(name, config) for name, config in servers.items()}
         self._identifiers = allocate_identifiers(self._connections, fallback="server")

@@ -14,7 +14,7 @@ one implementation and the default.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ._failure import EngineFailure
 from ._guest import Guest
@@ -98,6 +98,7 @@ class ExecutorGuest(Protocol):
         ...
 
 
+@runtime_checkable
 class Executor(Protocol):
     """Hands out guests and takes them back."""
 

@@ -1,4 +1,8 @@
-"""The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2)."""
+"""The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2).
+
+`SessionStore` is the sum of five role protocols (`EntryStore`, `RunStore`, `ResultStore`,
+`TranscriptStore`, `DocumentStore`); ask for the role you read.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +16,17 @@ from ._keeper import LeaseKeeper
 from ._memory import MemoryStore
 from ._protocol import (
     ClaimedRun,
+    DocumentStore,
+    EntryStore,
     Lease,
     ParkedRun,
+    ResultStore,
+    RunStore,
     SessionInfo,
     SessionStore,
     StoredValue,
     SweepReport,
+    TranscriptStore,
 )
 from ._seals import StateKeys, state_keys_for
 from ._view import SessionView
@@ -51,6 +60,8 @@ __getattr__ = _lazy.lazy_exports(
 
 __all__ = [
     "ClaimedRun",
+    "DocumentStore",
+    "EntryStore",
     "FirstWriter",
     "JobRecord",
     "JobRun",
@@ -62,6 +73,8 @@ __all__ = [
     "ParkedRun",
     "PostgresJobStore",
     "PostgresStore",
+    "ResultStore",
+    "RunStore",
     "SQLiteJobStore",
     "SQLiteStore",
     "SessionInfo",
@@ -74,6 +87,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "TranscriptStore",
     "job_store_for",
     "open_store",
     "state_keys_for",

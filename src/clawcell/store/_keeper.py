@@ -22,7 +22,7 @@ import logging
 
 from ..errors import StaleRunError, StoreUnavailableError
 from ._leases import check_lease_seconds
-from ._protocol import SessionStore
+from ._protocol import RunStore
 from ._records import Lease
 
 __all__ = ["LeaseKeeper"]
@@ -45,7 +45,7 @@ class LeaseKeeper:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: RunStore,
         lease: Lease,
         *,
         lease_seconds: float,

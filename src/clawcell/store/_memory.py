@@ -125,14 +125,11 @@ class MemoryStore:
         self._ensure_open()
         return self._runs.get(session_id, {}).get(run_id)
 
-    async def take_run(self, session_id: str, run_id: str) -> ParkedRun | None:
+    async def delete_run(self, session_id: str, run_id: str) -> bool:
         self._ensure_open()
         run = self._runs.get(session_id, {}).pop(run_id, None)
         self._waiters.notify((session_id, run_id))
-        return run
-
-    async def delete_run(self, session_id: str, run_id: str) -> bool:
-        return await self.take_run(session_id, run_id) is not None
+        return run is not None
 
     async def list_runs(self, session_id: str) -> list[ParkedRun]:
         self._ensure_open()

@@ -259,10 +259,6 @@ class PostgresStore:
         row = await self._one(_pg(sql.LOAD_RUN), (session_id, run_id))
         return None if row is None else sql.run_from_row(row)
 
-    async def take_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        row = await self._one(_pg(sql.TAKE_RUN), (session_id, run_id))
-        return None if row is None else sql.run_from_row(row)
-
     async def delete_run(self, session_id: str, run_id: str) -> bool:
         return await self._count(_pg(sql.DELETE_RUN), (session_id, run_id)) > 0
 

@@ -1,25 +1,31 @@
 """The `SessionStore` seam: where session-store entries and parked cells live.
 
-A backend keeps these records:
+`SessionStore` is the sum of five small role protocols, one per kind of record; a backend
+implements them all, and a consumer asks only for the role it reads (`SessionView` an
+`EntryStore`, the Control UI a `DocumentStore`, `LeaseKeeper` a `RunStore`). Each role is
+`runtime_checkable`, so `isinstance(store, DocumentStore)` asks whether a store holds documents.
 
-* **entries**: the committed `store(key, value)` values of a session, as compact JSON text
-  with a network-provenance flag. `apply` writes one completed cell's changes atomically
-  and re-checks the session's total against a limit inside the same transaction, so two
-  cells committing at once are checked in commit order (the later one can fail).
-* **parked runs**: opaque snapshot bytes plus a JSON-shaped `meta` mapping for each run id,
-  for continuations that outlive a process. `take_run` reads and removes in one step, so two
-  processes racing to resume one run cannot both win. For workers that share one database,
-  runs are also **claimed with a lease** (`claim_run`, `renew_lease`, `release_run`) and every
-  write is **fenced** by the lease's version (`save_run(expected_version=)`,
-  `update_run_meta`), so a worker that lost its lease can never overwrite the new owner's
-  state; `wait_for_change` wakes a waiter when a run changes, and `sweep` removes expired runs.
-  See `docs/scale-out.md`.
-* **saved results**: the JSON text of `results.save` values by scope and id, with an expiry,
-  so a later `exec` of the same reply can load them on another worker.
-* **transcripts**: an append-only list of JSON objects per session (the agent's turns), and
-  a summary of each session that has one (`list_sessions`).
-* **documents**: hosted canvas documents, a set of files (relative path → bytes) per `ref`,
-  replaced as a whole.
+* **entries** (`EntryStore`): the committed `store(key, value)` values of a session, as
+  compact JSON text with a network-provenance flag. `apply` writes one completed cell's
+  changes atomically and re-checks the session's total against a limit inside the same
+  transaction, so two cells committing at once are checked in commit order (the later one
+  can fail).
+* **parked runs** (`RunStore`): opaque snapshot bytes plus a JSON-shaped `meta` mapping for
+  each run id, for continuations that outlive a process. Workers that share one database
+  **claim runs with a lease** (`claim_run`, `renew_lease`, `release_run`) and every write is
+  **fenced** by the lease's version (`save_run(expected_version=)`, `update_run_meta`), so a
+  worker that lost its lease can never overwrite the new owner's state; `wait_for_change`
+  wakes a waiter when a run changes. See `docs/scale-out.md`.
+* **saved results** (`ResultStore`): the JSON text of `results.save` values by scope and id,
+  with an expiry, so a later `exec` of the same reply can load them on another worker.
+* **transcripts** (`TranscriptStore`): an append-only list of JSON objects per session (the
+  agent's turns), and a summary of each session that has one (`list_sessions`).
+* **documents** (`DocumentStore`): hosted canvas documents, a set of files (relative path →
+  bytes) per `ref`, replaced as a whole.
+
+Approval decisions and their audit trail are entries of derived session ids
+(`clawcell.approvals.DecisionLedger`), so they need no role of their own. `SessionStore` adds
+`sweep` (expired runs and results) and `close`.
 
 Backends: `SQLiteStore` (durable, shareable between processes on one host), `PostgresStore`
 (durable, shareable between hosts) and `MemoryStore` (tests, and the default when no store is
@@ -35,24 +41,23 @@ from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, Sw
 
 __all__ = [
     "ClaimedRun",
+    "DocumentStore",
+    "EntryStore",
     "Lease",
     "ParkedRun",
+    "ResultStore",
+    "RunStore",
     "SessionInfo",
     "SessionStore",
     "StoredValue",
     "SweepReport",
+    "TranscriptStore",
 ]
 
 
 @runtime_checkable
-class SessionStore(Protocol):
-    """Durable state of Code Mode sessions. Every method is a coroutine; none blocks the loop.
-
-    Implementations must be safe to call concurrently from several tasks; `apply`,
-    `save_run`, `take_run`, `append_transcript` and `put_document` must each be atomic, and
-    each lease operation (`claim_run`, the fenced writes) one compare-and-set. Backends
-    shared by several processes must keep these guarantees across them.
-    """
+class EntryStore(Protocol):
+    """The committed `store(key, value)` entries of each session; `apply` is atomic."""
 
     async def get(self, session_id: str, key: str) -> StoredValue | None:
         """The committed value of `key`, or `None`."""
@@ -85,6 +90,15 @@ class SessionStore(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Parked runs: snapshots and `meta`, leases and fenced writes, change notifications.
+
+    `save_run` is atomic, and each lease operation (`claim_run`, the fenced writes) one
+    compare-and-set.
+    """
+
     async def save_run(
         self,
         session_id: str,
@@ -112,11 +126,7 @@ class SessionStore(Protocol):
         ...
 
     async def load_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        """A parked run, or `None` when unknown (never saved, deleted or taken)."""
-        ...
-
-    async def take_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        """Load and delete a parked run in one step; only one caller ever gets it."""
+        """A parked run, or `None` when unknown (never saved, or deleted)."""
         ...
 
     async def delete_run(self, session_id: str, run_id: str) -> bool:
@@ -197,10 +207,10 @@ class SessionStore(Protocol):
         """
         ...
 
-    async def sweep(self, *, now: float | None = None) -> SweepReport:
-        """Remove the parked runs past their `expiresAt` that no live lease holds, and the
-        saved results past their `expires_at`."""
-        ...
+
+@runtime_checkable
+class ResultStore(Protocol):
+    """Saved results (`results.save`) by scope and id, each with an expiry."""
 
     async def put_result(
         self, scope: str, result_id: str, json: str, *, expires_at: float | None = None
@@ -220,6 +230,11 @@ class SessionStore(Protocol):
         """Delete a saved result; whether it existed (expired or not)."""
         ...
 
+
+@runtime_checkable
+class TranscriptStore(Protocol):
+    """Each session's append-only transcript, and the list of sessions that have one."""
+
     async def append_transcript(
         self, session_id: str, entries: Sequence[Mapping[str, Any]]
     ) -> None:
@@ -237,6 +252,11 @@ class SessionStore(Protocol):
     async def list_sessions(self) -> list[SessionInfo]:
         """The sessions that have a transcript, most recently appended to first."""
         ...
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """Hosted canvas documents, each a set of files replaced as a whole."""
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         """Store a hosted canvas document, replacing every file it had before.
@@ -258,6 +278,23 @@ class SessionStore(Protocol):
         `path` is matched exactly against the stored paths, so `../x` or `/index.html` is
         simply not found.
         """
+        ...
+
+
+@runtime_checkable
+class SessionStore(EntryStore, RunStore, ResultStore, TranscriptStore, DocumentStore, Protocol):
+    """Durable state of Code Mode sessions: every role, with `sweep` and `close`. Every method
+    is a coroutine; none blocks the loop.
+
+    Implementations must be safe to call concurrently from several tasks; `apply`,
+    `save_run`, `append_transcript` and `put_document` must each be atomic, and each lease
+    operation (`claim_run`, the fenced writes) one compare-and-set. Backends shared by several
+    processes must keep these guarantees across them.
+    """
+
+    async def sweep(self, *, now: float | None = None) -> SweepReport:
+        """Remove the parked runs past their `expiresAt` that no live lease holds, and the
+        saved results past their `expires_at`."""
         ...
 
     async def close(self) -> None:

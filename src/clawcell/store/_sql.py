@@ -48,7 +48,6 @@ __all__ = [
     "SESSIONS",
     "SWEEP_RESULTS",
     "SWEEP_RUNS",
-    "TAKE_RUN",
     "TRANSCRIPT",
     "UPDATE_RUN_META",
     "UPSERT_ENTRY",
@@ -99,7 +98,6 @@ LIST_RUNS: Final = (
     "FROM runs WHERE session_id = ? ORDER BY saved_at, run_id"
 )
 DELETE_RUN: Final = "DELETE FROM runs WHERE session_id = ? AND run_id = ?"
-TAKE_RUN: Final = f"{DELETE_RUN} RETURNING {RUN_COLUMNS}"
 RUN_VERSION: Final = "SELECT version FROM runs WHERE session_id = ? AND run_id = ?"
 RUN_REVISION: Final = "SELECT revision FROM runs WHERE session_id = ? AND run_id = ?"
 # owner, lease_expires_at, session_id, run_id, now, now

@@ -201,10 +201,6 @@ class SQLiteStore:
     async def load_run(self, session_id: str, run_id: str) -> ParkedRun | None:
         return await self._run(functools.partial(runs.load, key=(session_id, run_id)))
 
-    async def take_run(self, session_id: str, run_id: str) -> ParkedRun | None:
-        key = (session_id, run_id)
-        return await self._run_write(key, functools.partial(runs.take, key=key))
-
     async def delete_run(self, session_id: str, run_id: str) -> bool:
         key = (session_id, run_id)
         return await self._run_write(key, functools.partial(runs.delete, key=key))

@@ -27,7 +27,6 @@ __all__ = [
     "save",
     "save_fenced",
     "sweep",
-    "take",
     "update_meta",
 ]
 
@@ -60,12 +59,6 @@ def save_fenced(
 def load(conn: sqlite3.Connection, key: tuple[str, str]) -> ParkedRun | None:
     row = conn.execute(sql.LOAD_RUN, key).fetchone()
     return None if row is None else sql.run_from_row(row)
-
-
-def take(conn: sqlite3.Connection, key: tuple[str, str]) -> ParkedRun | None:
-    with write(conn):
-        rows = conn.execute(sql.TAKE_RUN, key).fetchall()  # RETURNING: step to the end
-    return sql.run_from_row(rows[0]) if rows else None
 
 
 def delete(conn: sqlite3.Connection, key: tuple[str, str]) -> bool:

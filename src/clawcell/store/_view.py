@@ -33,7 +33,7 @@ from ._errors import (
     StoreRangeError,
     StoreTypeError,
 )
-from ._protocol import SessionStore, StoredValue
+from ._protocol import EntryStore, StoredValue
 
 __all__ = [
     "CLOSED_MESSAGE",
@@ -90,7 +90,7 @@ class SessionView:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: EntryStore,
         session_id: str,
         *,
         writes: Mapping[str, StoredValue | None] | None = None,

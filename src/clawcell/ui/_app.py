@@ -279,16 +279,10 @@ def create_app(
     """
     settings = settings or UiSettings()
     store: object = getattr(agent, "store", None)
-    if documents is None and _holds_documents(store):
-        documents = cast(DocumentStore, store)
+    if documents is None and isinstance(store, DocumentStore):
+        documents = store
     ui = _Ui(agent, settings, documents)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app
-
-
-def _holds_documents(store: object) -> bool:
-    return callable(getattr(store, "get_document_file", None)) and callable(
-        getattr(store, "put_document", None)
-    )

@@ -1,7 +1,8 @@
 """The seams the UI consumes: an agent to chat with, its events, and a canvas document store.
 
-`clawcell.agent.Agent` and every `SessionStore` backend satisfy these structurally; tests and
-the demo use doubles.
+`clawcell.agent.Agent` satisfies these structurally; tests and the demo use doubles. The
+document store is the store's own role, `clawcell.store.DocumentStore` (re-exported here):
+every `SessionStore` backend is one.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from .. import CellUpdate
+from ..store import DocumentStore
 
 __all__ = [
     "AgentEvent",
@@ -110,16 +112,4 @@ class ChatAgent(Protocol):
 
     def mode(self, session_id: str) -> CellRunner:
         """The session's Code Mode runtime."""
-        ...
-
-
-class DocumentStore(Protocol):
-    """Hosted canvas documents (every `SessionStore` backend fits)."""
-
-    async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
-        """Create or replace a whole document (relative path → bytes; `index.html` required)."""
-        ...
-
-    async def get_document_file(self, ref: str, path: str) -> bytes | None:
-        """One file of a document, or `None`."""
         ...
