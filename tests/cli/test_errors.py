@@ -58,6 +58,7 @@ def _make_fixtures(directory: Path) -> None:
 
     files = {
         "ok.js": b"return 1;",
+        "empty.js": b" \n",
         "store.js": b'await store("k", 1); return await load("k");',
         "fail.js": b"throw new Error('on purpose');",
         "latin1.js": "return 'caf\u00e9';".encode("latin-1"),

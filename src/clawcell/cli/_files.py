@@ -41,14 +41,17 @@ def read_cell(name: str) -> str:
     """The code of `clawcell run CELL`: the file's text, or stdin's for `-`.
 
     Raises:
-        ConfigurationError: The file cannot be read or is not UTF-8 text.
+        ConfigurationError: The file cannot be read, is not UTF-8 text or is empty.
     """
     if name == "-":
         binary = getattr(sys.stdin, "buffer", None)  # absent when stdin is a text stream
-        if binary is None:
-            return sys.stdin.read()
-        return _decode(binary.read(), "the cell on stdin")
-    return read_text(Path(name), "the cell")
+        code = sys.stdin.read() if binary is None else _decode(binary.read(), "the cell on stdin")
+    else:
+        code = read_text(Path(name), "the cell")
+    if not code.strip():
+        where = "the cell on stdin" if name == "-" else f"the cell {name!r}"
+        raise ConfigurationError(f"{where} is empty; write the JavaScript to run in it.")
+    return code
 
 
 def _decode(data: bytes, what: str) -> str:
@@ -80,6 +83,8 @@ def check_store_file(path: Path, *, create: bool) -> None:
     if not path.exists():
         _check_new(path, where, create=create)
         return
+    if not path.is_file():
+        raise ConfigurationError(f"{where} is not a regular file; name an SQLite file.")
     try:
         with path.open("rb") as file:
             head = file.read(len(_SQLITE_HEADER))

@@ -344,7 +344,7 @@ def _load(spec: str) -> list[Tool]:
         raise ConfigurationError(f"--tools takes `module:attribute`, got {spec!r}.")
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # a module may raise anything while it is imported
+    except (Exception, SystemExit) as exc:  # a module may raise anything while imported
         raise ConfigurationError(
             f"cannot load tools from {spec!r}: importing {module_name!r} failed with "
             f"{_one_line(exc)}; fix the module or the --tools spec."
@@ -358,7 +358,7 @@ def _load(spec: str) -> list[Tool]:
     if callable(target) and not isinstance(target, Tool):
         try:
             target = target()
-        except Exception as exc:  # the factory's own failure
+        except (Exception, SystemExit) as exc:  # the factory's own failure
             raise ConfigurationError(
                 f"cannot load tools from {spec!r}: calling it failed with {_one_line(exc)}."
             ) from exc
