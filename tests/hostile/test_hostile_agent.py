@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import openai
 import pytest
@@ -232,3 +232,25 @@ def test_a_streamed_openai_reply_with_bad_text_never_breaks_the_next_request(
     assert len(server.requests) == len(answers)  # every request was sent, as valid JSON
     assert _encodes([r.body for r in server.requests])
     assert _encodes(run(_transcript(path)))
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (
+            lambda: ScriptedModel("hello"),
+            "takes a list of turns, such as `ScriptedModel(['hello'])`",
+        ),
+        (lambda: ScriptedModel(cast(Any, 42)), "takes a list of turns"),
+        (lambda: ScriptedModel(["x"], tool_style=cast(Any, "gemini")), "`tool_style` must be one"),
+    ],
+    ids=["a_string", "a_number", "unknown_tool_style"],
+)
+def test_a_scripted_model_refuses_what_it_cannot_replay(
+    build: Callable[[], Any], words: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ClawcellError) as caught:
+        build()
+    assert words in caught.value.message
+    ((events, error),) = run(_turns(ScriptedModel(["fine"]), SQLiteStore(tmp_path / "s.db"), "hi"))
+    assert error is None and isinstance(events[-2], ReplyEvent)
