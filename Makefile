@@ -40,6 +40,7 @@ typecheck: $(TEST_STAMP)
 
 test: $(TEST_STAMP) $(ACORN)
 	scripts/ensure-chromium.sh
+	scripts/ensure-bubblewrap.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
 	scripts/pg-test-env $(PY) -m pytest -m 'not isolated'  # a throwaway PostgreSQL for the store tests

@@ -2,15 +2,25 @@
 
 Run: `.venv/bin/python bench/bench_tools.py`. Builds a scratch workspace and a loopback HTTP
 server, prints a table of medians and writes `bench/results/tools.json` and `.md`.
+
+`--bombs [--before REF]` instead measures what `web_fetch` of a decompression bomb costs: each
+bomb is fetched in a fresh process (`_bomb_child.py`), which reports its peak RSS growth over a
+warmed-up baseline; with `--before`, the same runs against the source tree of git revision
+`REF` for comparison. Writes `bench/results/tools_bombs.json` and `.md`.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import io
 import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -117,6 +127,83 @@ async def _measure(root: Path, url: str) -> list[tuple[str, float]]:
     ]
 
 
+BOMB_MIB = 256
+
+
+def _bombs(folder: Path) -> dict[str, tuple[str, Path]]:
+    """Bombs that decode to `BOMB_MIB` MiB, written to `folder`: name -> (encoding, file)."""
+    import gzip
+    import zlib
+
+    import zstandard
+
+    zeros = b"\0" * (1 << 20)
+    inner = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    stream = b"".join(inner.compress(zeros) for _ in range(BOMB_MIB)) + inner.flush()
+    packer = zstandard.ZstdCompressor(level=3).compressobj()
+    zstd = b"".join(packer.compress(zeros) for _ in range(BOMB_MIB)) + packer.flush()
+    bodies = {"gzip, gzip": gzip.compress(stream, 9), "gzip": stream, "zstd": zstd}
+    found: dict[str, tuple[str, Path]] = {}
+    for index, (encoding, body) in enumerate(bodies.items()):
+        path = folder / f"bomb{index}"
+        path.write_bytes(body)
+        found[f"{encoding} ({len(body):,} bytes)"] = (encoding, path)
+    return found
+
+
+def _tree_of(ref: str, folder: Path) -> Path:
+    """The `src` directory of git revision `ref`, extracted under `folder`."""
+    archive = subprocess.run(
+        ["git", "archive", ref, "src"], check=True, capture_output=True, cwd=RESULTS.parents[1]
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def _child(src: Path, encoding: str, body: Path) -> dict[str, Any]:
+    child = Path(__file__).with_name("_bomb_child.py")
+    done = subprocess.run(
+        [sys.executable, str(child), str(src), encoding, str(body)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bombs(before: str | None) -> None:
+    """Peak RSS growth of fetching each bomb, in this tree and (optionally) in `before`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        trees = {"this tree": RESULTS.parents[1] / "src"}
+        if before is not None:
+            trees[f"before ({before})"] = _tree_of(before, folder)
+        rows = [
+            {"bomb": name, "tree": tree, **_child(src, encoding, body)}
+            for name, (encoding, body) in _bombs(folder).items()
+            for tree, src in trees.items()
+        ]
+    lines = ["| bomb | tree | RSS growth MiB | bytes kept | outcome | s |"]
+    lines.append("| --- | --- | ---: | ---: | --- | ---: |")
+    lines += [
+        f"| {row['bomb']} | {row['tree']} | {row['growth_mib']:.0f} | {row['bytes']:,} "
+        f"| {row['outcome']} | {row['seconds']:.2f} |"
+        for row in rows
+    ]
+    table = "\n".join(lines)
+    print(table)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    data = {"decoded_mib": BOMB_MIB, "max_bytes": 2 * 1024 * 1024, "rows": rows}
+    (RESULTS / "tools_bombs.json").write_text(json.dumps(data, indent=2) + "\n")
+    note = (
+        f"Each bomb decodes to {BOMB_MIB} MiB; `web_fetch` keeps `max_bytes` (2 MiB). Peak RSS "
+        "growth of a fresh process over its baseline after one clean fetch.\n"
+    )
+    (RESULTS / "tools_bombs.md").write_text(f"# web_fetch decompression bombs\n\n{note}\n{table}\n")
+
+
 def main() -> None:
     """Measure, print the table and write the result files."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
@@ -150,4 +237,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="Benchmark the built-in tools.")
+    parser.add_argument("--bombs", action="store_true", help="measure decompression bombs")
+    parser.add_argument("--before", help="also measure this git revision's tree (with --bombs)")
+    options = parser.parse_args()
+    if options.bombs:
+        bombs(options.before)
+    else:
+        main()

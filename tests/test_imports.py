@@ -107,3 +107,149 @@ def test_relative_imports_are_resolved_against_the_importing_package() -> None:
         "clawcell.catalog._search",
         "clawcell.catalog._search.SearchIndex",
     ]
+
+
+# The folders, read top-down, are the path of one cell (docs/architecture.md). A module may
+# import its own folder and any folder of a lower rank; never one of a higher rank.
+LAYERS: dict[str, int] = {
+    "__main__": 12,
+    "cli": 11,
+    "ui": 10,
+    # Built-in tools sit with the faces: some of them (automations, sub-agents, sessions) run
+    # cells or agents. Nothing below imports them.
+    "tools": 9,
+    "automations": 9,
+    "agent": 9,
+    "mcp_server": 9,
+    "": 8,  # the face: `clawcell/__init__.py`
+    "_codemode": 7,
+    "_config": 7,
+    "_runs": 6,
+    "mcp": 5,
+    "catalog": 4,
+    "_source": 4,
+    "_cell": 4,
+    "approvals": 3,
+    "runtime": 3,
+    "store": 2,
+    "envelope": 2,
+    "reply": 1,
+    **dict.fromkeys(
+        ("errors", "_limits", "_progress", "_jsjson", "_jsonvalue", "_random", "_lazy"), 0
+    ),
+}
+
+
+def _module_name(path: Path) -> tuple[str, bool]:
+    parts = path.relative_to(SOURCE).with_suffix("").parts
+    package = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if package else parts), package
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every clawcell module and the clawcell modules it imports, wherever the statement is
+    (module level, inside functions, under `TYPE_CHECKING`). `from package import name`
+    depends on the module `package.name` when that is a module, else on `package`."""
+    modules = {_module_name(path)[0] for path in MODULES}
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(_nearest_module(alias.name, modules) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base, *names = _imported(node, _package(path))
+                found.update(
+                    name if name in modules else _nearest_module(base, modules) for name in names
+                )
+        name = _module_name(path)[0]
+        graph[name] = {module for module in found if module and module != name}
+    return graph
+
+
+def _nearest_module(dotted: str, modules: set[str]) -> str:
+    parts = dotted.split(".")
+    while parts and ".".join(parts) not in modules:
+        parts.pop()
+    return ".".join(parts)
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle as `[a, b, …, a]`, or `[]` when the graph has none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`a -> b` for every import of a module in a higher folder than the importer's."""
+    return [
+        f"{source} -> {target}"
+        for source, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if LAYERS[layer_of(target)] > LAYERS[layer_of(source)]
+    ]
+
+
+def test_every_folder_and_root_module_has_a_layer() -> None:
+    assert {layer_of(module) for module in import_graph()} == set(LAYERS)
+
+
+def test_no_import_cycle_exists_type_checking_imports_included() -> None:
+    assert find_cycle(import_graph()) == []
+
+
+def test_no_module_imports_from_a_higher_folder() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def _imports_between(graph: dict[str, set[str]], low: str, targets: set[str]) -> list[str]:
+    return [
+        f"{source} -> {target}"
+        for source, imported in sorted(graph.items())
+        if layer_of(source) == low
+        for target in sorted(imported)
+        if layer_of(target) in targets
+    ]
+
+
+@pytest.mark.parametrize("package", ["agent", "ui", "store"])
+def test_agent_ui_and_store_import_nothing_from_the_commands(package: str) -> None:
+    assert _imports_between(import_graph(), package, {"cli"}) == []
+
+
+def test_the_mcp_client_bridge_imports_nothing_of_code_mode() -> None:
+    assert _imports_between(import_graph(), "mcp", {"_codemode", "", "mcp_server"}) == []
+
+
+def test_the_cycle_finder_reports_a_loop_and_passes_a_tree() -> None:
+    tree: dict[str, set[str]] = {"a": {"b", "c"}, "b": {"c"}, "c": set()}
+    assert find_cycle(tree) == []
+    assert find_cycle({**tree, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"x": {"x"}}) == ["x", "x"]
+
+
+def test_an_import_from_a_higher_folder_is_reported() -> None:
+    graph = {"clawcell.store._sqlite": {"clawcell.reply", "clawcell._cell._cell"}}
+    assert upward_imports(graph) == ["clawcell.store._sqlite -> clawcell._cell._cell"]

@@ -8,6 +8,7 @@ from typing import Any, cast
 import pytest
 
 import clawcell
+import clawcell.automations
 import clawcell.catalog
 import clawcell.reply
 import clawcell.runtime
@@ -48,13 +49,21 @@ RUNTIME = [
     "GuestPool",
     "ParseFailure",
     "QuickJSExecutor",
+    "SegmentRunner",
     "StepResult",
     "compiled_reactor",
     "parse_failure",
     "run_on_guest_thread",
     "wire",
 ]
-MODULES = [clawcell, clawcell.catalog, clawcell.reply, clawcell.runtime, clawcell.store]
+MODULES = [
+    clawcell,
+    clawcell.automations,
+    clawcell.catalog,
+    clawcell.reply,
+    clawcell.runtime,
+    clawcell.store,
+]
 
 
 def _public_attributes(module: types.ModuleType) -> set[str]:

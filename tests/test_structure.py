@@ -25,3 +25,17 @@ def test_no_module_is_over_400_lines() -> None:
         if (lines := _line_count(path)) > MAX_MODULE_LINES
     }
     assert too_long == {}, f"split these modules by concept (limit {MAX_MODULE_LINES} lines)"
+
+
+def test_the_package_root_holds_at_most_12_python_files() -> None:
+    # The face, the error tree, CodeMode and its options, and the shared vocabulary; every
+    # stage of a cell lives in the folder of its stage (docs/architecture.md).
+    root = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(root) <= 12, root
+
+
+def test_the_tests_mirror_the_package_folders() -> None:
+    tests = Path(__file__).parent
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    missing = [name for name in folders if not (tests / name.lstrip("_") / "__init__.py").is_file()]
+    assert missing == []

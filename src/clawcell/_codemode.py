@@ -1,8 +1,8 @@
 """`CodeMode`: the public entry point that runs cells for a model.
 
 A model sees two tools, `exec` and `wait`; `call_tool(name, args)` answers them with the
-envelope of spec §2.3. `CellHost` (`_host.py`) owns the catalog, MCP servers, executor and
-saved results; `Lifecycle` (`_lifecycle.py`) every run from its first `exec` to its end.
+envelope of spec §2.3. `CellHost` (`_runs/_host.py`) owns the catalog, MCP servers, executor and
+saved results; `Lifecycle` (`_runs/_lifecycle.py`) every run from its first `exec` to its end.
 """
 
 from __future__ import annotations

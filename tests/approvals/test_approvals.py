@@ -348,7 +348,8 @@ def test_an_approved_call_runs_once_in_the_process_that_revives_the_run(tmp_path
 
 
 def test_a_call_killed_after_it_was_handed_to_its_tool_is_never_run_again(tmp_path: Path) -> None:
-    from clawcell.approvals import INTERRUPTED_AFTER_APPROVAL, DecisionLedger
+    from clawcell.approvals import DecisionLedger
+    from clawcell.approvals._gate import INTERRUPTED_AFTER_APPROVAL
 
     ledger = Ledger()
     path = tmp_path / "state.db"

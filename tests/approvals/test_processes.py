@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clawcell.approvals import INTERRUPTED_AFTER_APPROVAL
+from clawcell.approvals._gate import INTERRUPTED_AFTER_APPROVAL
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = [sys.executable, "-m", "tests.approvals._worker"]

@@ -224,3 +224,10 @@ def test_a_cancelled_waiter_does_not_block_the_queue() -> None:
         return order
 
     assert asyncio.run(run()) == ["slow", "fast"]
+
+
+def test_a_query_of_megabytes_is_searched_on_its_first_2048_characters() -> None:
+    catalog = Catalog([_tool("weather_now", "current weather"), _tool("mail", "send mail")])
+    head = "weather " + "x" * (2048 - 8)
+    assert catalog.search(head + " mail" * 1_000_000) == catalog.search(head)
+    assert catalog.search(head + " mail" * 1_000_000) == ["weather_now"]

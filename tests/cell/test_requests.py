@@ -83,3 +83,18 @@ def test_arguments_too_deep_are_refused_without_being_parsed(
     monkeypatch.setattr(requests, "parse_json_text", no_parse)
     deep = '["echo",{"o":' + "[" * 3000 + "]" * 3000 + "}]"
     assert RequestLedger(1 << 20).admit("a", deep) == DEPTH_MESSAGE
+
+
+def test_null_true_and_false_elements_cost_their_list_slot_and_not_a_node() -> None:
+    holes = json.dumps([None] * 1000, separators=(",", ":"))
+    flags = json.dumps([True, False] * 500, separators=(",", ":"))
+    numbers = json.dumps([7] * 1000, separators=(",", ":"))
+    assert host_cost(holes) < 10_000 < host_cost(numbers)
+    assert host_cost(flags) < 10_000
+
+
+@pytest.mark.parametrize("word", ["null", "true", "false"])
+def test_words_inside_a_string_never_bring_the_cost_below_the_text(word: str) -> None:
+    for mark in ",[":
+        text = json.dumps(["echo", {"s": (mark + word) * 50_000}])
+        assert host_cost(text) >= len(text)

@@ -127,7 +127,7 @@ async def serve_turn(tmp_path: Path, *options: str, session: str = "s1") -> str:
         agent = f'[agent]\nmodel = "openai:gpt-test"\nbase_url = "{server.url}/v1"\n'
         config = _config(tmp_path, agent)
         process = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "clawcell.cli._main", "serve", "--config", str(config)),
+            *(sys.executable, "-m", "clawcell", "serve", "--config", str(config)),
             *("--port", "0", *options),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -33,7 +33,7 @@ def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
         [
             sys.executable,
             "-m",
-            "clawcell.cli._main",
+            "clawcell",
             "db",
             "upgrade",
             "--store",

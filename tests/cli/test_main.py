@@ -140,7 +140,7 @@ def test_the_module_runs_as_a_command_in_a_new_process(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "clawcell.cli._main",
+            "clawcell",
             "run",
             cell,
             "--tools",

@@ -8,7 +8,15 @@ from clawcell.cli._main import COMMANDS
 
 
 def test_all_is_pinned_sorted_and_exported() -> None:
-    assert cli.__all__ == ["Settings", "configured_agent", "load_settings", "main"]
+    assert cli.__all__ == [
+        "Command",
+        "Settings",
+        "build_parser",
+        "configured_agent",
+        "load_settings",
+        "main",
+        "run_cli",
+    ]
     assert all(hasattr(cli, name) for name in cli.__all__)
 
 
@@ -20,6 +28,7 @@ def test_the_command_table_names_every_command_once() -> None:
         "mcp",
         "chat",
         "serve",
+        "automations",
         "db",
         "demo",
     ]

@@ -15,7 +15,7 @@ from clawcell.cli._main import main
 from clawcell.cli._serve import access_url
 from clawcell.ui import UiSettings
 
-CLAWCELL = [sys.executable, "-m", "clawcell.cli._main"]
+CLAWCELL = [sys.executable, "-m", "clawcell"]
 
 
 @pytest.mark.slow

@@ -15,16 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clawcell._jsjson import dumps, json_string_bytes, to_well_formed, utf8_len
-from clawcell.envelope import (
-    MODEL_BUDGET_MESSAGE,
-    TRUNCATION_GUIDANCE,
-    JsonSource,
-    ModelBudget,
-    OutputLedger,
-    Projection,
-    fit_error,
-    truncation_marker,
-)
+from clawcell.envelope import ModelBudget, OutputLedger, Projection
+from clawcell.envelope._budget import MODEL_BUDGET_MESSAGE
+from clawcell.envelope._fitting import TRUNCATION_GUIDANCE, JsonSource, fit_error, truncation_marker
 from clawcell.errors import ClawcellError
 
 

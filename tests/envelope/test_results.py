@@ -18,30 +18,30 @@ from hypothesis import strategies as st
 
 from clawcell._jsjson import dumps, utf8_len, utf16_len
 from clawcell.envelope import (
-    CAPACITY_MESSAGE,
-    CATALOG_CLOSED_MESSAGE,
-    INVALID_ID_MESSAGE,
+    SCOPE_MESSAGE,
+    UNAVAILABLE_MESSAGE,
+    ResultReference,
+    ResultsStore,
+    describe,
+)
+from clawcell.envelope._descriptor import (
     MAX_REFERENCE_BYTES,
+    _shape_and_preview,  # pyright: ignore[reportPrivateUsage]
+    fit_reference,
+)
+from clawcell.envelope._fitting import JsonSource
+from clawcell.envelope._results import CAPACITY_MESSAGE, CATALOG_CLOSED_MESSAGE, INVALID_ID_MESSAGE
+from clawcell.envelope._retention import (
     NOT_RETAINED_CAPACITY,
     NOT_RETAINED_CATALOG,
     NOT_RETAINED_DATA_ALLOWANCE,
     NOT_RETAINED_OUTPUT_BUDGET,
     NOT_RETAINED_RESTART_SAFE,
     RETAINED_GUIDANCE,
-    SCOPE_MESSAGE,
-    UNAVAILABLE_MESSAGE,
-    JsonSource,
-    ResultReference,
-    ResultsStore,
-    describe,
-    fit_reference,
     minimal_reference_marker_bytes,
     reference_marker,
     reference_marker_bytes,
     retain_oversized_value,
-)
-from clawcell.envelope._descriptor import (
-    _shape_and_preview,  # pyright: ignore[reportPrivateUsage]
 )
 from clawcell.errors import ConfigurationError, InputError
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from clawcell import CodeMode, Limits
-from clawcell.envelope import NOT_RETAINED_RESTART_SAFE, RETAINED_GUIDANCE
+from clawcell.envelope._retention import NOT_RETAINED_RESTART_SAFE, RETAINED_GUIDANCE
 
 BIG = "return Array.from({ length: 4000 }, (_, i) => ({ i, label: 'row ' + i }))"
 LIMITS = Limits(timeout_ms=60_000, max_output_bytes=2048)

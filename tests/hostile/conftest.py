@@ -31,6 +31,7 @@ BY_MODULE: Final = {
     "test_hostile_bridge": "deep and huge bridge arguments",
     "test_hostile_cancel": "cancellation at random points",
     "test_hostile_cells": "hostile cells (runaway, memory, stack, throws, pollution)",
+    "test_hostile_fetch": "web_fetch bombs, encodings and redirects",
     "test_hostile_lifecycle": "cancellation at random points",
     "test_hostile_mcp": "malicious MCP server",
     "test_hostile_mcp_rogue": "malicious MCP server",
@@ -42,7 +43,9 @@ BY_MODULE: Final = {
     "test_hostile_source": "source checks and parsing",
     "test_hostile_stack": "controller tampering",
     "test_hostile_tools": "cancellation at random points",
+    "test_hostile_ui": "Control UI requests",
     "test_hostile_urls": "URLs, media paths and embeds",
+    "test_hostile_workspace": "workspace paths, patches and symlink races",
 }
 _COUNTS: Counter[str] = Counter()
 

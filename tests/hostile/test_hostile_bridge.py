@@ -97,6 +97,16 @@ def test_arguments_that_parse_into_huge_host_objects_are_refused_before_parsing(
     assert _exec(code)["value"] == CELL_BUDGET.format(cost=cost)
 
 
+def test_a_sparse_array_of_a_million_holes_reaches_a_tool() -> None:
+    async def count(params: dict[str, Any]) -> int:
+        return len(params["a"])
+
+    size = Tool(name="size", execute=count, parameters={"type": "object"})
+    envelope = _exec("return await size({ a: new Array(1e6) });", [size, echo_tool()])
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"] == 1_000_000
+
+
 def test_pending_arguments_of_one_cell_share_its_allowance() -> None:
     # Four 3 MB arguments in one frontier: the fourth does not fit the 10 MiB allowance,
     # whatever the tools do meanwhile.
@@ -177,3 +187,10 @@ def test_a_step_report_too_large_for_guest_memory_is_an_out_of_memory_envelope()
         "catalog.search('q'.repeat(4e6))));"
     )
     assert failure(_exec(code))[:3] == ("internal_error", "guest", "InternalError: out of memory")
+
+
+def test_a_five_megabyte_search_query_is_searched_on_its_start() -> None:
+    code = "return (await catalog.search('echo ' + 'x'.repeat(5e6))).map((t) => t.callableName);"
+    envelope = _exec(code)
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"] == ["echo"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tests.conftest import exec_one
+from clawcell import CodeMode
+from tests.conftest import echo_tool, exec_one, with_mode
 
 PRIVATE = frozenset(
     {"request", "start", "step", "settle", "install", "describeError", "project", "copyKeys"}
@@ -95,3 +98,82 @@ def test_private_names_are_not_in_any_reachable_function_name() -> None:
     )
     names = exec_one(code)["value"]
     assert not set(names) & PRIVATE, names
+
+
+# Patched built-ins that the controller might call with its own callbacks: every hook records
+# the functions it is handed, and none may be a controller closure (the controller captures its
+# primordials at install, so user patches never see its calls).
+PATCHED_BUILTINS = {
+    "then_args": (
+        "const got=[]; const t = Promise.prototype.then; Promise.prototype.then = functio"
+        "n(a,b){ for (const f of [a,b]) if (typeof f==='function') got.push(Function.prot"
+        "otype.toString.call(f).slice(0,60)); return t.call(this,a,b); }; await echo({});"
+        " text('x'); await new Promise(r=>setTimeout(r,0)); Promise.prototype.then = t; r"
+        "eturn got;"
+    ),
+    "catch_args": (
+        "const got=[]; const c = Promise.prototype.catch; Promise.prototype.catch = funct"
+        "ion(a){ if (typeof a==='function') got.push(String(a).slice(0,60)); return c.cal"
+        "l(this,a); }; await echo({}); Promise.prototype.catch = c; return got;"
+    ),
+    "finally_args": (
+        "const got=[]; const c = Promise.prototype.finally; Promise.prototype.finally = f"
+        "unction(a){ if (typeof a==='function') got.push(String(a).slice(0,60)); return c"
+        ".call(this,a); }; await echo({}); Promise.prototype.finally = c; return got;"
+    ),
+    "array_map_args": (
+        "const got=[]; for (const m of ['map','forEach','filter','some','every','reduce',"
+        "'find','findIndex','sort','join']) { const o = Array.prototype[m]; Array.prototy"
+        "pe[m] = function(...a){ for (const f of a) if (typeof f==='function') got.push(m"
+        "+':'+String(f).slice(0,50)); return o.apply(this,a); }; } await echo({a:[1,2]});"
+        " text([1]); try { await echo(1n); } catch(e) { e.stack; } return got;"
+    ),
+    "promise_ctor": (
+        "const got=[]; const P = Promise; globalThis.Promise = function(ex){ got.push(Str"
+        "ing(ex).slice(0,60)); return new P(ex); }; Object.setPrototypeOf(globalThis.Prom"
+        "ise, P); globalThis.Promise.prototype = P.prototype; await echo({}); globalThis."
+        "Promise = P; return got;"
+    ),
+    "map_set_args": (
+        "const got=[]; const s = Map.prototype.set; Map.prototype.set = function(k,v){ if"
+        " (typeof v==='function' || (v && typeof v==='object')) got.push(typeof v + ':' +"
+        " Object.keys(v||{}).join(',')); return s.call(this,k,v); }; const p = echo({}); "
+        "await p; Map.prototype.set = s; return got;"
+    ),
+    "weakmap_set": (
+        "const got=[]; const s = WeakMap.prototype.set; WeakMap.prototype.set = function("
+        "k,v){ got.push(typeof k + '/' + typeof v); return s.call(this,k,v); }; await ech"
+        "o({}); WeakMap.prototype.set = s; return got;"
+    ),
+    "object_define": (
+        "const got=[]; const d = Object.defineProperty; Object.defineProperty = function("
+        "o,k,desc){ got.push(String(k)); return d(o,k,desc); }; await echo({}); text('y')"
+        "; Object.defineProperty = d; return got;"
+    ),
+    "json_stringify_replacer": (
+        "const got=[]; const js = JSON.stringify; JSON.stringify = function(v, r, s){ if "
+        "(typeof r==='function') got.push(String(r).slice(0,60)); return js(v,r,s); }; aw"
+        "ait echo({a:1}); text({b:2}); JSON.stringify = js; return got;"
+    ),
+    "json_parse_reviver": (
+        "const got=[]; const jp = JSON.parse; JSON.parse = function(t, r){ if (typeof r=="
+        "='function') got.push(String(r).slice(0,60)); return jp(t,r); }; await echo({a:1"
+        "}); JSON.parse = jp; return got;"
+    ),
+    "string_replace_fn": (
+        "const got=[]; const rp = String.prototype.replace; String.prototype.replace = fu"
+        "nction(a,b){ if (typeof b==='function') got.push(String(b).slice(0,60)); return "
+        "rp.call(this,a,b); }; try { await echo(1n); } catch(e) { e.stack; e.message; } t"
+        "ext('z'); String.prototype.replace = rp; return got;"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", PATCHED_BUILTINS.values(), ids=PATCHED_BUILTINS.keys())
+def test_patched_builtins_are_never_handed_a_controller_function(code: str) -> None:
+    async def body(mode: CodeMode) -> list[Any]:
+        envelope = await mode.exec(code)
+        clean = await mode.exec("return await echo({ clean: true });")
+        return [envelope["status"], envelope.get("value"), clean.get("value")]
+
+    assert with_mode(body, tools=[echo_tool()]) == ["completed", [], {"clean": True}]

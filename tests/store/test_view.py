@@ -10,14 +10,8 @@ import pytest
 
 import clawcell.store
 from clawcell.errors import ClosedError
-from clawcell.store import (
-    PERSISTENCE_WARNING,
-    MemoryStore,
-    SessionView,
-    StoredValue,
-    StoreRangeError,
-    StoreTypeError,
-)
+from clawcell.store import MemoryStore, SessionView, StoredValue, StoreRangeError, StoreTypeError
+from clawcell.store._view import PERSISTENCE_WARNING
 
 T = TypeVar("T")
 KEY_MESSAGE = "Code Mode store key must be a non-empty string of at most 256 characters."
@@ -39,7 +33,6 @@ def test_the_public_surface_is_deliberate() -> None:
         "Lease",
         "LeaseKeeper",
         "MemoryStore",
-        "PERSISTENCE_WARNING",
         "ParkedRun",
         "PostgresStore",
         "SessionInfo",

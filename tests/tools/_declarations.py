@@ -6,15 +6,21 @@ import tempfile
 
 from clawcell import Tool
 from clawcell.catalog import Catalog
-from clawcell.tools import SearxngProvider, web, workspace
+from clawcell.store import MemoryStore
+from clawcell.tools import SearxngProvider, automations, shell, web, workspace
 
-ORDER = ["read", "write", "edit", "apply_patch", "list", "grep", "find", "web_fetch", "web_search"]
+ORDER = [
+    "read", "write", "edit", "apply_patch", "list", "grep", "find", "exec", "process",
+    "automations", "web_fetch", "web_search",
+]  # fmt: skip
+HINTLESS = ["automations", "process"]
+"""Tools whose whole result union is over the 800-character hint budget: `-> ?` (spec §8.2)."""
 
 
 def builtin_tools() -> list[Tool]:
     """Every built-in tool (the workspace root does not change the contracts)."""
     with tempfile.TemporaryDirectory() as root:
-        tools = workspace(root)
+        tools = [*workspace(root), *shell(root), *automations(MemoryStore())]
     return [*tools, *web(search=SearxngProvider(url="http://127.0.0.1:8888"))]
 
 

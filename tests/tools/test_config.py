@@ -63,7 +63,8 @@ def test_the_brave_key_can_come_from_the_environment(
     [
         (
             {"wokspace": {}},
-            "Unknown key 'wokspace' in tools config `tools`; known keys: 'web', 'workspace'.",
+            "Unknown key 'wokspace' in tools config `tools`; known keys: "
+            "'automations', 'shell', 'web', 'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},
@@ -141,3 +142,31 @@ def test_a_missing_workspace_root_is_refused(tmp_path: Path) -> None:
         f"Workspace root {str(tmp_path / 'nope')!r} is not a directory. "
         "Create it or pass another root."
     )
+
+
+def test_a_shell_section_enables_exec_and_process_with_its_settings(root: Path) -> None:
+    tools = from_config(
+        {"shell": {"root": str(root), "sandbox": "off", "approval": "never", "max_sessions": 2}}
+    )
+    assert [tool.name for tool in tools] == ["exec", "process"]
+    assert tools[0].approval == "never"
+    done = call(tools, "exec", {"command": "echo $CLAWCELL_SHELL"})
+    assert (done["stdout"], done["sandbox"]) == ("exec\n", "none")
+
+
+def test_a_shell_section_with_an_unknown_key_names_the_known_ones(root: Path) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        from_config({"shell": {"root": str(root), "timeout": 5}})
+    assert refused.value.message.startswith("Unknown key 'timeout' in tools config `shell`;")
+    assert "'timeout_seconds'" in refused.value.message
+
+
+def test_an_automations_section_keeps_its_jobs_in_the_named_store(tmp_path: Path) -> None:
+    tools = from_config({"automations": {"store": str(tmp_path / "jobs.db")}})
+    assert [tool.name for tool in tools] == ["automations"]
+    job = {"schedule": {"kind": "every", "everyMs": 60_000},
+           "payload": {"kind": "cell", "code": "return 1;"}}  # fmt: skip
+    added = call(tools, "automations", {"action": "add", "job": job})
+    listed = call(from_config({"automations": {"store": str(tmp_path / "jobs.db")}}),
+                  "automations", {"action": "list"})  # fmt: skip
+    assert [j["id"] for j in listed["jobs"]] == [added["id"]]

@@ -51,6 +51,13 @@ CORPUS: list[tuple[str, str]] = [
     ("a" * 300, "invalid_path"),
     ("é" * 200, "invalid_path"),
     ("a/" * 2100, "invalid_path"),
+    ("a/" * 1500 + "x", "invalid_path"),
+    ("a/" * 256 + "x", "invalid_path"),
+    ("a\udc80b", "invalid_path"),
+    ("\ud800", "invalid_path"),
+    ("notes/\udfff.md", "invalid_path"),
+    ("\ud83d", "invalid_path"),
+    ("abc/" * 1000, "invalid_path"),
     ("", "invalid_path"),
     ("link_out", "outside_workspace"),
     ("link_abs", "outside_workspace"),
@@ -183,8 +190,8 @@ def test_writing_below_a_file_fails_clearly(hostile: Path) -> None:
         call(workspace(hostile), "write", {"path": "notes/a.md/x", "content": "x"})
     assert failed.value.code == "write_failed"
     assert failed.value.message == (
-        "Cannot create the directory for 'notes/a.md/x': File exists. A part of the path "
-        "may be a file."
+        "Cannot create the directory for 'notes/a.md/x': Not a directory. A part of the path "
+        "may be a file or a symbolic link."
     )
 
 
@@ -207,6 +214,19 @@ def test_an_escaping_path_error_says_what_was_wrong_and_how_to_fix_it(hostile: P
         "Path 'link_out' resolves outside the workspace through a symbolic link. "
         "Name a file inside the workspace."
     )
+
+
+def test_a_path_too_long_once_joined_to_the_root_is_invalid(hostile: Path) -> None:
+    path = "/".join(["é" * 100] * 21)  # 2,120 characters, 4,220 bytes
+    assert _code(hostile, "read", {"path": path}) == "invalid_path"
+    assert _code(hostile, "write", {"path": path, "content": "x"}) == "invalid_path"
+
+
+def test_the_deepest_allowed_path_is_written_and_read(hostile: Path) -> None:
+    path = "a/" * 254 + "x"
+    tools = workspace(hostile)
+    assert call(tools, "write", {"path": path, "content": "deep"})["created"] is True
+    assert call(tools, "read", {"path": path})["text"] == "deep"
 
 
 def test_the_corpus_is_large() -> None:

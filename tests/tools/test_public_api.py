@@ -16,9 +16,12 @@ TOOLS = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
+    "automations",
     "from_config",
+    "shell",
     "web",
     "workspace",
 ]

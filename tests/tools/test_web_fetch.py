@@ -96,7 +96,23 @@ def test_a_redirect_to_a_private_address_is_refused(server: LocalServer, target:
 
 
 @pytest.mark.parametrize(
-    "target", ["file:///etc/passwd", "gopher://127.0.0.1/", "ftp://example.com/x"]
+    "target",
+    [
+        "file:///etc/passwd",
+        "gopher://127.0.0.1/",
+        "ftp://example.com/x",
+        "javascript:alert(1)",
+        "JavaScript:alert(document.domain)",
+        " javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:msgbox(1)",
+        "mailto:someone@example.com",
+        "about:blank",
+        "blob:https://example.com/uuid",
+        "java\tscript:alert(1)",
+        "//[::1",
+        "http://[::1",
+    ],
 )
 def test_a_redirect_to_another_scheme_is_refused(server: LocalServer, target: str) -> None:
     server.route("/go", Response(status=301, headers={"Location": target}))

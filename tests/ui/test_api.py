@@ -18,10 +18,8 @@ UI = [
     "SessionSummary",
     "UiSettings",
     "canvas_tool",
-    "configure",
     "create_app",
     "load_settings",
-    "run",
 ]
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "HostCatalog",
     "Reply",
     "cancelled_reply",
+    "counts_as_dispatch",
     "encode_settle_batch",
     "refusal_reply",
 ]
@@ -318,3 +319,14 @@ def _failure(request_id: str, message: str, code: str | None) -> Reply:
     if code is not None:
         body["code"] = code
     return Reply(id=request_id, ok=False, payload=json.dumps(body))
+
+
+def counts_as_dispatch(method: str, args: list[Any]) -> bool:
+    """Whether a request counts as bridge dispatch: timers and the API files the release
+    serves from its own table (`API.list`, injected `API.read` paths) do not."""
+    if method in ("sleep", "apiList"):
+        return False
+    if method == "apiRead":
+        path = args[0] if args else None
+        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
+    return True

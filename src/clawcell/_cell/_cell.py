@@ -16,23 +16,21 @@ Guest code runs in segments (`Guest.parse_cell`, `run_segment`, `describe_reject
 the event loop, under the leg's deadline and the epoch backstop; guest code that stops
 without a result is an `EngineFailure`, whose kind `_failures` turns into the envelope's.
 Request arguments are admitted against the host budgets of `_requests` before they are
-parsed.
-
-The requests themselves, their tasks and their saved form are `_pending`'s.
+parsed; the requests themselves, their tasks and their saved form are `_pending`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from .._progress import Progress
+from .._source._checks import syntax_error_message
 from ..approvals import RunApprovals
-from ..runtime import EngineFailure, ExecutorGuest, StepResult, wire
-from ._bridge import Bridge, Reply, encode_settle_batch
+from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, wire
+from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
@@ -42,50 +40,83 @@ __all__ = ["RESTART_MESSAGE", "Cell"]
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
 
-SegmentRunner = Callable[..., Awaitable[Any]]
-"""Runs a guest segment off the event loop: `await runner(fn, *args, lane=guest.lane)`
-returns `fn(*args)`, computed on the guest's own thread."""
-
-
-@dataclass
 class Cell:
-    """A running or parked cell and everything the host holds for it."""
+    """A running or parked cell and everything the host holds for it. The run lifecycle asks
+    it to do things through methods and reads it through properties; it never writes its state.
+    """
 
-    guest: ExecutorGuest
-    bridge: Bridge
-    output: list[str] = field(default_factory=list[str])
-    bridge_dispatch_started: bool = False
-    value_json: str | None = None
-    _wakeup: asyncio.Future[None] | None = None
-    guard: Callable[[str, list[Any]], str | None] | None = None
-    runner: SegmentRunner | None = None
-    _value_ready: bool = False
-    progress: Progress | None = None
-    """Set for the legs whose caller asked for live updates (`on_update`)."""
-    on_settled: Callable[[str, Reply], None] | None = None
-    """Called when a host task settles outside a leg's loop (the run lifecycle writes it back)."""
-    _pending: PendingRequests = field(init=False)
+    def __init__(
+        self,
+        *,
+        guest: ExecutorGuest,
+        bridge: Bridge,
+        guard: Callable[[str, list[Any]], str | None] | None = None,
+        runner: SegmentRunner | None = None,
+    ) -> None:
+        self._guest = guest
+        self._bridge = bridge
+        self._guard = guard
+        self._runner = runner
+        self._output: list[str] = []
+        self._dispatch_started = False
+        self._value_ready = False
+        self._value_json: str | None = None
+        self._wakeup: asyncio.Future[None] | None = None
+        self._progress: Progress | None = None
+        self._on_settled: Callable[[str, Reply], None] | None = None
+        self._pending = PendingRequests(bridge.inbox_bytes)
+        if bridge.approvals is not None:
+            bridge.approvals.wake = self._wake_now
 
-    def __post_init__(self) -> None:
-        self._pending = PendingRequests(self.bridge.inbox_bytes)
-        approvals = self.bridge.approvals
-        if approvals is not None:
-            approvals.wake = self._wake_now
+    # -- what the lifecycle reads and asks ----------------------------------------------
+
+    @property
+    def guest(self) -> ExecutorGuest:
+        """The guest the cell runs on (released by the lifecycle when the cell ends)."""
+        return self._guest
+
+    @property
+    def bridge_dispatch_started(self) -> bool:
+        """Whether any request reached host work (the envelope's `bridgeDispatchStarted`)."""
+        return self._dispatch_started
+
+    @property
+    def network_derived(self) -> bool:
+        """Whether anything the cell received came from the network (untrusted content)."""
+        return self._bridge.network_derived
+
+    def move_to(self, guest: ExecutorGuest) -> None:
+        """Continue on `guest`, restored from this cell's snapshot."""
+        self._guest = guest
+
+    def report_to(self, progress: Progress | None) -> None:
+        """Send this leg's live updates to `progress` (`None`: nobody asked for them)."""
+        self._progress = progress
+
+    def on_settled_outside_leg(self, callback: Callable[[str, Reply], None]) -> None:
+        """Call `callback` when a host task settles while no leg runs (durable parking)."""
+        self._on_settled = callback
+
+    def take_output(self) -> list[str]:
+        """The output the guest wrote since the last call, in order."""
+        output, self._output = self._output, []
+        return output
 
     @property
     def approvals(self) -> RunApprovals | None:
         """The run's approval gate (the bridge's)."""
-        return self.bridge.approvals
+        return self._bridge.approvals
 
     def _wake_now(self) -> None:
-        """A call started to wait for approval: re-check whether the cell can progress."""
+        """Re-check whether the cell can progress (a task settled, or a call started to wait
+        for approval)."""
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
 
     def _blocked_on_approvals(self) -> bool:
         """Every running request waits for a decision: no progress is possible without one."""
-        approvals = self.bridge.approvals
+        approvals = self._bridge.approvals
         pending = self._pending
         if approvals is None or not pending.running or pending.has_completed:
             return False
@@ -93,14 +124,17 @@ class Cell:
 
     # -- legs -------------------------------------------------------------------------------
 
-    async def start(self, code: str, budget_s: float) -> LegOutcome | EngineFailure:
-        """First leg: parse and run the cell; a `syntax_error` failure when it does not parse."""
+    async def start(self, code: str, budget_s: float) -> LegOutcome:
+        """First leg: parse and run the cell. Code that does not parse is a `not_parsed`
+        outcome (the call is rejected, worded as the release words syntax errors)."""
         deadline = time.monotonic() + budget_s
         # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
         # in the same trip to the guest's thread as the first segment.
         parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        if not parsed and first.kind == "syntax_error":
+            return LegOutcome.not_parsed(syntax_error_message(first.message, first.stack, code))
         if not parsed:
-            return first if first.kind == "syntax_error" else self._stopped(first)
+            return self._stopped(first)
         return await self._drive(deadline, first=first)
 
     def _parse_and_run(
@@ -108,10 +142,10 @@ class Cell:
     ) -> tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]:
         """Parse the cell and run its first segment (on the guest's thread): whether it
         parsed, and the parse failure or the first segment's result."""
-        compiled = self.guest.parse_cell(code, deadline)
+        compiled = self._guest.parse_cell(code, deadline)
         if isinstance(compiled, EngineFailure):
             return False, compiled
-        return True, self.guest.run_segment(compiled, None, deadline)
+        return True, self._guest.run_segment(compiled, None, deadline)
 
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
@@ -156,17 +190,17 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await self._off_loop(self.guest.run_segment, None, batch, deadline)
+        result = await self._off_loop(self._guest.run_segment, None, batch, deadline)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
-        if self.runner is None:
+        if self._runner is None:
             return function(*args)
         try:
-            return await self.runner(function, *args, lane=self.guest.lane)
+            return await self._runner(function, *args, lane=self._guest.lane)
         except asyncio.CancelledError:
-            self.guest.stop()  # else it spins on its thread until the leg's deadline
+            self._guest.stop()  # else it spins on its thread until the leg's deadline
             raise
 
     def _stopped(self, failure: EngineFailure) -> LegOutcome:
@@ -174,12 +208,12 @@ class Cell:
         return self._failed(*failure_of(failure))
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
-        self.output.extend(report.output)
-        if self.progress is not None and report.output:
-            self.progress.output(report.output)
+        self._output.extend(report.output)
+        if self._progress is not None and report.output:
+            self._progress.output(report.output)
         for request_id in report.cancelled:
             self._pending.withdraw(request_id)
-        if self.guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
+        if self._guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
             return self._failed("timeout", TIMEOUT_MESSAGE)
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
@@ -196,7 +230,7 @@ class Cell:
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:
             self._value_ready = True
-            self.value_json = report.value_json
+            self._value_json = report.value_json
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
@@ -206,7 +240,7 @@ class Cell:
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
-        return LegOutcome(status="completed", value_json=self.value_json or "null")
+        return LegOutcome(status="completed", value_json=self._value_json or "null")
 
     async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
         """`completed`, or the failure of a rejection nobody handled.
@@ -214,9 +248,9 @@ class Cell:
         Describing the rejection reads the reason's `name` and `message`, which may be
         guest getters: it runs like any segment, off the loop and under the deadline (D5).
         """
-        if not self.guest.has_unhandled_rejection:
+        if not self._guest.has_unhandled_rejection:
             return completed
-        described = await self._off_loop(self.guest.describe_rejection, deadline)
+        described = await self._off_loop(self._guest.describe_rejection, deadline)
         if isinstance(described, str):
             return self._failed(*classify(described))
         if described is None:
@@ -236,30 +270,28 @@ class Cell:
         return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
-        if _dispatches(method, args):
-            self.bridge_dispatch_started = True
+        if counts_as_dispatch(method, args):
+            self._dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
             return
-        reply = self.bridge.run_now(request_id, method, args)
+        reply = self._bridge.run_now(request_id, method, args)
         if reply is not None:
             self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return
         self._start_task(request_id, method, args)
 
     def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
-        work = self.bridge.run(request_id, method, args)
+        work = self._bridge.run(request_id, method, args)
         self._pending.start(request_id, method, args, work, self._on_done)
-        if self.progress is not None and method == "callValue":
-            self.progress.tool_started(request_id, str(args[0]))
+        if self._progress is not None and method == "callValue":
+            self._progress.tool_started(request_id, str(args[0]))
 
     def _on_done(self, request_id: str, pending: PendingRequest) -> None:
         self._report_settled(request_id, pending)
-        if self.on_settled is not None and pending.reply is not None:
-            self.on_settled(request_id, pending.reply)
-        wakeup = self._wakeup
-        if wakeup is not None and not wakeup.done():
-            wakeup.set_result(None)
+        if self._on_settled is not None and pending.reply is not None:
+            self._on_settled(request_id, pending.reply)
+        self._wake_now()
 
     async def _settlements(self, deadline: float) -> list[Reply]:
         """Settled replies in completion order: any one while the cell awaits, every one
@@ -278,7 +310,7 @@ class Cell:
             if remaining <= 0:
                 break
             self._wakeup = wakeup = loop.create_future()
-            timer = loop.call_later(remaining, _wake, wakeup)
+            timer = loop.call_later(remaining, self._wake_now)
             try:
                 await wakeup
             finally:
@@ -289,25 +321,20 @@ class Cell:
         return pending.take(yields)
 
     def _report_settled(self, request_id: str, pending: PendingRequest) -> None:
-        if self.progress is None or pending.method != "callValue" or pending.reply is None:
+        if self._progress is None or pending.method != "callValue" or pending.reply is None:
             return
-        self.progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
+        self._progress.tool_settled(request_id, str(pending.args[0]), pending.reply.ok)
 
     def _refused(self, error: str) -> LegOutcome:
         self.cancel()
-        phase: Literal["input", "bridge"] = "bridge" if self.bridge_dispatch_started else "input"
+        phase: Literal["input", "bridge"] = "bridge" if self._dispatch_started else "input"
         return LegOutcome(status="failed", code="invalid_input", phase=phase, error=error)
 
     def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
-        guard = self.guard
-        if guard is None:
-            return None
-        for _, method, args in requests:
-            refusal = guard(method, args)
-            if refusal is not None:
-                return refusal
-        return None
+        guard = self._guard
+        refusals = (guard(method, args) for _, method, args in requests) if guard else ()
+        return next((refusal for refusal in refusals if refusal is not None), None)
 
     def pending_requests(self) -> list[tuple[str, list[Any]]]:
         """Method and arguments of every request not yet delivered to the guest."""
@@ -323,9 +350,9 @@ class Cell:
         """
         return {
             "pending": self._pending.state(),
-            "bridgeDispatchStarted": self.bridge_dispatch_started,
+            "bridgeDispatchStarted": self._dispatch_started,
             "valueReady": self._value_ready,
-            "valueJson": self.value_json,
+            "valueJson": self._value_json,
         }
 
     @classmethod
@@ -338,6 +365,7 @@ class Cell:
         replay_safe: Callable[[str, list[Any]], bool],
         runner: SegmentRunner | None = None,
         gated: frozenset[str] = frozenset(),
+        guard: Callable[[str, list[Any]], str | None] | None = None,
     ) -> Cell:
         """Continue a parked cell whose host state was saved by another process.
 
@@ -346,10 +374,10 @@ class Cell:
         into the guest with `RESTART_MESSAGE` (`effectStatus: "unknown"`), so nothing runs
         twice silently.
         """
-        cell = cls(guest=guest, bridge=bridge, runner=runner)
-        cell.bridge_dispatch_started = bool(state.get("bridgeDispatchStarted"))
+        cell = cls(guest=guest, bridge=bridge, guard=guard, runner=runner)
+        cell._dispatch_started = bool(state.get("bridgeDispatchStarted"))
         cell._value_ready = bool(state.get("valueReady"))
-        cell.value_json = state.get("valueJson")
+        cell._value_json = state.get("valueJson")
         for entry in state.get("pending", []):
             safe = entry["id"] in gated or replay_safe(str(entry["method"]), list(entry["args"]))
             cell._pending.revive(entry, replay_safe=safe, run=cell._start_task)
@@ -366,21 +394,5 @@ class Cell:
 
     def _failed(self, code: FailureCode, error: str) -> LegOutcome:
         self.cancel()
-        phase: Literal["guest", "bridge"] = "bridge" if self.bridge_dispatch_started else "guest"
+        phase: Literal["guest", "bridge"] = "bridge" if self._dispatch_started else "guest"
         return LegOutcome(status="failed", code=code, phase=phase, error=error)
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-def _dispatches(method: str, args: list[Any]) -> bool:
-    """Whether a request counts as bridge dispatch: timers and the API files the release
-    serves from its own table (`API.list`, injected `API.read` paths) do not."""
-    if method in ("sleep", "apiList"):
-        return False
-    if method == "apiRead":
-        path = args[0] if args else None
-        return isinstance(path, str) and path.strip().lstrip("/").startswith("tools/")
-    return True

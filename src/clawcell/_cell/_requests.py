@@ -15,7 +15,8 @@ them:
 A refused request is answered at once with a plain error the cell can catch; nothing else
 of the cell changes. The estimate counts text bytes plus a fixed cost per container and
 per element (`HOST_BYTES_PER_NODE`), from counts of brackets and commas (C-speed, no
-parse). It overestimates for text full of commas, never underestimates a structure.
+parse); array elements that are `null`, `true` or `false` cost only their slot. It
+overestimates for text full of commas, never underestimates a structure.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ __all__ = [
 MAX_ARGUMENT_DEPTH: Final = 128
 PROCESS_PENDING_BYTES: Final = 512 * 1024 * 1024
 HOST_BYTES_PER_NODE: Final = 64
+HOST_BYTES_PER_SLOT: Final = 8
+_SHARED_WORDS: Final = ("null", "true", "false")
+_SHARED_TEXT: Final = 4  # text bytes of a shared element (at least) that parsing frees
 
 DEPTH_MESSAGE: Final = (
     f"Code Mode bridge arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels. "
@@ -55,9 +59,18 @@ _PROCESS_MESSAGE: Final = (
 
 
 def host_cost(text: str) -> int:
-    """Estimated host bytes of the parsed value of the JSON `text`."""
+    """Estimated host bytes of the parsed value of the JSON `text`.
+
+    A `null`, `true` or `false` element of an array is a shared object on the host: it holds
+    only its list slot (`HOST_BYTES_PER_SLOT`), and its text is gone once parsed, so a sparse
+    array (`new Array(1e6)`, five bytes of JSON per hole) costs what it holds. Each such
+    element is recognised by the `[` or `,` just before it, which `nodes` counted once, so a
+    string full of `,null` text still costs at least its own length.
+    """
     nodes = text.count("{") + text.count("[") + text.count(",")
-    return len(text) + HOST_BYTES_PER_NODE * nodes
+    shared = sum(text.count(f"{mark}{word}") for mark in ",[" for word in _SHARED_WORDS)
+    element = HOST_BYTES_PER_NODE * (nodes - shared) + HOST_BYTES_PER_SLOT * shared
+    return len(text) - _SHARED_TEXT * shared + element
 
 
 _JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')

@@ -116,7 +116,7 @@ class DurableRuns:
         for entry in run.cell.host_state()["pending"]:
             if "reply" in entry and entry["id"] not in saved:
                 self._write_back(run, entry["id"], entry["reply"])
-        run.cell.on_settled = lambda request_id, reply: self._settled(run, request_id, reply)
+        run.cell.on_settled_outside_leg(lambda rid, reply: self._settled(run, rid, reply))
 
     def _settled(self, run: Run, request_id: str, reply: Reply) -> None:
         self._write_back(run, request_id, {"ok": reply.ok, "payload": reply.payload})

@@ -14,12 +14,18 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._cell._bridge import Bridge
-from .._cell._cell import SegmentRunner
 from .._limits import Limits
 from ..approvals import RunApprovals
 from ..catalog import Catalog, Tool
 from ..envelope import ModelBudget, ResultsStore
-from ..runtime import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor, run_on_guest_thread
+from ..runtime import (
+    Executor,
+    ExecutorGuest,
+    GuestConfig,
+    QuickJSExecutor,
+    SegmentRunner,
+    run_on_guest_thread,
+)
 from ..store import SessionView
 
 if TYPE_CHECKING:
@@ -120,8 +126,11 @@ class CellHost:
         return self.mcp.status()
 
     async def aclose(self) -> None:
-        """Release guests and results, and close MCP connections."""
+        """Release guests and results, close MCP connections and the tools' own resources."""
         self.executor.close()
+        for binding in self.catalog.bindings:
+            if binding.tool.on_close is not None:
+                binding.tool.on_close()
         self.results.close()
         if self.mcp is not None:
             await self.mcp.aclose()

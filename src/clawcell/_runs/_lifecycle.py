@@ -8,7 +8,7 @@ Each `exec` and each `wait` is one *leg* of a run. A leg ends in one of three wa
   runs of the process hold one (a `wait` then continues it without any snapshot work);
   otherwise, or when the store is durable, the guest is snapshotted. With a durable store the
   snapshot and the run's record are committed before the envelope is returned, and `wait`
-  claims the run with a lease (`_leases.py`), so exactly one worker continues it at a time.
+  claims the run with a lease (`_durable.py`), so exactly one worker continues it at a time.
 
 The snapshot limit (`maxSnapshotBytes`) holds for live parks too: a cheap upper bound of the
 snapshot's size is checked, and the snapshot is only taken when the bound exceeds the limit.
@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._cell._cell import Cell
-from .._cell._outcome import LegOutcome, failed_outcome, leg_envelope
+from .._cell._outcome import LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4
-from .._source._checks import check_source, read_exec_args, syntax_error_message
+from .._source._checks import check_source, read_exec_args
 from ..approvals import Approvals
 from ..envelope import (
     Envelope,
@@ -37,7 +37,6 @@ from ..envelope import (
     mark_untrusted,
 )
 from ..errors import ClawcellError, ClosedError, InputError, RuntimeUnavailableError, StaleRunError
-from ..runtime import EngineFailure
 from ..store import ClaimedRun, SessionView
 from ._durable import DurableRuns, stale_message
 from ._host import CellHost
@@ -50,6 +49,7 @@ from ._parked import (
     live_parked_in_process,
 )
 from ._replay import ReplayPolicy
+from ._settle import leg_envelope
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -124,11 +124,10 @@ class Lifecycle:
         except RuntimeUnavailableError as exc:  # the guest could not be reset: it is retired
             self.approvals.forget(run_id)
             return self.failure("runtime_unavailable", "host", exc.message)
-        if isinstance(outcome, EngineFailure):  # the code did not parse
+        if not outcome.ran:  # the code did not parse
             host.release(guest)
             self.approvals.forget(run_id)
-            message = syntax_error_message(outcome.message, outcome.stack, code)
-            return self.failure("invalid_input", "input", message)
+            return self.failure(outcome.code, outcome.phase, outcome.error)
         return await self._settle(run, outcome)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
@@ -197,7 +196,8 @@ class Lifecycle:
             if run.snapshot is not None:
                 guest = self._host.acquire()
                 guest.restore(run.snapshot)
-                run.cell.guest, run.snapshot = guest, None
+                run.cell.move_to(guest)
+                run.snapshot = None
             await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
@@ -231,8 +231,8 @@ class Lifecycle:
             replay_safe=self._policy.replay_safe,
             runner=host.runner,
             gated=frozenset(gate.restored),
+            guard=self._policy.restart_guard if record.restart_safe else None,
         )
-        cell.guard = self._policy.restart_guard if record.restart_safe else None
         return Run(
             run_id=run_id,
             cell=cell,
@@ -245,7 +245,7 @@ class Lifecycle:
     # -- the end of a leg -----------------------------------------------------------------
 
     async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
-        run.cell.progress = None
+        run.cell.report_to(None)
         gate = self.approvals.live(run.run_id)
         if gate is not None:
             gate.active = False
@@ -260,8 +260,7 @@ class Lifecycle:
             warning = await run.session.commit()
         elif outcome.status == "failed":
             run.session.discard()
-        run.cell.output, items = [], run.cell.output
-        for item in items:
+        for item in run.cell.take_output():
             run.ledger.append(item)
         try:
             envelope = leg_envelope(run, outcome, self._host, self._policy)
@@ -271,7 +270,7 @@ class Lifecycle:
             raise
         if warning is not None:
             envelope["warnings"] = [warning]
-        if run.cell.bridge.network_derived:
+        if run.cell.network_derived:
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
             await self._end(run, outcome)
@@ -377,4 +376,4 @@ class Lifecycle:
 
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:
-    run.cell.progress = None if on_update is None else Progress(run.run_id, on_update)
+    run.cell.report_to(None if on_update is None else Progress(run.run_id, on_update))

@@ -7,7 +7,7 @@ typed, versioned value; `to_state`/`from_state` are the only code that spells it
 
 With a durable session store (`SQLiteStore`, `PostgresStore`), every park is committed to
 the store before the `waiting` envelope is returned, and a `wait` claims the run with a lease
-first (`_leases.py`), so of two workers racing for one run exactly one continues it. A process
+first (`_durable.py`), so of two workers racing for one run exactly one continues it. A process
 that restarts (even after SIGKILL) can therefore continue the cell from the database.
 """
 

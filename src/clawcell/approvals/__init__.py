@@ -7,28 +7,12 @@ one; the decision ledger keeps decisions and the audit trail in the session stor
 
 from __future__ import annotations
 
-from ._gate import (
-    INTERRUPTED_AFTER_APPROVAL,
-    RESTART_SAFE_APPROVAL,
-    Approvals,
-    RunApprovals,
-    gate_context,
-)
+from ._gate import Approvals, RunApprovals, gate_context
 from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, Verdict, rule_reason
-from ._types import (
-    APPROVAL_DENIED,
-    ApprovalDecision,
-    Decision,
-    PendingApproval,
-    PendingApprovalJson,
-    Remember,
-)
+from ._types import ApprovalDecision, Decision, PendingApproval, PendingApprovalJson, Remember
 
 __all__ = [
-    "APPROVAL_DENIED",
-    "INTERRUPTED_AFTER_APPROVAL",
-    "RESTART_SAFE_APPROVAL",
     "ApprovalDecision",
     "ApprovalRule",
     "Approvals",

@@ -20,8 +20,16 @@ from typing import Any, Final
 from ._json import as_mapping
 from ._names import locale_key
 
-__all__ = ["CatalogSearch", "SearchDocument", "SearchIndex", "parameter_text", "tokenize"]
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "CatalogSearch",
+    "SearchDocument",
+    "SearchIndex",
+    "parameter_text",
+    "tokenize",
+]
 
+MAX_QUERY_CHARS: Final = 2048
 K1: Final = 1.2
 B: Final = 0.75
 _WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -181,7 +189,10 @@ class CatalogSearch:
         self._index = SearchIndex(self._documents)
 
     def find(self, query: str, limit: int) -> list[str]:
-        """Keys matching `query`, best first (at most `limit`)."""
+        """Keys matching `query`, best first (at most `limit`). Only the first
+        `MAX_QUERY_CHARS` characters are searched: the search runs on the event loop inside
+        the cell's budget, and a 5 MB query would otherwise hold both for seconds."""
+        query = query[:MAX_QUERY_CHARS]
         exact = self._exact(query.strip())
         return [exact] if exact is not None else self._index.rank(query, limit)
 

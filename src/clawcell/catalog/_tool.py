@@ -59,6 +59,9 @@ class Tool:
         network: Its results are network content (web pages, third-party APIs): a run that
             calls it is network-derived, so its model-facing envelope is wrapped as untrusted
             content and the values it saves or stores carry that provenance (spec §11.7).
+        on_close: Releases what the tool owns (its processes, connections); called, maybe
+            more than once, when a `CodeMode` or agent holding it closes, so make it
+            idempotent. `None` (the default) when it owns nothing.
     """
 
     name: str
@@ -74,6 +77,7 @@ class Tool:
     replay_safe: bool = False
     approval: ApprovalRule = "never"
     network: bool = False
+    on_close: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         name = cast(object, self.name)

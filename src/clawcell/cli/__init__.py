@@ -19,12 +19,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import _lazy
+from ._command import Command, build_parser, run_cli
 from ._main import main
 from ._settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from ._chat import configured_agent
 
-__all__ = ["Settings", "configured_agent", "load_settings", "main"]
+__all__ = [
+    "Command",
+    "Settings",
+    "build_parser",
+    "configured_agent",
+    "load_settings",
+    "main",
+    "run_cli",
+]
 
 __getattr__ = _lazy.lazy_exports(__name__, {"_chat": ["configured_agent"]})

@@ -53,6 +53,18 @@ def _chat(args: argparse.Namespace) -> int:
     return run_chat(args)
 
 
+def _configure_automations(parser: argparse.ArgumentParser) -> None:
+    from ._automations import configure_worker
+
+    configure_worker(parser)
+
+
+def _automations(args: argparse.Namespace) -> int:
+    from ._automations import run_worker
+
+    return run_worker(args)
+
+
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
     try:
         importlib.import_module("clawcell.cli._serve").configure(parser)
@@ -107,6 +119,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         help="the web Control UI (needs clawcell[ui])",
         configure=_configure_serve,
         run=_serve,
+    ),
+    Command(
+        name="automations",
+        help="run a scheduler worker for automations (`clawcell automations run`)",
+        configure=_configure_automations,
+        run=_automations,
     ),
     Command(
         name="db",

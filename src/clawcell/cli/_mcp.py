@@ -58,10 +58,14 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, args: argparse.Namespace) -> None:
+    from ..automations import embedded_worker
     from ..mcp_server import ApprovalPolicy, CodeModeServer, serve_http
 
     token = _token(args) if args.http else ""
-    async with open_mode(settings, default_store=state_directory() / "mcp.db") as mode:
+    async with (
+        open_mode(settings, default_store=state_directory() / "mcp.db") as mode,
+        embedded_worker(settings.builtin_tools, settings.build_tools),
+    ):
         server = CodeModeServer(mode, approvals=cast(ApprovalPolicy, settings.approvals))
         if not args.http:
             await server.serve_stdio()

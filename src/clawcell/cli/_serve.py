@@ -10,13 +10,16 @@ import importlib
 import socket
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..errors import ConfigurationError
 from ..ui._protocol import ChatAgent
 from ..ui._settings import UiSettings, load_settings
+
+if TYPE_CHECKING:
+    from .. import Tool
 
 __all__ = ["configure", "run", "serve"]
 
@@ -106,10 +109,27 @@ def _configured_factory(config: Path | None, store: str | None) -> AgentFactory:
             "or pass --demo."
         )
     tools = described.build_tools()  # configuration errors before the server starts
-    return lambda: cast(
-        contextlib.AbstractAsyncContextManager[ChatAgent],
-        configured_agent(described, tools=tools),
+    return lambda: _with_worker(
+        described.builtin_tools,
+        described.build_tools,
+        cast(
+            contextlib.AbstractAsyncContextManager[ChatAgent],
+            configured_agent(described, tools=tools),
+        ),
     )
+
+
+@contextlib.asynccontextmanager
+async def _with_worker(
+    builtin_tools: Mapping[str, Any],
+    build: Callable[[], list[Tool]],
+    agent: contextlib.AbstractAsyncContextManager[ChatAgent],
+) -> AsyncGenerator[ChatAgent]:
+    """The agent, beside an automations worker when `[builtin_tools.automations]` asks."""
+    from ..automations import embedded_worker
+
+    async with embedded_worker(builtin_tools, build), agent as entered:
+        yield entered
 
 
 @contextlib.asynccontextmanager

@@ -217,15 +217,17 @@ def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
-    """The table with a relative workspace `root` made relative to the config file."""
-    workspace = table.get("workspace")
-    if not isinstance(workspace, dict):
-        return table  # `from_config` says what is wrong with it
-    section = cast(dict[str, Any], workspace)
-    root = section.get("root")
-    if isinstance(root, str) and root:
-        section = {**section, "root": str(base / Path(root).expanduser())}
-    return {**table, "workspace": section}
+    """The table with relative paths (`workspace.root`, `shell.root`, an `automations.store`
+    file) made relative to the config file."""
+    resolved = dict(table)
+    for name, key in (("workspace", "root"), ("shell", "root"), ("automations", "store")):
+        section = table.get(name)
+        if not isinstance(section, dict):
+            continue  # `from_config` says what is wrong with it
+        path = cast(dict[str, Any], section).get(key)
+        if isinstance(path, str) and path and "://" not in path:
+            resolved[name] = {**section, key: str(base / Path(path).expanduser())}
+    return resolved
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import typing
 
 from .. import _lazy
-from ._budget import MODEL_BUDGET_MESSAGE, ModelBudget
+from ._budget import ModelBudget
 from ._envelope import (
     CompletedEnvelope,
     Envelope,
@@ -26,84 +26,33 @@ from ._envelope import (
     settle_envelope,
     waiting_envelope,
 )
-from ._fitting import (
-    ERROR_TRUNCATED_SUFFIX,
-    TRUNCATION_GUIDANCE,
-    JsonSource,
-    bound_error,
-    fit_error,
-    fit_json_prefix,
-    truncate_utf8,
-    truncation_marker,
-)
+from ._fitting import bound_error
 from ._ledger import OutputLedger, Projection, ReferenceValue
-from ._results import (
-    CAPACITY_MESSAGE,
-    CATALOG_CLOSED_MESSAGE,
-    INVALID_ID_MESSAGE,
-    MAX_RESULTS,
-    SCOPE_MESSAGE,
-    UNAVAILABLE_MESSAGE,
-    Refusal,
-    ResultsStore,
-    SavedResult,
-)
-from ._retention import (
-    NOT_RETAINED_CAPACITY,
-    NOT_RETAINED_CATALOG,
-    NOT_RETAINED_DATA_ALLOWANCE,
-    NOT_RETAINED_OUTPUT_BUDGET,
-    NOT_RETAINED_RESTART_SAFE,
-    RETAINED_GUIDANCE,
-    RetentionMode,
-    minimal_reference_marker_bytes,
-    reference_marker,
-    reference_marker_bytes,
-    retain_final_value,
-    retain_oversized_value,
-)
-from ._untrusted import MAX_UNTRUSTED_CHARS, UntrustedEnvelope, mark_untrusted, wrap_untrusted
+from ._results import SCOPE_MESSAGE, UNAVAILABLE_MESSAGE, ResultsStore, SavedResult
+from ._untrusted import UntrustedEnvelope, mark_untrusted
 
 if typing.TYPE_CHECKING:
-    from ._descriptor import MAX_REFERENCE_BYTES, ResultReference, describe, fit_reference
+    from ._descriptor import ResultReference, describe
 
 __getattr__ = _lazy.lazy_exports(
     __name__,
-    {"_descriptor": ["MAX_REFERENCE_BYTES", "ResultReference", "describe", "fit_reference"]},
+    {"_descriptor": ["ResultReference", "describe"]},
 )
 
 __all__ = [
-    "CAPACITY_MESSAGE",
-    "CATALOG_CLOSED_MESSAGE",
-    "ERROR_TRUNCATED_SUFFIX",
-    "INVALID_ID_MESSAGE",
-    "MAX_REFERENCE_BYTES",
-    "MAX_RESULTS",
-    "MAX_UNTRUSTED_CHARS",
-    "MODEL_BUDGET_MESSAGE",
-    "NOT_RETAINED_CAPACITY",
-    "NOT_RETAINED_CATALOG",
-    "NOT_RETAINED_DATA_ALLOWANCE",
-    "NOT_RETAINED_OUTPUT_BUDGET",
-    "NOT_RETAINED_RESTART_SAFE",
-    "RETAINED_GUIDANCE",
     "SCOPE_MESSAGE",
-    "TRUNCATION_GUIDANCE",
     "UNAVAILABLE_MESSAGE",
     "CompletedEnvelope",
     "Envelope",
     "FailedEnvelope",
     "FailurePhase",
-    "JsonSource",
     "ModelBudget",
     "OutputLedger",
     "PendingToolCall",
     "Projection",
     "ReferenceValue",
-    "Refusal",
     "ResultReference",
     "ResultsStore",
-    "RetentionMode",
     "SavedResult",
     "UntrustedEnvelope",
     "WaitingEnvelope",
@@ -111,19 +60,8 @@ __all__ = [
     "completed_envelope",
     "describe",
     "failed_envelope",
-    "fit_error",
-    "fit_json_prefix",
-    "fit_reference",
     "mark_untrusted",
-    "minimal_reference_marker_bytes",
-    "reference_marker",
-    "reference_marker_bytes",
     "render",
-    "retain_final_value",
-    "retain_oversized_value",
     "settle_envelope",
-    "truncate_utf8",
-    "truncation_marker",
     "waiting_envelope",
-    "wrap_untrusted",
 ]

@@ -72,6 +72,7 @@ from ._urls import (
     is_blocked_remote_media_hostname,
     normalize_remote_media_hostname,
 )
+from ._youtube import YouTubeCard, youtube_card
 
 __all__ = [
     "CanvasPreview",
@@ -82,6 +83,7 @@ __all__ = [
     "SplitMedia",
     "StripResult",
     "ToolMedia",
+    "YouTubeCard",
     "build_reply",
     "clean_candidate",
     "coerce_canvas_preview",
@@ -130,4 +132,5 @@ __all__ = [
     "strip_inline_directive_tags_for_delivery",
     "strip_inline_directive_tags_for_display",
     "unwrap_quoted",
+    "youtube_card",
 ]

@@ -21,7 +21,7 @@ from ._guest import Guest
 from ._module import compiled_reactor
 from ._pool import GuestPool
 from ._report import StepResult
-from ._worker import run_on_guest_thread
+from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
     from ._parser import ParseFailure, parse_failure
@@ -38,6 +38,7 @@ __all__ = [
     "GuestPool",
     "ParseFailure",
     "QuickJSExecutor",
+    "SegmentRunner",
     "StepResult",
     "compiled_reactor",
     "parse_failure",

@@ -10,7 +10,7 @@ calls and two JSON shapes:
   the error `e`, `v` (present, as `0`, once the value is ready) and the admitted requests `r`
   as `[id, method]`. Lines of JSON text follow the report (JSON text never holds a raw
   newline): the value's first when `v` is present, then each request's arguments, so the host
-  sizes them before it parses them (`_requests.py`) and a large value is copied, not
+  sizes them before it parses them (`_cell/_requests.py`) and a large value is copied, not
   re-escaped;
 * a request's `method` is one of `BRIDGE_METHODS`, and its id is `bridge:<method>:<n>`;
 * `settle(batch)` takes `[[id, ok, payload], …]`.

@@ -17,12 +17,16 @@ import itertools
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._process import PerProcess
 
-__all__ = ["guest_lanes", "next_lane", "run_on_guest_thread"]
+__all__ = ["SegmentRunner", "guest_lanes", "next_lane", "run_on_guest_thread"]
+
+SegmentRunner = Callable[..., Awaitable[Any]]
+"""How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
+cell's place for the loop thread."""
 
 _Job = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
 

@@ -18,29 +18,48 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
-from ._view import PERSISTENCE_WARNING, SessionView
+from ._view import SessionView
 
 if typing.TYPE_CHECKING:
+    from ._jobs import JobRecord, JobRun, JobStore
+    from ._jobs_memory import MemoryJobStore
+    from ._jobs_opening import job_store_for
+    from ._jobs_postgres import PostgresJobStore
+    from ._jobs_sqlite import SQLiteJobStore
     from ._opening import open_store
     from ._postgres import PostgresStore
     from ._sqlite import SQLiteStore
 
-# The durable backends load on first use: running cells needs neither (about 10 ms of
-# imports, `sqlite3` among them, off every process's start).
+# The durable backends and the job stores load on first use: running cells needs none of
+# them (about 10 ms of imports, `sqlite3` among them, off every process's start).
 __getattr__ = _lazy.lazy_exports(
     __name__,
-    {"_sqlite": ["SQLiteStore"], "_postgres": ["PostgresStore"], "_opening": ["open_store"]},
+    {
+        "_sqlite": ["SQLiteStore"],
+        "_postgres": ["PostgresStore"],
+        "_opening": ["open_store"],
+        "_jobs": ["JobRecord", "JobRun", "JobStore"],
+        "_jobs_memory": ["MemoryJobStore"],
+        "_jobs_opening": ["job_store_for"],
+        "_jobs_sqlite": ["SQLiteJobStore"],
+        "_jobs_postgres": ["PostgresJobStore"],
+    },
 )
 
 
 __all__ = [
-    "PERSISTENCE_WARNING",
     "ClaimedRun",
+    "JobRecord",
+    "JobRun",
+    "JobStore",
     "Lease",
     "LeaseKeeper",
+    "MemoryJobStore",
     "MemoryStore",
     "ParkedRun",
+    "PostgresJobStore",
     "PostgresStore",
+    "SQLiteJobStore",
     "SQLiteStore",
     "SessionInfo",
     "SessionStore",
@@ -51,5 +70,6 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "job_store_for",
     "open_store",
 ]

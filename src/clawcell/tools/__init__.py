@@ -1,12 +1,15 @@
-"""Opt-in built-in tools with declared contracts: workspace files, web fetch and web search.
+"""Opt-in built-in tools with declared contracts: workspace files, shell commands, web fetch
+and web search.
 
-`workspace(root)` gives the file tools, `web(...)` the web tools (`pip install
-'clawcell[web]'`), `from_config(mapping)` both from a configuration mapping. See
-`docs/tools.md`.
+`workspace(root)` gives the file tools, `shell(root)` `exec` and `process`,
+`automations(store)` the scheduler's jobs, `web(...)` the web
+tools (`pip install 'clawcell[web]'`), `from_config(mapping)` them from a configuration
+mapping. See `docs/tools.md`.
 """
 
 from __future__ import annotations
 
+from ._automations import automations
 from ._cache import FetchCache
 from ._config import from_config
 from ._guard import AddressGuard, Resolver, SystemResolver
@@ -14,6 +17,8 @@ from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
 from ._settings import FetchSettings
+from ._shell import shell
+from ._shell_settings import ShellSettings
 from ._web import web
 from ._workspace import workspace
 
@@ -27,9 +32,12 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
+    "automations",
     "from_config",
+    "shell",
     "web",
     "workspace",
 ]

@@ -6,8 +6,15 @@ TOML), with snake_case keys named after the Python arguments:
 ```json
 {"workspace": {"root": ".", "read_only": false, "max_read_bytes": 5242880},
  "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
-         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}}}
+         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}},
+ "shell": {"root": ".", "sandbox": "auto", "approval": "ask", "allow_commands": ["ls *"]},
+ "automations": {"store": "state.db", "schema": "clawcell", "worker": true}}
 ```
+
+`automations.store` is where the jobs live: an SQLite file or a `postgresql://` URL (with
+`schema`), normally the command's own store, which workers (`clawcell automations run`) share;
+`worker = true` also runs a worker inside `clawcell serve` and `clawcell mcp serve`
+(`clawcell.automations.embedded_worker`).
 
 The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
 tests, which build the tools in Python.
@@ -26,12 +33,14 @@ from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
 from ._settings import FetchSettings
+from ._shell import shell
+from ._shell_settings import ShellSettings
 from ._web import web
 from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("web", "workspace")
+_TOP: Final = ("automations", "shell", "web", "workspace")
 _WORKSPACE: Final = (
     "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
     "read_only", "root",
@@ -62,7 +71,8 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 
 
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools `config` enables: `workspace` and `web` sections, each optional.
+    """The tools `config` enables: `workspace`, `shell`, `automations` and `web` sections,
+    each optional.
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
@@ -72,6 +82,12 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
     try:
         if "workspace" in top:
             tools += _workspace(_section(top["workspace"], "workspace", _WORKSPACE))
+        if "shell" in top:
+            tools += _shell(_section(top["shell"], "shell", ("root", *ShellSettings.names())))
+        if "automations" in top:
+            tools += _automations(
+                _section(top["automations"], "automations", ("schema", "store", "worker"))
+            )
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
     except (TypeError, ValueError) as exc:
@@ -91,6 +107,26 @@ def _workspace(section: dict[str, Any]) -> list[Tool]:
             f"Tools config `workspace.read_only` must be true or false, got {read_only!r}."
         )
     return workspace(root, limits=WorkspaceLimits(**section), read_only=read_only)
+
+
+def _shell(section: dict[str, Any]) -> list[Tool]:
+    root = section.pop("root", None)
+    if not isinstance(root, str) or not root:
+        raise ConfigurationError(f"Tools config `shell.root` must be a path, got {root!r}.")
+    return shell(root, settings=ShellSettings(**section))
+
+
+def _automations(section: dict[str, Any]) -> list[Tool]:
+    from ..store import open_store
+    from ._automations import automations
+
+    target = section.get("store")
+    if not isinstance(target, str) or not target:
+        raise ConfigurationError(
+            f"Tools config `automations.store` must be an SQLite path or a postgresql:// URL, "
+            f"got {target!r}."
+        )
+    return automations(open_store(target, schema=str(section.get("schema", "clawcell"))))
 
 
 def _web(section: dict[str, Any]) -> list[Tool]:

@@ -4,17 +4,21 @@ Threat model: the model (or a prompt-injected document it read) names paths to r
 It must not reach anything outside the root: no `..`, no absolute paths, no `~`, no symlink
 (anywhere on the way) that resolves outside, no device files, FIFOs or sockets (which could
 block a read forever or talk to another process). Paths are checked as text first, then
-resolved with `os.path.realpath` and compared with the resolved root; files are opened with
-`O_NOFOLLOW | O_NONBLOCK` on the resolved path and checked with `fstat` after opening, so a
-final component swapped for a symlink or a FIFO after the check is refused, not followed.
+resolved with `os.path.realpath` and compared with the resolved root. What is then opened is
+the real path's components beneath a descriptor of the root with no symlink allowed anywhere
+(`_beneath`: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` on Linux, an `O_NOFOLLOW`
+walk elsewhere), so any component swapped for a symlink or a FIFO after the check — a directory
+included — is refused, not followed. Files are opened with `O_NONBLOCK` and checked with
+`fstat` after opening.
 
-Limits: a directory *inside* the path replaced by a symlink pointing out, by another local
-process, between the check and the open, is not detected (Python has no `openat2` with
-`RESOLVE_BENEATH`). No workspace tool creates symlinks, so the model alone cannot set that up.
+Paths that the OS cannot take are refused as text (`invalid_path`): lone surrogates (not
+Unicode, and `surrogateescape` would turn them into arbitrary bytes), more than 255 components,
+components over 255 bytes, and paths over 4,096 bytes once joined to the root.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -23,12 +27,15 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import ConfigurationError, ToolError
+from ._beneath import open_beneath
 
 __all__ = ["Confinement", "display", "not_a_file", "not_found"]
 
 _MAX_PATH: Final = 4096
 _MAX_COMPONENT: Final = 255
+_MAX_DEPTH: Final = 255
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 _WINDOWS_DRIVE: Final = re.compile(r"^[A-Za-z]:")
 
 
@@ -49,6 +56,8 @@ def _split(path: object) -> list[str]:
         raise _invalid(path[:64] + "…", f"is longer than {_MAX_PATH} characters")
     if _CONTROL.search(path):
         raise _invalid(path, "contains a control character")
+    if _SURROGATE.search(path):
+        raise _invalid(path, "contains a lone surrogate, which is not Unicode text")
     if "\\" in path:
         raise _invalid(path, "contains a backslash; separate directories with `/`")
     if path.startswith("/") or _WINDOWS_DRIVE.match(path):
@@ -58,7 +67,9 @@ def _split(path: object) -> list[str]:
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
         raise _invalid(path, "contains `..`")
-    if any(len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT for part in parts):
+    if len(parts) > _MAX_DEPTH:
+        raise _invalid(path[:64] + "…", f"has more than {_MAX_DEPTH} components")
+    if any(len(part.encode("utf-8")) > _MAX_COMPONENT for part in parts):
         raise _invalid(path, f"has a component longer than {_MAX_COMPONENT} bytes")
     return parts
 
@@ -95,7 +106,13 @@ class Confinement:
     def resolve(self, path: object) -> Path:
         """The real path of `path`, which must stay inside the root (it need not exist)."""
         parts = _split(path)
-        real = Path(os.path.realpath(self.root.joinpath(*parts)))
+        joined = self.root.joinpath(*parts)
+        if len(os.fsencode(joined)) >= _MAX_PATH:
+            raise _invalid(str(path)[:64] + "…", f"is over {_MAX_PATH} bytes once in the workspace")
+        try:
+            real = Path(os.path.realpath(joined))
+        except (OSError, ValueError) as exc:
+            raise _invalid(str(path)[:64], f"cannot be resolved ({exc})") from exc
         if real != self.root and not real.is_relative_to(self.root):
             raise ToolError(
                 f"Path {path!r} resolves outside the workspace through a symbolic link. "
@@ -106,7 +123,20 @@ class Confinement:
 
     def relative(self, real: Path) -> str:
         """The model-facing relative path of a resolved path inside the root."""
-        return display(list(real.relative_to(self.root).parts))
+        return display(self.parts(real))
+
+    def parts(self, real: Path) -> list[str]:
+        """The components of a resolved path below the root (`[]` for the root)."""
+        return list(real.relative_to(self.root).parts)
+
+    def open_directory(self, path: object, real: Path) -> int:
+        """A descriptor of the resolved directory `real`, opened beneath the root."""
+        try:
+            return open_beneath(self.root, self.parts(real), os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise not_found(path) from exc
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
 
     def open_file(self, path: object, *, max_bytes: int) -> tuple[Path, bytes]:
         """The resolved path and contents of an existing regular file of at most `max_bytes`."""
@@ -124,13 +154,13 @@ class Confinement:
 
     def _open_regular(self, path: object, real: Path) -> int:
         try:
-            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = open_beneath(self.root, self.parts(real), os.O_RDONLY | os.O_NONBLOCK)
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise not_found(path) from exc
         except IsADirectoryError as exc:
             raise not_a_file(path, "a directory") from exc
         except OSError as exc:
-            raise ToolError(f"Cannot open {path!r}: {exc.strerror}.", code="unreadable") from exc
+            raise _unreadable(path, exc) from exc
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)
@@ -147,6 +177,16 @@ class Confinement:
         if stat.S_ISREG(mode):
             return "file"
         return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _unreadable(path: object, exc: OSError) -> ToolError:
+    if exc.errno in (errno.ELOOP, errno.EXDEV):
+        return ToolError(
+            f"Cannot open {path!r}: a part of it is a symbolic link now (it changed after the "
+            "check, or loops). Try again, or name the file the link points to.",
+            code="unreadable",
+        )
+    return ToolError(f"Cannot open {path!r}: {exc.strerror}.", code="unreadable")
 
 
 def not_found(path: object) -> ToolError:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import ssl
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -13,6 +15,7 @@ import httpx
 
 from ..errors import ToolError
 from ._cache import CachedPage, FetchCache
+from ._decoding import BoundedDecoder
 from ._guard import AddressGuard
 from ._settings import FetchSettings
 from ._transport import PinnedTransport
@@ -20,6 +23,12 @@ from ._transport import PinnedTransport
 __all__ = ["Fetcher", "Page", "checked_url"]
 
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_NETWORK_ERRORS: Final = (
+    httpx.HTTPError,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,13 +81,13 @@ class Fetcher:
         try:
             async with asyncio.timeout(self.settings.timeout_seconds):
                 return await self._fetch(start)
-        except TimeoutError as exc:
+        except (TimeoutError, httpcore.TimeoutException) as exc:
             raise ToolError(
                 f"Fetching {str(start)!r} took longer than {self.settings.timeout_seconds} s; "
                 "try again later or another URL.",
                 code="timeout",
             ) from exc
-        except (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError) as exc:
+        except _NETWORK_ERRORS as exc:
             raise ToolError(
                 f"Fetching {str(start)!r} failed: {type(exc).__name__}: {exc or 'no detail'}.",
                 code="fetch_failed",
@@ -90,18 +99,13 @@ class Fetcher:
         if cached is not None and cached[1]:
             return Page(url=key, page=cached[0], cache="hit")
         stale = cached[0] if cached is not None else None
-        async with httpx.AsyncClient(
-            transport=PinnedTransport(self.guard, self._ssl_context()),
-            trust_env=False,
-            follow_redirects=False,
-            timeout=self.settings.timeout_seconds,
-        ) as client:
+        async with PinnedTransport(self.guard, self._ssl_context()) as transport:
             page: CachedPage | None = None
             if stale is not None and (stale.etag or stale.last_modified):
-                page = await self._revalidate(client, stale)
+                page = await self._revalidate(transport, stale)
                 if page is stale:
                     return Page(url=key, page=self._store(key, stale), cache="revalidated")
-            page = page or await self._follow(client, url)
+            page = page or await self._follow(transport, url)
         return Page(
             url=key, page=self._store(key, page) if page.status == 200 else page, cache="miss"
         )
@@ -115,7 +119,23 @@ class Fetcher:
     def _store(self, key: str, page: CachedPage) -> CachedPage:
         return page if self.cache is None else self.cache.put(key, page)
 
-    async def _revalidate(self, client: httpx.AsyncClient, stale: CachedPage) -> CachedPage | None:
+    @asynccontextmanager
+    async def _get(
+        self, transport: PinnedTransport, url: httpx.URL, headers: dict[str, str]
+    ) -> AsyncGenerator[httpx.Response]:
+        """One GET straight through the transport: httpx's client would parse `Location`
+        itself (raising its own errors for `javascript:` and friends) and decode bodies
+        without a bound; here redirects and decoding are ours."""
+        timeout = httpx.Timeout(self.settings.timeout_seconds).as_dict()
+        request = httpx.Request("GET", url, headers=headers, extensions={"timeout": timeout})
+        response = await transport.handle_async_request(request)
+        response.request = request
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def _revalidate(self, transport: PinnedTransport, stale: CachedPage) -> CachedPage | None:
         """`stale` itself when the server answers 304, a new page on 200, else `None`."""
         headers = self._headers()
         if stale.etag:
@@ -123,7 +143,7 @@ class Fetcher:
         if stale.last_modified:
             headers["If-Modified-Since"] = stale.last_modified
         url = checked_url(stale.final_url)
-        async with client.stream("GET", url, headers=headers) as response:
+        async with self._get(transport, url, headers) as response:
             if response.status_code == 200:
                 return await self._read(response, url)
             return stale if response.status_code == 304 else None
@@ -135,9 +155,9 @@ class Fetcher:
             "Accept-Encoding": "identity",
         }
 
-    async def _follow(self, client: httpx.AsyncClient, url: httpx.URL) -> CachedPage:
+    async def _follow(self, transport: PinnedTransport, url: httpx.URL) -> CachedPage:
         for _hop in range(self.settings.max_redirects + 1):
-            async with client.stream("GET", url, headers=self._headers()) as response:
+            async with self._get(transport, url, self._headers()) as response:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
                     url = checked_url(location, base=url)
@@ -150,22 +170,26 @@ class Fetcher:
         )
 
     async def _read(self, response: httpx.Response, url: httpx.URL) -> CachedPage:
+        cap = self.settings.max_bytes
+        encodings = response.headers.get_list("content-encoding", split_commas=True)
+        decoder = BoundedDecoder(encodings, cap=cap + 1)
         chunks: list[bytes] = []
         size = 0
-        truncated = False
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > self.settings.max_bytes:
-                truncated = True
+        async for raw in response.aiter_raw():
+            if decoder.layered:  # bounded, but zstd steps cost CPU: keep the loop free
+                pieces = await asyncio.to_thread(decoder.drain, raw, cap + 1 - size)
+            else:
+                pieces = decoder.drain(raw, cap + 1 - size)
+            chunks += pieces
+            size += sum(map(len, pieces))
+            if size > cap or decoder.exhausted:
                 break
-        body = b"".join(chunks)[: self.settings.max_bytes]
         return CachedPage(
             final_url=str(url),
             status=response.status_code,
             content_type=response.headers.get("content-type", ""),
-            body=body,
-            body_truncated=truncated,
+            body=b"".join(chunks)[:cap],
+            body_truncated=size > cap or decoder.exhausted,
             fetched_at=_now(),
             etag=response.headers.get("etag"),
             last_modified=response.headers.get("last-modified"),

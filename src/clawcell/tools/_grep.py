@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 from ..catalog import Tool, define_output_schema
@@ -14,7 +14,7 @@ from ..errors import ToolError
 from ._confinement import Confinement, not_a_file, not_found
 from ._limits import WorkspaceLimits
 from ._schema import array, boolean, integer, literal, obj, string
-from ._walk import glob_regex, walk_files
+from ._walk import glob_regex, read_at, walk_files
 
 __all__ = ["GREP_OUTPUT", "grep_tool"]
 
@@ -92,10 +92,10 @@ def grep_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
         regex = _compile(params)
         only = glob_regex(str(params["glob"])) if "glob" in params else None
         scan = _Scan(limit=min(int(params.get("limit", limits.max_results)), limits.max_results))
-        for relative, real in files:
+        for relative, read in files:
             if only is not None and not only.match(relative):
                 continue
-            if not _search_file(scan, regex, relative, real, limits):
+            if not _search_file(scan, regex, relative, read()):
                 break
         return _result(scan, str(params.get("outputMode", "content")))
 
@@ -117,7 +117,8 @@ def grep_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
 
 def _files(
     confinement: Confinement, path: object, limits: WorkspaceLimits
-) -> Iterable[tuple[str, Path]]:
+) -> Iterable[tuple[str, Callable[[], bytes | None]]]:
+    """`(relative path, reader)` of the files to search; a reader answers `None` to skip."""
     real = confinement.resolve(path)
     kind = confinement.existing_kind(real)
     if kind is None:
@@ -125,20 +126,23 @@ def _files(
     if kind == "other":
         raise not_a_file(path, "a device, FIFO or socket")
     if kind == "file":
-        return [(confinement.relative(real), real)]
-    return walk_files(real, confinement.root, max_files=limits.max_scanned_files)
+        return [(confinement.relative(real), lambda: _read_one(confinement, path, limits))]
+    walk = walk_files(confinement, path, real, max_files=limits.max_scanned_files)
+    return (
+        (relative, functools.partial(read_at, directory, name, limits.max_read_bytes))
+        for relative, name, directory in walk
+    )
 
 
-def _search_file(
-    scan: _Scan, regex: re.Pattern[str], relative: str, real: Path, limits: WorkspaceLimits
-) -> bool:
+def _read_one(confinement: Confinement, path: object, limits: WorkspaceLimits) -> bytes | None:
     try:
-        if real.stat().st_size > limits.max_read_bytes:
-            return True
-        data = real.read_bytes()
-    except OSError:
-        return True
-    if b"\x00" in data[:8192]:
+        return confinement.open_file(path, max_bytes=limits.max_read_bytes)[1]
+    except ToolError:
+        return None  # too large or gone: skipped, as files met while walking are
+
+
+def _search_file(scan: _Scan, regex: re.Pattern[str], relative: str, data: bytes | None) -> bool:
+    if data is None or b"\x00" in data[:8192]:
         return True
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
         if regex.search(line) and not scan.add(relative, number, line):

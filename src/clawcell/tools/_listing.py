@@ -37,13 +37,13 @@ def _limit(params: dict[str, Any], limits: WorkspaceLimits) -> int:
 
 
 def _entry(entry: os.DirEntry[str]) -> dict[str, Any]:
-    mode = entry.stat(follow_symlinks=False).st_mode
-    if stat.S_ISLNK(mode):
+    found = entry.stat(follow_symlinks=False)
+    if stat.S_ISLNK(found.st_mode):
         return {"name": entry.name, "type": "symlink"}
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(found.st_mode):
         return {"name": entry.name, "type": "dir"}
-    if stat.S_ISREG(mode):
-        return {"name": entry.name, "type": "file", "size": entry.stat().st_size}
+    if stat.S_ISREG(found.st_mode):
+        return {"name": entry.name, "type": "file", "size": found.st_size}
     return {"name": entry.name, "type": "other"}
 
 
@@ -63,15 +63,17 @@ def list_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `list` tool: the entries of one directory, sorted by name."""
 
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
-        shown, real = _directory(confinement, params.get("path", "."))
-        with os.scandir(real) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-        limit = _limit(params, limits)
-        return {
-            "path": shown,
-            "entries": [_entry(entry) for entry in entries[:limit]],
-            "truncated": len(entries) > limit,
-        }
+        path = params.get("path", ".")
+        shown, real = _directory(confinement, path)
+        descriptor = confinement.open_directory(path, real)
+        try:
+            with os.scandir(descriptor) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+            limit = _limit(params, limits)
+            listed = [_entry(entry) for entry in entries[:limit]]
+        finally:
+            os.close(descriptor)
+        return {"path": shown, "entries": listed, "truncated": len(entries) > limit}
 
     return Tool(
         name="list",
@@ -87,12 +89,13 @@ def find_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `find` tool: relative paths of files matching a glob, bounded."""
 
     def scan(params: dict[str, Any]) -> dict[str, Any]:
-        _, start = _directory(confinement, params.get("path", "."))
+        path = params.get("path", ".")
+        _, start = _directory(confinement, path)
         matcher = glob_regex(str(params["pattern"]))
         limit = _limit(params, limits)
         paths: list[str] = []
-        for relative, _path in walk_files(
-            start, confinement.root, max_files=limits.max_scanned_files
+        for relative, _name, _directory_fd in walk_files(
+            confinement, path, start, max_files=limits.max_scanned_files
         ):
             if matcher.match(relative):
                 if len(paths) == limit:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..catalog import Tool
 from ..errors import ToolError
 from ._confinement import Confinement
-from ._files import decode_text, encode_text, remove_file, write_bytes
+from ._files import decode_text, encode_text
 from ._limits import WorkspaceLimits
+from ._patch_commit import Original, commit
 from ._patch_format import FileChange, Hunk, parse_patch
 from ._schema import array, obj, string
 
@@ -94,8 +96,8 @@ def apply_hunks(path: str, text: str, hunks: list[Hunk]) -> str:
 class _Plan:
     confinement: Confinement
     limits: WorkspaceLimits
-    staged: dict[str, str | None]
-    originals: set[str]
+    staged: dict[str, str | None] = field(default_factory=dict[str, str | None])
+    originals: dict[str, Original] = field(default_factory=dict[str, Original])
 
     def content(self, path: str) -> str | None:
         if path in self.staged:
@@ -103,8 +105,9 @@ class _Plan:
         real = self.confinement.resolve(path)
         if self.confinement.existing_kind(real) is None:
             return None
-        _, data = self.confinement.open_file(path, max_bytes=self.limits.max_read_bytes)
-        self.originals.add(path)
+        real, data = self.confinement.open_file(path, max_bytes=self.limits.max_read_bytes)
+        mode = os.stat(real, follow_symlinks=False).st_mode & 0o7777
+        self.originals[path] = Original(data=data, mode=mode)
         return decode_text(path, data)
 
     def stage(self, change: FileChange) -> None:
@@ -143,25 +146,11 @@ def _check_sizes(encoded: dict[str, bytes | None], limits: WorkspaceLimits) -> N
             )
 
 
-def _commit(plan: _Plan, encoded: dict[str, bytes | None]) -> dict[str, list[str]]:
-    """Write the staged files (only after every hunk matched and every size fits)."""
-    summary: dict[str, list[str]] = {"added": [], "modified": [], "deleted": []}
-    for path, data in sorted(encoded.items()):
-        if data is None:
-            if path in plan.originals:
-                remove_file(plan.confinement, path)
-                summary["deleted"].append(path)
-            continue
-        write_bytes(plan.confinement, path, data, plan.limits)
-        summary["modified" if path in plan.originals else "added"].append(path)
-    return summary
-
-
 def patch_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
     """The `apply_patch` tool over `confinement`."""
 
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
-        plan = _Plan(confinement=confinement, limits=limits, staged={}, originals=set())
+        plan = _Plan(confinement=confinement, limits=limits)
         for change in parse_patch(str(params["patch"])):
             plan.stage(change)
         encoded = {
@@ -169,7 +158,7 @@ def patch_tool(confinement: Confinement, limits: WorkspaceLimits) -> Tool:
             for path, text in plan.staged.items()
         }
         _check_sizes(encoded, limits)
-        return _commit(plan, encoded)
+        return commit(confinement, limits, encoded, plan.originals)
 
     return Tool(
         name="apply_patch",

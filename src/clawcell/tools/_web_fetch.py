@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections import OrderedDict
 from email.message import Message
 from typing import Any, Final
@@ -12,7 +13,7 @@ from ..catalog import Tool
 from ..errors import ToolError
 from ._cache import CachedPage
 from ._fetch import Fetcher, Page
-from ._html import Extracted, ExtractMode, extract, is_readable
+from ._html import Extracted, ExtractMode, extract, is_readable, timed_out
 from ._schema import boolean, integer, literal, obj, string
 
 __all__ = ["FETCH_OUTPUT", "web_fetch_tool"]
@@ -65,19 +66,25 @@ class _Readable:
         self._size = size
         self._done: OrderedDict[tuple[bytes, str, str], Extracted] = OrderedDict()
 
-    async def of(self, stored: CachedPage, mode: ExtractMode) -> Extracted:
+    async def of(self, stored: CachedPage, mode: ExtractMode, deadline: float) -> Extracted:
         digest = hashlib.blake2b(stored.body, digest_size=16).digest()
         key = (digest, stored.content_type, mode)
         found = self._done.get(key)
         if found is None:
-            found = await asyncio.to_thread(_extract, stored, mode)
+            # The thread checks `deadline` itself; waiting past it here would only add delay.
+            remaining = max(deadline - time.monotonic(), 0.0)
+            try:
+                async with asyncio.timeout(remaining + 0.05):
+                    found = await asyncio.to_thread(_extract, stored, mode, deadline)
+            except TimeoutError:
+                raise timed_out() from None
             self._done[key] = found
             while len(self._done) > self._size:
                 self._done.popitem(last=False)
         return found
 
 
-def _extract(stored: CachedPage, mode: ExtractMode) -> Extracted:
+def _extract(stored: CachedPage, mode: ExtractMode, deadline: float) -> Extracted:
     mime, charset = _content_type(stored.content_type)
     if not is_readable(mime, stored.body):
         raise ToolError(
@@ -85,7 +92,7 @@ def _extract(stored: CachedPage, mode: ExtractMode) -> Extracted:
             "text. `web_fetch` reads HTML, text, JSON and XML.",
             code="unsupported_content",
         )
-    return extract(stored.body, mime=mime, charset=charset, mode=mode)
+    return extract(stored.body, mime=mime, charset=charset, mode=mode, deadline=deadline)
 
 
 def _render(
@@ -94,7 +101,8 @@ def _render(
     stored = page.page
     limit = min(int(params.get("maxChars", max_chars)), max_chars)
     text = readable.text[:limit]
-    cut = len(text) < len(readable.text) or stored.body_truncated
+    body_cut = stored.body_truncated or readable.cut
+    cut = len(text) < len(readable.text) or body_cut
     result: dict[str, Any] = {
         "url": page.url,
         "finalUrl": stored.final_url,
@@ -113,7 +121,7 @@ def _render(
         result["overflow"] = {
             "totalChars": len(readable.text),
             "returnedChars": len(text),
-            "bodyTruncated": stored.body_truncated,
+            "bodyTruncated": body_cut,
         }
     return result
 
@@ -124,9 +132,10 @@ def web_fetch_tool(fetcher: Fetcher) -> Tool:
     readable = _Readable()
 
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
+        deadline = time.monotonic() + fetcher.settings.timeout_seconds
         page = await fetcher.fetch(params["url"])
         mode: ExtractMode = "text" if params.get("extractMode") == "text" else "markdown"
-        text = await readable.of(page.page, mode)
+        text = await readable.of(page.page, mode, deadline)
         return _render(page, text, params, fetcher.settings.max_chars)
 
     return Tool(

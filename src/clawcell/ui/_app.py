@@ -221,11 +221,27 @@ def _tool_names(runner: object) -> list[str]:
 
 
 async def _json_body(request: Request) -> dict[str, Any] | None:
+    """The request's JSON object, with every string valid UTF-8; `None` when the body is not
+    a JSON object (or nests past what the parser can take)."""
     try:
         body = json.loads(await request.body())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return cast(dict[str, Any], body) if isinstance(body, dict) else None
+    if not isinstance(body, dict):
+        return None
+    return cast(dict[str, Any], _valid_text(cast(dict[str, Any], body)))
+
+
+def _valid_text(body: object) -> object:
+    """`body` with lone surrogates (`"\\ud800"` escapes in the JSON) replaced by U+FFFD, so no
+    text that is stored, rendered or sent can fail to encode."""
+    text = json.dumps(body, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return json.loads(fixed)
+    return body
 
 
 def _bad_request(message: str) -> Response:

@@ -1,0 +1,78 @@
+"""`clawcell automations run`: a scheduler worker over the configured store and tools.
+
+Start as many as you like on one PostgreSQL store: each due run fires once. `SIGTERM` or
+`SIGINT` stops the worker gracefully (the runs in flight finish); `SIGKILL` leaves its run
+to be marked `lost` by another worker when its lease expires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+
+__all__ = ["configure_worker", "run_worker"]
+
+
+def configure_worker(parser: argparse.ArgumentParser) -> None:
+    """`clawcell automations`: `run` with the cell options of `clawcell run` and the
+    worker's own."""
+    from ._runtime import add_cell_options
+
+    actions = parser.add_subparsers(dest="automations_action", required=True)
+    worker = actions.add_parser("run", help="run a scheduler worker until stopped")
+    add_cell_options(worker, store_help="the store holding the jobs (SQLite file or URL)")
+    worker.add_argument("--schema", default="clawcell", help="PostgreSQL schema of the store")
+    worker.add_argument("--worker-id", help="this worker's id (default host:pid:random)")
+    worker.add_argument("--lease-seconds", type=float, default=30.0)
+    worker.add_argument("--poll-seconds", type=float, default=0.5)
+    worker.add_argument("--max-concurrent", type=int, default=4)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """`clawcell automations run`: a worker until a signal stops it; the exit status."""
+    try:
+        asyncio.run(_work(args))
+    except Exception as exc:  # the command's boundary: say what failed, exit non-zero
+        print(f"clawcell automations: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _work(args: argparse.Namespace) -> None:
+    from ..automations import PayloadRunner, Scheduler
+    from ..store import job_store_for, open_store
+    from ._runtime import settings_from
+
+    settings = settings_from(args)
+    if settings.store is None:
+        raise ValueError("a worker needs `--store` (or `store` in the config): the shared jobs")
+    store = open_store(settings.store, schema=args.schema)
+    jobs = job_store_for(store)
+    tools = settings.build_tools()
+    runner = PayloadRunner(tools=tools, session_store=store)
+    scheduler = Scheduler(
+        jobs,
+        runner,
+        worker=args.worker_id,
+        lease_seconds=args.lease_seconds,
+        poll_seconds=args.poll_seconds,
+        max_concurrent=args.max_concurrent,
+        session_store=store,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, stop.set)
+    print(f"clawcell automations: worker {scheduler.worker} started", flush=True)
+    try:
+        await scheduler.run(stop)
+    finally:
+        for tool in tools:
+            if tool.on_close is not None:
+                tool.on_close()
+        await jobs.close()
+        with contextlib.suppress(Exception):
+            await store.close()

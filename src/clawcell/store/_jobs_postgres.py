@@ -1,0 +1,207 @@
+"""`PostgresJobStore`: jobs and runs in PostgreSQL, for several scheduler workers.
+
+Its tables sit in the `PostgresStore`'s schema (`clawcell` unless told otherwise) and are
+created on first use under a transaction-scoped advisory lock. Each compare-and-set is one
+`UPDATE … WHERE` in a transaction: PostgreSQL's row lock makes the second of two workers
+that saw the same due time find the row changed, so each occurrence fires once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
+
+from ..errors import ClosedError, ConfigurationError
+from . import _jobs_sql as q
+from ._errors import StoreUnavailableError
+from ._jobs import JobRecord, JobRun
+from ._postgres_schema import check_schema_name
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+    Connection = AsyncConnection[tuple[Any, ...]]
+
+__all__ = ["PostgresJobStore"]
+
+_LOCK: Final = 0x6A6F6273  # "jobs"
+
+
+def _pg(statement: str) -> LiteralString:
+    return cast(LiteralString, statement.replace("?", "%s"))
+
+
+class PostgresJobStore:
+    """A `JobStore` in PostgreSQL (`pip install 'clawcell[postgres]'`).
+
+    Args:
+        dsn: A libpq connection string or URL.
+        schema: The PostgreSQL schema holding the tables (created when missing).
+        max_size: Connections the pool opens at most.
+    """
+
+    def __init__(self, dsn: str, *, schema: str = "clawcell", max_size: int = 4) -> None:
+        from ._postgres import MISSING_DRIVER
+
+        try:
+            importlib.import_module("psycopg")
+            importlib.import_module("psycopg_pool")
+        except ImportError as exc:
+            raise ConfigurationError(MISSING_DRIVER) from exc
+        self._dsn = dsn
+        self._schema = check_schema_name(schema)
+        self._max_size = max_size
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self._opening = asyncio.Lock()
+        self._closed = False
+
+    async def _open(self) -> AsyncConnectionPool[Connection]:
+        async with self._opening:
+            if self._pool is not None:
+                return self._pool
+            from psycopg_pool import AsyncConnectionPool
+
+            schema = self._schema
+
+            async def configure(conn: Connection) -> None:
+                await conn.set_autocommit(True)
+                await conn.execute(_pg(f"SET search_path TO {schema}"))
+
+            pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+                self._dsn, min_size=1, max_size=self._max_size, configure=configure, open=False
+            )
+            await pool.open(wait=True, timeout=30.0)
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(_pg(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+                for statement in q.TABLES:
+                    await conn.execute(_pg(statement))
+            self._pool = pool
+            return pool
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[Connection]:
+        if self._closed:
+            raise ClosedError("This `PostgresJobStore` is closed; open a new one.")
+        import psycopg
+
+        try:
+            pool = await self._open()
+            async with pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StoreUnavailableError(f"The PostgreSQL job store failed: {exc}.") from exc
+
+    async def _rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        async with self._connection() as conn:
+            cursor = await conn.execute(_pg(sql), params)
+            return await cursor.fetchall()
+
+    async def _change(self, sql: str, params: tuple[Any, ...]) -> int:
+        async with self._connection() as conn:
+            return (await conn.execute(_pg(sql), params)).rowcount
+
+    async def save_job(self, job: JobRecord) -> None:
+        """Insert or replace a job."""
+        await self._change(q.SAVE_JOB, q.job_params(job))
+
+    async def get_job(self, job_id: str) -> JobRecord | None:
+        """A job by id, or `None`."""
+        rows = await self._rows(q.GET_JOB, (job_id,))
+        return q.job_row(rows[0]) if rows else None
+
+    async def find_job(self, declaration_key: str) -> JobRecord | None:
+        """The job with this declaration key, or `None`."""
+        rows = await self._rows(q.FIND_JOB, (declaration_key,))
+        return q.job_row(rows[0]) if rows else None
+
+    async def list_jobs(self) -> list[JobRecord]:
+        """Every job not removed, oldest first."""
+        return [q.job_row(r) for r in await self._rows(q.LIST_JOBS, ())]
+
+    async def delete_job(self, job_id: str) -> None:
+        """Delete a job and its runs."""
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(_pg(q.DELETE_JOB_RUNS), (job_id,))
+            await conn.execute(_pg(q.DELETE_JOB), (job_id,))
+
+    async def due_jobs(self, now: float) -> list[JobRecord]:
+        """Enabled, not removed jobs due at `now`."""
+        return [q.job_row(r) for r in await self._rows(q.DUE, (now,))]
+
+    async def claim_occurrence(
+        self, job_id: str, due_at: float, next_due_at: float | None, run: JobRun | None
+    ) -> bool:
+        """Move `next_due_at` from `due_at` and record `run` in one transaction, or `False`."""
+        async with self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(_pg(q.CLAIM_OCCURRENCE), (next_due_at, job_id, due_at))
+            if cursor.rowcount != 1:
+                return False
+            if run is not None:
+                await conn.execute(_pg(q.INSERT_RUN), q.run_params(run))
+            return True
+
+    async def add_run(self, run: JobRun) -> None:
+        """Record a run."""
+        await self._change(q.INSERT_RUN, q.run_params(run))
+
+    async def queued_runs(self) -> list[JobRun]:
+        """Queued runs, oldest first."""
+        return [q.run_row(r) for r in await self._rows(q.QUEUED, ())]
+
+    async def claim_queued(
+        self, run_id: str, *, worker: str, started_at: float, lease_expires_at: float
+    ) -> bool:
+        """Move a queued run to `running`, or `False`."""
+        params = (worker, started_at, lease_expires_at, run_id)
+        return await self._change(q.CLAIM_QUEUED, params) == 1
+
+    async def renew_run(self, run_id: str, *, worker: str, lease_expires_at: float) -> bool:
+        """Extend a lease, or `False`."""
+        return await self._change(q.RENEW, (lease_expires_at, run_id, worker)) == 1
+
+    async def finish_run(self, run: JobRun, *, keep: int) -> bool:
+        """Record the end of `run`, then trim the job's history."""
+        async with self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(_pg(q.FINISH), q.finish_params(run))
+            if cursor.rowcount != 1:
+                return False
+            await conn.execute(_pg(q.TRIM), (run.job_id, run.job_id, keep))
+            return True
+
+    async def expire_runs(self, now: float) -> list[JobRun]:
+        """Mark runs with an expired lease `lost`."""
+        lost: list[JobRun] = []
+        async with self._connection() as conn, conn.transaction():
+            expired = await (await conn.execute(_pg(q.EXPIRED), (now,))).fetchall()
+            for run in [q.run_row(r) for r in expired]:
+                cursor = await conn.execute(_pg(q.EXPIRE), q.lost_params(run, now))
+                if cursor.rowcount == 1:
+                    lost.append(q.lost_run(run, now))
+        return lost
+
+    async def get_run(self, run_id: str) -> JobRun | None:
+        """A run by id, or `None`."""
+        rows = await self._rows(q.GET_RUN, (run_id,))
+        return q.run_row(rows[0]) if rows else None
+
+    async def list_runs(self, job_id: str, *, offset: int, limit: int) -> tuple[list[JobRun], int]:
+        """A page of a job's runs, newest first, and their total."""
+        rows = await self._rows(q.LIST_RUNS, (job_id, limit, offset))
+        total = (await self._rows(q.COUNT_RUNS, (job_id,)))[0][0]
+        return [q.run_row(r) for r in rows], int(total)
+
+    async def active_runs(self, job_id: str) -> int:
+        """Queued or running runs of a job."""
+        return int((await self._rows(q.ACTIVE, (job_id,)))[0][0])
+
+    async def close(self) -> None:
+        """Close the pool (idempotent)."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()

@@ -1,0 +1,34 @@
+"""What a shell command is started with: the `Launch` a session and its exit message read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._rlimits import Rlimits
+
+__all__ = ["Launch"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """What to start.
+
+    Attributes:
+        command: The command text as the model wrote it.
+        argv: The full argument vector (shell and sandbox included).
+        cwd: The working directory the host process starts in.
+        shown_cwd: The working directory as results show it (workspace-relative).
+        env: The complete environment.
+        timeout_seconds: Lifetime before the group is killed.
+        limits: Resource limits.
+    """
+
+    command: str
+    argv: list[str]
+    cwd: Path
+    shown_cwd: str
+    env: Mapping[str, str]
+    timeout_seconds: float
+    limits: Rlimits

@@ -1,0 +1,301 @@
+"""`ProcessTable`: the commands `exec` started, each a `ProcessSession` with bounded output.
+
+Each command runs in its own process group (`start_new_session`) with resource limits set
+between fork and exec (`preexec_fn`: `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NPROC`
+and, on Linux, a parent-death `SIGKILL`). Two reader threads per command move its stdout and
+stderr into ring buffers; a watcher thread enforces the lifetime and, when the command's
+leader exits, kills what is left of its group, so nothing it started outlives it.
+
+Threads rather than asyncio subprocesses: a session outlives the event loop of the call that
+started it (a parked cell resumes on another loop; `process` may poll from anywhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import IO, Any, Final
+
+from ..errors import ToolError
+from ._launch import Launch
+from ._output_ring import OutputRing
+from ._process_exit import EndReason, ExitInfo, exit_info
+
+__all__ = ["SESSION_ID", "ProcessSession", "ProcessTable"]
+
+IDLE_INPUT_MS: Final = 1_000
+"""A running command with open stdin and no output for this long counts as waiting for input."""
+
+SESSION_ID: Final = re.compile(r"sh_[0-9a-f]{8}_[0-9]+")
+
+
+class ProcessSession:
+    """One running or finished command and its output."""
+
+    def __init__(self, launch: Launch, capacity: int, *, session_id: str) -> None:
+        self.id = session_id
+        self.launch = launch
+        self.stdout = OutputRing(capacity)
+        self.stderr = OutputRing(capacity)
+        self.combined = OutputRing(capacity)
+        self.started_at = time.time()
+        self.last_output_at = self.started_at
+        self.poll_cursor = 0
+        self.exit: ExitInfo | None = None
+        self._kill_reason: EndReason | None = None
+        self._done = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=dict(launch.env),
+            start_new_session=True,
+            preexec_fn=launch.limits.preexec(),  # noqa: PLW1509 - only setrlimit and prctl run in it
+            close_fds=True,
+        )
+        self.pid = self._proc.pid
+        assert self._proc.stdin is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+        self._readers = [
+            _thread(self._read, self._proc.stdout, self.stdout),
+            _thread(self._read, self._proc.stderr, self.stderr),
+        ]
+        _thread(self._watch)
+
+    @property
+    def running(self) -> bool:
+        """Whether the command has not ended yet."""
+        return not self._done.is_set()
+
+    @property
+    def stdin_writable(self) -> bool:
+        """Whether `write` can still reach the command."""
+        stdin = self._proc.stdin
+        return self.running and stdin is not None and not stdin.closed
+
+    def idle_ms(self) -> int:
+        """Milliseconds since the last output (or the start)."""
+        return int((time.time() - self.last_output_at) * 1000)
+
+    def write(self, data: bytes, *, eof: bool) -> int:
+        """Write what the stdin pipe accepts now (never blocks); the count of bytes accepted."""
+        stdin = self._proc.stdin
+        if not self.stdin_writable or stdin is None:
+            raise ToolError(
+                f"Session {self.id!r} has no open stdin (it ended or its input was closed).",
+                code="stdin_closed",
+            )
+        accepted = 0
+        with self._lock:
+            try:
+                accepted = os.write(stdin.fileno(), data) if data else 0
+            except BlockingIOError:
+                accepted = 0
+            except (BrokenPipeError, ValueError, OSError):
+                self._close_stdin()
+                return accepted
+            if eof and accepted == len(data):
+                self._close_stdin()
+        return accepted
+
+    def feed(self, data: bytes) -> None:
+        """Write all of `data` to stdin from a thread, then close stdin."""
+        _thread(self._feed, data)
+
+    def _feed(self, data: bytes) -> None:
+        view = memoryview(data)
+        stdin = self._proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(ToolError, OSError, ValueError):
+            while view and self.stdin_writable:
+                select.select([], [stdin], [], 0.5)
+                view = view[self.write(bytes(view[:65536]), eof=False) :]
+        with self._lock:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+
+    def kill(self, reason: EndReason = "killed") -> None:
+        """Kill the command's process group (idempotent)."""
+        if self._done.is_set():
+            return
+        if self._kill_reason is None:
+            self._kill_reason = reason
+        self._signal_group(signal.SIGKILL)
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the end; whether it ended."""
+        if self._done.is_set():
+            return True
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            self._waiters.append((loop, future))
+        if self._done.is_set():
+            return True
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return self._done.is_set()
+        finally:
+            with self._lock, contextlib.suppress(ValueError):
+                self._waiters.remove((loop, future))
+        return True
+
+    def wait_blocking(self, timeout: float | None = None) -> bool:
+        """Block this thread until the end (for closing hosts); whether it ended."""
+        return self._done.wait(timeout)
+
+    def _read(self, pipe: IO[bytes] | None, ring: OutputRing) -> None:
+        if pipe is None:
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = pipe.fileno()
+        while chunk := _read_chunk(fd):
+            self._output(ring, decoder.decode(chunk))
+        self._output(ring, decoder.decode(b"", final=True))
+        pipe.close()
+
+    def _output(self, ring: OutputRing, text: str) -> None:
+        if text:
+            ring.append(text)
+            self.combined.append(text)
+            self.last_output_at = time.time()
+
+    def _watch(self) -> None:
+        try:
+            code = self._proc.wait(self.launch.timeout_seconds)
+        except subprocess.TimeoutExpired:
+            self.kill("timeout")
+            code = self._proc.wait()
+        self._signal_group(signal.SIGKILL)  # whatever the command left behind
+        for reader in self._readers:
+            reader.join(timeout=2.0)
+        self._close_stdin()
+        self.exit = exit_info(code, self._kill_reason)
+        self._done.set()
+        with self._lock:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _read_chunk(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""
+
+
+def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True, name="clawcell-shell")
+    thread.start()
+    return thread
+
+
+class ProcessTable:
+    """The sessions of one `shell(...)`: at most `max_sessions` running, bounded history."""
+
+    def __init__(self, *, max_sessions: int, max_finished: int, capacity: int) -> None:
+        self._max_sessions = max_sessions
+        self._max_finished = max_finished
+        self._capacity = capacity
+        self._sessions: dict[str, ProcessSession] = {}
+        self._lock = threading.Lock()
+        self.instance = uuid.uuid4().hex[:8]
+        """Names this table's sessions (`sh_<instance>_<n>`): an id with another instance
+        belongs to an earlier host process or other tools, so it is reported lost."""
+        self._counter = 0
+
+    def start(self, launch: Launch) -> ProcessSession:
+        """Start `launch` as a new session.
+
+        Raises:
+            ToolError: `too_many_sessions` or `spawn_failed`.
+        """
+        with self._lock:
+            running = [s for s in self._sessions.values() if s.running]
+            if len(running) >= self._max_sessions:
+                raise ToolError(
+                    f"{len(running)} commands are already running (the most is "
+                    f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
+                    code="too_many_sessions",
+                )
+            self._counter += 1
+            session_id = f"sh_{self.instance}_{self._counter}"
+            try:
+                session = ProcessSession(launch, self._capacity, session_id=session_id)
+            except OSError as exc:
+                raise ToolError(
+                    f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
+                    code="spawn_failed",
+                ) from exc
+            self._sessions[session.id] = session
+            self._trim()
+            return session
+
+    def _trim(self) -> None:
+        finished = [s for s in self._sessions.values() if not s.running]
+        for session in finished[: max(0, len(finished) - self._max_finished)]:
+            del self._sessions[session.id]
+
+    def is_foreign(self, session_id: str) -> bool:
+        """Whether `session_id` is a session id of another table (an earlier process)."""
+        return SESSION_ID.fullmatch(session_id) is not None and not session_id.startswith(
+            f"sh_{self.instance}_"
+        )
+
+    def get(self, session_id: str) -> ProcessSession | None:
+        """The session with this id, or `None`."""
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def sessions(self) -> list[ProcessSession]:
+        """Every session kept, oldest first."""
+        with self._lock:
+            return list(self._sessions.values())
+
+    def forget(self, session_id: str) -> ProcessSession | None:
+        """Drop a session (killing it if it runs); the session, or `None`."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.kill()
+        return session
+
+    def close(self) -> None:
+        """Kill every running command (idempotent). The table stays usable: a later
+        `CodeMode` over the same tools starts commands of its own."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            session.kill()
+        for session in sessions:
+            session.wait_blocking(5.0)

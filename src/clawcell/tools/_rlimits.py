@@ -1,0 +1,57 @@
+"""`Rlimits`: the resource limits set in a command's process between fork and exec."""
+
+from __future__ import annotations
+
+import ctypes
+import resource
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["Rlimits"]
+
+_PR_SET_PDEATHSIG: Final = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rlimits:
+    """Resource limits applied to a command (values already clamped to the hard limits)."""
+
+    cpu_seconds: int
+    address_space_bytes: int
+    file_size_bytes: int
+    max_processes: int
+
+    def preexec(self) -> Callable[[], None]:
+        """The function run in the child between fork and exec."""
+        pairs = [
+            (resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1),
+            (resource.RLIMIT_AS, self.address_space_bytes, self.address_space_bytes),
+            (resource.RLIMIT_FSIZE, self.file_size_bytes, self.file_size_bytes),
+            (resource.RLIMIT_NPROC, self.max_processes, self.max_processes),
+        ]
+        limits = [(kind, *_clamped(kind, soft, hard)) for kind, soft, hard in pairs]
+        prctl = _prctl()
+
+        def apply() -> None:
+            for kind, soft, hard in limits:
+                resource.setrlimit(kind, (soft, hard))
+            if prctl is not None:
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+        return apply
+
+
+def _clamped(kind: int, soft: int, hard: int) -> tuple[int, int]:
+    _, ceiling = resource.getrlimit(kind)
+    if ceiling == resource.RLIM_INFINITY:
+        return soft, hard
+    return min(soft, ceiling), min(hard, ceiling)
+
+
+def _prctl() -> Callable[[int, int], int] | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None

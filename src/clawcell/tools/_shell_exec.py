@@ -1,0 +1,203 @@
+"""The `exec` tool: run a shell command in the workspace; finished output or a `sessionId`."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+from ..approvals import ApprovalRule
+from ..catalog import Tool
+from ..errors import ToolError
+from ._confinement import Confinement
+from ._launch import Launch
+from ._processes import ProcessSession, ProcessTable
+from ._rlimits import Rlimits
+from ._sandbox import Sandbox
+from ._shell_schemas import EXEC_INPUT, EXEC_OUTPUT
+from ._shell_settings import ShellSettings
+
+__all__ = ["ShellContext", "exec_tool", "running_result"]
+
+TAIL_CHARS: Final = 2_000
+_ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LOADER: Final = ("LD_", "DYLD_")
+_DEFAULT_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+_DESCRIPTION = (
+    "Run a shell command in the workspace (a sandbox without network when bubblewrap is "
+    "available). A command that ends within `yieldMs` returns `{status: 'completed' | 'failed', "
+    "exitCode, exitReason, stdout, stderr, durationMs}` (output bounded, with `*Truncated`); "
+    "one still running, or started with `background: true`, returns `{status: 'running', "
+    "sessionId}` for `process` (`poll`, `log`, `write`, `kill`, `remove`)."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellContext:
+    """What `exec` and `process` share: the workspace, settings, sandbox and sessions."""
+
+    confinement: Confinement
+    settings: ShellSettings
+    sandbox: Sandbox
+    table: ProcessTable
+
+    def environment(self, extra: Mapping[str, str]) -> dict[str, str]:
+        """The scrubbed environment plus `extra` (validated)."""
+        env = {k: os.environ[k] for k in self.settings.env_allow if k in os.environ}
+        env.setdefault("PATH", _DEFAULT_PATH)
+        root = str(self.confinement.root)
+        env |= {"HOME": root, "TMPDIR": "/tmp", "CLAWCELL_SHELL": "exec"}
+        for name, value in extra.items():
+            _check_variable(name, value)
+            env[name] = value
+        return env
+
+    def rlimits(self) -> Rlimits:
+        """The resource limits of every command."""
+        s = self.settings
+        return Rlimits(
+            cpu_seconds=s.cpu_seconds,
+            address_space_bytes=s.address_space_bytes,
+            file_size_bytes=s.file_size_bytes,
+            max_processes=s.max_processes,
+        )
+
+
+def _check_variable(name: object, value: object) -> None:
+    if not isinstance(name, str) or not _ENV_NAME.match(name):
+        raise ToolError(
+            f"`env` name {name!r} is not a valid variable name (letters, digits and `_`).",
+            code="invalid_env",
+        )
+    if name.startswith(_LOADER):
+        raise ToolError(
+            f"`env` may not set the loader variable {name!r}; loader overrides are refused.",
+            code="invalid_env",
+        )
+    if not isinstance(value, str) or "\x00" in value:
+        raise ToolError(f"`env.{name}` must be a string without NUL, got {value!r}.",
+                        code="invalid_env")  # fmt: skip
+
+
+def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
+    command = str(params["command"])
+    if not command.strip():
+        raise ToolError("`command` is empty; pass the shell command to run.", code="invalid_input")
+    workdir = params.get("workdir") or "."
+    real = context.confinement.root if workdir == "." else context.confinement.resolve(workdir)
+    if not real.is_dir():
+        raise ToolError(
+            f"`workdir` {workdir!r} is not a directory of the workspace.", code="invalid_workdir"
+        )
+    settings = context.settings
+    timeout = float(params.get("timeoutSeconds", settings.timeout_seconds))
+    if timeout > settings.max_timeout_seconds:
+        raise ToolError(
+            f"`timeoutSeconds` {timeout:g} is over the ceiling of "
+            f"{settings.max_timeout_seconds:g}; pass at most that.",
+            code="invalid_input",
+        )
+    argv = context.sandbox.argv([settings.shell, "-c", command], real)
+    return Launch(
+        command=command,
+        argv=argv,
+        cwd=real,
+        shown_cwd=context.confinement.relative(real) or ".",
+        env=context.environment(cast(Mapping[str, str], params.get("env") or {})),
+        timeout_seconds=timeout,
+        limits=context.rlimits(),
+    )
+
+
+def running_result(session: ProcessSession, sandbox: Sandbox) -> dict[str, Any]:
+    """The `status: "running"` result of `exec`."""
+    return {
+        "status": "running",
+        "sessionId": session.id,
+        "pid": session.pid,
+        "startedAt": session.started_at * 1000,
+        "tail": session.combined.tail(TAIL_CHARS),
+        "sandbox": sandbox.kind,
+    }
+
+
+def exit_fields(session: ProcessSession) -> dict[str, Any]:
+    """`exitCode`, `exitReason`, `message` and the optional `exitSignal` / `timedOut`."""
+    ended = session.exit
+    assert ended is not None
+    fields: dict[str, Any] = {
+        "exitCode": ended.exit_code,
+        "exitReason": ended.reason,
+        "message": ended.message(session.launch),
+    }
+    if ended.exit_signal is not None:
+        fields["exitSignal"] = ended.exit_signal
+    if ended.reason == "timeout":
+        fields["timedOut"] = True
+    return fields
+
+
+def finished_result(session: ProcessSession, sandbox: Sandbox) -> dict[str, Any]:
+    """The result of a command that ended while `exec` waited."""
+    ended = session.exit
+    assert ended is not None
+    return {
+        "status": "completed" if ended.ok else "failed",
+        **exit_fields(session),
+        "stdout": session.stdout.read().text,
+        "stderr": session.stderr.read().text,
+        "stdoutChars": session.stdout.written,
+        "stderrChars": session.stderr.written,
+        "stdoutTruncated": session.stdout.truncated,
+        "stderrTruncated": session.stderr.truncated,
+        "durationMs": int((ended.ended_at - session.started_at) * 1000),
+        "sandbox": sandbox.kind,
+    }
+
+
+def exec_approval(settings: ShellSettings) -> ApprovalRule:
+    """`"never"`, or a rule that asks unless the command matches `allow_commands`."""
+    if settings.approval == "never":
+        return "never"
+
+    def rule(params: dict[str, Any]) -> str | bool:
+        command = str(params.get("command", "")).strip()
+        if any(fnmatch.fnmatchcase(command, p) for p in settings.allow_commands):
+            return False
+        return f"`exec` runs a shell command: {command[:200]!r}"
+
+    return rule
+
+
+def exec_tool(context: ShellContext) -> Tool:
+    """The `exec` tool over `context`."""
+
+    async def execute(params: dict[str, Any]) -> dict[str, Any]:
+        launch = _launch(context, params)
+        session = context.table.start(launch)
+        if "input" in params:
+            session.feed(str(params["input"]).encode())
+        if params.get("background") is True:
+            return running_result(session, context.sandbox)
+        wait_ms = int(params.get("yieldMs", context.settings.yield_ms))
+        try:
+            ended = await session.wait(wait_ms / 1000)
+        except BaseException:
+            context.table.forget(session.id)  # a cancelled call leaves nothing running
+            raise
+        if ended:
+            context.table.forget(session.id)
+            return finished_result(session, context.sandbox)
+        return running_result(session, context.sandbox)
+
+    return Tool(
+        name="exec",
+        description=_DESCRIPTION,
+        parameters=EXEC_INPUT,
+        output_schema=EXEC_OUTPUT,
+        execute=execute,
+        approval=exec_approval(context.settings),
+    )

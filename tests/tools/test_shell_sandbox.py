@@ -1,0 +1,93 @@
+"""Inside bubblewrap a command can neither reach the network nor write outside the workspace.
+
+`make test` installs bubblewrap (`scripts/ensure-bubblewrap.sh`); `sandbox="required"` makes
+these tests fail, not skip, where it is missing.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from clawcell.tools import ShellSettings, shell
+
+from .test_shell import run
+
+CONNECT = (
+    "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
+    "print('connected')\""
+)
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP listener on the host's loopback that accepts and closes connections."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def _exec(root: Path, sandbox: Literal["required", "off"], command: str) -> dict[str, Any]:
+    settings = ShellSettings(approval="never", sandbox=sandbox)
+    [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
+    return done
+
+
+def test_outside_the_sandbox_the_host_listener_is_reachable(root: Path, listener: int) -> None:
+    done = _exec(root, "off", CONNECT.format(port=listener))
+    assert (done["sandbox"], done["stdout"]) == ("none", "connected\n")
+
+
+def test_inside_bubblewrap_the_network_is_unreachable(root: Path, listener: int) -> None:
+    done = _exec(root, "required", CONNECT.format(port=listener))
+    assert (done["sandbox"], done["status"]) == ("bwrap", "failed")
+    assert "ConnectionRefusedError" in done["stderr"] or "OSError" in done["stderr"]
+    interfaces = _exec(root, "required", "cat /proc/net/dev")["stdout"]
+    assert [line.split(":")[0].strip() for line in interfaces.splitlines()[2:]] == ["lo"]
+
+
+def test_inside_bubblewrap_only_the_workspace_is_writable(root: Path) -> None:
+    outside = root.parent / "secret.txt"
+    command = (
+        f"echo changed > {outside} ; echo $? ; touch /usr/clawcell-x ; echo $? ; "
+        "echo kept > inside.txt ; echo $? ; echo tmp > /tmp/t && cat /tmp/t"
+    )
+    done = _exec(root, "required", command)
+    # The workspace's parent is a directory of the private `/tmp` inside the sandbox, so the
+    # first write succeeds there and is gone with it; the host's file never changes.
+    assert done["stdout"].split() == ["0", "1", "0", "tmp"]
+    assert outside.read_text() == "outside\n"
+    assert not Path("/tmp/t").exists() or Path("/tmp/t").read_text() != "tmp\n"
+    assert (root / "inside.txt").read_text() == "kept\n"
+    assert not Path("/usr/clawcell-x").exists()
+
+
+def test_inside_bubblewrap_host_directories_outside_the_system_are_absent(root: Path) -> None:
+    done = _exec(root, "required", f"ls -d {Path.home()} /work /var 2>&1; echo x > /clawcell-x")
+    assert done["stdout"].count("No such file or directory") == 3
+    assert not Path("/clawcell-x").exists()  # the sandbox's own root is a throwaway tmpfs
+
+
+def test_inside_bubblewrap_the_command_sees_only_its_own_processes(root: Path) -> None:
+    done = _exec(root, "required", "ls /proc | grep -c '^[0-9]'; hostname")
+    count, hostname = done["stdout"].split()
+    assert int(count) <= 4 and hostname == "clawcell"
