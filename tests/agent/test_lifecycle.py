@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 import clawcell
+from clawcell._install import install_hint
 from clawcell.agent import (
     Agent,
     AnthropicModel,
@@ -81,17 +82,17 @@ MISSING: list[tuple[str, Callable[[], object], str]] = [
     (
         "openai",
         lambda: OpenAIChatModel("m"),
-        "`OpenAIChatModel` needs the OpenAI SDK: `pip install 'clawcell[openai]'`.",
+        f"`OpenAIChatModel` needs the OpenAI SDK: {install_hint('openai')}.",
     ),
     (
         "openai",
         lambda: OpenAIResponsesModel("m"),
-        "`OpenAIResponsesModel` needs the OpenAI SDK: `pip install 'clawcell[openai]'`.",
+        f"`OpenAIResponsesModel` needs the OpenAI SDK: {install_hint('openai')}.",
     ),
     (
         "anthropic",
         lambda: AnthropicModel("m"),
-        "`AnthropicModel` needs the Anthropic SDK: `pip install 'clawcell[anthropic]'`.",
+        f"`AnthropicModel` needs the Anthropic SDK: {install_hint('anthropic')}.",
     ),
 ]
 
@@ -110,23 +111,22 @@ INTEGRATIONS: list[tuple[str, Callable[[clawcell.CodeMode], object], str]] = [
     (
         "pydantic_ai",
         pydantic_ai_toolset,
-        "`pydantic_ai_toolset` needs pydantic-ai: `pip install 'clawcell[pydantic-ai]'`.",
+        f"`pydantic_ai_toolset` needs pydantic-ai: {install_hint('pydantic-ai')}.",
     ),
     (
         "agents",
         openai_agents_tools,
-        "`openai_agents_tools` needs the OpenAI Agents SDK: "
-        "`pip install 'clawcell[openai-agents]'`.",
+        f"`openai_agents_tools` needs the OpenAI Agents SDK: {install_hint('openai-agents')}.",
     ),
     (
         "anthropic",
         anthropic_runner_tools,
-        "`anthropic_runner_tools` needs the Anthropic SDK: `pip install 'clawcell[anthropic]'`.",
+        f"`anthropic_runner_tools` needs the Anthropic SDK: {install_hint('anthropic')}.",
     ),
     (
         "langchain_core",
         langchain_tools,
-        "`langchain_tools` needs LangChain: `pip install 'clawcell[langchain]'`.",
+        f"`langchain_tools` needs LangChain: {install_hint('langchain')}.",
     ),
 ]
 

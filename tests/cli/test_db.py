@@ -56,9 +56,12 @@ def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(
     path = tmp_path / "junk.db"
     path.write_bytes(b"not a database" * 200)
 
-    assert main(["db", "upgrade", "--store", str(path)]) == 1
+    assert main(["db", "upgrade", "--store", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"clawcell db upgrade: Session store {str(path)!r} failed: ")
+    assert err == f"clawcell db upgrade: --store {str(path)!r} is not a clawcell store; " + (
+        "name a new file or one a clawcell command created.\n"
+    )
+    assert path.read_bytes() == b"not a database" * 200
 
 
 def test_the_readme_command_creates_and_upgrades_a_new_file(tmp_path: Path) -> None:

@@ -113,7 +113,9 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as caught:
         main(argv)
     assert caught.value.code == 2
-    assert "usage: clawcell" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("clawcell") and err.count("\n") == 1
+    assert err.endswith(" --help`.\n")
 
 
 def test_demo_shows_each_step_of_the_tour(capsys: pytest.CaptureFixture[str]) -> None:

@@ -125,19 +125,22 @@ def test_without_the_extra_importing_the_ui_says_which_install_fixes_it() -> Non
     )
     assert done.returncode == 1
     assert done.stderr.strip().endswith(
-        "ImportError: clawcell.ui needs the [ui] extra (nh3 is missing): pip install 'clawcell[ui]'"
+        "ImportError: clawcell.ui needs the [ui] extra (nh3 is missing): "
+        "`pip install 'clawcell[ui]'` (in a clawcell checkout: `.venv/bin/pip install -e '.[ui]'`)."
     )
 
 
 def test_without_the_extra_other_commands_work_and_serve_says_what_to_install() -> None:
     code = _WITHOUT_NH3 + "from clawcell.cli._main import main; sys.exit(main(sys.argv[1:]))"
-    serve = subprocess.run(
-        [sys.executable, "-c", code, "serve"], check=False, capture_output=True, text=True
-    )
-    assert serve.returncode == 2
-    assert serve.stderr == (
-        "clawcell: clawcell.ui needs the [ui] extra (nh3 is missing): pip install 'clawcell[ui]'\n"
-    )
+    for arguments in (["serve"], ["serve", "--demo"], ["serve", "--port", "0", "x"]):
+        serve = subprocess.run(
+            [sys.executable, "-c", code, *arguments], check=False, capture_output=True, text=True
+        )
+        assert serve.returncode == 2
+        assert serve.stderr == (
+            "clawcell: clawcell.ui needs the [ui] extra (nh3 is missing): `pip install "
+            "'clawcell[ui]'` (in a clawcell checkout: `.venv/bin/pip install -e '.[ui]'`).\n"
+        )
     helped = subprocess.run(
         [sys.executable, "-c", code, "--help"], check=False, capture_output=True, text=True
     )

@@ -26,6 +26,8 @@ BY_FUNCTION: Final = {
     ),
 }
 BY_MODULE: Final = {
+    "test_hostile_agent": "agent turns (bad text, deep arguments, broken models)",
+    "test_hostile_cli": "command line (damaged stores, bad files, tool modules, limits)",
     "test_hostile_bridge": "deep and huge bridge arguments",
     "test_hostile_cancel": "cancellation at random points",
     "test_hostile_cells": "hostile cells (runaway, memory, stack, throws, pollution)",

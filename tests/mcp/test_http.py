@@ -45,3 +45,29 @@ def test_a_cell_calls_tools_and_reads_resources_over_streamable_http(http_url: s
         "echo": {"toolName": "echo", "input": {"value": "over http"}},
         "resource": "hello memo",
     }
+
+
+@pytest.mark.parametrize(
+    ("headers", "shown"),
+    [
+        ({"Authorization": "Bearer …"}, "the value of header 'Authorization' holds '…' at 7"),
+        ({"X-Tøken": "abc"}, "the name of header 'X-Tøken' holds 'ø' at 3"),
+        ({"X-Line": "a\r\nInjected: 1"}, "the value of header 'X-Line' holds '\\r' at 1"),
+    ],
+    ids=["non_ascii_value", "non_ascii_name", "line_break"],
+)
+def test_a_header_http_cannot_send_fails_only_its_server(
+    http_url: str, headers: dict[str, str], shown: str
+) -> None:
+    servers = {"bad": HttpServer(url=http_url, headers=headers), "good": HttpServer(url=http_url)}
+    plain, good, bad = run_cells(
+        servers,
+        "return 1;",
+        'return (await MCP.good.echo({ value: "fine" })).structuredContent.input;',
+        "try { await MCP.bad.echo({ value: 1 }); } catch (e) { return e.message; }",
+    )
+    assert value(plain) == 1
+    assert value(good) == {"value": "fine"}
+    message = value(bad)
+    assert "MCP server `bad` could not be started or reached" in message
+    assert shown.replace(" at ", " at position ") in message

@@ -139,6 +139,7 @@ def test_a_missing_mcp_extra_raises_the_documented_mcp_error(
         CodeMode(mcp_servers={"ghost": _ghost()})
     assert caught.value.message == (
         "The MCP bridge needs the `mcp` package, which is not installed; "
-        "install it with `pip install 'clawcell[mcp]'`."
+        "install it with `pip install 'clawcell[mcp]'` (in a clawcell checkout: "
+        "`.venv/bin/pip install -e '.[mcp]'`)."
     )
     assert caught.value.code == "mcp_error"

@@ -31,7 +31,8 @@ def test_a_missing_driver_says_which_extra_to_install(monkeypatch: pytest.Monkey
 
     assert caught.value.message == (
         "`PostgresStore` needs psycopg 3 with its pool, which is not installed; "
-        "install it with `pip install 'clawcell[postgres]'`."
+        "install it with `pip install 'clawcell[postgres]'` (in a clawcell checkout: "
+        "`.venv/bin/pip install -e '.[postgres]'`)."
     )
 
 

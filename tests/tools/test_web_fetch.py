@@ -353,5 +353,6 @@ def test_without_the_web_extra_the_error_says_what_to_install(
         web()
     assert missing.value.message == (
         "`web_fetch` needs httpx, beautifulsoup4 and markdownify (httpx is missing): "
-        "pip install 'clawcell[web]'."
+        "`pip install 'clawcell[web]'` (in a clawcell checkout: "
+        "`.venv/bin/pip install -e '.[web]'`)."
     )

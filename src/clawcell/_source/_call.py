@@ -19,14 +19,21 @@ def argument_object(name: str, arguments: object) -> Mapping[str, Any]:
         InputError: anything that is not an object (or the JSON text of one).
     """
     if isinstance(arguments, str):
-        with contextlib.suppress(ValueError):
-            arguments = json.loads(arguments)
+        with contextlib.suppress(ValueError):  # not JSON: refused below with the example
+            arguments = _parse(arguments)
     if isinstance(arguments, Mapping):
         return cast(Mapping[str, Any], arguments)
     example = '{"runId": "cm_…"}' if name == "wait" else '{"code": "return 1"}'
     raise InputError(
         f"{name} arguments must be a JSON object such as {example}, got {type(arguments).__name__}."
     )
+
+
+def _parse(text: str) -> object:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return text  # nested past the parser's depth: certainly not an argument object
 
 
 def read_call(name: str, arguments: object) -> tuple[Literal["exec", "wait"], Mapping[str, Any]]:

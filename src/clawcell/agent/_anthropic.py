@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .._install import install_hint
 from ..errors import ConfigurationError, ModelError
 from ._api_errors import api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
@@ -28,7 +29,7 @@ def anthropic_sdk() -> Any:
         import anthropic
     except ImportError as exc:
         raise ConfigurationError(
-            "`AnthropicModel` needs the Anthropic SDK: `pip install 'clawcell[anthropic]'`."
+            f"`AnthropicModel` needs the Anthropic SDK: {install_hint('anthropic')}."
         ) from exc
     return anthropic
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import CodeMode
+from .._install import install_hint
 from ..errors import ConfigurationError
 from ._answers import answer, definitions
 
@@ -26,7 +27,7 @@ def anthropic_runner_tools(mode: CodeMode) -> list[BetaAsyncFunctionTool[Any]]:
         from anthropic.lib.tools import ToolError
     except ImportError as exc:
         raise ConfigurationError(
-            "`anthropic_runner_tools` needs the Anthropic SDK: `pip install 'clawcell[anthropic]'`."
+            f"`anthropic_runner_tools` needs the Anthropic SDK: {install_hint('anthropic')}."
         ) from exc
 
     def bind(name: str) -> Any:

@@ -9,6 +9,7 @@ and close child spans of the cell's span when they happen and are counted for th
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
@@ -16,9 +17,12 @@ from .. import CellUpdate, CodeMode
 from ..errors import ClawcellError
 from ._events import AgentEvent, CellFinished, CellOutput, CellStarted
 from ._model import ToolCall
+from ._text import valid_json
 from ._tracing import Span, code_attributes
 
 __all__ = ["CellCall"]
+
+_log = logging.getLogger("clawcell.agent")
 
 
 class CellCall:
@@ -90,9 +94,13 @@ class CellCall:
                 self._call.name, self._call.arguments, on_update=self._on_update
             )
         except ClawcellError as exc:  # InputError and friends go back to the model as errors
-            self.result_text = exc.message
-            self._span.end(failure_code=exc.code, message=exc.message)
-            return CellFinished(turn_id=self._turn_id, call_id=self._call.id, error=exc.message)
+            return self._failed(exc.code, exc.message)
+        except Exception as exc:  # a defect below: the model hears of it, the turn goes on
+            _log.exception("answering %s call %s failed", self._call.name, self._call.id)
+            return self._failed(
+                "internal_error", f"the call failed unexpectedly: {type(exc).__name__}: {exc}"
+            )
+        envelope = valid_json(envelope)  # a guest string may hold a lone surrogate
         self.result_text = self._mode.render(envelope)
         self.is_error = envelope.get("status") == "failed"
         self._span.set({"clawcell.cell.status": envelope.get("status")})
@@ -103,10 +111,15 @@ class CellCall:
             self._span.end()
         return CellFinished(turn_id=self._turn_id, call_id=self._call.id, envelope=envelope)
 
+    def _failed(self, code: str, message: str) -> CellFinished:
+        self.result_text = message
+        self._span.end(failure_code=code, message=message)
+        return CellFinished(turn_id=self._turn_id, call_id=self._call.id, error=message)
+
     def _on_update(self, update: CellUpdate) -> None:
         if update.kind == "output":
             if update.item is not None:
-                self._queue.put_nowait(update.item)
+                self._queue.put_nowait(valid_json(update.item))  # guest text may not be UTF-8
             return
         key = update.call_id or ""
         if update.kind == "tool_started":

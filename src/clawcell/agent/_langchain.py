@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import CodeMode
+from .._install import install_hint
 from ..errors import ConfigurationError
 from ._answers import answer, definitions
 
@@ -25,7 +26,7 @@ def langchain_tools(mode: CodeMode) -> list[StructuredTool]:
         from langchain_core.tools import StructuredTool, ToolException
     except ImportError as exc:
         raise ConfigurationError(
-            "`langchain_tools` needs LangChain: `pip install 'clawcell[langchain]'`."
+            f"`langchain_tools` needs LangChain: {install_hint('langchain')}."
         ) from exc
 
     def bind(name: str) -> Any:

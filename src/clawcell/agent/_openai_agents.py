@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import CodeMode
+from .._install import install_hint
 from ..errors import ConfigurationError
 from ._answers import answer
 
@@ -26,8 +27,7 @@ def openai_agents_tools(mode: CodeMode) -> list[FunctionTool]:
         from agents import FunctionTool
     except ImportError as exc:
         raise ConfigurationError(
-            "`openai_agents_tools` needs the OpenAI Agents SDK: "
-            "`pip install 'clawcell[openai-agents]'`."
+            f"`openai_agents_tools` needs the OpenAI Agents SDK: {install_hint('openai-agents')}."
         ) from exc
 
     def bind(name: str) -> Any:

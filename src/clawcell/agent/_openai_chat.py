@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .._install import install_hint
 from ..errors import ConfigurationError, ModelError
 from ._api_errors import api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
@@ -35,7 +36,7 @@ def openai_sdk(adapter: str) -> Any:
         import openai
     except ImportError as exc:
         raise ConfigurationError(
-            f"`{adapter}` needs the OpenAI SDK: `pip install 'clawcell[openai]'`."
+            f"`{adapter}` needs the OpenAI SDK: {install_hint('openai')}."
         ) from exc
     return openai
 
@@ -153,7 +154,7 @@ def parse_arguments(text: str) -> Mapping[str, Any] | str:
         return {}
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # the loop answers the call with the rejection
         return text
     return cast(Mapping[str, Any], value) if isinstance(value, dict) else text
 

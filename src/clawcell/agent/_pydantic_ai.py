@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import CodeMode
+from .._install import install_hint
 from ..errors import ConfigurationError
 from ._answers import answer, definitions
 
@@ -32,7 +33,7 @@ def pydantic_ai_toolset(mode: CodeMode) -> FunctionToolset[Any]:
         from pydantic_ai.toolsets import FunctionToolset
     except ImportError as exc:
         raise ConfigurationError(
-            "`pydantic_ai_toolset` needs pydantic-ai: `pip install 'clawcell[pydantic-ai]'`."
+            f"`pydantic_ai_toolset` needs pydantic-ai: {install_hint('pydantic-ai')}."
         ) from exc
 
     def bind(name: str) -> Any:

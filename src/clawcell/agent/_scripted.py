@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from ..errors import ConfigurationError, ModelError
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
@@ -55,6 +55,15 @@ class ScriptedModel:
         name: str = "scripted",
         tool_style: Literal["anthropic", "openai-chat", "openai-responses"] = "anthropic",
     ) -> None:
+        if isinstance(turns, str) or not isinstance(cast(object, turns), Iterable):
+            raise ConfigurationError(
+                f"`ScriptedModel` takes a list of turns, such as `ScriptedModel([{turns!r}])`, "
+                f"got {turns!r}."
+            )
+        if tool_style not in _STYLES:
+            raise ConfigurationError(
+                f"`tool_style` must be one of {', '.join(_STYLES)}, got {tool_style!r}."
+            )
         self._turns = list(turns)
         if not all(_is_turn(turn) for turn in self._turns):
             raise ConfigurationError(
@@ -118,6 +127,9 @@ class ScriptedModel:
             return call
         arguments: Mapping[str, Any] | str = call.arguments
         return ToolCall(id=f"call_{self._calls}", name=call.name, arguments=arguments)
+
+
+_STYLES: Final = ("anthropic", "openai-chat", "openai-responses")
 
 
 def _is_turn(turn: object) -> bool:

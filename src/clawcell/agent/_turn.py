@@ -16,7 +16,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelError, TurnLimitError
+from ..errors import ClawcellError, ModelError, TurnLimitError
 from ..reply import build_reply
 from ..store import TranscriptStore
 from ._cells import CellCall
@@ -32,6 +32,7 @@ from ._events import (
 )
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._session import Session
+from ._text import valid_event, valid_json, valid_text
 from ._tracing import Span, Tracing
 from ._transcript import assistant_entry, final_entry, tool_result_entry, user_entry
 from ._usage import UsageCounter
@@ -67,7 +68,7 @@ class Turn:
     ) -> None:
         self._settings = settings
         self._session = session
-        self._text = text
+        self._text = None if text is None else valid_text(text)
         self._resume_run = resume_run
         """A run whose approvals were decided: the turn continues it with `wait` first."""
         self._waiting_approval = False
@@ -97,10 +98,20 @@ class Turn:
                 async for event in events:
                     yield event
             self._end(span)
-        except (ModelError, TurnLimitError) as exc:
+        except ClawcellError as exc:
             self._end(span, exc.code, exc.message)
             yield ErrorEvent(turn_id=self._turn_id, code=exc.code, message=exc.message, error=exc)
             raise
+        except Exception as exc:  # a defect below: still an `error` event and a clawcell error
+            failure = ClawcellError(
+                f"the agent turn failed unexpectedly: {type(exc).__name__}: {exc}",
+                code="internal_error",
+            )
+            self._end(span, failure.code, failure.message)
+            yield ErrorEvent(
+                turn_id=self._turn_id, code=failure.code, message=failure.message, error=failure
+            )
+            raise failure from exc
         finally:
             self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
 
@@ -163,6 +174,7 @@ class Turn:
         stream = model.stream(request)
         try:
             while (event := await self._next_model_event(stream)) is not None:
+                event = valid_event(event)
                 if isinstance(event, ModelText):
                     if event.text:
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
@@ -251,6 +263,7 @@ class Turn:
         )
 
     async def _append(self, entries: list[dict[str, Any]]) -> None:
+        entries = valid_json(entries)  # what a guest or a model wrote may not be UTF-8
         await self._settings.store.append_transcript(self._session.session_id, entries)
         self._messages.extend(entries)
 

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .._install import install_hint
 from ..errors import ToolError
 
 __all__ = ["MIN_EVERY_MS", "check_schedule", "next_after"]
@@ -75,7 +76,7 @@ def _croniter() -> Any:
         from croniter import croniter
     except ImportError as exc:
         raise ToolError(
-            "Cron schedules need croniter: pip install 'clawcell[automations]'.",
+            f"Cron schedules need croniter: {install_hint('automations')}.",
             code="invalid_schedule",
         ) from exc
     return croniter

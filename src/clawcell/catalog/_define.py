@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
+from .._install import install_hint
 from .._jsonvalue import model_json
 from ..errors import ConfigurationError
 from ._tool import ExecutionMode, Tool, ToolResult, ToolSource
@@ -32,7 +33,7 @@ _PRIMITIVES: dict[object, dict[str, Any]] = {
     Any: {},
     object: {},
 }
-_PYDANTIC_HINT = "pydantic models need the optional extra: `pip install clawcell[pydantic]`."
+_PYDANTIC_HINT = f"pydantic models need the optional extra: {install_hint('pydantic')}."
 
 
 class _NoSchemaError(Exception):

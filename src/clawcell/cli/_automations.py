@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
 
 __all__ = ["configure_worker", "run_worker"]
 
@@ -32,23 +33,35 @@ def configure_worker(parser: argparse.ArgumentParser) -> None:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """`clawcell automations run`: a worker until a signal stops it; the exit status."""
+    """`clawcell automations run`: a worker until a signal stops it; the exit status (2 for
+    bad settings or an unusable store)."""
+    from ..errors import ClawcellError
+    from ._failures import describe
+
     try:
         asyncio.run(_work(args))
-    except Exception as exc:  # the command's boundary: say what failed, exit non-zero
-        print(f"clawcell automations: {exc}", file=sys.stderr)
-        return 1
+    except (ClawcellError, OSError, ValueError) as exc:  # bad settings or an unusable store
+        print(f"clawcell automations: {describe(exc)}", file=sys.stderr)
+        return 2
     return 0
 
 
 async def _work(args: argparse.Namespace) -> None:
     from ..automations import PayloadRunner, Scheduler
+    from ..errors import ConfigurationError
     from ..store import job_store_for, open_store
     from ._runtime import settings_from
 
     settings = settings_from(args)
     if settings.store is None:
-        raise ValueError("a worker needs `--store` (or `store` in the config): the shared jobs")
+        raise ConfigurationError(
+            "a worker needs `--store` (or `store` in the config): the shared jobs"
+        )
+    target = settings.store_target(None)
+    if isinstance(target, Path):
+        from ._files import check_store_file
+
+        check_store_file(target, create=True)  # no silent mkdir, no foreign file
     store = open_store(settings.store, schema=args.schema)
     jobs = job_store_for(store)
     tools = settings.build_tools()

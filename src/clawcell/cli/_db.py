@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 from ..errors import ClawcellError
-from ..store._opening import open_store
+from ..store._opening import POSTGRES_SCHEMES, open_store
 from ..store._postgres import PostgresStore
 from ..store._sqlite import SQLiteStore
+from ._files import check_store_file
 
 __all__ = ["configure", "run"]
 
@@ -36,8 +38,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `clawcell db upgrade`; the exit status (0, or 1 with the reason on stderr)."""
+    """Run `clawcell db upgrade`; the exit status (0, or 2 with the reason on stderr)."""
     try:
+        if not str(args.store).startswith(POSTGRES_SCHEMES):
+            check_store_file(Path(args.store), create=True)
         store = open_store(str(args.store), schema=str(args.schema))
         name = (
             f"PostgreSQL schema {store.schema!r}"
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         found, current = asyncio.run(_upgrade(store))
     except ClawcellError as exc:
         print(f"clawcell db upgrade: {exc}", file=sys.stderr)
-        return 1
+        return 2
     if found == current:
         print(f"{name}: schema version {current}, up to date")
     else:

@@ -8,19 +8,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Final
 
+from ..errors import ClawcellError
 from . import _db as db_command
-from ._command import Command, run_cli
+from ._command import ACCEPTS_ANY, Command, run_cli
+from ._failures import DEBUG_VARIABLE, debugging, describe, leaf, quiet_logging
 from ._mcp import configure_mcp, run_mcp
 from ._repl import configure_repl, run_repl
 from ._run import configure_run, configure_wait, run_cell, wait_cell
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "EXIT_BUG", "EXIT_INTERRUPTED", "main"]
+
+EXIT_BUG: Final = 70
+"""Exit status for an error clawcell did not expect (a bug; sysexits' EX_SOFTWARE)."""
+EXIT_INTERRUPTED: Final = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 
 def _no_arguments(_parser: argparse.ArgumentParser) -> None:
@@ -59,8 +66,12 @@ def _automations(args: argparse.Namespace) -> int:
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
-    with contextlib.suppress(ImportError):  # without the extra, `serve` says how to get it
+    try:
         importlib.import_module("clawcell.cli._serve").configure(parser)
+    except ImportError:
+        # Without the extra, whatever the arguments (`--demo`, `--port`), `serve` answers
+        # with how to install it rather than with "unrecognized arguments".
+        parser.set_defaults(**{ACCEPTS_ANY: True})
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -128,5 +139,35 @@ COMMANDS: Final[tuple[Command, ...]] = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `clawcell` command."""
-    return run_cli(COMMANDS, argv)
+    """Entry point of the `clawcell` command.
+
+    Every failure is one line on stderr, never a traceback: a clawcell error or an unusable
+    file exits 2, Ctrl-C exits 130, anything unexpected exits 70 and says how to see the
+    traceback (`CLAWCELL_DEBUG=1`, which also shows the tracebacks of logged warnings).
+
+    Raises:
+        SystemExit: For `--help`, `--version` and refused arguments (status 2).
+    """
+    debug = debugging()
+    try:
+        with quiet_logging(debug):
+            return run_cli(COMMANDS, argv)
+    except KeyboardInterrupt:
+        print("clawcell: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if debug:
+            traceback.print_exc()
+        if isinstance(leaf(exc), ClawcellError | OSError):
+            print(f"clawcell: {describe(exc)}", file=sys.stderr)
+            return 2
+        print(
+            f"clawcell: unexpected error: {describe(exc)}; run with {DEBUG_VARIABLE}=1 for "
+            "the traceback and report it.",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from ._files import check_store_file, read_cell
 from ._runtime import add_cell_options, open_mode, settings_from
 from ._settings import Settings
 
@@ -33,7 +34,7 @@ def configure_wait(parser: argparse.ArgumentParser) -> None:
 
 def run_cell(args: argparse.Namespace) -> int:
     """Run one cell and print its envelope."""
-    code = sys.stdin.read() if args.cell == "-" else Path(args.cell).read_text("utf-8")
+    code = read_cell(args.cell)
     settings = settings_from(args)
     envelope = asyncio.run(_call(settings, "exec", {"code": code}))
     return _report(envelope, settings, args)
@@ -42,11 +43,14 @@ def run_cell(args: argparse.Namespace) -> int:
 def wait_cell(args: argparse.Namespace) -> int:
     """Continue a parked cell and print its envelope."""
     settings = settings_from(args)
-    if settings.store_target(None) is None:
+    target = settings.store_target(None)
+    if target is None:
         raise ConfigurationError(
             "`clawcell wait` needs `--store PATH` (and `--session ID`): the store the cell was "
             "parked in by `clawcell run --store PATH`."
         )
+    if isinstance(target, Path):
+        check_store_file(target, create=False)  # a missing file: nothing to wait for
     envelope = asyncio.run(_call(settings, "wait", {"runId": args.run_id}))
     return _report(envelope, settings, args)
 

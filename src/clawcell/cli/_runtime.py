@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import CodeMode
 from ..store import SessionStore, open_store
+from ._files import check_store_file
 from ._settings import MEMORY, Settings, load_settings, parse_limits
 
 __all__ = ["add_cell_options", "open_mode", "open_settings_store", "settings_from", "store_option"]
@@ -66,12 +67,25 @@ async def open_settings_store(
     settings: Settings, *, default: Path | None
 ) -> AsyncGenerator[SessionStore | None]:
     """The store `settings` names (SQLite file or PostgreSQL URL; `None` for memory), closed
-    on exit. A SQLite file's directory is created."""
+    on exit. A SQLite file is opened (and migrated) before it is yielded; a PostgreSQL store
+    connects on its first call.
+
+    A file a person named must be usable (`check_store_file`: its directory exists, it is a
+    clawcell store); only the command's own `default` gets its directory created.
+
+    Raises:
+        ConfigurationError: The named file cannot be a store.
+        StoreUnavailableError: The store cannot be opened.
+    """
     target = settings.store_target(default)
     if isinstance(target, Path):
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target == default:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        check_store_file(target, create=True)
     store = open_store(target) if target is not None else None
     try:
+        if isinstance(target, Path) and store is not None:
+            await store.upgrade()  # one clear error now rather than one per background task
         yield store
     finally:
         if store is not None:

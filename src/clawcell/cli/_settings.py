@@ -169,10 +169,9 @@ def state_directory() -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read {str(path)!r}: {exc.strerror or exc}.") from exc
+    from ._files import read_text
+
+    text = read_text(path, "the config file")
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
         data: object = json.loads(text) if kind == "JSON" else tomllib.loads(text)
@@ -303,6 +302,7 @@ def _limits(where: str, table: Mapping[str, Any]) -> dict[str, int]:
             )
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigurationError(f"{where}: limit {name!r} must be an integer, got {value!r}.")
+        _check_range(f"{where}: limit {name!r}", name, value)
         out[name] = value
     return out
 
@@ -328,7 +328,17 @@ def parse_limits(pairs: Sequence[str]) -> dict[str, int]:
             out[name] = int(raw)
         except ValueError as exc:
             raise ConfigurationError(f"--limit {name}: {raw!r} is not an integer.") from exc
+        _check_range(f"--limit {name}", name, out[name])
     return out
+
+
+def _check_range(where: str, name: str, value: int) -> None:
+    """Refuse a value `Limits` would silently replace by its default or clamp."""
+    from .._limits import _CAMEL, _RANGES  # pyright: ignore[reportPrivateUsage]
+
+    _, low, high = _RANGES[_CAMEL[name]]
+    if not low <= value <= high:
+        raise ConfigurationError(f"{where}: {value} is outside {low}–{high}; pick a value in it.")
 
 
 def load_tools(specs: Iterable[str], *, base: Path | None = None) -> list[Tool]:
@@ -350,14 +360,33 @@ def _load(spec: str) -> list[Tool]:
     if not module_name or not attr:
         raise ConfigurationError(f"--tools takes `module:attribute`, got {spec!r}.")
     try:
-        target: Any = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load tools from {spec!r}: {exc}") from exc
+        module = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # a module may raise anything while imported
+        raise ConfigurationError(
+            f"cannot load tools from {spec!r}: importing {module_name!r} failed with "
+            f"{_one_line(exc)}; fix the module or the --tools spec."
+        ) from exc
+    try:
+        target: Any = getattr(module, attr)
+    except AttributeError as exc:
+        raise ConfigurationError(
+            f"cannot load tools from {spec!r}: module {module_name!r} has no attribute {attr!r}."
+        ) from exc
     if callable(target) and not isinstance(target, Tool):
-        target = target()
+        try:
+            target = target()
+        except (Exception, SystemExit) as exc:  # the factory's own failure
+            raise ConfigurationError(
+                f"cannot load tools from {spec!r}: calling it failed with {_one_line(exc)}."
+            ) from exc
     if isinstance(target, Tool):
         return [target]
     tools = list(target) if isinstance(target, Iterable) else [target]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     if not all(isinstance(t, Tool) for t in tools):  # pyright: ignore[reportUnknownVariableType]
         raise ConfigurationError(f"{spec!r} must be a Tool or an iterable of Tool values.")
     return tools  # pyright: ignore[reportUnknownVariableType]
+
+
+def _one_line(exc: BaseException) -> str:
+    detail = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

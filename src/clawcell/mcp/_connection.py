@@ -71,11 +71,13 @@ class Connection:
             return self._client
 
     async def _open(self) -> None:
-        client, cleanup = open_client(self.config)
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
-        self._owner = asyncio.create_task(self._own(client, cleanup, ready, self._stop))
         try:
+            # A configuration the transport refuses (a header that is not ASCII) fails this
+            # server's calls, as an unreachable server does, never every cell.
+            client, cleanup = open_client(self.config)
+            self._stop = asyncio.Event()
+            self._owner = asyncio.create_task(self._own(client, cleanup, ready, self._stop))
             limit = self.config.connect_timeout
             self._client = await asyncio.wait_for(asyncio.shield(ready), limit)
         except asyncio.CancelledError:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, cast
 
+from .._install import install_hint
 from ..errors import McpError
 from ._config import HttpServer, ServerConfig
 
@@ -22,7 +23,7 @@ __all__ = [
 
 MISSING_SDK = (
     "The MCP bridge needs the `mcp` package, which is not installed; "
-    "install it with `pip install 'clawcell[mcp]'`."
+    f"install it with {install_hint('mcp')}."
 )
 
 
@@ -63,6 +64,7 @@ def open_client(config: ServerConfig) -> tuple[AbstractAsyncContextManager[Any],
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     if isinstance(config, HttpServer):
+        _check_headers(config.headers)
         http = create_mcp_http_client(headers=dict(config.headers))
         transport = streamable_http_client(config.url, http_client=http)
         return mcp.Client(transport, cache=None), http.aclose
@@ -79,6 +81,19 @@ def open_client(config: ServerConfig) -> tuple[AbstractAsyncContextManager[Any],
         sink.close()
 
     return mcp.Client(stdio_client(params, errlog=sink), cache=None), close_sink
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    """HTTP sends header names and values as ASCII; say which one is not, and where."""
+    for name, value in headers.items():
+        for part, text in (("name", name), ("value", value)):
+            bad = next((i for i, c in enumerate(text) if not " " <= c <= "~" and c != "\t"), None)
+            if bad is not None:
+                raise McpError(
+                    f"the {part} of header {name!r} holds {text[bad]!r} at position {bad}, "
+                    "and HTTP headers must be printable ASCII (replace a placeholder such as "
+                    "`Bearer …` with the real value, or use `${env:NAME}`)"
+                )
 
 
 def is_protocol_error(exc: BaseException) -> bool:

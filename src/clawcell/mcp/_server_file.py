@@ -55,6 +55,8 @@ def read_config_file(file: Path) -> dict[str, Any]:
         text = file.read_text("utf-8")
     except OSError as exc:
         raise ConfigurationError(f"cannot read {str(file)!r}: {exc.strerror or exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"{str(file)!r} is not UTF-8 text; save it as UTF-8.") from exc
     try:
         data: object = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
     except ValueError as exc:

@@ -30,6 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
+from .._install import install_hint
 from ..errors import ClosedError, ConfigurationError
 from . import _postgres_records as records
 from . import _sql as sql
@@ -52,7 +53,7 @@ __all__ = ["MISSING_DRIVER", "PostgresStore"]
 
 MISSING_DRIVER: Final = (
     "`PostgresStore` needs psycopg 3 with its pool, which is not installed; "
-    "install it with `pip install 'clawcell[postgres]'`."
+    f"install it with {install_hint('postgres')}."
 )
 _pg = sql.for_postgres
 # NOTIFY wakes waiters at once; the poll only covers a lost LISTEN connection.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._install import install_hint
 from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._cache import FetchCache
@@ -48,7 +49,7 @@ def web(
         except ImportError as exc:
             raise ConfigurationError(
                 f"`web_fetch` needs httpx, beautifulsoup4 and markdownify ({exc.name} is "
-                "missing): pip install 'clawcell[web]'."
+                f"missing): {install_hint('web')}."
             ) from exc
         guard = AddressGuard(
             resolver=resolver or SystemResolver(),

@@ -6,6 +6,8 @@ or `clawcell serve`. See `docs/ui.md`.
 
 from __future__ import annotations
 
+from .._install import install_hint
+
 try:
     import jinja2 as _jinja2
     import markdown_it as _markdown_it
@@ -13,7 +15,7 @@ try:
     import starlette as _starlette
 except ImportError as exc:
     raise ImportError(
-        f"clawcell.ui needs the [ui] extra ({exc.name} is missing): pip install 'clawcell[ui]'"
+        f"clawcell.ui needs the [ui] extra ({exc.name} is missing): {install_hint('ui')}."
     ) from exc
 
 from .. import _lazy

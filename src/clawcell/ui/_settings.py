@@ -131,7 +131,7 @@ def load_settings(path: Path | None, **overrides: Any) -> UiSettings:
     if path is not None:
         try:
             document = tomllib.loads(path.read_text("utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigurationError(f"cannot read the config file {str(path)!r}: {exc}") from exc
         ui = document.get("ui", {})
         if not isinstance(ui, dict):
