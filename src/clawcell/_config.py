@@ -284,8 +284,9 @@ def approvals_from(options: CodeModeOptions, home: RunHome, host: CellHost) -> A
     if policy is not None:
         policy.check_names(binding.tool.name for binding in host.catalog.bindings)
     ttl = options.approval_ttl_seconds
+    home.check_keys()  # a bad key configuration fails here, not at the first park
     return Approvals(
         policy=policy,
-        ledger=DecisionLedger(home.store, home.session_id, home.keys),
+        ledger=DecisionLedger(home.store, home.session_id, lambda: home.keys),
         ttl_seconds=float(host.limits.snapshot_ttl_seconds) if ttl is None else ttl,
     )

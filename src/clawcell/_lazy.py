@@ -1,4 +1,5 @@
-"""Names a package exports but loads on first use (PEP 562 module `__getattr__`).
+"""The optional parts of the package: names a package exports but loads on first use (PEP 562
+module `__getattr__`), names that moved, and how to add a missing extra (`install_hint`).
 
 Running a cell needs a fraction of what the packages export: tool authoring, declarations,
 model-tool exports, the durable stores and snapshots are used by some processes and not by
@@ -14,7 +15,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["lazy_exports", "moved_exports"]
+__all__ = ["install_hint", "lazy_exports", "moved_exports"]
 
 
 def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable[[str], object]:
@@ -57,3 +58,13 @@ def moved_exports(
         return getattr(importlib.import_module(home), name)
 
     return load
+
+
+def install_hint(extra: str) -> str:
+    """The commands that add the extra `extra`: from a built wheel, and in a checkout.
+
+    >>> install_hint("ui")
+    "`pip install 'clawcell[ui]'` (in a clawcell checkout: `.venv/bin/pip install -e '.[ui]'`)"
+    """
+    checkout = f"`.venv/bin/pip install -e '.[{extra}]'`"
+    return f"`pip install 'clawcell[{extra}]'` (in a clawcell checkout: {checkout})"

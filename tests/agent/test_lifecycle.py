@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 import clawcell
-from clawcell._install import install_hint
+from clawcell._lazy import install_hint
 from clawcell.agent import (
     Agent,
     AnthropicModel,

@@ -372,10 +372,12 @@ def test_a_bad_state_key_is_a_configuration_error(
     assert run(_clean(tmp_path / "s.db")) == 42
 
 
-def test_the_development_key_file_is_private_and_reused(tmp_path: Path) -> None:
+def test_the_development_key_file_is_made_on_first_use_private_and_reused(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     assert run(_clean(path)) == 42
     key_file = tmp_path / "s.db.key"
+    assert not key_file.exists()  # nothing was sealed, so no key file was written
+    state_keys_for(SQLiteStore(path), durable=True)
     assert key_file.stat().st_mode & 0o777 == 0o600
     first = state_keys_for(SQLiteStore(path), durable=True)
     assert first == state_keys_for(SQLiteStore(path), durable=True)

@@ -38,6 +38,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "PostgresJobStore",
         "SQLiteJobStore",
         "StateKeys",
+        "configured_state_keys",
         "job_store_for",
         "state_keys_for",
         "DocumentStore",

@@ -27,7 +27,7 @@ class ApprovalDesk:
         self._store = home.store
         self._session_id = home.session_id
         self._durable = home.durable
-        self._keys = home.keys
+        self._home = home
 
     async def decide(
         self,
@@ -106,7 +106,7 @@ class ApprovalDesk:
             parked = await self._store.load_run(self._session_id, run_id)
             if parked is None:
                 return [], None
-            record = ParkedRecord.from_state(open_record(self._keys, self._session_id, parked))
+            record = ParkedRecord.from_state(open_record(self._home.keys, self._session_id, parked))
         except SnapshotError:
             return [], None  # forged or damaged: its next `wait` reports and discards it
         return [dataclasses.replace(a, run_id=run_id) for a in record.approvals], record.expires_at

@@ -37,6 +37,7 @@ wall clock.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -49,9 +50,17 @@ from .._cell._bridge import Reply
 from .._jsjson import utf8_len
 from ..envelope import ResultsStore, SavedResult
 from ..errors import SnapshotError, StaleRunError, StoreUnavailableError
-from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys, state_keys_for
+from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys
 from ._parked import ParkedRecord, Run
-from ._sealed import open_record, open_result, seal_record, seal_reply, seal_result
+from ._sealed import (
+    KeySource,
+    open_record,
+    open_result,
+    resolve_keys,
+    seal_record,
+    seal_reply,
+    seal_result,
+)
 
 __all__ = ["LEASE_SECONDS", "SWEEP_EVERY_S", "DurableRuns", "SharedResults", "stale_message"]
 
@@ -85,13 +94,13 @@ class DurableRuns:
         results: ResultsStore | None = None,
         results_ttl_seconds: float = 900.0,
         *,
-        keys: StateKeys | None = None,
+        keys: KeySource = None,
         lease_seconds: float | None = None,
         sweep_every: float = SWEEP_EVERY_S,
     ) -> None:
         self._store = store
         self._session_id = session_id
-        self._keys = keys = keys or state_keys_for(store, durable=True)
+        self._key_source: KeySource = keys
         self._results = (
             None
             if results is None
@@ -104,6 +113,10 @@ class DurableRuns:
         self._sweep_every = sweep_every
         self._last_sweep: float | None = None
         self._writes: set[asyncio.Task[None]] = set()
+
+    @functools.cached_property
+    def _keys(self) -> StateKeys:
+        return resolve_keys(self._key_source, self._store)
 
     # -- parking ----------------------------------------------------------------------------
 
@@ -286,15 +299,19 @@ class SharedResults:
         results: ResultsStore,
         *,
         ttl_seconds: float,
-        keys: StateKeys | None = None,
+        keys: KeySource = None,
     ) -> None:
         self._store = store
-        self._keys = keys or state_keys_for(store, durable=True)
+        self._key_source: KeySource = keys
         self._scope = scope
         self._results = results
         self._ttl = ttl_seconds
         self._shared: set[str] = set()
         self._lock = asyncio.Lock()
+
+    @functools.cached_property
+    def _keys(self) -> StateKeys:
+        return resolve_keys(self._key_source, self._store)
 
     async def push(self) -> None:
         """Write this worker's saves and deletions to the store."""

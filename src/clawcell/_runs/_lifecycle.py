@@ -76,7 +76,7 @@ class Lifecycle:
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
         ttl = host.limits.snapshot_ttl_seconds
         self._durable = (
-            DurableRuns(store, session_id, host.results, ttl, keys=home.keys)
+            DurableRuns(store, session_id, host.results, ttl, keys=lambda: home.keys)
             if home.durable
             else None
         )

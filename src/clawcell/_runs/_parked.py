@@ -24,7 +24,14 @@ from .._cell._cell import Cell
 from ..approvals import PendingApproval
 from ..envelope import OutputLedger
 from ..errors import SnapshotError
-from ..store import SessionStore, SessionView, StateKeys, StoredValue, state_keys_for
+from ..store import (
+    SessionStore,
+    SessionView,
+    StateKeys,
+    StoredValue,
+    configured_state_keys,
+    state_keys_for,
+)
 
 if TYPE_CHECKING:
     from ..store import LeaseKeeper
@@ -66,6 +73,15 @@ class RunHome:
             ConfigurationError: a bad key, or no key for a durable store in production.
         """
         return state_keys_for(self.store, durable=self.durable)
+
+    def check_keys(self) -> None:
+        """Fail now on a bad or missing key configuration; the development key file is only
+        created when a record is first sealed or read.
+
+        Raises:
+            ConfigurationError: a bad key, or no key for a durable store in production.
+        """
+        configured_state_keys(self.store, durable=self.durable)
 
 
 @dataclass

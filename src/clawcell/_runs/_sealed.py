@@ -14,13 +14,36 @@ network flag, so neither its content nor its provenance can be changed in the st
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
 from ..errors import SnapshotError
-from ..store import ParkedRun, StateKeys
+from ..store import ParkedRun, StateKeys, state_keys_for
 
-__all__ = ["SEAL", "open_record", "open_result", "seal_record", "seal_reply", "seal_result"]
+__all__ = [
+    "SEAL",
+    "KeySource",
+    "open_record",
+    "open_result",
+    "resolve_keys",
+    "seal_record",
+    "seal_reply",
+    "seal_result",
+]
+
+KeySource = StateKeys | Callable[[], StateKeys] | None
+"""State keys, or how to get them when first needed (`None`: the store's own)."""
+
+
+def resolve_keys(source: KeySource, store: object) -> StateKeys:
+    """The keys `source` stands for. Resolving late matters: a session that never seals or
+    reads a record creates no development key file beside its database."""
+    if isinstance(source, StateKeys):
+        return source
+    if source is not None:
+        return source()
+    return state_keys_for(store, durable=True)
+
 
 SEAL: Final = "seal"
 _SETTLED: Final = "settled"

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._install import install_hint
+from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
 from ._api_errors import api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall

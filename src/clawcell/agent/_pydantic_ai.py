@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import CodeMode
-from .._install import install_hint
+from .._lazy import install_hint
 from ..errors import ConfigurationError
 from ._answers import answer, definitions
 

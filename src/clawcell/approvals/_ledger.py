@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from .._session_ids import check_session_id
@@ -43,19 +44,39 @@ class DecisionLedger:
     """Decisions, dispatch marks and the audit trail of one session.
 
     `keys` seal the decisions; by default the store's keys (`state_keys_for`), the ones every
-    `CodeMode` on that store uses.
+    `CodeMode` on that store uses. They are resolved when a decision is first sealed or read
+    (a function of no arguments may stand for them), so a session that never decides anything
+    creates no development key file.
 
     Raises:
         ConfigurationError: a session id with control characters.
     """
 
-    def __init__(self, store: SessionStore, session_id: str, keys: StateKeys | None = None) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        keys: StateKeys | Callable[[], StateKeys] | None = None,
+    ) -> None:
         self._store = store
         self._session_id = check_session_id(session_id)
         self._decisions = session_id + _DECISIONS
         self._audit = session_id + _AUDIT
-        self._keys = keys or state_keys_for(store, durable=True)
+        self._key_source = keys
+        self._resolved_keys: StateKeys | None = None
         self._lock = asyncio.Lock()
+
+    @property
+    def _keys(self) -> StateKeys:
+        if self._resolved_keys is None:
+            source = self._key_source
+            if isinstance(source, StateKeys):
+                self._resolved_keys = source
+            elif source is not None:
+                self._resolved_keys = source()
+            else:
+                self._resolved_keys = state_keys_for(self._store, durable=True)
+        return self._resolved_keys
 
     async def record(self, decision: ApprovalDecision) -> bool:
         """Keep a decision and audit it; `False` (nothing written) when one exists already.

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .._install import install_hint
+from .._lazy import install_hint
 from ..errors import ToolError
 
 __all__ = ["MIN_EVERY_MS", "check_schedule", "next_after"]

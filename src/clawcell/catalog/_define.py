@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-from .._install import install_hint
 from .._jsonvalue import model_json
+from .._lazy import install_hint
 from ..errors import ConfigurationError
 from ._tool import ExecutionMode, Tool, ToolResult, ToolSource
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, cast
 
-from .._install import install_hint
+from .._lazy import install_hint
 from ..errors import McpError
 from ._config import HttpServer, ServerConfig
 

@@ -28,7 +28,7 @@ from ._protocol import (
     SweepReport,
     TranscriptStore,
 )
-from ._seals import StateKeys, state_keys_for
+from ._seals import StateKeys, configured_state_keys, state_keys_for
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -88,6 +88,7 @@ __all__ = [
     "StoredValue",
     "SweepReport",
     "TranscriptStore",
+    "configured_state_keys",
     "job_store_for",
     "open_store",
     "state_keys_for",

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
-from .._install import install_hint
+from .._lazy import install_hint
 from ..errors import ClosedError, ConfigurationError
 from . import _postgres_records as records
 from . import _sql as sql

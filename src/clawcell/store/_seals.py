@@ -52,6 +52,7 @@ __all__ = [
     "Seal",
     "StateKeys",
     "canonical_json",
+    "configured_state_keys",
     "state_keys_for",
 ]
 
@@ -227,7 +228,21 @@ def _development_path(store: object) -> Path:
 
 
 def state_keys_for(store: object, *, durable: bool) -> StateKeys:
-    """The keyring that seals `store`'s records (see the module docstring for the order).
+    """The keyring that seals `store`'s records (see the module docstring for the order),
+    creating the development key file when the configuration names no key.
+
+    Raises:
+        ConfigurationError: a bad key, or a durable store with no key under
+            `CLAWCELL_ENV=production`.
+    """
+    keys = configured_state_keys(store, durable=durable)
+    return keys if keys is not None else StateKeys.development(_development_path(store))
+
+
+def configured_state_keys(store: object, *, durable: bool) -> StateKeys | None:
+    """The keyring the configuration names for `store`, checked; `None` when it names none
+    and the development key file does not exist yet (it is created on first use, so a
+    process that never seals a record writes no key file).
 
     Raises:
         ConfigurationError: a bad key, or a durable store with no key under
@@ -245,4 +260,5 @@ def state_keys_for(store: object, *, durable: bool) -> StateKeys:
             f" set `{KEY_ENV}` to `kid:<base64 of 32 random bytes>` (or `{KEY_FILE_ENV}` to a "
             "file holding it), the same on every worker that shares the store."
         )
-    return StateKeys.development(_development_path(store))
+    development = _development_path(store)
+    return StateKeys.read(development) if development.exists() else None

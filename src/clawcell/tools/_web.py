@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._install import install_hint
+from .._lazy import install_hint
 from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._cache import FetchCache

@@ -6,7 +6,7 @@ or `clawcell serve`. See `docs/ui.md`.
 
 from __future__ import annotations
 
-from .._install import install_hint
+from .._lazy import install_hint
 
 try:
     import jinja2 as _jinja2
