@@ -34,6 +34,8 @@ from ._templates import STATIC_DIR, fragment, render_template
 __all__ = ["create_app", "page_csp"]
 
 MAX_MESSAGE_CHARS: Final = 100_000
+MAX_DISPLAY_CHARS: Final = 4_000_000
+"""History shows messages whole up to this size (long ones fold behind "Show more")."""
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 _DOCUMENTS: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
@@ -89,7 +91,9 @@ class _Ui:
         if transcript is None:
             return await self.agent.history(session_id)
         stored = await transcript(session_id)
-        return project_chat_display_messages(with_delivery_facts(stored))
+        return project_chat_display_messages(
+            with_delivery_facts(stored), max_chars=MAX_DISPLAY_CHARS
+        )
 
     async def playground(self, request: Request) -> Response:
         session_id = request.query_params.get("session", "playground")

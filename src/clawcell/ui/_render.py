@@ -44,14 +44,16 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            return MessageView(role=role, items=(HtmlView(html=render_markdown(text)),))
+            html = HtmlView(html=render_markdown(text))
+            return MessageView(role=role, items=(html,), chars=len(text))
         rendered = expand_text_content(text)
         items = list(rendered["content"])
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
         items += [b for b in blocks if b.get("type") == "canvas" and _canvas_url(b) not in seen]
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
         views = tuple(v for i in items if (v := self.item(i, voice=voice)) is not None)
-        return MessageView(role=role, items=views, reply_target=_target(rendered, message))
+        target = _target(rendered, message)
+        return MessageView(role=role, items=views, reply_target=target, chars=len(text))
 
     def reply_text(self, text: str) -> MessageView:
         """A final reply's raw text (directives still in it) as an assistant message."""

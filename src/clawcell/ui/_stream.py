@@ -7,12 +7,14 @@ one, or appends plain text, so the browser code never builds HTML from model out
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, cast
 
+from ._coalesce import coalesce_deltas
 from ._protocol import AgentEvent
 from ._render import Renderer
 from ._templates import fragment
@@ -164,14 +166,26 @@ class TurnStream:
         return ops
 
 
-async def stream_turn(events: AsyncIterator[AgentEvent], stream: TurnStream) -> AsyncIterator[str]:
-    """SSE messages for a turn's events; an exception becomes a final `error` message."""
-    reported = False
+async def _as_dicts(events: AsyncIterator[AgentEvent]) -> AsyncIterator[dict[str, Any]]:
+    """Each event's data; closing this closes `events` (the agent then cancels its cell)."""
     try:
         async for event in events:
-            data = event.to_dict()
-            reported = reported or event.type == "error"
-            yield sse_message(event.type, {"event": data, "ops": stream.ops(data)})
+            yield event.to_dict()
+    finally:
+        if isinstance(events, AsyncGenerator):
+            await cast(AsyncGenerator[AgentEvent, None], events).aclose()
+
+
+async def stream_turn(events: AsyncIterator[AgentEvent], stream: TurnStream) -> AsyncIterator[str]:
+    """SSE messages for a turn's events (text deltas coalesced, see `_coalesce`); an exception
+    becomes a final `error` message."""
+    reported = False
+    try:
+        async with contextlib.aclosing(coalesce_deltas(_as_dicts(events))) as coalesced:
+            async for data in coalesced:
+                kind = str(data.get("type"))
+                reported = reported or kind == "error"
+                yield sse_message(kind, {"event": data, "ops": stream.ops(data)})
     except Exception as exc:  # the page must learn the turn broke; the server stays up
         if not reported:  # an agent raises its typed error right after its `error` event
             data = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}

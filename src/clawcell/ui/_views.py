@@ -70,3 +70,5 @@ class MessageView:
     role: str
     items: tuple[ItemView, ...]
     reply_target: str | None = None
+    chars: int = 0
+    """The length of the message's text (long ones fold behind "Show more")."""

@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { postStream } from "./stream.js";
+import { onApplied, postStream } from "./stream.js";
 
 const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");
@@ -18,16 +18,35 @@ function listSession() {
   list.prepend(item);
 }
 
+// Follow the bottom only while the reader is there; otherwise offer "Jump to latest".
+const jump = document.getElementById("jump-latest");
+let following = true;
+
 function scrollDown() {
-  transcript.scrollTop = transcript.scrollHeight;
+  if (following) transcript.scrollTop = transcript.scrollHeight;
+  else jump.hidden = false;
 }
+
+transcript.addEventListener("scroll", () => {
+  following = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 48;
+  if (following) jump.hidden = true;
+}, { passive: true });
+
+jump.addEventListener("click", () => {
+  following = true;
+  jump.hidden = true;
+  transcript.scrollTop = transcript.scrollHeight;
+});
+
+onApplied(scrollDown);
 
 async function send(text) {
   const button = form.querySelector("button");
   button.disabled = true;
   document.body.dataset.turn = "running";
   try {
-    await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text }, scrollDown);
+    following = true;
+    await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text });
   } catch (error) {
     const p = document.createElement("p");
     p.className = "turn-error";
@@ -56,7 +75,7 @@ async function decide(card, decision) {
   error.textContent = "";
   document.body.dataset.turn = "running";
   try {
-    await postStream(url, body, scrollDown);
+    await postStream(url, body);
   } catch (failure) {
     error.textContent = `⚠ ${failure.message}`;
     for (const button of buttons) button.disabled = false;
@@ -66,9 +85,35 @@ async function decide(card, decision) {
   }
 }
 
+async function copy(button, text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    button.textContent = "Copy failed";
+  }
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+function showMore(button) {
+  const message = button.closest(".message");
+  const folded = message.classList.toggle("folded");
+  button.textContent = folded ? "Show more" : "Show less";
+  button.setAttribute("aria-expanded", String(!folded));
+}
+
 transcript.addEventListener("click", (event) => {
-  const button = event.target.closest("form.approval button[data-decision]");
-  if (button) decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
+  const button = event.target.closest("button");
+  if (!button) return;
+  if (button.matches("form.approval button[data-decision]")) {
+    decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
+  } else if (button.matches(".copy-message")) {
+    copy(button, button.closest(".message").querySelector(".message-body").innerText.trim());
+  } else if (button.matches(".copy-code")) {
+    copy(button, button.closest(".code-block").querySelector("code").innerText);
+  } else if (button.matches(".show-more")) {
+    showMore(button);
+  }
 });
 
 // Enter in a card's note field must not decide anything by itself.
