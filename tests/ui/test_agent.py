@@ -100,3 +100,75 @@ def test_a_parked_turn_offers_its_approval_again_after_a_reload_and_can_be_decid
             "been decided already, expired, or belong to another run.",
             "code": "invalid_input",
         }
+
+
+def test_a_new_message_expires_the_old_approval_card_and_deciding_it_is_refused() -> None:
+    deployed: list[dict[str, Any]] = []
+
+    async def deploy(params: dict[str, Any]) -> str:
+        deployed.append(params)
+        return "deployed"
+
+    code = 'return await deploy({ target: "production" });'
+    model = ScriptedModel([exec_call(code), "OK, not deploying."])
+    tool = Tool(name="deploy", execute=deploy, approval="always")
+    agent = Agent(model=model, tools=[tool], store=MemoryStore())
+    with _client(agent) as test_client:
+        first = sse(test_client.post("/api/sessions/s/turns", json={"text": "deploy"},
+                                     headers=CSRF).text)  # fmt: skip
+        requested = next(data for name, data in first if name == "approval_requested")
+        run_id, approval_id = requested["event"]["runId"], requested["event"]["approval"]["id"]
+        second = sse(test_client.post("/api/sessions/s/turns", json={"text": "never mind"},
+                                      headers=CSRF).text)  # fmt: skip
+        [expired] = [data for name, data in second if name == "approval_decided"]
+        assert expired["event"]["reason"] == "superseded"
+        [op] = expired["ops"]
+        assert op["target"] == f"approval-{approval_id}-controls"
+        assert "expired: a newer message moved the session on; the call did not run" in op["html"]
+        url = f"/api/sessions/s/runs/{run_id}/approvals/{approval_id}"
+        refused = test_client.post(url, json={"decision": "approve"}, headers=CSRF)
+        assert refused.status_code == 409
+        assert refused.json()["code"] == "invalid_input"
+        page = test_client.get("/?session=s").text
+        assert "waiting-expired" in page and 'class="approval"' not in page
+    assert deployed == []
+
+
+def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() -> None:
+    finished: list[str] = []
+
+    async def hold(_: dict[str, Any]) -> str:
+        import asyncio
+
+        await asyncio.Event().wait()  # only cancellation ends it
+        finished.append("hold")
+        return "never"
+
+    code = 'text("waiting on hold"); return await hold();'
+    model = ScriptedModel([exec_call(code), "after the stop"])
+    agent = Agent(model=model, tools=[Tool(name="hold", execute=hold)], store=MemoryStore())
+    with _client(agent) as test_client:
+        assert test_client.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+        body = {"text": "hold on"}
+        with test_client.stream("POST", "/api/sessions/s/turns", json=body,
+                                headers=CSRF) as response:  # fmt: skip
+            lines = response.iter_lines()
+            for line in lines:
+                if line == "event: cell_output":
+                    break
+            stopped = test_client.post("/api/sessions/s/stop", headers=CSRF)
+            rest = "\n".join(lines)
+        assert stopped.json() == {"stopped": True}
+        messages = sse(rest.split("\n", 1)[1])  # after the cell_output line's data
+        names = [name for name, _ in messages]
+        assert names[-2:] == ["turn_stopped", "done"]
+        ops = messages[-2][1]["ops"]
+        assert ops[0]["target"].endswith("-result") and "stopped" in ops[0]["html"]
+        assert "⏹ stopped" in ops[-1]["html"]
+        transcript = test_client.get("/api/sessions/s/history").json()
+        assert transcript[-1]["role"] == "assistant"
+        assert transcript[-1]["stopReason"] == "aborted"
+        after = sse(test_client.post("/api/sessions/s/turns", json={"text": "again"},
+                                     headers=CSRF).text)  # fmt: skip
+        assert any("after the stop" in str(data["ops"]) for name, data in after if name == "reply")
+    assert finished == []

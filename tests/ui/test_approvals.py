@@ -94,9 +94,9 @@ def test_a_decision_streams_the_decided_card_and_the_continued_turn() -> None:
         "turn_finished", "done",
     ]  # fmt: skip
     assert _ops(messages, "approval_decided") == [{
-        "op": "replace", "target": "approval-ap_1",
-        "html": '<p class="approval-decided approval-approve" id="approval-ap_1">approved by '
-                "control-ui: ok for &lt;December&gt;</p>",
+        "op": "replace", "target": "approval-ap_1-controls",
+        "html": '<p class="approval-decided approval-approve" id="approval-ap_1-controls">'
+                "approved by control-ui: ok for &lt;December&gt;</p>",
     }]  # fmt: skip
     [wait_card] = _ops(messages, "cell_started")
     assert (
@@ -116,7 +116,8 @@ def test_a_denial_is_shown_as_denied_and_remember_defaults_to_false() -> None:
     agent.pending["ap_1"] = "cm_1"
     messages = sse(post(client(agent), DECIDE, {"decision": "deny"}).text)
     assert _ops(messages, "approval_decided")[0]["html"] == (
-        '<p class="approval-decided approval-deny" id="approval-ap_1">denied by control-ui</p>'
+        '<p class="approval-decided approval-deny" id="approval-ap_1-controls">'
+        "denied by control-ui</p>"
     )
     assert agent.decisions[0]["remember"] is False and agent.decisions[0]["note"] == ""
 

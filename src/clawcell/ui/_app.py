@@ -7,6 +7,7 @@ inline script.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -60,6 +61,8 @@ class _Ui:
     ) -> None:
         self.agent, self.settings, self.documents = agent, settings, documents
         self.secrets = Secrets(token=settings.token)
+        self.stops: dict[str, asyncio.Event] = {}
+        """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
         self.csp = page_csp(settings)
 
@@ -140,8 +143,33 @@ class _Ui:
         user = stream.renderer.message({"role": "user", "content": text})
         html = fragment("message", value=user)
         yield sse_message("user", {"ops": [{"op": "append", "target": "transcript", "html": html}]})
-        async for message in stream_turn(self.agent.run(session_id, text), stream):
+        async for message in self._stoppable(session_id, self.agent.run(session_id, text), stream):
             yield message
+
+    async def _stoppable(
+        self, session_id: str, events: AsyncIterator[AgentEvent], stream: TurnStream
+    ) -> AsyncIterator[str]:
+        """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
+        stop = self.stops[session_id] = asyncio.Event()
+        try:
+            async for message in stream_turn(events, stream, stop):
+                yield message
+        finally:
+            if self.stops.get(session_id) is stop:
+                del self.stops[session_id]
+
+    async def stop(self, request: Request) -> Response:
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        stop = self.stops.get(session_id)
+        if stop is None:
+            return JSONResponse(
+                {"error": f"no turn is running in session {session_id!r}.", "stopped": False},
+                status_code=409,
+            )
+        stop.set()
+        return JSONResponse({"stopped": True})
 
     async def decide(self, request: Request) -> Response:
         session_id, run_id, approval_id = (
@@ -164,7 +192,7 @@ class _Ui:
         except InputError as exc:
             return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
         stream = TurnStream(renderer=self.renderer(request), container="transcript")
-        return _sse(stream_turn(_chain(first, events), stream))
+        return _sse(self._stoppable(session_id, _chain(first, events), stream))
 
     async def play(self, request: Request) -> Response:
         tool = request.path_params["tool"]
@@ -194,6 +222,7 @@ class _Ui:
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
             Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
+            Route("/api/sessions/{session}/stop", self.stop, methods=["POST"]),
             Route(
                 "/api/sessions/{session}/runs/{run}/approvals/{approval}",
                 self.decide,

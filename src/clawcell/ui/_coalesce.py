@@ -15,7 +15,7 @@ import math
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Final, TypeGuard, cast
 
-__all__ = ["FLUSH_INTERVAL", "MAX_FLUSH_CHARS", "coalesce_deltas"]
+__all__ = ["FLUSH_INTERVAL", "MAX_FLUSH_CHARS", "STOPPED", "coalesce_deltas"]
 
 FLUSH_INTERVAL: Final = 0.05
 """Seconds between two text messages of one turn, at most 20 a second."""
@@ -52,13 +52,29 @@ class _Pending:
         return merged
 
 
-async def _pump(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[object]) -> None:
+STOPPED: Final = {"type": "turn_stopped"}
+"""What the stream ends with when `stop` was set: the turn was cancelled."""
+
+
+async def _pump(
+    events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[object], stop: asyncio.Event
+) -> None:
     try:
         async for event in events:
             queue.put_nowait(event)
+    except asyncio.CancelledError:
+        if not stop.is_set():
+            raise
+        queue.put_nowait(dict(STOPPED))  # cancelled by `stop`: the consumer says so and ends
     except Exception as exc:  # handed to the consumer, which raises it in order
         queue.put_nowait(exc)
-    queue.put_nowait(_END)
+    finally:
+        queue.put_nowait(_END)
+
+
+async def _stop_when(stop: asyncio.Event, pump: asyncio.Task[None]) -> None:
+    await stop.wait()
+    pump.cancel()  # raises CancelledError in the agent's stream: it cancels its cell
 
 
 async def coalesce_deltas(
@@ -66,13 +82,18 @@ async def coalesce_deltas(
     *,
     interval: float = FLUSH_INTERVAL,
     max_chars: int = MAX_FLUSH_CHARS,
+    stop: asyncio.Event | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     """`events` (event dicts) with consecutive `text_delta`s merged; see the module doc.
 
-    Closing the result cancels the pump and closes `events` (which cancels a running cell).
+    Setting `stop` cancels `events` where it is (a running cell is cancelled with it); the
+    result then ends with `{"type": "turn_stopped"}`. Closing the result cancels the pump
+    and closes `events` too.
     """
     queue: asyncio.Queue[object] = asyncio.Queue()
-    pump = asyncio.create_task(_pump(events, queue))
+    stop = stop or asyncio.Event()
+    pump = asyncio.create_task(_pump(events, queue, stop))
+    watcher = asyncio.create_task(_stop_when(stop, pump))
     pending = _Pending()
     loop = asyncio.get_running_loop()
     last_flush = -math.inf
@@ -103,6 +124,7 @@ async def coalesce_deltas(
             if item is not None and not _is_delta(item):
                 yield cast(dict[str, Any], item)
     finally:
+        watcher.cancel()
         pump.cancel()
         with contextlib.suppress(BaseException):
             await pump

@@ -52,8 +52,10 @@ class Renderer:
         items += [b for b in blocks if b.get("type") == "canvas" and _canvas_url(b) not in seen]
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
         views = tuple(v for i in items if (v := self.item(i, voice=voice)) is not None)
-        target = _target(rendered, message)
-        return MessageView(role=role, items=views, reply_target=target, chars=len(text))
+        target, stopped = _target(rendered, message), message.get("stopReason") == "aborted"
+        return MessageView(
+            role=role, items=views, reply_target=target, chars=len(text), stopped=stopped
+        )
 
     def reply_text(self, text: str) -> MessageView:
         """A final reply's raw text (directives still in it) as an assistant message."""

@@ -7,6 +7,7 @@ one, or appends plain text, so the browser code never builds HTML from model out
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -64,6 +65,7 @@ class TurnStream:
     last_cell: str | None = None
     drafts: int = 0
     draft_text: str | None = None
+    finished: set[str] = field(default_factory=set[str])
 
     def ops(self, data: Mapping[str, Any]) -> list[Op]:
         """The page operations for one event (its `to_dict()` data)."""
@@ -82,11 +84,24 @@ class TurnStream:
             return self._approval_requested(data)
         if kind == "approval_decided":
             html = fragment("decided", value=data)
-            return [{"op": "replace", "target": f"approval-{data.get('approvalId')}", "html": html}]
+            target = f"approval-{data.get('approvalId')}-controls"
+            return [{"op": "replace", "target": target, "html": html}]
         if kind == "error":
             html = fragment("error", value=data)
             return [{"op": "append", "target": self.container, "html": html}]
+        if kind == "turn_stopped":
+            return self._stopped()
         return []
+
+    def _stopped(self) -> list[Op]:
+        """The turn was cancelled: the text so far stays, running cells say they stopped."""
+        ops = self._close_draft()
+        for cell in self.cells.values():
+            if cell not in self.finished:
+                html = fragment("result", id=cell, value={"status": "stopped"})
+                ops.append({"op": "replace", "target": f"{cell}-result", "html": html})
+        html = fragment("stopped")
+        return [*ops, {"op": "append", "target": self.container, "html": html}]
 
     @property
     def _draft(self) -> str:
@@ -134,6 +149,7 @@ class TurnStream:
         cell = self._cell_for(data)
         if cell is None:
             return []
+        self.finished.add(cell)
         envelope = _envelope_of(data)
         html = fragment("result", id=cell, value=envelope)
         ops: list[Op] = [{"op": "replace", "target": f"{cell}-result", "html": html}]
@@ -176,12 +192,15 @@ async def _as_dicts(events: AsyncIterator[AgentEvent]) -> AsyncIterator[dict[str
             await cast(AsyncGenerator[AgentEvent, None], events).aclose()
 
 
-async def stream_turn(events: AsyncIterator[AgentEvent], stream: TurnStream) -> AsyncIterator[str]:
+async def stream_turn(
+    events: AsyncIterator[AgentEvent], stream: TurnStream, stop: asyncio.Event | None = None
+) -> AsyncIterator[str]:
     """SSE messages for a turn's events (text deltas coalesced, see `_coalesce`); an exception
-    becomes a final `error` message."""
+    becomes a final `error` message. Setting `stop` cancels the turn (`turn_stopped`)."""
     reported = False
     try:
-        async with contextlib.aclosing(coalesce_deltas(_as_dicts(events))) as coalesced:
+        coalesced_events = coalesce_deltas(_as_dicts(events), stop=stop)
+        async with contextlib.aclosing(coalesced_events) as coalesced:
             async for data in coalesced:
                 kind = str(data.get("type"))
                 reported = reported or kind == "error"

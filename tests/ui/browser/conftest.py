@@ -145,5 +145,5 @@ def send(page: Page, text: str) -> None:
     """Type a message, send it and wait until its turn has finished streaming."""
     page.wait_for_selector("body[data-ready=true]")
     page.fill("#composer textarea", text)
-    page.click("#composer button")
+    page.click("#composer button.send")
     page.wait_for_selector("body[data-turn=done]")

@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { onApplied, postStream } from "./stream.js";
+import { csrfToken, onApplied, postStream } from "./stream.js";
 
 const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");
@@ -40,10 +40,26 @@ jump.addEventListener("click", () => {
 
 onApplied(scrollDown);
 
+const stopButton = document.getElementById("stop");
+
+function running(on) {
+  document.body.dataset.turn = on ? "running" : "done";
+  form.querySelector("button.send").disabled = on;
+  stopButton.hidden = !on;
+  stopButton.disabled = false;
+}
+
+stopButton.addEventListener("click", async () => {
+  stopButton.disabled = true;
+  const response = await fetch(`/api/sessions/${encodeURIComponent(session)}/stop`, {
+    method: "POST",
+    headers: { "X-CSRF-Token": csrfToken() },
+  });
+  if (!response.ok) stopButton.disabled = false;
+});
+
 async function send(text) {
-  const button = form.querySelector("button");
-  button.disabled = true;
-  document.body.dataset.turn = "running";
+  running(true);
   try {
     following = true;
     await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text });
@@ -53,9 +69,8 @@ async function send(text) {
     p.textContent = `⚠ ${error.message}`;
     transcript.append(p);
   } finally {
-    button.disabled = false;
     listSession();
-    document.body.dataset.turn = "done";
+    running(false);
     scrollDown();
   }
 }
@@ -73,14 +88,14 @@ async function decide(card, decision) {
   };
   for (const button of buttons) button.disabled = true;
   error.textContent = "";
-  document.body.dataset.turn = "running";
+  running(true);
   try {
     await postStream(url, body);
   } catch (failure) {
     error.textContent = `⚠ ${failure.message}`;
     for (const button of buttons) button.disabled = false;
   } finally {
-    document.body.dataset.turn = "done";
+    running(false);
     scrollDown();
   }
 }
