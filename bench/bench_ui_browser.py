@@ -26,7 +26,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def reply_of(size: int) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _serve(agent: Agent) -> AsyncIterator[str]:
+async def _serve(agent: Agent) -> AsyncGenerator[str]:
     try:
         from clawcell.ui import serve_ui  # the UI and its canvas listener
     except ImportError:  # a tree from before the canvas listener (for "before" figures)
@@ -100,7 +100,7 @@ async def _serve(agent: Agent) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def running(turns: Sequence[str], prefill: list[dict[str, Any]] | None = None) -> Iterator[str]:
+def running(turns: Sequence[str], prefill: list[dict[str, Any]] | None = None) -> Generator[str]:
     """A UI (and its canvas listener) over a scripted agent, in a thread; yields its base URL."""
     ready: asyncio.Future[Any] | None = None
     holder: dict[str, Any] = {}
@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         browser.close()
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "ui_browser.json"
-    previous = json.loads(out.read_text()) if out.exists() else {}
+    previous: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     previous[args.label] = {
         "python": sys.version.split()[0],
         "machine": platform.machine(),

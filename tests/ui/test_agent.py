@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from starlette.testclient import TestClient
 
@@ -16,7 +16,8 @@ from tests.ui._client import BASE, TOKEN, sse
 
 
 def _client(agent: Agent) -> TestClient:
-    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    settings = UiSettings(token=TOKEN, canvas_port=8788)
+    test_client = TestClient(create_app(agent, settings), base_url=BASE)
     assert test_client.get(f"/?token={TOKEN}").status_code == 200
     return test_client
 
@@ -52,7 +53,12 @@ def test_canvas_documents_come_from_the_agents_store() -> None:
     with _client(agent) as test_client:
         assert test_client.portal is not None
         test_client.portal.call(store.put_document, "cv_9", {"index.html": b"<p>nine</p>"})
-        response = test_client.get("/__openclaw__/canvas/documents/cv_9/index.html")
+        app = cast(Any, test_client.app)
+        canvas = TestClient(app.state.canvas_app, base_url="http://127.0.0.1:8788")
+        cap = Secrets(token=TOKEN).canvas_cap
+        response = canvas.get(
+            f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/cv_9/index.html"
+        )
         assert response.status_code == 200 and response.text == "<p>nine</p>"
 
 

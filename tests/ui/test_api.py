@@ -16,12 +16,14 @@ UI = [
     "EmbedSandbox",
     "PendingPrompt",
     "SessionSummary",
+    "UiServers",
     "UiSettings",
     "canvas_tool",
     "configure",
     "create_app",
     "load_settings",
     "run",
+    "serve_ui",
 ]
 
 

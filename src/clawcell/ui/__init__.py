@@ -27,6 +27,7 @@ from ._protocol import (
     PendingPrompt,
     SessionSummary,
 )
+from ._servers import UiServers, serve_ui
 from ._settings import EmbedSandbox, UiSettings, load_settings
 
 __all__ = [
@@ -37,12 +38,14 @@ __all__ = [
     "EmbedSandbox",
     "PendingPrompt",
     "SessionSummary",
+    "UiServers",
     "UiSettings",
     "canvas_tool",
     "configure",
     "create_app",
     "load_settings",
     "run",
+    "serve_ui",
 ]
 
 del _jinja2, _markdown_it, _nh3, _starlette

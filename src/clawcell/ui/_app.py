@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from ..errors import InputError
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
-from ._documents import document_route
+from ._canvas_host import canvas_origin, create_canvas_app
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
@@ -39,12 +39,14 @@ MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
-_DOCUMENTS: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
 
 
-def page_csp(settings: UiSettings) -> str:
-    """The Content-Security-Policy of the app's pages (no inline script, no plugins)."""
-    frames = "'self' http: https:" if settings.allow_external_embed_urls else "'self'"
+def page_csp(settings: UiSettings, canvas: str | None = None) -> str:
+    """The Content-Security-Policy of the app's pages (no inline script, no plugins); frames
+    only from the canvas host `canvas` (and any `http(s)` URL when external embeds are on)."""
+    frames = canvas or "'none'"
+    if settings.allow_external_embed_urls:
+        frames = f"{canvas or ''} http: https:".strip()
     return (
         "default-src 'none'; script-src 'self'; style-src 'self'; "
         "img-src 'self' https: data:; media-src 'self' https: data:; "
@@ -64,15 +66,20 @@ class _Ui:
         self.stops: dict[str, asyncio.Event] = {}
         """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
-        self.csp = page_csp(settings)
+
+    def canvas(self, request: Request) -> str | None:
+        """The canvas host's origin for this request's host name (`None` without one)."""
+        return canvas_origin(self.settings, request.headers.get("host", ""))
 
     def renderer(self, request: Request) -> Renderer:
-        host = f"{str(request.base_url).rstrip('/')}{CAP_PREFIX}{self.secrets.canvas_cap}"
+        origin = self.canvas(request)
+        host = f"{origin}{CAP_PREFIX}{self.secrets.canvas_cap}" if origin else None
         return Renderer(settings=self.settings, media=self.media, canvas_host_url=host)
 
-    def page(self, name: str, **context: Any) -> HTMLResponse:
+    def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         html = render_template(name, csrf=self.secrets.csrf, settings=self.settings, **context)
-        return HTMLResponse(html, headers={"content-security-policy": self.csp})
+        csp = page_csp(self.settings, self.canvas(request))
+        return HTMLResponse(html, headers={"content-security-policy": csp})
 
     async def chat(self, request: Request) -> Response:
         sessions = list(await self.agent.sessions())
@@ -83,7 +90,12 @@ class _Ui:
         messages = self.renderer(request).messages(await self._history(session_id))
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         return self.page(
-            "chat.html", page="chat", sessions=sessions, session_id=session_id, messages=messages
+            request,
+            "chat.html",
+            page="chat",
+            sessions=sessions,
+            session_id=session_id,
+            messages=messages,
         )
 
     async def _history(self, session_id: str) -> list[dict[str, Any]]:
@@ -104,6 +116,7 @@ class _Ui:
             return _bad_session(session_id)
         tools = _tool_names(self.agent.mode(session_id))
         return self.page(
+            request,
             "playground.html",
             page="playground",
             session_id=session_id,
@@ -209,13 +222,6 @@ class _Ui:
         return _sse(playground_events(runner, tool, {key: body[key]}))
 
     def routes(self) -> list[Route | Mount]:
-        documents: list[Route | Mount] = []
-        if self.documents is not None:
-            endpoint = document_route(self.documents, self.settings.embed_sandbox)
-            documents = [
-                Route(_DOCUMENTS, endpoint, methods=["GET"]),
-                Route(CAP_PREFIX + "{cap}" + _DOCUMENTS, endpoint, methods=["GET"]),
-            ]
         return [
             Route("/", self.chat, methods=["GET"]),
             Route("/playground", self.playground, methods=["GET"]),
@@ -231,7 +237,6 @@ class _Ui:
             Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
-            *documents,
         ]
 
 
@@ -285,7 +290,11 @@ def create_app(
     *,
     documents: DocumentStore | None = None,
 ) -> Starlette:
-    """The Control UI for `agent` as an ASGI app (serve it with uvicorn).
+    """The Control UI for `agent` as an ASGI app (`serve_ui` serves it with its canvas host).
+
+    Hosted canvas documents are not served by this app but by the canvas host, a second ASGI
+    app (`app.state.canvas_app`) that must listen on `settings.canvas_port` of the same host
+    names; with `canvas_port = 0` canvases show as blocked.
 
     Args:
         agent: The agent to chat with (`clawcell.agent.Agent`, or anything with its shape).
@@ -301,6 +310,7 @@ def create_app(
     ui = _Ui(agent, settings, documents)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
+    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets)
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app
 

@@ -93,6 +93,8 @@ class Renderer:
             self.canvas_host_url,
             allow_external_embed_urls=self.settings.allow_external_embed_urls,
         )
+        if src is not None and not src.startswith(("http://", "https://")):
+            src = None  # never framed from the app's own origin (no canvas host: blocked)
         ceiling = preview.get("sandbox")
         return CanvasView(
             src=src,

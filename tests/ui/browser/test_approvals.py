@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -60,9 +61,11 @@ def test_a_turn_pauses_on_an_approval_card_and_approve_streams_the_reply(page: P
         card.locator("button.approve").click()
         page.locator(".approval-decided").wait_for()
         page.wait_for_selector("body[data-turn=done]")
-        assert page.locator(".approval-decided").inner_text() == (
-            "approved by control-ui: ok for December"
-        )
+        decided = page.locator(".approval-decided").inner_text()
+        assert re.fullmatch(
+            r"approved by control-ui \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: ok for December", decided
+        )  # who decided, and when
+        assert card.locator(".approval-tool").inner_text() == "pay"  # the card keeps its context
         wait_cell = page.locator(".cell").last
         assert wait_cell.locator(".cell-tool").inner_text() == "wait"
         assert wait_cell.locator(".status").inner_text() == "completed"

@@ -82,7 +82,9 @@ def test_a_rich_reply_renders_media_a_voice_note_and_two_sandboxed_canvases(
         assert reply.locator(".attachment-audio.voice-note audio").count() == 1
         frames = reply.locator("iframe")
         assert frames.count() == 2
-        cap = f"{running.base}/__openclaw__/cap/"
+        canvas_origin = f"http://127.0.0.1:{running.settings.canvas_port}"
+        assert running.settings.canvas_port not in (0, running.settings.port)
+        cap = f"{canvas_origin}/__openclaw__/cap/"
         for index, (ref, height) in enumerate([("cv_one", "240"), ("cv_two", "360")]):
             frame = frames.nth(index)
             assert frame.get_attribute("sandbox") == sandbox
