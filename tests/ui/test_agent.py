@@ -178,3 +178,23 @@ def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() ->
                                      headers=CSRF).text)  # fmt: skip
         assert any("after the stop" in str(data["ops"]) for name, data in after if name == "reply")
     assert finished == []
+
+
+def test_a_long_history_message_is_whole_and_folds_behind_show_more() -> None:
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel([]), store=store)
+    long_text = "word " * 3000  # 15,000 characters: the projection's 8,000 cut must not apply
+    entries = [
+        {"role": "user", "content": [{"type": "text", "text": "tell me a lot"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": long_text + "THE END"}]},
+    ]
+    with _client(agent) as test_client:
+        assert test_client.portal is not None
+        test_client.portal.call(store.append_transcript, "long", entries)
+        page = test_client.get("/?session=long").text
+    assert "THE END" in page
+    assert 'class="message message-assistant message-long folded"' in page
+    assert '<button type="button" class="show-more" aria-expanded="false">Show more</button>' in (
+        page
+    )
+    assert page.count('aria-label="Copy message"') == 2

@@ -10,6 +10,7 @@ try:
     import jinja2 as _jinja2
     import markdown_it as _markdown_it
     import nh3 as _nh3
+    import pygments as _pygments
     import starlette as _starlette
 except ImportError as exc:
     raise ImportError(
@@ -48,4 +49,4 @@ __all__ = [
     "serve_ui",
 ]
 
-del _jinja2, _markdown_it, _nh3, _starlette
+del _jinja2, _markdown_it, _nh3, _pygments, _starlette

@@ -23,6 +23,7 @@ from ..errors import InputError
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
 from ._canvas_host import canvas_origin, create_canvas_app
+from ._markdown import highlight_css
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
@@ -236,6 +237,7 @@ class _Ui:
             ),
             Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
+            Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
         ]
 
@@ -250,6 +252,13 @@ async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIte
     finally:
         if isinstance(rest, AsyncGenerator):
             await cast(AsyncGenerator[AgentEvent, None], rest).aclose()
+
+
+_HIGHLIGHT_CSS: Final = highlight_css()
+
+
+async def _highlight_css(_: Request) -> Response:
+    return Response(_HIGHLIGHT_CSS, media_type="text/css")
 
 
 def _tool_names(runner: object) -> list[str]:

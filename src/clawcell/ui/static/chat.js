@@ -152,5 +152,11 @@ form.elements.namedItem("text").addEventListener("keydown", (event) => {
   }
 });
 
+const drawer = document.getElementById("drawer-toggle");
+drawer?.addEventListener("click", () => {
+  const open = document.body.classList.toggle("drawer-open");
+  drawer.setAttribute("aria-expanded", String(open));
+});
+
 scrollDown();
 document.body.dataset.ready = "true";
