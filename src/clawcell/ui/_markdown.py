@@ -13,14 +13,14 @@ block gets a Copy button, added after sanitizing around markup only fences produ
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final, cast
 
 import nh3
+import pygments
+import pygments.formatters as _formatters
+import pygments.lexers as _lexers
+import pygments.util
 from markdown_it import MarkdownIt
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
 from ..reply import is_allowed_remote_media_url
 
@@ -42,7 +42,10 @@ _ATTRIBUTES: Final = {
 _TOKEN_CLASS: Final = re.compile(r"[a-z]{1,3}[0-9]?")
 _MAX_HIGHLIGHT: Final = 50_000
 """Longer code blocks are shown plain (highlighting cost grows with them)."""
-_FORMATTER: Final = HtmlFormatter(nowrap=True)
+_PYGMENTS: Final = cast(Any, pygments)  # Pygments ships no type hints
+_LEXERS: Final = cast(Any, _lexers)
+_FORMATTERS: Final = cast(Any, _formatters)
+_FORMATTER: Final[object] = _FORMATTERS.HtmlFormatter(nowrap=True)
 _COPY: Final = (
     '<div class="code-block"><button type="button" class="copy copy-code" '
     'aria-label="Copy code">Copy</button><pre><code'
@@ -54,10 +57,10 @@ def _highlight(code: str, language: str, _attributes: str) -> str:
     if not language or len(code) > _MAX_HIGHLIGHT:
         return ""
     try:
-        lexer = get_lexer_by_name(language)
-    except ClassNotFound:
+        lexer: object = _LEXERS.get_lexer_by_name(language)
+    except pygments.util.ClassNotFound:
         return ""
-    return highlight(code, lexer, _FORMATTER)
+    return str(_PYGMENTS.highlight(code, lexer, _FORMATTER))
 
 
 _MARKDOWN: Final = MarkdownIt(
@@ -97,5 +100,6 @@ def highlight_css() -> str:
 
 
 def _token_rules(style: str) -> str:
-    rules = HtmlFormatter(style=style).get_style_defs(".markdown pre code").splitlines()
+    formatter = _FORMATTERS.HtmlFormatter(style=style)
+    rules = str(formatter.get_style_defs(".markdown pre code")).splitlines()
     return "\n".join(r for r in rules if r.startswith(".markdown pre code ."))
