@@ -27,7 +27,7 @@ from ._markdown import highlight_css
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
-from ._render import Renderer, with_delivery_facts
+from ._render import Renderer, grouped, with_delivery_facts
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
@@ -90,6 +90,7 @@ class _Ui:
             return _bad_session(session_id)
         messages = self.renderer(request).messages(await self._history(session_id))
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
+        messages = grouped(messages)
         return self.page(
             request,
             "chat.html",

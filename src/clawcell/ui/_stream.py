@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, cast
@@ -26,9 +27,10 @@ _IDS = itertools.count(1)
 
 
 class Op(TypedDict, total=False):
-    """One page operation (`append`/`replace` take `html`, `text` takes `text`)."""
+    """One page operation (`append`/`replace` take `html`, `text` takes `text`; `fold`
+    closes a disclosure and sets its summary to `text`)."""
 
-    op: Literal["append", "replace", "text"]
+    op: Literal["append", "replace", "text", "fold"]
     target: str
     html: str
     text: str
@@ -66,6 +68,12 @@ class TurnStream:
     drafts: int = 0
     draft_text: str | None = None
     finished: set[str] = field(default_factory=set[str])
+    work: str | None = None
+    """The open disclosure the turn's current cells go into."""
+    work_cells: int = 0
+    work_failed: bool = False
+    work_started: float = 0.0
+    started: dict[str, float] = field(default_factory=dict[str, float])
 
     def ops(self, data: Mapping[str, Any]) -> list[Op]:
         """The page operations for one event (its `to_dict()` data)."""
@@ -91,15 +99,33 @@ class TurnStream:
             return [{"op": "append", "target": self.container, "html": html}]
         if kind == "turn_stopped":
             return self._stopped()
+        if kind == "turn_finished" and data.get("state") == "waiting_approval":
+            return self._fold_work("Waiting for approval", fold=False)
         return []
+
+    def _fold_work(self, verb: str = "Worked for", *, fold: bool = True) -> list[Op]:
+        """The turn's cells so far: their disclosure folds, its summary says what was done."""
+        if self.work is None:
+            return []
+        work, self.work = self.work, None
+        fold = fold and not self.work_failed  # a failure stays in view
+        seconds = time.monotonic() - self.work_started
+        count = f"{self.work_cells} cell{'s' if self.work_cells != 1 else ''}"
+        summary = (
+            f"{verb} {seconds:.1f} s · {count}"
+            if verb != "Waiting for approval"
+            else (f"{verb} · {count}")
+        )
+        return [{"op": "fold" if fold else "text", "target": f"{work}-summary", "text": summary}]
 
     def _stopped(self) -> list[Op]:
         """The turn was cancelled: the text so far stays, running cells say they stopped."""
         ops = self._close_draft()
         for cell in self.cells.values():
             if cell not in self.finished:
-                html = fragment("result", id=cell, value={"status": "stopped"})
-                ops.append({"op": "replace", "target": f"{cell}-result", "html": html})
+                html = fragment("status", id=cell, value={"status": "stopped"})
+                ops.append({"op": "replace", "target": f"{cell}-status", "html": html})
+        ops += self._fold_work("Stopped after")
         html = fragment("stopped")
         return [*ops, {"op": "append", "target": self.container, "html": html}]
 
@@ -108,7 +134,7 @@ class TurnStream:
         return f"turn-{self.turn}-draft-{self.drafts}"
 
     def _text(self, text: str) -> list[Op]:
-        ops: list[Op] = []
+        ops: list[Op] = self._fold_work()
         if self.draft_text is None:
             self.drafts += 1
             self.draft_text = ""
@@ -132,8 +158,16 @@ class TurnStream:
         cell = f"cell-{self.turn}-{len(self.cells) + 1}"
         self.cells[_cell_key(data)] = cell
         self.last_cell = cell
+        self.started[cell] = time.monotonic()
+        if self.work is None:  # the first cell since text: a new "worked for" disclosure
+            self.work = f"turn-{self.turn}-work-{len(self.cells)}"
+            self.work_cells, self.work_started = 0, time.monotonic()
+            self.work_failed = False
+            html = fragment("work", id=self.work)
+            ops.append({"op": "append", "target": self.container, "html": html})
+        self.work_cells += 1
         html = fragment("cell", id=cell, value=data)
-        return [*ops, {"op": "append", "target": self.container, "html": html}]
+        return [*ops, {"op": "append", "target": f"{self.work}-cells", "html": html}]
 
     def _cell_for(self, data: Mapping[str, Any]) -> str | None:
         return self.cells.get(_cell_key(data), self.last_cell)
@@ -152,7 +186,16 @@ class TurnStream:
         self.finished.add(cell)
         envelope = _envelope_of(data)
         html = fragment("result", id=cell, value=envelope)
-        ops: list[Op] = [{"op": "replace", "target": f"{cell}-result", "html": html}]
+        seconds = time.monotonic() - self.started.get(cell, time.monotonic())
+        ops: list[Op] = [
+            {"op": "replace", "target": f"{cell}-result", "html": html},
+            {"op": "replace", "target": f"{cell}-status",
+             "html": fragment("status", id=cell, value=envelope)},
+            {"op": "text", "target": f"{cell}-time", "text": f"{seconds:.1f} s"},
+        ]  # fmt: skip
+        if envelope.get("status") == "completed":
+            ops.append({"op": "fold", "target": cell})
+        self.work_failed = self.work_failed or envelope.get("status") == "failed"
         if isinstance(envelope.get("output"), list):
             outputs = fragment("outputs", id=cell, value=envelope)
             ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
@@ -165,7 +208,7 @@ class TurnStream:
         return [{"op": "append", "target": target, "html": html}]
 
     def _reply(self, data: Mapping[str, Any]) -> list[Op]:
-        ops: list[Op] = []
+        ops: list[Op] = self._fold_work()
         if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
             ops.append({"op": "replace", "target": self._draft, "html": ""})
             self.draft_text = None

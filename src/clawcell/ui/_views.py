@@ -61,6 +61,8 @@ class CellView:
     approvals: tuple[Mapping[str, Any], ...] = ()
     expired: bool = False
     """Whether it parked on approvals that a later user message superseded."""
+    seconds: float | None = None
+    """How long it took, from the transcript's timestamps (when they are there)."""
 
 
 ItemView = HtmlView | AttachmentView | CanvasView | CellView
@@ -77,3 +79,5 @@ class MessageView:
     """The length of the message's text (long ones fold behind "Show more")."""
     stopped: bool = False
     """Whether it records a turn stopped before its reply (`stopReason: "aborted"`)."""
+    seconds: float | None = None
+    """For a `work` group (a turn's cells in one disclosure): the time they took."""

@@ -140,3 +140,8 @@ def send(page: Page, text: str) -> None:
     page.fill("#composer textarea", text)
     page.click("#composer button.send")
     page.wait_for_selector("body[data-turn=done]")
+
+
+def expand(page: Page) -> None:
+    """Open every disclosure (a turn's "worked" group, each cell row), as a reader would."""
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")

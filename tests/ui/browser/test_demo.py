@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page
 
 from clawcell.ui._demo import demo_agent
-from tests.ui.browser.conftest import screenshot, send, serve_agent
+from tests.ui.browser.conftest import expand, screenshot, send, serve_agent
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
@@ -45,10 +45,11 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
         assert approval.locator(".approval-reason").inner_text() == (
             "this tool always asks for approval"
         )
-        assert transcript.locator(".status-failed").inner_text() == "failed · internal_error"
+        assert transcript.locator(".status-failed").inner_text() == "threw an error"
         page.evaluate("document.getElementById('transcript').scrollTop = 0")
         screenshot(page, "demo")
         send(page, "Hello demo")
+        expand(page)
         card = page.locator(".cell").last
         assert card.locator(".out-text").all_inner_texts() == [
             "step 1 of 3", "step 2 of 3", "step 3 of 3"

@@ -63,6 +63,10 @@ function applyOne(op) {
     target.remove();
   } else if (op.op === "remove") {
     target.remove();
+  } else if (op.op === "fold") {  // a summary: set its text and close its disclosure
+    if (op.text !== undefined) target.textContent = op.text;
+    const details = target.closest("details");
+    if (details) details.open = false;
   }
 }
 
