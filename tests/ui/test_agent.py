@@ -199,3 +199,28 @@ def test_a_long_history_message_is_whole_and_folds_behind_show_more() -> None:
         page
     )
     assert page.count('aria-label="Copy message"') == 2
+
+
+def test_a_long_session_renders_its_latest_page_and_older_pages_on_request() -> None:
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel([]), store=store)
+    entries = [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": [{"type": "text", "text": f"message number {i}."}]}
+        for i in range(250)
+    ]  # fmt: skip
+    with _client(agent) as test_client:
+        assert test_client.portal is not None
+        test_client.portal.call(store.append_transcript, "long", entries)
+        page = test_client.get("/?session=long").text
+        assert "message number 249." in page and "message number 150." in page
+        assert "message number 149." not in page
+        assert 'id="load-older" class="load-older" data-before="150"' in page
+        older = test_client.get("/api/sessions/long/messages?before=150").json()
+        assert older["before"] == 50
+        assert "message number 149." in older["html"] and "message number 50." in older["html"]
+        assert "message number 49." not in older["html"]
+        first = test_client.get("/api/sessions/long/messages?before=50").json()
+        assert first["before"] == 0 and "message number 0." in first["html"]
+        bad = test_client.get("/api/sessions/long/messages?before=x")
+        assert bad.status_code == 400

@@ -111,7 +111,9 @@ def test_a_waiting_cell_says_why_and_how_it_continues() -> None:
 
 
 def test_a_cell_that_threw_says_so_in_words_and_shows_the_error() -> None:
-    envelope = {"status": "failed", "code": "internal_error", "error": "Error: nope", "output": []}
+    envelope: dict[str, Any] = {
+        "status": "failed", "code": "internal_error", "error": "Error: nope", "output": []
+    }  # fmt: skip
     html = "\n".join(_cell_ops(envelope))
     assert re.search(r'id="cell-\d+-1-status">threw an error</span>', html)
     assert '<p class="cell-threw">The cell\'s code threw an error:</p>' in html

@@ -36,6 +36,8 @@ from ._templates import STATIC_DIR, fragment, render_template
 __all__ = ["create_app", "page_csp"]
 
 MAX_MESSAGE_CHARS: Final = 100_000
+PAGE_MESSAGES: Final = 100
+"""History messages a chat page renders at first, and per page loaded on scroll up."""
 MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -88,13 +90,16 @@ class _Ui:
         session_id = request.query_params.get("session", default)
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
-        messages = self.renderer(request).messages(await self._history(session_id))
+        history = await self._history(session_id)
+        start = max(0, len(history) - PAGE_MESSAGES)  # the latest page; older ones on scroll
+        messages = self.renderer(request).messages(history[start:])
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         messages = grouped(messages)
         return self.page(
             request,
             "chat.html",
             page="chat",
+            older=start,
             sessions=sessions,
             session_id=session_id,
             messages=messages,
@@ -125,6 +130,21 @@ class _Ui:
             tools=tools,
             example=EXAMPLE_CELL,
         )
+
+    async def older(self, request: Request) -> Response:
+        """`GET …/messages?before=N`: the page of history before message N, as HTML."""
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        before = request.query_params.get("before", "")
+        if not before.isdigit():
+            return _bad_request(f"`before` must be a message index, got {before!r:.40}.")
+        history = await self._history(session_id)
+        end = min(int(before), len(history))
+        start = max(0, end - PAGE_MESSAGES)
+        views = grouped(self.renderer(request).messages(history[start:end]))
+        html = "".join(fragment("message", value=view) for view in views)
+        return JSONResponse({"html": html, "before": start})
 
     async def list_sessions(self, request: Request) -> Response:
         sessions = await self.agent.sessions()
@@ -229,6 +249,7 @@ class _Ui:
             Route("/playground", self.playground, methods=["GET"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
+            Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
             Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
             Route("/api/sessions/{session}/stop", self.stop, methods=["POST"]),
             Route(

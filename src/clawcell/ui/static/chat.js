@@ -152,6 +152,35 @@ form.elements.namedItem("text").addEventListener("keydown", (event) => {
   }
 });
 
+// Long threads: older messages load a page at a time when the reader reaches the top.
+const older = document.getElementById("load-older");
+let loading = false;
+
+async function loadOlder() {
+  if (loading || !older) return;
+  loading = true;
+  try {
+    const url = `/api/sessions/${encodeURIComponent(session)}/messages?before=${older.dataset.before}`;
+    const response = await fetch(url);
+    if (!response.ok) return;
+    const page = await response.json();
+    const height = transcript.scrollHeight;
+    older.insertAdjacentHTML("afterend", page.html);
+    transcript.scrollTop += transcript.scrollHeight - height;  // keep the reader's place
+    if (page.before > 0) older.dataset.before = String(page.before);
+    else older.remove();
+  } finally {
+    loading = false;
+  }
+}
+
+if (older) {
+  older.addEventListener("click", loadOlder);
+  new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting) && !following) loadOlder();
+  }, { root: transcript }).observe(older);
+}
+
 const drawer = document.getElementById("drawer-toggle");
 drawer?.addEventListener("click", () => {
   const open = document.body.classList.toggle("drawer-open");
