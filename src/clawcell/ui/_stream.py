@@ -125,7 +125,7 @@ class TurnStream:
             if cell not in self.finished:
                 html = fragment("status", id=cell, value={"status": "stopped"})
                 ops.append({"op": "replace", "target": f"{cell}-status", "html": html})
-        ops += self._fold_work("Stopped after")
+        ops += self._fold_work("Stopped after", fold=False)  # what was cut off stays in view
         html = fragment("stopped")
         return [*ops, {"op": "append", "target": self.container, "html": html}]
 
