@@ -171,7 +171,7 @@ def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() ->
         ops = messages[-2][1]["ops"]
         assert ops[0]["target"].endswith("-status") and ">stopped</span>" in ops[0]["html"]
         assert re.fullmatch(r"Stopped after \d+\.\d s · 1 cell", ops[1]["text"])
-        assert "⏹ stopped" in ops[-1]["html"]
+        assert "■ stopped" in ops[-1]["html"]
         transcript = test_client.get("/api/sessions/s/history").json()
         assert transcript[-1]["role"] == "assistant"
         assert transcript[-1]["stopReason"] == "aborted"

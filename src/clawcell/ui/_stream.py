@@ -34,6 +34,7 @@ class Op(TypedDict, total=False):
     target: str
     html: str
     text: str
+    keepOpen: bool
 
 
 def sse_message(event_name: str, data: Mapping[str, Any]) -> str:
@@ -116,7 +117,8 @@ class TurnStream:
             if verb != "Waiting for approval"
             else (f"{verb} · {count}")
         )
-        return [{"op": "fold" if fold else "text", "target": f"{work}-summary", "text": summary}]
+        op: Op = {"op": "fold", "target": f"{work}-summary", "text": summary}
+        return [op if fold else {**op, "keepOpen": True}]
 
     def _stopped(self) -> list[Op]:
         """The turn was cancelled: the text so far stays, running cells say they stopped."""

@@ -66,7 +66,7 @@ function applyOne(op) {
   } else if (op.op === "fold") {  // a summary: set its text and close its disclosure
     if (op.text !== undefined) target.textContent = op.text;
     const details = target.closest("details");
-    if (details) details.open = false;
+    if (details && !op.keepOpen) details.open = false;
   }
 }
 
