@@ -191,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--label", default="after")
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
     executable = shutil.which("chromium")
     assert executable, "Debian's chromium is missing: run scripts/ensure-chromium.sh"
     rows: dict[str, dict[str, float]] = {}

@@ -90,9 +90,8 @@ class _Ui:
         session_id = request.query_params.get("session", default)
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
-        history = await self._history(session_id)
-        start = max(0, len(history) - PAGE_MESSAGES)  # the latest page; older ones on scroll
-        messages = self.renderer(request).messages(history[start:])
+        page, start = await self._page(session_id, None)  # the latest; older ones on scroll
+        messages = self.renderer(request).messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         messages = grouped(messages)
         return self.page(
@@ -104,6 +103,25 @@ class _Ui:
             session_id=session_id,
             messages=messages,
         )
+
+    async def _page(
+        self, session_id: str, before: int | None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Up to `PAGE_MESSAGES` stored messages before index `before` (the latest when
+        `None`), projected for display, and the index they start at. Only the page is
+        projected, so a long session's page costs what a short one's does."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        stored = await (transcript or self.agent.history)(session_id)
+        end = len(stored) if before is None else min(before, len(stored))
+        start = max(0, end - PAGE_MESSAGES)
+        page = stored[start:end]
+        if transcript is not None:
+            page = project_chat_display_messages(
+                with_delivery_facts(page), max_chars=MAX_DISPLAY_CHARS
+            )
+        return page, start
 
     async def _history(self, session_id: str) -> list[dict[str, Any]]:
         """The projected history, with delivery facts kept when the raw transcript is there."""
@@ -139,10 +157,8 @@ class _Ui:
         before = request.query_params.get("before", "")
         if not before.isdigit():
             return _bad_request(f"`before` must be a message index, got {before!r:.40}.")
-        history = await self._history(session_id)
-        end = min(int(before), len(history))
-        start = max(0, end - PAGE_MESSAGES)
-        views = grouped(self.renderer(request).messages(history[start:end]))
+        page, start = await self._page(session_id, int(before))
+        views = grouped(self.renderer(request).messages(page))
         html = "".join(fragment("message", value=view) for view in views)
         return JSONResponse({"html": html, "before": start})
 
