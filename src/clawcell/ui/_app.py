@@ -104,9 +104,7 @@ class _Ui:
             messages=messages,
         )
 
-    async def _page(
-        self, session_id: str, before: int | None
-    ) -> tuple[list[dict[str, Any]], int]:
+    async def _page(self, session_id: str, before: int | None) -> tuple[list[dict[str, Any]], int]:
         """Up to `PAGE_MESSAGES` stored messages before index `before` (the latest when
         `None`), projected for display, and the index they start at. Only the page is
         projected, so a long session's page costs what a short one's does."""
