@@ -168,6 +168,14 @@ class CodeMode:
         """The calls a parked run waits to have approved."""
         return await self._desk.pending_approvals(run_id)
 
+    async def expire_approvals(
+        self, run_ids: Iterable[str] = (), *, reason: str = "superseded"
+    ) -> list[ApprovalDecision]:
+        """Expire the undecided approvals of `run_ids` and of every run parked in this
+        process, recording `reason` in the audit trail (`by="expiry"`); deciding one later
+        is refused and its call never runs. Returns the expiries recorded."""
+        return await self._desk.expire_pending(run_ids, reason=reason)
+
     async def approval_audit(self) -> list[ApprovalDecision]:
         """Every decision recorded in this session, oldest first (expiries included)."""
         return await self._desk.audit()

@@ -13,6 +13,8 @@ from tests.ui._fakes import Documents, FakeAgent
 
 TOKEN = "test-token-0123456789abcdef"
 BASE = "http://127.0.0.1:8787"
+CANVAS_PORT = 8788
+CANVAS = f"http://127.0.0.1:{CANVAS_PORT}"
 
 
 def client(
@@ -23,6 +25,7 @@ def client(
     **settings: Any,
 ) -> TestClient:
     """A test client for a UI over `agent` (an empty fake by default)."""
+    settings.setdefault("canvas_port", CANVAS_PORT)
     app = create_app(
         agent or FakeAgent(),
         UiSettings(token=TOKEN, **settings),
@@ -32,6 +35,13 @@ def client(
     if login:
         assert test_client.get(f"/?token={TOKEN}").status_code == 200
     return test_client
+
+
+def canvas_client(documents: Documents | None = None, **settings: Any) -> TestClient:
+    """A test client for the canvas host (the second listener) of a UI over `documents`."""
+    app = create_app(FakeAgent(), UiSettings(token=TOKEN, canvas_port=CANVAS_PORT, **settings),
+                     documents=documents if documents is not None else Documents())  # fmt: skip
+    return TestClient(app.state.canvas_app, base_url=CANVAS)
 
 
 def csrf(test_client: TestClient) -> str:

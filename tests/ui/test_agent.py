@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from starlette.testclient import TestClient
 
@@ -16,7 +16,8 @@ from tests.ui._client import BASE, TOKEN, sse
 
 
 def _client(agent: Agent) -> TestClient:
-    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    settings = UiSettings(token=TOKEN, canvas_port=8788)
+    test_client = TestClient(create_app(agent, settings), base_url=BASE)
     assert test_client.get(f"/?token={TOKEN}").status_code == 200
     return test_client
 
@@ -52,7 +53,12 @@ def test_canvas_documents_come_from_the_agents_store() -> None:
     with _client(agent) as test_client:
         assert test_client.portal is not None
         test_client.portal.call(store.put_document, "cv_9", {"index.html": b"<p>nine</p>"})
-        response = test_client.get("/__openclaw__/canvas/documents/cv_9/index.html")
+        app = cast(Any, test_client.app)
+        canvas = TestClient(app.state.canvas_app, base_url="http://127.0.0.1:8788")
+        cap = Secrets(token=TOKEN).canvas_cap
+        response = canvas.get(
+            f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/cv_9/index.html"
+        )
         assert response.status_code == 200 and response.text == "<p>nine</p>"
 
 
@@ -100,3 +106,121 @@ def test_a_parked_turn_offers_its_approval_again_after_a_reload_and_can_be_decid
             "been decided already, expired, or belong to another run.",
             "code": "invalid_input",
         }
+
+
+def test_a_new_message_expires_the_old_approval_card_and_deciding_it_is_refused() -> None:
+    deployed: list[dict[str, Any]] = []
+
+    async def deploy(params: dict[str, Any]) -> str:
+        deployed.append(params)
+        return "deployed"
+
+    code = 'return await deploy({ target: "production" });'
+    model = ScriptedModel([exec_call(code), "OK, not deploying."])
+    tool = Tool(name="deploy", execute=deploy, approval="always")
+    agent = Agent(model=model, tools=[tool], store=MemoryStore())
+    with _client(agent) as test_client:
+        first = sse(test_client.post("/api/sessions/s/turns", json={"text": "deploy"},
+                                     headers=CSRF).text)  # fmt: skip
+        requested = next(data for name, data in first if name == "approval_requested")
+        run_id, approval_id = requested["event"]["runId"], requested["event"]["approval"]["id"]
+        second = sse(test_client.post("/api/sessions/s/turns", json={"text": "never mind"},
+                                      headers=CSRF).text)  # fmt: skip
+        [expired] = [data for name, data in second if name == "approval_decided"]
+        assert expired["event"]["reason"] == "superseded"
+        [op] = expired["ops"]
+        assert op["target"] == f"approval-{approval_id}-controls"
+        assert "expired: a newer message moved the session on; the call did not run" in op["html"]
+        url = f"/api/sessions/s/runs/{run_id}/approvals/{approval_id}"
+        refused = test_client.post(url, json={"decision": "approve"}, headers=CSRF)
+        assert refused.status_code == 409
+        assert refused.json()["code"] == "invalid_input"
+        page = test_client.get("/?session=s").text
+        assert "waiting-expired" in page and 'class="approval"' not in page
+    assert deployed == []
+
+
+def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() -> None:
+    finished: list[str] = []
+
+    async def hold(_: dict[str, Any]) -> str:
+        import asyncio
+
+        await asyncio.Event().wait()  # only cancellation ends it
+        finished.append("hold")
+        return "never"
+
+    code = 'text("waiting on hold"); return await hold();'
+    model = ScriptedModel([exec_call(code), "after the stop"])
+    agent = Agent(model=model, tools=[Tool(name="hold", execute=hold)], store=MemoryStore())
+    with _client(agent) as test_client:
+        assert test_client.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+        body = {"text": "hold on"}
+        with test_client.stream("POST", "/api/sessions/s/turns", json=body,
+                                headers=CSRF) as response:  # fmt: skip
+            lines = response.iter_lines()
+            for line in lines:
+                if line == "event: cell_output":
+                    break
+            stopped = test_client.post("/api/sessions/s/stop", headers=CSRF)
+            rest = "\n".join(lines)
+        assert stopped.json() == {"stopped": True}
+        messages = sse(rest.split("\n", 1)[1])  # after the cell_output line's data
+        names = [name for name, _ in messages]
+        assert names[-2:] == ["turn_stopped", "done"]
+        ops = messages[-2][1]["ops"]
+        assert ops[0]["target"].endswith("-status") and ">stopped</span>" in ops[0]["html"]
+        assert re.fullmatch(r"Stopped after \d+\.\d s · 1 cell", ops[1]["text"])
+        assert "■ stopped" in ops[-1]["html"]
+        transcript = test_client.get("/api/sessions/s/history").json()
+        assert transcript[-1]["role"] == "assistant"
+        assert transcript[-1]["stopReason"] == "aborted"
+        after = sse(test_client.post("/api/sessions/s/turns", json={"text": "again"},
+                                     headers=CSRF).text)  # fmt: skip
+        assert any("after the stop" in str(data["ops"]) for name, data in after if name == "reply")
+    assert finished == []
+
+
+def test_a_long_history_message_is_whole_and_folds_behind_show_more() -> None:
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel([]), store=store)
+    long_text = "word " * 3000  # 15,000 characters: the projection's 8,000 cut must not apply
+    entries = [
+        {"role": "user", "content": [{"type": "text", "text": "tell me a lot"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": long_text + "THE END"}]},
+    ]
+    with _client(agent) as test_client:
+        assert test_client.portal is not None
+        test_client.portal.call(store.append_transcript, "long", entries)
+        page = test_client.get("/?session=long").text
+    assert "THE END" in page
+    assert 'class="message message-assistant message-long folded"' in page
+    assert '<button type="button" class="show-more" aria-expanded="false">Show more</button>' in (
+        page
+    )
+    assert page.count('aria-label="Copy message"') == 2
+
+
+def test_a_long_session_renders_its_latest_page_and_older_pages_on_request() -> None:
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel([]), store=store)
+    entries = [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": [{"type": "text", "text": f"message number {i}."}]}
+        for i in range(250)
+    ]  # fmt: skip
+    with _client(agent) as test_client:
+        assert test_client.portal is not None
+        test_client.portal.call(store.append_transcript, "long", entries)
+        page = test_client.get("/?session=long").text
+        assert "message number 249." in page and "message number 150." in page
+        assert "message number 149." not in page
+        assert 'id="load-older" class="load-older" data-before="150"' in page
+        older = test_client.get("/api/sessions/long/messages?before=150").json()
+        assert older["before"] == 50
+        assert "message number 149." in older["html"] and "message number 50." in older["html"]
+        assert "message number 49." not in older["html"]
+        first = test_client.get("/api/sessions/long/messages?before=50").json()
+        assert first["before"] == 0 and "message number 0." in first["html"]
+        bad = test_client.get("/api/sessions/long/messages?before=x")
+        assert bad.status_code == 400

@@ -16,10 +16,12 @@ UI = [
     "EmbedSandbox",
     "PendingPrompt",
     "SessionSummary",
+    "UiServers",
     "UiSettings",
     "canvas_tool",
     "create_app",
     "load_settings",
+    "serve_ui",
 ]
 
 

@@ -54,7 +54,7 @@ def test_a_turn_parked_on_an_approval_shows_a_card_in_its_cell() -> None:
     messages = sse(
         post(client(FakeAgent([_parking_turn])), "/api/sessions/s/turns", {"text": "x"}).text
     )
-    cell = _ops(messages, "cell_started")[0]["html"]
+    cell = _ops(messages, "cell_started")[-1]["html"]  # after the turn's "worked" group
     assert '<div class="cell-approvals" id="cell-' in cell
     result = _ops(messages, "cell_finished")[0]["html"]
     assert (
@@ -94,17 +94,18 @@ def test_a_decision_streams_the_decided_card_and_the_continued_turn() -> None:
         "turn_finished", "done",
     ]  # fmt: skip
     assert _ops(messages, "approval_decided") == [{
-        "op": "replace", "target": "approval-ap_1",
-        "html": '<p class="approval-decided approval-approve" id="approval-ap_1">approved by '
-                "control-ui: ok for &lt;December&gt;</p>",
+        "op": "replace", "target": "approval-ap_1-controls",
+        "html": '<p class="approval-decided approval-approve" id="approval-ap_1-controls">'
+                "approved by control-ui: ok for &lt;December&gt;</p>",
     }]  # fmt: skip
-    [wait_card] = _ops(messages, "cell_started")
+    [group, wait_card] = _ops(messages, "cell_started")
+    assert group["target"] == "transcript" and 'class="work"' in group["html"]
     assert (
-        wait_card["target"] == "transcript"
+        wait_card["target"].endswith("-cells")
         and '<code class="run-id">cm_1</code>' in wait_card["html"]
     )
     assert "paid (approve)" in _ops(messages, "cell_finished")[0]["html"]
-    assert "<p>Paid.</p>" in _ops(messages, "reply")[0]["html"]
+    assert "<p>Paid.</p>" in _ops(messages, "reply")[-1]["html"]  # after the group folds
     assert agent.decisions == [{
         "sessionId": "s", "runId": "cm_1", "approvalId": "ap_1", "decision": "approve",
         "note": "ok for <December>", "by": "control-ui", "remember": True,
@@ -116,7 +117,8 @@ def test_a_denial_is_shown_as_denied_and_remember_defaults_to_false() -> None:
     agent.pending["ap_1"] = "cm_1"
     messages = sse(post(client(agent), DECIDE, {"decision": "deny"}).text)
     assert _ops(messages, "approval_decided")[0]["html"] == (
-        '<p class="approval-decided approval-deny" id="approval-ap_1">denied by control-ui</p>'
+        '<p class="approval-decided approval-deny" id="approval-ap_1-controls">'
+        "denied by control-ui</p>"
     )
     assert agent.decisions[0]["remember"] is False and agent.decisions[0]["note"] == ""
 

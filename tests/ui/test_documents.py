@@ -12,7 +12,7 @@ from clawcell import CodeMode, ToolError
 from clawcell.store import MemoryStore
 from clawcell.ui import canvas_tool
 from clawcell.ui._security import Secrets
-from tests.ui._client import BASE, TOKEN, client
+from tests.ui._client import TOKEN, canvas_client, client
 from tests.ui._fakes import Documents
 
 HTML = "<!doctype html><p>hi</p><script src='app.js'></script>"
@@ -110,11 +110,11 @@ def test_a_cell_can_call_the_canvas_tool_with_the_real_store() -> None:
     assert asyncio.run(main())["status"] == "completed"
 
 
-def _served(tier: str, path: str = "index.html", *, cap: bool = False) -> Any:
+def _served(tier: str, path: str = "index.html") -> Any:
     documents = Documents()
     documents.files["cv_1"] = {"index.html": b"<p>doc</p>", "app.js": b"1", "x.bin": b"\0"}
-    prefix = f"/__openclaw__/cap/{Secrets(token=TOKEN).canvas_cap}" if cap else ""
-    test_client = client(documents=documents, embed_sandbox=tier, login=not cap)
+    prefix = f"/__openclaw__/cap/{Secrets(token=TOKEN).canvas_cap}"
+    test_client = canvas_client(documents, embed_sandbox=tier)
     return test_client.get(f"{prefix}/__openclaw__/canvas/documents/cv_1/{path}")
 
 
@@ -136,7 +136,7 @@ def test_documents_are_served_with_the_sandbox_csp_of_the_tier(tier: str, policy
 
 
 def test_documents_and_assets_load_through_the_capability_path_without_a_cookie() -> None:
-    response = _served("scripts", "app.js", cap=True)
+    response = _served("scripts", "app.js")
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/javascript; charset=utf-8"
     assert response.headers["content-security-policy"] == "sandbox allow-scripts"
@@ -159,39 +159,19 @@ def test_without_a_document_store_canvas_urls_are_404() -> None:
     from tests.ui._fakes import FakeAgent
 
     app = create_app(FakeAgent(), UiSettings(token=TOKEN))
-    test_client = TestClient(app, base_url="http://127.0.0.1:8787")
-    test_client.get(f"/?token={TOKEN}")
-    assert test_client.get("/__openclaw__/canvas/documents/cv_1/index.html").status_code == 404
+    test_client = TestClient(app.state.canvas_app, base_url="http://127.0.0.1:8788")
+    cap = Secrets(token=TOKEN).canvas_cap
+    url = f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/cv_1/index.html"
+    assert test_client.get(url).status_code == 404
 
 
-class _StoreWithoutPut:
-    """Reads documents but cannot write them: not a `clawcell.store.DocumentStore`."""
-
-    async def get_document_file(self, ref: str, path: str) -> bytes | None:
-        return b"<p>never served</p>"
-
-
-@pytest.mark.parametrize(("holds", "status"), [(False, 404), (True, 200)], ids=["without", "with"])
-def test_an_agents_store_serves_documents_only_when_it_holds_the_document_role(
-    holds: bool, status: int
-) -> None:
-    import asyncio
-
-    from starlette.testclient import TestClient
-
-    from clawcell.ui import UiSettings, create_app
-    from tests.ui._fakes import Documents, FakeAgent
-
-    class StoreAgent(FakeAgent):
-        def __init__(self, store: object) -> None:
-            super().__init__()
-            self.store = store
-
+def test_the_app_itself_never_serves_a_document() -> None:
     documents = Documents()
-    asyncio.run(documents.put_document("cv_1", {"index.html": b"<p>one</p>"}))
-    agent = StoreAgent(documents if holds else _StoreWithoutPut())
-    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
-    test_client.get(f"/?token={TOKEN}")
-    response = test_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
-    assert response.status_code == status
-    assert response.text == ("<p>one</p>" if holds else "Not Found")
+    documents.files["cv_1"] = {"index.html": b"<p>doc</p>"}
+    test_client = client(documents=documents)
+    cap = Secrets(token=TOKEN).canvas_cap
+    for url in (
+        "/__openclaw__/canvas/documents/cv_1/index.html",
+        f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/cv_1/index.html",
+    ):
+        assert test_client.get(url).status_code == 404

@@ -13,8 +13,8 @@ from tests.ui._fakes import FakeAgent
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
-    "media-src 'self' https: data:; frame-src 'self'; connect-src 'self'; form-action 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "media-src 'self' https: data:; frame-src http://127.0.0.1:8788; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 
 
@@ -65,7 +65,7 @@ def test_pages_have_a_strict_csp_and_only_external_module_scripts(path: str) -> 
 
 def test_external_embed_urls_widen_frame_src_only_when_allowed() -> None:
     csp = client(allow_external_embed_urls=True).get("/").headers["content-security-policy"]
-    assert "frame-src 'self' http: https:;" in csp
+    assert "frame-src http://127.0.0.1:8788 http: https:;" in csp
 
 
 def test_the_chat_page_lists_sessions_and_shows_the_projected_history() -> None:

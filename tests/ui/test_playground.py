@@ -33,7 +33,7 @@ def test_exec_streams_a_card_each_output_item_and_the_envelope() -> None:
         {"type": "text", "text": "a"},
         {"type": "json", "value": {"b": 1}},
     ]
-    assert '<details class="envelope" open>' in messages[-1][1]["ops"][0]["html"]
+    assert '<details class="envelope">' in messages[-1][1]["ops"][0]["html"]  # folded by default
 
 
 def test_wait_continues_a_parked_cell() -> None:

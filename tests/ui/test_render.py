@@ -187,3 +187,22 @@ def test_video_and_document_attachments_get_a_player_and_a_link() -> None:
         '<a class="document" href="https://cdn.example.com/q3%20report.pdf" target="_blank" '
         'rel="noopener noreferrer">q3 report.pdf</a> <span class="mime">application/pdf</span>'
     ) in html
+
+
+def test_fenced_code_is_highlighted_on_the_server_and_gets_a_copy_button() -> None:
+    from clawcell.ui._markdown import render_markdown
+
+    html = render_markdown('```python\nx = "<b>"\n```\n\nSee `<pre><code>`.')
+    assert html.startswith(
+        '<div class="code-block"><button type="button" class="copy copy-code" '
+        'aria-label="Copy code">Copy</button><pre><code class="language-python">'
+        '<span class="n">x</span> <span class="o">=</span> <span class="s2">"&lt;b&gt;"</span>'
+    )
+    assert "<p>See <code>&lt;pre&gt;&lt;code&gt;</code>.</p>" in html  # inline: escaped, no button
+
+
+def test_an_unknown_language_is_shown_plain_and_span_classes_stay_token_names() -> None:
+    from clawcell.ui._markdown import render_markdown
+
+    assert '<code class="language-nope">a &lt; b\n</code>' in render_markdown("```nope\na < b\n```")
+    assert "<span" not in render_markdown('<span class="x" onclick="y">z</span>')

@@ -6,7 +6,7 @@ import pytest
 from starlette.websockets import WebSocketDisconnect
 
 from clawcell.ui._security import Secrets
-from tests.ui._client import BASE, TOKEN, client, csrf
+from tests.ui._client import BASE, CANVAS, TOKEN, canvas_client, client, csrf
 
 UNAUTHORIZED = (
     "This clawcell server needs its access token: open the URL `clawcell serve` printed "
@@ -119,20 +119,44 @@ def test_every_response_carries_the_default_security_headers(path: str) -> None:
     assert headers["cache-control"] == "no-store"
 
 
-def test_the_canvas_capability_path_refuses_an_unknown_capability() -> None:
-    response = client(login=False).get("/__openclaw__/cap/0000/__openclaw__/canvas/x/index.html")
+def test_the_canvas_host_refuses_an_unknown_capability() -> None:
+    response = canvas_client().get("/__openclaw__/cap/0000/__openclaw__/canvas/x/index.html")
     assert response.status_code == 404
-    assert response.text == "Refused: unknown canvas capability."
+    assert response.text == "Not found: unknown canvas capability."
 
 
-def test_the_canvas_capability_grants_nothing_but_documents() -> None:
+def test_the_canvas_host_grants_nothing_but_documents() -> None:
     cap = Secrets(token=TOKEN).canvas_cap
-    anonymous = client(login=False)
-    assert anonymous.get(f"/__openclaw__/cap/{cap}/api/sessions").status_code == 404
-    assert anonymous.get(f"/__openclaw__/cap/{cap}/").status_code == 404
-    response = anonymous.post(f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/a/b")
+    canvas = canvas_client()
+    assert canvas.get(f"/__openclaw__/cap/{cap}/api/sessions").status_code == 404
+    assert canvas.get(f"/__openclaw__/cap/{cap}/").status_code == 404
+    assert canvas.get("/").status_code == 404
+    assert canvas.get(f"/api/sessions?token={TOKEN}").status_code == 404  # no token, no API
+    response = canvas.post(f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/a/b")
     assert response.status_code == 405
-    assert response.text == "Refused: canvas documents are read-only."
+    assert response.text == "Refused: the canvas host is read-only."
+
+
+def test_the_canvas_host_checks_the_host_header() -> None:
+    cap = Secrets(token=TOKEN).canvas_cap
+    url = f"/__openclaw__/cap/{cap}/__openclaw__/canvas/documents/a/index.html"
+    response = canvas_client().get(url, headers={"host": "evil.example:8788"})
+    assert response.status_code == 403
+
+
+def test_a_post_from_the_canvas_origin_is_refused_even_with_the_csrf_token() -> None:
+    test_client = client()
+    headers = {"x-csrf-token": csrf(test_client), "origin": CANVAS}
+    response = test_client.post("/api/sessions/s/turns", json={"text": "hi"}, headers=headers)
+    assert response.status_code == 403
+    assert response.text == f"Refused: cross-origin request from {CANVAS!r}."
+
+
+@pytest.mark.parametrize("path", ["/api/sessions", "/api/sessions/s/history", "/media?path=/x"])
+def test_api_and_media_reads_from_another_site_or_port_are_refused(path: str) -> None:
+    response = client().get(path, headers={"sec-fetch-site": "same-site"})
+    assert response.status_code == 403
+    assert response.text == "Refused: cross-site request ('same-site')."
 
 
 def test_a_websocket_is_closed_without_being_let_in() -> None:

@@ -54,7 +54,7 @@ def test_the_ui_table_is_read_with_camel_case_names(tmp_path: Path) -> None:
         (
             {"colour": "blue"},
             "unknown `[ui]` setting 'colour'; known: agent, allowExternalEmbedUrls, allowedHosts, "
-            "embedSandbox, host, mediaRoots, port, token.",
+            "canvasPort, embedSandbox, host, mediaRoots, port, token.",
         ),
     ],
 )

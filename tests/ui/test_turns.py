@@ -22,8 +22,7 @@ def test_a_turn_streams_the_user_message_deltas_and_the_rendered_reply() -> None
     assert names == [
         "user",
         "turn_started",
-        "text_delta",
-        "text_delta",
+        "text_delta",  # the two deltas arrived together: one message
         "reply",
         "turn_finished",
         "done",
@@ -32,8 +31,10 @@ def test_a_turn_streams_the_user_message_deltas_and_the_rendered_reply() -> None
     assert "<p>hi &lt;b&gt;there&lt;/b&gt;</p>" in user_html
     first_delta = messages[2][1]["ops"]
     assert first_delta[0]["op"] == "append" and 'class="draft"' in first_delta[0]["html"]
-    assert first_delta[1] == {"op": "text", "target": first_delta[1]["target"], "text": "Hello *"}
-    reply_ops = messages[4][1]["ops"]
+    assert first_delta[1] == {
+        "op": "text", "target": first_delta[1]["target"], "text": "Hello **world**"
+    }  # fmt: skip
+    reply_ops = messages[3][1]["ops"]
     assert reply_ops[0] == {"op": "replace", "target": first_delta[1]["target"], "html": ""}
     assert "<p>Hello <strong>world</strong></p>" in reply_ops[1]["html"]
     assert agent.received == [("s1", "hi <b>there</b>")]
@@ -43,8 +44,8 @@ def test_each_message_carries_the_agent_event_as_sent() -> None:
     messages = sse(
         post(client(FakeAgent([reply_turn("ok")])), "/api/sessions/s/turns", {"text": "x"}).text
     )
-    assert messages[2][1]["event"] == {"type": "text_delta", "text": "o"}
-    assert messages[3][1]["event"] == {"type": "text_delta", "text": "k"}
+    assert messages[2][1]["event"] == {"type": "text_delta", "text": "ok"}
+    assert messages[3][1]["event"]["type"] == "reply"
 
 
 def _cell_turn(envelope: Mapping[str, Any] | None, error: str | None = None) -> Turn:
@@ -75,9 +76,10 @@ def test_a_cell_card_shows_code_live_output_and_final_value() -> None:
     }
     html = "\n".join(_cell_ops(envelope))
     assert '<pre class="cell-code"><code>go()</code></pre>' in html
-    assert '<span class="status status-running">running</span>' in html
+    assert '<span class="status status-running" id="cell-' in html and ">running</span>" in html
     assert '<li class="out out-json"><pre>[\n  1\n]</pre></li>' in html
-    assert '<span class="status status-completed">completed</span>' in html
+    assert re.search(r'class="status status-completed" id="cell-\d+-1-status">done</span>', html)
+    assert '<p class="protocol-status">protocol status: <code>completed</code></p>' in html
     assert "<pre>{\n  &#34;n&#34;: 2\n}</pre>" in html
 
 
@@ -89,7 +91,8 @@ def test_a_failed_cell_shows_its_code_and_error() -> None:
         "output": [],
     }
     html = "\n".join(_cell_ops(envelope))
-    assert '<span class="status status-failed">failed · timeout</span>' in html
+    assert re.search(r'class="status status-failed" id="cell-\d+-1-status">timed out</span>', html)
+    assert "protocol status: <code>failed · timeout</code>" in html
     assert '<pre class="cell-error">deadline &lt;exceeded&gt;</pre>' in html
 
 
@@ -102,9 +105,40 @@ def test_a_waiting_cell_says_why_and_how_it_continues() -> None:
         "pendingToolCalls": [{"id": "bridge:yield:1", "method": "yield"}],
     }
     html = "\n".join(_cell_ops(envelope))
-    assert '<span class="status status-waiting">waiting</span>' in html
+    assert re.search(r'class="status status-waiting" id="cell-\d+-1-status">waiting</span>', html)
     assert "waiting (yield) on <code>yield</code>; continues when the model calls" in html
     assert '<code class="run-id">cm_1</code>' in html
+
+
+def test_a_cell_that_threw_says_so_in_words_and_shows_the_error() -> None:
+    envelope: dict[str, Any] = {
+        "status": "failed", "code": "internal_error", "error": "Error: nope", "output": []
+    }  # fmt: skip
+    html = "\n".join(_cell_ops(envelope))
+    assert re.search(r'id="cell-\d+-1-status">threw an error</span>', html)
+    assert '<p class="cell-threw">The cell\'s code threw an error:</p>' in html
+    assert '<pre class="cell-error">Error: nope</pre>' in html
+    assert "protocol status: <code>failed · internal_error</code>" in html
+
+
+def test_a_result_without_a_status_is_outcome_unknown() -> None:
+    html = "\n".join(_cell_ops({"output": []}))
+    assert re.search(r'class="status status-unknown" id="cell-\d+-1-status">outcome unknown<', html)
+
+
+def test_a_turns_cells_sit_in_one_disclosure_that_folds_when_the_reply_comes() -> None:
+    messages = sse(
+        post(client(FakeAgent([_cell_turn({"status": "completed", "output": []})])),
+             "/api/sessions/s/turns", {"text": "x"}).text
+    )  # fmt: skip
+    ops = [op for _, data in messages for op in data["ops"]]
+    group = next(op for op in ops if 'class="work"' in op.get("html", ""))
+    assert group["target"] == "transcript" and '<details class="work" open' in group["html"]
+    card = next(op for op in ops if 'class="cell"' in op.get("html", ""))
+    assert card["target"].endswith("-cells")
+    folds = [op for op in ops if op["op"] == "fold"]
+    assert folds[0]["target"].startswith("cell-")  # the completed cell folds to its row
+    assert re.fullmatch(r"Worked for \d+\.\d s · 1 cell", folds[-1]["text"])
 
 
 def test_a_truncated_output_shows_the_marker() -> None:
@@ -115,7 +149,8 @@ def test_a_truncated_output_shows_the_marker() -> None:
 
 def test_a_rejected_call_without_an_envelope_shows_the_rejection() -> None:
     html = "\n".join(_cell_ops(None, "code mode run is unavailable or expired."))
-    assert '<span class="status status-failed">failed · invalid_input</span>' in html
+    assert re.search(r'class="status status-failed" id="cell-\d+-1-status">failed</span>', html)
+    assert "protocol status: <code>failed · invalid_input</code>" in html
     assert "code mode run is unavailable or expired." in html
 
 

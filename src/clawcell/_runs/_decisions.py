@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 
 from ..approvals import ApprovalDecision, Approvals, PendingApproval
 from ..errors import InputError, SnapshotError
@@ -66,8 +67,40 @@ class ApprovalDesk:
             decided_at=self._approvals.clock(),
         )
         if not await self._approvals.record(record):
-            raise InputError(f"approval {approval_id!r} was already decided.")
+            raise await self._refusal(approval_id)
         return record
+
+    async def _refusal(self, approval_id: str) -> InputError:
+        known = await self._approvals.ledger.decision(approval_id)
+        if known is not None and known.reason:
+            return InputError(
+                f"approval {approval_id!r} expired ({known.reason}) before anyone decided; "
+                "its call did not run and will not. Ask again to run it."
+            )
+        return InputError(f"approval {approval_id!r} was already decided.")
+
+    async def expire_pending(
+        self, run_ids: Iterable[str], *, reason: str
+    ) -> list[ApprovalDecision]:
+        """Expire every undecided approval of `run_ids` and of the runs parked in this
+        process: each is recorded as denied `by="expiry"` with `reason`, so a later decision
+        is refused and the call never runs."""
+        expired: list[ApprovalDecision] = []
+        for run_id in dict.fromkeys([*run_ids, *self._approvals.live_run_ids()]):
+            for approval in await self.pending_approvals(run_id):
+                record = ApprovalDecision(
+                    approval_id=approval.id,
+                    run_id=run_id,
+                    tool=approval.tool,
+                    decision="deny",
+                    note=f"the approval expired ({reason}) before anyone decided",
+                    by="expiry",
+                    decided_at=self._approvals.clock(),
+                    reason=reason,
+                )
+                if await self._approvals.record(record):
+                    expired.append(record)
+        return expired
 
     async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
         """The approvals of a run nobody has decided yet (live gate or durable record)."""

@@ -191,6 +191,7 @@ class Agent:
                 decision=record.decision,
                 note=record.note,
                 by=record.by,
+                decided_at=record.to_json()["decidedAt"],
             )
             if await mode.pending_approvals(run_id):
                 return  # other calls of the run still wait for a decision

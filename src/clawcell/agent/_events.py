@@ -181,7 +181,13 @@ class ApprovalRequested(_Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalDecided(_Event):
-    """A decision was recorded (`Agent.decide`)."""
+    """A decision was recorded (`Agent.decide`), or an approval expired.
+
+    Attributes:
+        decided_at: When, as ISO 8601 UTC.
+        reason: Why it expired without a person (`superseded` when a new user message
+            started a turn); empty for a person's decision.
+    """
 
     type: Literal["approval_decided"] = field(default="approval_decided", init=False)
     session_id: str
@@ -190,6 +196,8 @@ class ApprovalDecided(_Event):
     decision: Literal["approve", "deny"]
     note: str = ""
     by: str = ""
+    decided_at: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

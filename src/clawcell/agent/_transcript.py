@@ -11,7 +11,8 @@ projection reads them as they are:
   "isError": bool, "timestamp": ms, "turnId": …}
 ```
 
-The final assistant message of a turn holds the reply's content blocks (text, canvas).
+The final assistant message of a turn holds the reply's content blocks (text, canvas); a
+turn stopped by its consumer ends with an assistant message whose `stopReason` is `"aborted"`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "assistant_entry",
     "final_entry",
     "message_text",
+    "stopped_entry",
     "tool_calls_of",
     "tool_result_entry",
     "user_entry",
@@ -87,6 +89,24 @@ def final_entry(
         "model": model,
         "usage": _usage(response),
         "stopReason": response.stop_reason or "stop",
+        "timestamp": _now_ms(),
+        "turnId": turn_id,
+    }
+
+
+STOPPED_TEXT = "[stopped by the user]"
+"""The text of a stopped turn's last message when the model had written nothing yet."""
+
+
+def stopped_entry(partial: str, *, model: str, turn_id: str) -> dict[str, Any]:
+    """The message that records a turn stopped before its reply (`stopReason: "aborted"`),
+    holding the text the model had streamed so far."""
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": partial or STOPPED_TEXT}],
+        "model": model,
+        "usage": {},
+        "stopReason": "aborted",
         "timestamp": _now_ms(),
         "turnId": turn_id,
     }

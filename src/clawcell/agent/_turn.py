@@ -32,9 +32,16 @@ from ._events import (
 )
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._session import Session
+from ._supersede import supersede_approvals
 from ._text import valid_event, valid_json, valid_text
 from ._tracing import Span, Tracing
-from ._transcript import assistant_entry, final_entry, tool_result_entry, user_entry
+from ._transcript import (
+    assistant_entry,
+    final_entry,
+    stopped_entry,
+    tool_result_entry,
+    user_entry,
+)
 from ._usage import UsageCounter
 
 __all__ = ["Turn", "TurnSettings"]
@@ -77,6 +84,10 @@ class Turn:
         self._usage = UsageCounter()
         self._messages: list[dict[str, Any]] = []
         self._deadline = 0.0
+        self._partial = ""
+        """What the model call in progress has streamed so far (kept if the turn stops)."""
+        self._complete = False
+        """Whether the turn's last message is stored (closing it then records no stop)."""
 
     async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """Run the turn; see `Agent.run`."""
@@ -86,7 +97,10 @@ class Turn:
             self._session.transcript = await settings.store.read_transcript(session_id)
         self._messages = self._session.transcript
         self._session.media.clear()
+        expired: list[AgentEvent] = []
         if self._text is not None:
+            mode = self._session.mode
+            expired = [*await supersede_approvals(mode, session_id, self._messages)]
             await self._append([user_entry(self._text, turn_id=self._turn_id)])
         span = settings.tracing.start(
             "clawcell.agent.turn",
@@ -94,6 +108,8 @@ class Turn:
         )
         try:
             yield TurnStarted(session_id=session_id, turn_id=self._turn_id, text=self._text or "")
+            for event in expired:
+                yield event
             async with aclosing(self._loop(span)) as events:
                 async for event in events:
                     yield event
@@ -112,6 +128,13 @@ class Turn:
                 turn_id=self._turn_id, code=failure.code, message=failure.message, error=failure
             )
             raise failure from exc
+        except (GeneratorExit, asyncio.CancelledError):
+            # Stopped by its consumer (a Stop button, a closed connection): the transcript
+            # records it, keeping what the model had written of its answer so far.
+            if not self._complete:
+                name, turn_id = self._settings.model.name, self._turn_id
+                await self._append([stopped_entry(self._partial, model=name, turn_id=turn_id)])
+            raise
         finally:
             self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
 
@@ -171,14 +194,17 @@ class Turn:
         )
         call_span = span.child("clawcell.model.call", {"clawcell.model": model.name})
         self._usage.model_turns += 1
+        self._partial = ""
         stream = model.stream(request)
         try:
             while (event := await self._next_model_event(stream)) is not None:
                 event = valid_event(event)
                 if isinstance(event, ModelText):
                     if event.text:
+                        self._partial += event.text
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
                     continue
+                self._partial = ""  # the response is stored with the turn from here on
                 self._usage.add(event)
                 call_span.set(_usage_attributes(event))
                 call_span.end()
@@ -247,6 +273,7 @@ class Turn:
         await self._append(
             [final_entry(response, reply.content, model=model, turn_id=self._turn_id)]
         )
+        self._complete = True
         return [
             ReplyEvent(
                 turn_id=self._turn_id,
@@ -258,6 +285,7 @@ class Turn:
         ]
 
     def _paused(self) -> TurnFinished:
+        self._complete = True
         return TurnFinished(
             turn_id=self._turn_id, usage=self._usage.snapshot(), state="waiting_approval"
         )

@@ -76,6 +76,10 @@ class Approvals:
     def live(self, run_id: str) -> RunApprovals | None:
         return self._runs.get(run_id)
 
+    def live_run_ids(self) -> list[str]:
+        """The runs of this session with a gate in this process."""
+        return list(self._runs)
+
     def forget(self, run_id: str) -> None:
         """The run ended: its undecided approvals go with it."""
         gate = self._runs.pop(run_id, None)
@@ -247,4 +251,5 @@ def _expiry(approval: PendingApproval, now: float) -> ApprovalDecision:
         note="the approval expired before anyone decided",
         by="expiry",
         decided_at=now,
+        reason="ttl",
     )

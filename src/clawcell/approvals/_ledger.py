@@ -175,4 +175,5 @@ def _decision(data: dict[str, Any]) -> ApprovalDecision:
         remember=remember,
         by=str(data.get("by", "")),
         decided_at=datetime.fromisoformat(str(data["decidedAt"])).timestamp(),
+        reason=str(data.get("reason", "")),
     )

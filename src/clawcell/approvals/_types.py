@@ -77,6 +77,9 @@ class ApprovalDecision:
         remember: `"session"` when the decision applies to the tool for the rest of the session.
         by: Who decided (free text: a user name, `"ui"`, `"expiry"`).
         decided_at: When, in seconds since the epoch.
+        reason: Why an approval expired without a person deciding (`"ttl"` when it waited
+            too long, `"superseded"` when a new user message moved the session on); empty
+            for a person's decision.
     """
 
     approval_id: str
@@ -87,9 +90,10 @@ class ApprovalDecision:
     remember: Remember = "once"
     by: str = ""
     decided_at: float = 0.0
+    reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "approvalId": self.approval_id,
             "runId": self.run_id,
             "tool": self.tool,
@@ -99,6 +103,9 @@ class ApprovalDecision:
             "by": self.by,
             "decidedAt": _iso(self.decided_at),
         }
+        if self.reason:
+            data["reason"] = self.reason
+        return data
 
 
 def _iso(seconds: float) -> str:

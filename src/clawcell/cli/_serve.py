@@ -171,18 +171,14 @@ async def serve(
     *,
     out: TextIO | None = None,
 ) -> None:
-    """Serve the UI for the agent `factory` yields until the server is stopped."""
-    import uvicorn
-
-    from ..ui._app import create_app
+    """Serve the UI (and its canvas host) for the agent `factory` yields until stopped."""
+    from ..ui import serve_ui
 
     out = out or sys.stdout
     sock = _bind(settings)
+    canvas = _bind(dataclasses.replace(settings, port=settings.canvas_port))
     try:
-        async with factory() as agent:
-            app = create_app(agent, settings)
-            config = uvicorn.Config(app, log_level="warning", lifespan="off")
-            server = uvicorn.Server(config)
+        async with factory() as agent, serve_ui(agent, settings, sockets=(sock, canvas)) as ui:
             print(access_url(settings, sock.getsockname()[1]), file=out, flush=True)
             if not settings.is_loopback:
                 print(
@@ -190,6 +186,7 @@ async def serve(
                     "can reach it and learns the token can run your tools.",
                     file=sys.stderr,
                 )
-            await server.serve(sockets=[sock])
+            await ui.wait()
     finally:
         sock.close()
+        canvas.close()

@@ -6,16 +6,17 @@ or `clawcell serve`. See `docs/ui.md`.
 
 from __future__ import annotations
 
-from .._lazy import install_hint
+from .._lazy import install_hint as _install_hint
 
 try:
     import jinja2 as _jinja2
     import markdown_it as _markdown_it
     import nh3 as _nh3
+    import pygments as _pygments
     import starlette as _starlette
 except ImportError as exc:
     raise ImportError(
-        f"clawcell.ui needs the [ui] extra ({exc.name} is missing): {install_hint('ui')}."
+        f"clawcell.ui needs the [ui] extra ({exc.name} is missing): {_install_hint('ui')}."
     ) from exc
 
 from .. import _lazy
@@ -29,6 +30,7 @@ from ._protocol import (
     PendingPrompt,
     SessionSummary,
 )
+from ._servers import UiServers, serve_ui
 from ._settings import EmbedSandbox, UiSettings, load_settings
 
 __all__ = [
@@ -39,13 +41,15 @@ __all__ = [
     "EmbedSandbox",
     "PendingPrompt",
     "SessionSummary",
+    "UiServers",
     "UiSettings",
     "canvas_tool",
     "create_app",
     "load_settings",
+    "serve_ui",
 ]
 
-del _jinja2, _markdown_it, _nh3, _starlette
+del _jinja2, _markdown_it, _nh3, _pygments, _starlette
 
 # Moved to `clawcell.cli` with the other commands.
 __getattr__ = _lazy.moved_exports(

@@ -7,6 +7,7 @@ inline script.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -21,11 +22,12 @@ from starlette.staticfiles import StaticFiles
 from ..errors import InputError
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
-from ._documents import document_route
+from ._canvas_host import canvas_origin, create_canvas_app
+from ._markdown import highlight_css
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
-from ._render import Renderer, with_delivery_facts
+from ._render import Renderer, grouped, with_delivery_facts
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
@@ -34,14 +36,20 @@ from ._templates import STATIC_DIR, fragment, render_template
 __all__ = ["create_app", "page_csp"]
 
 MAX_MESSAGE_CHARS: Final = 100_000
+PAGE_MESSAGES: Final = 100
+"""History messages a chat page renders at first, and per page loaded on scroll up."""
+MAX_DISPLAY_CHARS: Final = 4_000_000
+"""History shows messages whole up to this size (long ones fold behind "Show more")."""
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
-_DOCUMENTS: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
 
 
-def page_csp(settings: UiSettings) -> str:
-    """The Content-Security-Policy of the app's pages (no inline script, no plugins)."""
-    frames = "'self' http: https:" if settings.allow_external_embed_urls else "'self'"
+def page_csp(settings: UiSettings, canvas: str | None = None) -> str:
+    """The Content-Security-Policy of the app's pages (no inline script, no plugins); frames
+    only from the canvas host `canvas` (and any `http(s)` URL when external embeds are on)."""
+    frames = canvas or "'none'"
+    if settings.allow_external_embed_urls:
+        frames = f"{canvas or ''} http: https:".strip()
     return (
         "default-src 'none'; script-src 'self'; style-src 'self'; "
         "img-src 'self' https: data:; media-src 'self' https: data:; "
@@ -58,16 +66,23 @@ class _Ui:
     ) -> None:
         self.agent, self.settings, self.documents = agent, settings, documents
         self.secrets = Secrets(token=settings.token)
+        self.stops: dict[str, asyncio.Event] = {}
+        """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
-        self.csp = page_csp(settings)
+
+    def canvas(self, request: Request) -> str | None:
+        """The canvas host's origin for this request's host name (`None` without one)."""
+        return canvas_origin(self.settings, request.headers.get("host", ""))
 
     def renderer(self, request: Request) -> Renderer:
-        host = f"{str(request.base_url).rstrip('/')}{CAP_PREFIX}{self.secrets.canvas_cap}"
+        origin = self.canvas(request)
+        host = f"{origin}{CAP_PREFIX}{self.secrets.canvas_cap}" if origin else None
         return Renderer(settings=self.settings, media=self.media, canvas_host_url=host)
 
-    def page(self, name: str, **context: Any) -> HTMLResponse:
+    def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         html = render_template(name, csrf=self.secrets.csrf, settings=self.settings, **context)
-        return HTMLResponse(html, headers={"content-security-policy": self.csp})
+        csp = page_csp(self.settings, self.canvas(request))
+        return HTMLResponse(html, headers={"content-security-policy": csp})
 
     async def chat(self, request: Request) -> Response:
         sessions = list(await self.agent.sessions())
@@ -75,11 +90,36 @@ class _Ui:
         session_id = request.query_params.get("session", default)
         if not _SESSION_ID.fullmatch(session_id):
             return _bad_session(session_id)
-        messages = self.renderer(request).messages(await self._history(session_id))
+        page, start = await self._page(session_id, None)  # the latest; older ones on scroll
+        messages = self.renderer(request).messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
+        messages = grouped(messages)
         return self.page(
-            "chat.html", page="chat", sessions=sessions, session_id=session_id, messages=messages
+            request,
+            "chat.html",
+            page="chat",
+            older=start,
+            sessions=sessions,
+            session_id=session_id,
+            messages=messages,
         )
+
+    async def _page(self, session_id: str, before: int | None) -> tuple[list[dict[str, Any]], int]:
+        """Up to `PAGE_MESSAGES` stored messages before index `before` (the latest when
+        `None`), projected for display, and the index they start at. Only the page is
+        projected, so a long session's page costs what a short one's does."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        stored = await (transcript or self.agent.history)(session_id)
+        end = len(stored) if before is None else min(before, len(stored))
+        start = max(0, end - PAGE_MESSAGES)
+        page = stored[start:end]
+        if transcript is not None:
+            page = project_chat_display_messages(
+                with_delivery_facts(page), max_chars=MAX_DISPLAY_CHARS
+            )
+        return page, start
 
     async def _history(self, session_id: str) -> list[dict[str, Any]]:
         """The projected history, with delivery facts kept when the raw transcript is there."""
@@ -89,7 +129,9 @@ class _Ui:
         if transcript is None:
             return await self.agent.history(session_id)
         stored = await transcript(session_id)
-        return project_chat_display_messages(with_delivery_facts(stored))
+        return project_chat_display_messages(
+            with_delivery_facts(stored), max_chars=MAX_DISPLAY_CHARS
+        )
 
     async def playground(self, request: Request) -> Response:
         session_id = request.query_params.get("session", "playground")
@@ -97,12 +139,26 @@ class _Ui:
             return _bad_session(session_id)
         tools = _tool_names(self.agent.mode(session_id))
         return self.page(
+            request,
             "playground.html",
             page="playground",
             session_id=session_id,
             tools=tools,
             example=EXAMPLE_CELL,
         )
+
+    async def older(self, request: Request) -> Response:
+        """`GET …/messages?before=N`: the page of history before message N, as HTML."""
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        before = request.query_params.get("before", "")
+        if not before.isdigit():
+            return _bad_request(f"`before` must be a message index, got {before!r:.40}.")
+        page, start = await self._page(session_id, int(before))
+        views = grouped(self.renderer(request).messages(page))
+        html = "".join(fragment("message", value=view) for view in views)
+        return JSONResponse({"html": html, "before": start})
 
     async def list_sessions(self, request: Request) -> Response:
         sessions = await self.agent.sessions()
@@ -136,8 +192,33 @@ class _Ui:
         user = stream.renderer.message({"role": "user", "content": text})
         html = fragment("message", value=user)
         yield sse_message("user", {"ops": [{"op": "append", "target": "transcript", "html": html}]})
-        async for message in stream_turn(self.agent.run(session_id, text), stream):
+        async for message in self._stoppable(session_id, self.agent.run(session_id, text), stream):
             yield message
+
+    async def _stoppable(
+        self, session_id: str, events: AsyncIterator[AgentEvent], stream: TurnStream
+    ) -> AsyncIterator[str]:
+        """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
+        stop = self.stops[session_id] = asyncio.Event()
+        try:
+            async for message in stream_turn(events, stream, stop):
+                yield message
+        finally:
+            if self.stops.get(session_id) is stop:
+                del self.stops[session_id]
+
+    async def stop(self, request: Request) -> Response:
+        session_id = request.path_params["session"]
+        if not _SESSION_ID.fullmatch(session_id):
+            return _bad_session(session_id)
+        stop = self.stops.get(session_id)
+        if stop is None:
+            return JSONResponse(
+                {"error": f"no turn is running in session {session_id!r}.", "stopped": False},
+                status_code=409,
+            )
+        stop.set()
+        return JSONResponse({"stopped": True})
 
     async def decide(self, request: Request) -> Response:
         session_id, run_id, approval_id = (
@@ -160,7 +241,7 @@ class _Ui:
         except InputError as exc:
             return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
         stream = TurnStream(renderer=self.renderer(request), container="transcript")
-        return _sse(stream_turn(_chain(first, events), stream))
+        return _sse(self._stoppable(session_id, _chain(first, events), stream))
 
     async def play(self, request: Request) -> Response:
         tool = request.path_params["tool"]
@@ -177,19 +258,14 @@ class _Ui:
         return _sse(playground_events(runner, tool, {key: body[key]}))
 
     def routes(self) -> list[Route | Mount]:
-        documents: list[Route | Mount] = []
-        if self.documents is not None:
-            endpoint = document_route(self.documents, self.settings.embed_sandbox)
-            documents = [
-                Route(_DOCUMENTS, endpoint, methods=["GET"]),
-                Route(CAP_PREFIX + "{cap}" + _DOCUMENTS, endpoint, methods=["GET"]),
-            ]
         return [
             Route("/", self.chat, methods=["GET"]),
             Route("/playground", self.playground, methods=["GET"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
+            Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
             Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
+            Route("/api/sessions/{session}/stop", self.stop, methods=["POST"]),
             Route(
                 "/api/sessions/{session}/runs/{run}/approvals/{approval}",
                 self.decide,
@@ -197,8 +273,8 @@ class _Ui:
             ),
             Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
+            Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
-            *documents,
         ]
 
 
@@ -212,6 +288,13 @@ async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIte
     finally:
         if isinstance(rest, AsyncGenerator):
             await cast(AsyncGenerator[AgentEvent, None], rest).aclose()
+
+
+_HIGHLIGHT_CSS: Final = highlight_css()
+
+
+async def _highlight_css(_: Request) -> Response:
+    return Response(_HIGHLIGHT_CSS, media_type="text/css")
 
 
 def _tool_names(runner: object) -> list[str]:
@@ -268,7 +351,11 @@ def create_app(
     *,
     documents: DocumentStore | None = None,
 ) -> Starlette:
-    """The Control UI for `agent` as an ASGI app (serve it with uvicorn).
+    """The Control UI for `agent` as an ASGI app (`serve_ui` serves it with its canvas host).
+
+    Hosted canvas documents are not served by this app but by the canvas host, a second ASGI
+    app (`app.state.canvas_app`) that must listen on `settings.canvas_port` of the same host
+    names; with `canvas_port = 0` canvases show as blocked.
 
     Args:
         agent: The agent to chat with (`clawcell.agent.Agent`, or anything with its shape).
@@ -284,5 +371,6 @@ def create_app(
     ui = _Ui(agent, settings, documents)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
+    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets)
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app

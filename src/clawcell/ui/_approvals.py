@@ -67,7 +67,7 @@ async def with_pending(
     after its tool results, so anything later means the session has moved on. `runner` (the
     session's Code Mode) is only asked for when such a cell is there.
     """
-    out = list(views)
+    out = [_superseded(view) for view in views]
     index = len(out)
     while index > 0 and out[index - 1].role == "cell":
         index -= 1
@@ -75,9 +75,15 @@ async def with_pending(
         if cell is None:
             continue
         pending = await runner().pending_approvals(str(cell.envelope["runId"]))
-        if pending:
-            approvals = tuple(dict(p.to_json()) for p in pending)
-            out[index] = dataclasses.replace(
-                out[index], items=(dataclasses.replace(cell, approvals=approvals),)
-            )
+        approvals = tuple(dict(p.to_json()) for p in pending)
+        fresh = dataclasses.replace(cell, approvals=approvals, expired=False)
+        out[index] = dataclasses.replace(out[index], items=(fresh,))
     return out
+
+
+def _superseded(view: MessageView) -> MessageView:
+    """A parked cell not at the end: a later message superseded its approvals."""
+    cell = _parked_on_approval(view)
+    if cell is None:
+        return view
+    return dataclasses.replace(view, items=(dataclasses.replace(cell, expired=True),))

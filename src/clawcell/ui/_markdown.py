@@ -4,30 +4,68 @@ Two layers, so one mistake is not enough: markdown-it runs with raw HTML disable
 `<script>` in model text becomes visible text) and refuses `javascript:`-style link targets;
 nh3 (ammonia) then keeps only an allowlist of tags and attributes, `http(s)`/`mailto` links
 (with `rel="noopener noreferrer"`) and images whose source passes the remote media policy.
+
+Fenced code with a language Pygments knows is highlighted on the server (token `<span
+class>` names only, kept by nh3's filter; the colours come from `/highlight.css`); each code
+block gets a Copy button, added after sanitizing around markup only fences produce.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import re
+from typing import Any, Final, cast
 
 import nh3
+import pygments
+import pygments.formatters as _formatters
+import pygments.lexers as _lexers
+import pygments.util
 from markdown_it import MarkdownIt
 
 from ..reply import is_allowed_remote_media_url
 
-__all__ = ["render_markdown"]
+__all__ = ["highlight_css", "render_markdown"]
 
 _TAGS: Final = frozenset(
     {
         "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "img", "li", "ol", "p", "pre", "strong", "table", "tbody", "td", "th",
+        "hr", "img", "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td", "th",
         "thead", "tr", "ul",
     }
 )  # fmt: skip
-_ATTRIBUTES: Final = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "code": {"class"}}
-_MARKDOWN: Final = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
-    ["table", "strikethrough"]
+_ATTRIBUTES: Final = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "code": {"class"},
+    "span": {"class"},
+}
+_TOKEN_CLASS: Final = re.compile(r"[a-z]{1,3}[0-9]?")
+_MAX_HIGHLIGHT: Final = 50_000
+"""Longer code blocks are shown plain (highlighting cost grows with them)."""
+_PYGMENTS: Final = cast(Any, pygments)  # Pygments ships no type hints
+_LEXERS: Final = cast(Any, _lexers)
+_FORMATTERS: Final = cast(Any, _formatters)
+_FORMATTER: Final[object] = _FORMATTERS.HtmlFormatter(nowrap=True)
+_COPY: Final = (
+    '<div class="code-block"><button type="button" class="copy copy-code" '
+    'aria-label="Copy code">Copy</button><pre><code'
 )
+
+
+def _highlight(code: str, language: str, _attributes: str) -> str:
+    """Pygments token spans for a fence (`""` lets markdown-it escape it plainly)."""
+    if not language or len(code) > _MAX_HIGHLIGHT:
+        return ""
+    try:
+        lexer: object = _LEXERS.get_lexer_by_name(language)
+    except pygments.util.ClassNotFound:
+        return ""
+    return str(_PYGMENTS.highlight(code, lexer, _FORMATTER))
+
+
+_MARKDOWN: Final = MarkdownIt(
+    "commonmark", {"html": False, "linkify": False, "highlight": _highlight}
+).enable(["table", "strikethrough"])
 
 
 def _filter(element: str, attribute: str, value: str) -> str | None:
@@ -35,12 +73,14 @@ def _filter(element: str, attribute: str, value: str) -> str | None:
         return value if is_allowed_remote_media_url(value) else None
     if element == "code" and attribute == "class":
         return value if value.startswith("language-") else None
+    if element == "span" and attribute == "class":
+        return value if _TOKEN_CLASS.fullmatch(value) else None
     return value
 
 
 def render_markdown(text: str) -> str:
     """Render Markdown to sanitized HTML (safe to insert into the page as is)."""
-    return nh3.clean(
+    html = nh3.clean(
         _MARKDOWN.render(text),
         tags=set(_TAGS),
         attributes={k: set(v) for k, v in _ATTRIBUTES.items()},
@@ -48,3 +88,18 @@ def render_markdown(text: str) -> str:
         link_rel="noopener noreferrer",
         attribute_filter=_filter,
     )
+    # Only fences make `<pre><code`: text and inline code come out escaped.
+    return html.replace("<pre><code", _COPY).replace("</code></pre>", "</code></pre></div>")
+
+
+def highlight_css() -> str:
+    """The token colours for highlighted code, light and dark (`prefers-color-scheme`)."""
+    light = _token_rules("default")
+    dark = _token_rules("monokai")
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+
+
+def _token_rules(style: str) -> str:
+    formatter = _FORMATTERS.HtmlFormatter(style=style)
+    rules = str(formatter.get_style_defs(".markdown pre code")).splitlines()
+    return "\n".join(r for r in rules if r.startswith(".markdown pre code ."))

@@ -89,7 +89,9 @@ def _result_ops(card: str, envelope: Mapping[str, Any]) -> list[Op]:
     result = fragment("result", id=card, value=envelope)
     outputs = fragment("outputs", id=card, value=envelope)
     envelope_html = fragment("envelope", value=envelope)
+    status = fragment("status", id=card, value=envelope)
     return [
         {"op": "replace", "target": f"{card}-result", "html": result + envelope_html},
         {"op": "replace", "target": f"{card}-output", "html": outputs},
+        {"op": "replace", "target": f"{card}-status", "html": status},
     ]

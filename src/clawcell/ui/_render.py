@@ -24,7 +24,7 @@ from ._media import MediaRoots
 from ._settings import UiSettings
 from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 
-__all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "with_delivery_facts"]
+__all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "grouped", "with_delivery_facts"]
 
 DEFAULT_CANVAS_HEIGHT: Final = 360
 
@@ -44,14 +44,18 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            return MessageView(role=role, items=(HtmlView(html=render_markdown(text)),))
+            html = HtmlView(html=render_markdown(text))
+            return MessageView(role=role, items=(html,), chars=len(text))
         rendered = expand_text_content(text)
         items = list(rendered["content"])
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
         items += [b for b in blocks if b.get("type") == "canvas" and _canvas_url(b) not in seen]
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
         views = tuple(v for i in items if (v := self.item(i, voice=voice)) is not None)
-        return MessageView(role=role, items=views, reply_target=_target(rendered, message))
+        target, stopped = _target(rendered, message), message.get("stopReason") == "aborted"
+        return MessageView(
+            role=role, items=views, reply_target=target, chars=len(text), stopped=stopped
+        )
 
     def reply_text(self, text: str) -> MessageView:
         """A final reply's raw text (directives still in it) as an assistant message."""
@@ -89,6 +93,8 @@ class Renderer:
             self.canvas_host_url,
             allow_external_embed_urls=self.settings.allow_external_embed_urls,
         )
+        if src is not None and not src.startswith(("http://", "https://")):
+            src = None  # never framed from the app's own origin (no canvas host: blocked)
         ceiling = preview.get("sandbox")
         return CanvasView(
             src=src,
@@ -102,13 +108,38 @@ class Renderer:
         """Every displayable message of a projected history; cell results become cards."""
         calls: dict[str, Mapping[str, Any]] = {}
         views: list[MessageView] = []
+        last: object = None  # the previous entry's timestamp (ms): a cell ran since then
         for message in messages:
             calls.update(_tool_calls(message))
             if message.get("role") == "toolResult" and message.get("toolName") in _CELL_TOOLS:
-                views.append(_cell_view(message, calls, len(views)))
+                views.append(_cell_view(message, calls, len(views), _seconds(last, message)))
             elif message.get("role") in _ROLES:
                 views.append(self.message(message))
+            last = message.get("timestamp", last)
         return [view for view in views if view.items]
+
+
+def _seconds(since: object, message: Mapping[str, Any]) -> float | None:
+    until = message.get("timestamp")
+    if isinstance(since, int | float) and isinstance(until, int | float) and until >= since:
+        return (until - since) / 1000
+    return None
+
+
+def grouped(views: Sequence[MessageView]) -> list[MessageView]:
+    """Each run of cell views as one `work` view: a turn's cells in one disclosure."""
+    out: list[MessageView] = []
+    for view in views:
+        if view.role != "cell":
+            out.append(view)
+            continue
+        if not out or out[-1].role != "work":
+            out.append(MessageView(role="work", items=(), seconds=None))
+        group = out[-1]
+        cells = (*group.items, *view.items)
+        times = [c.seconds for c in cells if isinstance(c, CellView) and c.seconds is not None]
+        out[-1] = MessageView(role="work", items=cells, seconds=sum(times) if times else None)
+    return out
 
 
 _ROLES: Final = frozenset({"user", "assistant"})
@@ -126,7 +157,10 @@ def _tool_calls(message: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def _cell_view(
-    message: Mapping[str, Any], calls: Mapping[str, Mapping[str, Any]], index: int
+    message: Mapping[str, Any],
+    calls: Mapping[str, Mapping[str, Any]],
+    index: int,
+    seconds: float | None,
 ) -> MessageView:
     text = "".join(b.get("text", "") for b in _blocks(message.get("content")))
     try:
@@ -151,6 +185,7 @@ def _cell_view(
         code=code if isinstance(code, str) else None,
         run_id=run_id if isinstance(run_id, str) else None,
         envelope=envelope,
+        seconds=seconds,
     )
     return MessageView(role="cell", items=(cell,))
 

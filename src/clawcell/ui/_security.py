@@ -10,10 +10,11 @@ prove it comes from someone holding the token `clawcell serve` printed. Attacks 
 * **CSRF** (a hostile page posting to the server with the cookie attached): state-changing
   requests need the per-server CSRF token from the page's `<meta>` in `X-CSRF-Token`, and a
   cross-site `Origin` / `Sec-Fetch-Site` is refused.
-* **Canvas documents reading the token**: documents are served under a capability path
-  (`/__openclaw__/cap/<cap>/…`) that grants only canvas reads, with `CSP: sandbox`, so a
-  document runs in an opaque origin and cannot reach the cookie or the app's API (unless the
-  `trusted` tier deliberately adds `allow-same-origin`).
+* **Canvas documents acting as the user**: documents are never served by this app but by the
+  canvas host, a listener on its own port (`_canvas_host.py`), so in every tier they run in
+  another origin. Their requests to this app are refused: a POST's `Origin` must be this
+  app's own origin (host and port), and `Sec-Fetch-Site` must be `same-origin` (or `none`)
+  for every POST and for every API and media GET.
 
 Limits: a process of the same user can read the token from the terminal or the process list
 (as with a notebook server); there is no TLS, so bind beyond loopback only behind a proxy.
@@ -35,7 +36,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._settings import UiSettings
 
-__all__ = ["CAP_PREFIX", "Guard", "Secrets"]
+__all__ = [
+    "CAP_PREFIX",
+    "Guard",
+    "Secrets",
+    "allowed_host_names",
+    "host_name",
+    "with_default_headers",
+]
 
 CAP_PREFIX: Final = "/__openclaw__/cap/"
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -75,7 +83,8 @@ class Secrets:
         return self._derive("canvas")[:32]
 
 
-def _host_name(host_header: str) -> str | None:
+def host_name(host_header: str) -> str | None:
+    """The host name of a `Host` header value (`None` when malformed)."""
     parsed = urllib.parse.urlsplit("//" + host_header)
     try:
         _ = parsed.port  # raises ValueError for a malformed port
@@ -118,20 +127,17 @@ class Guard:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        await self.app(scope, receive, _with_default_headers(send))
+        await self.app(scope, receive, with_default_headers(send))
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = Headers(scope=scope)
-        name = _host_name(headers.get("host", ""))
+        name = host_name(headers.get("host", ""))
         if name is None or not (name in self.hosts or (self.any_ip and _is_ip(name))):
             return PlainTextResponse(
                 f"Refused: unexpected Host header {headers.get('host', '')!r} "
                 "(add it to `allowedHosts` if a proxy sends it).",
                 status_code=403,
             )
-        path: str = scope["path"]
-        if path.startswith(CAP_PREFIX):
-            return self._cap_refusal(scope, path)
         token = _query_token(scope)
         if token is not None:
             return self._exchange(scope, token)
@@ -139,14 +145,8 @@ class Guard:
             return PlainTextResponse(_UNAUTHORIZED, status_code=401)
         if scope["method"] not in _SAFE_METHODS:
             return self._csrf_refusal(headers)
-        return None
-
-    def _cap_refusal(self, scope: Scope, path: str) -> Response | None:
-        cap, _, _ = path[len(CAP_PREFIX) :].partition("/")
-        if scope["method"] not in ("GET", "HEAD"):
-            return PlainTextResponse("Refused: canvas documents are read-only.", 405)
-        if not hmac.compare_digest(cap.encode(), self.secrets.canvas_cap.encode()):
-            return PlainTextResponse("Refused: unknown canvas capability.", status_code=404)
+        if str(scope["path"]).startswith(_FETCHED):
+            return _cross_site_refusal(headers)
         return None
 
     def _exchange(self, scope: Scope, token: str) -> Response:
@@ -182,13 +182,13 @@ class Guard:
         )
 
     def _csrf_refusal(self, headers: Headers) -> Response | None:
-        site = headers.get("sec-fetch-site")
-        if site is not None and site not in ("same-origin", "none"):
-            return PlainTextResponse(f"Refused: cross-site request ({site!r}).", 403)
+        refusal = _cross_site_refusal(headers)
+        if refusal is not None:
+            return refusal
         origin = headers.get("origin")
-        if origin is not None and _host_name(urllib.parse.urlsplit(origin).netloc) not in (
-            self.hosts
-        ):
+        if origin is not None and urllib.parse.urlsplit(origin).netloc.lower() != (
+            headers.get("host", "").lower()
+        ):  # the same origin: host *and* port (the canvas host is another port)
             return PlainTextResponse(f"Refused: cross-origin request from {origin!r}.", 403)
         sent = headers.get("x-csrf-token", "")
         if not hmac.compare_digest(sent.encode(), self.secrets.csrf.encode()):
@@ -196,6 +196,17 @@ class Guard:
                 "Refused: missing or wrong `X-CSRF-Token` header (reload the page).", 403
             )
         return None
+
+
+_FETCHED: Final = ("/api/", "/media")
+"""Paths only the app's own pages fetch (never a navigation, never another origin)."""
+
+
+def _cross_site_refusal(headers: Headers) -> Response | None:
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return PlainTextResponse(f"Refused: cross-site request ({site!r}).", 403)
+    return None
 
 
 def _query_token(scope: Scope) -> str | None:
@@ -212,7 +223,9 @@ _DEFAULTS: Final = (
 )
 
 
-def _with_default_headers(send: Send) -> Send:
+def with_default_headers(send: Send) -> Send:
+    """`send` adding `nosniff`, `no-referrer` and `no-store` to responses without them."""
+
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = MutableHeaders(scope=message)

@@ -25,6 +25,7 @@ _SANDBOXES: Final = ("strict", "scripts", "trusted")
 _KEYS: Final = {
     "host": "host",
     "port": "port",
+    "canvasPort": "canvas_port",
     "token": "token",
     "embedSandbox": "embed_sandbox",
     "allowExternalEmbedUrls": "allow_external_embed_urls",
@@ -45,6 +46,8 @@ class UiSettings:
     Attributes:
         host: The address to bind; loopback (`127.0.0.1`) by default.
         port: The TCP port; `0` picks a free one.
+        canvas_port: The TCP port of the canvas host, the second listener that serves
+            hosted canvas documents from their own origin; `0` picks a free one at start.
         token: The access token every request must carry (`?token=` once, then a cookie);
             a fresh random one when omitted.
         embed_sandbox: The iframe sandbox tier for canvases (`strict`, `scripts`, `trusted`).
@@ -59,6 +62,7 @@ class UiSettings:
 
     host: str = "127.0.0.1"
     port: int = 8787
+    canvas_port: int = 0
     token: str = field(default_factory=_new_token)
     embed_sandbox: EmbedSandbox = "scripts"
     allow_external_embed_urls: bool = False
@@ -72,8 +76,9 @@ class UiSettings:
                 f"`embedSandbox` must be one of 'strict', 'scripts' or 'trusted', "
                 f"got {self.embed_sandbox!r}."
             )
-        if isinstance(cast(object, self.port), bool) or not 0 <= self.port <= 65535:
-            raise ConfigurationError(f"`port` must be an integer 0–65535, got {self.port!r}.")
+        for name, port in (("port", self.port), ("canvasPort", self.canvas_port)):
+            if isinstance(cast(object, port), bool) or not 0 <= port <= 65535:
+                raise ConfigurationError(f"`{name}` must be an integer 0–65535, got {port!r}.")
         if len(self.token) < 16:
             raise ConfigurationError(
                 f"`token` must be at least 16 characters, got {len(self.token)}; "
@@ -115,7 +120,7 @@ def _coerce(name: str, value: object) -> object:
             raise ConfigurationError(f"`{name}` must be a list of strings, got {value!r}.")
         items = cast(list[str], value)
         return tuple(Path(v).expanduser() for v in items) if name == "media_roots" else tuple(items)
-    expected = {"port": int, "allow_external_embed_urls": bool}.get(name, str)
+    expected = {"port": int, "canvas_port": int, "allow_external_embed_urls": bool}.get(name, str)
     if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
         raise ConfigurationError(f"`{name}` must be of type {expected.__name__}, got {value!r}.")
     return value

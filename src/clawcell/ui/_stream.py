@@ -7,12 +7,16 @@ one, or appends plain text, so the browser code never builds HTML from model out
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, cast
 
+from ._coalesce import coalesce_deltas
 from ._protocol import AgentEvent
 from ._render import Renderer
 from ._templates import fragment
@@ -23,12 +27,14 @@ _IDS = itertools.count(1)
 
 
 class Op(TypedDict, total=False):
-    """One page operation (`append`/`replace` take `html`, `text` takes `text`)."""
+    """One page operation (`append`/`replace` take `html`, `text` takes `text`; `fold`
+    closes a disclosure and sets its summary to `text`)."""
 
-    op: Literal["append", "replace", "text"]
+    op: Literal["append", "replace", "text", "fold"]
     target: str
     html: str
     text: str
+    keepOpen: bool
 
 
 def sse_message(event_name: str, data: Mapping[str, Any]) -> str:
@@ -62,6 +68,13 @@ class TurnStream:
     last_cell: str | None = None
     drafts: int = 0
     draft_text: str | None = None
+    finished: set[str] = field(default_factory=set[str])
+    work: str | None = None
+    """The open disclosure the turn's current cells go into."""
+    work_cells: int = 0
+    work_failed: bool = False
+    work_started: float = 0.0
+    started: dict[str, float] = field(default_factory=dict[str, float])
 
     def ops(self, data: Mapping[str, Any]) -> list[Op]:
         """The page operations for one event (its `to_dict()` data)."""
@@ -80,18 +93,50 @@ class TurnStream:
             return self._approval_requested(data)
         if kind == "approval_decided":
             html = fragment("decided", value=data)
-            return [{"op": "replace", "target": f"approval-{data.get('approvalId')}", "html": html}]
+            target = f"approval-{data.get('approvalId')}-controls"
+            return [{"op": "replace", "target": target, "html": html}]
         if kind == "error":
             html = fragment("error", value=data)
             return [{"op": "append", "target": self.container, "html": html}]
+        if kind == "turn_stopped":
+            return self._stopped()
+        if kind == "turn_finished" and data.get("state") == "waiting_approval":
+            return self._fold_work("Waiting for approval", fold=False)
         return []
+
+    def _fold_work(self, verb: str = "Worked for", *, fold: bool = True) -> list[Op]:
+        """The turn's cells so far: their disclosure folds, its summary says what was done."""
+        if self.work is None:
+            return []
+        work, self.work = self.work, None
+        fold = fold and not self.work_failed  # a failure stays in view
+        seconds = time.monotonic() - self.work_started
+        count = f"{self.work_cells} cell{'s' if self.work_cells != 1 else ''}"
+        summary = (
+            f"{verb} {seconds:.1f} s · {count}"
+            if verb != "Waiting for approval"
+            else (f"{verb} · {count}")
+        )
+        op: Op = {"op": "fold", "target": f"{work}-summary", "text": summary}
+        return [op if fold else {**op, "keepOpen": True}]
+
+    def _stopped(self) -> list[Op]:
+        """The turn was cancelled: the text so far stays, running cells say they stopped."""
+        ops = self._close_draft()
+        for cell in self.cells.values():
+            if cell not in self.finished:
+                html = fragment("status", id=cell, value={"status": "stopped"})
+                ops.append({"op": "replace", "target": f"{cell}-status", "html": html})
+        ops += self._fold_work("Stopped after", fold=False)  # what was cut off stays in view
+        html = fragment("stopped")
+        return [*ops, {"op": "append", "target": self.container, "html": html}]
 
     @property
     def _draft(self) -> str:
         return f"turn-{self.turn}-draft-{self.drafts}"
 
     def _text(self, text: str) -> list[Op]:
-        ops: list[Op] = []
+        ops: list[Op] = self._fold_work()
         if self.draft_text is None:
             self.drafts += 1
             self.draft_text = ""
@@ -115,8 +160,16 @@ class TurnStream:
         cell = f"cell-{self.turn}-{len(self.cells) + 1}"
         self.cells[_cell_key(data)] = cell
         self.last_cell = cell
+        self.started[cell] = time.monotonic()
+        if self.work is None:  # the first cell since text: a new "worked for" disclosure
+            self.work = f"turn-{self.turn}-work-{len(self.cells)}"
+            self.work_cells, self.work_started = 0, time.monotonic()
+            self.work_failed = False
+            html = fragment("work", id=self.work)
+            ops.append({"op": "append", "target": self.container, "html": html})
+        self.work_cells += 1
         html = fragment("cell", id=cell, value=data)
-        return [*ops, {"op": "append", "target": self.container, "html": html}]
+        return [*ops, {"op": "append", "target": f"{self.work}-cells", "html": html}]
 
     def _cell_for(self, data: Mapping[str, Any]) -> str | None:
         return self.cells.get(_cell_key(data), self.last_cell)
@@ -132,9 +185,19 @@ class TurnStream:
         cell = self._cell_for(data)
         if cell is None:
             return []
+        self.finished.add(cell)
         envelope = _envelope_of(data)
         html = fragment("result", id=cell, value=envelope)
-        ops: list[Op] = [{"op": "replace", "target": f"{cell}-result", "html": html}]
+        seconds = time.monotonic() - self.started.get(cell, time.monotonic())
+        ops: list[Op] = [
+            {"op": "replace", "target": f"{cell}-result", "html": html},
+            {"op": "replace", "target": f"{cell}-status",
+             "html": fragment("status", id=cell, value=envelope)},
+            {"op": "text", "target": f"{cell}-time", "text": f"{seconds:.1f} s"},
+        ]  # fmt: skip
+        if envelope.get("status") == "completed":
+            ops.append({"op": "fold", "target": cell})
+        self.work_failed = self.work_failed or envelope.get("status") == "failed"
         if isinstance(envelope.get("output"), list):
             outputs = fragment("outputs", id=cell, value=envelope)
             ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
@@ -147,7 +210,7 @@ class TurnStream:
         return [{"op": "append", "target": target, "html": html}]
 
     def _reply(self, data: Mapping[str, Any]) -> list[Op]:
-        ops: list[Op] = []
+        ops: list[Op] = self._fold_work()
         if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
             ops.append({"op": "replace", "target": self._draft, "html": ""})
             self.draft_text = None
@@ -164,14 +227,29 @@ class TurnStream:
         return ops
 
 
-async def stream_turn(events: AsyncIterator[AgentEvent], stream: TurnStream) -> AsyncIterator[str]:
-    """SSE messages for a turn's events; an exception becomes a final `error` message."""
-    reported = False
+async def _as_dicts(events: AsyncIterator[AgentEvent]) -> AsyncIterator[dict[str, Any]]:
+    """Each event's data; closing this closes `events` (the agent then cancels its cell)."""
     try:
         async for event in events:
-            data = event.to_dict()
-            reported = reported or event.type == "error"
-            yield sse_message(event.type, {"event": data, "ops": stream.ops(data)})
+            yield event.to_dict()
+    finally:
+        if isinstance(events, AsyncGenerator):
+            await cast(AsyncGenerator[AgentEvent, None], events).aclose()
+
+
+async def stream_turn(
+    events: AsyncIterator[AgentEvent], stream: TurnStream, stop: asyncio.Event | None = None
+) -> AsyncIterator[str]:
+    """SSE messages for a turn's events (text deltas coalesced, see `_coalesce`); an exception
+    becomes a final `error` message. Setting `stop` cancels the turn (`turn_stopped`)."""
+    reported = False
+    try:
+        coalesced_events = coalesce_deltas(_as_dicts(events), stop=stop)
+        async with contextlib.aclosing(coalesced_events) as coalesced:
+            async for data in coalesced:
+                kind = str(data.get("type"))
+                reported = reported or kind == "error"
+                yield sse_message(kind, {"event": data, "ops": stream.ops(data)})
     except Exception as exc:  # the page must learn the turn broke; the server stays up
         if not reported:  # an agent raises its typed error right after its `error` event
             data = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}

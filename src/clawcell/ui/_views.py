@@ -47,7 +47,8 @@ class CellView:
     """A finished `exec`/`wait` call from the transcript: its code and its envelope.
 
     `approvals` holds the `pendingApprovals` entries still waiting for a decision, when this
-    cell parked the session's last turn on them (so a reloaded page can still decide).
+    cell parked the session's last turn on them (so a reloaded page can still decide);
+    `expired` says a later user message superseded them (the agent expired them then).
     """
 
     kind: Literal["cell"] = "cell"
@@ -58,6 +59,10 @@ class CellView:
     run_id: str | None
     envelope: Mapping[str, Any]
     approvals: tuple[Mapping[str, Any], ...] = ()
+    expired: bool = False
+    """Whether it parked on approvals that a later user message superseded."""
+    seconds: float | None = None
+    """How long it took, from the transcript's timestamps (when they are there)."""
 
 
 ItemView = HtmlView | AttachmentView | CanvasView | CellView
@@ -70,3 +75,9 @@ class MessageView:
     role: str
     items: tuple[ItemView, ...]
     reply_target: str | None = None
+    chars: int = 0
+    """The length of the message's text (long ones fold behind "Show more")."""
+    stopped: bool = False
+    """Whether it records a turn stopped before its reply (`stopReason: "aborted"`)."""
+    seconds: float | None = None
+    """For a `work` group (a turn's cells in one disclosure): the time they took."""

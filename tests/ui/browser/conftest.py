@@ -10,7 +10,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import shutil
-import socket
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,13 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from clawcell import Limits, Tool
 from clawcell.agent import Agent, ScriptedModel, ScriptedTurn
 from clawcell.store import MemoryStore
-from clawcell.ui import UiSettings, canvas_tool, create_app
+from clawcell.ui import UiSettings, canvas_tool, serve_ui
 
 T = TypeVar("T")
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "build" / "ui-screenshots"
@@ -47,6 +45,7 @@ class Running:
     settings: UiSettings
     store: MemoryStore
     loop: asyncio.AbstractEventLoop
+    agent: Any = None
 
     @property
     def login_url(self) -> str:
@@ -62,33 +61,27 @@ AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
 
 @contextlib.contextmanager
 def serve_agent(factory: AgentFactory, **settings: Any) -> Generator[Running]:
-    """Serve a UI over the agent `factory` yields, on a free loopback port, in a thread."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    ui_settings = UiSettings(port=port, **settings)
-    started: concurrent.futures.Future[tuple[Running, uvicorn.Server]] = concurrent.futures.Future()
+    """Serve a UI (and its canvas host) over the agent `factory` yields, on free loopback
+    ports, in a thread."""
+    ui_settings = UiSettings(port=0, **settings)
+    started: concurrent.futures.Future[tuple[Running, asyncio.Event]] = concurrent.futures.Future()
 
     async def main() -> None:
-        async with factory() as agent:
-            app = create_app(agent, ui_settings)
-            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-            loop = asyncio.get_running_loop()
-            running = Running(base=f"http://127.0.0.1:{port}", settings=ui_settings,
-                              store=agent.store, loop=loop)  # fmt: skip
-            started.set_result((running, server))
-            await server.serve(sockets=[sock])
+        async with factory() as agent, serve_ui(agent, ui_settings) as ui:
+            stop = asyncio.Event()
+            running = Running(base=ui.base_url, settings=ui.settings, store=agent.store,
+                              loop=asyncio.get_running_loop(), agent=agent)  # fmt: skip
+            started.set_result((running, stop))
+            await stop.wait()
 
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
     thread.start()
-    running, server = started.result(timeout=120)
+    running, stop = started.result(timeout=120)
     try:
         yield running
     finally:
-        running.loop.call_soon_threadsafe(setattr, server, "should_exit", True)
+        running.loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=60)
-        sock.close()
 
 
 def serve(
@@ -145,5 +138,10 @@ def send(page: Page, text: str) -> None:
     """Type a message, send it and wait until its turn has finished streaming."""
     page.wait_for_selector("body[data-ready=true]")
     page.fill("#composer textarea", text)
-    page.click("#composer button")
+    page.click("#composer button.send")
     page.wait_for_selector("body[data-turn=done]")
+
+
+def expand(page: Page) -> None:
+    """Open every disclosure (a turn's "worked" group, each cell row), as a reader would."""
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -13,7 +14,7 @@ from clawcell.agent import exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import canvas_tool
 from clawcell.ui._security import Secrets
-from tests.ui.browser.conftest import screenshot, send, serve
+from tests.ui.browser.conftest import expand, screenshot, send, serve
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
@@ -60,12 +61,15 @@ def test_a_turn_pauses_on_an_approval_card_and_approve_streams_the_reply(page: P
         card.locator("button.approve").click()
         page.locator(".approval-decided").wait_for()
         page.wait_for_selector("body[data-turn=done]")
-        assert page.locator(".approval-decided").inner_text() == (
-            "approved by control-ui: ok for December"
-        )
+        decided = page.locator(".approval-decided").inner_text()
+        assert re.fullmatch(
+            r"approved by control-ui \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: ok for December", decided
+        )  # who decided, and when
+        assert card.locator(".approval-tool").inner_text() == "pay"  # the card keeps its context
+        expand(page)
         wait_cell = page.locator(".cell").last
         assert wait_cell.locator(".cell-tool").inner_text() == "wait"
-        assert wait_cell.locator(".status").inner_text() == "completed"
+        assert wait_cell.locator(".status").inner_text() == "done"
         assert wait_cell.locator(".cell-value pre").inner_text() == '"paid 500"'
         reply = page.locator(".message-assistant").last
         assert reply.inner_text().endswith("The payment cell has finished.")
@@ -80,6 +84,7 @@ def test_deny_shows_the_denial_in_the_cells_value(page: Page) -> None:
         card.locator("button.deny").click()
         page.locator(".approval-decided.approval-deny").wait_for()
         page.wait_for_selector("body[data-turn=done]")
+        expand(page)
         value = page.locator(".cell").last.locator(".cell-value pre").inner_text()
         assert value == '"refused: Tool \\"pay\\" was not approved: not this month."'
         assert (

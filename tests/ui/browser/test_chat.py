@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,9 @@ def test_a_rich_reply_renders_media_a_voice_note_and_two_sandboxed_canvases(
         assert reply.locator(".attachment-audio.voice-note audio").count() == 1
         frames = reply.locator("iframe")
         assert frames.count() == 2
-        cap = f"{running.base}/__openclaw__/cap/"
+        canvas_origin = f"http://127.0.0.1:{running.settings.canvas_port}"
+        assert running.settings.canvas_port not in (0, running.settings.port)
+        cap = f"{canvas_origin}/__openclaw__/cap/"
         for index, (ref, height) in enumerate([("cv_one", "240"), ("cv_two", "360")]):
             frame = frames.nth(index)
             assert frame.get_attribute("sandbox") == sandbox
@@ -166,8 +169,15 @@ def test_a_streamed_turn_shows_cell_output_before_the_cell_ends(page: Page) -> N
         assert card.locator(".cell-code").inner_text() == code
         screenshot(page, "live-cell-running")
         gate.release()
-        card.locator(".status-completed").wait_for()
+        card.locator(".status-completed").wait_for(state="attached")
         page.wait_for_selector("body[data-turn=done]")
+        assert card.get_attribute("open") is None  # a completed cell folds to its row
+        group = page.locator("details.work").last
+        assert group.get_attribute("open") is None  # and so does the turn's work
+        summary = group.locator(".work-summary").inner_text()
+        assert re.fullmatch(r"Worked for \d+\.\d s · 1 cell", summary)
+        group.locator(".work-summary").click()
+        card.locator("summary").click()
         assert card.locator(".cell-value pre").inner_text() == "42"
         assert [t.strip() for t in card.locator(".out-text").all_inner_texts()] == [
             "before the gate", "released"
@@ -183,6 +193,9 @@ def test_history_shows_past_turns_after_a_reload(page: Page) -> None:
         send(page, "fail please")
         page.reload()
         card = page.locator(".cell").last
-        assert card.locator(".status").inner_text() == "failed · internal_error"
+        assert card.locator(".status").inner_text() == "threw an error"
+        assert card.locator(".protocol-status").inner_text() == (
+            "protocol status: failed · internal_error"
+        )
         assert "Error: nope" in card.locator(".cell-error").inner_text()
         assert page.locator(".sessions a[aria-current=page]").inner_text() == "main"

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page
 
 from clawcell.ui._demo import demo_agent
-from tests.ui.browser.conftest import screenshot, send, serve_agent
+from tests.ui.browser.conftest import expand, screenshot, send, serve_agent
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
@@ -45,26 +45,20 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
         assert approval.locator(".approval-reason").inner_text() == (
             "this tool always asks for approval"
         )
-        assert transcript.locator(".status-failed").inner_text() == "failed · internal_error"
+        assert transcript.locator(".status-failed").inner_text() == "threw an error"
         page.evaluate("document.getElementById('transcript').scrollTop = 0")
         screenshot(page, "demo")
         send(page, "Hello demo")
+        expand(page)
         card = page.locator(".cell").last
         assert card.locator(".out-text").all_inner_texts() == [
             "step 1 of 3", "step 2 of 3", "step 3 of 3"
         ]  # fmt: skip
         assert "You said:" in page.locator(".message-assistant").last.inner_text()
-        approval.locator("button.approve").click()
-        page.locator(".approval-decided").wait_for()
-        page.wait_for_selector("body[data-turn=done]")
-        assert page.locator(".cell").last.locator(".cell-value pre").inner_text() == (
-            '{\n  "deployed": "production",\n  "at": "https://example.com/"\n}'
+        # The message moved the session on: the old card expired, it can no longer deploy.
+        expired = approval.locator(".approval-expired")
+        expired.wait_for()
+        assert "a newer message moved the session on; the call did not run" in (
+            expired.inner_text()
         )
-        assert (
-            page.locator(".message-assistant")
-            .last.inner_text()
-            .endswith(
-                'Your decision reached the cell; it returned {"deployed": "production", '
-                '"at": "https://example.com/"}.'
-            )
-        )
+        assert approval.locator("button.approve").count() == 0

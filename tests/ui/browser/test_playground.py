@@ -21,6 +21,8 @@ def test_the_playground_runs_a_cell_and_continues_a_waiting_one(page: Page) -> N
         card.locator(".status-completed").wait_for()
         assert card.locator(".out-text").first.inner_text() == "hello from the playground"
         assert card.locator(".cell-value pre").inner_text() == "42"
+        assert card.locator(".envelope").get_attribute("open") is None  # folded by default
+        card.locator(".envelope summary").click()
         assert '"status": "completed"' in card.locator(".envelope pre").inner_text()
         screenshot(page, "playground")
         page.fill("#code", 'text("parked"); await yield_control(); return "resumed";')

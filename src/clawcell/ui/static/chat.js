@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { postStream } from "./stream.js";
+import { csrfToken, onApplied, postStream } from "./stream.js";
 
 const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");
@@ -18,25 +18,59 @@ function listSession() {
   list.prepend(item);
 }
 
+// Follow the bottom only while the reader is there; otherwise offer "Jump to latest".
+const jump = document.getElementById("jump-latest");
+let following = true;
+
 function scrollDown() {
-  transcript.scrollTop = transcript.scrollHeight;
+  if (following) transcript.scrollTop = transcript.scrollHeight;
+  else jump.hidden = false;
 }
 
+transcript.addEventListener("scroll", () => {
+  following = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 48;
+  if (following) jump.hidden = true;
+}, { passive: true });
+
+jump.addEventListener("click", () => {
+  following = true;
+  jump.hidden = true;
+  transcript.scrollTop = transcript.scrollHeight;
+});
+
+onApplied(scrollDown);
+
+const stopButton = document.getElementById("stop");
+
+function running(on) {
+  document.body.dataset.turn = on ? "running" : "done";
+  form.querySelector("button.send").disabled = on;
+  stopButton.hidden = !on;
+  stopButton.disabled = false;
+}
+
+stopButton.addEventListener("click", async () => {
+  stopButton.disabled = true;
+  const response = await fetch(`/api/sessions/${encodeURIComponent(session)}/stop`, {
+    method: "POST",
+    headers: { "X-CSRF-Token": csrfToken() },
+  });
+  if (!response.ok) stopButton.disabled = false;
+});
+
 async function send(text) {
-  const button = form.querySelector("button");
-  button.disabled = true;
-  document.body.dataset.turn = "running";
+  running(true);
   try {
-    await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text }, scrollDown);
+    following = true;
+    await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text });
   } catch (error) {
     const p = document.createElement("p");
     p.className = "turn-error";
     p.textContent = `⚠ ${error.message}`;
     transcript.append(p);
   } finally {
-    button.disabled = false;
     listSession();
-    document.body.dataset.turn = "done";
+    running(false);
     scrollDown();
   }
 }
@@ -54,21 +88,47 @@ async function decide(card, decision) {
   };
   for (const button of buttons) button.disabled = true;
   error.textContent = "";
-  document.body.dataset.turn = "running";
+  running(true);
   try {
-    await postStream(url, body, scrollDown);
+    await postStream(url, body);
   } catch (failure) {
     error.textContent = `⚠ ${failure.message}`;
     for (const button of buttons) button.disabled = false;
   } finally {
-    document.body.dataset.turn = "done";
+    running(false);
     scrollDown();
   }
 }
 
+async function copy(button, text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    button.textContent = "Copy failed";
+  }
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+function showMore(button) {
+  const message = button.closest(".message");
+  const folded = message.classList.toggle("folded");
+  button.textContent = folded ? "Show more" : "Show less";
+  button.setAttribute("aria-expanded", String(!folded));
+}
+
 transcript.addEventListener("click", (event) => {
-  const button = event.target.closest("form.approval button[data-decision]");
-  if (button) decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
+  const button = event.target.closest("button");
+  if (!button) return;
+  if (button.matches("form.approval button[data-decision]")) {
+    decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
+  } else if (button.matches(".copy-message")) {
+    copy(button, button.closest(".message").querySelector(".message-body").innerText.trim());
+  } else if (button.matches(".copy-code")) {
+    copy(button, button.closest(".code-block").querySelector("code").innerText);
+  } else if (button.matches(".show-more")) {
+    showMore(button);
+  }
 });
 
 // Enter in a card's note field must not decide anything by itself.
@@ -90,6 +150,41 @@ form.elements.namedItem("text").addEventListener("keydown", (event) => {
     event.preventDefault();
     form.requestSubmit();
   }
+});
+
+// Long threads: older messages load a page at a time when the reader reaches the top.
+const older = document.getElementById("load-older");
+let loading = false;
+
+async function loadOlder() {
+  if (loading || !older) return;
+  loading = true;
+  try {
+    const url = `/api/sessions/${encodeURIComponent(session)}/messages?before=${older.dataset.before}`;
+    const response = await fetch(url);
+    if (!response.ok) return;
+    const page = await response.json();
+    const height = transcript.scrollHeight;
+    older.insertAdjacentHTML("afterend", page.html);
+    transcript.scrollTop += transcript.scrollHeight - height;  // keep the reader's place
+    if (page.before > 0) older.dataset.before = String(page.before);
+    else older.remove();
+  } finally {
+    loading = false;
+  }
+}
+
+if (older) {
+  older.addEventListener("click", loadOlder);
+  new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting) && !following) loadOlder();
+  }, { root: transcript }).observe(older);
+}
+
+const drawer = document.getElementById("drawer-toggle");
+drawer?.addEventListener("click", () => {
+  const open = document.body.classList.toggle("drawer-open");
+  drawer.setAttribute("aria-expanded", String(open));
 });
 
 scrollDown();

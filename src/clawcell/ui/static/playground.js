@@ -9,6 +9,11 @@ async function run(tool, args) {
   document.body.dataset.run = "running";
   try {
     await postStream(`/api/playground/${tool}`, { session, ...args }, (message) => {
+      if (message.name === "cell_started") {  // bring the newest run into view once placed
+        requestAnimationFrame(() => requestAnimationFrame(() => {
+          document.querySelector("#runs > .cell:last-child")?.scrollIntoView({ block: "start" });
+        }));
+      }
       const envelope = message.data?.envelope;
       if (envelope?.status === "waiting") runId.value = envelope.runId;
     });

@@ -1,21 +1,107 @@
 // Reads a Server-Sent Events response of clawcell's UI and applies its page operations.
 // Fragments are rendered (escaped and sanitized) by the server; this module only places them.
+// Operations are queued and applied at most once per animation frame, whatever the rate of
+// messages; text for one element is joined first, so a burst of deltas is one DOM write.
 
 export function csrfToken() {
   return document.querySelector('meta[name="csrf-token"]').content;
 }
 
-export function applyOp(op) {
+const queue = [];
+const afterFrame = new Set();
+let scheduled = false;
+let idle = [];
+
+// Run `hook` after each frame that applied operations (e.g. to follow the bottom).
+export function onApplied(hook) {
+  afterFrame.add(hook);
+}
+
+// The draft keeps finished lines in their own blocks and only the last line in a growing
+// one, so appending text re-lays out one short block, not the whole reply.
+const TAIL_LIMIT = 2048;
+const BLOCK_CHARS = 1500;
+
+function appendText(target, text) {
+  let tail = target.lastElementChild;
+  if (!tail || !tail.classList.contains("draft-tail")) {
+    tail = document.createElement("div");
+    tail.className = "draft-tail";
+    target.append(tail);
+  }
+  const combined = tail.textContent + text;
+  let cut = combined.lastIndexOf("\n");
+  if (cut < 0 && combined.length > TAIL_LIMIT) cut = combined.lastIndexOf(" ");
+  if (cut < 0) {
+    tail.textContent = combined;
+    return;
+  }
+  const blocks = [];
+  for (let start = 0; start < cut;) {  // blocks of a few lines each, cut at a newline
+    let end = start + BLOCK_CHARS < cut ? combined.indexOf("\n", start + BLOCK_CHARS) : cut;
+    if (end < 0 || end > cut) end = cut;
+    const lines = document.createElement("div");
+    lines.className = "draft-lines";
+    lines.textContent = combined.slice(start, end);
+    blocks.push(lines);
+    start = end + 1;
+  }
+  tail.before(...blocks);
+  tail.textContent = combined.slice(cut + 1);
+}
+
+function applyOne(op) {
   const target = document.getElementById(op.target);
   if (!target) return;
   if (op.op === "text") {
-    target.append(document.createTextNode(op.text));
+    if (target.classList.contains("draft")) appendText(target, op.text);
+    else target.append(document.createTextNode(op.text));
   } else if (op.op === "append") {
     target.insertAdjacentHTML("beforeend", op.html);
   } else if (op.op === "replace") {
     target.insertAdjacentHTML("afterend", op.html);
     target.remove();
+  } else if (op.op === "remove") {
+    target.remove();
+  } else if (op.op === "fold") {  // a summary: set its text and close its disclosure
+    if (op.text !== undefined) target.textContent = op.text;
+    const details = target.closest("details");
+    if (details && !op.keepOpen) details.open = false;
   }
+}
+
+function flush() {
+  scheduled = false;
+  const ops = queue.splice(0);
+  for (let i = 0; i < ops.length; i += 1) {
+    const op = ops[i];
+    if (op.op === "text") {  // join the texts for one element that follow each other
+      let text = op.text;
+      while (ops[i + 1]?.op === "text" && ops[i + 1].target === op.target) text += ops[++i].text;
+      applyOne({ ...op, text });
+    } else {
+      applyOne(op);
+    }
+  }
+  for (const hook of afterFrame) hook();
+  const waiting = idle;
+  idle = [];
+  for (const resolve of waiting) resolve();
+}
+
+export function applyOps(ops) {
+  if (!ops.length) return;
+  queue.push(...ops);
+  if (!scheduled) {
+    scheduled = true;
+    requestAnimationFrame(flush);
+  }
+}
+
+// Resolves once every queued operation is on the page.
+export function applied() {
+  if (!scheduled) return Promise.resolve();
+  return new Promise((resolve) => idle.push(resolve));
 }
 
 function parseMessage(block) {
@@ -39,25 +125,34 @@ async function refusal(response) {
 }
 
 // POST `body` as JSON to `url` and apply each streamed message; `onMessage` sees them too.
-export async function postStream(url, body, onMessage) {
+// `signal` (an AbortSignal) stops reading; the promise then resolves.
+export async function postStream(url, body, onMessage, signal) {
   const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
     body: JSON.stringify(body),
+    signal,
   });
   if (!response.ok) throw new Error(`${response.status}: ${await refusal(response)}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const message = parseMessage(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      for (const op of message.data?.ops ?? []) applyOp(op);
-      onMessage?.(message);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let start = 0;
+      let end;
+      while ((end = buffer.indexOf("\n\n", start)) >= 0) {
+        const message = parseMessage(buffer.slice(start, end));
+        start = end + 2;
+        applyOps(message.data?.ops ?? []);
+        onMessage?.(message);
+      }
+      buffer = buffer.slice(start);
     }
+  } catch (error) {
+    if (error.name !== "AbortError") throw error;
   }
+  await applied();
 }
