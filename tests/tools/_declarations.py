@@ -6,16 +6,19 @@ import tempfile
 
 from clawcell import Tool
 from clawcell.catalog import Catalog
-from clawcell.tools import SearxngProvider, web, workspace
+from clawcell.tools import SearxngProvider, browser, web, workspace
 
-ORDER = ["read", "write", "edit", "apply_patch", "list", "grep", "find", "web_fetch", "web_search"]
+ORDER = [
+    "read", "write", "edit", "apply_patch", "list", "grep", "find", "web_fetch", "web_search",
+    "browser",
+]  # fmt: skip
 
 
 def builtin_tools() -> list[Tool]:
     """Every built-in tool (the workspace root does not change the contracts)."""
     with tempfile.TemporaryDirectory() as root:
         tools = workspace(root)
-    return [*tools, *web(search=SearxngProvider(url="http://127.0.0.1:8888"))]
+    return [*tools, *web(search=SearxngProvider(url="http://127.0.0.1:8888")), browser()]
 
 
 def declarations() -> dict[str, str]:

@@ -9,6 +9,7 @@ import pytest
 
 from clawcell import ConfigurationError
 from clawcell.tools import from_config
+from clawcell.tools._browser import BrowserPool
 
 from ._server import LocalServer, Response
 from .conftest import call
@@ -63,7 +64,8 @@ def test_the_brave_key_can_come_from_the_environment(
     [
         (
             {"wokspace": {}},
-            "Unknown key 'wokspace' in tools config `tools`; known keys: 'web', 'workspace'.",
+            "Unknown key 'wokspace' in tools config `tools`; known keys: 'browser', 'web', "
+            "'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},
@@ -141,3 +143,28 @@ def test_a_missing_workspace_root_is_refused(tmp_path: Path) -> None:
         f"Workspace root {str(tmp_path / 'nope')!r} is not a directory. "
         "Create it or pass another root."
     )
+
+
+def test_the_browser_section_builds_the_browser_tool(tmp_path: Path) -> None:
+    [tool] = from_config(
+        {"browser": {"max_tabs": 3, "downloads": True, "downloads_dir": str(tmp_path)}}
+    )
+    assert tool.name == "browser" and not tool.replay_safe
+    assert isinstance(tool.execute, BrowserPool)
+    assert tool.execute.settings.max_tabs == 3
+    assert tool.execute.settings.downloads_dir == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"max_tab": 3}, "Unknown key 'max_tab' in tools config `browser`"),
+        ({"max_tabs": 0}, "Browser setting `max_tabs` must be positive, got 0."),
+        ({"downloads": "yes"}, "Browser setting `downloads` must be true or false, got 'yes'."),
+        ({"media_dir": 5}, "Tools config `browser.media_dir` must be a path, got 5."),
+    ],
+)
+def test_bad_browser_sections_are_refused(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        from_config({"browser": section})
+    assert refused.value.message.startswith(message)

@@ -9,6 +9,7 @@ import clawcell.tools
 TOOLS = [
     "AddressGuard",
     "BraveProvider",
+    "BrowserSettings",
     "FetchCache",
     "FetchSettings",
     "Resolver",
@@ -18,6 +19,7 @@ TOOLS = [
     "SearxngProvider",
     "SystemResolver",
     "WorkspaceLimits",
+    "browser",
     "from_config",
     "web",
     "workspace",

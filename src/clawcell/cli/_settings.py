@@ -25,8 +25,9 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 ```
 
-Relative `store` paths, the workspace `root` and tool modules are resolved against the file's
-directory; the current directory is on the import path for `--tools` too. A `[ui]` table is
+Relative `store` paths, the workspace `root`, the browser directories and tool modules are
+resolved against the file's directory; the current directory is on the import path for
+`--tools` too. A `[ui]` table is
 `clawcell serve`'s (read by `clawcell.ui`).
 """
 
@@ -218,15 +219,22 @@ def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
-    """The table with a relative workspace `root` made relative to the config file."""
-    workspace = table.get("workspace")
-    if not isinstance(workspace, dict):
-        return table  # `from_config` says what is wrong with it
-    section = cast(dict[str, Any], workspace)
-    root = section.get("root")
-    if isinstance(root, str) and root:
-        section = {**section, "root": str(base / Path(root).expanduser())}
-    return {**table, "workspace": section}
+    """The table with relative paths (workspace `root`, browser directories) made relative to
+    the config file."""
+    for section_name, keys in (("workspace", ("root",)), ("browser", _BROWSER_DIRS)):
+        section = table.get(section_name)
+        if not isinstance(section, dict):
+            continue  # `from_config` says what is wrong with it
+        updated = dict(cast(dict[str, Any], section))
+        for key in keys:
+            value = updated.get(key)
+            if isinstance(value, str) and value:
+                updated[key] = str(base / Path(value).expanduser())
+        table = {**table, section_name: updated}
+    return table
+
+
+_BROWSER_DIRS = ("media_dir", "downloads_dir")
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:

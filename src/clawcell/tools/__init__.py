@@ -1,12 +1,15 @@
 """Opt-in built-in tools with declared contracts: workspace files, web fetch and web search.
 
 `workspace(root)` gives the file tools, `web(...)` the web tools (`pip install
-'clawcell[web]'`), `from_config(mapping)` both from a configuration mapping. See
+'clawcell[web]'`), `browser(...)` the browser tool (`pip install 'clawcell[browser]'`),
+`from_config(mapping)` any of them from a configuration mapping. See
 `docs/tools.md`.
 """
 
 from __future__ import annotations
 
+from ._browser import browser
+from ._browser_settings import BrowserSettings
 from ._cache import FetchCache
 from ._config import from_config
 from ._guard import AddressGuard, Resolver, SystemResolver
@@ -20,6 +23,7 @@ from ._workspace import workspace
 __all__ = [
     "AddressGuard",
     "BraveProvider",
+    "BrowserSettings",
     "FetchCache",
     "FetchSettings",
     "Resolver",
@@ -29,6 +33,7 @@ __all__ = [
     "SearxngProvider",
     "SystemResolver",
     "WorkspaceLimits",
+    "browser",
     "from_config",
     "web",
     "workspace",

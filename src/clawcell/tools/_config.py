@@ -6,21 +6,26 @@ TOML), with snake_case keys named after the Python arguments:
 ```json
 {"workspace": {"root": ".", "read_only": false, "max_read_bytes": 5242880},
  "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
-         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}}}
+         "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}},
+ "browser": {"max_tabs": 4, "downloads": true,
+             "downloads_dir": "downloads"}}
 ```
 
-The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
-tests, which build the tools in Python.
+The loopback allowance of `web_fetch` and `browser` is deliberately not configurable here: it
+exists for tests, which build the tools in Python.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final, cast
 
 from ..catalog import Tool
 from ..errors import ConfigurationError
+from ._browser import browser
+from ._browser_settings import BrowserSettings
 from ._cache import FetchCache
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
@@ -31,7 +36,12 @@ from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("web", "workspace")
+_TOP: Final = ("browser", "web", "workspace")
+_BROWSER: Final = (
+    "action_timeout_seconds", "allow_private_network", "downloads", "downloads_dir",
+    "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars", "max_tabs",
+    "media_dir",
+)  # fmt: skip
 _WORKSPACE: Final = (
     "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
     "read_only", "root",
@@ -62,7 +72,7 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 
 
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools `config` enables: `workspace` and `web` sections, each optional.
+    """The tools `config` enables: `workspace`, `web` and `browser` sections, each optional.
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
@@ -74,6 +84,8 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
             tools += _workspace(_section(top["workspace"], "workspace", _WORKSPACE))
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
+        if "browser" in top:
+            tools.append(_browser(_section(top["browser"], "browser", _BROWSER)))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigurationError):
             raise
@@ -107,6 +119,18 @@ def _web(section: dict[str, Any]) -> list[Tool]:
         settings=FetchSettings(**options),
         cache=cache,
     )
+
+
+def _browser(section: dict[str, Any]) -> Tool:
+    for key in ("media_dir", "downloads_dir"):
+        value = section.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(
+                    f"Tools config `browser.{key}` must be a path, got {value!r}."
+                )
+            section[key] = Path(value)
+    return browser(settings=BrowserSettings(**section))
 
 
 def _provider(value: object) -> SearchProvider:
