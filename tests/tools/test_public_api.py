@@ -17,10 +17,12 @@ TOOLS = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SessionVisibility",
     "SystemResolver",
     "WorkspaceLimits",
     "browser",
     "from_config",
+    "sessions",
     "web",
     "workspace",
 ]

@@ -18,6 +18,7 @@ from ._protocol import (
     StoredValue,
     SweepReport,
 )
+from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -50,5 +51,8 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "TranscriptHit",
+    "TranscriptHits",
+    "TranscriptSearch",
     "open_store",
 ]

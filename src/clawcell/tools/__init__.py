@@ -16,6 +16,8 @@ from ._guard import AddressGuard, Resolver, SystemResolver
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
+from ._sessions import sessions
+from ._sessions_policy import SessionVisibility
 from ._settings import FetchSettings
 from ._web import web
 from ._workspace import workspace
@@ -31,10 +33,12 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SessionVisibility",
     "SystemResolver",
     "WorkspaceLimits",
     "browser",
     "from_config",
+    "sessions",
     "web",
     "workspace",
 ]
