@@ -158,3 +158,13 @@ def test_a_session_cannot_send_to_itself() -> None:
             return caught.value
 
     assert asyncio.run(main()).code == "session_not_allowed"
+
+
+def test_the_docs_show_the_seed_cell_and_each_declaration() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tools.md").read_text("utf-8")
+    assert f"```js\n{SEED_CELL.strip()}\n```" in text
+    tools = sessions(lambda: None)  # pyright: ignore[reportArgumentType]  # contracts only
+    catalog = Catalog(tools)
+    for tool in tools:
+        declared = catalog.api_read(f"tools/{tool.name}.d.ts")["content"].rstrip()
+        assert f"```ts\n{declared}\n```" in text
