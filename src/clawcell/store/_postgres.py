@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from ..errors import ClosedError, ConfigurationError
 from . import _postgres_records as records
+from . import _postgres_search as transcript_search
 from . import _sql as sql
 from ._documents import check_document, encode_entries
 from ._errors import StoreUnavailableError
@@ -40,6 +41,7 @@ from ._postgres_listener import Listener
 from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta, expiry_of, merge_patch
+from ._search import TranscriptHits
 from ._waiting import Poll, Waiters, wait_for_revision
 
 if TYPE_CHECKING:
@@ -377,6 +379,11 @@ class PostgresStore:
     async def list_sessions(self) -> list[SessionInfo]:
         async with self._connection() as conn:
             return await records.sessions(conn)
+
+    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+        """Full-text search of transcript text (see `_postgres_search.py`)."""
+        async with self._connection() as conn:
+            return await transcript_search.search(conn, tuple(tokens), limit)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

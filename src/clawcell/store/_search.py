@@ -1,7 +1,8 @@
 """`TranscriptSearch`: the optional full-text search a store backend offers over transcripts.
 
-Kept apart from `SessionStore` (a role of its own): `SQLiteStore` implements it with FTS5;
-stores without it are searched by a bounded scan in `clawcell.tools.sessions`.
+Kept apart from `SessionStore` (a role of its own): `SQLiteStore` implements it with FTS5
+and `PostgresStore` with PostgreSQL's text search; stores without it are searched by a
+bounded scan in `clawcell.tools.sessions`.
 """
 
 from __future__ import annotations
