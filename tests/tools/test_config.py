@@ -64,8 +64,8 @@ def test_the_brave_key_can_come_from_the_environment(
     [
         (
             {"wokspace": {}},
-            "Unknown key 'wokspace' in tools config `tools`; known keys: 'browser', 'web', "
-            "'workspace'.",
+            "Unknown key 'wokspace' in tools config `tools`; known keys: 'browser', "
+            "'sessions', 'web', 'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},

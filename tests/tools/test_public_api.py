@@ -20,6 +20,7 @@ TOOLS = [
     "SessionVisibility",
     "SystemResolver",
     "WorkspaceLimits",
+    "bind_agent",
     "browser",
     "from_config",
     "sessions",

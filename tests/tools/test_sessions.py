@@ -168,3 +168,26 @@ def test_the_docs_show_the_seed_cell_and_each_declaration() -> None:
     for tool in tools:
         declared = catalog.api_read(f"tools/{tool.name}.d.ts")["content"].rstrip()
         assert f"```ts\n{declared}\n```" in text
+
+
+def test_config_session_tools_act_once_bound_to_their_agent() -> None:
+    from clawcell.tools import bind_agent, from_config
+
+    async def main() -> Any:
+        tools = from_config({"sessions": {"see": ["self", "team-*"]}})
+        catalog = Catalog(tools)
+        with pytest.raises(ToolError) as unbound:
+            await as_session("ops-daily", catalog, "sessions_list", {})
+        store = MemoryStore()
+        async with Agent(model=ScriptedModel([]), tools=tools, store=store) as agent:
+            bind_agent(tools, agent)
+            for session_id, (asked, answered) in SEED.items():
+                await store.append_transcript(
+                    session_id, [entry("user", asked), entry("assistant", answered)]
+                )
+            listed = await as_session("ops-daily", catalog, "sessions_list", {})
+        return unbound.value, listed
+
+    unbound, listed = asyncio.run(main())
+    assert unbound.code == "unbound_session_tools"
+    assert sorted(row["sessionId"] for row in listed["sessions"]) == ["ops-daily", "team-research"]

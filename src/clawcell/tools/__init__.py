@@ -16,7 +16,7 @@ from ._guard import AddressGuard, Resolver, SystemResolver
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
-from ._sessions import sessions
+from ._sessions import bind_agent, sessions
 from ._sessions_policy import SessionVisibility
 from ._settings import FetchSettings
 from ._web import web
@@ -36,6 +36,7 @@ __all__ = [
     "SessionVisibility",
     "SystemResolver",
     "WorkspaceLimits",
+    "bind_agent",
     "browser",
     "from_config",
     "sessions",

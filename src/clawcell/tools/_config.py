@@ -30,13 +30,15 @@ from ._cache import FetchCache
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
+from ._sessions import AgentSlot, sessions
+from ._sessions_policy import SessionVisibility
 from ._settings import FetchSettings
 from ._web import web
 from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("browser", "web", "workspace")
+_TOP: Final = ("browser", "sessions", "web", "workspace")
 _BROWSER: Final = (
     "action_timeout_seconds", "allow_private_network", "downloads", "downloads_dir",
     "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars", "max_tabs",
@@ -72,7 +74,9 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 
 
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools `config` enables: `workspace`, `web` and `browser` sections, each optional.
+    """The tools `config` enables: `workspace`, `web`, `browser` and `sessions` sections, each
+    optional. Session tools built here are bound to their agent by `bind_agent(tools, agent)`
+    (`clawcell chat` and `clawcell serve` do it).
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
@@ -86,6 +90,8 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
             tools += _web(_section(top["web"], "web", _WEB))
         if "browser" in top:
             tools.append(_browser(_section(top["browser"], "browser", _BROWSER)))
+        if "sessions" in top:
+            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send")))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigurationError):
             raise
@@ -131,6 +137,20 @@ def _browser(section: dict[str, Any]) -> Tool:
                 )
             section[key] = Path(value)
     return browser(settings=BrowserSettings(**section))
+
+
+def _sessions(section: dict[str, Any]) -> list[Tool]:
+    patterns: dict[str, tuple[str, ...]] = {}
+    for key, value in section.items():
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(item, str) for item in cast(list[object], value)
+        ):
+            raise ConfigurationError(
+                f"Tools config `sessions.{key}` must be a list of session-id patterns, "
+                f"got {value!r}."
+            )
+        patterns[key] = tuple(cast(list[str], value))
+    return sessions(AgentSlot(), visibility=SessionVisibility(**patterns))
 
 
 def _provider(value: object) -> SearchProvider:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from ..catalog import Tool, call_session
@@ -34,7 +34,7 @@ from ._sessions_search import search_transcripts
 if TYPE_CHECKING:
     from ..store import SessionInfo, SessionStore
 
-__all__ = ["sessions"]
+__all__ = ["AgentSlot", "bind_agent", "sessions"]
 
 _TITLE_CHARS: Final = 80
 _START_WAIT: Final = 5.0
@@ -85,6 +85,30 @@ class SessionHost(Protocol):
         ...
 
 
+class AgentSlot:
+    """The agent of session tools built before it (`from_config`); `bind_agent` fills it."""
+
+    def __init__(self) -> None:
+        self.agent: SessionHost | None = None
+
+    def __call__(self) -> SessionHost:
+        if self.agent is None:
+            raise ToolError(
+                "These session tools are not bound to an agent yet: call "
+                "`clawcell.tools.bind_agent(tools, agent)` once the agent exists.",
+                code="unbound_session_tools",
+            )
+        return self.agent
+
+
+def bind_agent(tools: Sequence[Tool], agent: SessionHost) -> None:
+    """Bind the session tools among `tools` that were built without an agent to `agent`."""
+    for tool in tools:
+        owner = getattr(tool.execute, "__self__", None)
+        if isinstance(owner, _SessionTools) and isinstance(owner.source, AgentSlot):
+            owner.source.agent = agent
+
+
 def _iso(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat()
 
@@ -96,6 +120,10 @@ class _SessionTools:
         self._agent = agent
         self.visibility = visibility
         self.turns: set[asyncio.Task[None]] = set()
+
+    @property
+    def source(self) -> SessionHost | Callable[[], SessionHost]:
+        return self._agent
 
     @property
     def agent(self) -> SessionHost:
