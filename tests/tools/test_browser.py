@@ -335,3 +335,23 @@ def test_the_documented_cell_signs_up_in_one_exec(server: LocalServer) -> None:
 
 def test_the_docs_show_the_cell_the_test_runs() -> None:
     assert f"```js\n{BROWSER_CELL.strip()}\n```" in DOC.read_text("utf-8")
+
+
+def test_an_idle_session_is_closed_and_chromium_stops(server: LocalServer) -> None:
+    tool = browser(settings=BrowserSettings(idle_seconds=0.5), allow_loopback_for_tests=True)
+    pool = tool.execute
+    assert isinstance(pool, BrowserPool)
+
+    async def scenario(catalog: Catalog, server: LocalServer) -> Any:
+        await catalog.call("browser", {"action": "open", "url": f"{server.base}/"})
+        opened = (pool.session_ids, pool.running)
+        for _ in range(400):  # the reaper runs every idle_seconds / 4
+            if not pool.running:
+                break
+            await asyncio.sleep(0.05)
+        reopened = await catalog.call("browser", {"action": "tabs"})
+        return opened, reopened
+
+    opened, reopened = run(scenario, server, tool)
+    assert opened == (["default"], True)
+    assert reopened["tabs"] == []  # a fresh context: the idle one was closed

@@ -90,6 +90,11 @@ class BrowserPool:
                 session.last_used = time.monotonic()
 
     @property
+    def running(self) -> bool:
+        """Whether Chromium is running."""
+        return self._browser is not None
+
+    @property
     def session_ids(self) -> list[str]:
         """The sessions with an open browser context."""
         return list(self._sessions)
