@@ -22,6 +22,7 @@ CATALOG = [
     "ToolPlugin",
     "ToolResult",
     "ToolSource",
+    "call_session",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",

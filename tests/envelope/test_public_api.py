@@ -32,5 +32,6 @@ def test_the_envelope_package_exports_a_deliberate_list() -> None:
         "render",
         "settle_envelope",
         "waiting_envelope",
+        "wrap_untrusted",
     ]
     assert all(hasattr(clawcell.envelope, name) for name in clawcell.envelope.__all__)

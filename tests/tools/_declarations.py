@@ -7,11 +7,11 @@ import tempfile
 from clawcell import Tool
 from clawcell.catalog import Catalog
 from clawcell.store import MemoryStore
-from clawcell.tools import SearxngProvider, automations, shell, web, workspace
+from clawcell.tools import SearxngProvider, automations, browser, shell, web, workspace
 
 ORDER = [
     "read", "write", "edit", "apply_patch", "list", "grep", "find", "exec", "process",
-    "automations", "web_fetch", "web_search",
+    "automations", "web_fetch", "web_search", "browser",
 ]  # fmt: skip
 HINTLESS = ["automations", "process"]
 """Tools whose whole result union is over the 800-character hint budget: `-> ?` (spec §8.2)."""
@@ -21,7 +21,7 @@ def builtin_tools() -> list[Tool]:
     """Every built-in tool (the workspace root does not change the contracts)."""
     with tempfile.TemporaryDirectory() as root:
         tools = [*workspace(root), *shell(root), *automations(MemoryStore())]
-    return [*tools, *web(search=SearxngProvider(url="http://127.0.0.1:8888"))]
+    return [*tools, *web(search=SearxngProvider(url="http://127.0.0.1:8888")), browser()]
 
 
 def declarations() -> dict[str, str]:

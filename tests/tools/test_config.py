@@ -9,6 +9,7 @@ import pytest
 
 from clawcell import ConfigurationError
 from clawcell.tools import from_config
+from clawcell.tools._browser import BrowserPool
 
 from ._server import LocalServer, Response
 from .conftest import call
@@ -63,8 +64,8 @@ def test_the_brave_key_can_come_from_the_environment(
     [
         (
             {"wokspace": {}},
-            "Unknown key 'wokspace' in tools config `tools`; known keys: "
-            "'automations', 'shell', 'web', 'workspace'.",
+            "Unknown key 'wokspace' in tools config `tools`; known keys: 'automations', "
+            "'browser', 'sessions', 'shell', 'web', 'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},
@@ -170,3 +171,28 @@ def test_an_automations_section_keeps_its_jobs_in_the_named_store(tmp_path: Path
     listed = call(from_config({"automations": {"store": str(tmp_path / "jobs.db")}}),
                   "automations", {"action": "list"})  # fmt: skip
     assert [j["id"] for j in listed["jobs"]] == [added["id"]]
+
+
+def test_the_browser_section_builds_the_browser_tool(tmp_path: Path) -> None:
+    [tool] = from_config(
+        {"browser": {"max_tabs": 3, "downloads": True, "downloads_dir": str(tmp_path)}}
+    )
+    assert tool.name == "browser" and not tool.replay_safe
+    assert isinstance(tool.execute, BrowserPool)
+    assert tool.execute.settings.max_tabs == 3
+    assert tool.execute.settings.downloads_dir == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"max_tab": 3}, "Unknown key 'max_tab' in tools config `browser`"),
+        ({"max_tabs": 0}, "Browser setting `max_tabs` must be positive, got 0."),
+        ({"downloads": "yes"}, "Browser setting `downloads` must be true or false, got 'yes'."),
+        ({"media_dir": 5}, "Tools config `browser.media_dir` must be a path, got 5."),
+    ],
+)
+def test_bad_browser_sections_are_refused(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        from_config({"browser": section})
+    assert refused.value.message.startswith(message)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Protocol, cast
 from .._jsjson import dumps
 from .._jsonvalue import json_text
 from ..approvals import RunApprovals, gate_context
+from ..catalog import call_session
 from ..envelope import ResultsStore
 from ..errors import ClawcellError
 
@@ -196,6 +197,8 @@ class Bridge:
             self._observe(method, args)
             if method == "callValue" and self.approvals is not None:
                 gate_context.set((self.approvals, request_id))  # this task's context only
+            if method == "callValue" and self.session is not None:
+                call_session.set(str(self.session.session_id))  # this task's context only
             return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()

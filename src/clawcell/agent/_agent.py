@@ -21,6 +21,7 @@ from ..store import SessionInfo, SessionStore
 from ._events import AgentEvent, ApprovalDecided
 from ._model import Model
 from ._session import Session
+from ._tool_close import close_tools
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
 
@@ -100,7 +101,8 @@ class Agent:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close every session's `CodeMode` (and the agent's own in-memory store); idempotent."""
+        """Close every session's `CodeMode`, the tools that hold resources (the `browser`'s
+        Chromium) and the agent's own in-memory store; idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -108,6 +110,7 @@ class Agent:
         await self._probe.aclose()
         for session in sessions:
             await session.mode.aclose()
+        await close_tools(self._tools)
         if self._owns_store:
             await self.store.close()
 

@@ -6,6 +6,7 @@ import typing
 
 from .. import _lazy
 from ._bindings import Binding
+from ._call_session import call_session
 from ._catalog import Catalog
 from ._discriminator import define_output_schema
 from ._extension import CatalogExtension, SearchEntry
@@ -61,6 +62,7 @@ __all__ = [
     "ToolPlugin",
     "ToolResult",
     "ToolSource",
+    "call_session",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",

@@ -112,6 +112,7 @@ async def configured_agent(
         ConfigurationError: No model is configured, its API key is missing, or a tool setting
             is wrong.
     """
+    from ..tools import bind_agent
     from ._runtime import open_settings_store
 
     model = model if model is not None else _model(settings)
@@ -126,6 +127,7 @@ async def configured_agent(
             options=settings.options(store),
         ) as agent,
     ):
+        bind_agent(tools, agent)  # `[builtin_tools] sessions` act for this agent
         yield agent
 
 

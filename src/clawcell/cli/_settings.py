@@ -1,7 +1,5 @@
-"""What a command runs cells with: tools, MCP servers, limits, store and session.
-
-They come from a `clawcell.toml` (or a client's `mcpServers` JSON) and from command-line
-options, which win. The file:
+"""What a command runs cells with: tools, MCP servers, limits, store and session, from a
+`clawcell.toml` (or a client's `mcpServers` JSON) and command-line options, which win:
 
 ```toml
 tools = ["mypackage.tools:TOOLS"]     # module:attribute, a Tool, an iterable or a factory
@@ -25,8 +23,9 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 ```
 
-Relative `store` paths, the workspace `root` and tool modules are resolved against the file's
-directory; the current directory is on the import path for `--tools` too. A `[ui]` table is
+Relative `store` paths, the workspace `root`, the browser directories and tool modules are
+resolved against the file's directory; the current directory is on the import path for
+`--tools` too. A `[ui]` table is
 `clawcell serve`'s (read by `clawcell.ui`).
 """
 
@@ -233,16 +232,25 @@ def _agent(where: str, table: Mapping[str, Any]) -> dict[str, str]:
 
 def _builtin_tools(table: dict[str, Any], base: Path) -> dict[str, Any]:
     """The table with relative paths (`workspace.root`, `shell.root`, an `automations.store`
-    file) made relative to the config file."""
+    file, the browser's directories) made relative to the config file."""
     resolved = dict(table)
-    for name, key in (("workspace", "root"), ("shell", "root"), ("automations", "store")):
+    for name, keys in _RELATIVE.items():
         section = table.get(name)
         if not isinstance(section, dict):
             continue  # `from_config` says what is wrong with it
-        path = cast(dict[str, Any], section).get(key)
-        if isinstance(path, str) and path and "://" not in path:
-            resolved[name] = {**section, key: str(base / Path(path).expanduser())}
+        updated = dict(cast(dict[str, Any], section))
+        for key in keys:
+            path = updated.get(key)
+            if isinstance(path, str) and path and "://" not in path:
+                updated[key] = str(base / Path(path).expanduser())
+        resolved[name] = updated
     return resolved
+
+
+_RELATIVE: Final[dict[str, tuple[str, ...]]] = {
+    "workspace": ("root",), "shell": ("root",), "automations": ("store",),
+    "browser": ("media_dir", "downloads_dir"),
+}  # fmt: skip
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from ._envelope import (
 from ._fitting import bound_error
 from ._ledger import OutputLedger, Projection, ReferenceValue
 from ._results import SCOPE_MESSAGE, UNAVAILABLE_MESSAGE, ResultsStore, SavedResult
-from ._untrusted import UntrustedEnvelope, mark_untrusted
+from ._untrusted import UntrustedEnvelope, mark_untrusted, wrap_untrusted
 
 if typing.TYPE_CHECKING:
     from ._descriptor import ResultReference, describe
@@ -64,4 +64,5 @@ __all__ = [
     "render",
     "settle_envelope",
     "waiting_envelope",
+    "wrap_untrusted",
 ]

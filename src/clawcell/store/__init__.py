@@ -29,6 +29,7 @@ from ._protocol import (
     TranscriptStore,
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
+from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -87,6 +88,9 @@ __all__ = [
     "StoreUnavailableError",
     "StoredValue",
     "SweepReport",
+    "TranscriptHit",
+    "TranscriptHits",
+    "TranscriptSearch",
     "TranscriptStore",
     "configured_state_keys",
     "job_store_for",

@@ -1,16 +1,12 @@
 """`PostgresStore`: the `SessionStore` for many workers on many hosts sharing one PostgreSQL.
 
-Needs psycopg 3 and its pool: `pip install 'clawcell[postgres]'`. Nothing connects until the
-first call; that call opens an async connection pool and brings the schema up to date
-(`_postgres_schema`). Every write is one statement or one short transaction; the lease rules
-are single compare-and-set statements shared with SQLite (`_sql`), so PostgreSQL's row locks
-decide every race: of two workers claiming one run, exactly one gets it. `apply` and
-`put_document` serialise per session (per document) with transaction-scoped advisory locks,
-so the 1 MiB re-check sees every earlier commit.
-
-Wake-ups use `LISTEN`/`NOTIFY` (`_postgres_listener`); polling every few seconds stays as a
-safety net. Lease expiry compares with each worker's clock (`time.time()`): keep the hosts'
-clocks synchronised (NTP) and leases much longer than their skew.
+Needs psycopg 3 and its pool (the `[postgres]` extra). Nothing connects until the first call,
+which opens an async pool and brings the schema up to date (`_postgres_schema`). Every write is
+one statement or one short transaction; the lease rules are single compare-and-set statements
+shared with SQLite (`_sql`), so of two workers claiming one run exactly one gets it. `apply`
+and `put_document` serialise per session (per document) with advisory locks, so the 1 MiB
+re-check sees every earlier commit. Wake-ups use `LISTEN`/`NOTIFY` (`_postgres_listener`),
+with polling as a safety net. Lease expiry compares each worker's clock: keep hosts in sync.
 
 Threat model: the database holds session data and snapshot bytes in clear; give the role
 clawcell connects as access to its schema only, and use TLS (`sslmode=verify-full` in the
@@ -33,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString
 from .._lazy import install_hint
 from ..errors import ClosedError, ConfigurationError
 from . import _postgres_records as records
+from . import _postgres_search as transcript_search
 from . import _sql as sql
 from ._documents import check_document, encode_entries
 from ._errors import StoreUnavailableError
@@ -41,6 +38,7 @@ from ._postgres_listener import Listener
 from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta, expiry_of, merge_patch
+from ._search import TranscriptHits
 from ._waiting import Poll, Waiters, wait_for_revision
 
 if TYPE_CHECKING:
@@ -375,6 +373,11 @@ class PostgresStore:
     async def list_sessions(self) -> list[SessionInfo]:
         async with self._connection() as conn:
             return await records.sessions(conn)
+
+    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+        """Full-text search of transcript text (see `_postgres_search.py`)."""
+        async with self._connection() as conn:
+            return await transcript_search.search(conn, tuple(tokens), limit)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

@@ -40,12 +40,14 @@ from typing import Any, Final, Literal, TypeVar
 from ..errors import ClosedError, ConfigurationError
 from . import _sqlite_entries as entries
 from . import _sqlite_runs as runs
+from . import _sqlite_search as transcript_search
 from . import _sqlite_transcripts as transcripts
 from ._documents import check_document, encode_entries
 from ._errors import StoreUnavailableError
 from ._leases import check_claim, check_lease_seconds
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta
+from ._search import TranscriptHits
 from ._sqlite_connection import SCHEMA_VERSION, connect
 from ._waiting import Poll, Waiters, wait_for_revision
 
@@ -309,6 +311,11 @@ class SQLiteStore:
 
     async def list_sessions(self) -> list[SessionInfo]:
         return await self._run(transcripts.sessions)
+
+    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+        """Full-text search of transcript text (FTS5; see `_sqlite_search.py`)."""
+        chosen = tuple(tokens)
+        return await self._run(lambda conn: transcript_search.search(conn, chosen, limit))
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

@@ -2,20 +2,24 @@
 and web search.
 
 `workspace(root)` gives the file tools, `shell(root)` `exec` and `process`,
-`automations(store)` the scheduler's jobs, `web(...)` the web
-tools (`pip install 'clawcell[web]'`), `from_config(mapping)` them from a configuration
-mapping. See `docs/tools.md`.
+`automations(store)` the scheduler's jobs, `web(...)` the web tools (the `[web]` extra),
+`browser(...)` the browser tool (the `[browser]` extra), `sessions(agent)` the session tools,
+`from_config(mapping)` any of them from a configuration mapping. See `docs/tools.md`.
 """
 
 from __future__ import annotations
 
 from ._automations import automations
+from ._browser import browser
+from ._browser_settings import BrowserSettings
 from ._cache import FetchCache
 from ._config import from_config
 from ._guard import AddressGuard, Resolver, SystemResolver
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
+from ._sessions import bind_agent, sessions
+from ._sessions_policy import SessionVisibility
 from ._settings import FetchSettings
 from ._shell import shell
 from ._shell_settings import ShellSettings
@@ -25,6 +29,7 @@ from ._workspace import workspace
 __all__ = [
     "AddressGuard",
     "BraveProvider",
+    "BrowserSettings",
     "FetchCache",
     "FetchSettings",
     "Resolver",
@@ -32,11 +37,15 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SessionVisibility",
     "ShellSettings",
     "SystemResolver",
     "WorkspaceLimits",
     "automations",
+    "bind_agent",
+    "browser",
     "from_config",
+    "sessions",
     "shell",
     "web",
     "workspace",

@@ -8,7 +8,8 @@ TOML), with snake_case keys named after the Python arguments:
  "web": {"fetch": {"max_chars": 20000, "cache_ttl_seconds": 900},
          "search": {"provider": "searxng", "url": "http://127.0.0.1:8888"}},
  "shell": {"root": ".", "sandbox": "auto", "approval": "ask", "allow_commands": ["ls *"]},
- "automations": {"store": "state.db", "schema": "clawcell", "worker": true}}
+ "automations": {"store": "state.db", "schema": "clawcell", "worker": true},
+ "browser": {"max_tabs": 4, "downloads": true, "downloads_dir": "downloads"}}
 ```
 
 `automations.store` is where the jobs live: an SQLite file or a `postgresql://` URL (with
@@ -16,22 +17,27 @@ TOML), with snake_case keys named after the Python arguments:
 `worker = true` also runs a worker inside `clawcell serve` and `clawcell mcp serve`
 (`clawcell.automations.embedded_worker`).
 
-The loopback allowance of `web_fetch` is deliberately not configurable here: it exists for
-tests, which build the tools in Python.
+The loopback allowance of `web_fetch` and `browser` is deliberately not configurable here: it
+exists for tests, which build the tools in Python.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final, cast
 
 from ..catalog import Tool
 from ..errors import ConfigurationError
+from ._browser import browser
+from ._browser_settings import BrowserSettings
 from ._cache import FetchCache
 from ._limits import WorkspaceLimits
 from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
+from ._sessions import AgentSlot, sessions
+from ._sessions_policy import SessionVisibility
 from ._settings import FetchSettings
 from ._shell import shell
 from ._shell_settings import ShellSettings
@@ -40,7 +46,12 @@ from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("automations", "shell", "web", "workspace")
+_TOP: Final = ("automations", "browser", "sessions", "shell", "web", "workspace")
+_BROWSER: Final = (
+    "action_timeout_seconds", "allow_private_network", "downloads", "downloads_dir",
+    "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars", "max_tabs",
+    "media_dir",
+)  # fmt: skip
 _WORKSPACE: Final = (
     "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
     "read_only", "root",
@@ -71,8 +82,9 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 
 
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools `config` enables: `workspace`, `shell`, `automations` and `web` sections,
-    each optional.
+    """The tools `config` enables: `workspace`, `shell`, `automations`, `web`, `browser` and
+    `sessions` sections, each optional. Session tools built here are bound to their agent by
+    `bind_agent(tools, agent)` (`clawcell chat` and `clawcell serve` do it).
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.
@@ -90,6 +102,10 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
             )
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
+        if "browser" in top:
+            tools.append(_browser(_section(top["browser"], "browser", _BROWSER)))
+        if "sessions" in top:
+            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send")))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigurationError):
             raise
@@ -143,6 +159,32 @@ def _web(section: dict[str, Any]) -> list[Tool]:
         settings=FetchSettings(**options),
         cache=cache,
     )
+
+
+def _browser(section: dict[str, Any]) -> Tool:
+    for key in ("media_dir", "downloads_dir"):
+        value = section.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(
+                    f"Tools config `browser.{key}` must be a path, got {value!r}."
+                )
+            section[key] = Path(value)
+    return browser(settings=BrowserSettings(**section))
+
+
+def _sessions(section: dict[str, Any]) -> list[Tool]:
+    patterns: dict[str, tuple[str, ...]] = {}
+    for key, value in section.items():
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(item, str) for item in cast(list[object], value)
+        ):
+            raise ConfigurationError(
+                f"Tools config `sessions.{key}` must be a list of session-id patterns, "
+                f"got {value!r}."
+            )
+        patterns[key] = tuple(cast(list[str], value))
+    return sessions(AgentSlot(), visibility=SessionVisibility(**patterns))
 
 
 def _provider(value: object) -> SearchProvider:

@@ -1,0 +1,42 @@
+"""`TranscriptSearch`: the optional full-text search a store backend offers over transcripts.
+
+Kept apart from `SessionStore` (a role of its own): `SQLiteStore` implements it with FTS5
+and `PostgresStore` with PostgreSQL's text search; stores without it are searched by a
+bounded scan in `clawcell.tools.sessions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["TranscriptHit", "TranscriptHits", "TranscriptSearch"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TranscriptHit:
+    """One matching transcript entry: its session, index, role and a short snippet."""
+
+    session_id: str
+    index: int
+    role: str
+    snippet: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TranscriptHits:
+    """The best hits, the engine that found them, and whether more matched."""
+
+    hits: Sequence[TranscriptHit]
+    engine: str
+    truncated: bool
+
+
+@runtime_checkable
+class TranscriptSearch(Protocol):
+    """A store that searches its transcripts' text itself."""
+
+    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+        """Entries whose text holds every token (any case), best first, at most `limit`."""
+        ...
