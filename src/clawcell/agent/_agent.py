@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .. import CodeMode, Limits, MemoryStore, Tool
 from ..approvals import ToolPolicy
@@ -20,7 +20,7 @@ from ..catalog import AfterToolCall, BeforeToolCall
 from ..errors import ClosedError, ConfigurationError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore
-from ._events import AgentEvent, ApprovalDecided
+from ._events import AgentEvent, ApprovalDecided, TurnFinished
 from ._model import Model
 from ._session import ModeOptions, Session
 from ._tracing import Tracing
@@ -29,7 +29,25 @@ from ._turn import Turn, TurnSettings
 if TYPE_CHECKING:
     from ..mcp import ServerConfig
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "Companion"]
+
+
+class Companion(Protocol):
+    """Something that lives with an agent and must hear when its turns stop and when it closes
+    (the sub-agent runtime: children are cancelled with their parent)."""
+
+    async def turn_stopped(self, session_id: str) -> None:
+        """A turn of `session_id` ended without `turn_finished` (closed early, a cap, an
+        error); must return promptly."""
+        ...
+
+    async def cancel_children(self, session_id: str) -> int:
+        """Cancel the work `session_id` started; the number of runs cancelled."""
+        ...
+
+    async def aclose(self) -> None:
+        """The agent is closing (before its sessions and store)."""
+        ...
 
 
 class Agent:
@@ -124,6 +142,8 @@ class Agent:
         self._sessions: dict[str, Session] = {}
         self._closed = False
         self._probe = probe
+        self._probes: list[CodeMode] = []
+        self._companions: list[Companion] = []
 
     @property
     def model(self) -> Model:
@@ -146,12 +166,64 @@ class Agent:
         if self._closed:
             return
         self._closed = True
+        companions, self._companions = self._companions, []
+        for companion in companions:
+            await companion.aclose()
         sessions, self._sessions = list(self._sessions.values()), {}
-        await self._probe.aclose()
+        for probe in [*self._probes, self._probe]:
+            await probe.aclose()
         for session in sessions:
             await session.mode.aclose()
         if self._owns_store:
             await self._options.store.close()
+
+    def add_tools(self, tools: Iterable[Tool] | Tool) -> None:
+        """Add tools for the agent's sessions; for tools made from the agent itself
+        (`subagent_tools(agent, profiles)`), which cannot be passed to the constructor.
+
+        Raises:
+            ConfigurationError: A session is already open (its catalog is fixed), or the tools
+                are invalid (a duplicate name, …).
+            ClosedError: The agent is closed.
+        """
+        self._check_open()
+        if self._sessions:
+            raise ConfigurationError(
+                f"add tools before the agent's first turn: sessions {sorted(self._sessions)!r} "
+                "already have their catalogs."
+            )
+        options = dataclasses.replace(self._options, tools=[*self._options.tools, *_tools(tools)])
+        probe = CodeMode(
+            options.tools,
+            limits=options.limits,
+            store=options.store,
+            model_context_tokens=options.model_context_tokens,
+            mcp_servers=options.mcp_servers,
+            before_tool_call=options.before_tool_call,
+            after_tool_call=options.after_tool_call,
+            guest_thread=options.guest_thread,
+            policy=options.policy,
+            approval_ttl_seconds=options.approval_ttl_seconds,
+        )
+        self._probes.append(self._probe)
+        self._options, self._probe = options, probe
+
+    def attach(self, companion: Companion) -> None:
+        """Let `companion` hear when turns stop and when the agent closes (see `Companion`)."""
+        self._check_open()
+        self._companions.append(companion)
+
+    async def cancel_children(self, session_id: str) -> int:
+        """Cancel the sub-agent runs `session_id` started (and theirs, recursively); what a
+        UI's Stop calls next to closing the turn. Returns the number of runs cancelled."""
+        cancelled = 0
+        for companion in list(self._companions):
+            cancelled += await companion.cancel_children(session_id)
+        return cancelled
+
+    async def _turn_stopped(self, session_id: str) -> None:
+        for companion in list(self._companions):
+            await companion.turn_stopped(session_id)
 
     def mode(self, session_id: str) -> CodeMode:
         """The `CodeMode` of `session_id`, created on first use.
@@ -198,9 +270,22 @@ class Agent:
         session = self._session(session_id)
         async with session.lock:
             turn = Turn(self._settings, session, text, message_id)
-            async with aclosing(turn.events()) as events:
+            async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
+
+    async def _watched(self, session_id: str, turn: Turn) -> AsyncGenerator[AgentEvent, None]:
+        """The turn's events; a turn that ends without `turn_finished` (closed early by its
+        consumer, cancelled, a cap, a model error) is a stop: companions cancel its children."""
+        finished = False
+        try:
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    finished = isinstance(event, TurnFinished)
+                    yield event
+        finally:
+            if not finished:
+                await self._turn_stopped(session_id)
 
     async def decide(
         self,
@@ -237,7 +322,7 @@ class Agent:
             if await mode.pending_approvals(run_id):
                 return  # other calls of the run still wait for a decision
             turn = Turn(self._settings, session, None, None, resume_run=run_id)
-            async with aclosing(turn.events()) as events:
+            async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
 
