@@ -392,3 +392,23 @@ def test_tools_cannot_be_added_once_a_session_is_open() -> None:
 
     with pytest.raises(ConfigurationError, match="before the agent's first turn"):
         run(main())
+
+
+def test_the_tools_declare_their_results_to_the_model() -> None:
+    cell = """
+    return await Promise.all(["agents_list", "sessions_spawn", "agents_wait"].map(
+      async (name) => (await API.read(`tools/${name}.d.ts`)).content));
+    """
+
+    async def main() -> Any:
+        async with Agent(model=ScriptedModel([exec_call(cell), "ok"])) as agent:
+            subagent_tools(agent, [_researcher()])
+            return _value(await collect(agent, "chat", "go"))
+
+    listed, spawn, wait = run(main())
+    assert "canSpawn: boolean" in listed and "maxChildren: number" in listed
+    assert 'Promise<{ profile: string; runId: string; sessionId: string; status: "running" }>' in (
+        spawn
+    )
+    assert '"running" | "completed" | "failed" | "cancelled"' in wait
+    assert "running: Array<string>" in wait and "reply: string | null" in wait

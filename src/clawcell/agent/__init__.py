@@ -30,7 +30,8 @@ from ._openai_chat import OpenAIChatModel
 from ._openai_responses import OpenAIResponsesModel
 from ._pydantic_ai import pydantic_ai_toolset
 from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
-from ._subagents import SubagentProfile, Subagents, subagent_tools
+from ._subagent_profile import SubagentProfile
+from ._subagents import Subagents, subagent_tools
 
 __all__ = [
     "Agent",

@@ -19,117 +19,30 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
-import re
-import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from collections.abc import Iterable
+from typing import Any, cast
 
-from .. import Limits, Tool
-from ..errors import ClawcellError, ConfigurationError, ToolError
+from .. import Tool
+from ..errors import ConfigurationError, ToolError
 from ._agent import Agent
 from ._caller import Caller, current_caller
-from ._events import ReplyEvent, TurnFinished
-from ._model import Model
 from ._subagent_contracts import (
     LIST_INPUT,
     LIST_OUTPUT,
     MAX_WAIT_MS,
-    REPLY_MAX_CHARS,
     SPAWN_INPUT,
     SPAWN_OUTPUT,
     WAIT_INPUT,
     WAIT_OUTPUT,
 )
+from ._subagent_profile import SubagentProfile, bounded, profiles_by_name
+from ._subagent_run import SubagentRun, cancel, drive, settled
 
 __all__ = ["SubagentProfile", "Subagents", "subagent_tools"]
 
-RunStatus = Literal["running", "completed", "failed", "cancelled"]
-_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DEFAULT_WAIT_MS = 60_000
 _STOP_GRACE_S = 5.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class SubagentProfile:
-    """One kind of sub-agent a parent may spawn.
-
-    Attributes:
-        name: How `sessions_spawn` names it (letters, digits, `_`, `.`, `-`; at most 64).
-        model: The child's model.
-        description: What it is good for, shown by `agents_list`.
-        tools: The child's tools (none of the parent's are inherited).
-        instructions: The child's system prompt.
-        limits: The child's cell limits (as `Agent(limits=...)`).
-        max_model_turns: Model calls allowed for one child run.
-        max_turn_seconds: Wall-clock seconds allowed for one child run.
-    """
-
-    name: str
-    model: Model
-    description: str = ""
-    tools: Sequence[Tool] = ()
-    instructions: str = ""
-    limits: Limits | Mapping[str, Any] | None = None
-    max_model_turns: int = 16
-    max_turn_seconds: float = 600.0
-
-    def __post_init__(self) -> None:
-        name = cast(object, self.name)
-        if not isinstance(name, str) or not _PROFILE_NAME.match(name):
-            raise ConfigurationError(
-                f"a sub-agent profile name must be 1-64 letters, digits, `_`, `.` or `-`, "
-                f"starting with a letter or digit; got {self.name!r}."
-            )
-        if not isinstance(cast(object, self.description), str):
-            raise ConfigurationError(
-                f"profile {name!r}: `description` must be a string, got {self.description!r}."
-            )
-        object.__setattr__(self, "tools", tuple(self.tools))
-
-
-@dataclass(kw_only=True)
-class _Run:
-    run_id: str
-    session_id: str
-    parent: str
-    profile: str
-    label: str | None
-    task: str
-    started_at: float = field(default_factory=time.time)
-    status: RunStatus = "running"
-    reply: str | None = None
-    error: str | None = None
-    usage: dict[str, Any] | None = None
-    handle: asyncio.Task[None] | None = None
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "runId": self.run_id,
-            "sessionId": self.session_id,
-            "profile": self.profile,
-            "label": self.label,
-            "status": self.status,
-            "startedAt": self.started_at,
-        }
-
-    def result(self) -> dict[str, Any]:
-        reply, truncated = self.reply, False
-        if reply is not None and len(reply) > REPLY_MAX_CHARS:
-            reply, truncated = reply[:REPLY_MAX_CHARS], True
-        return {
-            "runId": self.run_id,
-            "sessionId": self.session_id,
-            "profile": self.profile,
-            "label": self.label,
-            "status": self.status,
-            "reply": reply,
-            "truncated": truncated,
-            "error": self.error,
-            "usage": self.usage,
-        }
 
 
 class Subagents:
@@ -158,16 +71,16 @@ class Subagents:
         max_depth: int = 1,
         max_children: int = 4,
     ) -> None:
-        self._max_depth = _bounded("max_depth", max_depth, 1, 5)
-        self._max_children = _bounded("max_children", max_children, 1, 32)
-        self._profiles = _by_name(profiles)
+        self._max_depth = bounded("max_depth", max_depth, 1, 5)
+        self._max_children = bounded("max_children", max_children, 1, 32)
+        self._profiles = profiles_by_name(profiles)
         self._agent = agent
         self.tools: tuple[Tool, ...] = (self._list_tool(), self._spawn_tool(), self._wait_tool())
         self._children = {
             name: self._child_agent(profile) for name, profile in self._profiles.items()
         }
         self._owners = {id(a._settings) for a in (agent, *self._children.values())}  # pyright: ignore[reportPrivateUsage]
-        self._runs: dict[str, _Run] = {}
+        self._runs: dict[str, SubagentRun] = {}
         self._depths: dict[str, int] = {}  # child session -> its depth (parents' are 0)
         self._counters: dict[str, itertools.count[int]] = {}
         self._spawn_lock = asyncio.Lock()
@@ -227,7 +140,7 @@ class Subagents:
         self._closed = True
         tasks = [r.handle for r in self._runs.values() if r.handle and not r.handle.done()]
         for run in self._runs.values():
-            _cancel(run, "cancelled: the parent agent closed.")
+            cancel(run, "cancelled: the parent agent closed.")
         await asyncio.gather(*tasks, return_exceptions=True)
         for child in self._children.values():
             await child.aclose()
@@ -237,7 +150,7 @@ class Subagents:
         for run in [r for r in self._runs.values() if r.parent == session_id]:
             tasks += self._cancel_tree(run.session_id, reason)
             if run.handle is not None and not run.handle.done():
-                _cancel(run, reason)
+                cancel(run, reason)
                 tasks.append(run.handle)
         return tasks
 
@@ -337,7 +250,7 @@ class Subagents:
                     f"{self._max_children}; wait for one with `agents_wait` first."
                 )
             session_id = await self._child_session(caller.session_id)
-            run = _Run(
+            run = SubagentRun(
                 run_id=f"sub_{uuid.uuid4().hex[:16]}",
                 session_id=session_id,
                 parent=caller.session_id,
@@ -349,11 +262,11 @@ class Subagents:
             self._depths[session_id] = depth
             # A fresh context: the child's cells must not see the parent's caller or gate.
             run.handle = asyncio.get_running_loop().create_task(
-                self._drive(run, self._children[profile.name]),
+                drive(run, self._children[profile.name]),
                 name=f"sub-agent {run.run_id}",
                 context=contextvars.Context(),
             )
-            run.handle.add_done_callback(lambda _: _settled(run))
+            run.handle.add_done_callback(lambda _: settled(run))
         return {
             "runId": run.run_id,
             "sessionId": session_id,
@@ -380,26 +293,6 @@ class Subagents:
                 continue
             if not await self._agent.store.read_transcript(session_id):
                 return session_id
-
-    async def _drive(self, run: _Run, agent: Agent) -> None:
-        try:
-            async with aclosing(agent.run(run.session_id, run.task)) as events:
-                async for event in events:
-                    if isinstance(event, ReplyEvent):
-                        run.reply = _text(event.content)
-                    elif isinstance(event, TurnFinished):
-                        run.usage = _usage(event)
-                        if event.state == "waiting_approval":
-                            run.status, run.error = "failed", _WAITING_APPROVAL
-            if run.status == "running":
-                run.status = "completed"
-        except asyncio.CancelledError:
-            run.status = "cancelled"
-            run.error = run.error or "cancelled."
-        except ClawcellError as exc:
-            run.status, run.error = "failed", exc.message
-        except Exception as exc:  # a child must never take the parent down
-            run.status, run.error = "failed", f"{type(exc).__name__}: {exc}"
 
     def _wait_tool(self) -> Tool:
         async def execute(params: dict[str, Any]) -> dict[str, Any]:
@@ -431,14 +324,14 @@ class Subagents:
         running = [r.run_id for r in runs if r.status == "running"]
         return {"runs": [r.result() for r in runs], "running": running, "timedOut": bool(running)}
 
-    def _owned_runs(self, session_id: str, run_ids: object) -> list[_Run]:
+    def _owned_runs(self, session_id: str, run_ids: object) -> list[SubagentRun]:
         if run_ids is None:
             return [r for r in self._runs.values() if r.parent == session_id]
         if not isinstance(run_ids, list) or not all(
             isinstance(i, str) for i in cast(list[object], run_ids)
         ):
             raise ToolError(f"`runIds` must be a list of run ids, got {run_ids!r}.")
-        runs: list[_Run] = []
+        runs: list[SubagentRun] = []
         for run_id in dict.fromkeys(cast(list[str], run_ids)):
             run = self._runs.get(run_id)
             if run is None or run.parent != session_id:
@@ -467,60 +360,3 @@ def subagent_tools(
     runtime = Subagents(agent, profiles, max_depth=max_depth, max_children=max_children)
     agent.add_tools(runtime.tools)
     return list(runtime.tools)
-
-
-_WAITING_APPROVAL = (
-    "the sub-agent's turn waits for an approval in its own session; decide it there "
-    "(`Subagents.child(profile).decide(...)`), then spawn again or read its transcript."
-)
-
-
-def _settled(run: _Run) -> None:
-    """A run task cancelled before it started never ran `_drive`'s handlers."""
-    if run.status == "running":
-        run.status, run.error = "cancelled", run.error or "cancelled."
-
-
-def _cancel(run: _Run, reason: str) -> None:
-    if run.handle is not None and not run.handle.done():
-        run.error = reason
-        run.handle.cancel()
-
-
-def _text(content: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
-
-
-def _usage(event: TurnFinished) -> dict[str, Any]:
-    usage = event.usage
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "modelTurns": usage.model_turns,
-        "cells": usage.cells,
-        "toolCalls": usage.tool_calls,
-        "wallMs": usage.wall_ms,
-    }
-
-
-def _bounded(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"`{name}` must be an integer from {low} to {high}, got {value!r}."
-        )
-    return value
-
-
-def _by_name(profiles: Iterable[SubagentProfile]) -> dict[str, SubagentProfile]:
-    found: dict[str, SubagentProfile] = {}
-    for profile in profiles:
-        if not isinstance(cast(object, profile), SubagentProfile):
-            raise ConfigurationError(
-                f"sub-agent profiles must be `SubagentProfile` values, got {profile!r}."
-            )
-        if profile.name in found:
-            raise ConfigurationError(f"two sub-agent profiles are named {profile.name!r}.")
-        found[profile.name] = profile
-    if not found:
-        raise ConfigurationError("`profiles` is empty: give at least one `SubagentProfile`.")
-    return found
