@@ -17,6 +17,7 @@ AGENT = [
     "CellFinished",
     "CellOutput",
     "CellStarted",
+    "Companion",
     "ErrorEvent",
     "Model",
     "ModelEvent",
@@ -28,6 +29,8 @@ AGENT = [
     "ReplyEvent",
     "ScriptedModel",
     "ScriptedTurn",
+    "SubagentProfile",
+    "Subagents",
     "TextDelta",
     "ToolCall",
     "TurnFinished",
@@ -38,6 +41,7 @@ AGENT = [
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "subagent_tools",
     "wait_call",
 ]
 

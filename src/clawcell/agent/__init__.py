@@ -6,7 +6,7 @@ Start with `Agent`; see `docs/agents.md`.
 from __future__ import annotations
 
 from .. import _lazy
-from ._agent import Agent
+from ._agent import Agent, Companion
 from ._anthropic import AnthropicModel
 from ._anthropic_tools import anthropic_runner_tools
 from ._events import (
@@ -30,6 +30,8 @@ from ._openai_chat import OpenAIChatModel
 from ._openai_responses import OpenAIResponsesModel
 from ._pydantic_ai import pydantic_ai_toolset
 from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
+from ._subagent_profile import SubagentProfile
+from ._subagents import Subagents, subagent_tools
 
 __all__ = [
     "Agent",
@@ -40,6 +42,7 @@ __all__ = [
     "CellFinished",
     "CellOutput",
     "CellStarted",
+    "Companion",
     "ErrorEvent",
     "Model",
     "ModelEvent",
@@ -51,6 +54,8 @@ __all__ = [
     "ReplyEvent",
     "ScriptedModel",
     "ScriptedTurn",
+    "SubagentProfile",
+    "Subagents",
     "TextDelta",
     "ToolCall",
     "TurnFinished",
@@ -61,6 +66,7 @@ __all__ = [
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "subagent_tools",
     "wait_call",
 ]
 

@@ -11,21 +11,39 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
-from typing import Any, Literal, Unpack, cast
+from typing import Any, Literal, Protocol, Unpack, cast
 
 from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
 from .._config import CodeModeKeywords, tools_from
 from ..errors import ClosedError, ConfigurationError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore
-from ._events import AgentEvent, ApprovalDecided
+from ._events import AgentEvent, ApprovalDecided, TurnFinished
 from ._model import Model
 from ._session import Session
 from ._tool_close import close_tools
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "Companion"]
+
+
+class Companion(Protocol):
+    """Something that lives with an agent and must hear when its turns stop and when it closes
+    (the sub-agent runtime: children are cancelled with their parent)."""
+
+    async def turn_stopped(self, session_id: str) -> None:
+        """A turn of `session_id` ended without `turn_finished` (closed early, a cap, an
+        error); must return promptly."""
+        ...
+
+    async def cancel_children(self, session_id: str) -> int:
+        """Cancel the work `session_id` started; the number of runs cancelled."""
+        ...
+
+    async def aclose(self) -> None:
+        """The agent is closing (before its sessions and store)."""
+        ...
 
 
 class Agent:
@@ -83,6 +101,8 @@ class Agent:
         )
         self._sessions: dict[str, Session] = {}
         self._closed = False
+        self._probes: list[CodeMode] = []
+        self._companions: list[Companion] = []
 
     @property
     def model(self) -> Model:
@@ -106,13 +126,54 @@ class Agent:
         if self._closed:
             return
         self._closed = True
+        companions, self._companions = self._companions, []
+        for companion in companions:
+            await companion.aclose()
         sessions, self._sessions = list(self._sessions.values()), {}
-        await self._probe.aclose()
+        for probe in [*self._probes, self._probe]:
+            await probe.aclose()
         for session in sessions:
             await session.mode.aclose()
         await close_tools(self._tools)
         if self._owns_store:
             await self.store.close()
+
+    def add_tools(self, tools: Iterable[Tool] | Tool) -> None:
+        """Add tools for the agent's sessions; for tools made from the agent itself
+        (`subagent_tools(agent, profiles)`), which cannot be passed to the constructor.
+
+        Raises:
+            ConfigurationError: A session is already open (its catalog is fixed), or the tools
+                are invalid (a duplicate name, …).
+            ClosedError: The agent is closed.
+        """
+        self._check_open()
+        if self._sessions:
+            raise ConfigurationError(
+                f"add tools before the agent's first turn: sessions {sorted(self._sessions)!r} "
+                "already have their catalogs."
+            )
+        added = [*self._tools, *tools_from(tools)]
+        probe = CodeMode(added, options=self._options)  # names and policy checked as before
+        self._probes.append(self._probe)
+        self._tools, self._probe = added, probe
+
+    def attach(self, companion: Companion) -> None:
+        """Let `companion` hear when turns stop and when the agent closes (see `Companion`)."""
+        self._check_open()
+        self._companions.append(companion)
+
+    async def cancel_children(self, session_id: str) -> int:
+        """Cancel the sub-agent runs `session_id` started (and theirs, recursively); what a
+        UI's Stop calls next to closing the turn. Returns the number of runs cancelled."""
+        cancelled = 0
+        for companion in list(self._companions):
+            cancelled += await companion.cancel_children(session_id)
+        return cancelled
+
+    async def _turn_stopped(self, session_id: str) -> None:
+        for companion in list(self._companions):
+            await companion.turn_stopped(session_id)
 
     def mode(self, session_id: str) -> CodeMode:
         """The `CodeMode` of `session_id`, created on first use.
@@ -159,9 +220,22 @@ class Agent:
         session = self._session(session_id)
         async with session.lock:
             turn = Turn(self._settings, session, text, message_id)
-            async with aclosing(turn.events()) as events:
+            async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
+
+    async def _watched(self, session_id: str, turn: Turn) -> AsyncGenerator[AgentEvent, None]:
+        """The turn's events; a turn that ends without `turn_finished` (closed early by its
+        consumer, cancelled, a cap, a model error) is a stop: companions cancel its children."""
+        finished = False
+        try:
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    finished = isinstance(event, TurnFinished)
+                    yield event
+        finally:
+            if not finished:
+                await self._turn_stopped(session_id)
 
     async def decide(
         self,
@@ -199,7 +273,7 @@ class Agent:
             if await mode.pending_approvals(run_id):
                 return  # other calls of the run still wait for a decision
             turn = Turn(self._settings, session, None, None, resume_run=run_id)
-            async with aclosing(turn.events()) as events:
+            async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
 

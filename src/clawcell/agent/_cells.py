@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import CellUpdate, CodeMode
 from ..errors import ClawcellError
+from ._caller import Caller, current_caller
 from ._events import AgentEvent, CellFinished, CellOutput, CellStarted
 from ._model import ToolCall
 from ._text import valid_json
@@ -32,8 +33,17 @@ class CellCall:
     back to the model, and `tool_calls` the number of tool calls the cell made.
     """
 
-    def __init__(self, mode: CodeMode, call: ToolCall, *, turn_id: str, span: Span) -> None:
+    def __init__(
+        self,
+        mode: CodeMode,
+        call: ToolCall,
+        *,
+        turn_id: str,
+        span: Span,
+        caller: Caller | None = None,
+    ) -> None:
         self._mode = mode
+        self._caller = caller
         self._call = call
         self._turn_id = turn_id
         self._span = span.child("clawcell.cell", {"clawcell.cell.tool": call.name})
@@ -89,6 +99,8 @@ class CellCall:
         self._span.end(failure_code="cancelled")
 
     async def _answer(self) -> CellFinished:
+        # This task's context only: the cell's tool calls are tasks copied from it.
+        current_caller.set(self._caller)
         try:
             envelope = await self._mode.call_tool(
                 self._call.name, self._call.arguments, on_update=self._on_update

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ClawcellError, ModelError, TurnLimitError
 from ..reply import build_reply
 from ..store import TranscriptStore
+from ._caller import Caller
 from ._cells import CellCall
 from ._events import (
     AgentEvent,
@@ -236,7 +237,13 @@ class Turn:
         calls = list(response.tool_calls)
         try:
             while calls:
-                cell = CellCall(self._session.mode, calls[0], turn_id=self._turn_id, span=span)
+                cell = CellCall(
+                    self._session.mode,
+                    calls[0],
+                    turn_id=self._turn_id,
+                    span=span,
+                    caller=Caller(owner=self._settings, session_id=self._session.session_id),
+                )
                 yield cell.started()
                 self._usage.cells += 1
                 try:
