@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from .._lazy import install_hint
 from ..catalog import Tool, call_session
 from ..errors import ConfigurationError, ToolError
 from ._browser_contract import BROWSER_INPUT, BROWSER_OUTPUT, DESCRIPTION
@@ -211,7 +212,7 @@ def browser(
     except ImportError as exc:
         raise ConfigurationError(
             "The `browser` tool needs Playwright (it drives the system's Chromium; no browser "
-            "download is needed): pip install 'clawcell[browser]'."
+            f"download is needed): {install_hint('browser')}."
         ) from exc
     guard = BrowserGuard(
         addresses_guard=AddressGuard(
