@@ -40,7 +40,10 @@ MAX_ARGUMENT_DEPTH: Final = 128
 PROCESS_PENDING_BYTES: Final = 512 * 1024 * 1024
 HOST_BYTES_PER_NODE: Final = 64
 HOST_BYTES_PER_SLOT: Final = 8
-_SHARED_WORDS: Final = ("null", "true", "false")
+_SHARED_PATTERNS: Final = tuple(mark + word for mark in ",[" for word in ("null", "true", "false"))
+_SHARED_FROM: Final = 64 * 1024
+"""Arguments shorter than this are estimated without the shared-element discount (it only
+matters for large arrays, and the extra scans cost every tool call)."""
 _SHARED_TEXT: Final = 4  # text bytes of a shared element (at least) that parsing frees
 
 DEPTH_MESSAGE: Final = (
@@ -68,7 +71,11 @@ def host_cost(text: str) -> int:
     string full of `,null` text still costs at least its own length.
     """
     nodes = text.count("{") + text.count("[") + text.count(",")
-    shared = sum(text.count(f"{mark}{word}") for mark in ",[" for word in _SHARED_WORDS)
+    if len(text) < _SHARED_FROM:  # small arguments: the plain estimate, no further scans
+        return len(text) + HOST_BYTES_PER_NODE * nodes
+    shared = 0
+    for pattern in _SHARED_PATTERNS:
+        shared += text.count(pattern)
     element = HOST_BYTES_PER_NODE * (nodes - shared) + HOST_BYTES_PER_SLOT * shared
     return len(text) - _SHARED_TEXT * shared + element
 
