@@ -90,7 +90,8 @@ def test_null_true_and_false_elements_cost_their_list_slot_and_not_a_node() -> N
     holes = json.dumps([None] * 20_000, separators=(",", ":"))
     flags = json.dumps([True, False] * 10_000, separators=(",", ":"))
     numbers = json.dumps([7] * 20_000, separators=(",", ":"))
-    assert host_cost(holes) < 250_000 < 1_000_000 < host_cost(numbers)
+    assert host_cost(holes) < 250_000
+    assert host_cost(numbers) > 1_000_000
     assert host_cost(flags) < 250_000
     small = json.dumps([None] * 1000, separators=(",", ":"))
     assert host_cost(small) == len(small) + 64 * small.count(",") + 64
