@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 from ..errors import ClosedError, ConfigurationError
 from . import _jobs_sql as q
 from ._errors import StoreUnavailableError
-from ._jobs import JobRecord, JobRun
+from ._jobs import JobRun
+from ._jobs_rows import SQLJobRows
 from ._postgres_schema import check_schema_name
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def _pg(statement: str) -> LiteralString:
     return cast(LiteralString, statement.replace("?", "%s"))
 
 
-class PostgresJobStore:
+class PostgresJobStore(SQLJobRows):
     """A `JobStore` in PostgreSQL (`pip install 'clawcell[postgres]'`).
 
     Args:
@@ -105,33 +106,11 @@ class PostgresJobStore:
         async with self._connection() as conn:
             return (await conn.execute(_pg(sql), params)).rowcount
 
-    async def save_job(self, job: JobRecord) -> None:
-        """Insert or replace a job."""
-        await self._change(q.SAVE_JOB, q.job_params(job))
-
-    async def get_job(self, job_id: str) -> JobRecord | None:
-        """A job by id, or `None`."""
-        rows = await self._rows(q.GET_JOB, (job_id,))
-        return q.job_row(rows[0]) if rows else None
-
-    async def find_job(self, declaration_key: str) -> JobRecord | None:
-        """The job with this declaration key, or `None`."""
-        rows = await self._rows(q.FIND_JOB, (declaration_key,))
-        return q.job_row(rows[0]) if rows else None
-
-    async def list_jobs(self) -> list[JobRecord]:
-        """Every job not removed, oldest first."""
-        return [q.job_row(r) for r in await self._rows(q.LIST_JOBS, ())]
-
     async def delete_job(self, job_id: str) -> None:
         """Delete a job and its runs."""
         async with self._connection() as conn, conn.transaction():
             await conn.execute(_pg(q.DELETE_JOB_RUNS), (job_id,))
             await conn.execute(_pg(q.DELETE_JOB), (job_id,))
-
-    async def due_jobs(self, now: float) -> list[JobRecord]:
-        """Enabled, not removed jobs due at `now`."""
-        return [q.job_row(r) for r in await self._rows(q.DUE, (now,))]
 
     async def claim_occurrence(
         self, job_id: str, due_at: float, next_due_at: float | None, run: JobRun | None
@@ -144,25 +123,6 @@ class PostgresJobStore:
             if run is not None:
                 await conn.execute(_pg(q.INSERT_RUN), q.run_params(run))
             return True
-
-    async def add_run(self, run: JobRun) -> None:
-        """Record a run."""
-        await self._change(q.INSERT_RUN, q.run_params(run))
-
-    async def queued_runs(self) -> list[JobRun]:
-        """Queued runs, oldest first."""
-        return [q.run_row(r) for r in await self._rows(q.QUEUED, ())]
-
-    async def claim_queued(
-        self, run_id: str, *, worker: str, started_at: float, lease_expires_at: float
-    ) -> bool:
-        """Move a queued run to `running`, or `False`."""
-        params = (worker, started_at, lease_expires_at, run_id)
-        return await self._change(q.CLAIM_QUEUED, params) == 1
-
-    async def renew_run(self, run_id: str, *, worker: str, lease_expires_at: float) -> bool:
-        """Extend a lease, or `False`."""
-        return await self._change(q.RENEW, (lease_expires_at, run_id, worker)) == 1
 
     async def finish_run(self, run: JobRun, *, keep: int) -> bool:
         """Record the end of `run`, then trim the job's history."""
@@ -183,21 +143,6 @@ class PostgresJobStore:
                 if cursor.rowcount == 1:
                     lost.append(q.lost_run(run, now))
         return lost
-
-    async def get_run(self, run_id: str) -> JobRun | None:
-        """A run by id, or `None`."""
-        rows = await self._rows(q.GET_RUN, (run_id,))
-        return q.run_row(rows[0]) if rows else None
-
-    async def list_runs(self, job_id: str, *, offset: int, limit: int) -> tuple[list[JobRun], int]:
-        """A page of a job's runs, newest first, and their total."""
-        rows = await self._rows(q.LIST_RUNS, (job_id, limit, offset))
-        total = (await self._rows(q.COUNT_RUNS, (job_id,)))[0][0]
-        return [q.run_row(r) for r in rows], int(total)
-
-    async def active_runs(self, job_id: str) -> int:
-        """Queued or running runs of a job."""
-        return int((await self._rows(q.ACTIVE, (job_id,)))[0][0])
 
     async def close(self) -> None:
         """Close the pool (idempotent)."""
