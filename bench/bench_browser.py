@@ -10,22 +10,16 @@ a new session is another session's first `open` while Chromium runs.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import platform
 import statistics
-import threading
 import time
 from collections.abc import Awaitable, Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
+from _common import machine_meta, median_table, serve_html, write_results
 from clawcell.catalog import Catalog, call_session
 from clawcell.tools import browser
 from clawcell.tools._browser import BrowserPool
 
-RESULTS = Path(__file__).resolve().parent / "results"
 COLD_ROUNDS = 3
 ROUNDS = 7
 PAGE = (
@@ -37,20 +31,6 @@ PAGE = (
     )
     + "<form><button>Send</button></form></main></body></html>"
 ).encode()
-
-
-class _Page(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
 
 async def _ms(action: Callable[[], Awaitable[Any]]) -> float:
@@ -106,38 +86,18 @@ async def _measure(url: str) -> tuple[list[tuple[str, float]], dict[str, int]]:
 
 def main() -> None:
     """Measure, print the table and write the result files."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        rows, size = asyncio.run(_measure(f"http://127.0.0.1:{server.server_address[1]}/"))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-    lines = ["| step | median ms |", "| --- | ---: |"]
-    lines += [f"| {name} | {value:.0f} |" for name, value in rows]
-    table = "\n".join(lines)
-    print(table)
+    with serve_html(PAGE) as url:
+        rows, size = asyncio.run(_measure(url))
+    table = median_table(("step", "median ms"), rows, 0)
     print(size)
-    meta = {
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cold_rounds": COLD_ROUNDS,
-        "rounds": ROUNDS,
-        "load_average_1m": round(os.getloadavg()[0], 2),
-        "cpus": os.cpu_count(),
-        **size,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    meta = machine_meta(cold_rounds=COLD_ROUNDS, rounds=ROUNDS, **size)
     data = {"meta": meta, "rows": [{"step": name, "median_ms": round(v, 1)} for name, v in rows]}
-    (RESULTS / "browser.json").write_text(json.dumps(data, indent=2) + "\n")
     note = (
         f"Medians ({COLD_ROUNDS} cold starts, {ROUNDS} of the rest) at a 1-minute load average of "
         f"{meta['load_average_1m']} on {meta['cpus']} shared cores; the page is "
         f"{size['pageBytes']:,} bytes and its snapshot {size['snapshotChars']:,} characters.\n"
     )
-    (RESULTS / "browser.md").write_text(f"# `browser` tool benchmark\n\n{note}\n{table}\n")
+    write_results("browser", data, f"# `browser` tool benchmark\n\n{note}\n{table}\n")
 
 
 if __name__ == "__main__":

@@ -16,23 +16,20 @@ import asyncio
 import io
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from _common import RESULTS, machine_meta, median_table, serve_html, write_results
 from clawcell.catalog import Catalog
 from clawcell.tools import FetchSettings, web, workspace
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ROUNDS = 15
 PAGE = (
     "<html><head><title>Bench</title></head><body><main>"
@@ -42,20 +39,6 @@ PAGE = (
     )
     + "</main></body></html>"
 ).encode()
-
-
-class _Page(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
 
 def _tree(root: Path) -> None:
@@ -206,34 +189,15 @@ def bombs(before: str | None) -> None:
 
 def main() -> None:
     """Measure, print the table and write the result files."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            root = Path(scratch)
-            _tree(root)
-            rows = asyncio.run(_measure(root, f"http://127.0.0.1:{server.server_address[1]}/"))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-    lines = ["| call | median ms |", "| --- | ---: |"]
-    lines += [f"| {name} | {value:.2f} |" for name, value in rows]
-    table = "\n".join(lines)
-    print(table)
-    meta = {
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "rounds": ROUNDS,
-        "load_average_1m": round(os.getloadavg()[0], 2),
-        "cpus": os.cpu_count(),
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    with serve_html(PAGE) as url, tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        _tree(root)
+        rows = asyncio.run(_measure(root, url))
+    table = median_table(("call", "median ms"), rows, 2)
+    meta = machine_meta(rounds=ROUNDS)
     data = {"meta": meta, "rows": [{"call": name, "median_ms": round(v, 3)} for name, v in rows]}
-    (RESULTS / "tools.json").write_text(json.dumps(data, indent=2) + "\n")
     note = f"Medians of {ROUNDS} calls at a 1-minute load average of {meta['load_average_1m']}.\n"
-    (RESULTS / "tools.md").write_text(f"# clawcell.tools benchmark\n\n{note}\n{table}\n")
+    write_results("tools", data, f"# clawcell.tools benchmark\n\n{note}\n{table}\n")
 
 
 if __name__ == "__main__":
