@@ -23,6 +23,7 @@ CATALOG = [
     "ToolResult",
     "ToolSource",
     "call_session",
+    "close_tools",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._cell._bridge import Bridge
 from .._limits import Limits
 from ..approvals import RunApprovals
-from ..catalog import Catalog, Tool
+from ..catalog import Catalog, Tool, close_tools
 from ..envelope import ModelBudget, ResultsStore
 from ..runtime import (
     Executor,
@@ -128,9 +128,7 @@ class CellHost:
     async def aclose(self) -> None:
         """Release guests and results, close MCP connections and the tools' own resources."""
         self.executor.close()
-        for binding in self.catalog.bindings:
-            if binding.tool.on_close is not None:
-                binding.tool.on_close()
+        await close_tools(binding.tool for binding in self.catalog.bindings)
         self.results.close()
         if self.mcp is not None:
             await self.mcp.aclose()

@@ -15,13 +15,13 @@ from typing import Any, Literal, Protocol, Unpack, cast
 
 from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
 from .._config import CodeModeKeywords, tools_from
+from ..catalog import close_tools
 from ..errors import ClosedError, ConfigurationError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore
 from ._events import AgentEvent, ApprovalDecided, TurnFinished
 from ._model import Model
 from ._session import Session
-from ._tool_close import close_tools
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
 

@@ -8,6 +8,7 @@ from .. import _lazy
 from ._bindings import Binding
 from ._call_session import call_session
 from ._catalog import Catalog
+from ._closing import close_tools
 from ._discriminator import define_output_schema
 from ._extension import CatalogExtension, SearchEntry
 from ._hints import compact_input_hint, compact_output_hint
@@ -63,6 +64,7 @@ __all__ = [
     "ToolResult",
     "ToolSource",
     "call_session",
+    "close_tools",
     "compact_input_hint",
     "compact_output_hint",
     "define_output_schema",

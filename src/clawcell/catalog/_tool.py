@@ -59,9 +59,11 @@ class Tool:
         network: Its results are network content (web pages, third-party APIs): a run that
             calls it is network-derived, so its model-facing envelope is wrapped as untrusted
             content and the values it saves or stores carry that provenance (spec §11.7).
-        on_close: Releases what the tool owns (its processes, connections); called, maybe
-            more than once, when a `CodeMode` or agent holding it closes, so make it
-            idempotent. `None` (the default) when it owns nothing.
+        on_close: Releases what the tool owns (its processes, connections, a browser); a
+            plain function or one returning an awaitable (an `async def`). Called, maybe
+            more than once, when a `CodeMode`, an agent or the automations worker holding
+            it closes (`close_tools`), so make it idempotent. `None` (the default) when it
+            owns nothing.
     """
 
     name: str
@@ -77,7 +79,7 @@ class Tool:
     replay_safe: bool = False
     approval: ApprovalRule = "never"
     network: bool = False
-    on_close: Callable[[], None] | None = None
+    on_close: Callable[[], object] | None = None
 
     def __post_init__(self) -> None:
         name = cast(object, self.name)

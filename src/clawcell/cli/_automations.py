@@ -48,6 +48,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
 async def _work(args: argparse.Namespace) -> None:
     from ..automations import PayloadRunner, Scheduler
+    from ..catalog import close_tools
     from ..errors import ConfigurationError
     from ..store import job_store_for, open_store
     from ._runtime import settings_from
@@ -83,9 +84,7 @@ async def _work(args: argparse.Namespace) -> None:
     try:
         await scheduler.run(stop)
     finally:
-        for tool in tools:
-            if tool.on_close is not None:
-                tool.on_close()
+        await close_tools(tools)
         await jobs.close()
         with contextlib.suppress(Exception):
             await store.close()

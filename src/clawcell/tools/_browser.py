@@ -196,7 +196,8 @@ def browser(
     """The `browser` tool (`pip install 'clawcell[browser]'` and a system Chromium).
 
     The tool is network content (`Tool(network=True)`) and never replay-safe. Its `execute`
-    is a `BrowserPool`; `Agent.aclose()` closes it (or call `await tool.execute.aclose()`).
+    is a `BrowserPool`; closing the `CodeMode` or `Agent` that holds the tool stops its Chromium
+    (`on_close`), and the pool starts again on its next call.
 
     Args:
         settings: Caps, directories, downloads and the private-network allowance.
@@ -221,13 +222,15 @@ def browser(
         ),
         allow_private_network=(settings or BrowserSettings()).allow_private_network,
     )
+    pool = BrowserPool(settings or BrowserSettings(), guard)
     return Tool(
         name="browser",
         label="Browser",
         description=DESCRIPTION,
         parameters=BROWSER_INPUT,
         output_schema=BROWSER_OUTPUT,
-        execute=BrowserPool(settings or BrowserSettings(), guard),
+        execute=pool,
         replay_safe=False,
         network=True,
+        on_close=pool.aclose,
     )
