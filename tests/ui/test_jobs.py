@@ -192,7 +192,7 @@ def test_without_automations_the_panel_says_how_to_configure_them() -> None:
         ({"kind": "every", "everyMs": 3_600_000}, "every 1 h"),
         ({"kind": "every", "everyMs": 90_500}, "every 1 min 30 s 500 ms"),
         ({"kind": "cron", "expr": "*/5 * * * *", "tz": "UTC"}, "cron */5 * * * * (UTC)"),
-        ({"kind": "at", "at": "2026-12-24T18:00:00+01:00"}, "once at 2026-12-24T18:00:00+01:00"),
+        ({"kind": "at", "at": "2026-12-24T18:00:00+01:00"}, "once at 2026-12-24 17:00:00 UTC"),
     ],
 )
 def test_schedules_read_as_words(schedule: dict[str, Any], words: str) -> None:

@@ -55,6 +55,12 @@ def _decide_url(envelope: dict[str, Any], session: str = "playground") -> str:
     return f"/api/playground/{session}/runs/{envelope['runId']}/approvals/{approval}"
 
 
+def _card_id(messages: list[tuple[str, dict[str, Any]]]) -> str:
+    match = re.search(r'<details class="cell" id="(play-\d+)"', _html(messages))
+    assert match is not None
+    return match.group(1)
+
+
 def _html(messages: list[tuple[str, dict[str, Any]]]) -> str:
     return "".join(op.get("html", "") for _, data in messages for op in data.get("ops", []))
 
@@ -76,7 +82,7 @@ def test_a_gated_call_shows_an_approval_card_for_its_run() -> None:
 def test_approve_records_the_decision_and_the_run_continues() -> None:
     ledger = Ledger()
     with _client(ledger.agent()) as test_client:
-        envelope, _ = _park(test_client)
+        envelope, parked = _park(test_client)
         response = post(test_client, _decide_url(envelope), {"decision": "approve", "note": "ok"})
         assert response.status_code == 200
         messages = sse(response.text)
@@ -87,7 +93,12 @@ def test_approve_records_the_decision_and_the_run_continues() -> None:
             "control-ui",
             "ok",
         )
-        assert "approved by control-ui" in messages[0][1]["ops"][0]["html"]
+        redrawn = messages[0][1]["ops"][0]
+        assert redrawn["target"] == _card_id(parked)
+        assert "approved by control-ui" in redrawn["html"]
+        assert (
+            'status-approved" id="' in redrawn["html"] and "the run went on with" in redrawn["html"]
+        )
         assert messages[-1][1]["envelope"]["value"] == "paid 500"
         assert f'continues run <code class="run-id">{envelope["runId"]}</code>' in _html(messages)
         assert ledger.paid == [500]
@@ -116,11 +127,15 @@ def test_a_newer_exec_supersedes_the_pending_card_and_deciding_it_is_refused() -
     ledger = Ledger()
     agent = ledger.agent()
     with _client(agent) as test_client:
-        envelope, _ = _park(test_client)
+        envelope, parked = _park(test_client)
         approval = envelope["pendingApprovals"][0]["id"]
         messages = sse(post(test_client, "/api/playground/exec", {"code": "return 1;"}).text)
-        expired = messages[0][1]["ops"][0]
-        assert expired["target"] == f"approval-{approval}-controls"
+        expired = messages[0][1]["ops"][0]  # the parked run's card, redrawn and folded
+        card = _card_id(parked)
+        assert expired["target"] == card
+        assert f'<details class="cell play-run" id="{card}">' in expired["html"]
+        assert 'status-expired" id="' in expired["html"]
+        assert 'class="approval" id="approval-' not in expired["html"]  # no live card
         assert (
             "expired: a newer run in this session moved it on; the call did not run"
             in expired["html"]

@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 from starlette.requests import Request
@@ -54,8 +55,19 @@ def schedule_words(schedule: Mapping[str, Any]) -> str:
     if kind == "cron":
         return f"cron {schedule.get('expr')} ({schedule.get('tz') or 'UTC'})"
     if kind == "at":
-        return f"once at {schedule.get('at')}"
+        return f"once at {_utc(str(schedule.get('at')))}"
     return str(kind)
+
+
+def _utc(moment: str) -> str:
+    """An ISO 8601 time with an offset as `YYYY-MM-DD HH:MM:SS UTC` (else as it is)."""
+    try:
+        parsed = datetime.fromisoformat(moment)
+    except ValueError:
+        return moment
+    if parsed.utcoffset() is None:
+        return moment
+    return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _relative(ms: float | None, now: float) -> str:
@@ -147,15 +159,19 @@ class JobsPanel:
     async def view(self, request: Request) -> Response:
         tool = self.tool
         cards, total = await self._cards(tool) if tool is not None else ([], 0)
+        status = await self._call(tool, "status") if tool is not None else {}
+        wake = _relative(status.get("nextWakeAtMs"), self.clock())
         return self.page(request, "jobs.html", page="jobs", configured=tool is not None,
-                         cards=cards, total=total, now=self.clock())  # fmt: skip
+                         cards=cards, total=total, active_runs=status.get("activeRuns", 0),
+                         next_wake=wake)  # fmt: skip
 
     async def listing(self, request: Request) -> Response:
         tool = self.tool
         if tool is None:
             return _not_configured()
         cards, total = await self._cards(tool)
-        return JSONResponse({"jobs": [c.to_json() for c in cards], "total": total})
+        jobs = [{**c.to_json(), "html": panel_fragment("job", value=c)} for c in cards]
+        return JSONResponse({"jobs": jobs, "total": total})
 
     async def act(self, request: Request) -> Response:
         job_id, action = request.path_params["job"], request.path_params["action"]

@@ -11,7 +11,7 @@ the run continuing (`wait`) as a new card at the top of the history.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -72,7 +72,7 @@ class Playground:
         if tool == "exec" and isinstance(runner, ApprovingRunner):
             parked = self.history.parked_run_ids(session_id)
             expired = await runner.expire_approvals(parked, reason="superseded")
-            before = [_decided_op(record.to_json()) for record in expired]
+            before = await self._redrawn(runner, session_id, expired, open=False)
         events = playground_events(runner, tool, {key: body[key]}, history=self.history,
                                    session_id=session_id, before=before)  # fmt: skip
         return sse(events)
@@ -107,14 +107,34 @@ class Playground:
         self, runner: ApprovingRunner, session_id: str, record: ApprovalDecision
     ) -> AsyncIterator[str]:
         """The decided card, then the run continuing once nothing else of it is pending."""
-        decided = record.to_json()
-        yield sse_message("approval_decided", {"decision": decided, "ops": [_decided_op(decided)]})
+        ops = await self._redrawn(runner, session_id, [record], open=True)
+        yield sse_message("approval_decided", {"decision": record.to_json(), "ops": ops})
         if await runner.pending_approvals(record.run_id):
             return
         events = playground_events(runner, "wait", {"runId": record.run_id},
                                    history=self.history, session_id=session_id)  # fmt: skip
         async for message in events:
             yield message
+
+    async def _redrawn(
+        self,
+        runner: ApprovingRunner,
+        session_id: str,
+        records: Sequence[ApprovalDecision],
+        *,
+        open: bool,
+    ) -> list[Op]:
+        """Ops that redraw the cards of the runs `records` decided (their status says it);
+        a run no longer in the history gets its approval's line replaced instead."""
+        ops: list[Op] = []
+        for run_id in dict.fromkeys(r.run_id for r in records):
+            view = await self.history.view_of(session_id, run_id, runner)
+            if view is None:
+                ops += [_decided_op(r.to_json()) for r in records if r.run_id == run_id]
+                continue
+            html = panel_fragment("play_run", value=view, open=open)
+            ops.append({"op": "replace", "target": view.run.id, "html": html})
+        return ops
 
     def routes(self) -> list[Route]:
         return [

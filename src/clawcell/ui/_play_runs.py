@@ -126,15 +126,32 @@ class PlayHistory:
             if r.envelope is not None and waiting_approvals(r.envelope)
         ]
 
+    async def view_of(self, session_id: str, run_id: str, runner: CellRunner) -> RunView | None:
+        """The newest run of the session that parked `run_id` on approvals, as drawn now."""
+        for run in reversed(self._sessions.get(session_id, ())):
+            envelope = run.envelope
+            if (
+                envelope is not None
+                and envelope.get("runId") == run_id
+                and waiting_approvals(envelope)
+            ):
+                return RunView(run=run, approvals=_decided(run, await _audit(runner)))
+        return None
+
     async def views(self, session_id: str, runner: CellRunner) -> list[RunView]:
         """The session's runs, newest first, with each approval's decision when decided."""
         runs = list(reversed(self._sessions.get(session_id, ())))
         if not any(waiting_approvals(r.envelope) for r in runs):
             return [RunView(run=r) for r in runs]
-        audit: dict[str, Mapping[str, Any]] = {}
-        if isinstance(runner, ApprovingRunner):
-            audit = {d.approval_id: d.to_json() for d in await runner.approval_audit()}
+        audit = await _audit(runner)
         return [RunView(run=r, approvals=_decided(r, audit)) for r in runs]
+
+
+async def _audit(runner: CellRunner) -> dict[str, Mapping[str, Any]]:
+    """Each decision of the session (expiries included) by approval id."""
+    if not isinstance(runner, ApprovingRunner):
+        return {}
+    return {d.approval_id: d.to_json() for d in await runner.approval_audit()}
 
 
 def _decided(

@@ -131,7 +131,7 @@ def _approval_ops(card: str, envelope: Mapping[str, Any]) -> list[Op]:
 
 
 def _result_ops(card: str, envelope: Mapping[str, Any]) -> list[Op]:
-    result = fragment("result", id=card, value=envelope)
+    result = panel_fragment("play_result", id=card, value=envelope)
     outputs = fragment("outputs", id=card, value=envelope)
     envelope_html = fragment("envelope", value=envelope)
     status = fragment("status", id=card, value=envelope)

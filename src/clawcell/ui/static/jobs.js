@@ -10,6 +10,61 @@ function say(text, bad) {
   message.classList.toggle("jobs-error", Boolean(bad));
 }
 
+// Put a job's redrawn card in place of `card`, keeping its runs list open if it was.
+function swap(card, html) {
+  const open = card.querySelector(".job-runs")?.open;
+  card.insertAdjacentHTML("afterend", html);
+  const fresh = card.nextElementSibling;
+  card.remove();
+  if (open) fresh.querySelector(".job-runs").open = true;
+  recount();
+}
+
+// The summary's counts, recounted from the cards after a card was redrawn.
+const COUNTS = {
+  active: ".job:not(.job-paused)",
+  paused: ".job.job-paused",
+  failing: ".job-facts .run-error, .job-facts .run-lost",
+  running: ".job-facts .run-running, .job-facts .run-queued",
+};
+
+function recount() {
+  for (const [stat, selector] of Object.entries(COUNTS)) {
+    const chip = document.querySelector(`.job-stats [data-stat="${stat}"]`);
+    if (!chip) continue;
+    const count = jobs.querySelectorAll(selector).length;
+    chip.querySelector("strong").textContent = String(count);
+    if (stat === "failing") chip.classList.toggle("stat-bad", count > 0);
+  }
+}
+
+// While a card shows a queued or running last run, redraw the cards every few seconds so
+// its outcome appears without a reload; it stops once nothing is pending.
+const POLL_MS = 2000;
+let polling = null;
+
+function pending() {
+  return jobs?.querySelector(".job-facts .run-queued, .job-facts .run-running") != null;
+}
+
+async function refresh() {
+  polling = null;
+  try {
+    const response = await fetch("/api/jobs");
+    if (!response.ok) return;
+    for (const job of (await response.json()).jobs) {
+      const card = document.getElementById(`job-${job.id}`);
+      if (card && !card.querySelector("button:disabled")) swap(card, job.html);
+    }
+  } finally {
+    watch();
+  }
+}
+
+function watch() {
+  if (polling === null && pending()) polling = setTimeout(refresh, POLL_MS);
+}
+
 async function act(card, action, button) {
   const buttons = card.querySelectorAll(".job-actions button");
   for (const b of buttons) b.disabled = true;
@@ -26,12 +81,9 @@ async function act(card, action, button) {
       say(`⚠ ${button.textContent} failed: ${body.error ?? response.status}`, true);
       return;
     }
-    const open = card.querySelector(".job-runs")?.open;
-    card.insertAdjacentHTML("afterend", body.html);
-    const fresh = card.nextElementSibling;
-    card.remove();
-    if (open) fresh.querySelector(".job-runs").open = true;
+    swap(card, body.html);
     say(body.message, false);
+    watch();
   } catch (error) {
     say(`⚠ ${button.textContent} failed: ${error.message}`, true);
   } finally {
@@ -44,4 +96,5 @@ jobs?.addEventListener("click", (event) => {
   const button = event.target.closest(".job-actions button[data-action]");
   if (button) act(button.closest(".job"), button.dataset.action, button);
 });
+watch();
 document.body.dataset.ready = "true";
