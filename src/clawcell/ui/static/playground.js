@@ -13,10 +13,22 @@ function busy(delta) {
   document.body.dataset.run = active > 0 ? "running" : "done";
 }
 
-// Bring the newest run (placed right after the top marker) into view once it is on the page.
+// Bring the newest run (placed right after the top marker) into view once it is on the page,
+// folding the earlier runs that completed (their rows still say how they ended).
 function showNewest() {
   requestAnimationFrame(() => requestAnimationFrame(() => {
-    document.querySelector("#runs-top + .cell")?.scrollIntoView({ block: "start" });
+    const newest = document.querySelector("#runs-top + .cell");
+    for (const run of runs.querySelectorAll(":scope > details.cell[open]")) {
+      if (run !== newest && run.querySelector(":scope > summary .status-completed")) run.open = false;
+    }
+    newest?.scrollIntoView({ block: "start" });
+  }));
+}
+
+// Bring the newest run's first approval card into view (below the fold on a phone).
+function showCard() {
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    document.querySelector("#runs-top + .cell form.approval")?.scrollIntoView({ block: "nearest" });
   }));
 }
 
@@ -24,6 +36,7 @@ function onMessage(message) {
   if (message.name === "cell_started") showNewest();
   const envelope = message.data?.envelope;
   if (envelope?.status === "waiting") runId.value = envelope.runId;
+  if (envelope?.reason === "approval") showCard();
 }
 
 async function run(tool, args) {
