@@ -8,26 +8,32 @@ inline script.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, Final, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..catalog import Tool
 from ..errors import InputError
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
 from ._canvas_host import canvas_origin, create_canvas_app
+from ._jobs_panel import JobsPanel
 from ._markdown import highlight_css
 from ._media import MEDIA_PATH, MediaRoots, media_route
-from ._playground import EXAMPLE_CELL, playground_events
+from ._play_routes import Playground
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
 from ._render import Renderer, grouped, with_delivery_facts
+from ._responses import RUN_OR_APPROVAL_ID as _RUN_OR_APPROVAL_ID
+from ._responses import SESSION_ID as _SESSION_ID
+from ._responses import bad_request as _bad_request
+from ._responses import bad_session as _bad_session
+from ._responses import json_body as _json_body
+from ._responses import sse as _sse
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
@@ -40,8 +46,6 @@ PAGE_MESSAGES: Final = 100
 """History messages a chat page renders at first, and per page loaded on scroll up."""
 MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
-_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-_RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
 def page_csp(settings: UiSettings, canvas: str | None = None) -> str:
@@ -62,9 +66,15 @@ class _Ui:
     """The request handlers, sharing the agent, settings and secrets."""
 
     def __init__(
-        self, agent: ChatAgent, settings: UiSettings, documents: DocumentStore | None
+        self,
+        agent: ChatAgent,
+        settings: UiSettings,
+        documents: DocumentStore | None,
+        automations: Tool | None,
     ) -> None:
         self.agent, self.settings, self.documents = agent, settings, documents
+        self.playground = Playground(agent, self.page)
+        self.jobs = JobsPanel(agent, self.page, automations)
         self.secrets = Secrets(token=settings.token)
         self.stops: dict[str, asyncio.Event] = {}
         """The running turn of each session, by the event that stops it."""
@@ -131,20 +141,6 @@ class _Ui:
         stored = await transcript(session_id)
         return project_chat_display_messages(
             with_delivery_facts(stored), max_chars=MAX_DISPLAY_CHARS
-        )
-
-    async def playground(self, request: Request) -> Response:
-        session_id = request.query_params.get("session", "playground")
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
-        tools = _tool_names(self.agent.mode(session_id))
-        return self.page(
-            request,
-            "playground.html",
-            page="playground",
-            session_id=session_id,
-            tools=tools,
-            example=EXAMPLE_CELL,
         )
 
     async def older(self, request: Request) -> Response:
@@ -243,24 +239,9 @@ class _Ui:
         stream = TurnStream(renderer=self.renderer(request), container="transcript")
         return _sse(self._stoppable(session_id, _chain(first, events), stream))
 
-    async def play(self, request: Request) -> Response:
-        tool = request.path_params["tool"]
-        if tool not in ("exec", "wait"):
-            return JSONResponse({"error": f"no playground tool {tool!r}"}, status_code=404)
-        body = await _json_body(request) or {}
-        session_id = body.get("session", "playground")
-        if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
-        key = "code" if tool == "exec" else "runId"
-        if not isinstance(body.get(key), str):
-            return _bad_request(f"`{tool}` needs a string `{key}`, got {body.get(key)!r:.80}.")
-        runner = self.agent.mode(session_id)
-        return _sse(playground_events(runner, tool, {key: body[key]}))
-
     def routes(self) -> list[Route | Mount]:
         return [
             Route("/", self.chat, methods=["GET"]),
-            Route("/playground", self.playground, methods=["GET"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
             Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
@@ -271,7 +252,8 @@ class _Ui:
                 self.decide,
                 methods=["POST"],
             ),
-            Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
+            *self.playground.routes(),
+            *self.jobs.routes(),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
@@ -297,59 +279,12 @@ async def _highlight_css(_: Request) -> Response:
     return Response(_HIGHLIGHT_CSS, media_type="text/css")
 
 
-def _tool_names(runner: object) -> list[str]:
-    catalog = getattr(runner, "catalog", None)
-    entries: list[dict[str, Any]] = catalog.all() if catalog is not None else []
-    return sorted(str(entry.get("callableName")) for entry in entries)
-
-
-async def _json_body(request: Request) -> dict[str, Any] | None:
-    """The request's JSON object, with every string valid UTF-8; `None` when the body is not
-    a JSON object (or nests past what the parser can take)."""
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(body, dict):
-        return None
-    return cast(dict[str, Any], _valid_text(cast(dict[str, Any], body)))
-
-
-def _valid_text(body: object) -> object:
-    """`body` with lone surrogates (`"\\ud800"` escapes in the JSON) replaced by U+FFFD, so no
-    text that is stored, rendered or sent can fail to encode."""
-    text = json.dumps(body, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return json.loads(fixed)
-    return body
-
-
-def _bad_request(message: str) -> Response:
-    return JSONResponse({"error": message}, status_code=400)
-
-
-def _bad_session(session_id: object) -> Response:
-    return _bad_request(
-        f"session id {session_id!r:.80} is not allowed; use 1–128 letters, digits, `_.:-`."
-    )
-
-
-def _sse(events: AsyncIterator[str]) -> StreamingResponse:
-    return StreamingResponse(
-        events,
-        media_type="text/event-stream",
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-    )
-
-
 def create_app(
     agent: ChatAgent,
     settings: UiSettings | None = None,
     *,
     documents: DocumentStore | None = None,
+    automations: Tool | None = None,
 ) -> Starlette:
     """The Control UI for `agent` as an ASGI app (`serve_ui` serves it with its canvas host).
 
@@ -368,7 +303,7 @@ def create_app(
     store: object = getattr(agent, "store", None)
     if documents is None and isinstance(store, DocumentStore):
         documents = store
-    ui = _Ui(agent, settings, documents)
+    ui = _Ui(agent, settings, documents, automations)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
     app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets)

@@ -17,6 +17,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 
+from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._app import create_app
 from ._protocol import ChatAgent, DocumentStore
@@ -82,12 +83,14 @@ async def serve_ui(
     *,
     documents: DocumentStore | None = None,
     sockets: tuple[socket.socket, socket.socket] | None = None,
+    automations: Tool | None = None,
 ) -> AsyncGenerator[UiServers]:
     """Serve the UI over `agent` and its canvas host until the block exits.
 
     Both listeners bind `settings.host`, on `settings.port` and `settings.canvas_port`
     (`0` picks a free port; the yielded `settings` hold the ports bound), or use `sockets`
-    (the app's and the canvas host's, bound by the caller, who closes them).
+    (the app's and the canvas host's, bound by the caller, who closes them). `automations`
+    is the tool the Jobs panel acts through (see `create_app`).
 
     Raises:
         ConfigurationError: a port cannot be bound.
@@ -100,7 +103,7 @@ async def serve_ui(
             )
         port, canvas_port = (s.getsockname()[1] for s in sockets)
         settings = dataclasses.replace(settings, port=port, canvas_port=canvas_port)
-        app = create_app(agent, settings, documents=documents)
+        app = create_app(agent, settings, documents=documents, automations=automations)
         servers = (_server(app), _server(app.state.canvas_app))
         tasks = (
             asyncio.create_task(servers[0].serve(sockets=[sockets[0]])),

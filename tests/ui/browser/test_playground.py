@@ -30,6 +30,7 @@ def test_the_playground_runs_a_cell_and_continues_a_waiting_one(page: Page) -> N
         page.locator("#runs .cell .status-waiting").wait_for()
         assert page.input_value("#run-id").startswith("cm_")
         page.click("#wait")
-        last = page.locator("#runs .cell").nth(2)
-        last.locator(".status-completed").wait_for()
-        assert last.locator(".cell-value pre").inner_text() == '"resumed"'
+        page.locator("#runs .cell").nth(2).wait_for()
+        newest = page.locator("#runs .cell").first  # the history lists the newest run first
+        newest.locator(".status-completed").wait_for()
+        assert newest.locator(".cell-value pre").inner_text() == '"resumed"'
