@@ -31,6 +31,7 @@ from ._render import Renderer, grouped, with_delivery_facts
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
+from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
 
 __all__ = ["create_app", "page_csp"]
@@ -47,7 +48,7 @@ _RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 def page_csp(settings: UiSettings, canvas: str | None = None) -> str:
     """The Content-Security-Policy of the app's pages (no inline script, no plugins); frames
     only from the canvas host `canvas` (and any `http(s)` URL when external embeds are on)."""
-    frames = canvas or "'none'"
+    frames = f"{canvas or ''} {YOUTUBE_PLAYER_ORIGIN}".strip()  # cards play whatever the policy
     if settings.allow_external_embed_urls:
         frames = f"{canvas or ''} http: https:".strip()
     return (
@@ -371,6 +372,7 @@ def create_app(
     ui = _Ui(agent, settings, documents)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
-    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets)
+    routes = surface_routes(documents, settings)
+    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app

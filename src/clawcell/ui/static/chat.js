@@ -145,6 +145,9 @@ form.addEventListener("submit", (event) => {
   send(text);
 });
 
+// A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text.
+document.addEventListener("clawcell:prompt", (event) => send(event.detail.text));
+
 form.elements.namedItem("text").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();
