@@ -21,8 +21,12 @@ from tests.ui._client import BASE, TOKEN
 CAP = Secrets(token=TOKEN).canvas_cap
 
 
+async def _execute(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    return await tool.execute(arguments)
+
+
 def _show(store: MemoryStore, **arguments: Any) -> dict[str, Any]:
-    return asyncio.run(widget_tool(store).execute(arguments))
+    return asyncio.run(_execute(widget_tool(store), arguments))
 
 
 def _refused(store: MemoryStore, **arguments: Any) -> str:
@@ -73,18 +77,28 @@ def test_scripts_with_src_or_a_data_type_are_not_parsed() -> None:
     assert _show(MemoryStore(), title="t", widget_code=code)["status"] == "shown"
 
 
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        ({"widget_code": "<p>x</p>"}, "`show_widget` needs a non-empty string `title`, got None."),
-        ({"title": " ", "widget_code": "<p/>"}, "`show_widget` needs a non-empty string `title`, got ' '."),
-        ({"title": "t", "widget_code": 5}, "`show_widget` needs a non-empty string `widget_code`, got 5."),
-        ({"title": "t" * 121, "widget_code": "x"}, "`show_widget` `title` has 121 characters; the limit is 120 (make it shorter)."),
-        ({"title": "t", "widget_code": "x" * (MAX_WIDGET_CHARS + 1)}, "`show_widget` `widget_code` has 262145 characters; the limit is 262144 (make it shorter)."),
-        ({"title": "t", "widget_code": "x", "pin": True}, "`show_widget` takes only `title` and `widget_code`, got ['pin']; drop the other fields."),
-    ],
-    ids=["no-title", "blank-title", "code-not-text", "long-title", "long-code", "extra-field"],
-)  # fmt: skip
+_NEEDS = "`show_widget` needs a non-empty string"
+_LONG = "characters; the limit is"
+BAD_INPUT = {
+    "no-title": ({"widget_code": "<p>x</p>"}, f"{_NEEDS} `title`, got None."),
+    "blank-title": ({"title": " ", "widget_code": "<p/>"}, f"{_NEEDS} `title`, got ' '."),
+    "code-not-text": ({"title": "t", "widget_code": 5}, f"{_NEEDS} `widget_code`, got 5."),
+    "long-title": (
+        {"title": "t" * 121, "widget_code": "x"},
+        f"`show_widget` `title` has 121 {_LONG} 120 (make it shorter).",
+    ),
+    "long-code": (
+        {"title": "t", "widget_code": "x" * (MAX_WIDGET_CHARS + 1)},
+        f"`show_widget` `widget_code` has 262145 {_LONG} 262144 (make it shorter).",
+    ),
+    "extra-field": (
+        {"title": "t", "widget_code": "x", "pin": True},
+        "`show_widget` takes only `title` and `widget_code`, got ['pin']; drop the other fields.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("arguments", "message"), BAD_INPUT.values(), ids=BAD_INPUT.keys())
 def test_bad_input_is_refused_with_a_clear_message(arguments: dict[str, Any], message: str) -> None:
     assert _refused(MemoryStore(), **arguments) == message
 
@@ -105,7 +119,7 @@ def test_a_session_keeps_its_newest_widgets_and_the_oldest_document_is_replaced(
 
     async def many() -> list[str]:
         return [
-            (await tool.execute({"title": f"w{i}", "widget_code": f"<p>{i}</p>"}))["ref"]
+            (await _execute(tool, {"title": f"w{i}", "widget_code": f"<p>{i}</p>"}))["ref"]
             for i in range(MAX_WIDGETS_PER_SESSION + 2)
         ]
 
@@ -124,8 +138,12 @@ def _canvas(store: MemoryStore, tier: str = "scripts") -> TestClient:
 
 @pytest.mark.parametrize(
     ("tier", "sandbox"),
-    [("strict", "sandbox;"), ("scripts", "sandbox allow-scripts;"), ("trusted", "sandbox allow-scripts;")],
-)  # fmt: skip
+    [
+        ("strict", "sandbox;"),
+        ("scripts", "sandbox allow-scripts;"),
+        ("trusted", "sandbox allow-scripts;"),
+    ],
+)
 def test_the_canvas_host_serves_widgets_sandboxed_without_network_in_every_tier(
     tier: str, sandbox: str
 ) -> None:
@@ -156,12 +174,15 @@ def test_widget_documents_are_never_served_or_rewritten_as_hosted_documents() ->
         == 404
     )
     with pytest.raises(ToolError, match="no canvas document 'wg_"):
-        asyncio.run(canvas_tool(store).execute({"html": "<p>unchecked</p>", "ref": ref}))
+        asyncio.run(_execute(canvas_tool(store), {"html": "<p>unchecked</p>", "ref": ref}))
 
 
 def _chat(tier: str) -> str:
     store = MemoryStore()
-    code = 'return await show_widget({ title: "Pick a colour", widget_code: "<button>blue</button>" });'
+    code = (
+        'return await show_widget({ title: "Pick a colour", '
+        'widget_code: "<button>blue</button>" });'
+    )
     agent = Agent(model=ScriptedModel([exec_call(code), "Here it is."]),
                   tools=[widget_tool(store)], store=store)  # fmt: skip
     settings = UiSettings(token=TOKEN, canvas_port=8788, embed_sandbox=tier)  # type: ignore[arg-type]
