@@ -20,10 +20,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..errors import InputError
+from ..mcp import mcp_app_sink
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._markdown import highlight_css
+from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground import EXAMPLE_CELL, playground_events
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
@@ -70,6 +72,7 @@ class _Ui:
         self.stops: dict[str, asyncio.Event] = {}
         """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
+        self.apps = McpAppApi(agent, documents)
 
     def canvas(self, request: Request) -> str | None:
         """The canvas host's origin for this request's host name (`None` without one)."""
@@ -201,6 +204,7 @@ class _Ui:
     ) -> AsyncIterator[str]:
         """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
         stop = self.stops[session_id] = asyncio.Event()
+        mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
         try:
             async for message in stream_turn(events, stream, stop):
                 yield message
@@ -273,6 +277,7 @@ class _Ui:
                 methods=["POST"],
             ),
             Route("/api/playground/{tool:str}", self.play, methods=["POST"]),
+            *self.apps.routes(),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),

@@ -95,6 +95,8 @@ import { receive as receiveMcp } from "./mcp-apps.js";
       if (frame) receiveMcp(frame, data);
     }
   });
+  window.clawcellSurfaces = { fit, notice, prompt, onScreen, tokens };
+
   // Load frames only now that the listener above exists (also those a turn streams in).
   const load = (root) => {
     for (const frame of root.querySelectorAll("iframe[data-src]:not([src])")) {
