@@ -1,7 +1,8 @@
 """The web Control UI: chat with rich replies, hosted canvases, live cells and a playground.
 
 Needs the `[ui]` extra (`pip install 'clawcell[ui]'`). Start with `create_app(agent, settings)`
-or `clawcell serve`; give the agent `canvas_tool(store)` and `widget_tool(store)` (`show_widget`). See `docs/ui.md`.
+or `clawcell serve`; give the agent `canvas_tool(store)` and `widget_tool(store)`
+(`show_widget`). See `docs/ui.md` and `docs/widgets.md`.
 """
 
 from __future__ import annotations
