@@ -139,12 +139,14 @@ def script_failure(code: str, *, module: bool = False) -> ParseFailure | None:
 
     Raises:
         FileNotFoundError: acorn is not installed (`vendor/acorn.js`; run `make`).
-        JSException: the parse ran past its deadline or its memory.
-        MemoryError: the parse ran out of memory.
+        TimeoutError: the parse ran past its deadline or its memory.
     """
     with _lock:
         if not _parser:
             if not _ACORN.is_file():
                 raise FileNotFoundError(_ACORN)
             _parser.append(_Parser())
-        return _parser[0].parse_script(code, "module" if module else "script")
+        try:
+            return _parser[0].parse_script(code, "module" if module else "script")
+        except (JSException, MemoryError) as exc:
+            raise TimeoutError("the script could not be parsed within its limits") from exc

@@ -123,8 +123,7 @@ def inline_scripts(code: str) -> Iterator[InlineScript]:
 
 def check_widget_scripts(code: str) -> None:
     """Parse every inline script of `code`; the first syntax error raises `ToolError`."""
-    from ..runtime._failure import JSException
-    from ..runtime._parser import script_failure
+    from ..runtime import script_failure
 
     for number, script in enumerate(inline_scripts(code), 1):
         try:
@@ -135,7 +134,7 @@ def check_widget_scripts(code: str) -> None:
                 "(`clawcell/runtime/vendor/acorn.js`; run `make`), so widgets with inline "
                 "scripts are refused."
             ) from exc
-        except (JSException, MemoryError) as exc:
+        except TimeoutError as exc:
             raise ToolError(
                 f"widget script {number} could not be checked in time (it is too large or "
                 "too deeply nested); split it or make it smaller."
