@@ -102,9 +102,19 @@ import { receive as receiveMcp } from "./mcp-apps.js";
     for (const frame of root.querySelectorAll("iframe[data-src]:not([src])")) {
       frame.src = frame.dataset.src;
     }
+    for (const img of root.querySelectorAll(".youtube-stage img:not([hidden])")) {
+      if (img.complete && img.naturalWidth === 0) img.hidden = true;  // failed before we ran
+    }
   };
   load(document);
   new MutationObserver(() => load(document)).observe(document.body, { childList: true, subtree: true });
+
+  // A thumbnail that cannot load (offline, blocked) leaves the dark stage and Play.
+  document.addEventListener("error", (event) => {
+    if (event.target instanceof HTMLImageElement && event.target.closest(".youtube-stage")) {
+      event.target.hidden = true;
+    }
+  }, true);
 
   // YouTube: only Play frames the player (from youtube-nocookie.com, origin-only referrer).
   document.addEventListener("click", (event) => {
