@@ -146,7 +146,10 @@ form.addEventListener("submit", (event) => {
 });
 
 // A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text.
-document.addEventListener("clawcell:prompt", (event) => send(event.detail.text));
+// While a turn runs the prompt is dropped, as a widget's prompts may be (silently).
+document.addEventListener("clawcell:prompt", (event) => {
+  if (document.body.dataset.turn !== "running") send(event.detail.text);
+});
 
 form.elements.namedItem("text").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
