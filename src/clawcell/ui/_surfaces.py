@@ -86,7 +86,8 @@ def surface_view(
     sandbox: Literal["allow-scripts", ""] = "" if strict else "allow-scripts"
     app = preview.get("mcpApp")
     if isinstance(app, Mapping) and "uiResourceUri" in app:
-        return _mcp_app(cast(Mapping[str, Any], app), title, sandbox, canvas_host_url)
+        named = str(preview.get("title") or "")  # else the tool's name, not the view id
+        return _mcp_app(cast(Mapping[str, Any], app), named, sandbox, canvas_host_url)
     if url.startswith(WIDGET_PREFIX) and ".." not in url and "%" not in url:
         src = _framed(canvas_host_url, url)
         return WidgetView(src=src, sandbox=sandbox, title=title or "Widget")
