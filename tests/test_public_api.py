@@ -55,6 +55,7 @@ RUNTIME = [
     "compiled_reactor",
     "parse_failure",
     "run_on_guest_thread",
+    "script_failure",
     "wire",
 ]
 MODULES = [

@@ -8,6 +8,7 @@ from clawcell import mcp
 def test_all_is_pinned_sorted_and_exported() -> None:
     assert mcp.__all__ == [
         "HttpServer",
+        "McpAppView",
         "McpServerStatus",
         "McpServers",
         "ServerConfig",
@@ -15,6 +16,7 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "StdioServer",
         "check_servers",
         "load_servers",
+        "mcp_app_sink",
         "parse_servers",
     ]
     assert all(hasattr(mcp, name) for name in mcp.__all__)

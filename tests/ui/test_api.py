@@ -22,6 +22,7 @@ UI = [
     "create_app",
     "load_settings",
     "serve_ui",
+    "widget_tool",
 ]
 
 

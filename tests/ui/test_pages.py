@@ -13,7 +13,8 @@ from tests.ui._fakes import FakeAgent
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
-    "media-src 'self' https: data:; frame-src http://127.0.0.1:8788; connect-src 'self'; "
+    "media-src 'self' https: data:; "
+    "frame-src http://127.0.0.1:8788 https://www.youtube-nocookie.com; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 

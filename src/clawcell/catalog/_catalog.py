@@ -69,7 +69,7 @@ class Catalog:
         self._tools = tuple(tools)
         self._reserved = tuple(reserved_names)
         self._before = tuple(before_tool_call)
-        self._after = tuple(after_tool_call)
+        self.after_hooks = tuple(after_tool_call)  # public: MCP App openings are shown them too
         self.bindings: tuple[Binding, ...] = build_bindings(self._tools, reserved=self._reserved)
         self._by_name = {b.callable_name: b for b in self.bindings}
         self._counters = _Counters()
@@ -86,7 +86,7 @@ class Catalog:
             [*self._tools, *extra],
             limits=self.limits,
             before_tool_call=self._before,
-            after_tool_call=self._after,
+            after_tool_call=self.after_hooks,
             reserved_names=self._reserved,
         )
         grown._counters, grown._scheduler = self._counters, self._scheduler
@@ -230,7 +230,7 @@ class Catalog:
         await self._scheduler.acquire(exclusive)
         try:
             result = await _execute(binding.tool, params)
-            if self._after:
+            if self.after_hooks:
                 result = await self._run_after(binding, params, result)
             value = guest_value(result)
             if binding.trusted:
@@ -261,7 +261,7 @@ class Catalog:
     async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
         from ._hooks import ToolCallEvent, run_maybe_async
 
-        for hook in self._after:
+        for hook in self.after_hooks:
             event = ToolCallEvent(
                 callable_name=binding.callable_name,
                 tool_name=binding.tool.name,

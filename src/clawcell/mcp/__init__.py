@@ -11,6 +11,7 @@ CodeMode(tools=..., mcp_servers={"time": StdioServer(command="mcp-server-time")}
 from __future__ import annotations
 
 from .. import _lazy
+from ._apps import McpAppView, mcp_app_sink
 from ._config import HttpServer, ServerConfig, StdioServer, check_servers
 from ._runtime import McpServers
 from ._server_file import load_servers, parse_servers
@@ -18,6 +19,7 @@ from ._status import McpServerStatus, ServerState
 
 __all__ = [
     "HttpServer",
+    "McpAppView",
     "McpServerStatus",
     "McpServers",
     "ServerConfig",
@@ -25,6 +27,7 @@ __all__ = [
     "StdioServer",
     "check_servers",
     "load_servers",
+    "mcp_app_sink",
     "parse_servers",
 ]
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 from ..approvals import ApprovalRule, gate_context
 from ..catalog import ApiFile, Catalog, CatalogExtension, SearchEntry
 from ..errors import ApprovalDeniedError, InputError, McpError
+from ._apps import open_app_view
 from ._connection import Connection
 from ._declarations import (
     INDEX_DESCRIPTION,
@@ -65,9 +66,16 @@ class McpCatalog:
         # patterns name its tools only.
         is_tool = method.operation == "tools/call"
         await _approve(method, arguments, is_tool and connection.config.asks(method.mcp_tool))
-        if is_tool:
-            arguments = {"name": method.mcp_tool, "arguments": arguments}
-        return guest_projection(await connection.request(method.operation, arguments))
+        if not is_tool:
+            return guest_projection(await connection.request(method.operation, arguments))
+        request = {"name": method.mcp_tool, "arguments": arguments}
+        projection = guest_projection(await connection.request(method.operation, request))
+        if method.ui_resource_uri is not None:
+            await open_app_view(
+                connection, method, namespace=self.namespace, catalog=self.catalog,
+                arguments=arguments, result=projection,
+            )  # fmt: skip
+        return projection
 
     # -- search and describe --------------------------------------------------------------
 

@@ -92,6 +92,8 @@ class McpMethod:
     mcp_tool: str
     description: str
     input_schema: Mapping[str, Any]
+    ui_resource_uri: str | None = None
+    """The MCP Apps view the tool declares (`ui://…`), else `None`."""
 
     @property
     def callable_name(self) -> str:
@@ -221,6 +223,7 @@ def _methods(scope: McpServerScope, listing: McpListing) -> list[McpMethod]:
             mcp_tool=t.name,
             description=t.description,
             input_schema=t.input_schema,
+            ui_resource_uri=t.ui_resource_uri,
         )
         for t in by_name.values()
     ]

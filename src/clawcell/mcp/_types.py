@@ -25,11 +25,14 @@ class McpTool:
         name: The MCP tool name, exactly as the server spells it.
         description: Its description (`""` when absent).
         input_schema: Its JSON Schema for arguments.
+        ui_resource_uri: The MCP Apps view it declares.
     """
 
     name: str
     description: str = ""
     input_schema: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    ui_resource_uri: str | None = None
+    """The `ui://` view the tool declares (`_meta.ui.resourceUri`, MCP Apps), else `None`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +67,22 @@ def tool_from_mcp(tool: object) -> McpTool:
         name=str(data["name"]),
         description=str(data.get("description") or ""),
         input_schema=cast("dict[str, Any]", schema) if isinstance(schema, dict) else {},
+        ui_resource_uri=_ui_resource_uri(data.get("_meta")),
     )
+
+
+def _ui_resource_uri(meta: object) -> str | None:
+    """`_meta.ui.resourceUri` (or the older flat `_meta["ui/resourceUri"]`) when it is a
+    `ui://` URI of at most 2,048 characters."""
+    if not isinstance(meta, dict):
+        return None
+    fields = cast("dict[str, Any]", meta)
+    ui = fields.get("ui")
+    uri = cast("dict[str, Any]", ui).get("resourceUri") if isinstance(ui, dict) else None
+    uri = uri if uri is not None else fields.get("ui/resourceUri")
+    if isinstance(uri, str) and uri.startswith("ui://") and len(uri) <= 2048:
+        return uri
+    return None
 
 
 def result_from_mcp(operation: Operation, result: object) -> McpResult:

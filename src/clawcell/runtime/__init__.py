@@ -24,9 +24,11 @@ from ._report import StepResult
 from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
-    from ._parser import ParseFailure, parse_failure
+    from ._parser import ParseFailure, parse_failure, script_failure
 
-__getattr__ = _lazy.lazy_exports(__name__, {"_parser": ["ParseFailure", "parse_failure"]})
+__getattr__ = _lazy.lazy_exports(
+    __name__, {"_parser": ["ParseFailure", "parse_failure", "script_failure"]}
+)
 
 __all__ = [
     "EngineFailure",
@@ -43,5 +45,6 @@ __all__ = [
     "compiled_reactor",
     "parse_failure",
     "run_on_guest_thread",
+    "script_failure",
     "wire",
 ]

@@ -32,7 +32,7 @@ from ._failure import JSException
 from ._instance import Instance
 from ._module import compiled_reactor
 
-__all__ = ["ParseFailure", "parse_failure"]
+__all__ = ["ParseFailure", "parse_failure", "script_failure"]
 
 _ACORN: Final = Path(__file__).with_name("vendor") / "acorn.js"
 # The release parses a cell as the body of an async arrow function, so top-level `await`
@@ -45,6 +45,18 @@ _PARSE: Final = """(code) => {
     if (!(error instanceof SyntaxError) || !error.loc) return "null";
     const message = String(error.message).replace(/ \\(\\d+:\\d+\\)$/u, "");
     return JSON.stringify([message, error.loc.line - 1, error.loc.column + 1]);
+  }
+}"""
+# A widget's inline `<script>` as the browser reads it: a classic script or a module; acorn's
+# line is 1-based and its column 0-based, reported 1-based.
+_PARSE_SCRIPT: Final = """(sourceType) => (code) => {
+  try {
+    acorn.parse(code, { ecmaVersion: "latest", sourceType });
+    return "null";
+  } catch (error) {
+    if (!(error instanceof SyntaxError) || !error.loc) return "null";
+    const message = String(error.message).replace(/ \\(\\d+:\\d+\\)$/u, "");
+    return JSON.stringify([message, error.loc.line, error.loc.column + 1]);
   }
 }"""
 _MEMORY_BYTES: Final = 64 * 1024 * 1024
@@ -71,14 +83,25 @@ class _Parser:
         inst = self._instance
         inst.free_value(inst.eval(_ACORN.read_text("utf-8")))
         self._parse = inst.eval(_PARSE)
+        self._scripts = {
+            kind: inst.eval(f"({_PARSE_SCRIPT})({json.dumps(kind)})")
+            for kind in ("script", "module")
+        }
         inst.gc()
 
     def parse(self, code: str) -> ParseFailure | None:
-        self._deadline = time.monotonic() + _DEADLINE_SECONDS
         try:
-            text = self._instance.take_string(self._instance.call_with_string(self._parse, code))
+            return self._call(self._parse, code)
         except (JSException, MemoryError):
             return None
+
+    def parse_script(self, code: str, kind: str) -> ParseFailure | None:
+        return self._call(self._scripts[kind], code)
+
+    def _call(self, function: int, code: str) -> ParseFailure | None:
+        self._deadline = time.monotonic() + _DEADLINE_SECONDS
+        try:
+            text = self._instance.take_string(self._instance.call_with_string(function, code))
         finally:
             self._deadline = float("inf")
             self._instance.gc()
@@ -105,3 +128,25 @@ def parse_failure(code: str) -> ParseFailure | None:
                 return None
             _parser.append(_Parser())
         return _parser[0].parse(code)
+
+
+def script_failure(code: str, *, module: bool = False) -> ParseFailure | None:
+    """Acorn's first syntax error in a browser script (`module=True`: an ES module), at a
+    1-based line and column of `code`; `None` when acorn accepts it.
+
+    Unlike `parse_failure` this fails closed, for callers that must not store what was not
+    checked.
+
+    Raises:
+        FileNotFoundError: acorn is not installed (`vendor/acorn.js`; run `make`).
+        TimeoutError: the parse ran past its deadline or its memory.
+    """
+    with _lock:
+        if not _parser:
+            if not _ACORN.is_file():
+                raise FileNotFoundError(_ACORN)
+            _parser.append(_Parser())
+        try:
+            return _parser[0].parse_script(code, "module" if module else "script")
+        except (JSException, MemoryError) as exc:
+            raise TimeoutError("the script could not be parsed within its limits") from exc

@@ -1,7 +1,8 @@
 """The web Control UI: chat with rich replies, hosted canvases, live cells and a playground.
 
 Needs the `[ui]` extra (`pip install 'clawcell[ui]'`). Start with `create_app(agent, settings)`
-or `clawcell serve`. See `docs/ui.md`.
+or `clawcell serve`; give the agent `canvas_tool(store)` and `widget_tool(store)`
+(`show_widget`). See `docs/ui.md` and `docs/widgets.md`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ._protocol import (
 )
 from ._servers import UiServers, serve_ui
 from ._settings import EmbedSandbox, UiSettings, load_settings
+from ._widgets import widget_tool
 
 __all__ = [
     "AgentEvent",
@@ -47,6 +49,7 @@ __all__ = [
     "create_app",
     "load_settings",
     "serve_ui",
+    "widget_tool",
 ]
 
 del _jinja2, _markdown_it, _nh3, _pygments, _starlette

@@ -19,11 +19,13 @@ from starlette.staticfiles import StaticFiles
 
 from ..catalog import Tool
 from ..errors import InputError
+from ..mcp import mcp_app_sink
 from ..reply import project_chat_display_messages
 from ._approvals import DECIDED_BY, read_decision, with_pending
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._jobs_panel import JobsPanel
 from ._markdown import highlight_css
+from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._play_routes import Playground
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
@@ -37,6 +39,7 @@ from ._responses import sse as _sse
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
+from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
 
 __all__ = ["create_app", "page_csp"]
@@ -51,7 +54,7 @@ MAX_DISPLAY_CHARS: Final = 4_000_000
 def page_csp(settings: UiSettings, canvas: str | None = None) -> str:
     """The Content-Security-Policy of the app's pages (no inline script, no plugins); frames
     only from the canvas host `canvas` (and any `http(s)` URL when external embeds are on)."""
-    frames = canvas or "'none'"
+    frames = f"{canvas or ''} {YOUTUBE_PLAYER_ORIGIN}".strip()  # cards play whatever the policy
     if settings.allow_external_embed_urls:
         frames = f"{canvas or ''} http: https:".strip()
     return (
@@ -79,6 +82,7 @@ class _Ui:
         self.stops: dict[str, asyncio.Event] = {}
         """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
+        self.apps = McpAppApi(agent, documents)
 
     def canvas(self, request: Request) -> str | None:
         """The canvas host's origin for this request's host name (`None` without one)."""
@@ -196,6 +200,7 @@ class _Ui:
     ) -> AsyncIterator[str]:
         """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
         stop = self.stops[session_id] = asyncio.Event()
+        mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
         try:
             async for message in stream_turn(events, stream, stop):
                 yield message
@@ -254,6 +259,7 @@ class _Ui:
             ),
             *self.playground.routes(),
             *self.jobs.routes(),
+            *self.apps.routes(),
             Route(MEDIA_PATH, media_route(self.media), methods=["GET"]),
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
@@ -306,6 +312,7 @@ def create_app(
     ui = _Ui(agent, settings, documents, automations)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
-    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets)
+    routes = surface_routes(documents, settings)
+    app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app

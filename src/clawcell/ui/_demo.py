@@ -1,28 +1,35 @@
 """`clawcell serve --demo`: a `ScriptedModel` agent whose turns exercise every render path.
 
-At start the demo plays seven scripted turns into the session `demo` (Markdown, an image, a
+At start the demo plays eight scripted turns into the session `demo` (Markdown, an image, a
 voice note with a reply target, canvases, a stored canvas with a `strict` sandbox ceiling, a
-truncated cell, a waiting cell continued by `wait`, a failed cell, and last a cell whose
-`deploy` call waits for approval, so the page opens on an approval card); every later message
-gets a cell with live output and an echo.
+truncated cell, a waiting cell continued by `wait`, a failed cell, a `show_widget` widget with
+`sendPrompt` buttons, a YouTube card and an MCP App from the demo's own MCP server
+(`_demo_app_server`, with the `[mcp]` extra), and last a cell whose `deploy` call waits for
+approval, so the page opens on an approval card); every later message gets a cell with live
+output and an echo.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import re
+import sys
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
 from .. import Tool
 from ..agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call, wait_call
+from ..mcp import ServerConfig, StdioServer, mcp_app_sink
 from ..store import MemoryStore
 from ._demo_media import write_demo_media
 from ._documents import canvas_tool
+from ._mcp_app_api import McpAppApi
 from ._protocol import ChatAgent
+from ._widgets import widget_tool
 
 __all__ = ["DEMO_SESSION", "demo_agent", "demo_script"]
 
@@ -106,7 +113,7 @@ def demo_script(chart: Path, voice: Path) -> tuple[list[str], list[ScriptedTurn]
     )
     messages = ["Show me some rich output.", "Send me a voice note.", "Make two canvases.",
                 "Print a lot.", "Wait for something.", "Do something that fails.",
-                "Deploy the site."]  # fmt: skip
+                "Show me a widget, a video and an app.", "Deploy the site."]  # fmt: skip
     turns: list[ScriptedTurn] = [
         "[[reply_to_current]] ## Rich output\n\nMarkdown is rendered on the server and "
         "sanitized: **bold**, `code`, [a link](https://example.com), and "
@@ -122,6 +129,12 @@ def demo_script(chart: Path, voice: Path) -> tuple[list[str], list[ScriptedTurn]
         "The cell parked as `waiting`, and `wait` continued it to **42**.",
         exec_call('text("about to fail"); throw new Error("the demo cell failed on purpose");'),
         "That cell failed; its card shows the code and the error.",
+        exec_call(_SURFACES_CELL, title="widget and MCP App"),
+        "A widget from `show_widget` (its buttons call `sendPrompt`: a click sends your pick "
+        "as a message), a YouTube card (nothing loads from YouTube but the thumbnail until "
+        "you press Play), and the counter, an MCP App from the demo's MCP server (its +1 "
+        "asks for approval first).\n"
+        f'[embed url="{DEMO_VIDEO}" title="Big Buck Bunny (Blender Foundation)" /]',
         exec_call(_DEPLOY_CELL, title="needs approval"),
     ]
     return messages, turns + [_live] * 400
@@ -131,6 +144,29 @@ _DEPLOY_CELL: Final = (
     'text("asking to deploy");\n'
     'try { return await deploy({ target: "production" }); }\n'
     "catch (error) { return `not deployed: ${error.message}`; }"
+)
+
+DEMO_VIDEO: Final = "https://www.youtube.com/watch?v=aqz-KE-bpKQ&t=30s"
+_WIDGET: Final = """<div class="card">
+  <p class="muted">Which colour should the next chart use?</p>
+  <div class="row">
+    <button class="primary" onclick="sendPrompt('Use blue for the chart.')">Blue</button>
+    <button onclick="sendPrompt('Use green for the chart.')">Green</button>
+    <button onclick="sendPrompt('Use orange for the chart.')">Orange</button>
+  </div>
+  <p><span class="badge ok">scripts on</span> <span id="clock" class="muted"></span></p>
+</div>
+<script>
+  document.getElementById("clock").textContent = "rendered at " + new Date().toLocaleTimeString();
+</script>"""
+_SURFACES_CELL: Final = (
+    f"const widget = await show_widget({{ title: 'Pick a colour', widget_code: {_WIDGET!r} }});\n"
+    "let app = 'no MCP App: install the [mcp] extra';\n"
+    "if (typeof MCP !== 'undefined' && MCP.demo) {\n"
+    "  try { app = await MCP.demo.showCounter({ start: 1 }); }\n"
+    "  catch (error) { app = `no MCP App: ${error.message}`; }\n"
+    "}\n"
+    "return { widget: widget.ref, app };"
 )
 
 _LIVE_CELL: Final = (
@@ -153,7 +189,7 @@ def demo_tools(store: MemoryStore) -> list[Tool]:
     pause = Tool(name="pause", description="Wait `ms` milliseconds.", execute=_pause)
     deploy = Tool(name="deploy", description="Deploy the site (asks first).", execute=_deploy,
                   approval="always")  # fmt: skip
-    return [canvas_tool(store), pause, deploy]
+    return [canvas_tool(store), widget_tool(store), pause, deploy]
 
 
 _CEILING_REF: Final = "cv_demo_strict"
@@ -182,13 +218,25 @@ async def _seed_ceiling(store: MemoryStore) -> None:
     await store.append_transcript(DEMO_SESSION, [entry])
 
 
+def _demo_servers() -> dict[str, ServerConfig]:
+    """The demo's MCP server (an MCP App), when the `[mcp]` extra is installed."""
+    if importlib.util.find_spec("mcp") is None:
+        return {}
+    module, root = "clawcell.ui._demo_app_server", Path(__file__).parents[2]  # this clawcell
+    server = StdioServer(command=sys.executable, args=["-m", module], cwd=str(root),
+                         ask=["increment"])  # fmt: skip
+    return {"demo": server}
+
+
 @contextlib.asynccontextmanager
 async def demo_agent(media_dir: Path) -> AsyncGenerator[ChatAgent]:
     """A demo `Agent` with the `demo` session seeded; its media files go to `media_dir`."""
     chart, voice = write_demo_media(media_dir)
     messages, turns = demo_script(chart, voice)
     store = MemoryStore()
-    async with Agent(model=ScriptedModel(turns), tools=demo_tools(store), store=store) as agent:
+    async with Agent(model=ScriptedModel(turns), tools=demo_tools(store), store=store,
+                     mcp_servers=_demo_servers()) as agent:  # fmt: skip
+        mcp_app_sink.set(McpAppApi(agent, store).sink_for(DEMO_SESSION))
         for number, text in enumerate(messages, 1):
             async for _ in agent.run(DEMO_SESSION, text, message_id=f"demo-{number}"):
                 pass

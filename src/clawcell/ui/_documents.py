@@ -26,10 +26,19 @@ from ..errors import ToolError
 from ._protocol import DocumentStore
 from ._settings import EmbedSandbox
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_DOCUMENT_FILES", "canvas_tool", "document_route"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_FILES",
+    "RESERVED_REFS",
+    "canvas_tool",
+    "document_route",
+]
 
 MAX_DOCUMENT_BYTES: Final = 2 * 1024 * 1024
 MAX_DOCUMENT_FILES: Final = 64
+RESERVED_REFS: Final = ("wg", "ma_")
+"""Ref prefixes of widget and MCP App documents: served only by their own canvas-host routes
+(with their own policy), never by the hosted-document route, and never written by `canvas`."""
 _REF: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _TYPES: Final = {
@@ -123,7 +132,11 @@ def canvas_tool(store: DocumentStore) -> Tool:
         ref = arguments.get("ref")
         if ref is None:
             ref = "cv_" + secrets.token_hex(8)
-        elif not _REF.fullmatch(ref) or await store.get_document_file(ref, "index.html") is None:
+        elif (
+            not _REF.fullmatch(ref)
+            or ref.startswith(RESERVED_REFS)  # checked and written only by their own tools
+            or await store.get_document_file(ref, "index.html") is None
+        ):
             raise ToolError(
                 f"no canvas document {ref!r} to update; omit `ref` to create a new one."
             )
@@ -151,7 +164,7 @@ def document_route(
     async def endpoint(request: Request) -> Response:
         ref, path = request.path_params["ref"], request.path_params["path"] or "index.html"
         data = None
-        if _REF.fullmatch(ref) and is_document_path(path):
+        if _REF.fullmatch(ref) and not ref.startswith(RESERVED_REFS) and is_document_path(path):
             data = await store.get_document_file(ref, path)
         if data is None:
             return PlainTextResponse(f"No canvas file {path!r} in document {ref!r}.", 404)

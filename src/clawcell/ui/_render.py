@@ -22,6 +22,7 @@ from ..reply import (
 from ._markdown import render_markdown
 from ._media import MediaRoots
 from ._settings import UiSettings
+from ._surfaces import surface_view
 from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 
 __all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "grouped", "with_delivery_facts"]
@@ -85,8 +86,12 @@ class Renderer:
             refusal=refusal,
         )
 
-    def canvas(self, preview: Mapping[str, Any]) -> CanvasView:
-        """A canvas preview as an iframe (or a refusal when its URL may not be embedded)."""
+    def canvas(self, preview: Mapping[str, Any]) -> ItemView:
+        """A canvas preview as an iframe (or a refusal when its URL may not be embedded);
+        widgets, YouTube cards and MCP Apps as their own views (`_surfaces`)."""
+        special = surface_view(preview, self.settings, self.canvas_host_url)
+        if special is not None:
+            return special
         url = str(preview.get("url", ""))
         src = resolve_canvas_iframe_url(
             url,

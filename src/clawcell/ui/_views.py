@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._surfaces import McpAppView, WidgetView, YouTubeView
+
 __all__ = ["AttachmentView", "CanvasView", "CellView", "HtmlView", "ItemView", "MessageView"]
 
 
@@ -65,7 +67,7 @@ class CellView:
     """How long it took, from the transcript's timestamps (when they are there)."""
 
 
-ItemView = HtmlView | AttachmentView | CanvasView | CellView
+ItemView = HtmlView | AttachmentView | CanvasView | CellView | WidgetView | YouTubeView | McpAppView
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -46,6 +46,12 @@ def test_the_demo_shows_every_render_path_and_answers_live(page: Page, tmp_path:
             "this tool always asks for approval"
         )
         assert transcript.locator(".status-failed").inner_text() == "threw an error"
+        widget = page.frame_locator("iframe.widget-frame")
+        widget.locator("#clock", has_text="rendered at").wait_for()
+        assert transcript.locator(".youtube-card .youtube-play").count() == 1
+        counter = page.frame_locator("iframe.mcp-app-frame")
+        counter.locator("#state", has_text="host: clawcell").wait_for()
+        assert counter.locator("#count").inner_text() == "1"
         page.evaluate("document.getElementById('transcript').scrollTop = 0")
         screenshot(page, "demo")
         send(page, "Hello demo")

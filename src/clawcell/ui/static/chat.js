@@ -145,6 +145,12 @@ form.addEventListener("submit", (event) => {
   send(text);
 });
 
+// A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text.
+// While a turn runs the prompt is dropped, as a widget's prompts may be (silently).
+document.addEventListener("clawcell:prompt", (event) => {
+  if (document.body.dataset.turn !== "running") send(event.detail.text);
+});
+
 form.elements.namedItem("text").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();

@@ -1,0 +1,115 @@
+"""MCP App views through the Control UI: stored by the turn, served sandboxed by the canvas
+host, their data and tool calls behind the app's API with the session's approvals."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from clawcell import Limits
+from clawcell.agent import Agent, ScriptedModel, exec_call
+from clawcell.store import MemoryStore
+from clawcell.ui import UiSettings, create_app
+from clawcell.ui._security import Secrets
+from tests.mcp.test_apps import apps
+from tests.ui._client import BASE, TOKEN
+
+CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
+CAP = Secrets(token=TOKEN).canvas_cap
+
+
+@pytest.fixture
+def ui() -> Iterator[tuple[TestClient, TestClient, str]]:
+    """A logged-in client, the canvas host and the view id of one MCP App turn."""
+    store = MemoryStore()
+    model = ScriptedModel([exec_call("return await MCP.apps.showCounter({ start: 5 });"), "Here."])
+    agent = Agent(model=model, store=store, mcp_servers={"apps": apps(ask=["increment"])},
+                  limits=Limits(timeout_ms=20_000))  # fmt: skip
+    app: Any = create_app(agent, UiSettings(token=TOKEN, canvas_port=8788))
+    with TestClient(app, base_url=BASE) as client:
+        assert client.get(f"/?token={TOKEN}").status_code == 200
+        client.post("/api/sessions/s/turns", json={"text": "count"}, headers=CSRF)
+        page = client.get("/?session=s").text
+        view = re.search(
+            r'<figure class="surface mcp-app" data-kind="mcp-app" data-view="(ma_\w+)"', page
+        )
+        assert view is not None, page
+        yield (
+            client,
+            TestClient(app.state.canvas_app, base_url="http://127.0.0.1:8788"),
+            view.group(1),
+        )
+
+
+def test_the_reply_frames_the_view_on_the_canvas_origin_without_same_origin(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    client, canvas, view = ui
+    page = client.get("/?session=s").text
+    src = f"http://127.0.0.1:8788/__openclaw__/cap/{CAP}/__openclaw__/canvas/mcp-apps/{view}/index.html"
+    assert f'<iframe class="mcp-app-frame" data-src="{src}" sandbox="allow-scripts"' in page
+    response = canvas.get(src.removeprefix("http://127.0.0.1:8788"))
+    assert response.status_code == 200 and b"Counter app" in response.content
+    policy = response.headers["content-security-policy"]
+    assert policy.startswith("sandbox allow-scripts;") and "allow-same-origin" not in policy
+    assert "connect-src 'none'" in policy
+    # The call data is the page's, never the canvas host's.
+    assert (
+        canvas.get(
+            src.replace("index.html", "call.json").removeprefix("http://127.0.0.1:8788")
+        ).status_code
+        == 404
+    )
+
+
+def test_the_page_reads_the_tools_input_and_result(ui: tuple[TestClient, TestClient, str]) -> None:
+    client, _, view = ui
+    call = client.get(f"/api/sessions/s/mcp-apps/{view}").json()
+    assert call["arguments"] == {"start": 5} and call["toolName"] == "show_counter"
+    assert call["result"]["structuredContent"] == {"count": 5}
+    assert client.get(f"/api/sessions/other/mcp-apps/{view}").status_code == 404
+
+
+def test_a_gated_tool_call_from_the_view_waits_for_approval_and_runs_once(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    asked = client.post(
+        url, json={"name": "increment", "arguments": {"by": 2}}, headers=CSRF
+    ).json()
+    approval = asked["approval"]
+    [pending] = approval["approvals"]
+    assert pending["tool"] == "MCP.apps.increment" and pending["input"] == {"by": 2}
+    decide = f"{url}/{approval['runId']}/approvals/{pending['id']}"
+    answer = client.post(decide, json={"decision": "approve"}, headers=CSRF).json()
+    assert answer["result"]["structuredContent"] == {"count": 7}
+    again = client.post(decide, json={"decision": "approve"}, headers=CSRF)
+    assert again.status_code == 409  # decided once; the call ran once
+    read = client.post(url, json={"name": "increment", "arguments": {"by": 0}}, headers=CSRF).json()
+    denied = f"{url}/{read['approval']['runId']}/approvals/{read['approval']['approvals'][0]['id']}"
+    assert "error" in client.post(denied, json={"decision": "deny"}, headers=CSRF).json()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": "deleteEverything"}, "the view may call only tools of MCP server 'apps'"),
+        ({"name": "increment", "arguments": [1]}, "`arguments` must be a JSON object"),
+        (
+            {"name": "increment", "arguments": {"x": "y" * 70_000}},
+            "`arguments` must be a JSON object",
+        ),
+    ],
+    ids=["other-tool", "not-an-object", "too-large"],
+)
+def test_bad_tool_calls_from_a_view_are_refused(
+    ui: tuple[TestClient, TestClient, str], body: dict[str, Any], message: str
+) -> None:
+    client, _, view = ui
+    response = client.post(f"/api/sessions/s/mcp-apps/{view}/calls", json=body, headers=CSRF)
+    assert response.status_code == 400 and response.json()["error"].startswith(message)
