@@ -178,9 +178,14 @@ def long_session_paint(page: Page, messages: int) -> float:
         page.goto(f"{base}/?token={TOKEN}&session=long")
         for _ in range(3):
             page.goto(f"{base}/?session=long")
-            paint = page.evaluate(
-                "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1"
-            )
+            paint = -1.0
+            for _ in range(100):  # on a loaded machine the entry can come after `load`
+                paint = page.evaluate(
+                    "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1"
+                )
+                if paint >= 0:
+                    break
+                time.sleep(0.1)
             samples.append(paint / 1000)
         return statistics.median(samples)
 
@@ -190,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--label", default="after")
+    parser.add_argument("--no-paint", action="store_true", help="skip the 5,000-message page")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     executable = shutil.which("chromium")
@@ -217,8 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             rows[f"{size // 1000} KB"] = row
             print(f"{size // 1000:>5} KB  " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
-        paint = long_session_paint(page, 5000)
-        print(f"5,000-message session first paint: {paint:.3f} s")
+        paint = None if args.no_paint else long_session_paint(page, 5000)
+        if paint is not None:
+            print(f"5,000-message session first paint: {paint:.3f} s")
         browser.close()
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "ui_browser.json"

@@ -54,12 +54,12 @@ def test_a_long_streamed_reply_takes_its_drafts_place_a_part_per_op() -> None:
     reply = names.index("reply")
     assert names[reply + 1] == "render"  # the later parts follow in their own messages
     ops = [op for _, data in messages[reply:] for op in data["ops"]]
-    draft = ops[-1]["target"]
+    draft = ops[1]["target"]
     assert ops[0]["op"] == "before" and ops[0]["target"] == draft
-    assert ops[-1] == {"op": "remove", "target": draft}
+    assert ops[1] == {"op": "remove", "target": draft}  # before the parts: they show as placed
     shell = re.search(r'<div class="markdown" id="([^"]+)">', ops[0]["html"])
     assert shell is not None and shell.group(1) == f"{draft}-md-0"
-    appended = ops[1:-1]
+    appended = ops[2:]
     assert appended and {op["target"] for op in appended} == {shell.group(1)}
     placed = ops[0]["html"][shell.end() :].split("</div>\n  </div>", 1)[0] + "".join(
         op["html"] for op in appended

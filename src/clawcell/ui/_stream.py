@@ -158,15 +158,16 @@ class TurnStream:
         return self._in_place_of_draft(self.renderer.reply_text(text))
 
     def _in_place_of_draft(self, message: MessageView) -> list[Op]:
-        """The rendered message before the draft (long Markdown a part per op: the page lays
-        out one part at a time), then the draft removed."""
+        """The rendered message before the draft, the draft removed, then long Markdown's
+        later parts a part per op (the page lays out a bounded slice a frame; were the draft
+        removed last, every part that then came into view would be laid out at once)."""
         draft = self._draft
         if not message.items:
             return [{"op": "remove", "target": draft}]
         shell, parts = _deferred_parts(message, draft)
         html = fragment("message", value=shell)
-        return [{"op": "before", "target": draft, "html": html}, *parts,
-                {"op": "remove", "target": draft}]  # fmt: skip
+        return [{"op": "before", "target": draft, "html": html},
+                {"op": "remove", "target": draft}, *parts]  # fmt: skip
 
     def _cell_started(self, data: Mapping[str, Any]) -> list[Op]:
         ops = self._close_draft()

@@ -12,6 +12,7 @@ export function csrfToken() {
 }
 
 const queue = [];
+let head = 0;
 const afterFrame = new Set();
 let scheduled = false;
 let idle = [];
@@ -24,10 +25,10 @@ export function onApplied(hook) {
 // The draft keeps finished lines in their own blocks and only the last line in a growing
 // one, so appending text re-lays out one short block, not the whole reply.
 const TAIL_LIMIT = 2048;
-const BLOCK_CHARS = 2000;
+const BLOCK_CHARS = 4000;
 const FRAME_BUDGET = 8;
-const TEXT_BUDGET = 6000;
-const HTML_BUDGET = 24000;
+const TEXT_BUDGET = 16000;
+const HTML_BUDGET = 32000;
 
 function appendText(target, text) {
   let tail = target.lastElementChild;
@@ -79,6 +80,13 @@ function applyOne(op) {
   }
 }
 
+// The next queued operation (the queue is read from `head`; `flush` compacts it).
+function next() {
+  const op = queue[head];
+  queue[head++] = undefined;
+  return op;
+}
+
 function flush() {
   scheduled = false;
   const start = performance.now();
@@ -86,28 +94,36 @@ function flush() {
   let html = 0;
   const room = () => text < TEXT_BUDGET && html < HTML_BUDGET
     && performance.now() - start < FRAME_BUDGET;
-  while (queue.length && room()) {
-    const op = queue.shift();
+  while (head < queue.length && room()) {
+    const op = next();
     if (op.op !== "text") {
       html += op.html?.length ?? 0;
       applyOne(op);
       continue;
     }
-    let joined = op.text;  // join the texts for one element that follow each other
-    while (queue[0]?.op === "text" && queue[0].target === op.target) joined += queue.shift().text;
     const left = TEXT_BUDGET - text;
+    let joined = op.text;  // join the texts for one element that follow each other
+    while (joined.length < left && queue[head]?.op === "text" && queue[head].target === op.target) {
+      joined += next().text;
+    }
     if (joined.length > left) {  // the rest waits for the next frame
-      queue.unshift({ ...op, text: joined.slice(left) });
+      queue[--head] = { ...op, text: joined.slice(left) };
       joined = joined.slice(0, left);
     }
     text += joined.length;
     applyOne({ ...op, text: joined });
   }
   for (const hook of afterFrame) hook();
-  if (queue.length) {
+  if (head < queue.length) {
+    if (head > 4096) {
+      queue.splice(0, head);
+      head = 0;
+    }
     schedule();
     return;
   }
+  queue.length = 0;
+  head = 0;
   const waiting = idle;
   idle = [];
   for (const resolve of waiting) resolve();
