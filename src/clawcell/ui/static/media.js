@@ -51,12 +51,19 @@ function build() {
     if (event.key === "ArrowLeft") show(index - 1);
     else if (event.key === "ArrowRight") show(index + 1);
   });
-  dialog.addEventListener("close", () => dialog.classList.remove("zoomed"));
+  dialog.addEventListener("close", () => {
+    dialog.classList.remove("zoomed");
+    image.style.width = "";
+  });
   document.body.append(dialog);
 }
 
+// Zoom: twice the size shown (at least the image's own size), scrolled inside the frame.
 function zoom() {
+  const image = dialog.querySelector(".viewer-frame img");
+  const shown = image.getBoundingClientRect().width;
   const zoomed = dialog.classList.toggle("zoomed");
+  image.style.width = zoomed ? `${Math.max(image.naturalWidth, shown * 2)}px` : "";
   dialog.querySelector("[data-action=zoom]").setAttribute("aria-pressed", String(zoomed));
 }
 
@@ -72,6 +79,7 @@ function show(at) {
   dialog.querySelector("[data-action=previous]").disabled = at === 0;
   dialog.querySelector("[data-action=next]").disabled = at === group.length - 1;
   dialog.classList.remove("zoomed");
+  image.style.width = "";
 }
 
 // The images of the clicked one's turn: those after the last user message before it and
