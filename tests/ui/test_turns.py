@@ -34,9 +34,10 @@ def test_a_turn_streams_the_user_message_deltas_and_the_rendered_reply() -> None
     assert first_delta[1] == {
         "op": "text", "target": first_delta[1]["target"], "text": "Hello **world**"
     }  # fmt: skip
-    reply_ops = messages[3][1]["ops"]
-    assert reply_ops[0] == {"op": "replace", "target": first_delta[1]["target"], "html": ""}
-    assert "<p>Hello <strong>world</strong></p>" in reply_ops[1]["html"]
+    reply_ops = messages[3][1]["ops"]  # the rendered reply takes the draft's place
+    draft = first_delta[1]["target"]
+    assert [(op["op"], op["target"]) for op in reply_ops] == [("before", draft), ("remove", draft)]
+    assert "<p>Hello <strong>world</strong></p>" in reply_ops[0]["html"]
     assert agent.received == [("s1", "hi <b>there</b>")]
 
 
@@ -224,13 +225,14 @@ def test_text_before_a_cell_stays_rendered_and_the_final_draft_gives_way_to_the_
     ]
     first, second = (match.group(1) for match in drafts if match is not None)
     assert first.endswith("-draft-1") and second.endswith("-draft-2")
-    replaced = {op["target"]: op["html"] for op in ops if op["op"] == "replace"}
-    assert "<p>Let me <em>check</em>.</p>" in replaced[first]
-    assert replaced[second] == ""
+    placed = {op["target"]: op["html"] for op in ops if op["op"] == "before"}
+    assert "<p>Let me <em>check</em>.</p>" in placed[first]
+    assert "<p>All good.</p>" in placed[second]
+    assert {op["target"] for op in ops if op["op"] == "remove"} == {first, second}
 
 
 def test_a_silent_reply_renders_nothing_and_removes_its_draft() -> None:
     messages = sse(post(client(FakeAgent([reply_turn("NO_REPLY")])), "/api/sessions/s/turns",
                         {"text": "x"}).text)  # fmt: skip
     reply_ops = next(data["ops"] for name, data in messages if name == "reply")
-    assert len(reply_ops) == 1 and reply_ops[0]["op"] == "replace" and reply_ops[0]["html"] == ""
+    assert len(reply_ops) == 1 and reply_ops[0]["op"] == "remove"

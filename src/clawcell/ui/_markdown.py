@@ -21,10 +21,11 @@ import pygments.formatters as _formatters
 import pygments.lexers as _lexers
 import pygments.util
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ..reply import is_allowed_remote_media_url
 
-__all__ = ["highlight_css", "render_markdown"]
+__all__ = ["PART_CHARS", "highlight_css", "join_parts", "render_markdown", "render_markdown_parts"]
 
 _TAGS: Final = frozenset(
     {
@@ -78,10 +79,47 @@ def _filter(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
+PART_CHARS: Final = 8_000
+"""About how much Markdown source one part of a long rendering holds."""
+_PART: Final = '<div class="md-part">'
+
+
+def render_markdown_parts(text: str, *, part_chars: int = PART_CHARS) -> list[str]:
+    """Render Markdown to sanitized HTML in parts of about `part_chars` source characters.
+
+    Markdown is parsed once; its token stream is cut only after a top-level block closes, so
+    the parts joined are exactly the whole rendering. A page can insert and lay out a long
+    reply part by part (one part a frame) instead of all at once.
+    """
+    env: dict[str, Any] = {}
+    tokens = _MARKDOWN.parse(text, env)
+    groups: list[list[Token]] = [[]]
+    size = 0
+    for token in tokens:
+        groups[-1].append(token)
+        size += len(token.content)
+        if token.level == 0 and token.nesting <= 0 and size >= part_chars:
+            groups.append([])
+            size = 0
+    return [_clean(_MARKDOWN.renderer.render(g, _MARKDOWN.options, env)) for g in groups if g]
+
+
+def join_parts(parts: list[str] | tuple[str, ...], *, wrap: bool = False) -> str:
+    """Parts as one HTML string; more than one (or `wrap`) each in a `md-part` block (which
+    the page lays out only near the viewport: `content-visibility: auto`)."""
+    if len(parts) <= 1 and not wrap:
+        return "".join(parts)
+    return "".join(f"{_PART}{part}</div>" for part in parts)
+
+
 def render_markdown(text: str) -> str:
     """Render Markdown to sanitized HTML (safe to insert into the page as is)."""
+    return join_parts(render_markdown_parts(text))
+
+
+def _clean(rendered: str) -> str:
     html = nh3.clean(
-        _MARKDOWN.render(text),
+        rendered,
         tags=set(_TAGS),
         attributes={k: set(v) for k, v in _ATTRIBUTES.items()},
         url_schemes={"http", "https", "mailto"},

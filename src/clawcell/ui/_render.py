@@ -19,7 +19,8 @@ from ..reply import (
     resolve_canvas_iframe_url,
     resolve_embed_sandbox,
 )
-from ._markdown import render_markdown
+from ._blocked import BLOCKED_KEY, blocked_directives
+from ._markdown import join_parts, render_markdown_parts
 from ._media import MediaRoots
 from ._settings import UiSettings
 from ._surfaces import surface_view
@@ -45,10 +46,9 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            html = HtmlView(html=render_markdown(text))
-            return MessageView(role=role, items=(html,), chars=len(text))
+            return MessageView(role=role, items=(_html(text),), chars=len(text))
         rendered = expand_text_content(text)
-        items = list(rendered["content"])
+        items = blocked_directives(rendered["content"])  # refused `MEDIA:` lines: blocked
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
         items += [b for b in blocks if b.get("type") == "canvas" and _canvas_url(b) not in seen]
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
@@ -65,7 +65,7 @@ class Renderer:
     def item(self, item: Mapping[str, Any], *, voice: bool = False) -> ItemView | None:
         """One Control UI render item (`text`, `attachment` or `canvas`) as a view."""
         if item["type"] == "text":
-            return HtmlView(html=render_markdown(str(item["text"])))
+            return _html(str(item["text"]))
         if item["type"] == "attachment":
             return self.attachment(item["attachment"], voice=voice)
         preview = item.get("preview")
@@ -75,7 +75,10 @@ class Renderer:
 
     def attachment(self, attachment: Mapping[str, Any], *, voice: bool) -> AttachmentView:
         """An attachment, its URL checked by the media policy."""
-        src, refusal = self.media.page_url(str(attachment["url"]))
+        blocked = attachment.get(BLOCKED_KEY)
+        src, refusal = (
+            (None, str(blocked)) if blocked else self.media.page_url(str(attachment["url"]))
+        )
         kind = attachment["kind"]
         return AttachmentView(
             media=kind,
@@ -122,6 +125,11 @@ class Renderer:
                 views.append(self.message(message))
             last = message.get("timestamp", last)
         return [view for view in views if view.items]
+
+
+def _html(text: str) -> HtmlView:
+    parts = tuple(render_markdown_parts(text))
+    return HtmlView(html=join_parts(parts), parts=parts)
 
 
 def _seconds(since: object, message: Mapping[str, Any]) -> float | None:

@@ -13,24 +13,28 @@ import itertools
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, cast
 
 from ._coalesce import coalesce_deltas
+from ._markdown import join_parts
 from ._protocol import AgentEvent
 from ._render import Renderer
 from ._templates import fragment
+from ._views import HtmlView, ItemView, MessageView
 
 __all__ = ["Op", "TurnStream", "sse_message"]
 
 _IDS = itertools.count(1)
+_BATCH_HTML = 65_536
+"""HTML per SSE message: a long reply's later parts follow in `render` messages."""
 
 
 class Op(TypedDict, total=False):
-    """One page operation (`append`/`replace` take `html`, `text` takes `text`; `fold`
-    closes a disclosure and sets its summary to `text`)."""
+    """One page operation (`append`/`before`/`replace` take `html`, `text` takes `text`;
+    `fold` closes a disclosure and sets its summary to `text`; `remove` drops the target)."""
 
-    op: Literal["append", "replace", "text", "fold"]
+    op: Literal["append", "before", "replace", "remove", "text", "fold"]
     target: str
     html: str
     text: str
@@ -151,9 +155,19 @@ class TurnStream:
         if self.draft_text is None:
             return []
         text, self.draft_text = self.draft_text, None
-        message = self.renderer.reply_text(text)
-        html = fragment("message", value=message) if message.items else ""
-        return [{"op": "replace", "target": self._draft, "html": html}]
+        return self._in_place_of_draft(self.renderer.reply_text(text))
+
+    def _in_place_of_draft(self, message: MessageView) -> list[Op]:
+        """The rendered message before the draft, the draft removed, then long Markdown's
+        later parts a part per op (the page lays out a bounded slice a frame; were the draft
+        removed last, every part that then came into view would be laid out at once)."""
+        draft = self._draft
+        if not message.items:
+            return [{"op": "remove", "target": draft}]
+        shell, parts = _deferred_parts(message, draft)
+        html = fragment("message", value=shell)
+        return [{"op": "before", "target": draft, "html": html},
+                {"op": "remove", "target": draft}, *parts]  # fmt: skip
 
     def _cell_started(self, data: Mapping[str, Any]) -> list[Op]:
         ops = self._close_draft()
@@ -211,20 +225,49 @@ class TurnStream:
 
     def _reply(self, data: Mapping[str, Any]) -> list[Op]:
         ops: list[Op] = self._fold_work()
-        if self.draft_text is not None:  # the streamed reply itself: the rendered one replaces it
-            ops.append({"op": "replace", "target": self._draft, "html": ""})
-            self.draft_text = None
+        streamed, self.draft_text = self.draft_text is not None, None
         if data.get("isSilent") is True:  # a silent reply (`NO_REPLY`) shows nothing, as in history
-            return ops
+            return [*ops, {"op": "remove", "target": self._draft}] if streamed else ops
         text = data.get("text")
         message = (
             self.renderer.reply_text(text)
             if isinstance(text, str)
             else self.renderer.message({"role": "assistant", "content": data.get("content", [])})
         )
+        if streamed:  # the streamed reply itself: the rendered one takes the draft's place
+            return [*ops, *self._in_place_of_draft(message)]
         html = fragment("message", value=message)
         ops.append({"op": "append", "target": self.container, "html": html})
         return ops
+
+
+def _deferred_parts(message: MessageView, prefix: str) -> tuple[MessageView, list[Op]]:
+    """`message` with only the first part of each long Markdown item, and the ops that append
+    the other parts to that item's element (`<prefix>-md-<index>`)."""
+    items: list[ItemView] = []
+    ops: list[Op] = []
+    for index, item in enumerate(message.items):
+        if not isinstance(item, HtmlView) or len(item.parts) < 2:
+            items.append(item)
+            continue
+        target = f"{prefix}-md-{index}"
+        items.append(replace(item, html=join_parts(item.parts[:1], wrap=True), id=target))
+        for part in item.parts[1:]:
+            ops.append({"op": "append", "target": target, "html": join_parts((part,), wrap=True)})
+    return replace(message, items=tuple(items)), ops
+
+
+def _batches(ops: list[Op]) -> list[list[Op]]:
+    """`ops` in runs of about `_BATCH_HTML` characters of HTML (always at least one run)."""
+    batches: list[list[Op]] = [[]]
+    size = 0
+    for op in ops:
+        if batches[-1] and size + len(op.get("html", "")) > _BATCH_HTML:
+            batches.append([])
+            size = 0
+        batches[-1].append(op)
+        size += len(op.get("html", ""))
+    return batches
 
 
 async def _as_dicts(events: AsyncIterator[AgentEvent]) -> AsyncIterator[dict[str, Any]]:
@@ -249,7 +292,10 @@ async def stream_turn(
             async for data in coalesced:
                 kind = str(data.get("type"))
                 reported = reported or kind == "error"
-                yield sse_message(kind, {"event": data, "ops": stream.ops(data)})
+                first, *rest = _batches(stream.ops(data))
+                yield sse_message(kind, {"event": data, "ops": first})
+                for ops in rest:  # a long reply's later parts: the page applies them in turn
+                    yield sse_message("render", {"ops": ops})
     except Exception as exc:  # the page must learn the turn broke; the server stays up
         if not reported:  # an agent raises its typed error right after its `error` event
             data = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._surfaces import McpAppView, WidgetView, YouTubeView
@@ -13,10 +13,13 @@ __all__ = ["AttachmentView", "CanvasView", "CellView", "HtmlView", "ItemView", "
 
 @dataclass(frozen=True, kw_only=True)
 class HtmlView:
-    """Sanitized HTML (rendered Markdown)."""
+    """Sanitized HTML (rendered Markdown); `parts` is the same HTML cut between top-level
+    blocks (see `render_markdown_parts`), and `id` names its element on a streamed page."""
 
     kind: Literal["html"] = "html"
     html: str
+    parts: tuple[str, ...] = field(default=(), compare=False)
+    id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,6 @@
 // The chat view: sends a turn and streams its reply into the transcript.
 import { csrfToken, onApplied, postStream } from "./stream.js";
+import "./media.js";  // the image viewer
 
 const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");

@@ -2,12 +2,17 @@
 // Fragments are rendered (escaped and sanitized) by the server; this module only places them.
 // Operations are queued and applied at most once per animation frame, whatever the rate of
 // messages; text for one element is joined first, so a burst of deltas is one DOM write.
+// A frame stops applying after FRAME_BUDGET ms, TEXT_BUDGET characters of text or HTML_BUDGET
+// characters of HTML, and leaves the rest to the next one: a burst (or a long reply's rendered
+// parts) never makes one long task, as the browser lays out a bounded amount of new content
+// per frame (inserting is quick; the layout that follows is what costs).
 
 export function csrfToken() {
   return document.querySelector('meta[name="csrf-token"]').content;
 }
 
 const queue = [];
+let head = 0;
 const afterFrame = new Set();
 let scheduled = false;
 let idle = [];
@@ -20,7 +25,10 @@ export function onApplied(hook) {
 // The draft keeps finished lines in their own blocks and only the last line in a growing
 // one, so appending text re-lays out one short block, not the whole reply.
 const TAIL_LIMIT = 2048;
-const BLOCK_CHARS = 1500;
+const BLOCK_CHARS = 4000;
+const FRAME_BUDGET = 8;
+const TEXT_BUDGET = 16000;
+const HTML_BUDGET = 32000;
 
 function appendText(target, text) {
   let tail = target.lastElementChild;
@@ -58,6 +66,8 @@ function applyOne(op) {
     else target.append(document.createTextNode(op.text));
   } else if (op.op === "append") {
     target.insertAdjacentHTML("beforeend", op.html);
+  } else if (op.op === "before") {
+    target.insertAdjacentHTML("beforebegin", op.html);
   } else if (op.op === "replace") {
     target.insertAdjacentHTML("afterend", op.html);
     target.remove();
@@ -70,32 +80,66 @@ function applyOne(op) {
   }
 }
 
+// The next queued operation (the queue is read from `head`; `flush` compacts it).
+function next() {
+  const op = queue[head];
+  queue[head++] = undefined;
+  return op;
+}
+
 function flush() {
   scheduled = false;
-  const ops = queue.splice(0);
-  for (let i = 0; i < ops.length; i += 1) {
-    const op = ops[i];
-    if (op.op === "text") {  // join the texts for one element that follow each other
-      let text = op.text;
-      while (ops[i + 1]?.op === "text" && ops[i + 1].target === op.target) text += ops[++i].text;
-      applyOne({ ...op, text });
-    } else {
+  const start = performance.now();
+  let text = 0;
+  let html = 0;
+  const room = () => text < TEXT_BUDGET && html < HTML_BUDGET
+    && performance.now() - start < FRAME_BUDGET;
+  while (head < queue.length && room()) {
+    const op = next();
+    if (op.op !== "text") {
+      html += op.html?.length ?? 0;
       applyOne(op);
+      continue;
     }
+    const left = TEXT_BUDGET - text;
+    let joined = op.text;  // join the texts for one element that follow each other
+    while (joined.length < left && queue[head]?.op === "text" && queue[head].target === op.target) {
+      joined += next().text;
+    }
+    if (joined.length > left) {  // the rest waits for the next frame
+      queue[--head] = { ...op, text: joined.slice(left) };
+      joined = joined.slice(0, left);
+    }
+    text += joined.length;
+    applyOne({ ...op, text: joined });
   }
   for (const hook of afterFrame) hook();
+  if (head < queue.length) {
+    if (head > 4096) {
+      queue.splice(0, head);
+      head = 0;
+    }
+    schedule();
+    return;
+  }
+  queue.length = 0;
+  head = 0;
   const waiting = idle;
   idle = [];
   for (const resolve of waiting) resolve();
 }
 
-export function applyOps(ops) {
-  if (!ops.length) return;
-  queue.push(...ops);
+function schedule() {
   if (!scheduled) {
     scheduled = true;
     requestAnimationFrame(flush);
   }
+}
+
+export function applyOps(ops) {
+  if (!ops.length) return;
+  for (const op of ops) queue.push(op);
+  schedule();
 }
 
 // Resolves once every queued operation is on the page.
@@ -136,6 +180,7 @@ export async function postStream(url, body, onMessage, signal) {
   if (!response.ok) throw new Error(`${response.status}: ${await refusal(response)}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
+  let scanned = 0;  // a long message arrives in many reads: search only the new text
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -143,13 +188,14 @@ export async function postStream(url, body, onMessage, signal) {
       buffer += value;
       let start = 0;
       let end;
-      while ((end = buffer.indexOf("\n\n", start)) >= 0) {
+      while ((end = buffer.indexOf("\n\n", Math.max(start, scanned - 1))) >= 0) {
         const message = parseMessage(buffer.slice(start, end));
         start = end + 2;
         applyOps(message.data?.ops ?? []);
         onMessage?.(message);
       }
       buffer = buffer.slice(start);
+      scanned = buffer.length;
     }
   } catch (error) {
     if (error.name !== "AbortError") throw error;
