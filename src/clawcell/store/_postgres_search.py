@@ -1,9 +1,11 @@
 """`PostgresStore.search_transcripts`: PostgreSQL full-text search over transcript text.
 
-The text of an entry's `text` content blocks is turned into a `tsvector` with the `simple`
-configuration (no stemming, any language, case folded) and matched against every query word
-(`plainto_tsquery`), ranked by `ts_rank`, with a `ts_headline` snippet. There is no index yet:
-each search reads the transcripts once (an index would need a schema migration).
+The text of an entry's `text` content blocks (`transcript_text(entry)`, a function of the
+schema) is turned into a `tsvector` with the `simple` configuration (no stemming, any
+language, case folded) and matched against every query word (`plainto_tsquery`), ranked by
+`ts_rank`, with a `ts_headline` snippet. The match uses the GIN expression index
+`transcripts_text_search` (schema version 3), kept up to date by PostgreSQL on every append;
+the query's expression must stay exactly the index's for the planner to use it.
 """
 
 from __future__ import annotations
@@ -21,17 +23,11 @@ if TYPE_CHECKING:
 __all__ = ["search"]
 
 _QUERY: Final = """
-WITH bodies AS (
+WITH matched AS (
     SELECT t.session_id, t.seq, coalesce(t.entry::jsonb ->> 'role', '') AS role,
-           coalesce((SELECT string_agg(c ->> 'text', ' ')
-                     FROM jsonb_array_elements(CASE
-                         WHEN jsonb_typeof(t.entry::jsonb -> 'content') = 'array'
-                         THEN t.entry::jsonb -> 'content' ELSE '[]'::jsonb END) AS c
-                     WHERE c ->> 'type' = 'text'), '') AS body
+           transcript_text(t.entry) AS body, plainto_tsquery('simple', %(q)s) AS query
     FROM transcripts AS t
-), matched AS (
-    SELECT session_id, seq, role, body, plainto_tsquery('simple', %(q)s) AS query
-    FROM bodies WHERE to_tsvector('simple', body) @@ plainto_tsquery('simple', %(q)s)
+    WHERE to_tsvector('simple', transcript_text(t.entry)) @@ plainto_tsquery('simple', %(q)s)
 )
 SELECT session_id, seq, role,
        ts_headline('simple', body, query, 'StartSel="",StopSel="",MaxWords=24,MinWords=8')
