@@ -20,7 +20,7 @@ from ..errors import ClawcellError
 from ..store import EntryStore, FirstWriter, StoredValue
 from ._subagent_run import SubagentRun
 
-__all__ = ["HEARTBEAT_S", "STALE_S", "RunBook"]
+__all__ = ["HEARTBEAT_S", "STALE_S", "RunBook", "subagent_runs"]
 
 HEARTBEAT_S: Final = 10.0
 """How often a process re-writes the records of the runs it drives (`aliveAt`)."""
@@ -75,6 +75,24 @@ class RunBook:
             _log.warning("claiming sub-agent run %r failed", run.run_id, exc_info=True)
             return False
         return True
+
+
+async def subagent_runs(store: EntryStore, session_id: str) -> list[dict[str, Any]]:
+    """The sub-agent runs `session_id` started, read from their records in `store` (by any
+    process, this one's included), oldest first: what `agents_wait` reports of each, with its
+    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the next process
+    whose session uses the tools resumes it). For views such as the Control UI; it changes
+    nothing.
+    """
+    return [
+        {
+            **run.result(),
+            "task": run.task,
+            "startedAt": run.started_at,
+            "interrupted": run.interrupted,
+        }
+        for run in await RunBook(store).load(session_id)
+    ]
 
 
 def _decoded(parent: str, key: str, text: str) -> SubagentRun | None:

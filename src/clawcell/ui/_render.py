@@ -22,6 +22,7 @@ from ..reply import (
 from ._markdown import render_markdown
 from ._media import MediaRoots
 from ._settings import UiSettings
+from ._subagent_rows import SUBAGENT_ROLE, subagent_view
 from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 
 __all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "grouped", "with_delivery_facts"]
@@ -115,6 +116,8 @@ class Renderer:
                 views.append(_cell_view(message, calls, len(views), _seconds(last, message)))
             elif message.get("role") in _ROLES:
                 views.append(self.message(message))
+            elif message.get("role") == SUBAGENT_ROLE:
+                views.append(subagent_view(message))
             last = message.get("timestamp", last)
         return [view for view in views if view.items]
 
