@@ -5,8 +5,9 @@ a store can share a database with the application. Migration *n* takes the schem
 version *n − 1* to *n*; on open, the store takes a transaction-scoped advisory lock (so
 workers starting together migrate once), applies the missing migrations and records each in
 `schema_version`. Version 1 has entries, runs with their leases, transcripts and documents;
-version 2 adds saved results; version 3 a full-text (GIN) index of transcript text, built on
-the existing rows when an older schema is migrated.
+version 2 adds saved results; version 3 a full-text `search` column of transcript text (a
+generated `tsvector`) with a GIN index, computed for the existing rows when an older schema is
+migrated.
 
 A trigger on `runs` sends a `NOTIFY` on the schema's channel whenever a run is inserted,
 deleted or changes revision; the payload is the JSON array `[session_id, run_id]`, ids only.
@@ -104,8 +105,10 @@ _V3: Final = (
             THEN entry::jsonb -> 'content' ELSE '[]'::jsonb END) AS c
         WHERE c ->> 'type' = 'text'
     $$""",
-    """CREATE INDEX transcripts_text_search ON transcripts
-        USING gin (to_tsvector('simple', transcript_text(entry)))""",
+    # The entry's `tsvector`, computed once when the entry is appended (ranking reads it too).
+    """ALTER TABLE transcripts ADD COLUMN search tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple', transcript_text(entry))) STORED""",
+    "CREATE INDEX transcripts_text_search ON transcripts USING gin (search)",
 )
 MIGRATIONS: Final = (_V1, _V2, _V3)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
