@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 from clawcell import Tool
@@ -19,7 +20,7 @@ from clawcell.agent import (
     subagent_tools,
     wait_call,
 )
-from clawcell.store import StoredValue
+from clawcell.store import MemoryStore, StoredValue
 from tests.agent._helpers import collect
 from tests.conftest import run
 from tests.store.conftest import StoreFactory
@@ -213,3 +214,57 @@ def test_an_unreadable_record_is_skipped_and_the_others_are_kept(
 
     value = run(main())
     assert [r["status"] for r in value["runs"]] == ["completed"]
+
+
+def _stored_record(**changes: Any) -> StoredValue:
+    record = {
+        "runId": "sub_elsewhere",
+        "sessionId": "chat/sub/1",
+        "parent": "chat",
+        "profile": "slow",
+        "label": None,
+        "task": "long job",
+        "depth": 1,
+        "startedAt": time.time() - 120,
+        "status": "running",
+        "reply": None,
+        "error": None,
+        "usage": None,
+        "owner": "other-host:1:abc",
+        "aliveAt": time.time(),
+        "interrupted": False,
+        "resumes": 0,
+        **changes,
+    }
+    return StoredValue(json=json.dumps(record))
+
+
+def _wait_once(record: StoredValue, timeout_ms: int) -> tuple[dict[str, Any], list[Any]]:
+    """A new process finds `record` in its store and waits for the session's runs once."""
+
+    async def main() -> tuple[dict[str, Any], list[Any]]:
+        store = MemoryStore()
+        await store.put("chat\x1fsubagents", "sub_elsewhere", record)
+        cell = f"return await agents_wait({{timeoutMs: {timeout_ms}}});"
+        parent = ScriptedModel([exec_call(cell), "ok"])
+        async with _second_process(store, parent, "resumed answer") as agent:
+            (envelope,) = _envelopes(await collect(agent, "chat", "status?"))
+            child = await agent.transcript("chat/sub/1")
+        return envelope["value"], child
+
+    return run(main())
+
+
+def test_a_run_whose_process_went_silent_is_resumed_as_after_a_crash() -> None:
+    silent = _stored_record(aliveAt=time.time() - 3600)  # no heartbeat for an hour
+    value, child = _wait_once(silent, 30_000)
+    assert [(r["runId"], r["status"], r["reply"]) for r in value["runs"]] == [
+        ("sub_elsewhere", "completed", "resumed answer")
+    ]
+    assert child[0]["content"][0]["text"].endswith("long job")  # the resume message
+
+
+def test_a_run_another_live_process_drives_is_waited_for_not_taken_over() -> None:
+    value, child = _wait_once(_stored_record(), 1_200)  # its heartbeat is fresh
+    assert value["running"] == ["sub_elsewhere"] and value["timedOut"] is True
+    assert child == []  # not resumed here
