@@ -115,3 +115,18 @@ def test_a_wrong_subagents_table_is_refused_with_its_place(
 def test_the_tools_table_leaves_subagents_to_the_agent(tmp_path: Path) -> None:
     settings = load_settings(_config(tmp_path, PROFILE))
     assert [t.name for t in settings.build_tools()] == ["read", "list", "grep", "find"]
+
+
+def test_a_profile_model_is_built_like_the_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    table = '[builtin_tools.subagents.profiles.r]\nmodel = "openai:gpt-x"\n'
+    settings = load_settings(_config(tmp_path, table))
+
+    async def main() -> None:
+        async with configured_agent(settings, model=ScriptedModel([])):
+            pass
+
+    with pytest.raises(ConfigurationError, match=r"`openai:gpt-x` needs an API key: set OPENAI"):
+        run(main())

@@ -130,8 +130,14 @@ async def configured_agent(
         ) as agent,
     ):
         bind_agent(tools, agent)  # `[builtin_tools] sessions` act for this agent
-        subagents = settings.builtin_tools.get("subagents")
-        configure_subagents(agent, subagents, tools=tools, base_url=settings.base_url)
+        configure_subagents(
+            agent,
+            settings.builtin_tools.get("subagents"),
+            tools=tools,
+            build_model=lambda spec: build_model(
+                spec, base_url=settings.base_url, environ=os.environ
+            ),
+        )
         yield agent
 
 

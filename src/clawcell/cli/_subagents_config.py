@@ -20,8 +20,7 @@ limits = { timeoutMs = 30000 }         # as the [limits] table
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from .. import Limits, Tool
@@ -41,8 +40,12 @@ _PROFILE: Final = (
 )  # fmt: skip
 
 
+ModelBuilder = Callable[[str], Model]
+"""Builds a profile's model from its `<api>:<model>` spec (`clawcell chat`'s `build_model`)."""
+
+
 def configure_subagents(
-    agent: Agent, section: object, *, tools: Sequence[Tool], base_url: str | None
+    agent: Agent, section: object, *, tools: Sequence[Tool], build_model: ModelBuilder
 ) -> None:
     """Give `agent` the sub-agent tools `section` describes (nothing when it is `None`).
 
@@ -61,7 +64,7 @@ def configure_subagents(
         )
     by_name = {tool.name: tool for tool in tools}
     built = [
-        _profile(name, value, agent.model, by_name, base_url) for name, value in profiles.items()
+        _profile(name, value, agent.model, by_name, build_model) for name, value in profiles.items()
     ]
     subagent_tools(
         agent,
@@ -72,17 +75,15 @@ def configure_subagents(
 
 
 def _profile(
-    name: str, value: object, model: Model, tools: Mapping[str, Tool], base_url: str | None
+    name: str, value: object, model: Model, tools: Mapping[str, Tool], build: ModelBuilder
 ) -> SubagentProfile:
     where = f"{_WHERE} profiles.{name}"
     table = _mapping(value, where, _PROFILE)
     spec = table.get("model")
     if spec is not None:
-        from ._chat import build_model
-
         if not isinstance(spec, str):
             raise ConfigurationError(f"{where}: `model` must be `<api>:<model>`, got {spec!r}.")
-        model = build_model(spec, base_url=base_url, environ=os.environ)
+        model = build(spec)
     limits = table.get("limits")
     return SubagentProfile(
         name=name,
