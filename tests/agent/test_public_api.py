@@ -41,6 +41,7 @@ AGENT = [
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "subagent_runs",
     "subagent_tools",
     "wait_call",
 ]

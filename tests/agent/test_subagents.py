@@ -207,13 +207,21 @@ def test_the_depth_limit_refuses_a_spawn_beyond_max_depth() -> None:
         envelope = json.loads(request.messages[-1]["content"][0]["text"])
         return str(envelope["value"])
 
+    # Each cell waits for the level below it, so the three cells' budgets overlap: roomy
+    # budgets, or a loaded machine parks a cell past the default 10 s and its value is gone.
+    roomy = {"timeout_ms": 60_000}
     profiles = [
-        SubagentProfile(name="mid", model=ScriptedModel([exec_call(mid_cell), last_value])),
-        SubagentProfile(name="leaf", model=ScriptedModel([exec_call(leaf_cell), last_value])),
+        SubagentProfile(
+            name="mid", model=ScriptedModel([exec_call(mid_cell), last_value]), limits=roomy
+        ),
+        SubagentProfile(
+            name="leaf", model=ScriptedModel([exec_call(leaf_cell), last_value]), limits=roomy
+        ),
     ]
+    parent = ScriptedModel([exec_call(parent_cell), "ok"])
 
     async def main() -> Any:
-        async with Agent(model=ScriptedModel([exec_call(parent_cell), "ok"])) as agent:
+        async with Agent(model=parent, limits=roomy) as agent:
             subagent_tools(agent, profiles, max_depth=2)
             return _value(await collect(agent, "chat", "go"))
 

@@ -47,7 +47,7 @@ def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
     )
 
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 2\n"
+    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 3\n"
 
 
 def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(

@@ -5,9 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import psycopg
+from psycopg import sql
+
 from clawcell.agent import Agent, ScriptedModel
 from clawcell.catalog import Catalog, call_session
-from clawcell.store import TranscriptSearch
+from clawcell.store import PostgresStore, TranscriptSearch
+
+# The store's own query, to ask the planner whether it can use the index.
+from clawcell.store._postgres_search import _QUERY  # pyright: ignore[reportPrivateUsage]
 
 from .conftest import StoreFactory
 
@@ -57,3 +63,32 @@ def test_the_memory_store_has_no_search_of_its_own(new_store: StoreFactory) -> N
     store = new_store()
     assert isinstance(store, TranscriptSearch) == (type(store).__name__ != "MemoryStore")
     asyncio.run(store.close())
+
+
+def test_a_version_2_postgres_schema_gets_the_search_index_over_its_old_transcripts(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async def fill() -> None:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            await store.append_transcript("old", [entry("user", "the wombat burrows deep")])
+            await store.append_transcript("other", [entry("user", "nothing to see")])
+
+    asyncio.run(fill())
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # back to version 2
+        function = sql.Identifier(postgres_schema, "transcript_text")
+        conn.execute(sql.SQL("DROP FUNCTION {} CASCADE").format(function))
+        version_table = sql.Identifier(postgres_schema, "schema_version")
+        conn.execute(sql.SQL("DELETE FROM {} WHERE version = 3").format(version_table))
+
+    async def search() -> tuple[tuple[int, int], list[str]]:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            versions = await store.upgrade()
+            hits = await store.search_transcripts(["WOMBAT", "burrows"], limit=5)
+            return versions, [h.session_id for h in hits.hits]
+
+    assert asyncio.run(search()) == ((2, 3), ["old"])
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(postgres_schema)))
+        conn.execute("SET enable_seqscan = off")  # a two-row table: ask whether it *can*
+        plan = conn.execute("EXPLAIN " + _QUERY, {"q": "wombat", "limit": 5}).fetchall()
+    assert "transcripts_text_search" in "\n".join(str(row[0]) for row in plan)

@@ -65,7 +65,7 @@ def test_the_brave_key_can_come_from_the_environment(
         (
             {"wokspace": {}},
             "Unknown key 'wokspace' in tools config `tools`; known keys: 'automations', "
-            "'browser', 'sessions', 'shell', 'web', 'workspace'.",
+            "'browser', 'sessions', 'shell', 'subagents', 'web', 'workspace'.",
         ),
         (
             {"workspace": {"root": ".", "readonly": True}},

@@ -30,6 +30,7 @@ from ._openai_chat import OpenAIChatModel
 from ._openai_responses import OpenAIResponsesModel
 from ._pydantic_ai import pydantic_ai_toolset
 from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
+from ._subagent_book import subagent_runs
 from ._subagent_profile import SubagentProfile
 from ._subagents import Subagents, subagent_tools
 
@@ -66,6 +67,7 @@ __all__ = [
     "langchain_tools",
     "openai_agents_tools",
     "pydantic_ai_toolset",
+    "subagent_runs",
     "subagent_tools",
     "wait_call",
 ]

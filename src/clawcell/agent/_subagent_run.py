@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 from ..errors import ClawcellError
 from ._agent import Agent
@@ -29,12 +29,72 @@ class SubagentRun:
     profile: str
     label: str | None
     task: str
+    depth: int = 1
     started_at: float = field(default_factory=time.time)
     status: RunStatus = "running"
     reply: str | None = None
     error: str | None = None
     usage: dict[str, Any] | None = None
+    owner: str = ""
+    alive_at: float = field(default_factory=time.time)
+    interrupted: bool = False
+    resumes: int = 0
     handle: asyncio.Task[None] | None = None
+
+    def orphaned(self, now: float, stale_s: float) -> bool:
+        """Running, with no process driving it: closed while it ran, or silent too long."""
+        return self.status == "running" and (self.interrupted or now - self.alive_at > stale_s)
+
+    def record(self) -> dict[str, Any]:
+        """The run as its stored record (`RunBook`)."""
+        return {
+            "runId": self.run_id,
+            "sessionId": self.session_id,
+            "parent": self.parent,
+            "profile": self.profile,
+            "label": self.label,
+            "task": self.task,
+            "depth": self.depth,
+            "startedAt": self.started_at,
+            "status": self.status,
+            "reply": self.reply,
+            "error": self.error,
+            "usage": self.usage,
+            "owner": self.owner,
+            "aliveAt": self.alive_at,
+            "interrupted": self.interrupted,
+            "resumes": self.resumes,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> SubagentRun:
+        """A run from its stored record.
+
+        Raises:
+            KeyError, TypeError, ValueError: The record is not one `record()` wrote.
+        """
+        status = record["status"]
+        if status not in _STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        usage = record.get("usage")
+        return cls(
+            run_id=_str(record["runId"]),
+            session_id=_str(record["sessionId"]),
+            parent=_str(record["parent"]),
+            profile=_str(record["profile"]),
+            label=_opt(record.get("label")),
+            task=_str(record["task"]),
+            depth=int(record.get("depth", 1)),
+            started_at=float(record["startedAt"]),
+            status=status,
+            reply=_opt(record.get("reply")),
+            error=_opt(record.get("error")),
+            usage=cast(dict[str, Any], usage) if isinstance(usage, dict) else None,
+            owner=str(record.get("owner", "")),
+            alive_at=float(record.get("aliveAt", 0.0)),
+            interrupted=record.get("interrupted") is True,
+            resumes=int(record.get("resumes", 0)),
+        )
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -63,10 +123,12 @@ class SubagentRun:
         }
 
 
-async def drive(run: SubagentRun, agent: Agent) -> None:
-    """Run the child turn of `run` to its end; record reply, usage and status; never raises."""
+async def drive(run: SubagentRun, agent: Agent, text: str | None = None) -> None:
+    """Run the child turn of `run` (for `text`, by default its task) to its end; record reply,
+    usage and status; never raises. A run cancelled with `interrupted` set stays `running`
+    (its process is closing; a later one resumes it)."""
     try:
-        async with aclosing(agent.run(run.session_id, run.task)) as events:
+        async with aclosing(agent.run(run.session_id, text or run.task)) as events:
             async for event in events:
                 if isinstance(event, ReplyEvent):
                     run.reply = _text(event.content)
@@ -77,8 +139,9 @@ async def drive(run: SubagentRun, agent: Agent) -> None:
         if run.status == "running":
             run.status = "completed"
     except asyncio.CancelledError:
-        run.status = "cancelled"
-        run.error = run.error or "cancelled."
+        if not run.interrupted:
+            run.status = "cancelled"
+            run.error = run.error or "cancelled."
     except ClawcellError as exc:
         run.status, run.error = "failed", exc.message
     except Exception as exc:  # a child must never take the parent down
@@ -93,7 +156,7 @@ _WAITING_APPROVAL = (
 
 def settled(run: SubagentRun) -> None:
     """A run task cancelled before it started never ran `drive`'s handlers."""
-    if run.status == "running":
+    if run.status == "running" and not run.interrupted:
         run.status, run.error = "cancelled", run.error or "cancelled."
 
 
@@ -102,6 +165,19 @@ def cancel(run: SubagentRun, reason: str) -> None:
     if run.handle is not None and not run.handle.done():
         run.error = reason
         run.handle.cancel()
+
+
+_STATUSES: Final = ("running", "completed", "failed", "cancelled")
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else _str(value)
 
 
 def _text(content: Sequence[Mapping[str, Any]]) -> str:

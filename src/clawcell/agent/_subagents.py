@@ -10,14 +10,18 @@ Which session spawns is taken from `current_caller` (set by the turn loop for ev
 the same tools serve every session of the parent and, when `max_depth > 1`, the children's own
 sessions. Depth (how deep children may nest) and fan-out (how many children of one session
 run at once) are checked at each spawn. A parent turn that stops (closed early, a cap, an
-error) cancels its children and theirs; so does closing the parent agent.
-Runs live in this process: after a restart a child run is gone (its transcript stays).
+error) cancels its children and theirs.
+
+Every run has a record in the store (`RunBook`), so runs outlive their process: closing the
+agent with a store of its caller's (one that outlives it) leaves its runs in flight
+`interrupted` rather than cancelled, and a later process over the same store resumes them
+(their child turns carry on in the same child sessions) when their parent's session next uses
+the tools — a parked `agents_wait` continued by `wait` included (it is replay-safe).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import itertools
 import uuid
 from collections.abc import Iterable
@@ -27,22 +31,17 @@ from .. import Tool
 from ..errors import ConfigurationError, ToolError
 from ._agent import Agent
 from ._caller import Caller, current_caller
-from ._subagent_contracts import (
-    LIST_INPUT,
-    LIST_OUTPUT,
-    MAX_WAIT_MS,
-    SPAWN_INPUT,
-    SPAWN_OUTPUT,
-    WAIT_INPUT,
-    WAIT_OUTPUT,
-)
+from ._subagent_contracts import MAX_WAIT_MS
 from ._subagent_profile import SubagentProfile, bounded, profiles_by_name
-from ._subagent_run import SubagentRun, cancel, drive, settled
+from ._subagent_registry import RunRegistry
+from ._subagent_run import SubagentRun
+from ._subagent_tools import make_tools
 
 __all__ = ["SubagentProfile", "Subagents", "subagent_tools"]
 
 _DEFAULT_WAIT_MS = 60_000
 _STOP_GRACE_S = 5.0
+_POLL_S = 1.0  # how often a wait re-reads runs another process drives
 
 
 class Subagents:
@@ -75,16 +74,21 @@ class Subagents:
         self._max_children = bounded("max_children", max_children, 1, 32)
         self._profiles = profiles_by_name(profiles)
         self._agent = agent
-        self.tools: tuple[Tool, ...] = (self._list_tool(), self._spawn_tool(), self._wait_tool())
+        self.tools: tuple[Tool, ...] = make_tools(self)
         self._children = {
             name: self._child_agent(profile) for name, profile in self._profiles.items()
         }
         self._owners = {id(a._settings) for a in (agent, *self._children.values())}  # pyright: ignore[reportPrivateUsage]
-        self._runs: dict[str, SubagentRun] = {}
-        self._depths: dict[str, int] = {}  # child session -> its depth (parents' are 0)
+        # A store the caller gave outlives the agent: runs in flight at close are resumable.
+        self._registry = RunRegistry(
+            agent.store,
+            self._children,
+            durable=not agent._owns_store,  # pyright: ignore[reportPrivateUsage]
+        )
+        self._runs = self._registry.runs
+        self._depths = self._registry.depths
         self._counters: dict[str, itertools.count[int]] = {}
         self._spawn_lock = asyncio.Lock()
-        self._closed = False
         agent.attach(self)
         for child in self._children.values():
             child.attach(self)
@@ -104,8 +108,15 @@ class Subagents:
     # -- the host API -------------------------------------------------------------------
 
     def runs(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Every run (or those `session_id` started) as `agents_wait` reports them."""
+        """Every run this process knows (or those `session_id` started) as `agents_wait`
+        reports them; `await resume(session_id)` first to include earlier processes' runs."""
         return [r.result() for r in self._runs.values() if session_id in (None, r.parent)]
+
+    async def resume(self, session_id: str) -> list[str]:
+        """Read the runs `session_id` started from the store and resume those whose process
+        is gone (what the tools do on their own when that session next uses them); returns
+        the ids of the runs resumed here."""
+        return await self._registry.sync(session_id)
 
     def child(self, profile: str) -> Agent:
         """The child agent of `profile` (for `decide`, `history`, …).
@@ -122,37 +133,27 @@ class Subagents:
     async def cancel_children(self, session_id: str) -> int:
         """Cancel the runs `session_id` started, and theirs; wait until they have stopped
         (their transcripts are written). Returns the number of runs cancelled."""
-        tasks = self._cancel_tree(session_id, "cancelled: the parent session was stopped.")
+        tasks = self._registry.cancel_tree(session_id, "cancelled: the parent session was stopped.")
         await asyncio.gather(*tasks, return_exceptions=True)
         return len(tasks)
 
     async def turn_stopped(self, session_id: str) -> None:
         """A turn of `session_id` stopped: its children are cancelled, and awaited for at
         most `_STOP_GRACE_S` (a child's turn writes its cancelled results as it stops)."""
-        tasks = self._cancel_tree(session_id, "cancelled: the parent turn stopped.")
+        tasks = self._registry.cancel_tree(session_id, "cancelled: the parent turn stopped.")
         if tasks:
             await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
 
     async def aclose(self) -> None:
-        """Cancel every run and close the child agents (the parent calls this as it closes)."""
-        if self._closed:
+        """Stop every run and close the child agents (the parent calls this as it closes).
+
+        With a store the agent does not own, runs in flight are left `interrupted` for a
+        later process to resume; otherwise they are cancelled."""
+        if self._registry.closed:
             return
-        self._closed = True
-        tasks = [r.handle for r in self._runs.values() if r.handle and not r.handle.done()]
-        for run in self._runs.values():
-            cancel(run, "cancelled: the parent agent closed.")
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._registry.close()
         for child in self._children.values():
             await child.aclose()
-
-    def _cancel_tree(self, session_id: str, reason: str) -> list[asyncio.Task[None]]:
-        tasks: list[asyncio.Task[None]] = []
-        for run in [r for r in self._runs.values() if r.parent == session_id]:
-            tasks += self._cancel_tree(run.session_id, reason)
-            if run.handle is not None and not run.handle.done():
-                cancel(run, reason)
-                tasks.append(run.handle)
-        return tasks
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -163,40 +164,30 @@ class Subagents:
                 f"`{tool}` works only in a cell of the agent it was made for (an agent turn); "
                 "it has no session to act for here."
             )
-        if self._closed:
+        if self._registry.closed:
             raise ToolError(f"`{tool}`: the agent is closing; no sub-agent can run.")
         return caller
 
-    def _list_tool(self) -> Tool:
-        async def execute(params: dict[str, Any]) -> dict[str, Any]:
-            caller = current_caller.get()
-            session = caller.session_id if caller is not None else None
-            depth = self._depths.get(session, 0) if session is not None else 0
-            return {
-                "profiles": [self._profile_view(p) for p in self._profiles.values()],
-                "runs": [
-                    r.summary()
-                    for r in self._runs.values()
-                    if r.parent == session and r.status == "running"
-                ],
-                "depth": depth,
-                "maxDepth": self._max_depth,
-                "maxChildren": self._max_children,
-                "canSpawn": session is not None and depth < self._max_depth,
-            }
-
-        return Tool(
-            name="agents_list",
-            description=(
-                "List the sub-agent profiles this session may spawn (name, description, model, "
-                "tools) and its runs in flight. Returns `{profiles, runs, depth, maxDepth, "
-                "maxChildren, canSpawn}`."
-            ),
-            parameters=LIST_INPUT,
-            output_schema=LIST_OUTPUT,
-            execute=execute,
-            replay_safe=True,
-        )
+    async def listing(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`agents_list`: the profiles, this session's runs in flight, its depth."""
+        caller = current_caller.get()
+        session = None
+        if caller is not None and id(caller.owner) in self._owners:
+            session = caller.session_id
+            await self._registry.sync(session)
+        depth = self._depths.get(session, 0) if session is not None else 0
+        return {
+            "profiles": [self._profile_view(p) for p in self._profiles.values()],
+            "runs": [
+                r.summary()
+                for r in self._runs.values()
+                if r.parent == session and r.status == "running"
+            ],
+            "depth": depth,
+            "maxDepth": self._max_depth,
+            "maxChildren": self._max_children,
+            "canSpawn": session is not None and depth < self._max_depth,
+        }
 
     def _profile_view(self, profile: SubagentProfile) -> dict[str, Any]:
         nested = [t.name for t in self.tools] if self._max_depth > 1 else []
@@ -207,24 +198,8 @@ class Subagents:
             "tools": [t.name for t in profile.tools] + nested,
         }
 
-    def _spawn_tool(self) -> Tool:
-        async def execute(params: dict[str, Any]) -> dict[str, Any]:
-            return await self._spawn(params)
-
-        return Tool(
-            name="sessions_spawn",
-            description=(
-                "Start a sub-agent run: `{profile, task, label?}`. It runs in a child session "
-                "of its own with its own model, tools and limits, and sees only `task`. "
-                "Returns at once with `{runId, sessionId, profile, status: 'running'}`; get "
-                "its reply with `agents_wait`."
-            ),
-            parameters=SPAWN_INPUT,
-            output_schema=SPAWN_OUTPUT,
-            execute=execute,
-        )
-
-    async def _spawn(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def spawn(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`sessions_spawn`: check the limits, record the run, start it."""
         caller = self._caller("sessions_spawn")
         profile = self._profile(params.get("profile"))
         task = params.get("task")
@@ -238,6 +213,7 @@ class Subagents:
                 f"sub-agent depth limit: session {caller.session_id!r} is at depth {depth - 1} "
                 f"and `max_depth` is {self._max_depth}, so it cannot spawn; do the work here."
             )
+        await self._registry.sync(caller.session_id)
         async with self._spawn_lock:
             in_flight = [
                 r for r in self._runs.values()
@@ -249,27 +225,19 @@ class Subagents:
                     f"{len(in_flight)} runs in flight and `max_children` is "
                     f"{self._max_children}; wait for one with `agents_wait` first."
                 )
-            session_id = await self._child_session(caller.session_id)
             run = SubagentRun(
                 run_id=f"sub_{uuid.uuid4().hex[:16]}",
-                session_id=session_id,
+                session_id=await self._child_session(caller.session_id),
                 parent=caller.session_id,
                 profile=profile.name,
                 label=label,
                 task=task,
+                depth=depth,
             )
-            self._runs[run.run_id] = run
-            self._depths[session_id] = depth
-            # A fresh context: the child's cells must not see the parent's caller or gate.
-            run.handle = asyncio.get_running_loop().create_task(
-                drive(run, self._children[profile.name]),
-                name=f"sub-agent {run.run_id}",
-                context=contextvars.Context(),
-            )
-            run.handle.add_done_callback(lambda _: settled(run))
+            await self._registry.start(run)
         return {
             "runId": run.run_id,
-            "sessionId": session_id,
+            "sessionId": run.session_id,
             "profile": profile.name,
             "status": "running",
         }
@@ -294,33 +262,33 @@ class Subagents:
             if not await self._agent.store.read_transcript(session_id):
                 return session_id
 
-    def _wait_tool(self) -> Tool:
-        async def execute(params: dict[str, Any]) -> dict[str, Any]:
-            return await self._wait(params)
-
-        return Tool(
-            name="agents_wait",
-            description=(
-                "Wait for sub-agent runs: `{runIds?, timeoutMs?}` (default: every run this "
-                "session started, 60000 ms). Returns `{runs: [{runId, sessionId, profile, "
-                "label, status, reply, truncated, error, usage}], running, timedOut}`; "
-                "`running` lists the runs still in flight when the wait ended."
-            ),
-            parameters=WAIT_INPUT,
-            output_schema=WAIT_OUTPUT,
-            execute=execute,
-        )
-
-    async def _wait(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def wait(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`agents_wait`: wait for this session's runs (here or in another process)."""
         caller = self._caller("agents_wait")
-        runs = self._owned_runs(caller.session_id, params.get("runIds"))
         timeout_ms = params.get("timeoutMs", _DEFAULT_WAIT_MS)
         if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
             raise ToolError(f"`timeoutMs` must be an integer of milliseconds, got {timeout_ms!r}.")
-        timeout_ms = max(0, min(timeout_ms, MAX_WAIT_MS))
-        handles = {r.handle for r in runs if r.handle is not None and not r.handle.done()}
-        if handles and timeout_ms > 0:
-            await asyncio.wait(handles, timeout=timeout_ms / 1000)
+        await self._registry.sync(caller.session_id)
+        runs = self._owned_runs(caller.session_id, params.get("runIds"))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0, min(timeout_ms, MAX_WAIT_MS)) / 1000
+        while (remaining := deadline - loop.time()) > 0:
+            local = {r.handle for r in runs if r.handle is not None and not r.handle.done()}
+            remote = [r for r in runs if r.handle is None and r.status == "running"]
+            if not local and not remote:
+                break
+            step = min(remaining, _POLL_S) if remote else remaining
+            if local:
+                await asyncio.wait(local, timeout=step)
+            else:
+                await asyncio.sleep(step)
+            if remote:
+                await self._registry.sync(caller.session_id)
+                runs = [self._runs[r.run_id] for r in runs]
+        if self._registry.closed and self._registry.durable:
+            # The agent is closing: this wait must not settle with runs it left interrupted
+            # (the parked cell keeps the call pending; a later process waits again).
+            await asyncio.Event().wait()
         running = [r.run_id for r in runs if r.status == "running"]
         return {"runs": [r.result() for r in runs], "running": running, "timedOut": bool(running)}
 

@@ -100,8 +100,9 @@ async def configured_agent(
     """The `Agent` a `clawcell.toml` describes, with its store closed on exit.
 
     Its model is the `[agent]` table's (API key from the environment), its tools the `tools`
-    modules and the `[builtin_tools]` (`clawcell.tools.from_config`), with the file's MCP
-    servers, limits and store (in memory when none is named).
+    modules and the `[builtin_tools]` (`clawcell.tools.from_config`; its `subagents` table
+    gives the agent sub-agents), with the file's MCP servers, limits and store (in memory when
+    none is named).
 
     Args:
         settings: What `clawcell.cli.load_settings` / `settings_from` read.
@@ -114,6 +115,7 @@ async def configured_agent(
     """
     from ..tools import bind_agent
     from ._runtime import open_settings_store
+    from ._subagents_config import configure_subagents
 
     model = model if model is not None else _model(settings)
     tools = list(tools) if tools is not None else settings.build_tools()
@@ -128,6 +130,14 @@ async def configured_agent(
         ) as agent,
     ):
         bind_agent(tools, agent)  # `[builtin_tools] sessions` act for this agent
+        configure_subagents(
+            agent,
+            settings.builtin_tools.get("subagents"),
+            tools=tools,
+            build_model=lambda spec: build_model(
+                spec, base_url=settings.base_url, environ=os.environ
+            ),
+        )
         yield agent
 
 

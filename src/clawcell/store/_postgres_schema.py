@@ -5,7 +5,9 @@ a store can share a database with the application. Migration *n* takes the schem
 version *n − 1* to *n*; on open, the store takes a transaction-scoped advisory lock (so
 workers starting together migrate once), applies the missing migrations and records each in
 `schema_version`. Version 1 has entries, runs with their leases, transcripts and documents;
-version 2 adds saved results.
+version 2 adds saved results; version 3 a full-text `search` column of transcript text (a
+generated `tsvector`) with a GIN index, computed for the existing rows when an older schema is
+migrated.
 
 A trigger on `runs` sends a `NOTIFY` on the schema's channel whenever a run is inserted,
 deleted or changes revision; the payload is the JSON array `[session_id, run_id]`, ids only.
@@ -92,7 +94,23 @@ _V2: Final = (
     )""",
     "CREATE INDEX results_by_expiry ON results (expires_at) WHERE expires_at IS NOT NULL",
 )
-MIGRATIONS: Final = (_V1, _V2)
+_V3: Final = (
+    # The text of an entry's `text` blocks, for the full-text index and `search_transcripts`
+    # (immutable: it reads only its argument, so an index may be built on it).
+    """CREATE FUNCTION transcript_text(entry text) RETURNS text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT coalesce(string_agg(c ->> 'text', ' '), '')
+        FROM jsonb_array_elements(CASE
+            WHEN jsonb_typeof(entry::jsonb -> 'content') = 'array'
+            THEN entry::jsonb -> 'content' ELSE '[]'::jsonb END) AS c
+        WHERE c ->> 'type' = 'text'
+    $$""",
+    # The entry's `tsvector`, computed once when the entry is appended (ranking reads it too).
+    """ALTER TABLE transcripts ADD COLUMN search tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple', transcript_text(entry))) STORED""",
+    "CREATE INDEX transcripts_text_search ON transcripts USING gin (search)",
+)
+MIGRATIONS: Final = (_V1, _V2, _V3)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

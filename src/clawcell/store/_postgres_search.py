@@ -1,9 +1,11 @@
 """`PostgresStore.search_transcripts`: PostgreSQL full-text search over transcript text.
 
-The text of an entry's `text` content blocks is turned into a `tsvector` with the `simple`
-configuration (no stemming, any language, case folded) and matched against every query word
-(`plainto_tsquery`), ranked by `ts_rank`, with a `ts_headline` snippet. There is no index yet:
-each search reads the transcripts once (an index would need a schema migration).
+The text of an entry's `text` content blocks (`transcript_text(entry)`, a function of the
+schema) is kept as a `tsvector` with the `simple` configuration (no stemming, any language,
+case folded) in the generated column `transcripts.search`, which PostgreSQL computes on every
+append and a GIN index (`transcripts_text_search`) covers (schema version 3). A search matches
+every query word (`plainto_tsquery`) through the index, ranks the matches by `ts_rank` of the
+stored vector, and builds a `ts_headline` snippet for the best `limit + 1` only.
 """
 
 from __future__ import annotations
@@ -21,23 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["search"]
 
 _QUERY: Final = """
-WITH bodies AS (
-    SELECT t.session_id, t.seq, coalesce(t.entry::jsonb ->> 'role', '') AS role,
-           coalesce((SELECT string_agg(c ->> 'text', ' ')
-                     FROM jsonb_array_elements(CASE
-                         WHEN jsonb_typeof(t.entry::jsonb -> 'content') = 'array'
-                         THEN t.entry::jsonb -> 'content' ELSE '[]'::jsonb END) AS c
-                     WHERE c ->> 'type' = 'text'), '') AS body
-    FROM transcripts AS t
-), matched AS (
-    SELECT session_id, seq, role, body, plainto_tsquery('simple', %(q)s) AS query
-    FROM bodies WHERE to_tsvector('simple', body) @@ plainto_tsquery('simple', %(q)s)
+WITH top AS (
+    SELECT session_id, seq, entry, ts_rank(search, plainto_tsquery('simple', %(q)s)) AS rank
+    FROM transcripts
+    WHERE search @@ plainto_tsquery('simple', %(q)s)
+    ORDER BY rank DESC, session_id, seq
+    LIMIT %(limit)s
 )
-SELECT session_id, seq, role,
-       ts_headline('simple', body, query, 'StartSel="",StopSel="",MaxWords=24,MinWords=8')
-FROM matched
-ORDER BY ts_rank(to_tsvector('simple', body), query) DESC, session_id, seq
-LIMIT %(limit)s
+SELECT session_id, seq, coalesce(entry::jsonb ->> 'role', ''),
+       ts_headline('simple', transcript_text(entry), plainto_tsquery('simple', %(q)s),
+                   'StartSel="",StopSel="",MaxWords=24,MinWords=8')
+FROM top
+ORDER BY rank DESC, session_id, seq
 """
 
 

@@ -46,7 +46,7 @@ from ._workspace import workspace
 
 __all__ = ["from_config"]
 
-_TOP: Final = ("automations", "browser", "sessions", "shell", "web", "workspace")
+_TOP: Final = ("automations", "browser", "sessions", "shell", "subagents", "web", "workspace")
 _BROWSER: Final = (
     "action_timeout_seconds", "allow_private_network", "downloads", "downloads_dir",
     "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars", "max_tabs",
@@ -84,7 +84,8 @@ def _section(value: object, where: str, known: tuple[str, ...]) -> dict[str, Any
 def from_config(config: Mapping[str, Any]) -> list[Tool]:
     """The tools `config` enables: `workspace`, `shell`, `automations`, `web`, `browser` and
     `sessions` sections, each optional. Session tools built here are bound to their agent by
-    `bind_agent(tools, agent)` (`clawcell chat` and `clawcell serve` do it).
+    `bind_agent(tools, agent)` (`clawcell chat` and `clawcell serve` do it). A `subagents`
+    section is left to the command that builds the agent (sub-agents are agents).
 
     Raises:
         ConfigurationError: An unknown key, a wrong type, or a bad value, with its place.

@@ -39,6 +39,7 @@ from ._responses import sse as _sse
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
+from ._subagent_rows import CHILD_SESSION_ID, parent_of, stored_runs, with_subagent_runs
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
 
@@ -102,9 +103,11 @@ class _Ui:
         sessions = list(await self.agent.sessions())
         default = sessions[0].session_id if sessions else "main"
         session_id = request.query_params.get("session", default)
-        if not _SESSION_ID.fullmatch(session_id):
+        child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
+        if not (child or _SESSION_ID.fullmatch(session_id)):
             return _bad_session(session_id)
         page, start = await self._page(session_id, None)  # the latest; older ones on scroll
+        page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
         messages = self.renderer(request).messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         messages = grouped(messages)
@@ -115,6 +118,7 @@ class _Ui:
             older=start,
             sessions=sessions,
             session_id=session_id,
+            parent_session=parent_of(session_id) if child else None,
             messages=messages,
         )
 

@@ -23,6 +23,7 @@ from ._blocked import BLOCKED_KEY, blocked_directives
 from ._markdown import join_parts, render_markdown_parts
 from ._media import MediaRoots
 from ._settings import UiSettings
+from ._subagent_rows import SUBAGENT_ROLE, subagent_view
 from ._surfaces import surface_view
 from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 
@@ -123,6 +124,8 @@ class Renderer:
                 views.append(_cell_view(message, calls, len(views), _seconds(last, message)))
             elif message.get("role") in _ROLES:
                 views.append(self.message(message))
+            elif message.get("role") == SUBAGENT_ROLE:
+                views.append(subagent_view(message))
             last = message.get("timestamp", last)
         return [view for view in views if view.items]
 

@@ -8,7 +8,15 @@ from typing import Any, Literal
 
 from ._surfaces import McpAppView, WidgetView, YouTubeView
 
-__all__ = ["AttachmentView", "CanvasView", "CellView", "HtmlView", "ItemView", "MessageView"]
+__all__ = [
+    "AttachmentView",
+    "CanvasView",
+    "CellView",
+    "HtmlView",
+    "ItemView",
+    "MessageView",
+    "SubagentRowView",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +78,33 @@ class CellView:
     """How long it took, from the transcript's timestamps (when they are there)."""
 
 
-ItemView = HtmlView | AttachmentView | CanvasView | CellView | WidgetView | YouTubeView | McpAppView
+@dataclass(frozen=True, kw_only=True)
+class SubagentRowView:
+    """A sub-agent run in its parent's turn (`_subagent_rows.py`): a collapsed row that opens
+    the child session."""
+
+    kind: Literal["subagent"] = "subagent"
+    run_id: str
+    session_id: str
+    href: str
+    profile: str
+    label: str | None
+    status: Literal["running", "completed", "failed", "cancelled", "interrupted"]
+    task: str
+    reply: str | None
+    error: str | None
+
+
+ItemView = (
+    HtmlView
+    | AttachmentView
+    | CanvasView
+    | CellView
+    | SubagentRowView
+    | WidgetView
+    | YouTubeView
+    | McpAppView
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,110 @@
+"""`RunBook`: sub-agent run records in the parent's store, so runs outlive their process.
+
+A run's record is an entry of a derived session of its parent, `<parent>\\x1fsubagents`, keyed
+by run id (session ids may not hold control characters, so no cell's `store`/`load` and no
+other session can reach it). It is written when the run starts, every `HEARTBEAT_S` while it
+runs (`aliveAt`), and when it ends. A record that says `running` but whose process is gone —
+closed cleanly with a durable store (`interrupted`), or silent for `STALE_S` (a crash) — is
+an orphan: the first process that looks at its parent's runs resumes it. Which process
+resumes is settled by `put_new` on a claim entry (`<runId>#resume<n>`), so of two workers
+that find one orphan at once exactly one resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Final, cast
+
+from ..errors import ClawcellError
+from ..store import EntryStore, FirstWriter, StoredValue
+from ._subagent_run import SubagentRun
+
+__all__ = ["HEARTBEAT_S", "STALE_S", "RunBook", "subagent_runs"]
+
+HEARTBEAT_S: Final = 10.0
+"""How often a process re-writes the records of the runs it drives (`aliveAt`)."""
+STALE_S: Final = 30.0
+"""A `running` record not re-written for this long belongs to a process that is gone."""
+
+_SUFFIX: Final = "\x1fsubagents"
+_CLAIM: Final = "#resume"
+_log = logging.getLogger("clawcell.agent")
+
+
+class RunBook:
+    """Reads and writes the run records of every parent session in one store."""
+
+    def __init__(self, store: EntryStore) -> None:
+        self._store = store
+
+    async def save(self, run: SubagentRun) -> None:
+        """Write `run`'s record; a store outage is logged (the run goes on in memory)."""
+        text = json.dumps(run.record(), ensure_ascii=False, separators=(",", ":"))
+        try:
+            await self._store.put(run.parent + _SUFFIX, run.run_id, StoredValue(json=text))
+        except ClawcellError:
+            _log.warning("saving sub-agent run %r failed", run.run_id, exc_info=True)
+
+    async def load(self, parent: str) -> list[SubagentRun]:
+        """The runs `parent` started, oldest first; unreadable records are logged and skipped."""
+        try:
+            items = await self._store.items(parent + _SUFFIX)
+        except ClawcellError:
+            _log.warning("reading the sub-agent runs of %r failed", parent, exc_info=True)
+            return []
+        runs: list[SubagentRun] = []
+        for key, value in items.items():
+            if _CLAIM in key:
+                continue
+            run = _decoded(parent, key, value.json)
+            if run is not None:
+                runs.append(run)
+        return sorted(runs, key=lambda r: (r.started_at, r.run_id))
+
+    async def claim(self, run: SubagentRun, owner: str) -> bool:
+        """Whether this process may resume the orphan `run` (exactly one claimant wins)."""
+        key = f"{run.run_id}{_CLAIM}{run.resumes + 1}"
+        value = StoredValue(json=json.dumps(owner))
+        store = self._store
+        try:
+            if isinstance(store, FirstWriter):
+                return await store.put_new(run.parent + _SUFFIX, key, value)
+            await store.put(run.parent + _SUFFIX, key, value)
+        except ClawcellError:
+            _log.warning("claiming sub-agent run %r failed", run.run_id, exc_info=True)
+            return False
+        return True
+
+
+async def subagent_runs(store: EntryStore, session_id: str) -> list[dict[str, Any]]:
+    """The sub-agent runs `session_id` started, read from their records in `store` (by any
+    process, this one's included), oldest first: what `agents_wait` reports of each, with its
+    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the next process
+    whose session uses the tools resumes it). For views such as the Control UI; it changes
+    nothing.
+    """
+    return [
+        {
+            **run.result(),
+            "task": run.task,
+            "startedAt": run.started_at,
+            "interrupted": run.interrupted,
+        }
+        for run in await RunBook(store).load(session_id)
+    ]
+
+
+def _decoded(parent: str, key: str, text: str) -> SubagentRun | None:
+    try:
+        record = json.loads(text)
+        if not isinstance(record, dict):
+            raise TypeError("not an object")
+        run = SubagentRun.from_record(cast(dict[str, Any], record))
+    except (ValueError, TypeError, KeyError) as exc:
+        _log.warning("skipping the unreadable sub-agent record %r of %r: %s", key, parent, exc)
+        return None
+    if run.parent != parent or run.run_id != key:
+        _log.warning("skipping the sub-agent record %r of %r: it names another run", key, parent)
+        return None
+    return run

@@ -1,0 +1,160 @@
+"""`RunRegistry`: the sub-agent runs one process knows — started, resumed, saved, stopped.
+
+Runs this process drives have an asyncio task (`handle`); runs read from the store (an
+earlier process's, or another worker's) have none until this process resumes them. Every
+change of a driven run is saved through the `RunBook` under one lock, so a heartbeat can never
+overwrite a run's final record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import socket
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Final
+
+from ..store import SessionStore
+from ._agent import Agent
+from ._subagent_book import HEARTBEAT_S, STALE_S, RunBook
+from ._subagent_run import SubagentRun, cancel, drive, settled
+
+__all__ = ["RESUME_TEXT", "RunRegistry"]
+
+RESUME_TEXT: Final = (
+    "The process running this task stopped before you finished (a restart). Your work so far "
+    "is above; carry on from there and end with your final answer. The task:\n\n{task}"
+)
+"""The user message that resumes an interrupted child turn in its own session."""
+
+
+class RunRegistry:
+    """The runs of one `Subagents` runtime, by id, with their child sessions' depths.
+
+    Args:
+        store: The parent agent's store (the records live there).
+        children: The child agent of each profile.
+        durable: Whether the store outlives the agent: runs in flight at `close` are then
+            left `interrupted` (resumable) rather than cancelled.
+    """
+
+    def __init__(self, store: SessionStore, children: Mapping[str, Agent], *, durable: bool):
+        self.runs: dict[str, SubagentRun] = {}
+        self.depths: dict[str, int] = {}  # child session -> its depth (parents' are 0)
+        self.closed = False
+        self._children = children
+        self._durable = durable
+        self._book = RunBook(store)
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._save_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    @property
+    def durable(self) -> bool:
+        """Whether runs in flight survive `close` (as `interrupted`)."""
+        return self._durable
+
+    async def start(self, run: SubagentRun, text: str | None = None) -> None:
+        """Drive `run` in this process (a new run, or an orphan resumed with `text`); its
+        record is saved before this returns."""
+        run.owner, run.interrupted, run.alive_at = self._owner, False, time.time()
+        self.runs[run.run_id] = run
+        self.depths[run.session_id] = run.depth
+        await self._save(run)
+        # A fresh context: the child's cells must not see the parent's caller or gate.
+        run.handle = asyncio.get_running_loop().create_task(
+            self._drive(run, text), name=f"sub-agent {run.run_id}", context=contextvars.Context()
+        )
+        run.handle.add_done_callback(lambda task: self._settled(run, task))
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.get_running_loop().create_task(
+                self._beat(), name="sub-agent heartbeat", context=contextvars.Context()
+            )
+
+    async def sync(self, parent: str) -> list[str]:
+        """Take in the stored runs of `parent` this process does not drive and resume the
+        orphans among them; the ids of the runs resumed here."""
+        resumed: list[str] = []
+        for stored in await self._book.load(parent):
+            mine = self.runs.get(stored.run_id)
+            if mine is not None and mine.handle is not None:
+                continue  # driven here: memory is ahead of the store
+            self.runs[stored.run_id] = stored
+            self.depths.setdefault(stored.session_id, stored.depth)
+            if (
+                not self.closed
+                and stored.orphaned(time.time(), STALE_S)
+                and await self._book.claim(stored, self._owner)
+            ):
+                stored.resumes += 1
+                await self._adopt(stored)
+                resumed.append(stored.run_id)
+        return resumed
+
+    def cancel_tree(self, session_id: str, reason: str) -> list[asyncio.Task[None]]:
+        """Cancel the runs `session_id` started here, and theirs; their tasks."""
+        tasks: list[asyncio.Task[None]] = []
+        for run in [r for r in self.runs.values() if r.parent == session_id]:
+            tasks += self.cancel_tree(run.session_id, reason)
+            if run.handle is not None and not run.handle.done():
+                cancel(run, reason)
+                tasks.append(run.handle)
+        return tasks
+
+    async def close(self) -> None:
+        """Stop every run driven here (interrupted when durable, else cancelled) and wait
+        until their records are saved."""
+        self.closed = True
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        tasks = [r.handle for r in self.runs.values() if r.handle and not r.handle.done()]
+        for run in self.runs.values():
+            if self._durable and run.handle is not None and not run.handle.done():
+                run.interrupted = True
+                run.handle.cancel()
+            else:
+                cancel(run, "cancelled: the parent agent closed.")
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def _adopt(self, run: SubagentRun) -> None:
+        if run.profile in self._children:
+            await self.start(run, RESUME_TEXT.format(task=run.task))
+            return
+        run.status, run.interrupted = "failed", False
+        run.error = (
+            f"interrupted by a restart and not resumed: this process has no sub-agent "
+            f"profile {run.profile!r} (have {sorted(self._children)!r})."
+        )
+        await self._save(run)
+
+    async def _drive(self, run: SubagentRun, text: str | None) -> None:
+        try:
+            await drive(run, self._children[run.profile], text)
+        finally:
+            await self._save(run)
+
+    def _settled(self, run: SubagentRun, task: asyncio.Task[None]) -> None:
+        if task.cancelled():  # cancelled before `_drive` ran: nothing saved its end
+            settled(run)
+            saving = asyncio.ensure_future(self._save(run))
+            self._background.add(saving)
+            saving.add_done_callback(self._background.discard)
+
+    async def _save(self, run: SubagentRun, *, beat: bool = False) -> None:
+        async with self._save_lock:  # a heartbeat never overwrites a run's final record
+            if beat:
+                if run.status != "running" or run.handle is None or run.handle.done():
+                    return
+                run.alive_at = time.time()
+            await self._book.save(run)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            for run in [r for r in self.runs.values() if r.owner == self._owner]:
+                await self._save(run, beat=True)

@@ -1,0 +1,94 @@
+"""Sub-agent runs in the chat view: a row in the parent's turn that opens the child session."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from clawcell.agent import (
+    Agent,
+    ModelRequest,
+    ScriptedModel,
+    SubagentProfile,
+    exec_call,
+    subagent_tools,
+)
+from clawcell.store import MemoryStore
+from clawcell.ui import UiSettings, create_app
+from clawcell.ui._security import Secrets
+from clawcell.ui._subagent_rows import with_subagent_runs
+from tests.ui._client import BASE, TOKEN
+
+CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
+FAN_OUT = """
+const hs = await Promise.all(["tides", "comets"].map((t) =>
+  sessions_spawn({profile: "researcher", task: `one line on ${t}`, label: t})));
+return (await agents_wait({runIds: hs.map((h) => h.runId)})).runs.map((r) => r.reply);
+"""
+
+
+def _agent() -> Agent:
+    def answer(request: ModelRequest) -> str:
+        return "Noted: " + request.messages[0]["content"][0]["text"]
+
+    researcher = SubagentProfile(
+        name="researcher", model=ScriptedModel([answer, answer], name="small")
+    )
+    agent = Agent(model=ScriptedModel([exec_call(FAN_OUT), "Both in."]), store=MemoryStore())
+    subagent_tools(agent, [researcher])
+    return agent
+
+
+def _client(agent: Agent) -> TestClient:
+    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    assert test_client.get(f"/?token={TOKEN}").status_code == 200
+    return test_client
+
+
+def test_the_parent_turn_shows_a_collapsed_row_per_run_linking_to_its_session() -> None:
+    with _client(_agent()) as test_client:
+        turn = test_client.post("/api/sessions/s1/turns", json={"text": "go"}, headers=CSRF)
+        assert turn.status_code == 200
+        page = test_client.get("/?session=s1").text
+        child = test_client.get("/?session=s1%2Fsub%2F2")
+    rows = re.findall(r'<details class="subagent-run" id="subagent-(sub_[0-9a-f]+)" '
+                      r'data-session="([^"]+)">', page)  # fmt: skip
+    assert [session for _, session in rows] == ["s1/sub/1", "s1/sub/2"]
+    assert '<a class="subagent-open" href="/?session=s1%2Fsub%2F1">s1/sub/1 →</a>' in page
+    assert page.count('<span class="status status-completed">completed</span>') == 2
+    assert '<span class="subagent-name">comets</span>' in page
+    assert "Noted: one line on comets" in page
+    # in the turn's work group, after its cell: counted apart from the cells
+    work = page[page.index('<details class="work"') :]
+    assert "1 cell · 2 sub-agents</summary>" in work
+    assert work.index('class="cell"') < work.index('class="subagent-run"')
+    # the child session opens read-only, with the way back to its parent
+    assert child.status_code == 200
+    assert 'It was spawned from <a href="/?session=s1">s1</a>' in child.text
+    assert '<form id="composer" class="composer" hidden>' in child.text
+    assert "Noted: one line on comets" in child.text
+
+
+def test_a_session_id_that_only_looks_nested_is_still_refused() -> None:
+    with _client(_agent()) as test_client:
+        assert test_client.get("/?session=s1%2Fother%2F1").status_code == 400
+        assert test_client.get("/?session=s1%2Fsub%2Fx").status_code == 400
+
+
+def _result(stamp: int) -> dict[str, Any]:
+    return {"role": "toolResult", "toolName": "exec", "timestamp": stamp, "content": []}
+
+
+def test_runs_go_after_the_cell_that_ended_after_they_started() -> None:
+    page = [{"role": "user", "timestamp": 1000}, _result(2000), _result(5000)]
+    runs = [
+        {"runId": "old", "startedAt": 0.5},  # before the page: an older page's
+        {"runId": "first", "startedAt": 1.5},
+        {"runId": "second", "startedAt": 3.0},
+        {"runId": "live", "startedAt": 9.0},  # its cell has not ended yet
+    ]
+    placed = with_subagent_runs(page, runs)
+    order = [m.get("run", {}).get("runId") or m["role"] for m in placed]
+    assert order == ["user", "toolResult", "first", "toolResult", "second", "live"]
