@@ -14,12 +14,14 @@ runs to its next call), whose cost is mostly the hand-off itself:
   before the system call, so the woken thread finds the GIL free instead of waking a second
   time for it: two context switches per round trip (a queue and `call_soon_threadsafe`
   took about five).
-- When no other guest job is in flight, the loop thread waits on the pipe for at most
-  `SYNC_WAIT_S` (without the GIL) rather than through the selector, a future and a task
-  wake-up. A job that outlasts the wait is awaited the asyncio way, so a cell that computes
-  holds the event loop for `SYNC_WAIT_S` at most; its lane remembers it, and the lane's next
-  job is awaited at once. With other jobs in flight the loop never waits: concurrent cells
-  keep computing in parallel while it serves them.
+- When no other guest job is in flight and the loop has no other work ready, the loop
+  thread waits on the pipe for at most `SYNC_WAIT_S` (without the GIL) rather than through
+  the selector, a future and a task wake-up. A job that ends later is awaited the asyncio
+  way, so a cell that computes holds the event loop for `SYNC_WAIT_S` at most; its lane
+  remembers that its last job ended late (from submission, so a thread that waited for a
+  busy core counts too), and the lane's next job is awaited at once. With other jobs in
+  flight or other callbacks ready the loop never waits: concurrent cells keep computing in
+  parallel while it serves them.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class _Job:
     reads `future`; the loop sets `future` before it reads `finished` for the last time, so
     either the loop sees the job finished or the worker sees the future, never neither."""
 
-    __slots__ = ("args", "error", "finished", "function", "future", "result")
+    __slots__ = ("args", "error", "finished", "function", "future", "result", "submitted")
 
     def __init__(self, function: Callable[..., Any] | None, args: tuple[Any, ...]) -> None:
         self.function = function
@@ -73,6 +75,7 @@ class _Job:
         self.finished = False
         self.result: Any = None
         self.error: BaseException | None = None
+        self.submitted = 0.0
 
     def run(self) -> None:
         function = self.function
@@ -108,12 +111,14 @@ class _Worker:
         self._wake, self._waker = _pipe()
         self._lanes = lanes
         self.slow = False
-        """Whether this lane's last job outlasted `SYNC_WAIT_S` (its next one is awaited)."""
+        """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
+        (its next one is awaited)."""
         name = f"clawcell-guest-{lane}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def submit(self, job: _Job) -> None:
+        job.submitted = time.perf_counter()
         self._jobs.append(job)
         _signal(self._waker)
 
@@ -126,9 +131,9 @@ class _Worker:
                 self._finish(self._jobs.popleft())
 
     def _finish(self, job: _Job) -> None:
-        started = time.perf_counter()
         job.run()
-        self.slow = time.perf_counter() - started > SYNC_WAIT_S
+        # From submission: a thread that waits for a core makes a quick job late too.
+        self.slow = time.perf_counter() - job.submitted > SYNC_WAIT_S
         future = job.future
         if future is None:
             _signal(self._lanes.done_waker)
@@ -178,6 +183,15 @@ class _Lanes:
         return True
 
 
+def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether `loop` has other work ready to run (other cells' steps, settled tools): then
+    it must not wait. One callback is allowed: after a tool call it is the finished task's
+    done-callback, which only records what the cell has already swept. Read from asyncio's
+    own loop; a loop without that queue never waits."""
+    ready: Any = getattr(loop, "_ready", None)
+    return ready is None or len(ready) > 1
+
+
 _lanes = PerProcess(_Lanes)  # a forked child does not inherit the threads: it starts its own
 
 
@@ -194,16 +208,17 @@ async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: in
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
     in_flight = lanes.in_flight
-    quick = not in_flight and not worker.slow
+    loop = asyncio.get_running_loop()
+    quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
     if not quick:
-        job.future = asyncio.get_running_loop().create_future()
+        job.future = loop.create_future()
     worker.submit(job)
     if quick and lanes.wait_for(job):
         in_flight.discard(job)
         return job.outcome()
     if job.future is None:
-        job.future = asyncio.get_running_loop().create_future()
+        job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future
             job.future.cancel()  # which the worker may still settle: nobody awaits it
             in_flight.discard(job)
