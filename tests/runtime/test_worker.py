@@ -5,9 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 
 from clawcell.runtime import GuestPool, run_on_guest_thread
-from clawcell.runtime._worker import guest_lanes  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
+    SYNC_WAIT_S,
+    _lanes,  # pyright: ignore[reportPrivateUsage]
+    guest_lanes,
+)
 from tests.conftest import in_forked_child
 
 INSTALL = '{"maxPending":16,"bindings":[]}'
@@ -36,3 +41,82 @@ def test_concurrent_guests_are_spread_over_the_lanes() -> None:
     out = in_forked_child(_lanes_of_concurrent_guests)
     assert out is not None, "the child hung"
     assert sorted(json.loads(out)) == sorted(list(range(guest_lanes())) * 2)
+
+
+def _sleep_then(seconds: float, value: object) -> object:
+    time.sleep(seconds)
+    return value
+
+
+def _fail_after(seconds: float, message: str) -> object:
+    time.sleep(seconds)
+    raise ValueError(message)
+
+
+def test_the_loop_keeps_running_while_a_guest_job_outlasts_the_short_wait() -> None:
+    async def main() -> tuple[object, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        value = await run_on_guest_thread(_sleep_then, 0.3, "late")
+        seen = ticks
+        task.cancel()
+        return value, seen
+
+    value, ticks = asyncio.run(main())
+    assert value == "late"
+    assert ticks >= 5  # the loop served the ticker while the job ran (300 ms, a tick per 5)
+
+
+def test_errors_reach_the_awaiting_coroutine_on_both_paths() -> None:
+    async def main() -> list[str]:
+        messages: list[str] = []
+        for seconds in (0.0, 20 * SYNC_WAIT_S):
+            try:
+                await run_on_guest_thread(_fail_after, seconds, f"after {seconds}")
+            except ValueError as exc:
+                messages.append(str(exc))
+        return messages
+
+    assert asyncio.run(main()) == ["after 0.0", f"after {20 * SYNC_WAIT_S}"]
+
+
+def test_jobs_around_the_wait_threshold_all_return_their_own_value() -> None:
+    # Durations straddle `SYNC_WAIT_S`, so jobs end before, during and after the loop stops
+    # waiting for them; a lost wake-up would hang here, a crossed one return a wrong value.
+    durations = [SYNC_WAIT_S * factor for factor in (0.0, 0.5, 0.9, 1.0, 1.1, 1.5, 3.0)] * 10
+
+    async def main() -> list[object]:
+        return [await run_on_guest_thread(_sleep_then, d, i) for i, d in enumerate(durations)]
+
+    assert asyncio.run(main()) == list(range(len(durations)))
+
+
+def test_concurrent_jobs_on_every_lane_return_their_own_values() -> None:
+    async def main() -> list[object]:
+        calls = [
+            run_on_guest_thread(_sleep_then, 0.001 * (i % 3), i, lane=i % guest_lanes())
+            for i in range(40)
+        ]
+        return list(await asyncio.gather(*calls))
+
+    assert asyncio.run(main()) == list(range(40))
+
+
+def test_a_cancelled_wait_leaves_nothing_in_flight_and_the_next_job_runs() -> None:
+    async def main() -> tuple[bool, object]:
+        job = asyncio.ensure_future(run_on_guest_thread(_sleep_then, 0.1, "abandoned"))
+        await asyncio.sleep(0.02)
+        job.cancel()
+        await asyncio.sleep(0.2)  # the abandoned job ends and is collected
+        idle = not _lanes.get().in_flight
+        return idle, await run_on_guest_thread(_sleep_then, 0.0, "next")
+
+    assert asyncio.run(main()) == (True, "next")

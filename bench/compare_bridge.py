@@ -1,0 +1,141 @@
+"""The guest-thread bridge against the loop thread, in this tree and another, alternately.
+
+A script, not a test. Each round runs one fresh process per tree (the trees in a shuffled
+order). A process times a cell of 1,000 sequential echo calls on the guest thread and on the
+loop thread, alternating the two modes cell by cell, and counts the process's context
+switches (`getrusage`, every thread) and CPU time per call in each mode. Prints per tree the
+median over rounds of each figure, the guest/loop ratio paired cell by cell, and this tree
+against the other paired round by round; writes `bench/results/bridge_comparison.{json,md}`.
+
+    .venv/bin/python bench/compare_bridge.py --baseline /path/to/other/src --rounds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+HERE = BENCH.parent / "src"
+RESULTS = BENCH / "results"
+CALLS = 1000
+CHILD = """
+import asyncio, json, resource, statistics, time
+import clawcell
+
+SEQUENTIAL = "for (let i = 0; i < {calls}; i++) await echo({{ i }}); return 1;"
+
+async def echo(params):
+    return params
+
+def switches():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+
+async def timed(mode):
+    switched, cpu, start = switches(), time.process_time(), time.perf_counter()
+    envelope = await mode.exec(SEQUENTIAL)
+    wall = (time.perf_counter() - start) * 1000
+    assert envelope["status"] == "completed", envelope
+    return wall, (time.process_time() - cpu) * 1e6 / {calls}, (switches() - switched) / {calls}
+
+async def main():
+    tools = [clawcell.Tool(name="echo", execute=echo, parameters={{"type": "object"}})]
+    out = {{"guest": [], "loop": []}}
+    async with clawcell.CodeMode(tools) as guest, clawcell.CodeMode(
+        tools, guest_thread=False
+    ) as loop:
+        modes = {{"guest": guest, "loop": loop}}
+        for mode in modes.values():
+            await mode.exec(SEQUENTIAL)
+        for cell in range({cells}):
+            order = ["guest", "loop"] if cell % 2 == 0 else ["loop", "guest"]
+            for name in order:
+                out[name].append(await timed(modes[name]))
+    ratios = [g[0] / l[0] for g, l in zip(out["guest"], out["loop"])]
+    figures = {{"guest/loop (paired)": statistics.median(ratios)}}
+    for name, samples in out.items():
+        figures[f"{{name}} ms"] = statistics.median(s[0] for s in samples)
+        figures[f"{{name}} CPU us/call"] = statistics.median(s[1] for s in samples)
+        figures[f"{{name}} switches/call"] = statistics.median(s[2] for s in samples)
+    print(json.dumps(figures))
+
+asyncio.run(main())
+"""
+
+
+def _one(source: Path, cells: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    code = CHILD.format(calls=CALLS, cells=cells)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", type=Path, required=True, help="another tree's src/")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--cells", type=int, default=6, help="cells per mode per process")
+    args = parser.parse_args()
+    trees = {"baseline": args.baseline.resolve(), "this tree": HERE}
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        order = list(trees)
+        random.shuffle(order)
+        for name in order:
+            rounds[name].append(_one(trees[name], args.cells))
+    _write(_rows(rounds), args)
+
+
+def _rows(rounds: dict[str, list[dict[str, float]]]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for figure in rounds["this tree"][0]:
+        base = statistics.median(r[figure] for r in rounds["baseline"])
+        this = statistics.median(r[figure] for r in rounds["this tree"])
+        paired = statistics.median(
+            t[figure] / b[figure]
+            for t, b in zip(rounds["this tree"], rounds["baseline"], strict=True)
+            if b[figure] > 0
+        )
+        rows.append(
+            {"figure": figure, "baseline": base, "this": this, "paired_ratio": round(paired, 3)}
+        )
+    return rows
+
+
+def _write(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    lines = [
+        "| figure | baseline | this tree | this/baseline, paired |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['figure']} | {r['baseline']:.3f} | {r['this']:.3f} | {r['paired_ratio']:.3f} |"
+        for r in rows
+    ]
+    table = "\n".join(lines)
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "rounds": args.rounds,
+        "cells": args.cells,
+        "calls": CALLS,
+        "load": os.getloadavg(),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    payload = {"meta": meta, "baseline": str(args.baseline), "rows": rows}
+    (RESULTS / "bridge_comparison.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (RESULTS / "bridge_comparison.md").write_text(table + "\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
