@@ -43,8 +43,10 @@ typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
 # The suite runs on every core with pytest-xdist (`make test TEST_WORKERS=0`: one process),
-# beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone.
+# beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone,
+# collected from the files below only (tests/test_isolated_tests.py keeps the list complete).
 TEST_WORKERS ?= auto
+ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
 test: $(TEST_STAMP) $(ACORN)
 	scripts/ensure-chromium.sh
@@ -52,7 +54,7 @@ test: $(TEST_STAMP) $(ACORN)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
 	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup
-	$(PY) -m pytest -m isolated  # timing ratios, in a process of their own
+	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py
