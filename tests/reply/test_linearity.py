@@ -6,7 +6,7 @@ test repeats every syntax fragment of the protocol in several shapes and measure
 at two sizes, `n` and `16n`, in the same test: a linear function costs about 16 times as much
 on the larger input, a quadratic one about 256 times. The cost is the thread's CPU time and the
 bound a ratio (`tests/_growth.py`), so neither the machine's speed nor its load decides the
-outcome; the last test shows the same measurement failing quadratic stand-ins.
+outcome; the last tests show the same measurement failing quadratic stand-ins.
 """
 
 from __future__ import annotations
