@@ -8,20 +8,24 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 ACORN := src/clawcell/runtime/vendor/acorn.js
+# The venv's own pip (Python 3.11+ bundles one with editable pyproject installs) is used as is:
+# upgrading it first cost a download and an install on every fresh clone.
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# Compiles the JavaScript engine once into ~/.cache/clawcell (a no-op when it is there).
+WARM_ENGINE := $(PY) -c 'import clawcell.runtime as r; r.compiled_reactor()'
 
 .PHONY: demo test lint typecheck bench dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY) $(ACORN)
-	$(PY) -m pip install --quiet -e .
+	$(PIP) -e .
 	$(PY) -m compileall -q src
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
-	$(PY) -m pip install --quiet -e '.[test,pydantic,web,ui,postgres]'
+	$(PIP) -e '.[test,pydantic,web,ui,postgres]'
 	$(PY) -m compileall -q src
 	touch $@ $(STAMP)
 
@@ -32,7 +36,7 @@ $(ACORN): scripts/fetch-acorn.py
 
 # The warm-up compiles the engine once (cached in ~/.cache/clawcell), so no cell waits for it.
 demo: $(STAMP) $(ACORN)
-	$(PY) -c 'import clawcell.runtime as r; r.compiled_reactor()'
+	$(WARM_ENGINE)
 	$(VENV)/bin/clawcell demo
 
 lint: $(TEST_STAMP)
@@ -43,16 +47,19 @@ typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
 # The suite runs on every core with pytest-xdist (`make test TEST_WORKERS=0`: one process),
-# beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone.
+# beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone,
+# collected from the files below only (tests/test_isolated_tests.py keeps the list complete).
 TEST_WORKERS ?= auto
+ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
 test: $(TEST_STAMP) $(ACORN)
 	scripts/ensure-chromium.sh
 	scripts/ensure-bubblewrap.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
+	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
 	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup
-	$(PY) -m pytest -m isolated  # timing ratios, in a process of their own
+	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py

@@ -3,8 +3,8 @@ budget (D3, D4), and rejection descriptions under the deadline (D5)."""
 
 from __future__ import annotations
 
+import math
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +12,9 @@ import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell._source._checks import MAX_SOURCE_BYTES, check_source
+from clawcell._source._tokenizer import tokenize
 from clawcell.runtime import Guest
+from tests._growth import worst_growth
 from tests.conftest import FAST, exec_one, failure, run
 
 TOO_LARGE = (
@@ -43,15 +45,6 @@ def test_a_source_just_under_the_cap_runs() -> None:
     assert exec_one(code, limits=Limits(timeout_ms=60_000))["value"] == MAX_SOURCE_BYTES - 20
 
 
-def _best_of_three(check: Callable[[str], Any], code: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        check(code)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 SCANS: dict[str, Callable[[int], str]] = {
     "nested_require_methods": lambda n: "({require(a=" * n + "){}})" * n,
     "nested_import_calls": lambda n: "import(" * n + ")" * n,
@@ -64,13 +57,44 @@ SCANS: dict[str, Callable[[int], str]] = {
 }
 
 
-@pytest.mark.isolated  # a timing ratio: measured beside other tests (xdist), it is noise
+# Linear is about 16 (memory effects up to about 30), quadratic about 256 (the nested-require
+# scan of D4 was 600 at 8x); the measurement is `tests/_growth.py`.
+_GROWTH = 16
+_MAX_RATIO = 64.0
+
+
+def _source_growth(
+    make: Callable[[int], str],
+    check: Callable[[str], object] = check_source,
+    retry_over: float = _MAX_RATIO,
+) -> float:
+    case = ("", [make(250)], [make(250 * _GROWTH)])
+    return worst_growth(check, [case], bound=retry_over)[0]
+
+
+@pytest.mark.isolated  # a timing ratio: one process of its own keeps its caches undisturbed
 @pytest.mark.parametrize("make", [pytest.param(v, id=k) for k, v in SCANS.items()])
 def test_source_checks_are_linear(make: Callable[[int], str]) -> None:
-    # A ratio against the same check on an eighth of the input, never an absolute time:
-    # linear is about 8, quadratic about 64 (the nested-require scan was 600).
-    small, large = make(4_000), make(32_000)
-    assert _best_of_three(check_source, large) < 40 * max(_best_of_three(check_source, small), 1e-4)
+    ratio = _source_growth(make)
+    assert ratio < _MAX_RATIO, f"check_source grew {ratio:.1f}x on {_GROWTH}x the input"
+
+
+def _with_d4_defect(code: str) -> object:
+    """`check_source` plus D4's defect: each `(` searches forward for a `)`."""
+    texts = [token.text for token in tokenize(code)]
+    for at, text in enumerate(texts):
+        if text == "(" and ")" in texts[at:]:
+            texts.index(")", at)
+    return check_source(code)
+
+
+@pytest.mark.isolated
+def test_the_source_measure_fails_a_quadratic_check() -> None:
+    # The measurement above, of a stand-in with the defect it exists for, must see it.
+    # One measurement (no retry over the bound, which only spares linear checks a stall).
+    nested = SCANS["nested_import_calls"]
+    ratio = _source_growth(nested, check=_with_d4_defect, retry_over=math.inf)
+    assert ratio >= _MAX_RATIO, f"the quadratic stand-in grew only {ratio:.1f}x"
 
 
 def test_parsing_runs_on_the_guest_thread(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,10 @@ from clawcell import CodeMode, Limits, RuntimeUnavailableError
 from clawcell.runtime import Guest, GuestPool, _wasm, compiled_reactor
 from clawcell.runtime._exports import SIGNATURES, GuestTrap
 from clawcell.runtime._failure import JSException
-from clawcell.runtime._module import EXPORTED_FUNCTIONS
+from clawcell.runtime._module import (
+    EXPORTED_FUNCTIONS,
+    _cache_path,  # pyright: ignore[reportPrivateUsage]
+)
 from tests.conftest import in_forked_child
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
@@ -122,9 +125,15 @@ def test_a_new_process_loads_the_compiled_module_from_the_cache(tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_a_corrupt_cache_file_is_recompiled_not_fatal(tmp_path: Path) -> None:
-    assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
-    [cached] = tmp_path.glob("qjs-*.cwasm")
+def test_a_corrupt_cache_file_is_recompiled_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file a new process would read, found without compiling the engine for it first
+    # (the test above shows that a first process writes exactly one such file).
+    monkeypatch.delenv("CLAWCELL_NO_MODULE_CACHE", raising=False)
+    monkeypatch.setenv("CLAWCELL_CACHE_DIR", str(tmp_path))
+    cached = _cache_path()
+    assert cached is not None and cached.parent == tmp_path and cached.suffix == ".cwasm"
     cached.write_bytes(b"not a compiled module")
     assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
     assert cached.read_bytes() != b"not a compiled module"

@@ -102,16 +102,20 @@ def serve(
     return serve_agent(factory, **settings)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
-    # Per test, not per session: the sync API marks an event loop as running on this thread
-    # while it is open, which would break every later test that calls `asyncio.run`.
+    # Per module, not per session: the sync API marks an event loop as running on this thread
+    # while it is open, which would break every later test that calls `asyncio.run`; pytest
+    # closes a module's fixtures before a test of another module runs (under xdist too), and
+    # no test here calls `asyncio.run` on the test's thread.
     with sync_playwright() as instance:
         yield instance
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
+    # One Chromium per module (a launch costs about a second); every test gets its own
+    # context (`page`, or the test's own `new_context`), which shares no cookies or storage.
     executable = shutil.which("chromium")
     assert executable, "Debian's chromium is missing: run scripts/ensure-chromium.sh"
     chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
