@@ -18,7 +18,9 @@ OOM = "InternalError: out of memory"
 MODULES = "code mode module access is disabled."
 STUCK = "code mode promise is pending without host work"
 BIG = Limits(timeout_ms=250, memory_limit_bytes=256 * 1024 * 1024)
-ROOMY = Limits(timeout_ms=3000)  # memory cases: they must end by OOM, never by the clock
+# Memory cases must end by OOM, never by the clock: 30 s is a hang guard only (at a load of
+# 20 on two cores, four of them passed the old 3 s budget before reaching OOM).
+ROOMY = Limits(timeout_ms=30_000)
 
 # What a fresh cell sees: global names and the own properties (with their kinds) of the
 # prototypes and intrinsics a hostile cell might replace, plus frozen/extensible flags.
@@ -344,7 +346,7 @@ def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile) -> None:
 
 @pytest.mark.slow
 def test_returning_100_mb_completes_with_a_truncation_marker() -> None:
-    limits = Limits(timeout_ms=20_000, memory_limit_bytes=512 * 1024 * 1024)
+    limits = Limits(timeout_ms=60_000, memory_limit_bytes=512 * 1024 * 1024)  # a hang guard
 
     async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any]]:
         big = await mode.exec("const s = 'x'.repeat(2 ** 20);\nreturn Array(100).fill(s);")
