@@ -6,8 +6,9 @@ is told to dump before (`--dump-before=math_lgamma`): every dump then holds exac
 instructions of one stretch, of every thread. The labels of the dumps, in order, go to the
 file named by `$LABELS` (one a line; `warm:` stretches are warm-up and not counted).
 
-Figures: `exec`, `seq`, `batch` (warm `exec('return 1')` ×50 per repeat, 1,000 sequential
-echo calls, 1,000 calls in `Promise.all` batches of 128; `_l` runs them on the loop thread),
+Figures: `exec`, `seq`, `batch` (warm `exec('return 1')` ×20 per repeat, 100 sequential echo
+calls, 256 calls in `Promise.all` batches of 128 — a tenth and a quarter of `bench_runtime.py`'s,
+so a cell stays within its 60 s budget under valgrind; `_l` runs them on the loop thread),
 `loop` (a 1e6-iteration loop, a tenth of `bench_runtime.py`'s), `park_memory` and
 `park_sqlite` (one dump for the `exec` that parks, one for the `wait` that completes),
 `first_memory` and `first_sqlite` (a new `CodeMode` and its first cell).
@@ -23,10 +24,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_runtime import PARALLEL, SEQUENTIAL
 from clawcell import CodeMode, Limits, Tool
 from clawcell.store import SQLiteStore
 
+SEQUENTIAL = "for (let i = 0; i < 100; i++) await echo({ i }); return 1;"
+PARALLEL = (
+    "for (let b = 0; b < 256; b += 128) {\n"
+    "  await Promise.all(Array.from({ length: 128 }, (_, i) => echo({ i: b + i })));\n"
+    "}\nreturn 1;"
+)
 LOOP = "let s = 0; for (let i = 0; i < 1e6; i++) s += i; return s;"
 PARK = "await yield_control('bench');\nreturn 1;"
 CODE = {"exec": "return 1", "seq": SEQUENTIAL, "batch": PARALLEL, "loop": LOOP}
@@ -50,7 +56,7 @@ def _mark(label: str) -> None:
 
 async def _cells(figure: str, repeat: int) -> None:
     name = figure.removesuffix("_l")
-    count = repeat * (50 if name == "exec" else 1)
+    count = repeat * (20 if name == "exec" else 1)
     thread = not figure.endswith("_l")
     async with CodeMode(_tools(), limits=LIMITS, guest_thread=thread) as mode:
         await mode.exec(CODE[name])

@@ -40,12 +40,12 @@ FIGURES = (
     "exec,exec_l,seq,seq_l,batch,batch_l,park_memory,park_sqlite,first_memory,first_sqlite,loop"
 )
 NAMES = {
-    "exec": "warm exec('return 1')",
-    "exec_l": "warm exec('return 1') [loop thread]",
-    "seq": "1,000 sequential echo calls",
-    "seq_l": "1,000 sequential echo calls [loop thread]",
-    "batch": "1,000 echo calls in batches of 128",
-    "batch_l": "1,000 echo calls in batches of 128 [loop thread]",
+    "exec": "20 warm exec('return 1')",
+    "exec_l": "20 warm exec('return 1') [loop thread]",
+    "seq": "100 sequential echo calls",
+    "seq_l": "100 sequential echo calls [loop thread]",
+    "batch": "256 echo calls in batches of 128",
+    "batch_l": "256 echo calls in batches of 128 [loop thread]",
     "park_memory": "exec that yields → waiting, memory",
     "resume_memory": "wait → completed, memory",
     "park_sqlite": "exec that yields → waiting, SQLite",
