@@ -9,7 +9,7 @@ file named by `$LABELS` (one a line; `warm:` stretches are warm-up and not count
 Figures: `exec`, `seq`, `batch` (warm `exec('return 1')` ×20 per repeat, 100 sequential echo
 calls, 256 calls in `Promise.all` batches of 128 — a tenth and a quarter of `bench_runtime.py`'s,
 so a cell stays within its 60 s budget under valgrind; `_l` runs them on the loop thread),
-`loop` (a 1e6-iteration loop, a tenth of `bench_runtime.py`'s), `park_memory` and
+`loop` (a 1e5-iteration loop, a hundredth of `bench_runtime.py`'s), `park_memory` and
 `park_sqlite` (one dump for the `exec` that parks, one for the `wait` that completes),
 `first_memory` and `first_sqlite` (a new `CodeMode` and its first cell).
 """
@@ -33,7 +33,7 @@ PARALLEL = (
     "  await Promise.all(Array.from({ length: 128 }, (_, i) => echo({ i: b + i })));\n"
     "}\nreturn 1;"
 )
-LOOP = "let s = 0; for (let i = 0; i < 1e6; i++) s += i; return s;"
+LOOP = "let s = 0; for (let i = 0; i < 1e5; i++) s += i; return s;"
 PARK = "await yield_control('bench');\nreturn 1;"
 CODE = {"exec": "return 1", "seq": SEQUENTIAL, "batch": PARALLEL, "loop": LOOP}
 LIMITS = Limits(timeout_ms=60_000)

@@ -40,19 +40,19 @@ FIGURES = (
     "exec,exec_l,seq,seq_l,batch,batch_l,park_memory,park_sqlite,first_memory,first_sqlite,loop"
 )
 NAMES = {
-    "exec": "20 warm exec('return 1')",
-    "exec_l": "20 warm exec('return 1') [loop thread]",
-    "seq": "100 sequential echo calls",
-    "seq_l": "100 sequential echo calls [loop thread]",
-    "batch": "256 echo calls in batches of 128",
-    "batch_l": "256 echo calls in batches of 128 [loop thread]",
+    "exec": "warm exec('return 1'), 20 × repeat",
+    "exec_l": "warm exec('return 1'), 20 × repeat [loop thread]",
+    "seq": "100 sequential echo calls, × repeat",
+    "seq_l": "100 sequential echo calls, × repeat [loop thread]",
+    "batch": "256 echo calls in batches of 128, × repeat",
+    "batch_l": "256 echo calls in batches of 128, × repeat [loop thread]",
     "park_memory": "exec that yields → waiting, memory",
     "resume_memory": "wait → completed, memory",
     "park_sqlite": "exec that yields → waiting, SQLite",
     "resume_sqlite": "wait → completed, SQLite",
     "first_memory": "new CodeMode + first cell, memory",
     "first_sqlite": "new CodeMode + first cell, SQLite",
-    "loop": "1e6-iteration loop",
+    "loop": "1e5-iteration loop, × repeat",
 }
 _DUMP = re.compile(r"out\.(\d+)")
 
