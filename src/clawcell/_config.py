@@ -101,12 +101,7 @@ class CodeModeOptions:
         Raises:
             ConfigurationError: An option name is unknown, or a value is wrong.
         """
-        unknown = sorted(set(changes) - set(OPTION_NAMES))
-        if unknown:
-            raise ConfigurationError(
-                f"unknown option(s) {', '.join(map(repr, unknown))}; "
-                f"the options are {', '.join(OPTION_NAMES)}."
-            )
+        _check_names(changes)
         return dataclasses.replace(self, **changes) if changes else self
 
     @classmethod
@@ -114,13 +109,23 @@ class CodeModeOptions:
         cls, options: CodeModeOptions | None, keywords: Mapping[str, Any]
     ) -> CodeModeOptions:
         """`options` (defaults when `None`) with the `keywords` given beside it on top."""
-        if options is None:
-            options = cls()
-        elif not isinstance(cast(object, options), CodeModeOptions):
+        if options is None:  # built once: each build checks every field
+            _check_names(keywords)
+            return cls(**keywords)
+        if not isinstance(cast(object, options), CodeModeOptions):
             raise ConfigurationError(
                 f"`options` must be a `clawcell.CodeModeOptions`, got {options!r}."
             )
         return options.replace(**keywords)
+
+
+def _check_names(changes: Mapping[str, object]) -> None:
+    unknown = sorted(set(changes) - set(OPTION_NAMES))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown option(s) {', '.join(map(repr, unknown))}; "
+            f"the options are {', '.join(OPTION_NAMES)}."
+        )
 
 
 class CodeModeKeywords(TypedDict, total=False):

@@ -1,0 +1,146 @@
+"""Instructions per figure of this tree against another source tree, counted by callgrind.
+
+A script, not a test, and not part of `make bench` (it needs valgrind and a second tree).
+Wall-clock comparisons on a shared machine drift by a fifth within minutes (an unchanged
+1e7-iteration loop once read 1.20×); the instructions a figure executes do not depend on
+the machine's load. `_instructions_child.py` runs the figures under
+`valgrind --tool=callgrind --dump-before=math_lgamma`, one dump per measured stretch with the
+instructions of every thread (the guest's wasm code included); this prints the median per
+stretch for both trees and their ratio, and writes
+`bench/results/instructions_comparison.{json,md}`. With `--keep DIR` the dumps stay in
+`DIR/0` (baseline) and `DIR/1` (this tree), one per stretch in the order of `labels`, for
+`callgrind_annotate`.
+
+    .venv/bin/python bench/compare_instructions.py --baseline /path/to/other/src
+
+The trees run at the same time (counts do not depend on it); expect ~10 minutes on an idle
+core per tree for the default figures, far more under load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+HERE = BENCH.parent / "src"
+RESULTS = BENCH / "results"
+CHILD = BENCH / "_instructions_child.py"
+FIGURES = (
+    "exec,exec_l,seq,seq_l,batch,batch_l,park_memory,park_sqlite,first_memory,first_sqlite,loop"
+)
+NAMES = {
+    "exec": "warm exec('return 1'), 20 × repeat",
+    "exec_l": "warm exec('return 1'), 20 × repeat [loop thread]",
+    "seq": "100 sequential echo calls, × repeat",
+    "seq_l": "100 sequential echo calls, × repeat [loop thread]",
+    "batch": "256 echo calls in batches of 128, × repeat",
+    "batch_l": "256 echo calls in batches of 128, × repeat [loop thread]",
+    "park_memory": "exec that yields → waiting, memory",
+    "resume_memory": "wait → completed, memory",
+    "park_sqlite": "exec that yields → waiting, SQLite",
+    "resume_sqlite": "wait → completed, SQLite",
+    "first_memory": "new CodeMode + first cell, memory",
+    "first_sqlite": "new CodeMode + first cell, SQLite",
+    "loop": "1e5-iteration loop, × repeat",
+}
+_DUMP = re.compile(r"out\.(\d+)")
+
+
+def _start(source: Path, figures: str, repeat: int, scratch: Path) -> subprocess.Popen[bytes]:
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{source}{os.pathsep}{BENCH}",
+        "PYTHONHASHSEED": "0",
+        "LABELS": str(scratch / "labels"),
+    }
+    command = [valgrind, "--tool=callgrind", "--dump-before=math_lgamma"]
+    command += [f"--callgrind-out-file={scratch}/out", sys.executable, str(CHILD), figures]
+    command.append(str(repeat))
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _counts(scratch: Path) -> dict[str, list[int]]:
+    """Instructions of each dump, by the label of its stretch."""
+    labels = (scratch / "labels").read_text().split()
+    dumps = sorted(
+        (int(m.group(1)), p) for p in scratch.iterdir() if (m := _DUMP.fullmatch(p.name))
+    )
+    counts: dict[str, list[int]] = {}
+    for (_, dump), label in zip(dumps, labels, strict=False):
+        with dump.open() as lines:
+            total = next(int(line.split()[1]) for line in lines if line.startswith("summary:"))
+        if not label.startswith("warm:") and label != "end":
+            counts.setdefault(label, []).append(total)
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", type=Path, required=True, help="another tree's src/")
+    parser.add_argument("--figures", default=FIGURES, help=f"comma-separated ({FIGURES})")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="keep the callgrind dumps in this folder")
+    args = parser.parse_args()
+    trees = {"baseline": args.baseline.resolve(), "this tree": HERE}
+    counts: dict[str, dict[str, list[int]]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) if args.keep is None else args.keep
+        dirs = {name: root / str(index) for index, name in enumerate(trees)}
+        running: dict[str, subprocess.Popen[bytes]] = {}
+        for name, source in trees.items():
+            dirs[name].mkdir(parents=True, exist_ok=True)
+            for stale in dirs[name].glob("out*"):
+                stale.unlink()
+            running[name] = _start(source, args.figures, args.repeat, dirs[name])
+        for name, process in running.items():
+            _, stderr = process.communicate()
+            if process.returncode != 0:
+                sys.exit(f"{name}: callgrind run failed:\n{stderr.decode()[-2000:]}")
+            counts[name] = _counts(dirs[name])
+    _write(_rows(counts), args)
+
+
+def _rows(counts: dict[str, dict[str, list[int]]]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for label, samples in counts["this tree"].items():
+        base = statistics.median(counts["baseline"][label])
+        this = statistics.median(samples)
+        row = {"figure": NAMES.get(label, label), "key": label, "n": len(samples)}
+        rows.append({**row, "baseline": base, "this": this, "ratio": round(this / base, 4)})
+    return rows
+
+
+def _write(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    lines = [
+        "| figure | baseline (instructions) | this tree | ratio |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['figure']} | {r['baseline']:,.0f} | {r['this']:,.0f} | {r['ratio']:.3f} |"
+        for r in rows
+    ]
+    table = "\n".join(lines)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "repeat": args.repeat}
+    payload = {"meta": meta, "baseline": str(args.baseline), "rows": rows}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "instructions_comparison.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (RESULTS / "instructions_comparison.md").write_text(table + "\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
