@@ -14,6 +14,7 @@ model = "openai:gpt-5.1"
 
 [limits]
 timeoutMs = 5000
+executor = "quickjs"                  # or "v8" (the `v8` extra; docs/executors.md)
 
 [policy]
 approvals = "elicit"                  # elicit | allow | deny
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from .. import CodeModeOptions, Limits, Tool
 from ..errors import ConfigurationError
+from ..runtime import EXECUTOR_NAMES, executor_named
 
 if TYPE_CHECKING:
     from ..mcp import ServerConfig
@@ -79,6 +81,7 @@ class Settings:
         tools: `module:attribute` specs of the tools.
         mcp_servers: MCP servers by name (`clawcell.mcp.StdioServer` / `HttpServer`).
         limits: Limit settings by camelCase name (validated by `parse_limits`).
+        executor: The `[limits] executor` name (`"quickjs"`, `"v8"`); `None`: the default.
         builtin_tools: The `[builtin_tools]` table, for `clawcell.tools.from_config`.
         store: A SQLite path, a `postgresql://` URL, `":memory:"`, or `None` for the
             command's default.
@@ -94,6 +97,7 @@ class Settings:
     builtin_tools: Mapping[str, Any] = field(default_factory=dict[str, Any])
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
     limits: Mapping[str, int] = field(default_factory=dict[str, int])
+    executor: str | None = None
     store: str | None = None
     session: str | None = None
     approvals: str = "elicit"
@@ -109,6 +113,7 @@ class Settings:
             builtin_tools=other.builtin_tools or self.builtin_tools,
             mcp_servers={**self.mcp_servers, **other.mcp_servers},
             limits={**self.limits, **other.limits},
+            executor=other.executor or self.executor,
             store=other.store if other.store is not None else self.store,
             session=other.session if other.session is not None else self.session,
             approvals=other.approvals if other.approvals != "elicit" else self.approvals,
@@ -140,6 +145,7 @@ class Settings:
             store=store,
             session_id=self.session or "default",
             mcp_servers=self.mcp_servers,
+            executor=None if self.executor is None else executor_named(self.executor),
         )
 
     def build_tools(self) -> list[Tool]:
@@ -205,11 +211,13 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
     if "servers" in mcp:
         servers.update(parse_servers(mcp["servers"], source=where))
     agent = _agent(where, _table(where, data, "agent"))
+    limits = dict(_table(where, data, "limits"))
     return Settings(
         tools=_strings(where, data, "tools"),
         builtin_tools=_builtin_tools(_table(where, data, "builtin_tools"), file.resolve().parent),
         mcp_servers=servers,
-        limits=_limits(where, _table(where, data, "limits")),
+        limits=_limits(where, limits),
+        executor=_executor_name(where, limits),
         store=_string(where, data, "store"),
         session=_string(where, data, "session"),
         approvals=_approvals(where, _table(where, data, "policy")),
@@ -300,10 +308,23 @@ def _camel(name: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+def _executor_name(where: str, table: Mapping[str, Any]) -> str | None:
+    """The `[limits] executor` name (`"quickjs"` or `"v8"`), if set."""
+    name = table.get("executor")
+    if name is not None and name not in EXECUTOR_NAMES:
+        raise ConfigurationError(
+            f"{where}: limit 'executor' must be one of {', '.join(map(repr, EXECUTOR_NAMES))}, "
+            f"got {name!r}."
+        )
+    return name
+
+
 def _limits(where: str, table: Mapping[str, Any]) -> dict[str, int]:
     valid = limit_names()
     out: dict[str, int] = {}
     for name, value in table.items():
+        if name == "executor":
+            continue  # not a number: `_executor_name` reads it
         if name not in valid:
             raise ConfigurationError(
                 f"{where}: unknown limit {name!r}; the limits are {', '.join(valid)}."

@@ -8,20 +8,32 @@ snapshotted while parked and restored elsewhere. Failures of guest code come bac
 `EngineFailure` values, never as engine exceptions.
 
 `QuickJSExecutor` (QuickJS-NG on wasmtime, with the process-wide pools of `GuestPool`) is the
-one implementation and the default.
+default and the only one whose parked cells can be snapshotted; `V8Executor` (`_v8.py`, V8 in
+Deno worker processes) is the opt-in one for cells that compute. `executor_named` maps the
+names `CodeMode(executor=…)` and `[limits] executor` take to them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from ._failure import EngineFailure
 from ._guest import Guest
 from ._pool import GuestPool
 from ._report import StepResult
 
-__all__ = ["Executor", "ExecutorGuest", "GuestConfig", "QuickJSExecutor"]
+__all__ = [
+    "EXECUTOR_NAMES",
+    "Executor",
+    "ExecutorGuest",
+    "GuestConfig",
+    "QuickJSExecutor",
+    "executor_named",
+]
+
+EXECUTOR_NAMES: Final = ("quickjs", "v8")
+"""The executor names `CodeMode(executor=…)` and the config file's `[limits] executor` take."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +61,12 @@ class ExecutorGuest(Protocol):
     @property
     def lane(self) -> int:
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
+        ...
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether `snapshot` captures the parked cell (QuickJS), or the cell lives only in
+        this guest (V8: `snapshot` returns a marker that `restore` refuses)."""
         ...
 
     @property
@@ -155,3 +173,14 @@ class QuickJSExecutor:
         """Put every idle guest back on the process-wide shelf; idempotent."""
         for pool in self._pools.values():
             pool.close()
+
+
+def executor_named(name: str) -> Executor | None:
+    """The executor called `name` (`"quickjs"`, `"v8"`), or `None` for an unknown name."""
+    if name == "quickjs":
+        return QuickJSExecutor()
+    if name == "v8":
+        from ._v8 import V8Executor
+
+        return V8Executor()
+    return None

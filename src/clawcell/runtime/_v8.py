@@ -15,10 +15,12 @@ and never handed out again.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import threading
 import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Final
 
@@ -51,6 +53,10 @@ class _Pool:
         weakref.finalize(guest, guest.closer)
         return guest
 
+    @property
+    def key(self) -> _Key:
+        return (self.heap_mb, self.sandbox)
+
     def take(self) -> V8Guest:
         with self.lock:
             while self.idle:
@@ -58,7 +64,12 @@ class _Pool:
                 if guest.alive:
                     return guest
                 guest.close()
-        return self.start()
+        shelved = _SHELF.take(self.key)
+        if shelved is None:
+            return self.start()
+        if shelved.config != self.config.install_config:
+            shelved.reset(self.config.install_config)
+        return shelved
 
     def top_up(self) -> None:
         """Start spares until `spares` workers are idle (they boot in the background)."""
@@ -82,10 +93,62 @@ class _Pool:
         guest.close()
 
     def close(self) -> None:
+        """Put the idle workers on the process-wide shelf (beyond its room they end)."""
         with self.lock:
             idle, self.idle = self.idle, []
         for guest in idle:
+            _SHELF.put(self.key, guest)
+
+
+_Key = tuple[int, bool]
+
+
+class _Shelf:
+    """Idle workers of closed executors, by heap limit and sandbox, so that the next
+    `CodeMode` starts warm (a worker is given another catalog with its next reset): up to
+    `SHELF_WORKERS` per key for the `SHELF_KEYS` most recently used keys."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[_Key, list[V8Guest]] = OrderedDict()
+
+    def take(self, key: _Key) -> V8Guest | None:
+        with self._lock:
+            idle = self._idle.get(key, [])
+            while idle:
+                guest = idle.pop(0)
+                if guest.alive:
+                    return guest
+                guest.close()
+        return None
+
+    def put(self, key: _Key, guest: V8Guest) -> None:
+        dropped: list[V8Guest] = []
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            self._idle.move_to_end(key)
+            if guest.alive and len(idle) < SHELF_WORKERS:
+                idle.append(guest)
+            else:
+                dropped.append(guest)
+            while len(self._idle) > SHELF_KEYS:
+                _, old = self._idle.popitem(last=False)
+                dropped += old
+        for extra in dropped:
+            extra.close()
+
+    def close(self) -> None:
+        with self._lock:
+            idle = [guest for guests in self._idle.values() for guest in guests]
+            self._idle.clear()
+        for guest in idle:
             guest.close()
+
+
+SHELF_WORKERS: Final = 2
+SHELF_KEYS: Final = 4
+_SHELF = _Shelf()
+atexit.register(_SHELF.close)
 
 
 class V8Executor:
@@ -135,7 +198,8 @@ class V8Executor:
             guest.close()
 
     def close(self) -> None:
-        """End every idle worker; idempotent (the executor can still be used after it)."""
+        """Put every idle worker on the process-wide shelf (the next executor over the same
+        tools starts warm; the others end); idempotent, and the executor can still be used."""
         for pool in self._pools.values():
             pool.close()
 

@@ -45,8 +45,10 @@ _BOOT_S: Final = 30.0
 class V8Guest:
     """A V8 worker process handed out by `V8Executor` (an `ExecutorGuest`)."""
 
-    snapshots: Final = False
-    """V8 guests cannot be snapshotted: a parked cell stays live in its worker."""
+    @property
+    def snapshots(self) -> bool:
+        """V8 guests cannot be snapshotted: a parked cell stays live in its worker."""
+        return False
 
     def __init__(self, process: subprocess.Popen[bytes], *, controller: str, config: str) -> None:
         self._channel = Channel(process)
@@ -56,6 +58,8 @@ class V8Guest:
         self.lent_from: object = None
         """The pool that handed this guest out (see `V8Executor`)."""
         self._booted = False
+        self.config = config
+        """The install configuration the worker's next context is (or will be) built with."""
         self._first: StepResult | EngineFailure | None = None
         # The first request (controller and bindings) may not fit the pipe before the worker
         # reads it: written from a thread, so the caller never blocks on a booting worker.
@@ -90,14 +94,17 @@ class V8Guest:
         self.interrupted = True
         self._channel.kill()
 
-    def reset(self) -> None:
+    def reset(self, config: str | None = None) -> None:
         """Forget the cell; the worker prepares a pristine context for the next one while
-        it is idle (the request has no reply, so this never waits)."""
+        it is idle (the request has no reply, so this never waits), installed with `config`
+        when given (a worker serves any configuration)."""
         self.has_unhandled_rejection = False
+        if config is not None:
+            self.config = config
         if not self._booted:
-            return
+            self._boot.join()  # the init request is written before anything else
         try:
-            self._channel.send({"op": "reset"}, time.monotonic() + 1.0)
+            self._channel.send({"op": "reset", "config": config}, time.monotonic() + 1.0)
         except (WorkerDied, WorkerTimeout):
             self._channel.kill()
 
@@ -107,12 +114,15 @@ class V8Guest:
         """One request and its reply (raises `WorkerTimeout` or `WorkerDied`)."""
         channel = self._channel
         if not self._booted:
+            # A worker still booting is host overhead, as building a QuickJS guest is: the
+            # wait does not count in the cell's budget.
+            began = time.monotonic()
             self._boot.join()
-            boot_deadline = max(deadline, time.monotonic() + _BOOT_S)
-            reply = channel.receive(boot_deadline)
+            reply = channel.receive(began + _BOOT_S)
             if not reply.get("ok"):
                 raise WorkerDied(str(reply.get("message", "the worker did not boot")))
             self._booted = True
+            deadline += time.monotonic() - began
         channel.send(message, deadline)
         return channel.receive(deadline)
 

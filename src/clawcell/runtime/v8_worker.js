@@ -12,8 +12,9 @@
 //   {"op": "start", "code": text, "seed": hex}           -> a run reply | failure
 //   {"op": "run", "batch": text}                         -> a run reply | failure
 //   {"op": "describe"}                                   -> {"ok": true, "text": text|null}
-//   {"op": "reset"}                                      (no reply: the next cell's context
-//                                                         is prepared while the host waits)
+//   {"op": "reset", "config": text|null}                 (no reply: the next cell's context
+//                                                         is prepared while the host waits;
+//                                                         a config replaces the install one)
 //
 // A run reply is {"ok": true, "report": text, "rejected": bool}: the controller's step
 // report once the cell's microtasks ran, and whether a rejection has no handler.
@@ -27,6 +28,8 @@ const USER_FILE = "openclaw-code-mode:user.js";
 const CONTROLLER_FILE = "clawcell:controller.js";
 const encoder = new TextEncoder();
 const stringify = JSON.stringify;
+const resolved = Promise.resolve();
+const bind = (fn, self, ...args) => Function.prototype.bind.call(fn, self, ...args);
 
 let controller = null; // the compiled controller (a context-independent script)
 let installConfig = "";
@@ -112,7 +115,9 @@ async function start(request) {
   } catch (error) {
     return failure("thrown", error); // code that closed the wrapper early threw
   }
-  current.host.start(cell, request.seed);
+  // Started from a promise job with a bound function, so no frame of this worker is on the
+  // cell's stack (its errors show the user's frames and the controller's, as on QuickJS).
+  resolved.then(bind(current.host.start, current.host, cell, request.seed));
   return await report();
 }
 
@@ -135,7 +140,8 @@ function describe() {
   return { ok: true, text: null };
 }
 
-function reset() {
+function reset(request) {
+  if (typeof request.config === "string") installConfig = request.config;
   current = null;
   rejections.clear();
   next = prepare();
@@ -153,7 +159,7 @@ async function handle(line) {
     case "describe":
       return describe();
     case "reset":
-      reset();
+      reset(request);
       return null;
     default:
       throw new Error("unknown op " + stringify(request.op));
