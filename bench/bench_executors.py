@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import clawcell
-from clawcell.runtime import executor_named
 from bench_runtime import LOOP, PARALLEL, SEQUENTIAL
+from clawcell.runtime import executor_named
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EXECUTORS = ("quickjs", "v8")
