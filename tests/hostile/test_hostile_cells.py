@@ -3,6 +3,7 @@ the same `CodeMode` runs normally without any trace of the previous cell."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits
+from clawcell.runtime import executor_named
 from tests.conftest import FAST, echo_tool, failure, with_mode
 
 TIMEOUT = "code mode timeout exceeded"
@@ -329,14 +331,18 @@ async def _probe(mode: CodeMode) -> dict[str, Any]:
     return value["fingerprint"]
 
 
+@pytest.mark.parametrize("executor", ["quickjs", "v8"])
 @pytest.mark.parametrize("case", [pytest.param(c, id=i) for i, c in CASES.items()])
-def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile) -> None:
+def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile, executor: str) -> None:
     async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         pristine = await _probe(mode)
         envelope = await mode.exec(case.code)
         return pristine, envelope, await _probe(mode)
 
-    pristine, envelope, after = with_mode(body, limits=case.limits)
+    limits = case.limits
+    if executor == "v8" and case.code_ != "timeout":  # see `test_hostile_corpus.v8_limits`
+        limits = dataclasses.replace(limits, timeout_ms=max(limits.timeout_ms, 10_000))
+    pristine, envelope, after = with_mode(body, limits=limits, executor=executor_named(executor))
     _check(case, envelope)
     assert after == pristine
     assert pristine["leak"] == "undefined"

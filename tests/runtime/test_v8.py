@@ -210,11 +210,10 @@ def test_the_config_file_selects_the_executor_in_limits(tmp_path: Path) -> None:
     path = tmp_path / "clawcell.toml"
     path.write_text('[limits]\ntimeoutMs = 4000\nexecutor = "v8"\n', "utf-8")
     settings = load_settings(path)
-    assert settings.executor == "v8"
-    assert settings.limits == {"timeoutMs": 4000}
+    assert settings.limits == {"timeoutMs": 4000, "executor": "v8"}
     assert isinstance(settings.options(None).executor, V8Executor)
     path.write_text('[limits]\nexecutor = "node"\n', "utf-8")
-    with pytest.raises(ConfigurationError, match="'executor' must be one of"):
+    with pytest.raises(ConfigurationError, match="limit 'executor' must be one of 'quickjs'"):
         load_settings(path)
 
 

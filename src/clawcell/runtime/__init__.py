@@ -16,17 +16,11 @@ import typing
 
 from .. import _lazy
 from . import _wire as wire
-from ._executor import (
-    EXECUTOR_NAMES,
-    Executor,
-    ExecutorGuest,
-    GuestConfig,
-    QuickJSExecutor,
-    executor_named,
-)
+from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._module import compiled_reactor
+from ._named import EXECUTOR_NAMES, checked_executor_name, executor_named
 from ._pool import GuestPool
 from ._report import StepResult
 from ._v8 import V8Executor
@@ -51,6 +45,7 @@ __all__ = [
     "SegmentRunner",
     "StepResult",
     "V8Executor",
+    "checked_executor_name",
     "compiled_reactor",
     "executor_named",
     "parse_failure",

@@ -9,31 +9,21 @@ snapshotted while parked and restored elsewhere. Failures of guest code come bac
 
 `QuickJSExecutor` (QuickJS-NG on wasmtime, with the process-wide pools of `GuestPool`) is the
 default and the only one whose parked cells can be snapshotted; `V8Executor` (`_v8.py`, V8 in
-Deno worker processes) is the opt-in one for cells that compute. `executor_named` maps the
-names `CodeMode(executor=…)` and `[limits] executor` take to them.
+Deno worker processes) is the opt-in one for cells that compute. `executor_named` (`_named.py`)
+maps the names `CodeMode(executor=…)` and `[limits] executor` take to them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ._failure import EngineFailure
 from ._guest import Guest
 from ._pool import GuestPool
 from ._report import StepResult
 
-__all__ = [
-    "EXECUTOR_NAMES",
-    "Executor",
-    "ExecutorGuest",
-    "GuestConfig",
-    "QuickJSExecutor",
-    "executor_named",
-]
-
-EXECUTOR_NAMES: Final = ("quickjs", "v8")
-"""The executor names `CodeMode(executor=…)` and the config file's `[limits] executor` take."""
+__all__ = ["Executor", "ExecutorGuest", "GuestConfig", "QuickJSExecutor"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,14 +163,3 @@ class QuickJSExecutor:
         """Put every idle guest back on the process-wide shelf; idempotent."""
         for pool in self._pools.values():
             pool.close()
-
-
-def executor_named(name: str) -> Executor | None:
-    """The executor called `name` (`"quickjs"`, `"v8"`), or `None` for an unknown name."""
-    if name == "quickjs":
-        return QuickJSExecutor()
-    if name == "v8":
-        from ._v8 import V8Executor
-
-        return V8Executor()
-    return None

@@ -31,13 +31,14 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from .._lazy import install_hint
 from ..errors import RuntimeUnavailableError
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
 
 INSTALL_HINT: Final = (
-    "the V8 executor needs the Deno binary: install the `v8` extra "
-    "(`pip install 'clawcell[v8]'`) or put `deno` on PATH"
+    f"the V8 executor needs the Deno binary: add the `v8` extra, {install_hint('v8')}, "
+    "or put `deno` on PATH"
 )
 WORKER_SCRIPT: Final = Path(__file__).with_name("v8_worker.js")
 HEAP_OVERHEAD_MB: Final = 32

@@ -265,6 +265,10 @@ def _v8_expected(case_id: str, expected: Any) -> Any:
         return out
     if "replaySafe" in out:  # `v8-not-durable`: a V8 cell never survives a restart
         out["replaySafe"] = False
+    if case_id == "restart-safe/context-budget":  # `false` is one byte longer than `true`
+        value = dict(out["value"])
+        value.update(omittedBytes=value["omittedBytes"] + 1, prefix=value["prefix"][:-1])
+        out["value"] = value
     if case_id in _V8_CYCLIC:
         for key in ("code", "failurePhase", "bridgeDispatchStarted", "error"):
             out.pop(key, None)
@@ -272,9 +276,9 @@ def _v8_expected(case_id: str, expected: Any) -> Any:
     if case_id in _V8_ENGINE_TEXT:
         for key in ("error", "value"):
             if isinstance(out.get(key), str) and out[key]:
-                out[key] = {"$regex": "^" + re.escape(_engine_prefix(out[key]))}
+                out[key] = {"$regex": re.escape(_engine_prefix(out[key])) + ".*"}
             elif isinstance(out.get(key), dict) and key == "value":
-                out[key] = {"$regex": r"^\w*Error: "}
+                out[key] = {"$regex": r"\w*Error: .*"}
     return out
 
 
