@@ -167,9 +167,12 @@ async function handle(line) {
 }
 
 const decoder = new TextDecoder();
+const buffer = new Uint8Array(1 << 16);
 let pending = "";
-for await (const chunk of Deno.stdin.readable) {
-  pending += decoder.decode(chunk, { stream: true });
+for (;;) {
+  const n = await Deno.stdin.read(buffer);
+  if (n === null) break;
+  pending += decoder.decode(buffer.subarray(0, n), { stream: true });
   let end;
   while ((end = pending.indexOf("\n")) !== -1) {
     const line = pending.slice(0, end);
