@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits, Tool
-from clawcell.runtime import executor_named
+from clawcell.runtime import V8Executor
 from tests.conftest import echo_tool, with_mode
 from tests.hostile import _corpus as corpus
 from tests.hostile._traps import SINKS, TRAPS, trap_code
@@ -59,11 +59,27 @@ def _expect(recorded: dict[str, Any]) -> dict[str, Any]:
     return json.loads(_RESULT_ID.sub("result_<id>", json.dumps(recorded)))
 
 
+def _same(summary: dict[str, Any], expected: dict[str, Any], executor: str) -> bool:
+    """The recorded outcome; on V8 an error or caught text may be in V8's words, with the
+    same error class or prefix (`v8-engine-text` in docs/divergences.md)."""
+    if executor == "quickjs" or summary == expected:
+        return summary == expected
+    for key in set(summary) | set(expected):
+        got, want = summary.get(key), expected.get(key)
+        if got == want:
+            continue
+        if key not in ("error", "value") or not isinstance(got, str) or not isinstance(want, str):
+            return False
+        if got.split(":", 1)[0] != want.split(":", 1)[0]:
+            return False
+    return True
+
+
 def v8_limits(limits: Limits, code: str) -> Limits:
     """`limits` for a case on V8: a cell that is not meant to reach its deadline gets 10 s,
     since each bridge round trip crosses a process boundary, which a loaded machine can slow
     past a 250 ms budget (the recorded outcome, not the budget, is what the case checks)."""
-    if any(code in family.values() for family in (corpus.NATIVE_FLOODS,)) or "for (;;)" in code:
+    if code in corpus.NATIVE_FLOODS.values() or "for (;;)" in code or "while (true)" in code:
         return limits
     return dataclasses.replace(limits, timeout_ms=max(limits.timeout_ms, 10_000))
 
@@ -73,6 +89,8 @@ def run_case(
 ) -> dict[str, Any]:
     """The case's envelope summary on `executor`, after checking that probes before and
     after agree."""
+    if executor == "v8":
+        return _run_v8(code, v8_limits(limits, code))
 
     async def body(mode: CodeMode) -> tuple[Any, dict[str, Any], Any]:
         before = await _probe(mode)
@@ -80,12 +98,29 @@ def run_case(
         return before, envelope, await _probe(mode)
 
     before, envelope, after = with_mode(
-        body,
-        tools=_tools(),
-        limits=limits if executor == "quickjs" else v8_limits(limits, code),
-        guest_thread=guest_thread,
-        executor=executor_named(executor),
+        body, tools=_tools(), limits=limits, guest_thread=guest_thread
     )
+    assert after == before
+    return _summary(envelope)
+
+
+def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
+    """On V8 the probes run with a roomy budget in runtimes that share the case's executor
+    (its pool and warm workers), so a loaded machine cannot time them out."""
+    executor = V8Executor(spares=1)
+
+    async def probe(mode: CodeMode) -> Any:
+        return await _probe(mode)
+
+    async def case(mode: CodeMode) -> dict[str, Any]:
+        return await mode.exec(code)
+
+    try:
+        before = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
+        envelope = with_mode(case, tools=_tools(), limits=limits, executor=executor)
+        after = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
+    finally:
+        executor.close()
     assert after == before
     return _summary(envelope)
 
@@ -99,7 +134,7 @@ def test_serialization_trap_ends_in_its_recorded_envelope(
     recorded = SERIALIZATION[f"{trap}-{sink}"]
     summary = run_case(trap_code(trap, sink), TIGHT, executor=executor)
     summary.pop("phase", None)
-    assert summary == _expect(recorded)
+    assert _same(summary, _expect(recorded), executor), summary
 
 
 MODES = [
@@ -114,7 +149,7 @@ MODES = [
 def test_native_code_flood_times_out(name: str, guest_thread: bool, executor: str) -> None:
     code = corpus.NATIVE_FLOODS[name]
     summary = run_case(code, NATIVE, guest_thread=guest_thread, executor=executor)
-    assert summary == _expect(RECORDED[f"native-{name}"])
+    assert _same(summary, _expect(RECORDED[f"native-{name}"]), executor), summary
 
 
 @pytest.mark.parametrize(("guest_thread", "executor"), MODES)
@@ -124,7 +159,7 @@ def test_controller_tampering_ends_in_its_recorded_envelope(
 ) -> None:
     code = corpus.TAMPERING[name]
     summary = run_case(code, TIGHT, guest_thread=guest_thread, executor=executor)
-    assert summary == _expect(RECORDED[f"tampering-{name}"])
+    assert _same(summary, _expect(RECORDED[f"tampering-{name}"]), executor), summary
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
@@ -132,7 +167,7 @@ def test_controller_tampering_ends_in_its_recorded_envelope(
 def test_output_flood_is_bounded(name: str, executor: str) -> None:
     limits = TIGHT if name == "output_then_timeout" else ROOMY
     summary = run_case(corpus.OUTPUT_FLOODS[name], limits, executor=executor)
-    assert summary == _expect(RECORDED[f"output-{name}"])
+    assert _same(summary, _expect(RECORDED[f"output-{name}"]), executor), summary
     # The model never sees more than the output budget (plus the envelope's own keys).
     size = len(json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     assert size < 2 * ROOMY.max_output_bytes
@@ -142,4 +177,4 @@ def test_output_flood_is_bounded(name: str, executor: str) -> None:
 @pytest.mark.parametrize("name", list(corpus.CAPS))
 def test_queue_and_inbox_caps_hold(name: str, executor: str) -> None:
     summary = run_case(corpus.CAPS[name], ROOMY, executor=executor)
-    assert summary == _expect(RECORDED[f"caps-{name}"])
+    assert _same(summary, _expect(RECORDED[f"caps-{name}"]), executor), summary

@@ -37,9 +37,14 @@ let next = null; // the pristine context of the next cell: {context, host}
 let current = null; // the context of the running cell
 const rejections = new Map(); // promise -> reason, unhandled (see docs/divergences.md)
 
+const isPrototypeOf = Function.prototype.call.bind(Object.prototype.isPrototypeOf);
 addEventListener("unhandledrejection", (event) => {
   event.preventDefault(); // a cell's rejection must never end the worker
-  rejections.set(event.promise, event.reason);
+  // Deno may report a rejection of the previous cell after the next one started: only the
+  // running cell's own promises (its context's Promise.prototype) count.
+  if (current !== null && isPrototypeOf(current.promiseProto, event.promise)) {
+    rejections.set(event.promise, event.reason);
+  }
 });
 addEventListener("rejectionhandled", (event) => {
   rejections.delete(event.promise);
@@ -69,9 +74,12 @@ function send(message) {
 
 function prepare() {
   const context = vm.createContext({});
+  // As in a QuickJS guest, no WebAssembly: a cell computes in JavaScript only.
+  vm.runInContext("delete globalThis.WebAssembly", context);
   const host = controller.runInContext(context);
   host.install(installConfig);
-  return { context, host };
+  const promiseProto = vm.runInContext("Promise.prototype", context);
+  return { context, host, promiseProto };
 }
 
 function failure(kind, error) {
