@@ -10,7 +10,8 @@ Workers are pooled per configuration, like QuickJS guests: a cell takes an idle 
 (whose next context the worker prepared while idle), and a new worker is started as a spare
 whenever the pool runs low, so a warm cell pays a pipe round trip rather than a process
 start. A worker that was killed (deadline, cancellation) or died (out of heap) is closed
-and never handed out again.
+and never handed out again. A worker serves any catalog (its next reset installs another),
+so the idle workers of a closed executor wait on a process-wide shelf for the next one.
 """
 
 from __future__ import annotations
