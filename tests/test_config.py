@@ -25,9 +25,14 @@ _OPTION_NAMES = (
 BAD: list[tuple[str, dict[str, Any], str]] = [
     (
         "executor",
-        {"executor": "v8"},
+        {"executor": 8},
         "`executor` must be a `clawcell.runtime.Executor` (an object with `acquire`, `release` "
-        "and `close`, such as `QuickJSExecutor()`), got 'v8'.",
+        "and `close`, such as `QuickJSExecutor()`) or one of 'quickjs', 'v8', got 8.",
+    ),
+    (
+        "executor-name",
+        {"executor": "node"},
+        "`executor` must be one of 'quickjs', 'v8' or a `clawcell.runtime.Executor`, got 'node'.",
     ),
     (
         "limits",

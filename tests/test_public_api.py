@@ -41,6 +41,7 @@ PACKAGE = [
     "render",
 ]
 RUNTIME = [
+    "EXECUTOR_NAMES",
     "EngineFailure",
     "Executor",
     "ExecutorGuest",
@@ -52,7 +53,10 @@ RUNTIME = [
     "QuickJSExecutor",
     "SegmentRunner",
     "StepResult",
+    "V8Executor",
+    "checked_executor_name",
     "compiled_reactor",
+    "executor_named",
     "parse_failure",
     "run_on_guest_thread",
     "script_failure",

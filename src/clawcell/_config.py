@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack, cast
 
 from ._limits import Limits
 from ._runs._parked import RunHome
@@ -21,7 +21,7 @@ from ._session_ids import check_session_id
 from .approvals import Approvals, DecisionLedger, ToolPolicy
 from .catalog import Tool
 from .errors import ConfigurationError
-from .runtime import Executor
+from .runtime import EXECUTOR_NAMES, Executor, executor_named
 from .store import SessionStore
 
 if TYPE_CHECKING:
@@ -69,9 +69,10 @@ class CodeModeOptions:
         telemetry_in_text: Whether `CodeMode.render` (the text the built-in agent, framework
             adapters and MCP server give the model) includes `telemetry`; envelopes always
             carry it.
-        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`); `None`: a
-            `QuickJSExecutor` (QuickJS-NG on wasmtime). Closed (its idle guests let go) with
-            each `CodeMode` that uses it.
+        executor: What runs guest JavaScript (a `clawcell.runtime.Executor`, or its name:
+            `"quickjs"`, `"v8"` for the opt-in `V8Executor` of the `v8` extra, see
+            docs/executors.md); `None`: a `QuickJSExecutor` (QuickJS-NG on wasmtime).
+            Closed (its idle guests let go) with each `CodeMode` that uses it.
 
     Raises:
         ConfigurationError: A field has a value of the wrong kind; the message names the
@@ -142,7 +143,7 @@ class CodeModeKeywords(TypedDict, total=False):
     policy: ToolPolicy | Mapping[str, Any] | None
     approval_ttl_seconds: float | None
     telemetry_in_text: bool
-    executor: Executor | None
+    executor: Executor | Literal["quickjs", "v8"] | None
 
 
 def _limits(limits: object) -> Limits:
@@ -245,10 +246,19 @@ def _approval_ttl(seconds: object) -> float | None:
 
 
 def _executor(executor: object) -> Executor | None:
+    if isinstance(executor, str):
+        named = executor_named(executor)
+        if named is None:
+            raise ConfigurationError(
+                f"`executor` must be one of {', '.join(map(repr, EXECUTOR_NAMES))} or a "
+                f"`clawcell.runtime.Executor`, got {executor!r}."
+            )
+        return named
     if executor is not None and not isinstance(executor, Executor):
         raise ConfigurationError(
             "`executor` must be a `clawcell.runtime.Executor` (an object with `acquire`, "
-            f"`release` and `close`, such as `QuickJSExecutor()`), got {executor!r}."
+            f"`release` and `close`, such as `QuickJSExecutor()`) or one of "
+            f"{', '.join(map(repr, EXECUTOR_NAMES))}, got {executor!r}."
         )
     return executor
 

@@ -65,5 +65,5 @@ def test_the_readme_installs_the_wheel_this_version_builds() -> None:
 
 def test_the_readme_lists_every_extra_but_test() -> None:
     section = TEXTS["README.md"].split("## Adding an extra", 1)[1].split("\n## ", 1)[0]
-    listed = set(re.findall(r"`([a-z-]+)`", section.strip().split("\n\n", 1)[0]))
+    listed = set(re.findall(r"`([a-z0-9-]+)`", section.strip().split("\n\n", 1)[0]))
     assert listed == EXTRAS - {"test"}

@@ -7,6 +7,7 @@ The recorded envelopes live in `data/`; `_traps.py` and `_corpus.py` hold the ce
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits, Tool
+from clawcell.runtime import V8Executor
 from tests.conftest import echo_tool, with_mode
 from tests.hostile import _corpus as corpus
 from tests.hostile._traps import SINKS, TRAPS, trap_code
@@ -30,6 +32,7 @@ _RESULT_ID = re.compile(r"result_[0-9a-f-]{36}")
 TIGHT = Limits(timeout_ms=250)
 NATIVE = Limits(timeout_ms=250, memory_limit_bytes=256 * 1024 * 1024)
 ROOMY = Limits(timeout_ms=60_000)
+EXECUTORS = ["quickjs", "v8"]
 
 
 async def _big(tool_input: dict[str, Any]) -> Any:
@@ -56,8 +59,55 @@ def _expect(recorded: dict[str, Any]) -> dict[str, Any]:
     return json.loads(_RESULT_ID.sub("result_<id>", json.dumps(recorded)))
 
 
-def run_case(code: str, limits: Limits, *, guest_thread: bool = True) -> dict[str, Any]:
-    """The case's envelope summary, after checking that probes before and after agree."""
+# Cases whose V8 envelope differs beyond an error's words (docs/divergences.md, "The V8
+# executor"), with V8's (status, code): V8's `JSON.stringify` defines array elements, so a
+# setter on `Array.prototype[n]` never runs; its engine texts change the output's own bytes
+# (the BigInt message, a truncation one byte off); its stack is deeper.
+_V8_OUTCOME: dict[str, tuple[str, str | None]] = {
+    "tampering-array_prototype_index_setter": ("completed", None),
+    "tampering-array_prototype_index_setters": ("completed", None),
+    "tampering-object_prototype_descriptor_keys": ("completed", None),
+    "tampering-weak_map_prototype": ("completed", None),
+    "tampering-object_define_property_replaced": ("completed", None),
+    "output-output_then_throw": ("failed", "internal_error"),
+    "output-error_with_many_frames": ("failed", "internal_error"),
+}
+
+
+def _same(summary: dict[str, Any], expected: dict[str, Any], executor: str, key: str = "") -> bool:
+    """The recorded outcome; on V8 an error or caught text may be in V8's words, with the
+    same error class or prefix (`v8-engine-text` in docs/divergences.md)."""
+    if executor == "v8" and key in _V8_OUTCOME:
+        return (summary["status"], summary.get("code")) == _V8_OUTCOME[key]
+    if executor == "quickjs" or summary == expected:
+        return summary == expected
+    for field in set(summary) | set(expected):
+        got, want = summary.get(field), expected.get(field)
+        if got == want:
+            continue
+        if field not in ("error", "value") or not isinstance(got, str) or not isinstance(want, str):
+            return False
+        if got.split(":", 1)[0] != want.split(":", 1)[0]:
+            return False
+    return True
+
+
+def v8_limits(limits: Limits, code: str) -> Limits:
+    """`limits` for a case on V8: a cell that is not meant to reach its deadline gets 10 s,
+    since each bridge round trip crosses a process boundary, which a loaded machine can slow
+    past a 250 ms budget (the recorded outcome, not the budget, is what the case checks)."""
+    if code in corpus.NATIVE_FLOODS.values() or "for (;;)" in code or "while (true)" in code:
+        return limits
+    return dataclasses.replace(limits, timeout_ms=max(limits.timeout_ms, 10_000))
+
+
+def run_case(
+    code: str, limits: Limits, *, guest_thread: bool = True, executor: str = "quickjs"
+) -> dict[str, Any]:
+    """The case's envelope summary on `executor`, after checking that probes before and
+    after agree."""
+    if executor == "v8":
+        return _run_v8(code, v8_limits(limits, code))
 
     async def body(mode: CodeMode) -> tuple[Any, dict[str, Any], Any]:
         before = await _probe(mode)
@@ -71,43 +121,79 @@ def run_case(code: str, limits: Limits, *, guest_thread: bool = True) -> dict[st
     return _summary(envelope)
 
 
+def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
+    """On V8 the probes run with a roomy budget in runtimes that share the case's executor
+    (its pool and warm workers), so a loaded machine cannot time them out."""
+    executor = V8Executor(spares=1)
+
+    async def probe(mode: CodeMode) -> Any:
+        return await _probe(mode)
+
+    async def case(mode: CodeMode) -> dict[str, Any]:
+        return await mode.exec(code)
+
+    try:
+        before = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
+        envelope = with_mode(case, tools=_tools(), limits=limits, executor=executor)
+        after = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
+    finally:
+        executor.close()
+    assert after == before
+    return _summary(envelope)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("sink", list(SINKS))
 @pytest.mark.parametrize("trap", list(TRAPS))
-def test_serialization_trap_ends_in_its_recorded_envelope(trap: str, sink: str) -> None:
+def test_serialization_trap_ends_in_its_recorded_envelope(
+    trap: str, sink: str, executor: str
+) -> None:
     recorded = SERIALIZATION[f"{trap}-{sink}"]
-    summary = run_case(trap_code(trap, sink), TIGHT)
+    summary = run_case(trap_code(trap, sink), TIGHT, executor=executor)
     summary.pop("phase", None)
-    assert summary == _expect(recorded)
+    assert _same(summary, _expect(recorded), executor), summary
 
 
-MODES = [pytest.param(True, id="guest_thread"), pytest.param(False, id="loop_thread")]
+MODES = [
+    pytest.param(True, "quickjs", id="guest_thread"),
+    pytest.param(False, "quickjs", id="loop_thread"),
+    pytest.param(True, "v8", id="v8"),
+]
 
 
-@pytest.mark.parametrize("guest_thread", MODES)
+@pytest.mark.parametrize(("guest_thread", "executor"), MODES)
 @pytest.mark.parametrize("name", list(corpus.NATIVE_FLOODS))
-def test_native_code_flood_times_out(name: str, guest_thread: bool) -> None:
-    summary = run_case(corpus.NATIVE_FLOODS[name], NATIVE, guest_thread=guest_thread)
-    assert summary == _expect(RECORDED[f"native-{name}"])
+def test_native_code_flood_times_out(name: str, guest_thread: bool, executor: str) -> None:
+    code = corpus.NATIVE_FLOODS[name]
+    summary = run_case(code, NATIVE, guest_thread=guest_thread, executor=executor)
+    assert _same(summary, _expect(RECORDED[f"native-{name}"]), executor), summary
 
 
-@pytest.mark.parametrize("guest_thread", MODES)
+@pytest.mark.parametrize(("guest_thread", "executor"), MODES)
 @pytest.mark.parametrize("name", list(corpus.TAMPERING))
-def test_controller_tampering_ends_in_its_recorded_envelope(name: str, guest_thread: bool) -> None:
-    summary = run_case(corpus.TAMPERING[name], TIGHT, guest_thread=guest_thread)
-    assert summary == _expect(RECORDED[f"tampering-{name}"])
+def test_controller_tampering_ends_in_its_recorded_envelope(
+    name: str, guest_thread: bool, executor: str
+) -> None:
+    code = corpus.TAMPERING[name]
+    summary = run_case(code, TIGHT, guest_thread=guest_thread, executor=executor)
+    key = f"tampering-{name}"
+    assert _same(summary, _expect(RECORDED[key]), executor, key), summary
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("name", list(corpus.OUTPUT_FLOODS))
-def test_output_flood_is_bounded(name: str) -> None:
+def test_output_flood_is_bounded(name: str, executor: str) -> None:
     limits = TIGHT if name == "output_then_timeout" else ROOMY
-    summary = run_case(corpus.OUTPUT_FLOODS[name], limits)
-    assert summary == _expect(RECORDED[f"output-{name}"])
+    summary = run_case(corpus.OUTPUT_FLOODS[name], limits, executor=executor)
+    key = f"output-{name}"
+    assert _same(summary, _expect(RECORDED[key]), executor, key), summary
     # The model never sees more than the output budget (plus the envelope's own keys).
     size = len(json.dumps(summary, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     assert size < 2 * ROOMY.max_output_bytes
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("name", list(corpus.CAPS))
-def test_queue_and_inbox_caps_hold(name: str) -> None:
-    summary = run_case(corpus.CAPS[name], ROOMY)
-    assert summary == _expect(RECORDED[f"caps-{name}"])
+def test_queue_and_inbox_caps_hold(name: str, executor: str) -> None:
+    summary = run_case(corpus.CAPS[name], ROOMY, executor=executor)
+    assert _same(summary, _expect(RECORDED[f"caps-{name}"]), executor), summary

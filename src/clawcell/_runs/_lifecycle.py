@@ -319,7 +319,7 @@ class Lifecycle:
                 phase: FailurePhase = "bridge" if run.cell.bridge_dispatch_started else "guest"
                 failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
                 return failed, None
-        if not live:
+        if not live and guest.snapshots:  # a V8 cell lives only in its worker: kept live
             self._host.release(guest)
             run.snapshot = snapshot
         run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds

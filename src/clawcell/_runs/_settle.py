@@ -32,7 +32,10 @@ def leg_envelope(run: Run, outcome: LegOutcome, host: CellHost, policy: ReplayPo
     telemetry = host.telemetry()
     gate = run.cell.approvals
     approvals = [a.to_json() for a in gate.pending] if gate is not None else []
-    replay_safe = policy.reports_replay_safe(run.restart_safe, run.cell.pending_requests())
+    # A cell on an executor without snapshots (V8) cannot survive a restart at all.
+    replay_safe = run.cell.guest.snapshots and policy.reports_replay_safe(
+        run.restart_safe, run.cell.pending_requests()
+    )
 
     def build(p: Projection) -> Envelope:
         if outcome.status == "completed":

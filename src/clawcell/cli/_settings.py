@@ -31,19 +31,20 @@ resolved against the file's directory; the current directory is on the import pa
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
 import sys
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from .. import CodeModeOptions, Limits, Tool
 from ..errors import ConfigurationError
+from ..runtime import executor_named
+from ._limit_settings import limit_names, parse_limits, read_limits
 
 if TYPE_CHECKING:
     from ..mcp import ServerConfig
@@ -93,7 +94,7 @@ class Settings:
     tools: tuple[str, ...] = ()
     builtin_tools: Mapping[str, Any] = field(default_factory=dict[str, Any])
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
-    limits: Mapping[str, int] = field(default_factory=dict[str, int])
+    limits: Mapping[str, int | str] = field(default_factory=dict[str, int | str])
     store: str | None = None
     session: str | None = None
     approvals: str = "elicit"
@@ -140,6 +141,7 @@ class Settings:
             store=store,
             session_id=self.session or "default",
             mcp_servers=self.mcp_servers,
+            executor=executor_named(str(self.limits.get("executor", "quickjs"))),
         )
 
     def build_tools(self) -> list[Tool]:
@@ -209,7 +211,7 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
         tools=_strings(where, data, "tools"),
         builtin_tools=_builtin_tools(_table(where, data, "builtin_tools"), file.resolve().parent),
         mcp_servers=servers,
-        limits=_limits(where, _table(where, data, "limits")),
+        limits=read_limits(where, _table(where, data, "limits")),
         store=_string(where, data, "store"),
         session=_string(where, data, "session"),
         approvals=_approvals(where, _table(where, data, "policy")),
@@ -288,65 +290,6 @@ def _approvals(where: str, policy: Mapping[str, Any]) -> str:
             f"{where}: `policy.approvals` must be elicit, allow or deny, got {value!r}."
         )
     return cast(str, value)
-
-
-def limit_names() -> list[str]:
-    """The camelCase names `--limit` and `[limits]` accept."""
-    return [_camel(f.name) for f in dataclasses.fields(Limits)]
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
-
-
-def _limits(where: str, table: Mapping[str, Any]) -> dict[str, int]:
-    valid = limit_names()
-    out: dict[str, int] = {}
-    for name, value in table.items():
-        if name not in valid:
-            raise ConfigurationError(
-                f"{where}: unknown limit {name!r}; the limits are {', '.join(valid)}."
-            )
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigurationError(f"{where}: limit {name!r} must be an integer, got {value!r}.")
-        _check_range(f"{where}: limit {name!r}", name, value)
-        out[name] = value
-    return out
-
-
-def parse_limits(pairs: Sequence[str]) -> dict[str, int]:
-    """`--limit name=value` pairs as a mapping; names are checked against `limit_names()`.
-
-    Raises:
-        ConfigurationError: A pair has no `=`, an unknown name or a non-integer value.
-    """
-    valid = limit_names()
-    out: dict[str, int] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        name = name.strip()
-        if not sep:
-            raise ConfigurationError(f"--limit takes `name=value`, got {pair!r}.")
-        if name not in valid:
-            raise ConfigurationError(
-                f"--limit: unknown limit {name!r}; the limits are {', '.join(valid)}."
-            )
-        try:
-            out[name] = int(raw)
-        except ValueError as exc:
-            raise ConfigurationError(f"--limit {name}: {raw!r} is not an integer.") from exc
-        _check_range(f"--limit {name}", name, out[name])
-    return out
-
-
-def _check_range(where: str, name: str, value: int) -> None:
-    """Refuse a value `Limits` would silently replace by its default or clamp."""
-    from .._limits import _CAMEL, _RANGES  # pyright: ignore[reportPrivateUsage]
-
-    _, low, high = _RANGES[_CAMEL[name]]
-    if not low <= value <= high:
-        raise ConfigurationError(f"{where}: {value} is outside {low}–{high}; pick a value in it.")
 
 
 def load_tools(specs: Iterable[str], *, base: Path | None = None) -> list[Tool]:

@@ -6,7 +6,8 @@ QuickJS exceptions) never leave the runtime: guest code that stops without a res
 reported as an `EngineFailure` whose `kind` says why.
 
 `Executor` is the seam `CodeMode(executor=…)` takes: it hands out guests (`ExecutorGuest`) of
-one configuration (`GuestConfig`); `QuickJSExecutor` is the one implementation and the default.
+one configuration (`GuestConfig`); `QuickJSExecutor` is the default, `V8Executor` the opt-in
+V8 engine in sandboxed Deno worker processes (the `v8` extra; see docs/executors.md).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._module import compiled_reactor
+from ._named import EXECUTOR_NAMES, checked_executor_name, executor_named
 from ._pool import GuestPool
 from ._report import StepResult
+from ._v8 import V8Executor
 from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
@@ -31,6 +34,7 @@ __getattr__ = _lazy.lazy_exports(
 )
 
 __all__ = [
+    "EXECUTOR_NAMES",
     "EngineFailure",
     "Executor",
     "ExecutorGuest",
@@ -42,7 +46,10 @@ __all__ = [
     "QuickJSExecutor",
     "SegmentRunner",
     "StepResult",
+    "V8Executor",
+    "checked_executor_name",
     "compiled_reactor",
+    "executor_named",
     "parse_failure",
     "run_on_guest_thread",
     "script_failure",

@@ -8,7 +8,9 @@ snapshotted while parked and restored elsewhere. Failures of guest code come bac
 `EngineFailure` values, never as engine exceptions.
 
 `QuickJSExecutor` (QuickJS-NG on wasmtime, with the process-wide pools of `GuestPool`) is the
-one implementation and the default.
+default and the only one whose parked cells can be snapshotted; `V8Executor` (`_v8.py`, V8 in
+Deno worker processes) is the opt-in one for cells that compute. `executor_named` (`_named.py`)
+maps the names `CodeMode(executor=…)` and `[limits] executor` take to them.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ class ExecutorGuest(Protocol):
     @property
     def lane(self) -> int:
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
+        ...
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether `snapshot` captures the parked cell (QuickJS), or the cell lives only in
+        this guest (V8: `snapshot` returns a marker that `restore` refuses)."""
         ...
 
     @property

@@ -108,6 +108,11 @@ class Guest:
         inst.memory.capture_image()
         self._pristine = self._entry_points()
 
+    @property
+    def snapshots(self) -> bool:
+        """A QuickJS guest's parked cell is captured whole by `snapshot`."""
+        return True
+
     # -- host callbacks -------------------------------------------------------------------
 
     def _copy_of(self, template: Guest) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import clawcell
 from clawcell import InputError, Limits
+from clawcell.runtime import executor_named
 from tests.conformance.dsl import build_tools
 
 CASES_FILE = Path(__file__).with_name("cases.json")
@@ -76,8 +77,11 @@ class Placeholders:
         return code
 
 
-async def run_case(case: dict[str, Any], *, guest_thread: bool = True) -> list[Any]:
-    """Run every step of a case in one fresh runtime; returns masked envelopes."""
+async def run_case(
+    case: dict[str, Any], *, guest_thread: bool = True, executor: str | None = None
+) -> list[Any]:
+    """Run every step of a case in one fresh runtime (on `executor`, by name; `None`: the
+    default); returns masked envelopes."""
     limits = Limits.from_config(case.get("config", {}))
     placeholders = Placeholders()
     results: list[Any] = []
@@ -87,6 +91,7 @@ async def run_case(case: dict[str, Any], *, guest_thread: bool = True) -> list[A
         limits=limits,
         model_context_tokens=case.get("contextTokenBudget"),
         guest_thread=guest_thread,
+        executor=None if executor is None else executor_named(executor),
     ) as mode:
         for step in case["steps"]:
             try:

@@ -1,0 +1,251 @@
+"""One V8 worker process: Deno with no permissions, inside bubblewrap when it can run.
+
+The worker (`v8_worker.js`, beside this module) is started as
+`deno run --no-prompt <flags> v8_worker.js` without a single `--allow-*` flag: it cannot read
+or write files, open sockets, spawn processes or read the environment, whatever a cell does.
+When bubblewrap works on this machine the process also runs in its own namespaces: no network
+(`--unshare-net`), its own PID/IPC/UTS namespaces, a read-only system (`/usr`, `/etc`, `/lib*`),
+a private `/tmp`, and of the host's files only the Deno binary and the worker script,
+read-only. The environment is replaced by a few Deno settings. The V8 heap is limited with
+`--max-old-space-size`; when a cell exhausts it, V8 ends the process.
+
+The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer table and
+binds a workspace read-write; this one binds nothing writable, so it is built here, with the
+same probe.
+
+`Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
+the pipes, so a worker that computes past a deadline is simply killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import select
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from .._lazy import install_hint
+from ..errors import RuntimeUnavailableError
+
+__all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
+
+INSTALL_HINT: Final = (
+    f"the V8 executor needs the Deno binary: add the `v8` extra, {install_hint('v8')}, "
+    "or put `deno` on PATH"
+)
+WORKER_SCRIPT: Final = Path(__file__).with_name("v8_worker.js")
+HEAP_OVERHEAD_MB: Final = 32
+"""V8 heap the worker itself needs beside the cell's limit (its own module, two contexts)."""
+
+_SANDBOX_DIR: Final = "/clawcell"
+_READ_ONLY: Final = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_CHUNK: Final = 1 << 16
+
+
+class WorkerDied(Exception):
+    """The worker process ended (crashed, ran out of heap, or was killed); `stderr` is what
+    it wrote there."""
+
+    def __init__(self, stderr: str) -> None:
+        super().__init__(stderr)
+        self.stderr = stderr
+
+
+class WorkerTimeout(Exception):
+    """The deadline passed before the worker answered (the worker was killed)."""
+
+
+@functools.cache
+def deno_binary() -> str | None:
+    """The Deno binary of the `deno` package, else `deno` on PATH, else `None`."""
+    try:
+        from deno import find_deno_bin  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
+
+        found = str(find_deno_bin())  # pyright: ignore[reportUnknownArgumentType]
+        if os.path.isfile(found):
+            return found
+    except (ImportError, FileNotFoundError):
+        pass
+    return shutil.which("deno")
+
+
+@functools.cache
+def bwrap_binary() -> str | None:
+    """`bwrap` when it is installed and can create its namespaces here, else `None`."""
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    probe = [found, "--unshare-all", "--ro-bind", "/", "/", "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if done.returncode == 0 else None
+
+
+def worker_argv(deno: str, heap_mb: int, *, sandbox: bool) -> list[str]:
+    """The command line of a worker with a V8 heap of `heap_mb` MiB."""
+    script = str(WORKER_SCRIPT)
+    bwrap = bwrap_binary() if sandbox else None
+    binary = deno
+    if bwrap is not None:
+        binary, script = f"{_SANDBOX_DIR}/deno", f"{_SANDBOX_DIR}/v8_worker.js"
+    command = [
+        binary, "run", "--no-prompt", "--no-config", "--no-lock", "--no-npm", "--no-remote",
+        "--no-code-cache", f"--v8-flags=--max-old-space-size={heap_mb}", script,
+    ]  # fmt: skip
+    if bwrap is None:
+        return command
+    wrapped = [
+        bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--hostname", "clawcell",
+        "--clearenv",
+    ]  # fmt: skip
+    for path in _READ_ONLY:
+        if os.path.islink(path):
+            wrapped += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            wrapped += ["--ro-bind", path, path]
+    wrapped += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    wrapped += ["--ro-bind", deno, command[0], "--ro-bind", str(WORKER_SCRIPT), script]
+    wrapped += ["--chdir", "/tmp"]
+    for name, value in _environment().items():
+        wrapped += ["--setenv", name, value]
+    return [*wrapped, "--", *command]
+
+
+def _environment() -> dict[str, str]:
+    return {
+        "DENO_DIR": "/tmp/deno",
+        "HOME": "/tmp",
+        "NO_COLOR": "1",
+        "DENO_NO_UPDATE_CHECK": "1",
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
+    """Start a worker process (it boots while the caller goes on).
+
+    Raises:
+        RuntimeUnavailableError: Deno is not installed, or the process cannot start.
+    """
+    deno = deno_binary()
+    if deno is None:
+        raise RuntimeUnavailableError(INSTALL_HINT)
+    argv = worker_argv(deno, heap_mb, sandbox=sandbox)
+    env = _environment()
+    if not argv[0].endswith("bwrap"):
+        env["DENO_DIR"] = str(Path(os.environ.get("TMPDIR", "/tmp")) / "clawcell-deno")
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd="/tmp",
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise RuntimeUnavailableError(f"the V8 worker could not start ({exc!r})") from exc
+
+
+class Channel:
+    """The host end of one worker's pipes: requests out, replies in, under deadlines."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        assert process.stdin is not None and process.stdout is not None
+        self._in = process.stdin.fileno()
+        self._out = process.stdout.fileno()
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        self._buffer = bytearray()
+        self._lock = threading.Lock()
+        self.killed = False
+
+    def send(self, message: dict[str, Any], deadline: float) -> None:
+        """Write one request line (raises `WorkerTimeout` or `WorkerDied`)."""
+        data = memoryview((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        while data:
+            try:
+                written = os.write(self._in, data)
+            except BlockingIOError:
+                self._wait(self._in, select.POLLOUT, deadline)
+                continue
+            except (BrokenPipeError, OSError):
+                raise WorkerDied(self.stderr()) from None
+            data = data[written:]
+
+    def receive(self, deadline: float) -> dict[str, Any]:
+        """The next reply (raises `WorkerTimeout` or `WorkerDied`)."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                return json.loads(line)
+            try:
+                chunk = os.read(self._out, _CHUNK)
+            except BlockingIOError:
+                self._wait(self._out, select.POLLIN, deadline)
+                continue
+            if not chunk:
+                raise WorkerDied(self.stderr())
+            self._buffer += chunk
+
+    def _wait(self, fd: int, event: int, deadline: float) -> None:
+        poller = select.poll()
+        poller.register(fd, event)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise WorkerTimeout
+            if poller.poll(min(left, 3600.0) * 1000):
+                return
+
+    def kill(self) -> None:
+        """End the worker now (safe from any thread, idempotent)."""
+        with self._lock:
+            self.killed = True
+            if self.process.poll() is None:
+                with contextlib.suppress(OSError):
+                    self.process.kill()
+
+    def alive(self) -> bool:
+        return not self.killed and self.process.poll() is None
+
+    def stderr(self) -> str:
+        """What the worker wrote to stderr (read once it is gone)."""
+        self.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return ""
+        stream = self.process.stderr
+        if stream is None:
+            return ""
+        try:
+            os.set_blocking(stream.fileno(), False)
+            data = stream.read(_CHUNK) or b""
+        except (OSError, ValueError):
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Kill the worker and close its pipes."""
+        self.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()

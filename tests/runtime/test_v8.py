@@ -1,0 +1,223 @@
+"""The V8 executor: Deno worker processes with no permissions, one fresh context per cell.
+
+The same cells behave as on QuickJS (guest API, tool calls, output, errors); deadlines kill
+the worker and a warm spare takes its place; a heap flood ends the worker, not the host; a
+parked cell continues live in its worker but never claims to survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, ConfigurationError, Limits, SnapshotError, Tool
+from clawcell.cli import load_settings
+from clawcell.runtime import GuestConfig, V8Executor, executor_named
+from clawcell.runtime._v8_process import WORKER_SCRIPT, bwrap_binary, worker_argv
+from clawcell.store import SQLiteStore
+from tests.conftest import FAST, echo_tool, run
+
+CONFIG = GuestConfig(
+    memory_limit_bytes=64 * 1024 * 1024, install_config='{"maxPending":16,"bindings":[]}'
+)
+
+
+async def _slow(tool_input: dict[str, Any]) -> Any:
+    await asyncio.sleep(float(tool_input.get("s", 0.05)))
+    return {"slept": True}
+
+
+def _tools() -> list[Tool]:
+    return [echo_tool(), Tool(name="slow", execute=_slow)]
+
+
+def _cells(codes: list[str], *, limits: Limits | None = None) -> list[dict[str, Any]]:
+    async def main() -> list[dict[str, Any]]:
+        async with CodeMode(_tools(), executor="v8", limits=limits or Limits()) as mode:
+            return [await mode.exec(code) for code in codes]
+
+    return run(main())
+
+
+def test_a_cell_returns_its_value_and_output_as_on_quickjs() -> None:
+    code = "text('hi'); json({ a: 1 }); console.log('log', 2); return { n: [1, 2] };"
+    [v8] = _cells([code])
+
+    async def quickjs() -> dict[str, Any]:
+        async with CodeMode(_tools()) as mode:
+            return await mode.exec(code)
+
+    expected = run(quickjs())
+    for key in ("status", "output", "value"):
+        assert v8[key] == expected[key]
+
+
+def test_tool_calls_sequential_and_batched_reach_the_host() -> None:
+    sequential, batched = _cells(
+        [
+            "let s = 0; for (let i = 0; i < 50; i++) s += (await echo({ i })).i; return s;",
+            "const r = await Promise.all([1, 2, 3].map((i) => echo({ i }))); return r;",
+        ]
+    )
+    assert sequential["value"] == sum(range(50))
+    assert sequential["telemetry"]["callCount"] == 50
+    assert batched["value"] == [{"i": 1}, {"i": 2}, {"i": 3}]
+
+
+def test_a_thrown_error_reads_as_a_v8_error_with_user_frames() -> None:
+    [envelope] = _cells(["const x = 1;\nthrow new TypeError('bad ' + x);"])
+    assert envelope["status"] == "failed"
+    assert envelope["code"] == "internal_error"
+    assert envelope["error"].startswith("TypeError: bad 1\n    at ")
+    assert "openclaw-code-mode:user.js:2:" in envelope["error"]
+
+
+def test_a_syntax_error_is_an_input_failure() -> None:
+    [envelope] = _cells(["return )"])
+    assert (envelope["code"], envelope["failurePhase"]) == ("invalid_input", "input")
+
+
+def test_globals_and_prototypes_do_not_leak_into_the_next_cell() -> None:
+    polluted, probe = _cells(
+        [
+            "Object.prototype.leak = 1; globalThis.mine = 2; Array.prototype.map = null; return 1;",
+            "return [({}).leak, typeof mine, typeof [].map, typeof Deno, typeof process];",
+        ]
+    )
+    assert polluted["status"] == "completed"
+    assert probe["value"] == [None, "undefined", "function", "undefined", "undefined"]
+
+
+def test_a_busy_loop_times_out_and_the_next_cell_runs() -> None:
+    busy, after = _cells(["while (true) {}", "return 'next'"], limits=FAST)
+    assert (busy["status"], busy["code"]) == ("failed", "timeout")
+    assert after["value"] == "next"
+
+
+def test_an_endless_microtask_chain_times_out() -> None:
+    code = "const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {});"
+    busy, after = _cells([code, "return 2"], limits=FAST)
+    assert busy["code"] == "timeout"
+    assert after["value"] == 2
+
+
+def test_a_heap_flood_fails_the_cell_not_the_host() -> None:
+    flood = "const a = []; for (;;) a.push({ x: 'y'.repeat(64) + a.length });"
+    limits = Limits(timeout_ms=30_000, memory_limit_bytes=16 * 1024 * 1024)
+    flooded, after = _cells([flood, "return 3"], limits=limits)
+    assert flooded["status"] == "failed"
+    assert flooded["code"] == "internal_error"
+    assert flooded["error"] == "InternalError: out of memory"
+    assert after["value"] == 3
+
+
+def test_an_unhandled_rejection_fails_a_completed_cell() -> None:
+    [envelope] = _cells(["Promise.reject(new Error('lost')); return 1;"])
+    assert envelope["status"] == "failed"
+    assert envelope["error"].startswith("Error: lost")
+
+
+def test_a_parked_cell_continues_live_and_never_claims_replay_safety() -> None:
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with CodeMode(_tools(), executor="v8") as mode:
+            parked = await mode.call_tool(
+                "exec",
+                {
+                    "code": "const a = 41; await yield_control('x'); return a + 1;",
+                    "restartSafe": True,
+                },
+            )
+            return parked, await mode.wait(parked["runId"])
+
+    parked, done = run(main())
+    assert parked["status"] == "waiting"
+    assert parked["replaySafe"] is False
+    assert done["value"] == 42
+
+
+def test_a_durable_park_continues_in_its_process_and_is_refused_elsewhere(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    code = "await yield_control(); return 'here';"
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with CodeMode([], store=SQLiteStore(db), executor="v8") as mode:
+            first = await mode.exec(code)
+            same = await mode.wait(first["runId"])
+            second = await mode.exec(code)
+        async with CodeMode([], store=SQLiteStore(db), executor="v8") as other:
+            with pytest.raises(SnapshotError, match="V8 executor"):
+                await other.wait(second["runId"])
+        return first, same, second
+
+    first, same, second = run(main())
+    assert first["status"] == second["status"] == "waiting"
+    assert first["replaySafe"] is False
+    assert same["value"] == "here"
+
+
+def test_the_worker_has_no_permissions_and_runs_in_the_sandbox_when_it_can() -> None:
+    argv = worker_argv("/opt/deno", 96, sandbox=True)
+    assert not [arg for arg in argv if arg.startswith("--allow")]
+    assert "--v8-flags=--max-old-space-size=96" in argv
+    if bwrap_binary() is not None:
+        assert argv[0] == bwrap_binary()
+        assert "--unshare-all" in argv
+        assert "--clearenv" in argv
+        binds = [argv[i + 1] for i, arg in enumerate(argv) if arg in ("--bind", "--ro-bind")]
+        assert str(WORKER_SCRIPT) in binds
+        assert "--bind" not in argv  # nothing of the host is writable
+    assert worker_argv("/opt/deno", 96, sandbox=False)[0] == "/opt/deno"
+
+
+def test_a_killed_worker_is_replaced_and_never_handed_out_again() -> None:
+    executor = V8Executor(spares=0)
+    try:
+        guest = executor.acquire(CONFIG)
+        guest.stop()
+        executor.release(guest)
+        fresh = executor.acquire(CONFIG)
+        assert fresh is not guest
+        assert not guest.alive
+        assert fresh.parse_cell("return 1", deadline=_far()) == 1
+        executor.release(fresh)
+    finally:
+        executor.close()
+
+
+def test_a_v8_snapshot_is_a_marker_that_restore_refuses() -> None:
+    executor = V8Executor(spares=0)
+    try:
+        guest = executor.acquire(CONFIG)
+        assert guest.snapshots is False
+        with pytest.raises(SnapshotError, match="cannot be continued after a restart"):
+            guest.restore(guest.snapshot())
+        executor.release(guest)
+    finally:
+        executor.close()
+
+
+def test_executor_names_are_checked() -> None:
+    assert isinstance(executor_named("v8"), V8Executor)
+    assert executor_named("node") is None
+    with pytest.raises(ConfigurationError, match="'quickjs', 'v8'"):
+        CodeMode([], executor="node")  # pyright: ignore[reportArgumentType]
+
+
+def test_the_config_file_selects_the_executor_in_limits(tmp_path: Path) -> None:
+    path = tmp_path / "clawcell.toml"
+    path.write_text('[limits]\ntimeoutMs = 4000\nexecutor = "v8"\n', "utf-8")
+    settings = load_settings(path)
+    assert settings.limits == {"timeoutMs": 4000, "executor": "v8"}
+    assert isinstance(settings.options(None).executor, V8Executor)
+    path.write_text('[limits]\nexecutor = "node"\n', "utf-8")
+    with pytest.raises(ConfigurationError, match="limit 'executor' must be one of 'quickjs'"):
+        load_settings(path)
+
+
+def _far() -> float:
+    import time
+
+    return time.monotonic() + 60
