@@ -45,6 +45,10 @@ class RecordingGuest:
         return self.inner.lane
 
     @property
+    def snapshots(self) -> bool:
+        return self.inner.snapshots
+
+    @property
     def interrupted(self) -> bool:
         return self.inner.interrupted
 

@@ -91,7 +91,8 @@ def test_a_previews_own_strict_ceiling_wins_over_the_tier() -> None:
         "url": "/__openclaw__/canvas/documents/x/index.html",
         "sandbox": "strict",
     }
-    assert _renderer(embed_sandbox="trusted").canvas(preview).sandbox == ""
+    view = _renderer(embed_sandbox="trusted").canvas(preview)
+    assert isinstance(view, CanvasView) and view.sandbox == ""
 
 
 def test_external_embeds_are_blocked_unless_allowed() -> None:
