@@ -58,7 +58,7 @@ test: $(TEST_STAMP) $(ACORN)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/pyright
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
-	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup
+	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup --durations=30
 	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)
