@@ -65,10 +65,12 @@ class _Pool:
                 if guest.alive:
                     return guest
                 guest.close()
+        return self.shelved() or self.start()
+
+    def shelved(self) -> V8Guest | None:
+        """An idle worker of a closed executor, given this configuration, or `None`."""
         shelved = _SHELF.take(self.key)
-        if shelved is None:
-            return self.start()
-        if shelved.config != self.config.install_config:
+        if shelved is not None and shelved.config != self.config.install_config:
             shelved.reset(self.config.install_config)
         return shelved
 
@@ -78,7 +80,7 @@ class _Pool:
             with self.lock:
                 if len(self.idle) >= self.spares:
                     return
-            guest = self.start()
+            guest = self.shelved() or self.start()  # a shelved worker costs no boot
             with self.lock:
                 self.idle.append(guest)
 
