@@ -13,6 +13,7 @@ import { receive as receiveMcp } from "./mcp-apps.js";
   const MAX_HEIGHT = 8000;
   const adopted = new WeakSet();
   const MAX_NOTICES = 3;
+  const FOCUS_GRACE_MS = 200;  // how long a prompt waits for its frame's focus to arrive
 
   const frameOf = (source, selector) => {
     for (const frame of document.querySelectorAll(selector)) {
@@ -72,10 +73,19 @@ import { receive as receiveMcp } from "./mcp-apps.js";
         const where = data.line ? ` (${data.source || "widget"}:${data.line})` : "";
         notice(frame, `Widget error: ${String(data.message).slice(0, 500)}${where}`);
       } else if (data.type === "prompt") {
-        const now = Date.now();
-        while (sent.length && now - sent[0] > 60000) sent.shift();
-        if (sent.length >= 10 || document.activeElement !== frame || !onScreen(frame)) return;
-        if (prompt(data.text)) sent.push(now);
+        // The click that made the prompt also focuses the frame, but that focus can reach
+        // this document after the port's message (a frame on another site is another
+        // process): look again once, shortly after, before dropping the prompt.
+        const accept = () => {
+          const now = Date.now();
+          while (sent.length && now - sent[0] > 60000) sent.shift();
+          if (sent.length >= 10 || document.activeElement !== frame || !onScreen(frame)) {
+            return false;
+          }
+          if (prompt(data.text)) sent.push(now);
+          return true;
+        };
+        if (!accept()) setTimeout(accept, FOCUS_GRACE_MS);
       }
     };
     port.postMessage({ type: "theme", tokens: tokens() });
