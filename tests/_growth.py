@@ -15,6 +15,7 @@ so a one-off stall cannot fail a linear function while a quadratic one fails eve
 from __future__ import annotations
 
 import gc
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -82,5 +83,28 @@ def worst_growth(
             ((_ratio(function, small, large, bound), label) for label, small, large in cases),
             key=lambda found: found[0],
         )
+    finally:
+        gc.enable()
+
+
+def tail_growth(
+    tail_cost: Callable[[int], float], small: int, large: int, *, bound: float
+) -> float:
+    """How much dearer the same tail of work gets after a `large` head than after a `small`
+    one: `tail_cost(head)` does `head` units of work, then a fixed tail, and returns the CPU
+    seconds of the tail alone. Work that keeps a running total the quadratic way (a string
+    copied on every append) pays for the head again on every step of the tail; linear work
+    does not, so the ratio stays near 1. Measured again while it is at least `bound` (the
+    smallest counting), the garbage collector paused as in `worst_growth`."""
+    gc.collect()
+    gc.disable()
+    try:
+        ratio = math.inf
+        for _ in range(ATTEMPTS):
+            baseline = min(tail_cost(small) for _ in range(3))
+            ratio = min(ratio, tail_cost(large) / max(baseline, 1e-9))
+            if ratio < bound:
+                break
+        return ratio
     finally:
         gc.enable()

@@ -9,6 +9,7 @@ Later features add event types (approvals), so consumers should ignore types the
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
@@ -33,13 +34,22 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+@functools.cache
+def _wire_fields(kind: type) -> tuple[tuple[str, str], ...]:
+    """`(attribute, camelCase key)` of a dataclass's shown fields, worked out once per class
+    (a streamed reply turns every token into an event)."""
+    return tuple((f.name, _camel(f.name)) for f in dataclasses.fields(kind) if f.repr)
+
+
 def _wire(value: object) -> Any:
+    if isinstance(value, str | int | float | bool | None):
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            _camel(f.name): _wire(cast(object, getattr(value, f.name)))
-            for f in dataclasses.fields(value)
-            if f.repr
-        }
+        out: dict[str, Any] = {}
+        for name, key in _wire_fields(type(value)):
+            item = getattr(value, name)
+            out[key] = item if isinstance(item, str | int | float | None) else _wire(item)
+        return out
     if isinstance(value, tuple | list):
         return [_wire(item) for item in cast("tuple[object, ...] | list[object]", value)]
     return value

@@ -104,7 +104,9 @@ class _Accumulator:
 
     def __init__(self) -> None:
         self.text: list[str] = []
-        self.calls: dict[int, dict[str, str]] = {}
+        self.calls: dict[int, dict[str, list[str]]] = {}
+        """Each call's `id`, `name` and `arguments` in streamed pieces (joined once at the end:
+        growing one string per piece would copy it whole every time)."""
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.finish_reason: str | None = None
@@ -126,16 +128,21 @@ class _Accumulator:
         return text
 
     def _add_call(self, piece: Any) -> None:
-        call = self.calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-        call["id"] = piece.id or call["id"]
+        call = self.calls.setdefault(piece.index, {"id": [], "name": [], "arguments": []})
+        if piece.id:
+            call["id"] = [piece.id]
         function = piece.function
         if function is not None:
-            call["name"] += function.name or ""
-            call["arguments"] += function.arguments or ""
+            call["name"].append(function.name or "")
+            call["arguments"].append(function.arguments or "")
 
     def response(self) -> ModelResponse:
         calls = tuple(
-            ToolCall(id=c["id"], name=c["name"], arguments=parse_arguments(c["arguments"]))
+            ToolCall(
+                id="".join(c["id"]),
+                name="".join(c["name"]),
+                arguments=parse_arguments("".join(c["arguments"])),
+            )
             for _, c in sorted(self.calls.items())
         )
         return ModelResponse(

@@ -45,7 +45,9 @@ def valid_json(value: _T) -> _T:
 def valid_event(event: _T) -> _T:
     """A model stream event (`ModelText`, `ModelResponse`) with valid text throughout."""
     if isinstance(event, ModelText):
-        return cast(_T, dataclasses.replace(event, text=valid_text(event.text)))
+        text = valid_text(event.text)
+        # Most deltas are valid already: the same event, not a copy per streamed token.
+        return event if text is event.text else cast(_T, dataclasses.replace(event, text=text))
     if isinstance(event, ModelResponse):
         calls = tuple(_valid_call(c) for c in event.tool_calls)
         return cast(_T, dataclasses.replace(event, text=valid_text(event.text), tool_calls=calls))

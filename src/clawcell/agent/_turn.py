@@ -85,8 +85,9 @@ class Turn:
         self._usage = UsageCounter()
         self._messages: list[dict[str, Any]] = []
         self._deadline = 0.0
-        self._partial = ""
-        """What the model call in progress has streamed so far (kept if the turn stops)."""
+        self._partial: list[str] = []
+        """What the model call in progress has streamed so far, in pieces (kept if the turn
+        stops; joined only then, so a long reply costs linear time, not a copy per delta)."""
         self._complete = False
         """Whether the turn's last message is stored (closing it then records no stop)."""
 
@@ -134,7 +135,9 @@ class Turn:
             # records it, keeping what the model had written of its answer so far.
             if not self._complete:
                 name, turn_id = self._settings.model.name, self._turn_id
-                await self._append([stopped_entry(self._partial, model=name, turn_id=turn_id)])
+                await self._append(
+                    [stopped_entry("".join(self._partial), model=name, turn_id=turn_id)]
+                )
             raise
         finally:
             self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
@@ -195,17 +198,17 @@ class Turn:
         )
         call_span = span.child("clawcell.model.call", {"clawcell.model": model.name})
         self._usage.model_turns += 1
-        self._partial = ""
+        self._partial = []
         stream = model.stream(request)
         try:
             while (event := await self._next_model_event(stream)) is not None:
                 event = valid_event(event)
                 if isinstance(event, ModelText):
                     if event.text:
-                        self._partial += event.text
+                        self._partial.append(event.text)
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
                     continue
-                self._partial = ""  # the response is stored with the turn from here on
+                self._partial = []  # the response is stored with the turn from here on
                 self._usage.add(event)
                 call_span.set(_usage_attributes(event))
                 call_span.end()

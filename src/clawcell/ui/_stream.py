@@ -71,7 +71,8 @@ class TurnStream:
     cells: dict[str | None, str] = field(default_factory=dict[str | None, str])
     last_cell: str | None = None
     drafts: int = 0
-    draft_text: str | None = None
+    draft_text: list[str] | None = None
+    """The open draft's text in pieces (joined once, when the draft closes)."""
     finished: set[str] = field(default_factory=set[str])
     work: str | None = None
     """The open disclosure the turn's current cells go into."""
@@ -143,10 +144,10 @@ class TurnStream:
         ops: list[Op] = self._fold_work()
         if self.draft_text is None:
             self.drafts += 1
-            self.draft_text = ""
+            self.draft_text = []
             ops.append({"op": "append", "target": self.container,
                         "html": fragment("draft", id=self._draft)})  # fmt: skip
-        self.draft_text += text
+        self.draft_text.append(text)
         ops.append({"op": "text", "target": self._draft, "text": text})
         return ops
 
@@ -154,7 +155,7 @@ class TurnStream:
         """Text the model wrote before a cell stays, rendered like the history shows it."""
         if self.draft_text is None:
             return []
-        text, self.draft_text = self.draft_text, None
+        text, self.draft_text = "".join(self.draft_text), None
         return self._in_place_of_draft(self.renderer.reply_text(text))
 
     def _in_place_of_draft(self, message: MessageView) -> list[Op]:
