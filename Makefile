@@ -24,10 +24,12 @@ $(STAMP): pyproject.toml | $(PY) $(ACORN)
 	$(PY) -m compileall -q src
 	touch $@
 
+# The system packages (apt) install while pip does: the two do not wait for each other.
 $(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
-	$(PIP) -e '.[test,pydantic,web,ui,postgres]'
-	$(PY) -m compileall -q src
-	touch $@ $(STAMP)
+	scripts/ensure-test-system.sh & system=$$!; \
+	$(PIP) -e '.[test,pydantic,web,ui,postgres]' && $(PY) -m compileall -q src \
+		&& touch $@ $(STAMP); status=$$?; \
+	wait $$system || status=1; exit $$status
 
 # acorn (npm, pinned and hash-checked) words syntax errors as the release does; not kept in git.
 # Optional: when it cannot be fetched, one line says so and the target goes on without it.
@@ -52,13 +54,15 @@ typecheck: $(TEST_STAMP)
 TEST_WORKERS ?= auto
 ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
+# pyright runs beside the tests (its report follows theirs): alone it kept one core idle.
 test: $(TEST_STAMP) $(ACORN)
-	scripts/ensure-chromium.sh
-	scripts/ensure-bubblewrap.sh
+	scripts/ensure-test-system.sh
 	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/pyright
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
-	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup --durations=30
+	$(VENV)/bin/pyright > $(VENV)/.pyright.log 2>&1 & pyright=$$!; \
+	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup \
+		--durations=30; status=$$?; \
+	wait $$pyright || status=1; echo "pyright:"; cat $(VENV)/.pyright.log; exit $$status
 	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 
 bench: $(TEST_STAMP)

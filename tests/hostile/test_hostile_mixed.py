@@ -26,9 +26,10 @@ from tests.hostile.test_hostile_corpus import (
     _tools,  # pyright: ignore[reportPrivateUsage]
 )
 
+# The bystander computes ~0.3 s on an idle machine, across the flood's 250 ms deadline.
 BYSTANDER = (
     "let s = 0;\nfor (let i = 0; i < 80; i++) {\n  s += (await echo({ i })).i;\n"
-    "  let x = 0;\n  for (let j = 0; j < 1e5; j++) x += j;\n"
+    "  let x = 0;\n  for (let j = 0; j < 4e4; j++) x += j;\n"
     "  await new Promise((r) => setTimeout(r, 0));\n}\nreturn s;"
 )
 ROOMY = Limits(timeout_ms=60_000)

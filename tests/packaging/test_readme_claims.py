@@ -20,7 +20,9 @@ def _quick_start() -> str:
 def _apt_packages(script: str) -> set[str]:
     """The packages a script's `apt-get install` commands (not its messages) install."""
     text = (ROOT / "scripts" / script).read_text("utf-8")
-    arrays = dict(re.findall(r"^(\w+)=\(([^)]*)\)", text, re.M))
+    arrays: dict[str, str] = {}
+    for name, words in re.findall(r"(\w+)\+?=\(([^)]*)\)", text):  # `a=(...)` and `a+=(...)`
+        arrays[name] = f"{arrays.get(name, '')} {words}"
     found: set[str] = set()
     for line in re.findall(r"^\s*(?:\w+=\w+ )?apt-get install ([^\n>]*)", text, re.M):
         for word in line.split():
@@ -39,8 +41,11 @@ def test_the_demo_is_four_cells_and_an_agent_turn_as_the_readme_says() -> None:
 
 
 def test_the_readme_names_every_package_make_test_installs_and_the_command_without_root() -> None:
-    packages = _apt_packages("ensure-chromium.sh") | _apt_packages("pg-test-env")
-    assert packages == {"chromium", "fonts-dejavu-core", "postgresql"}
+    packages = _apt_packages("ensure-test-system.sh")
+    assert packages == {"chromium", "fonts-dejavu-core", "bubblewrap", "postgresql"}
+    # the scripts each test file's own setup names install nothing else
+    alone = {"ensure-chromium.sh", "ensure-bubblewrap.sh", "pg-test-env"}
+    assert set().union(*(_apt_packages(script) for script in alone)) == packages
     [command] = re.findall(r"`sudo apt-get install ([^`]*)`", _quick_start())
     assert set(command.split()) == packages
     assert "CLAWCELL_TEST_POSTGRES_DSN" in _quick_start()
