@@ -15,8 +15,8 @@ import pytest
 
 from clawcell import CodeMode, ConfigurationError, Limits, SnapshotError, Tool
 from clawcell.cli import load_settings
-from clawcell.runtime import GuestConfig, V8Executor, executor_named
-from clawcell.runtime._v8_process import WORKER_SCRIPT, bwrap_binary, worker_argv
+from clawcell.runtime import GuestConfig, V8Executor, bwrap_binary, executor_named
+from clawcell.runtime._v8_process import WORKER_SCRIPT, worker_argv
 from clawcell.store import SQLiteStore
 from tests.conftest import FAST, echo_tool, run
 

@@ -10,8 +10,8 @@ read-only. The environment is replaced by a few Deno settings. The V8 heap is li
 `--max-old-space-size`; when a cell exhausts it, V8 ends the process.
 
 The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer table and
-binds a workspace read-write; this one binds nothing writable, so it is built here, with the
-same probe.
+binds a workspace read-write; this one binds nothing writable, so it is built here. Both use
+the one probe, `clawcell.runtime.bwrap_binary`.
 
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
 the pipes, so a worker that computes past a deadline is simply killed.
@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from .._lazy import install_hint
 from ..errors import RuntimeUnavailableError
+from ._bwrap import bwrap_binary
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
 
@@ -74,20 +75,6 @@ def deno_binary() -> str | None:
     except (ImportError, FileNotFoundError):
         pass
     return shutil.which("deno")
-
-
-@functools.cache
-def bwrap_binary() -> str | None:
-    """`bwrap` when it is installed and can create its namespaces here, else `None`."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    probe = [found, "--unshare-all", "--ro-bind", "/", "/", "--", "/bin/true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return found if done.returncode == 0 else None
 
 
 def worker_argv(deno: str, heap_mb: int, *, sandbox: bool) -> list[str]:
