@@ -14,7 +14,9 @@ binds a workspace read-write; this one binds nothing writable, so it is built he
 the one probe, `clawcell.runtime.bwrap_binary`.
 
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
-the pipes, so a worker that computes past a deadline is simply killed.
+the pipes, so a worker that computes past a deadline is simply killed. While it waits, the
+channel samples the worker's resident memory (`_v8_watch.ResidentWatch`) and kills a worker
+that holds more than its bound (`over_memory`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Final
 from .._lazy import install_hint
 from ..errors import RuntimeUnavailableError
 from ._bwrap import bwrap_binary
+from ._v8_watch import SAMPLE_S, ResidentWatch
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
 
@@ -147,8 +150,13 @@ def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
 class Channel:
     """The host end of one worker's pipes: requests out, replies in, under deadlines."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], *, watch: ResidentWatch | None = None
+    ) -> None:
         self.process = process
+        self._watch = watch
+        self.over_memory = False
+        """The watchdog killed the worker: it held more resident memory than its bound."""
         assert process.stdin is not None and process.stdout is not None
         self._in = process.stdin.fileno()
         self._out = process.stdout.fileno()
@@ -196,8 +204,20 @@ class Channel:
             if left <= 0:
                 self.kill()
                 raise WorkerTimeout
+            if self._watch is not None:
+                left = min(left, SAMPLE_S)
             if poller.poll(min(left, 3600.0) * 1000):
                 return
+            self._check_memory()
+
+    def _check_memory(self) -> None:
+        if self._watch is None:
+            return
+        resident = self._watch.over()
+        if resident is not None:
+            self.over_memory = True
+            self.kill()
+            raise WorkerDied(f"out of memory: the worker held {resident >> 20} MiB (watchdog)")
 
     def kill(self) -> None:
         """End the worker now (safe from any thread, idempotent)."""
