@@ -7,7 +7,8 @@ When bubblewrap works on this machine the process also runs in its own namespace
 (`--unshare-net`), its own PID/IPC/UTS namespaces, a read-only system (`/usr`, `/etc`, `/lib*`),
 a private `/tmp`, and of the host's files only the Deno binary and the worker script,
 read-only. The environment is replaced by a few Deno settings. The V8 heap is limited with
-`--max-old-space-size`; when a cell exhausts it, V8 ends the process.
+`--max-old-space-size`; when a cell exhausts it, V8 ends the process. Buffers outside the heap
+are bounded by the worker's memory guard and by the host's watchdog (`_v8_watch`).
 
 The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer table and
 binds a workspace read-write; this one binds nothing writable, so it is built here. Both use
@@ -250,6 +251,8 @@ class Channel:
     def close(self) -> None:
         """Kill the worker and close its pipes."""
         self.kill()
+        if self._watch is not None:
+            self._watch.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
