@@ -351,3 +351,17 @@ def test_the_watchdog_failure_reads_as_out_of_memory() -> None:
     flooded, after = _cells([code, "return 'next'"], limits=SMALL)
     assert (flooded["code"], flooded["error"]) == ("internal_error", OOM)
     assert after["value"] == "next"
+
+
+def test_errors_through_the_guard_show_the_cell_s_frames_only() -> None:
+    bad_length, own_error = _cells(
+        [
+            "new Uint8Array(-1);",
+            "new Uint8Array({ length: { valueOf() { throw new Error('mine'); } } });",
+        ]
+    )
+    assert bad_length["error"].startswith("RangeError: Invalid typed array length: -1\n    at ")
+    assert own_error["error"].startswith("Error: mine\n    at Object.valueOf (openclaw-code")
+    for envelope in (bad_length, own_error):
+        assert "clawcell:memory.js" not in envelope["error"]
+        assert envelope["error"].endswith("(openclaw-code-mode:user.js:1:1)\n")

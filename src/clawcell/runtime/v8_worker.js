@@ -109,7 +109,8 @@ function memoryGuard(budget, measure, collect) {
   const bufferLength = getter(ArrayBuffer.prototype, "byteLength");
   const sharedLength = getter(SharedArrayBuffer.prototype, "byteLength");
   const viewLength = getter(TypedArray.prototype, "byteLength");
-  const viewBuffer = getter(TypedArray.prototype, "buffer");
+  const includes = String.prototype.includes;
+  const split = String.prototype.split;
   const slice = budget / 16;
   let measured = 0; // live bytes at the last measure
   let unmeasured = budget; // bytes allocated since (the first allocation measures)
@@ -144,6 +145,41 @@ function memoryGuard(budget, measure, collect) {
       return 0;
     }
   };
+  const isBuffer = (value) => {
+    try {
+      apply(bufferLength, value, []);
+      return true;
+    } catch {
+      try {
+        apply(sharedLength, value, []);
+        return true;
+      } catch {
+        return false;
+      }
+    }
+  };
+  // An error thrown through a wrapped builtin (a bad length, a detached buffer, a cell's own
+  // `valueOf` throwing) loses the wrapper's frames: its stack reads as if the cell had called
+  // the builtin itself.
+  function rethrow(error) {
+    try {
+      const descriptor = getOwnPropertyDescriptor(error, "stack");
+      const stack = descriptor === undefined ? undefined : descriptor.value;
+      if (typeof stack === "string" && apply(includes, stack, ["clawcell:memory.js"])) {
+        const lines = apply(split, stack, ["\n"]);
+        let kept = lines[0];
+        for (let i = 1; i < lines.length; i++) {
+          if (!apply(includes, lines[i], ["clawcell:memory.js"])) kept += "\n" + lines[i];
+        }
+        defineProperty(error, "stack", {
+          value: kept, writable: true, enumerable: false, configurable: true,
+        });
+      }
+    } catch {
+      // not an object, a revoked proxy, a frozen error: thrown as it is
+    }
+    throw error;
+  }
 
   function guardConstructor(name, measureMade) {
     const Target = global[name];
@@ -151,7 +187,12 @@ function memoryGuard(budget, measure, collect) {
     const handler = {
       __proto__: null,
       construct(target, args, newTarget) {
-        const made = construct(target, args, newTarget);
+        let made;
+        try {
+          made = construct(target, args, newTarget);
+        } catch (error) {
+          rethrow(error);
+        }
         measureMade(made, args, handler.construct);
         return made;
       },
@@ -168,7 +209,12 @@ function memoryGuard(budget, measure, collect) {
     const guarded = {
       [name](...args) {
         const before = lengthBefore === undefined ? 0 : sizeOf(lengthBefore, this);
-        const result = apply(original, this, args);
+        let result;
+        try {
+          result = apply(original, this, args);
+        } catch (error) {
+          rethrow(error);
+        }
         after(this, result, before, guarded);
         return result;
       },
@@ -185,8 +231,9 @@ function memoryGuard(budget, measure, collect) {
     "BigInt64Array", "BigUint64Array"];
   for (let i = 0; i < views.length; i++) {
     guardConstructor(views[i], (made, args, caller) => {
-      // A view of a buffer the cell passed allocates nothing.
-      if (args.length > 0 && viewBuffer !== undefined && sizeOf(viewBuffer, made) === args[0]) return;
+      // A view of a buffer the cell passed allocates nothing (and a small typed array's
+      // `buffer` is never asked for: that would move its elements off the heap).
+      if (args.length > 0 && typeof args[0] === "object" && isBuffer(args[0])) return;
       charge(sizeOf(viewLength, made), caller);
     });
   }
@@ -213,6 +260,9 @@ function memoryGuard(budget, measure, collect) {
   }
 }
 
+// Compiled once, like the controller: each context evaluates it to its own guard function.
+const guardScript = new vm.Script("(" + memoryGuard + ")", { filename: GUARD_FILE });
+
 function send(message) {
   const bytes = encoder.encode(stringify(message) + "\n");
   let at = 0;
@@ -223,8 +273,7 @@ function prepare() {
   const context = vm.createContext({});
   // As in a QuickJS guest, no WebAssembly: a cell computes in JavaScript only.
   vm.runInContext("delete globalThis.WebAssembly", context);
-  const guard = vm.runInContext("(" + memoryGuard + ")", context, { filename: GUARD_FILE });
-  guard(memoryBudget, measure, collect);
+  guardScript.runInContext(context)(memoryBudget, measure, collect);
   const host = controller.runInContext(context);
   host.install(installConfig);
   const promiseProto = vm.runInContext("Promise.prototype", context);
