@@ -165,6 +165,20 @@ CASES: dict[str, Hostile] = {
         100,
         limits=ROOMY,
     ),
+    "heap_and_buffers_share_the_limit": fails(
+        "const held = new Array(5e6).fill(1.5);\nconst b = new ArrayBuffer(32 << 20);\n"
+        "return held.length + b.byteLength;",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "heap_and_buffers_within_the_limit": completes(
+        "const held = new Array(2e6).fill(1.5);\nconst b = new ArrayBuffer(32 << 20);\n"
+        "return held.length + b.byteLength;",
+        2_000_000 + (32 << 20),
+        limits=ROOMY,
+    ),
     "buffer_constructors_tampered": fails(
         "ArrayBuffer.prototype.constructor = undefined;\n"
         "Uint8Array.prototype.constructor = undefined;\nconst a = new Uint8Array(8 << 20);\n"
