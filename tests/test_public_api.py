@@ -54,6 +54,7 @@ RUNTIME = [
     "SegmentRunner",
     "StepResult",
     "V8Executor",
+    "bwrap_binary",
     "checked_executor_name",
     "compiled_reactor",
     "executor_named",

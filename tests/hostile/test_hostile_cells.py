@@ -144,6 +144,87 @@ CASES: dict[str, Hostile] = {
         located(OOM),
         error_re=True,
     ),
+    # Buffers: backing stores live outside V8's heap; the V8 worker's memory guard and the
+    # host's watchdog bound them (docs/executors.md, "Limits").
+    "typed_arrays_of_64_mib_kept": fails(
+        "const a = [];\nfor (;;) a.push(new Uint8Array(64 * 1024 * 1024));",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "array_buffer_flood_is_catchable": completes(
+        "const a = [];\ntry { for (;;) a.push(new ArrayBuffer(8 << 20)); }\n"
+        "catch (e) { a.length = 0; return String(e); }",
+        OOM,
+        limits=ROOMY,
+    ),
+    "dropped_buffers_do_not_count": completes(
+        "let s = 0;\nfor (let i = 0; i < 100; i++) { const b = new Uint8Array(4 << 20); "
+        "b[i] = 1; s += b[i]; }\nreturn s;",
+        100,
+        limits=ROOMY,
+    ),
+    "heap_and_buffers_share_the_limit": fails(
+        "const held = new Array(5e6).fill(1.5);\nconst b = new ArrayBuffer(32 << 20);\n"
+        "return held.length + b.byteLength;",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "heap_and_buffers_within_the_limit": completes(
+        "const held = new Array(2e6).fill(1.5);\nconst b = new ArrayBuffer(32 << 20);\n"
+        "return held.length + b.byteLength;",
+        2_000_000 + (32 << 20),
+        limits=ROOMY,
+    ),
+    "buffer_constructors_tampered": fails(
+        "ArrayBuffer.prototype.constructor = undefined;\n"
+        "Uint8Array.prototype.constructor = undefined;\nconst a = new Uint8Array(8 << 20);\n"
+        "const k = [];\nfor (;;) k.push(a.slice(), a.buffer.slice(0));",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "shared_array_buffer_flood": fails(
+        "const k = [];\nfor (;;) k.push(new SharedArrayBuffer(8 << 20));",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "resizable_buffer_grown_past_the_limit": fails(
+        "const b = new ArrayBuffer(1, { maxByteLength: 2 ** 30 });\nb.resize(2 ** 30);",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "transferred_buffer_grown_past_the_limit": fails(
+        "const k = [];\nlet b = new ArrayBuffer(8 << 20);\n"
+        "for (;;) { b = b.transfer(b.byteLength + (8 << 20)); k.push(new Uint8Array(b)); }",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    # Filled element by element before any allocation check can see it: on V8 only the
+    # host's watchdog stops it (see `_V8_OUTCOME`).
+    "typed_array_of_a_huge_array_like": fails(
+        "const a = new Float64Array({ length: 2 ** 26 });\nreturn a.length;",
+        "internal_error",
+        located(OOM),
+        error_re=True,
+        limits=ROOMY,
+    ),
+    "webassembly_memory_grow": fails(
+        "const m = new WebAssembly.Memory({ initial: 1 });\nfor (;;) m.grow(1);",
+        "internal_error",
+        located("ReferenceError: WebAssembly is not defined"),
+        error_re=True,
+    ),
     # -- stack --------------------------------------------------------------------------
     "deep_recursion": fails(
         "function f() { return f() + 1; }\nreturn f();",
@@ -344,7 +425,8 @@ _V8_OUTCOME: dict[str, tuple[str, str | None]] = {
     "deep_json_parse": ("completed", None),  # V8's JSON parser does not recurse
     "deep_json_stringify": ("completed", None),
     "deep_json_stringify_inside_try": ("completed", None),
-    "array_buffer_of_2_gib": ("completed", None),  # backing stores are outside the heap limit
+    "array_buffer_of_2_gib": ("failed", "internal_error"),  # out of memory: 2 ** 31 is a length
+    "typed_array_of_a_huge_array_like": ("failed", "internal_error"),  # the watchdog, no frames
     "array_of_2_gib_filled": ("failed", "internal_error"),  # a heap OOM ends the worker
 }
 

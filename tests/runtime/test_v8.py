@@ -15,8 +15,8 @@ import pytest
 
 from clawcell import CodeMode, ConfigurationError, Limits, SnapshotError, Tool
 from clawcell.cli import load_settings
-from clawcell.runtime import GuestConfig, V8Executor, executor_named
-from clawcell.runtime._v8_process import WORKER_SCRIPT, bwrap_binary, worker_argv
+from clawcell.runtime import EngineFailure, GuestConfig, V8Executor, bwrap_binary, executor_named
+from clawcell.runtime._v8_process import WORKER_SCRIPT, worker_argv
 from clawcell.store import SQLiteStore
 from tests.conftest import FAST, echo_tool, run
 
@@ -221,3 +221,147 @@ def _far() -> float:
     import time
 
     return time.monotonic() + 60
+
+
+# -- memory outside the heap: the worker's guard and the host's watchdog --------------------
+
+OOM = "InternalError: out of memory"
+SMALL = Limits(timeout_ms=30_000, memory_limit_bytes=16 * 1024 * 1024)
+
+
+def test_a_2_gib_array_buffer_is_refused_catchably_and_the_worker_goes_on() -> None:
+    refused, caught, after = _cells(
+        [
+            "new ArrayBuffer(2 ** 31);",
+            "try { new Uint8Array(2 ** 30); } catch (e) { return [String(e), e.name, "
+            "e instanceof Error]; }",
+            "return new Uint8Array(1 << 20).length;",
+        ],
+        limits=SMALL,
+    )
+    assert refused["error"].startswith(OOM + "\n    at ")
+    assert "openclaw-code-mode:user.js:1:" in refused["error"]
+    assert "clawcell:memory.js" not in refused["error"]  # the guard's frames are hidden
+    assert caught["value"] == [OOM, "InternalError", True]
+    assert after["value"] == 1 << 20
+
+
+def test_every_way_to_allocate_a_buffer_is_counted() -> None:
+    keep = "const k = [];\nfor (;;) k.push({});"
+    ways = {
+        "typed arrays": "new Float64Array(1 << 20)",
+        "array buffers": "new ArrayBuffer(8 << 20)",
+        "shared buffers": "new SharedArrayBuffer(8 << 20)",
+        "a subclass": "new (class extends Uint8Array {})(8 << 20)",
+        "Reflect.construct": "Reflect.construct(Int32Array, [2 << 20])",
+        "the prototype's constructor": "new (Object.getPrototypeOf(new Uint8Array(1))"
+        ".constructor)(8 << 20)",
+        "slice without a constructor": "Object.assign(new Uint8Array(8 << 20), "
+        "{ constructor: undefined }).slice()",
+        "a species of undefined": "new (class extends ArrayBuffer { static get "
+        "[Symbol.species]() { return undefined; } })(8 << 20).slice(0)",
+        "map": "new Float64Array(1 << 20).map((x) => x)",
+        "toReversed": "new Uint8Array(8 << 20).toReversed()",
+        "fromHex": "Uint8Array.fromHex('ab'.repeat(4 << 20))",
+    }
+    cells = [keep.replace("{}", way) for way in ways.values()]
+    for name, envelope in zip(ways, _cells([*cells, "return 'next'"], limits=SMALL), strict=False):
+        assert envelope["error"].startswith(OOM), (name, envelope)
+    assert _cells(["return 'next'"], limits=SMALL)[0]["value"] == "next"
+
+
+def test_growing_buffers_is_counted() -> None:
+    grow = [
+        "const b = new ArrayBuffer(1, { maxByteLength: 2 ** 31 });\n"
+        "for (let n = 1; ; n *= 2) b.resize(Math.min(n << 20, 2 ** 31));",
+        "const s = new SharedArrayBuffer(1, { maxByteLength: 2 ** 31 });\n"
+        "for (let n = 1; ; n *= 2) s.grow(Math.min(n << 20, 2 ** 31));",
+        "let b = new ArrayBuffer(1);\nfor (let n = 1; ; n *= 2) b = b.transfer(n << 20);",
+    ]
+    for envelope in _cells(grow, limits=SMALL):
+        assert envelope["error"].startswith(OOM), envelope
+
+
+def test_a_cell_that_tampers_with_the_intrinsics_still_meets_the_limit() -> None:
+    code = (
+        "Object.defineProperty(Object.prototype, 'construct', { get() { throw 1; } });\n"
+        "Reflect.apply = Reflect.construct = () => ({});\nFunction.prototype.apply = null;\n"
+        "Function.prototype.call = null;\nObject.defineProperty = null;\n"
+        "Error.captureStackTrace = () => {};\nArray.prototype[Symbol.iterator] = null;\n"
+        "Object.getOwnPropertyDescriptor = () => ({ get() { return 0; } });\n"
+        "Uint8Array.prototype.constructor = undefined;\n"
+        "const k = [];\nfor (;;) k.push(new Uint8Array(8 << 20).slice());"
+    )
+    tampered, after = _cells([code, "return new Uint8Array(4 << 20).length;"], limits=SMALL)
+    assert tampered["error"].startswith(OOM), tampered
+    assert after["value"] == 4 << 20
+
+
+def test_the_guarded_constructors_behave_as_the_engine_s_own() -> None:
+    code = (
+        "class Sub extends Uint8Array {}\nconst a = new Uint8Array([1, 2, 3]);\n"
+        "const view = new Uint8Array(a.buffer, 1);\n"
+        "return [Uint8Array.name, Uint8Array.length, a instanceof Uint8Array,\n"
+        "  a.constructor === Uint8Array, new Sub(2) instanceof Uint8Array,\n"
+        "  Array.from(Uint8Array.from([4, 5])), Array.from(a.slice(1)), view.buffer === a.buffer,\n"
+        "  ArrayBuffer.isView(view), typeof gc, a.buffer.constructor === ArrayBuffer,\n"
+        "  Array.from(a.map((x) => x * 2)), a.slice.name, a.slice.length];"
+    )
+    [envelope] = _cells([code])
+    assert envelope["value"] == [
+        "Uint8Array", 3, True, True, True, [4, 5], [2, 3], True, True, "undefined", True,
+        [2, 4, 6], "slice", 2,
+    ]  # fmt: skip
+
+
+def test_buffers_are_counted_live_and_shared_buffers_per_cell() -> None:
+    churn = (
+        "let s = 0;\nfor (let i = 0; i < 40; i++) { const b = new Uint8Array(4 << 20); "
+        "b[1] = 1; s += b[1]; }\nreturn s;"
+    )
+    shared = "const s = new SharedArrayBuffer(12 << 20);\nreturn s.byteLength;"
+    done = _cells([churn, shared, shared], limits=SMALL)
+    assert [envelope.get("value") for envelope in done] == [40, 12 << 20, 12 << 20]
+
+
+def test_a_flood_past_the_guard_is_killed_by_the_watchdog_and_the_worker_replaced() -> None:
+    executor = V8Executor(spares=0)
+    small = GuestConfig(memory_limit_bytes=16 * 1024 * 1024, install_config=CONFIG.install_config)
+    try:
+        guest = executor.acquire(small)
+        # An array-like is written element by element before the guard sees the new buffer.
+        code = "const a = new Float64Array({ length: 2 ** 26 });\nreturn a.length;"
+        assert guest.parse_cell(code, deadline=_far()) == 1
+        failure = guest.run_segment(1, None, deadline=_far())
+        assert isinstance(failure, EngineFailure)
+        assert failure.kind == "out_of_memory"
+        assert "(watchdog)" in failure.message
+        assert guest.interrupted and not guest.alive
+        executor.release(guest)
+        fresh = executor.acquire(small)
+        assert fresh is not guest
+        assert fresh.parse_cell("return 1", deadline=_far()) == 1
+        executor.release(fresh)
+    finally:
+        executor.close()
+
+
+def test_the_watchdog_failure_reads_as_out_of_memory() -> None:
+    code = "const a = new Float64Array({ length: 2 ** 26 });\nreturn a.length;"
+    flooded, after = _cells([code, "return 'next'"], limits=SMALL)
+    assert (flooded["code"], flooded["error"]) == ("internal_error", OOM)
+    assert after["value"] == "next"
+
+
+def test_errors_through_the_guard_show_the_cell_s_frames_only() -> None:
+    bad_length, own_error = _cells(
+        [
+            "new Uint8Array(-1);",
+            "new Uint8Array({ length: { valueOf() { throw new Error('mine'); } } });",
+        ]
+    )
+    assert bad_length["error"].startswith("RangeError: Invalid typed array length: -1\n    at ")
+    assert own_error["error"].startswith("Error: mine\n    at Object.valueOf (openclaw-code")
+    for envelope in (bad_length, own_error):
+        assert "clawcell:memory.js" not in envelope["error"]
+        assert envelope["error"].endswith("(openclaw-code-mode:user.js:1:1)\n")

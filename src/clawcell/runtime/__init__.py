@@ -16,6 +16,7 @@ import typing
 
 from .. import _lazy
 from . import _wire as wire
+from ._bwrap import bwrap_binary
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
@@ -47,6 +48,7 @@ __all__ = [
     "SegmentRunner",
     "StepResult",
     "V8Executor",
+    "bwrap_binary",
     "checked_executor_name",
     "compiled_reactor",
     "executor_named",

@@ -50,7 +50,12 @@ class _Pool:
 
     def start(self) -> V8Guest:
         process = spawn(self.heap_mb, sandbox=self.sandbox)
-        guest = V8Guest(process, controller=_controller(), config=self.config.install_config)
+        guest = V8Guest(
+            process,
+            controller=_controller(),
+            config=self.config.install_config,
+            memory_limit=(self.heap_mb - HEAP_OVERHEAD_MB) * _MIB,
+        )
         weakref.finalize(guest, guest.closer)
         return guest
 

@@ -28,6 +28,7 @@ from ..errors import RuntimeUnavailableError, SnapshotError
 from ._failure import EngineFailure
 from ._report import StepResult, parse_report
 from ._v8_process import Channel, WorkerDied, WorkerTimeout
+from ._v8_watch import OVERHEAD_MB, ResidentWatch
 from ._worker import next_lane
 
 __all__ = ["LIVE_ONLY_MESSAGE", "V8Guest"]
@@ -50,8 +51,18 @@ class V8Guest:
         """V8 guests cannot be snapshotted: a parked cell stays live in its worker."""
         return False
 
-    def __init__(self, process: subprocess.Popen[bytes], *, controller: str, config: str) -> None:
-        self._channel = Channel(process)
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        *,
+        controller: str,
+        config: str,
+        memory_limit: int | None = None,
+    ) -> None:
+        watch = None
+        if memory_limit is not None:
+            watch = ResidentWatch(process.pid, memory_limit + OVERHEAD_MB * 1024 * 1024)
+        self._channel = Channel(process, watch=watch)
         self.lane = next_lane()
         self.interrupted = False
         self.has_unhandled_rejection = False
@@ -63,7 +74,9 @@ class V8Guest:
         self._first: StepResult | EngineFailure | None = None
         # The first request (controller and bindings) may not fit the pipe before the worker
         # reads it: written from a thread, so the caller never blocks on a booting worker.
-        init = {"op": "init", "controller": controller, "config": config}
+        init: dict[str, Any] = {"op": "init", "controller": controller, "config": config}
+        if memory_limit is not None:
+            init["memoryLimit"] = memory_limit
         self._boot = threading.Thread(target=self._send_init, args=(init,), daemon=True)
         self._boot.start()
 
@@ -136,6 +149,9 @@ class V8Guest:
             self.interrupted = True
             return EngineFailure(kind="timeout", message="the V8 worker was killed at the deadline")
         except WorkerDied as died:
+            if self._channel.over_memory:
+                self.interrupted = True
+                return EngineFailure(kind="out_of_memory", message=died.stderr)
             if self._channel.killed and time.monotonic() >= deadline:
                 self.interrupted = True
                 return EngineFailure(kind="timeout", message="the V8 worker was killed")

@@ -7,14 +7,17 @@ When bubblewrap works on this machine the process also runs in its own namespace
 (`--unshare-net`), its own PID/IPC/UTS namespaces, a read-only system (`/usr`, `/etc`, `/lib*`),
 a private `/tmp`, and of the host's files only the Deno binary and the worker script,
 read-only. The environment is replaced by a few Deno settings. The V8 heap is limited with
-`--max-old-space-size`; when a cell exhausts it, V8 ends the process.
+`--max-old-space-size`; when a cell exhausts it, V8 ends the process. Buffers outside the heap
+are bounded by the worker's memory guard and by the host's watchdog (`_v8_watch`).
 
 The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer table and
-binds a workspace read-write; this one binds nothing writable, so it is built here, with the
-same probe.
+binds a workspace read-write; this one binds nothing writable, so it is built here. Both use
+the one probe, `clawcell.runtime.bwrap_binary`.
 
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
-the pipes, so a worker that computes past a deadline is simply killed.
+the pipes, so a worker that computes past a deadline is simply killed. While it waits, the
+channel samples the worker's resident memory (`_v8_watch.ResidentWatch`) and kills a worker
+that holds more than its bound (`over_memory`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any, Final
 
 from .._lazy import install_hint
 from ..errors import RuntimeUnavailableError
+from ._bwrap import bwrap_binary
+from ._v8_watch import SAMPLE_S, ResidentWatch
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
 
@@ -74,20 +79,6 @@ def deno_binary() -> str | None:
     except (ImportError, FileNotFoundError):
         pass
     return shutil.which("deno")
-
-
-@functools.cache
-def bwrap_binary() -> str | None:
-    """`bwrap` when it is installed and can create its namespaces here, else `None`."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    probe = [found, "--unshare-all", "--ro-bind", "/", "/", "--", "/bin/true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return found if done.returncode == 0 else None
 
 
 def worker_argv(deno: str, heap_mb: int, *, sandbox: bool) -> list[str]:
@@ -160,8 +151,13 @@ def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
 class Channel:
     """The host end of one worker's pipes: requests out, replies in, under deadlines."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], *, watch: ResidentWatch | None = None
+    ) -> None:
         self.process = process
+        self._watch = watch
+        self.over_memory = False
+        """The watchdog killed the worker: it held more resident memory than its bound."""
         assert process.stdin is not None and process.stdout is not None
         self._in = process.stdin.fileno()
         self._out = process.stdout.fileno()
@@ -209,8 +205,20 @@ class Channel:
             if left <= 0:
                 self.kill()
                 raise WorkerTimeout
+            if self._watch is not None:
+                left = min(left, SAMPLE_S)
             if poller.poll(min(left, 3600.0) * 1000):
                 return
+            self._check_memory()
+
+    def _check_memory(self) -> None:
+        if self._watch is None:
+            return
+        resident = self._watch.over()
+        if resident is not None:
+            self.over_memory = True
+            self.kill()
+            raise WorkerDied(f"out of memory: the worker held {resident >> 20} MiB (watchdog)")
 
     def kill(self) -> None:
         """End the worker now (safe from any thread, idempotent)."""
@@ -243,6 +251,8 @@ class Channel:
     def close(self) -> None:
         """Kill the worker and close its pipes."""
         self.kill()
+        if self._watch is not None:
+            self._watch.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):

@@ -21,11 +21,16 @@
 // `start` compiles the cell (a syntax error is the failure of kind `syntax_error`) and runs
 // it, in one round trip. A failure is {"ok": false, "kind": "syntax_error"|"thrown", "message": text, "stack": text}.
 // The host enforces the time budget by killing this process; the heap limit is V8's
-// (`--max-old-space-size`), and running out of it ends the process.
+// (`--max-old-space-size`), and running out of it ends the process. Memory outside V8's heap
+// (ArrayBuffer and SharedArrayBuffer backing stores) is accounted by `memoryGuard`, installed
+// in every cell's context before the controller; the host's watchdog bounds the process's
+// resident memory as well (`_v8_process.py`).
 import vm from "node:vm";
+import v8 from "node:v8";
 
 const USER_FILE = "openclaw-code-mode:user.js";
 const CONTROLLER_FILE = "clawcell:controller.js";
+const GUARD_FILE = "clawcell:memory.js";
 const encoder = new TextEncoder();
 const stringify = JSON.stringify;
 const resolved = Promise.resolve();
@@ -33,6 +38,20 @@ const bind = (fn, self, ...args) => Function.prototype.bind.call(fn, self, ...ar
 
 let controller = null; // the compiled controller (a context-independent script)
 let installConfig = "";
+let memoryBudget = Infinity; // bytes of heap and buffers a cell may hold (see memoryGuard)
+
+// A full, synchronous garbage collection, for the memory guard to run before it refuses an
+// allocation. `gc` is exposed only while one throwaway context is made: no cell context has it.
+v8.setFlagsFromString("--expose-gc");
+const collect = vm.runInNewContext("gc");
+v8.setFlagsFromString("--no-expose-gc");
+const heapStatistics = v8.getHeapStatistics;
+// Live bytes of the isolate: its heap and the ArrayBuffer backing stores V8 accounts
+// (SharedArrayBuffers are not among them: the guard counts those itself).
+function measure() {
+  const statistics = heapStatistics();
+  return statistics.used_heap_size + statistics.external_memory;
+}
 let next = null; // the pristine context of the next cell: {context, host}
 let current = null; // the context of the running cell
 const rejections = new Map(); // promise -> reason, unhandled (see docs/divergences.md)
@@ -66,6 +85,184 @@ function turn() {
   });
 }
 
+// The memory guard, evaluated inside each cell's context before the controller (so it sees
+// the pristine intrinsics, and nothing the cell does can reach its state: it lives in this
+// closure only). V8 bounds its heap itself, but ArrayBuffer backing stores live outside it;
+// every way a cell can make one is wrapped here and charged after the allocation:
+// ArrayBuffer, SharedArrayBuffer and the typed-array constructors (Proxies, which are also
+// the prototypes' `constructor`, so species-created arrays pass through them), the methods
+// that allocate (`slice`, `resize`, `transfer*`, `grow`, typed arrays' `slice`, `map`,
+// `filter`, `toReversed`, `toSorted`, `with`, `Uint8Array.fromBase64`/`fromHex`). The test
+// is on live bytes: the isolate's heap plus V8's own count of backing stores, re-measured
+// once `slice` bytes were allocated since the last measure, and after a full garbage
+// collection before an allocation is refused (so buffers a cell dropped do not count).
+// SharedArrayBuffers are outside V8's count and counted here for the whole cell.
+// A refused allocation throws `InternalError: out of memory`, catchable, as on QuickJS.
+function memoryGuard(budget, measure, collect) {
+  "use strict";
+  const global = globalThis;
+  const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf } = Reflect;
+  const ProxyCtor = Proxy;
+  const captureStackTrace = Error.captureStackTrace;
+  const TypedArray = getPrototypeOf(Uint8Array);
+  const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
+  const bufferLength = getter(ArrayBuffer.prototype, "byteLength");
+  const sharedLength = getter(SharedArrayBuffer.prototype, "byteLength");
+  const viewLength = getter(TypedArray.prototype, "byteLength");
+  const includes = String.prototype.includes;
+  const split = String.prototype.split;
+  const slice = budget / 16;
+  let measured = 0; // live bytes at the last measure
+  let unmeasured = budget; // bytes allocated since (the first allocation measures)
+  let shared = 0; // SharedArrayBuffer bytes of this cell
+
+  class InternalError extends Error {}
+  defineProperty(InternalError.prototype, "name", {
+    value: "InternalError", writable: true, enumerable: false, configurable: true,
+  });
+
+  function charge(bytes, caller) {
+    unmeasured += bytes;
+    if (unmeasured < slice && measured + unmeasured + shared <= budget) return;
+    measured = measure();
+    unmeasured = 0;
+    if (measured + shared <= budget) return;
+    collect();
+    measured = measure();
+    if (measured + shared <= budget) return;
+    const error = new InternalError("out of memory");
+    captureStackTrace(error, caller);
+    throw error;
+  }
+  function chargeShared(bytes, caller) {
+    shared += bytes;
+    charge(0, caller);
+  }
+  const sizeOf = (length, value) => {
+    try {
+      return apply(length, value, []);
+    } catch {
+      return 0;
+    }
+  };
+  const isBuffer = (value) => {
+    try {
+      apply(bufferLength, value, []);
+      return true;
+    } catch {
+      try {
+        apply(sharedLength, value, []);
+        return true;
+      } catch {
+        return false;
+      }
+    }
+  };
+  // An error thrown through a wrapped builtin (a bad length, a detached buffer, a cell's own
+  // `valueOf` throwing) loses the wrapper's frames: its stack reads as if the cell had called
+  // the builtin itself.
+  function rethrow(error) {
+    try {
+      const descriptor = getOwnPropertyDescriptor(error, "stack");
+      const stack = descriptor === undefined ? undefined : descriptor.value;
+      if (typeof stack === "string" && apply(includes, stack, ["clawcell:memory.js"])) {
+        const lines = apply(split, stack, ["\n"]);
+        let kept = lines[0];
+        for (let i = 1; i < lines.length; i++) {
+          if (!apply(includes, lines[i], ["clawcell:memory.js"])) kept += "\n" + lines[i];
+        }
+        defineProperty(error, "stack", {
+          value: kept, writable: true, enumerable: false, configurable: true,
+        });
+      }
+    } catch {
+      // not an object, a revoked proxy, a frozen error: thrown as it is
+    }
+    throw error;
+  }
+
+  function guardConstructor(name, measureMade) {
+    const Target = global[name];
+    if (typeof Target !== "function") return;
+    const handler = {
+      __proto__: null,
+      construct(target, args, newTarget) {
+        let made;
+        try {
+          made = construct(target, args, newTarget);
+        } catch (error) {
+          rethrow(error);
+        }
+        measureMade(made, args, handler.construct);
+        return made;
+      },
+    };
+    const guarded = new ProxyCtor(Target, handler);
+    const spec = { value: guarded, writable: true, enumerable: false, configurable: true };
+    defineProperty(Target.prototype, "constructor", spec);
+    defineProperty(global, name, spec);
+  }
+  function guardMethod(owner, name, after, lengthBefore) {
+    const descriptor = owner === undefined ? undefined : getOwnPropertyDescriptor(owner, name);
+    if (descriptor === undefined || typeof descriptor.value !== "function") return;
+    const original = descriptor.value;
+    const guarded = {
+      [name](...args) {
+        const before = lengthBefore === undefined ? 0 : sizeOf(lengthBefore, this);
+        let result;
+        try {
+          result = apply(original, this, args);
+        } catch (error) {
+          rethrow(error);
+        }
+        after(this, result, before, guarded);
+        return result;
+      },
+    }[name];
+    defineProperty(guarded, "length", { value: original.length, configurable: true });
+    defineProperty(owner, name, { ...descriptor, value: guarded });
+  }
+
+  guardConstructor("ArrayBuffer", (made, _args, caller) => charge(sizeOf(bufferLength, made), caller));
+  guardConstructor("SharedArrayBuffer", (made, _args, caller) =>
+    chargeShared(sizeOf(sharedLength, made), caller));
+  const views = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+    "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array",
+    "BigInt64Array", "BigUint64Array"];
+  for (let i = 0; i < views.length; i++) {
+    guardConstructor(views[i], (made, args, caller) => {
+      // A view of a buffer the cell passed allocates nothing (and a small typed array's
+      // `buffer` is never asked for: that would move its elements off the heap).
+      if (args.length > 0 && typeof args[0] === "object" && isBuffer(args[0])) return;
+      charge(sizeOf(viewLength, made), caller);
+    });
+  }
+
+  const newBuffer = (_self, result, _before, caller) => charge(sizeOf(bufferLength, result), caller);
+  const newView = (_self, result, _before, caller) => charge(sizeOf(viewLength, result), caller);
+  const grown = (length, chargeIt) => (self, _result, before, caller) => {
+    const now = sizeOf(length, self);
+    if (now > before) chargeIt(now - before, caller);
+  };
+  const bufferProto = ArrayBuffer.prototype;
+  for (const name of ["slice", "transfer", "transferToFixedLength", "transferToImmutable", "sliceToImmutable"]) {
+    guardMethod(bufferProto, name, newBuffer);
+  }
+  guardMethod(bufferProto, "resize", grown(bufferLength, charge), bufferLength);
+  guardMethod(SharedArrayBuffer.prototype, "slice", (_self, result, _before, caller) =>
+    chargeShared(sizeOf(sharedLength, result), caller));
+  guardMethod(SharedArrayBuffer.prototype, "grow", grown(sharedLength, chargeShared), sharedLength);
+  for (const name of ["slice", "map", "filter", "toReversed", "toSorted", "with"]) {
+    guardMethod(TypedArray.prototype, name, newView);
+  }
+  for (const name of ["fromBase64", "fromHex"]) {
+    guardMethod(getOwnPropertyDescriptor(global, "Uint8Array").value, name, newView);
+  }
+}
+
+// Compiled once, like the controller: each context evaluates it to its own guard function.
+const guardScript = new vm.Script("(" + memoryGuard + ")", { filename: GUARD_FILE });
+
 function send(message) {
   const bytes = encoder.encode(stringify(message) + "\n");
   let at = 0;
@@ -76,6 +273,7 @@ function prepare() {
   const context = vm.createContext({});
   // As in a QuickJS guest, no WebAssembly: a cell computes in JavaScript only.
   vm.runInContext("delete globalThis.WebAssembly", context);
+  guardScript.runInContext(context)(memoryBudget, measure, collect);
   const host = controller.runInContext(context);
   host.install(installConfig);
   const promiseProto = vm.runInContext("Promise.prototype", context);
@@ -103,6 +301,12 @@ function failure(kind, error) {
 function init(request) {
   controller = new vm.Script(request.controller, { filename: CONTROLLER_FILE });
   installConfig = request.config;
+  if (typeof request.memoryLimit === "number") {
+    // The worker's own heap and buffers (this module, the controller, a prepared context)
+    // are not the cell's: the budget is the cell's limit above them.
+    collect();
+    memoryBudget = request.memoryLimit + measure();
+  }
   next = prepare();
   return { ok: true };
 }

@@ -21,34 +21,18 @@ confined only by their working directory, environment scrubbing and resource lim
 
 from __future__ import annotations
 
-import functools
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ..errors import ConfigurationError
+from ..runtime import bwrap_binary
 from ._shell_settings import SandboxMode
 
-__all__ = ["Sandbox", "bwrap_path"]
+__all__ = ["Sandbox"]
 
 _READ_ONLY: Final = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-
-
-@functools.cache
-def bwrap_path() -> str | None:
-    """The `bwrap` binary when it is installed and can create its namespaces here, else `None`."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    probe = [found, "--unshare-all", "--ro-bind", "/", "/", "--", "/bin/true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return found if done.returncode == 0 else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +56,7 @@ class Sandbox:
         """
         if mode == "off":
             return cls(root=root, bwrap=None)
-        found = bwrap_path()
+        found = bwrap_binary()
         if found is None and mode == "required":
             raise ConfigurationError(
                 'Shell setting `sandbox = "required"`, but bubblewrap (`bwrap`) is not '

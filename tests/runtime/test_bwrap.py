@@ -1,0 +1,64 @@
+"""The one bubblewrap probe, shared by the V8 workers and the shell tool's sandbox."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clawcell.runtime import bwrap_binary
+from clawcell.runtime._v8_process import worker_argv
+from clawcell.tools._sandbox import Sandbox  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """The cached answer is dropped before and after, so no test sees another's PATH."""
+    bwrap_binary.cache_clear()
+    yield
+    bwrap_binary.cache_clear()
+
+
+def _fake_bwrap(directory: Path, exit_code: int) -> Path:
+    script = directory / "bwrap"
+    script.write_text(f"#!/bin/sh\nexit {exit_code}\n", "utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def test_without_bwrap_on_path_there_is_no_sandbox(
+    fresh_probe: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bwrap_binary() is None
+    assert worker_argv("/opt/deno", 96, sandbox=True)[0] == "/opt/deno"
+    assert Sandbox.choose(tmp_path, "auto").bwrap is None
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_not_used(
+    fresh_probe: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_bwrap(tmp_path, 1)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bwrap_binary() is None
+
+
+def test_a_working_bwrap_is_found_once_and_used_by_both_sandboxes(
+    fresh_probe: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = _fake_bwrap(tmp_path, 0)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bwrap_binary() == str(fake)
+    fake.unlink()  # cached: the probe is not run again
+    assert bwrap_binary() == str(fake)
+    assert worker_argv("/opt/deno", 96, sandbox=True)[0] == str(fake)
+    assert Sandbox.choose(tmp_path, "auto").bwrap == str(fake)
+
+
+def test_the_shell_sandbox_has_no_probe_of_its_own() -> None:
+    from clawcell.tools import _sandbox  # pyright: ignore[reportPrivateUsage]
+
+    assert not hasattr(_sandbox, "bwrap_path")
+    assert _sandbox.bwrap_binary is bwrap_binary
