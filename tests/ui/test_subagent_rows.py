@@ -71,10 +71,20 @@ def test_the_parent_turn_shows_a_collapsed_row_per_run_linking_to_its_session() 
     assert "Noted: one line on comets" in child.text
 
 
-def test_a_session_id_that_only_looks_nested_is_still_refused() -> None:
+def test_only_a_sub_sessions_id_opens_read_only_and_refuses_turns() -> None:
     with _client(_agent()) as test_client:
-        assert test_client.get("/?session=s1%2Fother%2F1").status_code == 400
-        assert test_client.get("/?session=s1%2Fsub%2Fx").status_code == 400
+        for plain in ("s1%2Fother%2F1", "s1%2Fsub%2Fx"):  # ordinary ids that hold `/`
+            page = test_client.get(f"/?session={plain}")
+            assert page.status_code == 200 and 'class="child-session"' not in page.text
+        child = test_client.get("/?session=s1%2Fsub%2F1")
+        assert 'class="child-session"' in child.text
+        turn = test_client.post("/api/sessions/s1%2Fsub%2F1/turns", json={"text": "x"},
+                                headers=CSRF)  # fmt: skip
+    assert turn.status_code == 400
+    assert turn.json()["error"] == (
+        "session 's1/sub/1' is a sub-agent's session (`<parent>/sub/<n>`): it is read-only "
+        "here; its runs take their tasks from the parent's cells."
+    )
 
 
 def _result(stamp: int) -> dict[str, Any]:

@@ -7,9 +7,9 @@ runs)` puts each run into the projected page as a `subagentRun` message right af
 cell result stamped at or after the run's start (the cell that spawned it ended then; a run
 whose cell has not ended yet goes last); `Renderer.messages` turns that message into a
 `SubagentRowView` inside the turn's work group. Runs that started before the page's first
-message belong to an older page and are left out. The row shows the status, the profile and
-label, and a link to the child session; opened, the task and the reply (or the error), cut to
-`EXCERPT_CHARS`.
+message belong to an older page and are left out; that page, loaded on scroll, shows them.
+The row shows the status, the profile and label, and a link to the child session; opened, the
+task and the reply (or the error), cut to `EXCERPT_CHARS`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ __all__ = [
 
 SUBAGENT_ROLE: Final = "subagentRun"
 EXCERPT_CHARS: Final = 600
-CHILD_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}(?:/sub/[0-9]{1,9}){1,5}")
+CHILD_SESSION_ID: Final = re.compile(r"(?s).+?(?:/sub/[0-9]{1,9}){1,5}")
 """A sub-agent's session id (`<parent>/sub/<n>`, nested at most five deep): the chat page
-shows it read-only."""
+shows it read-only and takes no turn for it."""
 _CELL_TOOLS: Final = frozenset({"exec", "wait"})
 
 
@@ -55,14 +55,18 @@ async def stored_runs(agent: object, session_id: str) -> list[dict[str, Any]]:
 
 
 def with_subagent_runs(
-    page: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]]
+    page: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    until: float | None = None,
 ) -> list[Mapping[str, Any]]:
-    """`page` with a `subagentRun` message for each run it covers, placed in its turn."""
+    """`page` with a `subagentRun` message for each run it covers, placed in its turn; an
+    older page (`until`: the newer page's first stamp, ms) leaves the runs from then on to it."""
     first = next((_stamp(m) for m in page if _stamp(m) is not None), None)
     placed: dict[int, list[Mapping[str, Any]]] = {}
     for run in runs:
         started = float(run.get("startedAt", 0.0)) * 1000
-        if first is not None and started < first:
+        if (first is not None and started < first) or (until is not None and started >= until):
             continue
         at = next(
             (
