@@ -38,7 +38,13 @@ from ._security import CAP_PREFIX, Guard, Secrets
 from ._session_paths import SessionSegments, bad_session, path_session, session_problem
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
-from ._subagent_rows import CHILD_SESSION_ID, parent_of, stored_runs, with_subagent_runs
+from ._subagent_rows import (
+    CHILD_SESSION_ID,
+    RunWatch,
+    parent_of,
+    stored_runs,
+    with_subagent_runs,
+)
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
 
@@ -221,8 +227,9 @@ class _Ui:
         """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
         stop = self.stops[session_id] = asyncio.Event()
         mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
+        watch = RunWatch(self.agent, session_id)  # its sub-agent rows, live
         try:
-            async for message in stream_turn(events, stream, stop):
+            async for message in stream_turn(events, stream, stop, watch):
                 yield message
         finally:
             if self.stops.get(session_id) is stop:
