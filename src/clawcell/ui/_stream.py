@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, cast
 
 from ._coalesce import coalesce_deltas
+from ._draft import DraftFilter, Placeholder
 from ._markdown import join_parts
 from ._protocol import AgentEvent
 from ._render import Renderer
@@ -74,6 +75,8 @@ class TurnStream:
     drafts: int = 0
     draft_text: list[str] | None = None
     """The open draft's text in pieces (joined once, when the draft closes)."""
+    draft_filter: DraftFilter = field(default_factory=DraftFilter)
+    """What of the draft the page may show: directives become placeholders (`_draft`)."""
     finished: set[str] = field(default_factory=set[str])
     work: str | None = None
     """The open disclosure the turn's current cells go into."""
@@ -153,11 +156,16 @@ class TurnStream:
         ops: list[Op] = self._fold_work()
         if self.draft_text is None:
             self.drafts += 1
-            self.draft_text = []
+            self.draft_text, self.draft_filter = [], DraftFilter()
             ops.append({"op": "append", "target": self.container,
                         "html": fragment("draft", id=self._draft)})  # fmt: skip
         self.draft_text.append(text)
-        ops.append({"op": "text", "target": self._draft, "text": text})
+        for piece in self.draft_filter.feed(text):
+            if isinstance(piece, Placeholder):
+                html = fragment("draft_directive", value=piece)
+                ops.append({"op": "append", "target": self._draft, "html": html})
+            else:
+                ops.append({"op": "text", "target": self._draft, "text": piece})
         return ops
 
     def _close_draft(self) -> list[Op]:
