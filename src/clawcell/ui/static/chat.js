@@ -8,7 +8,7 @@ const session = transcript.dataset.session;
 
 function listSession() {
   const list = document.querySelector(".sessions ul");
-  if (list.querySelector(`a[href="/?session=${encodeURIComponent(session)}"]`)) return;
+  if (list.querySelector('a[aria-current="page"]')) return;  // listed (any id, any encoding)
   list.querySelector(".empty")?.remove();
   const link = document.createElement("a");
   link.href = `/?session=${encodeURIComponent(session)}`;
