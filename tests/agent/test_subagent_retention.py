@@ -23,6 +23,7 @@ from clawcell.errors import ConfigurationError
 from clawcell.store import MemoryStore, StoredValue
 from tests.agent._helpers import collect
 from tests.conftest import run
+from tests.store.conftest import StoreFactory
 
 RECORDS = "chat\x1fsubagents"
 ONE_BY_ONE = """
@@ -55,7 +56,7 @@ def _record(run_id: str, status: str, started: float) -> StoredValue:
     return StoredValue(json=json.dumps(record))
 
 
-async def _five_runs(store: MemoryStore, keep: int | None) -> tuple[Subagents, list[str]]:
+async def _five_runs(store: Any, keep: int | None) -> tuple[Subagents, list[str]]:
     """Seed an old finished run (with a claim entry) and an older run in flight elsewhere,
     then run five children one after the other."""
     long_ago = time.time() - 3600
@@ -91,6 +92,22 @@ def test_only_the_newest_finished_runs_and_every_run_in_flight_are_kept() -> Non
     assert keys == sorted(r["runId"] for r in stored)  # the dropped runs' claims went too
     assert sorted(in_memory) == keys  # memory holds no more than the store
     assert transcripts == 5  # the child sessions themselves stay
+
+
+def test_pruning_works_on_every_durable_store(new_durable_store: StoreFactory) -> None:
+    async def main() -> tuple[list[str | None], list[str]]:
+        store = new_durable_store()
+        try:
+            await _five_runs(store, keep=3)
+            stored = await subagent_runs(store, "chat")
+            keys = sorted(await store.items(RECORDS))
+        finally:
+            await store.close()
+        return [r["label"] for r in stored], keys
+
+    labels, keys = run(main())
+    assert labels == [None, "c", "d", "e"]  # the run in flight elsewhere, the newest three
+    assert len(keys) == 4 and not any("#resume" in key for key in keys)
 
 
 def test_the_default_keeps_a_hundred_finished_runs() -> None:
