@@ -3,6 +3,7 @@ markup, bidi controls and any script travel percent-encoded as one path segment.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import quote
 
@@ -12,6 +13,7 @@ from markupsafe import escape
 from clawcell.agent import Agent, ScriptedModel
 from clawcell.store import MemoryStore, StoredValue
 from clawcell.ui import UiSettings, create_app
+from clawcell.ui._session_paths import SessionSegments
 from tests.ui._client import BASE, TOKEN, client, csrf, sse
 from tests.ui._fakes import FakeAgent, reply_turn
 
@@ -163,3 +165,31 @@ def test_an_older_page_shows_the_sub_agent_rows_of_its_own_turns() -> None:
         older = test_client.get("/api/sessions/chat/messages?before=50").json()["html"]
     assert "run_new2" in page and "run_old1" not in page
     assert "run_old1" in older and "run_new2" not in older
+
+
+@pytest.mark.parametrize(
+    ("scope", "path"),
+    [
+        ({"raw_path": b"/api/sessions/a%2Fsub%2F1/messages",
+          "path": "/api/sessions/a/sub/1/messages"}, "/api/sessions/a%2Fsub%2F1/messages"),
+        ({"raw_path": b"/ui/api/sessions/a%2fb/stop", "path": "/api/sessions/a/b/stop",
+          "root_path": "/ui"}, "/api/sessions/a%2Fb/stop"),
+        ({"path": "/api/sessions/a b/turns"}, "/api/sessions/a%20b/turns"),  # no raw_path
+        ({"raw_path": b"/api/playground/exec", "path": "/api/playground/exec"},
+         "/api/playground/exec"),
+        ({"raw_path": b"/static/app.css", "path": "/static/app.css"}, "/static/app.css"),
+    ],
+    ids=["raw", "under-a-root-path", "without-raw-path", "playground-tool", "other-route"],
+)  # fmt: skip
+def test_the_session_segment_reaches_the_router_encoded(scope: dict[str, Any], path: str) -> None:
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope["path"])
+
+    asyncio.run(SessionSegments(app)({"type": "http", **scope}, _nothing, _nothing))
+    assert seen == [path]
+
+
+async def _nothing(*_: Any) -> Any:
+    return None
