@@ -7,7 +7,11 @@ import time
 
 import pytest
 
+from clawcell.ui import UiSettings
 from clawcell.ui._draft import DraftFilter, DraftPiece, Placeholder
+from clawcell.ui._media import MediaRoots
+from clawcell.ui._render import Renderer
+from clawcell.ui._stream import TurnStream
 from tests._growth import tail_growth
 
 REPLY = (
@@ -106,3 +110,18 @@ def test_a_delta_costs_the_same_after_a_long_line(head: str) -> None:
 
     ratio = tail_growth(tail_seconds, 1_000, 8_000_000, bound=4.0)
     assert ratio < 4.0, f"2,000 deltas after 8 MB cost {ratio:.1f}x those after 1 KB"
+
+
+def test_a_placeholder_is_escaped_in_the_page() -> None:
+    settings = UiSettings(token="t" * 20)
+    renderer = Renderer(settings=settings, media=MediaRoots([]), canvas_host_url=None)
+    stream = TurnStream(renderer=renderer, container="transcript")
+    ops = stream.ops(
+        {"type": "text_delta", "text": "MEDIA:https://x.example/%3Cimg%20onerror=1%3E\n"}
+    )
+    (placeholder,) = [op for op in ops if op.get("target", "").endswith("-draft-1")]
+    assert placeholder.get("op") == "append"
+    assert placeholder.get("html") == (
+        '<div class="draft-directive draft-media" role="status">'
+        "attaching &lt;img onerror=1&gt;…</div>"
+    )
