@@ -78,8 +78,8 @@ def test_the_configured_agent_spawns_a_configured_sub_agent_with_its_tools(
         ),
         (
             "[builtin_tools.subagents]\nmax_kids = 1\n",
-            "[builtin_tools.subagents]: unknown key 'max_kids'; the keys are max_children, "
-            "max_depth, profiles.",
+            "[builtin_tools.subagents]: unknown key 'max_kids'; the keys are "
+            "keep_finished_runs, max_children, max_depth, profiles.",
         ),
         (
             '[builtin_tools.subagents.profiles.r]\ntools = ["shell"]\n',
@@ -95,8 +95,13 @@ def test_the_configured_agent_spawns_a_configured_sub_agent_with_its_tools(
             "[builtin_tools.subagents]\nmax_depth = 9\n[builtin_tools.subagents.profiles.r]\n",
             "`max_depth` must be an integer from 1 to 5, got 9.",
         ),
+        (
+            "[builtin_tools.subagents]\nkeep_finished_runs = 0\n"
+            "[builtin_tools.subagents.profiles.r]\n",
+            "`keep_finished_runs` must be an integer from 1 to 100000, got 0.",
+        ),
     ],
-    ids=["no-profile", "unknown-key", "unknown-tool", "unknown-profile-key", "depth"],
+    ids=["no-profile", "unknown-key", "unknown-tool", "unknown-profile-key", "depth", "keep"],
 )
 def test_a_wrong_subagents_table_is_refused_with_its_place(
     tmp_path: Path, table: str, message: str

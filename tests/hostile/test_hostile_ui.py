@@ -28,9 +28,14 @@ BAD_BODIES = {
 BAD_PATHS = {
     "a_session_id_of_5000_chars": "/api/sessions/" + "a" * 5000 + "/turns",
     "a_nul_in_the_session_id": "/api/sessions/a%00b/turns",
-    "a_right_to_left_override": "/api/sessions/%E2%80%AE/turns",
-    "an_encoded_traversal": "/api/sessions/a%2F..%2Fb/turns",
     "a_latin1_byte": "/api/sessions/%ff/turns",
+    "a_lone_surrogate": "/api/sessions/%ED%A0%80/turns",
+    "a_c1_control": "/api/sessions/a%C2%85b/turns",
+}
+ODD_BUT_VALID = {  # an id may hold any character but a control one: each reaches the agent
+    "a_right_to_left_override": ("/api/sessions/%E2%80%AE/turns", "\u202e"),
+    "an_encoded_traversal": ("/api/sessions/a%2F..%2Fb/turns", "a/../b"),
+    "a_percent_and_query": ("/api/sessions/%25%3F%23%26/turns", "%?#&"),
 }
 
 
@@ -64,6 +69,16 @@ def test_a_bad_session_path_is_refused_and_reaches_nobody(path: str) -> None:
     response = test_client.post(path, json={"text": "hi"}, headers=_headers(test_client))
     assert response.status_code in (400, 404)
     assert agent.received == []
+    _clean_turn_works(test_client, agent)
+
+
+@pytest.mark.parametrize(("path", "session"), ODD_BUT_VALID.values(), ids=ODD_BUT_VALID.keys())
+def test_an_odd_but_valid_session_id_reaches_the_agent_as_it_is(path: str, session: str) -> None:
+    agent = FakeAgent([reply_turn("ok")])
+    test_client = client(agent)
+    response = test_client.post(path, json={"text": "hi"}, headers=_headers(test_client))
+    assert response.status_code == 200
+    assert agent.received == [(session, "hi")]
     _clean_turn_works(test_client, agent)
 
 

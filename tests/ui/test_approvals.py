@@ -175,8 +175,8 @@ def test_a_malformed_decision_is_refused_before_the_agent_is_asked(
 @pytest.mark.parametrize(
     ("url", "error"),
     [
-        ("/api/sessions/a%20b/runs/cm_1/approvals/ap_1",
-         "session id 'a b' is not allowed; use 1–128 letters, digits, `_.:-`."),
+        ("/api/sessions/a%00b/runs/cm_1/approvals/ap_1",
+         "session id 'a\\x00b' is not allowed: it holds the control character '\\x00'."),
         ("/api/sessions/s/runs/cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed."),
         ("/api/sessions/s/runs/cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed."),
     ],

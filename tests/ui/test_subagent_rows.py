@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
 from starlette.testclient import TestClient
 
+from clawcell import Tool
 from clawcell.agent import (
     Agent,
     ModelRequest,
@@ -17,9 +19,13 @@ from clawcell.agent import (
 )
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app
+from clawcell.ui._media import MediaRoots
+from clawcell.ui._render import Renderer
 from clawcell.ui._security import Secrets
-from clawcell.ui._subagent_rows import with_subagent_runs
-from tests.ui._client import BASE, TOKEN
+from clawcell.ui._stream import TurnStream, stream_turn
+from clawcell.ui._subagent_rows import RunWatch, with_subagent_runs
+from tests.conftest import run
+from tests.ui._client import BASE, TOKEN, sse
 
 CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
 FAN_OUT = """
@@ -71,10 +77,20 @@ def test_the_parent_turn_shows_a_collapsed_row_per_run_linking_to_its_session() 
     assert "Noted: one line on comets" in child.text
 
 
-def test_a_session_id_that_only_looks_nested_is_still_refused() -> None:
+def test_only_a_sub_sessions_id_opens_read_only_and_refuses_turns() -> None:
     with _client(_agent()) as test_client:
-        assert test_client.get("/?session=s1%2Fother%2F1").status_code == 400
-        assert test_client.get("/?session=s1%2Fsub%2Fx").status_code == 400
+        for plain in ("s1%2Fother%2F1", "s1%2Fsub%2Fx"):  # ordinary ids that hold `/`
+            page = test_client.get(f"/?session={plain}")
+            assert page.status_code == 200 and 'class="child-session"' not in page.text
+        child = test_client.get("/?session=s1%2Fsub%2F1")
+        assert 'class="child-session"' in child.text
+        turn = test_client.post("/api/sessions/s1%2Fsub%2F1/turns", json={"text": "x"},
+                                headers=CSRF)  # fmt: skip
+    assert turn.status_code == 400
+    assert turn.json()["error"] == (
+        "session 's1/sub/1' is a sub-agent's session (`<parent>/sub/<n>`): it is read-only "
+        "here; its runs take their tasks from the parent's cells."
+    )
 
 
 def _result(stamp: int) -> dict[str, Any]:
@@ -92,3 +108,88 @@ def test_runs_go_after_the_cell_that_ended_after_they_started() -> None:
     placed = with_subagent_runs(page, runs)
     order = [m.get("run", {}).get("runId") or m["role"] for m in placed]
     assert order == ["user", "toolResult", "first", "toolResult", "second", "live"]
+
+
+GATED = """
+const h = await sessions_spawn({profile: "slow", task: "wait for the gate", label: "gated"});
+return (await agents_wait({runIds: [h.runId]})).runs[0].reply;
+"""
+
+
+def _gated_agent(gate: asyncio.Event) -> Agent:
+    async def wait_for_gate(_: dict[str, Any]) -> str:
+        await gate.wait()
+        return "opened"
+
+    def child(request: ModelRequest) -> Any:
+        if request.messages[-1]["role"] == "user":
+            return exec_call("return await gate();")
+        return "the gate opened"
+
+    slow = SubagentProfile(
+        name="slow",
+        model=ScriptedModel([child, child]),
+        tools=[Tool(name="gate", execute=wait_for_gate)],
+        limits={"timeout_ms": 60_000},
+    )
+    agent = Agent(model=ScriptedModel([exec_call(GATED), "Done."]), store=MemoryStore())
+    subagent_tools(agent, [slow])
+    return agent
+
+
+def _stream() -> TurnStream:
+    renderer = Renderer(
+        settings=UiSettings(token=TOKEN), media=MediaRoots([]), canvas_host_url=None
+    )
+    return TurnStream(renderer=renderer, container="transcript")
+
+
+def test_a_streaming_turn_shows_its_sub_agent_row_as_the_run_starts_and_ends() -> None:
+    async def main() -> list[tuple[str, dict[str, Any]]]:
+        gate = asyncio.Event()
+        async with _gated_agent(gate) as agent:
+            stream = _stream()
+            messages: list[tuple[str, dict[str, Any]]] = []
+            turn = stream_turn(agent.run("s1", "go"), stream, watch=RunWatch(agent, "s1"))
+            async with asyncio.timeout(60):
+                async for text in turn:
+                    ((name, data),) = sse(text)
+                    messages.append((name, data))
+                    if name == "subagent_run":
+                        gate.set()  # the row is on its way while the run still waits
+        return messages
+
+    messages = run(main())
+    names = [name for name, _ in messages]
+    first, last = names.index("subagent_run"), len(names) - 1 - names[::-1].index("subagent_run")
+    # the row comes while the cell waits; its end before the cell's, as `agents_wait` returns
+    assert names.index("cell_started") < first < last < names.index("cell_finished")
+    started, ended = messages[first][1], messages[last][1]
+    run_id = started["event"]["run"]["runId"]
+    assert started["event"]["run"] | {"startedAt": 0} == {
+        "runId": run_id, "sessionId": "s1/sub/1", "profile": "slow", "label": "gated",
+        "status": "running", "reply": None, "truncated": False, "error": None, "usage": None,
+        "task": "wait for the gate", "startedAt": 0, "interrupted": False,
+    }  # fmt: skip
+    ((op,),) = [started["ops"]]
+    assert op["op"] == "append" and op["target"].endswith("-cells")  # into the turn's work
+    assert f'id="subagent-{run_id}"' in op["html"] and "status-running" in op["html"]
+    (redraw,) = ended["ops"]
+    assert (redraw["op"], redraw["target"]) == ("replace", f"subagent-{run_id}")
+    assert "status-completed" in redraw["html"] and "the gate opened" in redraw["html"]
+    assert ended["event"]["run"]["status"] == "completed"
+    folds = [op for _, data in messages for op in data["ops"] if op["op"] == "fold"]
+    (fold,) = [op for op in folds if op["target"].endswith("-summary")]
+    assert fold["text"].endswith("· 1 cell · 1 sub-agent")
+
+
+def test_a_run_already_on_the_page_is_redrawn_not_added_again() -> None:
+    stream = _stream()
+    stream.runs.add("sub_a")
+    run_data = {"runId": "sub_a", "sessionId": "s/sub/1", "profile": "p", "status": "failed",
+                "error": "boom", "task": "t"}  # fmt: skip
+    (op,) = stream.ops({"type": "subagent_run", "run": run_data})
+    assert (op.get("op"), op.get("target")) == ("replace", "subagent-sub_a")
+    assert "boom" in op.get("html", "")
+    (added,) = stream.ops({"type": "subagent_run", "run": {**run_data, "runId": "sub_b"}})
+    assert (added.get("op"), added.get("target")) == ("append", "transcript")  # no work yet

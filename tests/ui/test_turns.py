@@ -194,8 +194,11 @@ def test_a_turn_without_text_is_refused(body: object) -> None:
 
 
 def test_a_turn_for_a_bad_session_id_is_refused() -> None:
-    response = post(client(), "/api/sessions/a%20b/turns", {"text": "x"})
+    response = post(client(), "/api/sessions/a%0Ab/turns", {"text": "x"})
     assert response.status_code == 400
+    assert response.json() == {
+        "error": "session id 'a\\nb' is not allowed: it holds the control character '\\n'."
+    }
 
 
 def test_unknown_event_types_are_passed_through_without_ops() -> None:

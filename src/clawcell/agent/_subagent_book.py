@@ -8,6 +8,12 @@ closed cleanly with a durable store (`interrupted`), or silent for `STALE_S` (a 
 an orphan: the first process that looks at its parent's runs resumes it. Which process
 resumes is settled by `put_new` on a claim entry (`<runId>#resume<n>`), so of two workers
 that find one orphan at once exactly one resumes it.
+
+Retention: `prune` keeps the newest `keep` finished runs of a parent (by start) and every run
+still `running` (an interrupted one included); older finished records go with their claim
+entries, in one `apply`. The registry prunes each time one of a parent's runs ends, so a
+parent's records stay at `keep` plus its runs in flight. Child transcripts are sessions of
+their own and are left alone.
 """
 
 from __future__ import annotations
@@ -20,12 +26,15 @@ from ..errors import ClawcellError
 from ..store import EntryStore, FirstWriter, StoredValue
 from ._subagent_run import SubagentRun
 
-__all__ = ["HEARTBEAT_S", "STALE_S", "RunBook", "subagent_runs"]
+__all__ = ["HEARTBEAT_S", "KEEP_FINISHED_RUNS", "STALE_S", "RunBook", "subagent_runs"]
 
 HEARTBEAT_S: Final = 10.0
 """How often a process re-writes the records of the runs it drives (`aliveAt`)."""
 STALE_S: Final = 30.0
 """A `running` record not re-written for this long belongs to a process that is gone."""
+
+KEEP_FINISHED_RUNS: Final = 100
+"""Finished run records kept per parent session by default (running ones are all kept)."""
 
 _SUFFIX: Final = "\x1fsubagents"
 _CLAIM: Final = "#resume"
@@ -61,6 +70,26 @@ class RunBook:
             if run is not None:
                 runs.append(run)
         return sorted(runs, key=lambda r: (r.started_at, r.run_id))
+
+    async def prune(self, parent: str, keep: int) -> int:
+        """Drop `parent`'s finished runs but the newest `keep` (and their claim entries);
+        how many runs were dropped. Running and unreadable records stay; a store outage is
+        logged (the records stay until the next prune)."""
+        try:
+            items = await self._store.items(parent + _SUFFIX)
+            runs = [_decoded(parent, k, v.json) for k, v in items.items() if _CLAIM not in k]
+            finished = sorted(
+                (r for r in runs if r is not None and r.status != "running"),
+                key=lambda r: (r.started_at, r.run_id),
+            )
+            dropped = {r.run_id for r in finished[: max(0, len(finished) - keep)]}
+            if dropped:
+                writes = {k: None for k in items if k.split(_CLAIM, 1)[0] in dropped}
+                await self._store.apply(parent + _SUFFIX, writes)
+        except ClawcellError:
+            _log.warning("pruning the sub-agent runs of %r failed", parent, exc_info=True)
+            return 0
+        return len(dropped)
 
     async def claim(self, run: SubagentRun, owner: str) -> bool:
         """Whether this process may resume the orphan `run` (exactly one claimant wins)."""

@@ -3,7 +3,8 @@
 Runs this process drives have an asyncio task (`handle`); runs read from the store (an
 earlier process's, or another worker's) have none until this process resumes them. Every
 change of a driven run is saved through the `RunBook` under one lock, so a heartbeat can never
-overwrite a run's final record.
+overwrite a run's final record. When a run ends, its parent's finished runs but the newest
+`keep` are dropped from the store and from memory (running ones are all kept).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Final
 
 from ..store import SessionStore
 from ._agent import Agent
-from ._subagent_book import HEARTBEAT_S, STALE_S, RunBook
+from ._subagent_book import HEARTBEAT_S, KEEP_FINISHED_RUNS, STALE_S, RunBook
 from ._subagent_run import SubagentRun, cancel, drive, settled
 
 __all__ = ["RESUME_TEXT", "RunRegistry"]
@@ -39,14 +40,23 @@ class RunRegistry:
         children: The child agent of each profile.
         durable: Whether the store outlives the agent: runs in flight at `close` are then
             left `interrupted` (resumable) rather than cancelled.
+        keep: Finished runs kept per parent session (the newest by start).
     """
 
-    def __init__(self, store: SessionStore, children: Mapping[str, Agent], *, durable: bool):
+    def __init__(
+        self,
+        store: SessionStore,
+        children: Mapping[str, Agent],
+        *,
+        durable: bool,
+        keep: int = KEEP_FINISHED_RUNS,
+    ) -> None:
         self.runs: dict[str, SubagentRun] = {}
         self.depths: dict[str, int] = {}  # child session -> its depth (parents' are 0)
         self.closed = False
         self._children = children
         self._durable = durable
+        self._keep = keep
         self._book = RunBook(store)
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._save_lock = asyncio.Lock()
@@ -152,6 +162,19 @@ class RunRegistry:
                     return
                 run.alive_at = time.time()
             await self._book.save(run)
+        if not beat and run.status != "running":
+            await self._retain(run.parent)
+
+    async def _retain(self, parent: str) -> None:
+        """Keep `parent`'s newest `keep` finished runs, in the store and in memory."""
+        await self._book.prune(parent, self._keep)
+        finished = sorted(
+            (r for r in self.runs.values() if r.parent == parent and r.status != "running"),
+            key=lambda r: (r.started_at, r.run_id),
+        )
+        for run in finished[: max(0, len(finished) - self._keep)]:
+            del self.runs[run.run_id]
+            self.depths.pop(run.session_id, None)
 
     async def _beat(self) -> None:
         while True:

@@ -31,6 +31,7 @@ from .. import Tool
 from ..errors import ConfigurationError, ToolError
 from ._agent import Agent
 from ._caller import Caller, current_caller
+from ._subagent_book import KEEP_FINISHED_RUNS
 from ._subagent_contracts import MAX_WAIT_MS
 from ._subagent_profile import SubagentProfile, bounded, profiles_by_name
 from ._subagent_registry import RunRegistry
@@ -56,6 +57,9 @@ class Subagents:
         max_depth: How deep children may nest: 1 (default) lets the parent's sessions spawn
             and children not; 2 lets children spawn once more, and so on (1-5).
         max_children: Runs of one session that may be in flight at once (1-32).
+        keep_finished_runs: Finished run records kept per parent session, the newest by
+            start (1-100,000; default 100); older ones are dropped as runs end. Runs in
+            flight are always kept; child transcripts are never dropped.
 
     Raises:
         ConfigurationError: No profile, a duplicate name, a limit out of range, or a child
@@ -69,9 +73,11 @@ class Subagents:
         *,
         max_depth: int = 1,
         max_children: int = 4,
+        keep_finished_runs: int = KEEP_FINISHED_RUNS,
     ) -> None:
         self._max_depth = bounded("max_depth", max_depth, 1, 5)
         self._max_children = bounded("max_children", max_children, 1, 32)
+        keep = bounded("keep_finished_runs", keep_finished_runs, 1, 100_000)
         self._profiles = profiles_by_name(profiles)
         self._agent = agent
         self.tools: tuple[Tool, ...] = make_tools(self)
@@ -84,6 +90,7 @@ class Subagents:
             agent.store,
             self._children,
             durable=not agent._owns_store,  # pyright: ignore[reportPrivateUsage]
+            keep=keep,
         )
         self._runs = self._registry.runs
         self._depths = self._registry.depths
@@ -284,7 +291,7 @@ class Subagents:
                 await asyncio.sleep(step)
             if remote:
                 await self._registry.sync(caller.session_id)
-                runs = [self._runs[r.run_id] for r in runs]
+                runs = [self._runs.get(r.run_id, r) for r in runs]
         if self._registry.closed and self._registry.durable:
             # The agent is closing: this wait must not settle with runs it left interrupted
             # (the parked cell keeps the call pending; a later process waits again).
@@ -317,6 +324,7 @@ def subagent_tools(
     *,
     max_depth: int = 1,
     max_children: int = 4,
+    keep_finished_runs: int = KEEP_FINISHED_RUNS,
 ) -> list[Tool]:
     """Build the `Subagents` runtime of `agent`, add its tools to the agent and return them
     (`agents_list`, `sessions_spawn`, `agents_wait`). See `Subagents` for the arguments; call
@@ -325,6 +333,12 @@ def subagent_tools(
     Raises:
         ConfigurationError: See `Subagents` and `Agent.add_tools`.
     """
-    runtime = Subagents(agent, profiles, max_depth=max_depth, max_children=max_children)
+    runtime = Subagents(
+        agent,
+        profiles,
+        max_depth=max_depth,
+        max_children=max_children,
+        keep_finished_runs=keep_finished_runs,
+    )
     agent.add_tools(runtime.tools)
     return list(runtime.tools)

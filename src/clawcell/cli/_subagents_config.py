@@ -6,6 +6,7 @@ build, read here because sub-agents are agents (`clawcell.tools.from_config` sit
 [builtin_tools.subagents]
 max_depth = 1                          # how deep children nest (1-5)
 max_children = 4                       # runs of one session in flight at once (1-32)
+keep_finished_runs = 100               # finished run records kept per session (1-100000)
 
 [builtin_tools.subagents.profiles.researcher]
 description = "Looks one topic up and answers in a paragraph."
@@ -26,6 +27,7 @@ from typing import Any, Final, cast
 from .. import Limits, Tool
 from ..agent._agent import Agent
 from ..agent._model import Model
+from ..agent._subagent_book import KEEP_FINISHED_RUNS
 from ..agent._subagent_profile import SubagentProfile
 from ..agent._subagents import subagent_tools
 from ..errors import ConfigurationError
@@ -33,7 +35,7 @@ from ..errors import ConfigurationError
 __all__ = ["configure_subagents"]
 
 _WHERE: Final = "[builtin_tools.subagents]"
-_TOP: Final = ("max_children", "max_depth", "profiles")
+_TOP: Final = ("keep_finished_runs", "max_children", "max_depth", "profiles")
 _PROFILE: Final = (
     "description", "instructions", "limits", "max_model_turns", "max_turn_seconds", "model",
     "tools",
@@ -71,6 +73,7 @@ def configure_subagents(
         built,
         max_depth=top.get("max_depth", 1),
         max_children=top.get("max_children", 4),
+        keep_finished_runs=top.get("keep_finished_runs", KEEP_FINISHED_RUNS),
     )
 
 

@@ -31,15 +31,20 @@ from ._play_routes import Playground
 from ._protocol import AgentEvent, ChatAgent, DocumentStore
 from ._render import Renderer, grouped, with_delivery_facts
 from ._responses import RUN_OR_APPROVAL_ID as _RUN_OR_APPROVAL_ID
-from ._responses import SESSION_ID as _SESSION_ID
 from ._responses import bad_request as _bad_request
-from ._responses import bad_session as _bad_session
 from ._responses import json_body as _json_body
 from ._responses import sse as _sse
 from ._security import CAP_PREFIX, Guard, Secrets
+from ._session_paths import SessionSegments, bad_session, path_session, session_problem
 from ._settings import UiSettings
 from ._stream import TurnStream, sse_message, stream_turn
-from ._subagent_rows import CHILD_SESSION_ID, parent_of, stored_runs, with_subagent_runs
+from ._subagent_rows import (
+    CHILD_SESSION_ID,
+    RunWatch,
+    parent_of,
+    stored_runs,
+    with_subagent_runs,
+)
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
 
@@ -103,9 +108,9 @@ class _Ui:
         sessions = list(await self.agent.sessions())
         default = sessions[0].session_id if sessions else "main"
         session_id = request.query_params.get("session", default)
+        if session_problem(session_id) is not None:
+            return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
-        if not (child or _SESSION_ID.fullmatch(session_id)):
-            return _bad_session(session_id)
         page, start = await self._page(session_id, None)  # the latest; older ones on scroll
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
         messages = self.renderer(request).messages(page)
@@ -139,6 +144,16 @@ class _Ui:
             )
         return page, start
 
+    async def _stamp_at(self, session_id: str, index: int) -> float | None:
+        """The timestamp (ms) of stored message `index`, when there is one: where the newer
+        page begins."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        stored = await (transcript or self.agent.history)(session_id)
+        stamp = stored[index].get("timestamp") if index < len(stored) else None
+        return float(stamp) if isinstance(stamp, int | float) else None
+
     async def _history(self, session_id: str) -> list[dict[str, Any]]:
         """The projected history, with delivery facts kept when the raw transcript is there."""
         transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
@@ -153,13 +168,15 @@ class _Ui:
 
     async def older(self, request: Request) -> Response:
         """`GET …/messages?before=N`: the page of history before message N, as HTML."""
-        session_id = request.path_params["session"]
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
         before = request.query_params.get("before", "")
         if not before.isdigit():
             return _bad_request(f"`before` must be a message index, got {before!r:.40}.")
         page, start = await self._page(session_id, int(before))
+        runs = await stored_runs(self.agent, session_id)
+        page = with_subagent_runs(page, runs, until=await self._stamp_at(session_id, int(before)))
         views = grouped(self.renderer(request).messages(page))
         html = "".join(fragment("message", value=view) for view in views)
         return JSONResponse({"html": html, "before": start})
@@ -171,15 +188,20 @@ class _Ui:
         )
 
     async def history(self, request: Request) -> Response:
-        session_id = request.path_params["session"]
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
         return JSONResponse(await self._history(session_id))
 
     async def turn(self, request: Request) -> Response:
-        session_id = request.path_params["session"]
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
+        if CHILD_SESSION_ID.fullmatch(session_id):
+            return _bad_request(
+                f"session {session_id!r:.80} is a sub-agent's session (`<parent>/sub/<n>`): "
+                "it is read-only here; its runs take their tasks from the parent's cells."
+            )
         body = await _json_body(request)
         text = body.get("text") if body is not None else None
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
@@ -205,17 +227,18 @@ class _Ui:
         """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
         stop = self.stops[session_id] = asyncio.Event()
         mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
+        watch = RunWatch(self.agent, session_id)  # its sub-agent rows, live
         try:
-            async for message in stream_turn(events, stream, stop):
+            async for message in stream_turn(events, stream, stop, watch):
                 yield message
         finally:
             if self.stops.get(session_id) is stop:
                 del self.stops[session_id]
 
     async def stop(self, request: Request) -> Response:
-        session_id = request.path_params["session"]
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
         stop = self.stops.get(session_id)
         if stop is None:
             return JSONResponse(
@@ -226,11 +249,10 @@ class _Ui:
         return JSONResponse({"stopped": True})
 
     async def decide(self, request: Request) -> Response:
-        session_id, run_id, approval_id = (
-            request.path_params[k] for k in ("session", "run", "approval")
-        )
-        if not _SESSION_ID.fullmatch(session_id):
-            return _bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
+        run_id, approval_id = request.path_params["run"], request.path_params["approval"]
         for name, value in (("run", run_id), ("approval", approval_id)):
             if not _RUN_OR_APPROVAL_ID.fullmatch(value):
                 return _bad_request(f"{name} id {value!r:.80} is not allowed.")
@@ -318,5 +340,6 @@ def create_app(
     app.state.ui_settings = settings
     routes = surface_routes(documents, settings)
     app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
+    app.add_middleware(SessionSegments)
     app.add_middleware(Guard, settings=settings, secrets=ui.secrets)
     return app

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Final, TypeGuard, cast
@@ -23,6 +24,7 @@ MAX_FLUSH_CHARS: Final = 32_768
 """Text that is sent without waiting for the interval."""
 
 _END: Final = object()
+_log = logging.getLogger("clawcell.ui")
 
 
 def _text_of(event: Mapping[str, Any]) -> str:
@@ -72,6 +74,14 @@ async def _pump(
         queue.put_nowait(_END)
 
 
+async def _side_pump(side: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[object]) -> None:
+    try:
+        async for event in side:
+            queue.put_nowait(event)
+    except Exception:  # a side view must never break the turn
+        _log.warning("a side stream of a turn failed; the turn goes on without it", exc_info=True)
+
+
 async def _stop_when(stop: asyncio.Event, pump: asyncio.Task[None]) -> None:
     await stop.wait()
     pump.cancel()  # raises CancelledError in the agent's stream: it cancels its cell
@@ -83,17 +93,20 @@ async def coalesce_deltas(
     interval: float = FLUSH_INTERVAL,
     max_chars: int = MAX_FLUSH_CHARS,
     stop: asyncio.Event | None = None,
+    side: AsyncIterator[dict[str, Any]] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     """`events` (event dicts) with consecutive `text_delta`s merged; see the module doc.
 
     Setting `stop` cancels `events` where it is (a running cell is cancelled with it); the
     result then ends with `{"type": "turn_stopped"}`. Closing the result cancels the pump
-    and closes `events` too.
+    and closes `events` too. `side` events (which never end the result; a failing `side`
+    is logged and dropped) go out among the others as they come.
     """
     queue: asyncio.Queue[object] = asyncio.Queue()
     stop = stop or asyncio.Event()
     pump = asyncio.create_task(_pump(events, queue, stop))
     watcher = asyncio.create_task(_stop_when(stop, pump))
+    sider = asyncio.create_task(_side_pump(side, queue)) if side is not None else None
     pending = _Pending()
     loop = asyncio.get_running_loop()
     last_flush = -math.inf
@@ -125,6 +138,8 @@ async def coalesce_deltas(
                 yield cast(dict[str, Any], item)
     finally:
         watcher.cancel()
+        if sider is not None:
+            sider.cancel()
         pump.cancel()
         with contextlib.suppress(BaseException):
             await pump

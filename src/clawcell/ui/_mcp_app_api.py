@@ -30,6 +30,7 @@ from starlette.routing import Route
 from ..errors import InputError
 from ..mcp import McpAppView
 from ._protocol import ChatAgent, DocumentStore
+from ._session_paths import path_session
 
 __all__ = ["McpAppApi"]
 
@@ -74,7 +75,9 @@ class McpAppApi:
         return sink
 
     async def _call(self, request: Request) -> tuple[str, dict[str, Any]] | Response:
-        session, view = request.path_params["session"], request.path_params["view"]
+        session, view = path_session(request), request.path_params["view"]
+        if isinstance(session, Response):
+            return session
         stored = None
         if self.documents is not None and _VIEW.fullmatch(view):
             stored = await self.documents.get_document_file(view, _CALL_FILE)

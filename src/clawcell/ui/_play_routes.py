@@ -24,7 +24,8 @@ from ._approvals import DECIDED_BY, read_decision
 from ._play_runs import ApprovingRunner, PlayHistory
 from ._playground import EXAMPLE_CELL, panel_fragment, playground_events
 from ._protocol import ChatAgent
-from ._responses import RUN_OR_APPROVAL_ID, SESSION_ID, bad_request, bad_session, json_body, sse
+from ._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
+from ._session_paths import bad_session, path_session, session_problem
 from ._stream import Op, sse_message
 
 __all__ = ["PageRenderer", "Playground"]
@@ -43,7 +44,7 @@ class Playground:
 
     async def view(self, request: Request) -> Response:
         session_id = request.query_params.get("session", PLAYGROUND_SESSION)
-        if not SESSION_ID.fullmatch(session_id):
+        if session_problem(session_id) is not None:
             return bad_session(session_id)
         runner = self.agent.mode(session_id)
         return self.page(
@@ -62,7 +63,7 @@ class Playground:
             return JSONResponse({"error": f"no playground tool {tool!r}"}, status_code=404)
         body = await json_body(request) or {}
         session_id = body.get("session", PLAYGROUND_SESSION)
-        if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        if not isinstance(session_id, str) or session_problem(session_id) is not None:
             return bad_session(session_id)
         key = "code" if tool == "exec" else "runId"
         if not isinstance(body.get(key), str):
@@ -78,11 +79,10 @@ class Playground:
         return sse(events)
 
     async def decide(self, request: Request) -> Response:
-        session_id, run_id, approval_id = (
-            request.path_params[k] for k in ("session", "run", "approval")
-        )
-        if not SESSION_ID.fullmatch(session_id):
-            return bad_session(session_id)
+        session_id = path_session(request)
+        if isinstance(session_id, Response):
+            return session_id
+        run_id, approval_id = request.path_params["run"], request.path_params["approval"]
         for name, value in (("run", run_id), ("approval", approval_id)):
             if not RUN_OR_APPROVAL_ID.fullmatch(value):
                 return bad_request(f"{name} id {value!r:.80} is not allowed.")

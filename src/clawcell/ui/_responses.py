@@ -1,4 +1,5 @@
-"""What every route shares: reading a JSON body safely, the id patterns, refusals, SSE."""
+"""What every route shares: reading a JSON body safely, the id pattern, refusals, SSE
+(session ids: `_session_paths`)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 __all__ = [
     "RUN_OR_APPROVAL_ID",
-    "SESSION_ID",
     "bad_request",
-    "bad_session",
     "json_body",
     "sse",
 ]
 
-SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 RUN_OR_APPROVAL_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
@@ -49,12 +47,6 @@ def _valid_text(body: object) -> object:
 
 def bad_request(message: str) -> Response:
     return JSONResponse({"error": message}, status_code=400)
-
-
-def bad_session(session_id: object) -> Response:
-    return bad_request(
-        f"session id {session_id!r:.80} is not allowed; use 1–128 letters, digits, `_.:-`."
-    )
 
 
 def sse(events: AsyncIterator[str]) -> StreamingResponse:

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, cast
 
 from ._coalesce import coalesce_deltas
+from ._draft import DraftFilter, Placeholder
 from ._markdown import join_parts
 from ._protocol import AgentEvent
 from ._render import Renderer
+from ._subagent_rows import SUBAGENT_EVENT, RunWatch, subagent_view
 from ._templates import fragment
 from ._views import HtmlView, ItemView, MessageView
 
@@ -73,6 +75,8 @@ class TurnStream:
     drafts: int = 0
     draft_text: list[str] | None = None
     """The open draft's text in pieces (joined once, when the draft closes)."""
+    draft_filter: DraftFilter = field(default_factory=DraftFilter)
+    """What of the draft the page may show: directives become placeholders (`_draft`)."""
     finished: set[str] = field(default_factory=set[str])
     work: str | None = None
     """The open disclosure the turn's current cells go into."""
@@ -80,6 +84,10 @@ class TurnStream:
     work_failed: bool = False
     work_started: float = 0.0
     started: dict[str, float] = field(default_factory=dict[str, float])
+    runs: set[str] = field(default_factory=set[str])
+    """The sub-agent runs with a row on the page (shown before the turn, or added by it)."""
+    work_runs: int = 0
+    last_work: str | None = None
 
     def ops(self, data: Mapping[str, Any]) -> list[Op]:
         """The page operations for one event (its `to_dict()` data)."""
@@ -103,6 +111,8 @@ class TurnStream:
         if kind == "error":
             html = fragment("error", value=data)
             return [{"op": "append", "target": self.container, "html": html}]
+        if kind == SUBAGENT_EVENT:
+            return self._subagent_run(data)
         if kind == "turn_stopped":
             return self._stopped()
         if kind == "turn_finished" and data.get("state") == "waiting_approval":
@@ -117,6 +127,8 @@ class TurnStream:
         fold = fold and not self.work_failed  # a failure stays in view
         seconds = time.monotonic() - self.work_started
         count = f"{self.work_cells} cell{'s' if self.work_cells != 1 else ''}"
+        if self.work_runs:
+            count += f" · {self.work_runs} sub-agent{'s' if self.work_runs != 1 else ''}"
         summary = (
             f"{verb} {seconds:.1f} s · {count}"
             if verb != "Waiting for approval"
@@ -144,11 +156,16 @@ class TurnStream:
         ops: list[Op] = self._fold_work()
         if self.draft_text is None:
             self.drafts += 1
-            self.draft_text = []
+            self.draft_text, self.draft_filter = [], DraftFilter()
             ops.append({"op": "append", "target": self.container,
                         "html": fragment("draft", id=self._draft)})  # fmt: skip
         self.draft_text.append(text)
-        ops.append({"op": "text", "target": self._draft, "text": text})
+        for piece in self.draft_filter.feed(text):
+            if isinstance(piece, Placeholder):
+                html = fragment("draft_directive", value=piece)
+                ops.append({"op": "append", "target": self._draft, "html": html})
+            else:
+                ops.append({"op": "text", "target": self._draft, "text": piece})
         return ops
 
     def _close_draft(self) -> list[Op]:
@@ -178,7 +195,8 @@ class TurnStream:
         self.started[cell] = time.monotonic()
         if self.work is None:  # the first cell since text: a new "worked for" disclosure
             self.work = f"turn-{self.turn}-work-{len(self.cells)}"
-            self.work_cells, self.work_started = 0, time.monotonic()
+            self.work_cells, self.work_started, self.work_runs = 0, time.monotonic(), 0
+            self.last_work = self.work
             self.work_failed = False
             html = fragment("work", id=self.work)
             ops.append({"op": "append", "target": self.container, "html": html})
@@ -217,6 +235,23 @@ class TurnStream:
             outputs = fragment("outputs", id=cell, value=envelope)
             ops.append({"op": "replace", "target": f"{cell}-output", "html": outputs})
         return ops
+
+    def _subagent_run(self, data: Mapping[str, Any]) -> list[Op]:
+        """A run started or changed: its row joins the turn's work group, or is redrawn."""
+        if not isinstance(data.get("run"), Mapping):
+            return []
+        row = subagent_view(data).items[0]
+        html = fragment("subagent", value=row)
+        run_id = getattr(row, "run_id", "")
+        if run_id in self.runs:
+            return [{"op": "replace", "target": f"subagent-{run_id}", "html": html}]
+        self.runs.add(run_id)
+        work = self.work or self.last_work  # a run that outlives its cell joins that group
+        if work is None:
+            return [{"op": "append", "target": self.container, "html": html}]
+        if work == self.work:
+            self.work_runs += 1
+        return [{"op": "append", "target": f"{work}-cells", "html": html}]
 
     def _approval_requested(self, data: Mapping[str, Any]) -> list[Op]:
         cell = self._cell_for(data)
@@ -282,17 +317,29 @@ async def _as_dicts(events: AsyncIterator[AgentEvent]) -> AsyncIterator[dict[str
 
 
 async def stream_turn(
-    events: AsyncIterator[AgentEvent], stream: TurnStream, stop: asyncio.Event | None = None
+    events: AsyncIterator[AgentEvent],
+    stream: TurnStream,
+    stop: asyncio.Event | None = None,
+    watch: RunWatch | None = None,
 ) -> AsyncIterator[str]:
     """SSE messages for a turn's events (text deltas coalesced, see `_coalesce`); an exception
-    becomes a final `error` message. Setting `stop` cancels the turn (`turn_stopped`)."""
+    becomes a final `error` message. Setting `stop` cancels the turn (`turn_stopped`). With
+    `watch`, the session's sub-agent runs go out as `subagent_run` events as they start and
+    change, before each `cell_finished`, and once more as the turn ends."""
     reported = False
+    if watch is not None:
+        stream.runs |= await watch.start()
     try:
-        coalesced_events = coalesce_deltas(_as_dicts(events), stop=stop)
+        side = watch.events() if watch is not None else None
+        coalesced_events = coalesce_deltas(_as_dicts(events), stop=stop, side=side)
         async with contextlib.aclosing(coalesced_events) as coalesced:
             async for data in coalesced:
                 kind = str(data.get("type"))
                 reported = reported or kind == "error"
+                if watch is not None and kind == "cell_finished":  # its runs' news first
+                    for change in await watch.changes():
+                        yield sse_message(SUBAGENT_EVENT, {"event": change,
+                                                           "ops": stream.ops(change)})  # fmt: skip
                 first, *rest = _batches(stream.ops(data))
                 yield sse_message(kind, {"event": data, "ops": first})
                 for ops in rest:  # a long reply's later parts: the page applies them in turn
@@ -302,4 +349,7 @@ async def stream_turn(
             data = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
             data["code"] = getattr(exc, "code", "error")
             yield sse_message("error", {"event": data, "ops": stream.ops(data)})
+    if watch is not None:
+        for data in await watch.changes():
+            yield sse_message(SUBAGENT_EVENT, {"event": data, "ops": stream.ops(data)})
     yield sse_message("done", {"event": {"type": "done"}, "ops": []})

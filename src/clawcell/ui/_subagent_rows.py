@@ -7,15 +7,22 @@ runs)` puts each run into the projected page as a `subagentRun` message right af
 cell result stamped at or after the run's start (the cell that spawned it ended then; a run
 whose cell has not ended yet goes last); `Renderer.messages` turns that message into a
 `SubagentRowView` inside the turn's work group. Runs that started before the page's first
-message belong to an older page and are left out. The row shows the status, the profile and
-label, and a link to the child session; opened, the task and the reply (or the error), cut to
-`EXCERPT_CHARS`.
+message belong to an older page and are left out; that page, loaded on scroll, shows them.
+The row shows the status, the profile and label, and a link to the child session; opened, the
+task and the reply (or the error), cut to `EXCERPT_CHARS`.
+
+While a turn streams, a `RunWatch` reads the same records every `WATCH_INTERVAL_S` and turns
+each new or changed run into a `subagent_run` event (`{"type": "subagent_run", "run": {…}}`,
+the run as `subagent_runs` gives it, camelCase); `TurnStream` appends a new run's row to the
+turn's work group and replaces a known one, so rows appear and change as the runs do.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, cast
 from urllib.parse import quote
 
@@ -24,7 +31,10 @@ from ._views import MessageView, SubagentRowView
 
 __all__ = [
     "CHILD_SESSION_ID",
+    "SUBAGENT_EVENT",
     "SUBAGENT_ROLE",
+    "WATCH_INTERVAL_S",
+    "RunWatch",
     "parent_of",
     "stored_runs",
     "subagent_view",
@@ -32,10 +42,14 @@ __all__ = [
 ]
 
 SUBAGENT_ROLE: Final = "subagentRun"
+SUBAGENT_EVENT: Final = "subagent_run"
+"""The stream event of a run that started or changed while its parent's turn streams."""
+WATCH_INTERVAL_S: Final = 0.5
+"""How often a streaming turn re-reads its session's run records."""
 EXCERPT_CHARS: Final = 600
-CHILD_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}(?:/sub/[0-9]{1,9}){1,5}")
+CHILD_SESSION_ID: Final = re.compile(r"(?s).+?(?:/sub/[0-9]{1,9}){1,5}")
 """A sub-agent's session id (`<parent>/sub/<n>`, nested at most five deep): the chat page
-shows it read-only."""
+shows it read-only and takes no turn for it."""
 _CELL_TOOLS: Final = frozenset({"exec", "wait"})
 
 
@@ -54,15 +68,55 @@ async def stored_runs(agent: object, session_id: str) -> list[dict[str, Any]]:
     return await subagent_runs(store, session_id)
 
 
+class RunWatch:
+    """The runs of one session while a turn of it streams: `start` notes the runs already
+    there, `changes` the `subagent_run` events of runs new or changed since, `events` polls."""
+
+    def __init__(self, agent: object, session_id: str) -> None:
+        self._agent, self._session_id = agent, session_id
+        self._seen: dict[str, str] = {}
+
+    async def start(self) -> set[str]:
+        """The ids of the runs already recorded (the page may show them)."""
+        runs = await stored_runs(self._agent, self._session_id)
+        self._seen = {str(run["runId"]): _fingerprint(run) for run in runs}
+        return set(self._seen)
+
+    async def changes(self) -> list[dict[str, Any]]:
+        """A `subagent_run` event for each run that is new or changed since the last look."""
+        events: list[dict[str, Any]] = []
+        for run in await stored_runs(self._agent, self._session_id):
+            run_id, fingerprint = str(run["runId"]), _fingerprint(run)
+            if self._seen.get(run_id) != fingerprint:
+                self._seen[run_id] = fingerprint
+                events.append({"type": SUBAGENT_EVENT, "run": run})
+        return events
+
+    async def events(self, interval: float = WATCH_INTERVAL_S) -> AsyncIterator[dict[str, Any]]:
+        """`changes`, every `interval` seconds, until closed."""
+        while True:
+            await asyncio.sleep(interval)
+            for event in await self.changes():
+                yield event
+
+
+def _fingerprint(run: Mapping[str, Any]) -> str:
+    return json.dumps(run, sort_keys=True, default=str)
+
+
 def with_subagent_runs(
-    page: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]]
+    page: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    until: float | None = None,
 ) -> list[Mapping[str, Any]]:
-    """`page` with a `subagentRun` message for each run it covers, placed in its turn."""
+    """`page` with a `subagentRun` message for each run it covers, placed in its turn; an
+    older page (`until`: the newer page's first stamp, ms) leaves the runs from then on to it."""
     first = next((_stamp(m) for m in page if _stamp(m) is not None), None)
     placed: dict[int, list[Mapping[str, Any]]] = {}
     for run in runs:
         started = float(run.get("startedAt", 0.0)) * 1000
-        if first is not None and started < first:
+        if (first is not None and started < first) or (until is not None and started >= until):
             continue
         at = next(
             (

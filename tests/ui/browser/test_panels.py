@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, FloatRect, Locator, Page
 
 from clawcell import Tool
 from clawcell.automations import PayloadRunner, Scheduler
@@ -45,6 +45,16 @@ def _pay_tools(paid: list[int]) -> Any:
     return tools
 
 
+def _buttons_share_a_row(card: Locator) -> None:
+    """Approve and Deny sit side by side inside the card, whatever its width."""
+    boxes = [card.get_by_role("button", name=n).bounding_box() for n in ("Approve", "Deny")]
+    frame = card.bounding_box()
+    assert frame is not None and all(box is not None for box in boxes), boxes
+    approve, deny = (cast(FloatRect, box) for box in boxes)
+    assert abs(approve["y"] - deny["y"]) < 1 and approve["x"] + approve["width"] <= deny["x"]
+    assert deny["x"] + deny["width"] <= frame["x"] + frame["width"]
+
+
 def _exec(page: Page, code: str) -> None:
     page.fill("#code", code)
     page.click("#cell-form button[value=exec]")
@@ -72,6 +82,7 @@ def test_a_playground_run_waits_on_a_card_and_continues_when_approved(
         assert newest.locator(".envelope").get_attribute("open") is None  # folded
         assert page.evaluate("window.pwned") is None
         _no_sideways_scroll(page)
+        _buttons_share_a_row(card)
         screenshot(page, f"playground-approval-{name}")
         card.locator("input[name=note]").fill("fine")
         card.get_by_role("button", name="Approve").click()

@@ -3,13 +3,15 @@ desktop and phone widths (screenshots in `build/ui-screenshots/subagents-*.png`)
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
 
-from clawcell import Limits
+from clawcell import Limits, Tool
 from clawcell.agent import (
     Agent,
     ModelRequest,
@@ -71,3 +73,83 @@ def test_a_sub_agent_row_opens_its_child_session(browser: Browser, width: int, h
             page.wait_for_selector("details.subagent-run", state="attached")
     finally:
         context.close()
+
+
+GATED = """
+const h = await sessions_spawn({profile: "slow", task: "Wait for the gate.", label: "gated"});
+return (await agents_wait({runIds: [h.runId]})).runs[0].reply;
+"""
+
+
+def _gated_factory(gate: asyncio.Event) -> Any:
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncGenerator[Agent]:
+        async def wait_for_gate(_: dict[str, Any]) -> str:
+            await gate.wait()
+            return "opened"
+
+        def child(request: ModelRequest) -> Any:
+            if request.messages[-1]["role"] == "user":
+                return exec_call("return await gate();")
+            return "The gate opened."
+
+        slow = SubagentProfile(
+            name="slow",
+            model=ScriptedModel([child, child], name="slow-model"),
+            tools=[Tool(name="gate", execute=wait_for_gate)],
+            limits={"timeout_ms": 60_000},
+        )
+        parent = ScriptedModel([exec_call(GATED), "The gated run is done."])
+        async with Agent(model=parent, store=MemoryStore(), limits=Limits(timeout_ms=60_000)) as a:
+            subagent_tools(a, [slow])
+            yield a
+
+    return factory
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_a_streaming_turn_shows_its_sub_agent_row_live(
+    browser: Browser, width: int, height: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page: Page = context.new_page()
+    gate = asyncio.Event()
+    try:
+        with serve_agent(_gated_factory(gate)) as running:
+            page.goto(running.login_url)
+            page.wait_for_selector("body[data-ready=true]")
+            page.fill("#composer textarea", "Run the gated task.")
+            page.click("#composer button.send")
+            row = page.locator("details.work details.subagent-run")
+            row.locator(".status-running").wait_for()  # while the run (and the turn) waits
+            assert page.evaluate("document.body.dataset.turn") == "running"
+            row.locator("summary").click(position={"x": 8, "y": 8})
+            assert "Wait for the gate." in row.inner_text()
+            screenshot(page, f"subagents-live-running-{width}")
+            running.loop.call_soon_threadsafe(gate.set)
+            row.locator(".status-completed").wait_for(state="attached")
+            page.wait_for_selector("body[data-turn=done]")
+            page.click("details.work > summary")  # the reply folded the turn's work
+            assert row.count() == 1 and row.evaluate("d => d.open")  # redrawn, kept open
+            assert "The gate opened." in row.inner_text()
+            summary = page.locator("details.work > summary").inner_text()
+            assert summary.endswith("· 1 cell · 1 sub-agent")
+            screenshot(page, f"subagents-live-done-{width}")
+    finally:
+        context.close()
+
+
+def test_a_child_session_loads_its_older_messages(page: Page) -> None:
+    entries = [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": [{"type": "text", "text": f"Child message {i}."}]}
+        for i in range(130)
+    ]  # fmt: skip
+    with serve_agent(_factory) as running:
+        running.call(running.store.append_transcript("main/sub/1", entries))
+        page.goto(running.login_url)
+        page.goto(f"{running.base}/?session=main%2Fsub%2F1")
+        page.wait_for_selector("body[data-ready=true]")
+        page.evaluate("document.getElementById('transcript').scrollTop = 0")  # the reader goes up
+        page.get_by_text("Child message 0.", exact=True).wait_for()
+        assert page.locator("#load-older").count() == 0  # the first page came: nothing older

@@ -8,7 +8,7 @@ const session = transcript.dataset.session;
 
 function listSession() {
   const list = document.querySelector(".sessions ul");
-  if (list.querySelector(`a[href="/?session=${encodeURIComponent(session)}"]`)) return;
+  if (list.querySelector('a[aria-current="page"]')) return;  // listed (any id, any encoding)
   list.querySelector(".empty")?.remove();
   const link = document.createElement("a");
   link.href = `/?session=${encodeURIComponent(session)}`;
@@ -169,7 +169,10 @@ async function loadOlder() {
   try {
     const url = `/api/sessions/${encodeURIComponent(session)}/messages?before=${older.dataset.before}`;
     const response = await fetch(url);
-    if (!response.ok) return;
+    if (!response.ok) {  // say so on the control (a click tries again)
+      older.textContent = `Older messages did not load (${response.status}); click to retry.`;
+      return;
+    }
     const page = await response.json();
     const height = transcript.scrollHeight;
     older.insertAdjacentHTML("afterend", page.html);

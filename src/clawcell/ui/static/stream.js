@@ -68,9 +68,12 @@ function applyOne(op) {
     target.insertAdjacentHTML("beforeend", op.html);
   } else if (op.op === "before") {
     target.insertAdjacentHTML("beforebegin", op.html);
-  } else if (op.op === "replace") {
+  } else if (op.op === "replace") {  // a disclosure the reader opened stays open
+    const open = target.tagName === "DETAILS" && target.open;
     target.insertAdjacentHTML("afterend", op.html);
     target.remove();
+    const fresh = open && document.getElementById(op.target);
+    if (fresh && fresh.tagName === "DETAILS") fresh.open = true;
   } else if (op.op === "remove") {
     target.remove();
   } else if (op.op === "fold") {  // a summary: set its text and close its disclosure
