@@ -164,6 +164,9 @@ class Channel:
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
         self._buffer = bytearray()
+        self._scanned = 0
+        """How much of `_buffer` is known to hold no newline (a long reply arrives in many
+        chunks; each is searched once, not the whole buffer again)."""
         self._lock = threading.Lock()
         self.killed = False
 
@@ -183,11 +186,13 @@ class Channel:
     def receive(self, deadline: float) -> dict[str, Any]:
         """The next reply (raises `WorkerTimeout` or `WorkerDied`)."""
         while True:
-            end = self._buffer.find(b"\n")
+            end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
                 line = bytes(self._buffer[:end])
                 del self._buffer[: end + 1]
+                self._scanned = 0
                 return json.loads(line)
+            self._scanned = len(self._buffer)
             try:
                 chunk = os.read(self._out, _CHUNK)
             except BlockingIOError:
