@@ -10,6 +10,7 @@ import time
 from clawcell.runtime import GuestPool, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
+    _Doorbell,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
     guest_lanes,
 )
@@ -120,3 +121,16 @@ def test_a_cancelled_wait_leaves_nothing_in_flight_and_the_next_job_runs() -> No
         return idle, await run_on_guest_thread(_sleep_then, 0.0, "next")
 
     assert asyncio.run(main()) == (True, "next")
+
+
+def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
+    bell = _Doorbell()
+    assert not bell.wait(0.0)  # nothing rang
+    bell.ring()
+    bell.ring()
+    assert bell.wait(0.0)  # rings while nobody waited wake the next wait
+    assert not bell.wait(0.0)  # and only that one: nothing is left to read back
+    ringer = threading.Timer(0.05, bell.ring)
+    ringer.start()
+    assert bell.wait(30.0)  # ends at the ring from the other thread, not after 30 s
+    ringer.join()
