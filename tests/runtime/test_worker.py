@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 
@@ -134,3 +135,40 @@ def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
     ringer.start()
     assert bell.wait(30.0)  # ends at the ring from the other thread, not after 30 s
     ringer.join()
+
+
+def _allowed_cpus() -> set[int]:
+    return os.sched_getaffinity(0)
+
+
+def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after() -> None:
+    lanes = _lanes.get()
+    worker = lanes.workers[0]
+    tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
+    assert tid
+    before = os.sched_getaffinity(tid)
+
+    async def main() -> tuple[set[int], set[int], set[int]]:
+        # A job is waited for (and followed) unless the machine kept the lane's last job
+        # over the wait: on a loaded machine a few may be awaited before one is followed.
+        allowed = before
+        for _ in range(100):
+            allowed = await run_on_guest_thread(_allowed_cpus)
+            if allowed != before:
+                break
+        late = await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None)
+        assert late is None
+        after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
+        return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
+
+    lanes.follow = True
+    try:
+        allowed, after_late, awaited = asyncio.run(main())
+    finally:
+        lanes.follow = False
+        worker.release()
+    assert len(allowed) == 1  # the loop thread's CPU when it submitted the job
+    assert allowed <= before
+    assert after_late == before
+    assert awaited == before  # the late job made the lane slow: awaited, not followed
+    assert os.sched_getaffinity(tid) == before

@@ -10,18 +10,28 @@ hard deadline (see `_backstop`), so lanes never disturb each other's backstop.
 The hand-off is built for the common segment, a short one (a cell settles a tool reply and
 runs to its next call), whose cost is mostly the hand-off itself:
 
-- Each side wakes the other by writing a byte to a pipe, and `os.write` lets go of the GIL
-  before the system call, so the woken thread finds the GIL free instead of waking a second
-  time for it: two context switches per round trip (a queue and `call_soon_threadsafe`
-  took about five).
+- The loop wakes a lane's thread by writing a byte to the lane's pipe, and the thread tells
+  a waiting loop thread that a job finished by ringing a `_Doorbell` (an eventfd that epoll
+  watches edge-triggered: a wait is one `epoll_wait`, nothing is read back). `os.write`
+  lets go of the GIL before the system call, so the woken thread finds the GIL free
+  instead of waking a second time for it: two context switches per round trip (a queue
+  and `call_soon_threadsafe` took about five) and four system calls.
 - When no other guest job is in flight and the loop has no other work ready, the loop
-  thread waits on the pipe for at most `SYNC_WAIT_S` (without the GIL) rather than through
-  the selector, a future and a task wake-up. A job that ends later is awaited the asyncio
-  way, so a cell that computes holds the event loop for `SYNC_WAIT_S` at most; its lane
-  remembers that its last job ended late (from submission, so a thread that waited for a
-  busy core counts too), and the lane's next job is awaited at once. With other jobs in
-  flight or other callbacks ready the loop never waits: concurrent cells keep computing in
-  parallel while it serves them.
+  thread waits for the doorbell for at most `SYNC_WAIT_S` (without the GIL) rather than
+  through the selector, a future and a task wake-up. A job that ends later is awaited the
+  asyncio way, so a cell that computes holds the event loop for `SYNC_WAIT_S` at most; its
+  lane remembers that its last job ended late (from submission, so a thread that waited
+  for a busy core counts too), and the lane's next job is awaited at once. With other jobs
+  in flight or other callbacks ready the loop never waits: concurrent cells keep computing
+  in parallel while it serves them.
+- `FOLLOW_THE_LOOP` (off) keeps a lane's thread on the CPU the loop thread ran on when it
+  submitted a job it waits for (`sched_setaffinity` on the thread, only when that CPU
+  changed), and gives the thread back every CPU for an awaited job or one that outlasted
+  the wait. On a loaded two-core machine the scheduler already put both threads on one CPU
+  for 99.5 % of hand-offs and pinning only took away its choice of core, so it is off until
+  a quiet machine shows it helps (`bench/compare_bridge.py` measures both).
+- Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
+  without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import itertools
 import os
 import select
@@ -45,6 +56,10 @@ __all__ = ["SYNC_WAIT_S", "SegmentRunner", "guest_lanes", "next_lane", "run_on_g
 SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
+
+FOLLOW_THE_LOOP = False
+"""Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
+the lanes start; off: see the module's docstring and docs/benchmarks.md)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -119,9 +134,38 @@ class _Worker:
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
         (its next one is awaited)."""
+        self.pinned = -1
+        """The CPU this lane's thread is kept on (`-1`: any the process may use)."""
+        self._free_cpus: set[int] | None = None
         name = f"clawcell-guest-{lane}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    def follow(self, cpu: int) -> None:
+        """Keep the thread on `cpu` (the waiting loop thread's) from its next wake-up on."""
+        if cpu == self.pinned:
+            return
+        tid = self._thread.native_id
+        if not tid:  # never 0 either: that would be the calling thread, the loop's own
+            self._lanes.follow = False
+            return
+        try:
+            if self._free_cpus is None:
+                self._free_cpus = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, (cpu,))
+        except (OSError, AttributeError):  # not allowed here: the thread stays where it is
+            self._lanes.follow = False
+            return
+        self.pinned = cpu
+
+    def release(self) -> None:
+        """Let the thread run on any CPU it could before `follow`."""
+        tid = self._thread.native_id
+        if self.pinned < 0 or self._free_cpus is None or not tid:
+            return
+        self.pinned = -1
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, self._free_cpus)
 
     def submit(self, job: _Job) -> None:
         job.submitted = time.perf_counter()
@@ -212,6 +256,8 @@ class _Lanes:
         self.in_flight: set[_Job] = set()
         """Jobs submitted and not yet collected by the loop that awaits them."""
         self.done = _Doorbell()
+        self.follow = _current_cpu is not None and FOLLOW_THE_LOOP
+        """Whether a lane's thread follows the loop thread's CPU for quick jobs."""
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
 
@@ -226,6 +272,17 @@ class _Lanes:
                 return job.finished
             if job.finished:
                 return True
+
+
+def _native_current_cpu() -> Callable[[], int] | None:
+    """The C library's `sched_getcpu` (no GIL hand-off: `PyDLL`), or `None` without one."""
+    try:
+        return ctypes.PyDLL(None).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+
+
+_current_cpu = _native_current_cpu()
 
 
 def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
@@ -256,12 +313,17 @@ async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: in
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
-    if not quick:
+    if quick and lanes.follow:
+        worker.follow(_current_cpu())  # pyright: ignore[reportOptionalCall]
+    elif not quick:
         job.future = loop.create_future()
+        worker.release()
     worker.submit(job)
-    if quick and lanes.wait_for(job):
-        in_flight.discard(job)
-        return job.outcome()
+    if quick:
+        if lanes.wait_for(job):
+            in_flight.discard(job)
+            return job.outcome()
+        worker.release()  # it computes: on any core, beside the loop rather than under it
     if job.future is None:
         job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future
