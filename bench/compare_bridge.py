@@ -1,8 +1,8 @@
 """The guest-thread bridge against the loop thread, in this tree and another, alternately.
 
 A script, not a test. Each round runs one fresh process per variant (in a shuffled order):
-the baseline tree, this tree, and this tree with `FOLLOW_THE_LOOP` off (a lane's thread is
-not kept on the loop thread's CPU; see `runtime/_worker.py`). A process times a cell of
+the baseline tree, this tree, and this tree with `FOLLOW_THE_LOOP` on (a lane's thread is
+kept on the loop thread's CPU for the jobs the loop waits for; see `runtime/_worker.py`). A process times a cell of
 1,000 sequential echo calls on the guest thread and on the loop thread, alternating the two
 modes cell by cell, and counts the process's context switches (`getrusage`, every thread)
 and CPU time per call in each mode. Prints per variant the median over rounds of each
@@ -35,8 +35,8 @@ import asyncio, json, resource, statistics, time
 import clawcell
 import clawcell.runtime._worker as worker
 
-if {no_follow} and hasattr(worker, "FOLLOW_THE_LOOP"):
-    worker.FOLLOW_THE_LOOP = False
+if {follow}:
+    worker.FOLLOW_THE_LOOP = True
 
 SEQUENTIAL = "for (let i = 0; i < {calls}; i++) await echo({{ i }}); return 1;"
 
@@ -79,12 +79,12 @@ asyncio.run(main())
 """
 
 
-NO_FOLLOW = "this tree, no CPU following"
+FOLLOW = "this tree, following"
 
 
 def _one(name: str, source: Path, cells: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(source)}
-    code = CHILD.format(calls=CALLS, cells=cells, no_follow=name == NO_FOLLOW)
+    code = CHILD.format(calls=CALLS, cells=cells, follow=name == FOLLOW)
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
     )
@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--cells", type=int, default=6, help="cells per mode per process")
     args = parser.parse_args()
-    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, NO_FOLLOW: HERE}
+    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, FOLLOW: HERE}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     loads: list[float] = []
     for _ in range(args.rounds):
