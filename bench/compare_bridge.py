@@ -2,13 +2,13 @@
 
 A script, not a test. Each round runs one fresh process per variant (in a shuffled order):
 the baseline tree, this tree, and this tree with `FOLLOW_THE_LOOP` on (a lane's thread is
-kept on the loop thread's CPU for the jobs the loop waits for; see `runtime/_worker.py`). A process times a cell of
-1,000 sequential echo calls on the guest thread and on the loop thread, alternating the two
-modes cell by cell, and counts the process's context switches (`getrusage`, every thread)
-and CPU time per call in each mode. Prints per variant the median over rounds of each
-figure, the guest/loop ratio paired cell by cell, and each variant against the baseline
-paired round by round, with the load average seen at each round; writes
-`bench/results/bridge_comparison.{json,md}`.
+kept on the loop thread's CPU for the jobs the loop waits for; see `runtime/_worker.py`).
+A process times a cell of 1,000 sequential echo calls on the guest thread and on the loop
+thread, alternating the two modes cell by cell, and counts the process's context switches
+(`getrusage`, every thread) and CPU time per call in each mode. Prints per variant the
+median over rounds of each figure, the guest/loop ratio paired cell by cell, and each
+variant against the baseline paired round by round, with the load average seen at each
+round; writes `bench/results/bridge_comparison.{json,md}`.
 
     .venv/bin/python bench/compare_bridge.py --baseline /path/to/other/src --rounds 6
 """
