@@ -5,7 +5,9 @@ the baseline tree, this tree, and this tree with `FOLLOW_THE_LOOP` on (a lane's 
 kept on the loop thread's CPU for the jobs the loop waits for; see `runtime/_worker.py`).
 A process times a cell of 1,000 sequential echo calls on the guest thread and on the loop
 thread, alternating the two modes cell by cell, and counts the process's context switches
-(`getrusage`, every thread) and CPU time per call in each mode. Prints per variant the
+(`getrusage`, every thread) and CPU time per call in each mode; one more guest-thread cell,
+not timed, counts the segments whose guest thread ran on the CPU the loop thread handed them
+over from (`sched_getcpu` on both sides). Prints per variant the
 median over rounds of each figure, the guest/loop ratio paired cell by cell, and each
 variant against the baseline paired round by round, with the load average seen at each
 round; writes `bench/results/bridge_comparison.{json,md}`.
@@ -31,8 +33,10 @@ HERE = BENCH.parent / "src"
 RESULTS = BENCH / "results"
 CALLS = 1000
 CHILD = """
-import asyncio, json, resource, statistics, time
+import asyncio, ctypes, json, resource, statistics, time
 import clawcell
+import clawcell._runs._host as host
+import clawcell.runtime._guest as guest_module
 import clawcell.runtime._worker as worker
 
 if {follow}:
@@ -54,6 +58,27 @@ async def timed(mode):
     assert envelope["status"] == "completed", envelope
     return wall, (time.process_time() - cpu) * 1e6 / {calls}, (switches() - switched) / {calls}
 
+def count_same_cpu():
+    # For one more cell, not timed: on how many segments did the guest thread run on the
+    # CPU the loop thread was on when it handed the segment over?
+    cpu, seen, counts = ctypes.PyDLL(None).sched_getcpu, [], [0, 0]
+    segment, runner = guest_module.Guest.run_segment, host.run_on_guest_thread
+
+    def run_segment(self, *args):
+        seen.append(cpu())
+        return segment(self, *args)
+
+    async def run(function, *args, lane=0):
+        submitted = cpu()
+        result = await runner(function, *args, lane=lane)
+        if seen:
+            counts[0] += seen.pop() == submitted
+            counts[1] += 1
+        return result
+
+    guest_module.Guest.run_segment, host.run_on_guest_thread = run_segment, run
+    return counts
+
 async def main():
     tools = [clawcell.Tool(name="echo", execute=echo, parameters={{"type": "object"}})]
     out = {{"guest": [], "loop": []}}
@@ -67,8 +92,12 @@ async def main():
             order = ["guest", "loop"] if cell % 2 == 0 else ["loop", "guest"]
             for name in order:
                 out[name].append(await timed(modes[name]))
+    counts = count_same_cpu()
+    async with clawcell.CodeMode(tools) as counted:
+        await counted.exec(SEQUENTIAL)
     ratios = [g[0] / l[0] for g, l in zip(out["guest"], out["loop"])]
     figures = {{"guest/loop (paired)": statistics.median(ratios)}}
+    figures["segments on the loop's CPU (share)"] = counts[0] / max(counts[1], 1)
     for name, samples in out.items():
         figures[f"{{name}} ms"] = statistics.median(s[0] for s in samples)
         figures[f"{{name}} CPU us/call"] = statistics.median(s[1] for s in samples)
