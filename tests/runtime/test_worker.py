@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import threading
 import time
 
@@ -172,3 +173,25 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
     assert after_late == before
     assert awaited == before  # the late job made the lane slow: awaited, not followed
     assert os.sched_getaffinity(tid) == before
+
+
+def _voluntary_switches() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
+def test_a_round_trip_puts_each_thread_to_sleep_once() -> None:
+    # Counted, not timed: the loop thread sleeps while the job runs, the lane's thread while
+    # the loop works, and neither sleeps again for the GIL (the design's two; waking the
+    # other side while holding the GIL made it four to five). Every thread of the process
+    # counts, so the bound leaves room for the odd wait elsewhere.
+    rounds = 300
+
+    async def main() -> int:
+        for _ in range(20):
+            await run_on_guest_thread(_thread_name)
+        before = _voluntary_switches()
+        for _ in range(rounds):
+            await run_on_guest_thread(_thread_name)
+        return _voluntary_switches() - before
+
+    assert asyncio.run(main()) <= 3 * rounds
