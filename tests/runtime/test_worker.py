@@ -162,11 +162,11 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
         after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
         return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
 
-    lanes.follow = True
+    following, lanes.follow = lanes.follow, True  # on by default, where the C library can
     try:
         allowed, after_late, awaited = asyncio.run(main())
     finally:
-        lanes.follow = False
+        lanes.follow = following
         worker.release()
     assert len(allowed) == 1  # the loop thread's CPU when it submitted the job
     assert allowed <= before

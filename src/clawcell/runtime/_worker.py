@@ -24,12 +24,13 @@ runs to its next call), whose cost is mostly the hand-off itself:
   for a busy core counts too), and the lane's next job is awaited at once. With other jobs
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
-- `FOLLOW_THE_LOOP` (off) keeps a lane's thread on the CPU the loop thread ran on when it
+- `FOLLOW_THE_LOOP` keeps a lane's thread on the CPU the loop thread ran on when it
   submitted a job it waits for (`sched_setaffinity` on the thread, only when that CPU
   changed), and gives the thread back every CPU for an awaited job or one that outlasted
-  the wait. On a loaded two-core machine the scheduler already put both threads on one CPU
-  for 99.5 % of hand-offs and pinning only took away its choice of core, so it is off until
-  a quiet machine shows it helps (`bench/compare_bridge.py` measures both).
+  the wait. On an otherwise idle machine the scheduler wakes a thread on an idle core, so
+  the two threads ended up on different CPUs for every segment, and each hand-off woke an
+  idle core and moved the cell's data between caches (guest/loop 1.60; 1.34 following).
+  A loaded machine co-locates them anyway, and there following changed nothing measurable.
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -57,9 +58,9 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
 
-FOLLOW_THE_LOOP = False
+FOLLOW_THE_LOOP = True
 """Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
-the lanes start; off: see the module's docstring and docs/benchmarks.md)."""
+the lanes start; see the module's docstring and docs/benchmarks.md)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
