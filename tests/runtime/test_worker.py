@@ -147,6 +147,7 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
     worker = lanes.workers[0]
     tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
     assert tid
+    worker.release()  # following is on by default: an earlier test's quick job pinned it
     before = os.sched_getaffinity(tid)
 
     async def main() -> tuple[set[int], set[int], set[int]]:

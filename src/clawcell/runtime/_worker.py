@@ -144,7 +144,7 @@ class _Worker:
 
     def follow(self, cpu: int) -> None:
         """Keep the thread on `cpu` (the waiting loop thread's) from its next wake-up on."""
-        if cpu == self.pinned:
+        if cpu == self.pinned or cpu < 0:  # -1: the C library could not tell
             return
         tid = self._thread.native_id
         if not tid:  # never 0 either: that would be the calling thread, the loop's own
