@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import resource
 import threading
 import time
 
 from clawcell.runtime import GuestPool, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
+    _Doorbell,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
     guest_lanes,
 )
@@ -120,3 +123,76 @@ def test_a_cancelled_wait_leaves_nothing_in_flight_and_the_next_job_runs() -> No
         return idle, await run_on_guest_thread(_sleep_then, 0.0, "next")
 
     assert asyncio.run(main()) == (True, "next")
+
+
+def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
+    bell = _Doorbell()
+    assert not bell.wait(0.0)  # nothing rang
+    bell.ring()
+    bell.ring()
+    assert bell.wait(0.0)  # rings while nobody waited wake the next wait
+    assert not bell.wait(0.0)  # and only that one: nothing is left to read back
+    ringer = threading.Timer(0.05, bell.ring)
+    ringer.start()
+    assert bell.wait(30.0)  # ends at the ring from the other thread, not after 30 s
+    ringer.join()
+
+
+def _allowed_cpus() -> set[int]:
+    return os.sched_getaffinity(0)
+
+
+def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after() -> None:
+    lanes = _lanes.get()
+    worker = lanes.workers[0]
+    tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
+    assert tid
+    worker.release()  # following is on by default: an earlier test's quick job pinned it
+    before = os.sched_getaffinity(tid)
+
+    async def main() -> tuple[set[int], set[int], set[int]]:
+        # A job is waited for (and followed) unless the machine kept the lane's last job
+        # over the wait: on a loaded machine a few may be awaited before one is followed.
+        allowed = before
+        for _ in range(100):
+            allowed = await run_on_guest_thread(_allowed_cpus)
+            if allowed != before:
+                break
+        late = await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None)
+        assert late is None
+        after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
+        return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
+
+    following, lanes.follow = lanes.follow, True  # on by default, where the C library can
+    try:
+        allowed, after_late, awaited = asyncio.run(main())
+    finally:
+        lanes.follow = following
+        worker.release()
+    assert len(allowed) == 1  # the loop thread's CPU when it submitted the job
+    assert allowed <= before
+    assert after_late == before
+    assert awaited == before  # the late job made the lane slow: awaited, not followed
+    assert os.sched_getaffinity(tid) == before
+
+
+def _voluntary_switches() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
+def test_a_round_trip_puts_each_thread_to_sleep_once() -> None:
+    # Counted, not timed: the loop thread sleeps while the job runs, the lane's thread while
+    # the loop works, and neither sleeps again for the GIL (the design's two; waking the
+    # other side while holding the GIL made it four to five). Every thread of the process
+    # counts, so the bound leaves room for the odd wait elsewhere.
+    rounds = 300
+
+    async def main() -> int:
+        for _ in range(20):
+            await run_on_guest_thread(_thread_name)
+        before = _voluntary_switches()
+        for _ in range(rounds):
+            await run_on_guest_thread(_thread_name)
+        return _voluntary_switches() - before
+
+    assert asyncio.run(main()) <= 3 * rounds

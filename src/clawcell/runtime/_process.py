@@ -2,7 +2,9 @@
 
 Threads do not survive `fork`: a child that reused the parent's watchdog or guest worker
 would wait on threads that no longer exist. A `PerProcess` value is created on first use in
-each process.
+each process. `get` runs on every guest-thread round trip, so it compares a fork counter
+that `os.register_at_fork` bumps in the child instead of asking the kernel for the process
+id each time (a system call).
 """
 
 from __future__ import annotations
@@ -17,21 +19,35 @@ __all__ = ["PerProcess"]
 T = TypeVar("T")
 
 
+_forks = [0]
+"""How many times this process's ancestry forked since the module was imported (the child
+counts one more than its parent at the moment of the fork)."""
+
+
+def _after_fork_in_child() -> None:
+    _forks[0] += 1
+
+
+if hasattr(os, "register_at_fork"):  # not Windows, where there is no fork
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class PerProcess(Generic[T]):
     """`factory()`'s value, made once per process on first `get()` (thread-safe)."""
 
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
         self._lock = threading.Lock()
-        self._pid = -1
+        self._made_in = -1
+        """The fork count of the process that made `_value`."""
         self._value: T | None = None
 
     def get(self) -> T:
-        pid = os.getpid()
         value = self._value
-        if value is None or self._pid != pid:
+        forks = _forks[0]
+        if value is None or self._made_in != forks:
             with self._lock:
-                if self._value is None or self._pid != pid:
-                    self._value, self._pid = self._factory(), pid
+                if self._value is None or self._made_in != forks:
+                    self._value, self._made_in = self._factory(), forks
                 value = self._value
         return value

@@ -10,18 +10,29 @@ hard deadline (see `_backstop`), so lanes never disturb each other's backstop.
 The hand-off is built for the common segment, a short one (a cell settles a tool reply and
 runs to its next call), whose cost is mostly the hand-off itself:
 
-- Each side wakes the other by writing a byte to a pipe, and `os.write` lets go of the GIL
-  before the system call, so the woken thread finds the GIL free instead of waking a second
-  time for it: two context switches per round trip (a queue and `call_soon_threadsafe`
-  took about five).
+- The loop wakes a lane's thread by writing a byte to the lane's pipe, and the thread tells
+  a waiting loop thread that a job finished by ringing a `_Doorbell` (an eventfd that epoll
+  watches edge-triggered: a wait is one `epoll_wait`, nothing is read back). `os.write`
+  lets go of the GIL before the system call, so the woken thread finds the GIL free
+  instead of waking a second time for it: two context switches per round trip (a queue
+  and `call_soon_threadsafe` took about five) and four system calls.
 - When no other guest job is in flight and the loop has no other work ready, the loop
-  thread waits on the pipe for at most `SYNC_WAIT_S` (without the GIL) rather than through
-  the selector, a future and a task wake-up. A job that ends later is awaited the asyncio
-  way, so a cell that computes holds the event loop for `SYNC_WAIT_S` at most; its lane
-  remembers that its last job ended late (from submission, so a thread that waited for a
-  busy core counts too), and the lane's next job is awaited at once. With other jobs in
-  flight or other callbacks ready the loop never waits: concurrent cells keep computing in
-  parallel while it serves them.
+  thread waits for the doorbell for at most `SYNC_WAIT_S` (without the GIL) rather than
+  through the selector, a future and a task wake-up. A job that ends later is awaited the
+  asyncio way, so a cell that computes holds the event loop for `SYNC_WAIT_S` at most; its
+  lane remembers that its last job ended late (from submission, so a thread that waited
+  for a busy core counts too), and the lane's next job is awaited at once. With other jobs
+  in flight or other callbacks ready the loop never waits: concurrent cells keep computing
+  in parallel while it serves them.
+- `FOLLOW_THE_LOOP` keeps a lane's thread on the CPU the loop thread ran on when it
+  submitted a job it waits for (`sched_setaffinity` on the thread, only when that CPU
+  changed), and gives the thread back every CPU for an awaited job or one that outlasted
+  the wait. On an otherwise idle machine the scheduler wakes a thread on an idle core, so
+  the two threads ended up on different CPUs for every segment, and each hand-off woke an
+  idle core and moved the cell's data between caches (guest/loop 1.60; 1.34 following).
+  A loaded machine co-locates them anyway, and there following changed nothing measurable.
+- Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
+  without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
 
 from __future__ import annotations
@@ -29,9 +40,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import itertools
 import os
 import select
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -45,11 +58,17 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
 
+FOLLOW_THE_LOOP = True
+"""Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
+the lanes start; see the module's docstring and docs/benchmarks.md)."""
+
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
 wait is a `poll`, whose resolution is a millisecond)."""
 
 _WAKE: Final = b"\0"
+_ONE: Final = (1).to_bytes(8, sys.byteorder)
+"""One, as the native 64-bit count an eventfd is written."""
 _DRAIN: Final = 4096
 
 
@@ -101,8 +120,11 @@ def _pipe() -> tuple[int, int]:
 
 
 def _signal(fd: int) -> None:
-    with contextlib.suppress(BlockingIOError):  # full of wake-ups not yet read: wakes anyway
+    # `try`, not `contextlib.suppress` (three calls more): this runs on every round trip.
+    try:  # noqa: SIM105
         os.write(fd, _WAKE)
+    except BlockingIOError:  # full of wake-ups not yet read: wakes anyway
+        pass
 
 
 class _Worker:
@@ -113,9 +135,38 @@ class _Worker:
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
         (its next one is awaited)."""
+        self.pinned = -1
+        """The CPU this lane's thread is kept on (`-1`: any the process may use)."""
+        self._free_cpus: set[int] | None = None
         name = f"clawcell-guest-{lane}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    def follow(self, cpu: int) -> None:
+        """Keep the thread on `cpu` (the waiting loop thread's) from its next wake-up on."""
+        if cpu == self.pinned or cpu < 0:  # -1: the C library could not tell
+            return
+        tid = self._thread.native_id
+        if not tid:  # never 0 either: that would be the calling thread, the loop's own
+            self._lanes.follow = False
+            return
+        try:
+            if self._free_cpus is None:
+                self._free_cpus = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, (cpu,))
+        except (OSError, AttributeError):  # not allowed here: the thread stays where it is
+            self._lanes.follow = False
+            return
+        self.pinned = cpu
+
+    def release(self) -> None:
+        """Let the thread run on any CPU it could before `follow`."""
+        tid = self._thread.native_id
+        if self.pinned < 0 or self._free_cpus is None or not tid:
+            return
+        self.pinned = -1
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, self._free_cpus)
 
     def submit(self, job: _Job) -> None:
         job.submitted = time.perf_counter()
@@ -125,10 +176,11 @@ class _Worker:
     def _run(self) -> None:
         # Every `submit` appends before it writes, and the thread empties the queue after
         # each read, so no job waits for a wake-up that was already consumed.
+        read, wake, jobs, finish = os.read, self._wake, self._jobs, self._finish
         while True:
-            os.read(self._wake, _DRAIN)
-            while self._jobs:
-                self._finish(self._jobs.popleft())
+            read(wake, _DRAIN)
+            while jobs:
+                finish(jobs.popleft())
 
     def _finish(self, job: _Job) -> None:
         job.run()
@@ -136,7 +188,7 @@ class _Worker:
         self.slow = time.perf_counter() - job.submitted > SYNC_WAIT_S
         future = job.future
         if future is None:
-            _signal(self._lanes.done_waker)
+            self._lanes.done.ring()
         else:
             _hand_back(future, job, self._lanes.in_flight)
 
@@ -158,29 +210,80 @@ def _settle(future: asyncio.Future[Any], job: _Job, in_flight: set[_Job]) -> Non
         future.set_result(job.result)
 
 
+class _Doorbell:
+    """How guest threads tell a waiting loop thread that a job finished.
+
+    On Linux an eventfd watched edge-triggered by epoll: every `ring` is one event, so a
+    wait is a single `epoll_wait` and nothing is ever read back (the counter is never read;
+    it cannot fill up). Elsewhere a pipe: `poll`, then read the wake-ups back.
+    """
+
+    def __init__(self) -> None:
+        eventfd = getattr(os, "eventfd", None)
+        epoll = getattr(select, "epoll", None)
+        if eventfd is not None and epoll is not None:
+            self.fd: int = eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            self._bell = _ONE
+            self._edges: Any = epoll()
+            self._edges.register(self.fd, select.EPOLLIN | select.EPOLLET)
+            self._read, self._unit = -1, 1.0  # epoll's timeout is in seconds
+        else:  # pragma: no cover - not Linux
+            self._read, self.fd = _pipe()
+            os.set_blocking(self._read, False)
+            self._bell = _WAKE
+            self._edges = select.poll()
+            self._edges.register(self._read, select.POLLIN)
+            self._unit = 1000.0  # poll's, in milliseconds
+
+    def ring(self) -> None:
+        """Wake a waiting thread. `os.write` lets go of the GIL before the system call."""
+        try:  # noqa: SIM105 - `contextlib.suppress` costs three calls on every round trip
+            os.write(self.fd, self._bell)
+        except BlockingIOError:  # pragma: no cover - a pipe full of wake-ups wakes anyway
+            pass
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to `seconds` for a ring since the last wait returned: whether one came.
+        A ring may be for a job another wait gave up on: callers check their own job."""
+        rung = bool(self._edges.poll(seconds * self._unit))
+        if rung and self._read >= 0:  # pragma: no cover - not Linux
+            with contextlib.suppress(BlockingIOError):  # another thread's loop read them first
+                os.read(self._read, _DRAIN)
+        return rung
+
+
 class _Lanes:
     def __init__(self) -> None:
         self.in_flight: set[_Job] = set()
         """Jobs submitted and not yet collected by the loop that awaits them."""
-        self.done, self.done_waker = _pipe()
-        os.set_blocking(self.done, False)
-        self.done_poll = select.poll()
-        self.done_poll.register(self.done, select.POLLIN)
+        self.done = _Doorbell()
+        self.follow = _current_cpu is not None and FOLLOW_THE_LOOP
+        """Whether a lane's thread follows the loop thread's CPU for quick jobs."""
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
+        if job.finished:
+            return True
         until = time.monotonic() + SYNC_WAIT_S
-        while not job.finished:
+        while True:
             remaining = until - time.monotonic()
-            if remaining <= 0 or not self.done_poll.poll(remaining * 1000):
+            if remaining <= 0 or not self.done.wait(remaining):
                 return job.finished
-            # Wake-ups of jobs a loop stopped waiting for are read here too; another
-            # thread's loop may have read them first.
-            with contextlib.suppress(BlockingIOError):
-                os.read(self.done, _DRAIN)
-        return True
+            if job.finished:
+                return True
+
+
+def _native_current_cpu() -> Callable[[], int] | None:
+    """The C library's `sched_getcpu` (no GIL hand-off: `PyDLL`), or `None` without one."""
+    try:
+        return ctypes.PyDLL(None).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+
+
+_current_cpu = _native_current_cpu()
 
 
 def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
@@ -211,12 +314,17 @@ async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: in
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
-    if not quick:
+    if quick and lanes.follow:
+        worker.follow(_current_cpu())  # pyright: ignore[reportOptionalCall]
+    elif not quick:
         job.future = loop.create_future()
+        worker.release()
     worker.submit(job)
-    if quick and lanes.wait_for(job):
-        in_flight.discard(job)
-        return job.outcome()
+    if quick:
+        if lanes.wait_for(job):
+            in_flight.discard(job)
+            return job.outcome()
+        worker.release()  # it computes: on any core, beside the loop rather than under it
     if job.future is None:
         job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future
