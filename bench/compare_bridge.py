@@ -146,14 +146,13 @@ def _rows(rounds: dict[str, list[dict[str, float]]]) -> list[dict[str, Any]]:
         for name, runs in rounds.items():
             row[name] = statistics.median(r[figure] for r in runs)
             if name != "baseline":
-                row[f"{name} / baseline, paired"] = round(
-                    statistics.median(
-                        t[figure] / b[figure]
-                        for t, b in zip(runs, base_rounds, strict=True)
-                        if b[figure] > 0
-                    ),
-                    3,
-                )
+                pairs = [
+                    t[figure] / b[figure]
+                    for t, b in zip(runs, base_rounds, strict=True)
+                    if b[figure] > 0
+                ]  # none when the baseline's figure is 0 in every round (a share, say)
+                paired = round(statistics.median(pairs), 3) if pairs else None
+                row[f"{name} / baseline, paired"] = paired
         rows.append(row)
     return rows
 
@@ -165,7 +164,10 @@ def _write(rows: list[dict[str, Any]], args: argparse.Namespace, loads: list[flo
         "| --- |" + " ---: |" * len(columns),
     ]
     lines += [
-        "| " + " | ".join([r["figure"]] + [f"{r[c]:.3f}" for c in columns]) + " |" for r in rows
+        "| "
+        + " | ".join([r["figure"]] + [("–" if r[c] is None else f"{r[c]:.3f}") for c in columns])
+        + " |"
+        for r in rows
     ]
     lines.append(f"\nLoad average (1 min) after each round: {', '.join(f'{x:.1f}' for x in loads)}")
     table = "\n".join(lines)

@@ -147,7 +147,7 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
     worker = lanes.workers[0]
     tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
     assert tid
-    worker.release()  # following is on by default: an earlier test's quick job pinned it
+    worker.release()  # an earlier test's quick job may have pinned it (when following is on)
     before = os.sched_getaffinity(tid)
 
     async def main() -> tuple[set[int], set[int], set[int]]:
@@ -163,7 +163,7 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
         after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
         return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
 
-    following, lanes.follow = lanes.follow, True  # on by default, where the C library can
+    following, lanes.follow = lanes.follow, True  # off by default; on where the C library can
     try:
         allowed, after_late, awaited = asyncio.run(main())
     finally:

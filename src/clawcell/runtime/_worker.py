@@ -30,7 +30,9 @@ runs to its next call), whose cost is mostly the hand-off itself:
   the wait. On an otherwise idle machine the scheduler wakes a thread on an idle core, so
   the two threads ended up on different CPUs for every segment, and each hand-off woke an
   idle core and moved the cell's data between caches (guest/loop 1.60; 1.34 following).
-  A loaded machine co-locates them anyway, and there following changed nothing measurable.
+  A loaded machine co-locates them anyway, and there following changed nothing measurable;
+  a later quiet window showed no gain either, so it is off by default (a switch for
+  measurements, not an option).
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -58,9 +60,12 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
 
-FOLLOW_THE_LOOP = True
+FOLLOW_THE_LOOP = False
 """Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
-the lanes start; see the module's docstring and docs/benchmarks.md)."""
+the lanes start; see the module's docstring and docs/benchmarks.md). Off: quiet-machine runs
+disagreed (guest/loop 1.34/1.22/1.21 following against 1.60/1.33/1.40 in one window; 1.36
+and 1.48 following against 1.41 and 1.48 not following in another), and a library should
+not move its host's threads between CPUs for a gain it cannot show."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
