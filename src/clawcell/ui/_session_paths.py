@@ -49,9 +49,9 @@ def session_problem(session_id: object) -> str | None:
         return "`.` and `..` cannot travel in a URL path"
     try:
         check_session_id(session_id)
-    except ConfigurationError:
-        char = next(c for c in session_id if unicodedata.category(c) in ("Cc", "Cs"))
-        return f"it holds the control character {char!r}"
+    except ConfigurationError as exc:
+        char = next((c for c in session_id if unicodedata.category(c) in ("Cc", "Cs")), None)
+        return f"it holds the control character {char!r}" if char else exc.message
     return None
 
 
