@@ -63,15 +63,19 @@ def test_a_given_postgres_dsn_is_used_instead_of_a_throwaway_cluster() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, dsn + "\n", "")
 
 
-def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path: Path) -> None:
-    done = subprocess.run(
+def _ensure_test_system(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [BASH, str(ROOT / "scripts" / "ensure-test-system.sh")],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-        env={"PATH": str(_fake_bin(tmp_path / "bin", uid=0))},  # no chromium, no bwrap
+        env={"PATH": str(path)},
     )
+
+
+def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path: Path) -> None:
+    done = _ensure_test_system(_fake_bin(tmp_path / "bin", uid=0))  # no chromium, no bwrap
     said, *apt = done.stderr.splitlines()
     assert said.startswith("ensure-test-system: installing chromium fonts-dejavu-core bubblewrap")
     assert [line.split()[:2] for line in apt] == [["APT-GET", "update"], ["APT-GET", "install"]]
@@ -79,14 +83,7 @@ def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path
 
 
 def test_without_root_make_test_says_what_to_run_and_installs_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [BASH, str(ROOT / "scripts" / "ensure-test-system.sh")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={"PATH": str(_fake_bin(tmp_path / "bin", uid=1000))},
-    )
+    done = _ensure_test_system(_fake_bin(tmp_path / "bin", uid=1000))
     assert done.returncode == 1
     assert "sudo apt-get install chromium fonts-dejavu-core" in done.stderr
     assert "APT-GET" not in done.stderr

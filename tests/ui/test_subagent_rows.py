@@ -8,7 +8,6 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from clawcell import Tool
 from clawcell.agent import (
     Agent,
     ModelRequest,
@@ -26,6 +25,7 @@ from clawcell.ui._stream import TurnStream, stream_turn
 from clawcell.ui._subagent_rows import RunWatch, with_subagent_runs
 from tests.conftest import run
 from tests.ui._client import BASE, TOKEN, sse
+from tests.ui._gated import CHILD_REPLY, gated_agent
 
 CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
 FAN_OUT = """
@@ -110,33 +110,6 @@ def test_runs_go_after_the_cell_that_ended_after_they_started() -> None:
     assert order == ["user", "toolResult", "first", "toolResult", "second", "live"]
 
 
-GATED = """
-const h = await sessions_spawn({profile: "slow", task: "wait for the gate", label: "gated"});
-return (await agents_wait({runIds: [h.runId]})).runs[0].reply;
-"""
-
-
-def _gated_agent(gate: asyncio.Event) -> Agent:
-    async def wait_for_gate(_: dict[str, Any]) -> str:
-        await gate.wait()
-        return "opened"
-
-    def child(request: ModelRequest) -> Any:
-        if request.messages[-1]["role"] == "user":
-            return exec_call("return await gate();")
-        return "the gate opened"
-
-    slow = SubagentProfile(
-        name="slow",
-        model=ScriptedModel([child, child]),
-        tools=[Tool(name="gate", execute=wait_for_gate)],
-        limits={"timeout_ms": 60_000},
-    )
-    agent = Agent(model=ScriptedModel([exec_call(GATED), "Done."]), store=MemoryStore())
-    subagent_tools(agent, [slow])
-    return agent
-
-
 def _stream() -> TurnStream:
     renderer = Renderer(
         settings=UiSettings(token=TOKEN), media=MediaRoots([]), canvas_host_url=None
@@ -147,7 +120,7 @@ def _stream() -> TurnStream:
 def test_a_streaming_turn_shows_its_sub_agent_row_as_the_run_starts_and_ends() -> None:
     async def main() -> list[tuple[str, dict[str, Any]]]:
         gate = asyncio.Event()
-        async with _gated_agent(gate) as agent:
+        async with gated_agent(gate) as agent:
             stream = _stream()
             messages: list[tuple[str, dict[str, Any]]] = []
             turn = stream_turn(agent.run("s1", "go"), stream, watch=RunWatch(agent, "s1"))
@@ -169,14 +142,14 @@ def test_a_streaming_turn_shows_its_sub_agent_row_as_the_run_starts_and_ends() -
     assert started["event"]["run"] | {"startedAt": 0} == {
         "runId": run_id, "sessionId": "s1/sub/1", "profile": "slow", "label": "gated",
         "status": "running", "reply": None, "truncated": False, "error": None, "usage": None,
-        "task": "wait for the gate", "startedAt": 0, "interrupted": False,
+        "task": "Wait for the gate.", "startedAt": 0, "interrupted": False,
     }  # fmt: skip
     ((op,),) = [started["ops"]]
     assert op["op"] == "append" and op["target"].endswith("-cells")  # into the turn's work
     assert f'id="subagent-{run_id}"' in op["html"] and "status-running" in op["html"]
     (redraw,) = ended["ops"]
     assert (redraw["op"], redraw["target"]) == ("replace", f"subagent-{run_id}")
-    assert "status-completed" in redraw["html"] and "the gate opened" in redraw["html"]
+    assert "status-completed" in redraw["html"] and CHILD_REPLY in redraw["html"]
     assert ended["event"]["run"]["status"] == "completed"
     folds = [op for _, data in messages for op in data["ops"] if op["op"] == "fold"]
     (fold,) = [op for op in folds if op["target"].endswith("-summary")]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from clawcell import Limits, Tool
+from clawcell import Limits
 from clawcell.agent import (
     Agent,
     ModelRequest,
@@ -21,6 +21,7 @@ from clawcell.agent import (
     subagent_tools,
 )
 from clawcell.store import MemoryStore
+from tests.ui._gated import CHILD_REPLY, gated_agent
 from tests.ui.browser.conftest import screenshot, send, serve_agent
 
 FAN_OUT = """
@@ -75,34 +76,11 @@ def test_a_sub_agent_row_opens_its_child_session(browser: Browser, width: int, h
         context.close()
 
 
-GATED = """
-const h = await sessions_spawn({profile: "slow", task: "Wait for the gate.", label: "gated"});
-return (await agents_wait({runIds: [h.runId]})).runs[0].reply;
-"""
-
-
 def _gated_factory(gate: asyncio.Event) -> Any:
     @contextlib.asynccontextmanager
     async def factory() -> AsyncGenerator[Agent]:
-        async def wait_for_gate(_: dict[str, Any]) -> str:
-            await gate.wait()
-            return "opened"
-
-        def child(request: ModelRequest) -> Any:
-            if request.messages[-1]["role"] == "user":
-                return exec_call("return await gate();")
-            return "The gate opened."
-
-        slow = SubagentProfile(
-            name="slow",
-            model=ScriptedModel([child, child], name="slow-model"),
-            tools=[Tool(name="gate", execute=wait_for_gate)],
-            limits={"timeout_ms": 60_000},
-        )
-        parent = ScriptedModel([exec_call(GATED), "The gated run is done."])
-        async with Agent(model=parent, store=MemoryStore(), limits=Limits(timeout_ms=60_000)) as a:
-            subagent_tools(a, [slow])
-            yield a
+        async with gated_agent(gate) as agent:
+            yield agent
 
     return factory
 
@@ -131,7 +109,7 @@ def test_a_streaming_turn_shows_its_sub_agent_row_live(
             page.wait_for_selector("body[data-turn=done]")
             page.click("details.work > summary")  # the reply folded the turn's work
             assert row.count() == 1 and row.evaluate("d => d.open")  # redrawn, kept open
-            assert "The gate opened." in row.inner_text()
+            assert CHILD_REPLY in row.inner_text()
             summary = page.locator("details.work > summary").inner_text()
             assert summary.endswith("· 1 cell · 1 sub-agent")
             screenshot(page, f"subagents-live-done-{width}")
