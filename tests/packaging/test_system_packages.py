@@ -87,3 +87,23 @@ def test_without_root_make_test_says_what_to_run_and_installs_nothing(tmp_path: 
     assert done.returncode == 1
     assert "sudo apt-get install chromium fonts-dejavu-core" in done.stderr
     assert "APT-GET" not in done.stderr
+
+
+def test_without_root_a_missing_postgresql_is_named_unless_a_dsn_is_given(tmp_path: Path) -> None:
+    fake = _fake_bin(tmp_path / "bin", uid=1000)
+    for name in ("chromium", "bwrap"):  # present: only PostgreSQL can be missing
+        (fake / name).write_text(f"#!{BASH}\n", "utf-8")
+        (fake / name).chmod(0o755)
+    done = _ensure_test_system(fake)
+    has_server = any(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    assert done.returncode == (0 if has_server else 1)
+    assert ("sudo apt-get install postgresql" in done.stderr) is not has_server
+    with_dsn = subprocess.run(
+        [BASH, str(ROOT / "scripts" / "ensure-test-system.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": str(fake), "CLAWCELL_TEST_POSTGRES_DSN": "postgresql://x@127.0.0.1:1/y"},
+    )
+    assert (with_dsn.returncode, with_dsn.stderr) == (0, "")
