@@ -166,3 +166,28 @@ def test_a_run_already_on_the_page_is_redrawn_not_added_again() -> None:
     assert "boom" in op.get("html", "")
     (added,) = stream.ops({"type": "subagent_run", "run": {**run_data, "runId": "sub_b"}})
     assert (added.get("op"), added.get("target")) == ("append", "transcript")  # no work yet
+
+
+def test_a_change_the_poll_saw_but_the_page_never_got_is_sent_at_the_end() -> None:
+    # A turn that ends closes the polling side with its last change still queued: the end of
+    # the turn must send it (it used to count as seen, and the row stayed "running").
+    async def main() -> tuple[str, list[str]]:
+        gate = asyncio.Event()
+        async with gated_agent(gate) as agent:
+            watch = RunWatch(agent, "s1")
+            await watch.start()
+
+            async def drain() -> None:
+                async for _ in agent.run("s1", "go"):
+                    pass
+
+            gate.set()
+            await asyncio.wait_for(drain(), 60)
+            polled = watch.events(interval=0.01)
+            first = await asyncio.wait_for(anext(polled), 60)  # polled, then dropped
+            await polled.aclose()
+            return first["run"]["status"], [e["run"]["status"] for e in await watch.changes()]
+
+    polled, at_end = run(main())
+    assert polled == "completed"
+    assert at_end == ["completed"]

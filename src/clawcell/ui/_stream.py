@@ -341,6 +341,8 @@ async def stream_turn(
                         yield sse_message(SUBAGENT_EVENT, {"event": change,
                                                            "ops": stream.ops(change)})  # fmt: skip
                 first, *rest = _batches(stream.ops(data))
+                if watch is not None and kind == SUBAGENT_EVENT:  # a polled change, delivered
+                    watch.sent(data)
                 yield sse_message(kind, {"event": data, "ops": first})
                 for ops in rest:  # a long reply's later parts: the page applies them in turn
                     yield sse_message("render", {"ops": ops})

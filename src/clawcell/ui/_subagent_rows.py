@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Final, cast
 from urllib.parse import quote
 
@@ -75,29 +75,45 @@ class RunWatch:
     def __init__(self, agent: object, session_id: str) -> None:
         self._agent, self._session_id = agent, session_id
         self._seen: dict[str, str] = {}
+        """What the polling side last handed on, per run (it may be dropped on the way: a
+        turn that ends closes the side stream with events still queued)."""
+        self._sent: dict[str, str] = {}
+        """What the page was actually sent, per run (`sent`): `changes` compares with it."""
 
     async def start(self) -> set[str]:
         """The ids of the runs already recorded (the page may show them)."""
         runs = await stored_runs(self._agent, self._session_id)
         self._seen = {str(run["runId"]): _fingerprint(run) for run in runs}
+        self._sent = dict(self._seen)
         return set(self._seen)
 
+    def sent(self, event: Mapping[str, Any]) -> None:
+        """Note that a `subagent_run` event reached the page."""
+        run = event.get("run")
+        if isinstance(run, Mapping):
+            run = cast(Mapping[str, Any], run)
+            self._sent[str(run.get("runId"))] = _fingerprint(run)
+
     async def changes(self) -> list[dict[str, Any]]:
-        """A `subagent_run` event for each run that is new or changed since the last look."""
+        """A `subagent_run` event for each run that is new or changed since the page was last
+        sent it (whatever the polling side saw meanwhile)."""
         events: list[dict[str, Any]] = []
         for run in await stored_runs(self._agent, self._session_id):
             run_id, fingerprint = str(run["runId"]), _fingerprint(run)
-            if self._seen.get(run_id) != fingerprint:
-                self._seen[run_id] = fingerprint
+            if self._sent.get(run_id) != fingerprint:
+                self._seen[run_id] = self._sent[run_id] = fingerprint
                 events.append({"type": SUBAGENT_EVENT, "run": run})
         return events
 
-    async def events(self, interval: float = WATCH_INTERVAL_S) -> AsyncIterator[dict[str, Any]]:
-        """`changes`, every `interval` seconds, until closed."""
+    async def events(self, interval: float = WATCH_INTERVAL_S) -> AsyncGenerator[dict[str, Any]]:
+        """New or changed runs, looked at every `interval` seconds, until closed."""
         while True:
             await asyncio.sleep(interval)
-            for event in await self.changes():
-                yield event
+            for run in await stored_runs(self._agent, self._session_id):
+                run_id, fingerprint = str(run["runId"]), _fingerprint(run)
+                if self._seen.get(run_id) != fingerprint:
+                    self._seen[run_id] = fingerprint
+                    yield {"type": SUBAGENT_EVENT, "run": run}
 
 
 def _fingerprint(run: Mapping[str, Any]) -> str:
