@@ -23,15 +23,20 @@ def _fake_bin(directory: Path, *, uid: int) -> Path:
     return directory
 
 
-def _ensure_chromium(path: Path) -> subprocess.CompletedProcess[str]:
+def _script(name: str, path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `scripts/<name>` with only `path` on PATH (and `env`)."""
     return subprocess.run(
-        [BASH, str(ROOT / "scripts" / "ensure-chromium.sh")],
+        [BASH, str(ROOT / "scripts" / name)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-        env={"PATH": str(path)},
+        env={"PATH": str(path), **env},
     )
+
+
+def _ensure_chromium(path: Path) -> subprocess.CompletedProcess[str]:
+    return _script("ensure-chromium.sh", path)
 
 
 def test_without_root_a_missing_chromium_is_one_line_naming_the_command(tmp_path: Path) -> None:
@@ -63,15 +68,8 @@ def test_a_given_postgres_dsn_is_used_instead_of_a_throwaway_cluster() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, dsn + "\n", "")
 
 
-def _ensure_test_system(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [BASH, str(ROOT / "scripts" / "ensure-test-system.sh")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={"PATH": str(path)},
-    )
+def _ensure_test_system(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return _script("ensure-test-system.sh", path, **env)
 
 
 def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path: Path) -> None:
@@ -98,12 +96,5 @@ def test_without_root_a_missing_postgresql_is_named_unless_a_dsn_is_given(tmp_pa
     has_server = any(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     assert done.returncode == (0 if has_server else 1)
     assert ("sudo apt-get install postgresql" in done.stderr) is not has_server
-    with_dsn = subprocess.run(
-        [BASH, str(ROOT / "scripts" / "ensure-test-system.sh")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={"PATH": str(fake), "CLAWCELL_TEST_POSTGRES_DSN": "postgresql://x@127.0.0.1:1/y"},
-    )
+    with_dsn = _ensure_test_system(fake, CLAWCELL_TEST_POSTGRES_DSN="postgresql://x@127.0.0.1:1/y")
     assert (with_dsn.returncode, with_dsn.stderr) == (0, "")
