@@ -2,6 +2,7 @@
 #   make demo   create .venv, install clawcell, run the guided demo
 #   make test   install the test extras, lint, type-check and run the whole suite
 #   make dist   build the sdist and the wheel into dist/, both carrying acorn
+#   make lock   resolve requirements/*.txt again from pyproject.toml (deliberately, not on install)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -11,25 +12,43 @@ ACORN := src/clawcell/runtime/vendor/acorn.js
 # The venv's own pip (Python 3.11+ bundles one with editable pyproject installs) is used as is:
 # upgrading it first cost a download and an install on every fresh clone.
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# Exact versions with hashes (`make lock` writes them from pyproject.toml): a fresh clone installs
+# today what it installs next month. The test lock's wheels are kept in $(WHEELS), so the suite can
+# build a second environment from the lock without the network (tests/packaging/test_fresh_venv.py).
+CORE_LOCK := requirements/core.txt
+TEST_LOCK := requirements/test.txt
+WHEELS := $(VENV)/wheels
+# clawcell itself, once its dependencies are in: the build backend comes from the lock too.
+PIP_SELF := $(PIP) --no-deps --no-build-isolation -e .
+UV_VERSION := 0.13.9
 # Compiles the JavaScript engine once into ~/.cache/clawcell (a no-op when it is there).
 WARM_ENGINE := $(PY) -c 'import clawcell.runtime as r; r.compiled_reactor()'
 
-.PHONY: demo test lint typecheck bench dist clean
+.PHONY: demo test lint typecheck bench dist clean lock
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(PY) $(ACORN)
-	$(PIP) -e .
+$(STAMP): pyproject.toml $(CORE_LOCK) | $(PY) $(ACORN)
+	$(PIP) --require-hashes -r $(CORE_LOCK)
+	$(PIP_SELF)
 	$(PY) -m compileall -q src
 	touch $@
 
 # The system packages (apt) install while pip does: the two do not wait for each other.
-$(TEST_STAMP): pyproject.toml | $(PY) $(ACORN)
+$(TEST_STAMP): pyproject.toml $(TEST_LOCK) | $(PY) $(ACORN)
 	scripts/ensure-test-system.sh & system=$$!; \
-	$(PIP) -e '.[test,pydantic,web,ui,postgres]' && $(PY) -m compileall -q src \
-		&& touch $@ $(STAMP); status=$$?; \
+	$(PY) -m pip download --quiet --disable-pip-version-check --require-hashes \
+		--only-binary :all: -r $(TEST_LOCK) -d $(WHEELS) \
+	&& $(PIP) --no-index --find-links $(WHEELS) --require-hashes -r $(TEST_LOCK) \
+	&& $(PIP_SELF) && $(PY) -m compileall -q src \
+	&& touch $@ $(STAMP); status=$$?; \
 	wait $$system || status=1; exit $$status
+
+# Resolve both locks again from pyproject.toml (the one step that asks the index for new versions).
+lock: | $(PY)
+	$(PIP) uv==$(UV_VERSION)
+	$(PY) scripts/lock.py $(VENV)/bin/uv
 
 # acorn (npm, pinned and hash-checked) words syntax errors as the release does; not kept in git.
 # Optional: when it cannot be fetched, one line says so and the target goes on without it.

@@ -97,6 +97,7 @@ def in_forked_child(child: Callable[[], bytes], timeout: float = 60.0) -> bytes 
 
 
 SLOW_FIRST: tuple[str, ...] = (
+    "tests/packaging/test_fresh_venv.py",
     "tests/envelope/test_results.py",
     "tests/mcp_server/test_http.py",
     "tests/mcp_server/test_stdio.py",

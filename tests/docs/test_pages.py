@@ -67,3 +67,16 @@ def test_the_readme_lists_every_extra_but_test() -> None:
     section = TEXTS["README.md"].split("## Adding an extra", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"`([a-z0-9-]+)`", section.strip().split("\n\n", 1)[0]))
     assert listed == EXTRAS - {"test"}
+
+
+MODEL_NAME = re.compile(r"\b(?:gpt-\d[\w.-]*|claude-[\w.-]+|gemini-[\w.-]+|o[1-9](?:-\w+)?)\b")
+
+
+def test_no_page_names_a_model_a_provider_may_deprecate() -> None:
+    """Examples write `your-model`: a real name becomes one the provider's SDK warns about."""
+    named = {
+        name: sorted(set(MODEL_NAME.findall(text)))
+        for name, text in TEXTS.items()
+        if name != "docs/benchmarks.md"  # measurements name the models they were measured with
+    }
+    assert {name: found for name, found in named.items() if found} == {}
