@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -103,3 +105,32 @@ def test_each_api_gets_its_adapter_and_key(spec: str, kind: type, variable: str)
     model = build_model(spec, base_url=None, environ={variable: "sk-test"})
     assert isinstance(model, kind)
     assert model.name == spec.partition(":")[2]
+
+
+def test_ctrl_c_at_the_prompt_exits_130_without_waiting_for_a_line() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC"))}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from clawcell.cli._main import main; sys.exit(main())",
+            "chat",
+            "--model",
+            "openai:gpt-test",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None and process.stdin is not None
+    assert process.stdout.readline().startswith("clawcell chat · model gpt-test")
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130  # stdin is still open: no line ever comes
+    assert process.stderr.read() == "clawcell: interrupted\n"
+    for stream in (process.stdin, process.stdout, process.stderr):
+        stream.close()

@@ -167,9 +167,14 @@ def test_ctrl_c_exits_130_with_one_line(workdir: Path, tmp_path: Path) -> None:
     process.stdin.flush()
     assert process.stdout.readline() == "-- completed\n"  # the REPL is up and waiting
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == EXIT_INTERRUPTED == 130
-    assert err == "clawcell: interrupted\n"
+    # The input stays open: Ctrl-C at the prompt must end the REPL by itself. (A read on the
+    # event loop's thread held the interrupt until the next line, and the end of input that
+    # `communicate` gave then made the REPL exit 0.)
+    assert process.wait(timeout=60) == EXIT_INTERRUPTED == 130
+    assert process.stderr is not None and process.stderr.read() == "clawcell: interrupted\n"
+    process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
 
 
 def test_an_unexpected_error_is_one_line_with_the_debug_hint(

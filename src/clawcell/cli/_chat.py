@@ -32,6 +32,7 @@ from ..agent._openai_chat import OpenAIChatModel, openai_sdk
 from ..agent._openai_responses import OpenAIResponsesModel
 from ..errors import ClawcellError, ConfigurationError
 from ._chat_view import ChatView
+from ._lines import read_line
 
 if TYPE_CHECKING:
     from ._settings import Settings
@@ -176,15 +177,15 @@ async def _chat(
     session = settings.session or "chat"
     async with configured_agent(settings, model=model, tools=tools) as agent:
         view.banner(model.name, [t.name for t in tools])
-        while (line := await asyncio.to_thread(_prompt, stdin, view)) is not None:
+        while (line := await _prompt(stdin, view)) is not None:
             if line.strip():
                 await _turn(agent, session, line.strip(), view)
     return 0
 
 
-def _prompt(stdin: TextIO, view: ChatView) -> str | None:
+async def _prompt(stdin: TextIO, view: ChatView) -> str | None:
     view.prompt()
-    line = stdin.readline()
+    line = await read_line(stdin)
     return None if not line or line.strip() in ("/exit", "/quit") else line
 
 

@@ -13,11 +13,12 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
 from .. import CodeMode
 from ..errors import ClawcellError
+from ._lines import read_line
 from ._runtime import add_cell_options, open_mode, settings_from
 from ._settings import Settings
 
@@ -45,7 +46,7 @@ async def _session(settings: Settings, source: TextIO, out: TextIO) -> int:
         repl = _Repl(mode, out)
         if source.isatty():
             out.write(f"clawcell repl. {HELP}\n")
-        for chunk in _chunks(source, out):
+        async for chunk in _chunks(source, out):
             if not await repl.handle(chunk):
                 break
     return 0
@@ -97,7 +98,7 @@ class _Repl:
         self._out.flush()
 
 
-def _chunks(source: TextIO, out: TextIO) -> Iterator[str]:
+async def _chunks(source: TextIO, out: TextIO) -> AsyncIterator[str]:
     """Cells and commands: blank-line separated; a `.command` line stands alone."""
     tty = source.isatty()
     lines: list[str] = []
@@ -105,7 +106,7 @@ def _chunks(source: TextIO, out: TextIO) -> Iterator[str]:
         if tty:
             out.write("...... " if lines else "cell> ")
             out.flush()
-        line = source.readline()
+        line = await read_line(source)
         if not line:
             break
         text = line.rstrip("\n")
