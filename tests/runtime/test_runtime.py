@@ -140,6 +140,34 @@ def test_a_corrupt_cache_file_is_recompiled_not_fatal(
 
 
 @pytest.mark.slow
+def test_an_unwritable_cache_says_every_start_compiles_and_what_to_set(tmp_path: Path) -> None:
+    # A directory under a regular file cannot be made, whoever runs the test (root included).
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    cache = blocker / "cache"
+    expected = (
+        f"clawcell: compiling the JavaScript engine (a few seconds); {cache} is not writable, "
+        "so every start compiles it again: set CLAWCELL_CACHE_DIR to a writable directory\n"
+    )
+    assert _new_process(cache) == ("42", expected)
+    assert _new_process(cache) == ("42", expected)  # said again: it did compile again
+
+
+@pytest.mark.slow
+def test_files_of_other_builds_are_kept_up_to_three_newest(tmp_path: Path) -> None:
+    # Other environments on the machine (another wasmtime) use these; removing them made two
+    # environments recompile each other's file on every start.
+    others = [tmp_path / f"qjs-0000000000000000-p5-w{n}.cwasm" for n in range(5)]
+    for age, other in enumerate(others):
+        other.write_bytes(b"another build")
+        os.utime(other, (1_000_000 + age, 1_000_000 + age))
+    assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
+    kept = sorted(path.name for path in tmp_path.glob("qjs-*.cwasm"))
+    assert len(kept) == 4  # this build's file and the three newest others
+    assert {other.name for other in others[2:]} <= set(kept)
+
+
+@pytest.mark.slow
 def test_without_a_cache_nothing_is_announced(tmp_path: Path) -> None:
     environment = {**os.environ, "CLAWCELL_NO_MODULE_CACHE": "1"}
     done = subprocess.run(

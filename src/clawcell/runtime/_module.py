@@ -30,6 +30,8 @@ from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
 
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
 
+# Compiled files of other builds (other environments on the machine) kept beside this one.
+_KEPT_BUILDS = 3
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
 _PATCH_VERSION: Final = "5"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
@@ -81,7 +83,7 @@ class CompiledReactor:
             with contextlib.suppress(Exception):
                 return wasmtime.Module.deserialize_file(self.engine, str(cache))
         if cache is not None:
-            _announce_compile(cache)
+            _announce_compile(cache, writable=_writable(cache.parent))
         try:
             wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
             module = wasmtime.Module(self.engine, wasm)
@@ -111,14 +113,36 @@ def _cache_path() -> Path | None:
     return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}-w{_wasmtime_build()}.cwasm"
 
 
-def _announce_compile(cache: Path) -> None:
-    """One line on stderr before the compile that happens once per machine (or engine update)."""
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(
+def _announce_compile(cache: Path, *, writable: bool) -> None:
+    """One line on stderr before the compile that happens once per machine (or engine update).
+
+    Where the cache cannot be written, every start compiles: the line says so, and how to
+    give it a directory, instead of promising "once" each time.
+    """
+    if writable:
+        line = (
             f"clawcell: compiling the JavaScript engine once into {cache.parent} "
             "(a few seconds; later starts reuse it)\n"
         )
+    else:
+        line = (
+            f"clawcell: compiling the JavaScript engine (a few seconds); {cache.parent} is not "
+            "writable, so every start compiles it again: set CLAWCELL_CACHE_DIR to a writable "
+            "directory\n"
+        )
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line)
         sys.stderr.flush()
+
+
+def _writable(directory: Path) -> bool:
+    """Whether a cache file can be created in `directory` (made if missing)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
+            return True
+    except OSError:
+        return False
 
 
 def _wasmtime_build() -> str:
@@ -136,11 +160,20 @@ def _write_cache(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    # Files of older builds are never read again: remove them.
-    for stale in path.parent.glob("qjs-*.cwasm"):
-        if stale != path:
-            with contextlib.suppress(OSError):
-                stale.unlink()
+    # Files of other builds are read only by other environments (another venv with another
+    # wasmtime on the same machine): removing them all made two environments recompile each
+    # other's file on every start. The newest few stay; older ones are never read again.
+    others = [stale for stale in path.parent.glob("qjs-*.cwasm") if stale != path]
+    for stale in sorted(others, key=_mtime, reverse=True)[_KEPT_BUILDS:]:
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 _reactor = PerProcess(CompiledReactor)
