@@ -143,7 +143,8 @@ def test_a_500_is_a_model_error_with_the_api_message() -> None:
         run(_turn([error_answer(500, "overloaded here")]))
     assert caught.value.status_code == 500
     assert caught.value.message == (
-        "the Anthropic Messages API answered HTTP 500 for model 'claude-test': overloaded here"
+        "the Anthropic Messages API answered HTTP 500 for model 'claude-test': overloaded here "
+        "(`api_error`)"
     )
 
 
