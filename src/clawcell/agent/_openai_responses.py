@@ -94,7 +94,9 @@ class OpenAIResponsesModel:
         if collected.failure is not None:
             raise ModelError(
                 f"the OpenAI Responses API call for model {self._model!r} ended with "
-                f"{collected.failure}."
+                f"{collected.failure}.",
+                status_code=200,
+                error_type=collected.failure_type,
             )
         if collected.stop is None:
             raise ModelError(
@@ -118,6 +120,8 @@ class _Collected:
         self.stop: str | None = None
         """`stop`/`toolUse`/`length` once the response ended; `None` until then."""
         self.failure: str | None = None
+        self.failure_type: str | None = None
+        """The error's `code` (`server_error`, ...), when it gave one."""
         self.events = 0
 
     def what_came(self) -> str:
@@ -136,7 +140,7 @@ class _Collected:
         elif kind in ("response.completed", "response.incomplete"):
             self._end(event.response)
         elif kind in _FAILED:
-            self.failure = _failure(event)
+            self.failure, self.failure_type = _failure(event)
         return ""
 
     def add_whole(self, response: Any) -> None:
@@ -148,6 +152,7 @@ class _Collected:
                 self.text.extend(c.text for c in item.content if c.type == "output_text")
         if response.status == "failed":
             self.failure = f"status `failed`: {getattr(response.error, 'message', None)}"
+            self.failure_type = getattr(response.error, "code", None)
         else:
             self._end(response)
 
@@ -189,11 +194,13 @@ def _thinking(item: Any) -> dict[str, Any]:
     return {"type": "thinking", "thinking": summary, "thinkingSignature": json.dumps(fields)}
 
 
-def _failure(event: Any) -> str:
+def _failure(event: Any) -> tuple[str, str | None]:
+    """A failure event as the error's words and its `code`."""
     response = getattr(event, "response", None)
     error = getattr(response, "error", None) if response is not None else event
-    message = getattr(error, "message", None)
-    return f"`{event.type}`: {message}" if message else f"`{event.type}`"
+    message, code = getattr(error, "message", None), getattr(error, "code", None)
+    what = f"`{event.type}`: {message}" if message else f"`{event.type}`"
+    return what, str(code) if code else None
 
 
 def to_responses_input(
