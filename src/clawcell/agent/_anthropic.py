@@ -89,8 +89,9 @@ class AnthropicModel:
         self._max_tokens = max_tokens
         self._streaming = streaming("AnthropicModel", options)
         call = "messages.stream" if self._streaming else "messages.create"
-        method = getattr(self._client.messages, call.split(".")[1])
-        self._options = checked_options("AnthropicModel", call, method, options, reserved=_RESERVED)
+        self._options = checked_options(
+            "AnthropicModel", self._client, call, options, reserved=_RESERVED
+        )
         if not self._streaming and max_tokens > _NON_STREAMING_TOKENS and "timeout" not in options:
             raise ConfigurationError(
                 f"`AnthropicModel(stream=False, max_tokens={max_tokens!r})`: the SDK refuses "

@@ -99,8 +99,8 @@ class OpenAIChatModel:
         self._streaming = streaming("OpenAIChatModel", options)
         self._options = checked_options(
             "OpenAIChatModel",
+            self._client,
             "chat.completions.create",
-            self._client.chat.completions.create,
             options,
             reserved=_RESERVED,
         )

@@ -57,8 +57,8 @@ class OpenAIResponsesModel:
         self._streaming = streaming("OpenAIResponsesModel", options)
         self._options = checked_options(
             "OpenAIResponsesModel",
+            self._client,
             "responses.create",
-            self._client.responses.create,
             options,
             reserved=_RESERVED,
         )

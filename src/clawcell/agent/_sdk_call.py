@@ -37,18 +37,22 @@ def streaming(adapter: str, options: dict[str, Any]) -> bool:
 
 
 def checked_options(
-    adapter: str, call: str, method: Callable[..., Any], options: Mapping[str, Any], *,
+    adapter: str, client: Any, call: str, options: Mapping[str, Any], *,
     reserved: Collection[str],
 ) -> dict[str, Any]:  # fmt: skip
-    """`options` when `method` (the bound SDK method named `call`) takes every one of them
-    and the adapter sets none of them itself; else a `ConfigurationError` naming the option."""
+    """`options` when the client's method `call` (`"messages.stream"`) takes every one of
+    them and the adapter sets none of them itself; else a `ConfigurationError` naming the
+    option. A client whose method has no readable signature (a test double) is not checked."""
     for name in options:
         if name in reserved:
             raise ConfigurationError(
                 f"`{adapter}` sets `{name}` of `{call}` itself from the agent's request; "
                 f"remove the `{name}=` option."
             )
-    accepted = _parameters(method)
+    method: Any = client
+    for part in call.split("."):
+        method = getattr(method, part, None)
+    accepted = None if method is None else _parameters(method)
     unknown = sorted(name for name in options if accepted is not None and name not in accepted)
     if unknown:
         raise ConfigurationError(
