@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
 from . import _sdk_call
-from ._api_errors import api_message
+from ._api_errors import api_error_type, api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
-from ._sdk_call import api_error_type, checked_options, retry_delay, streaming
+from ._sdk_call import checked_options, retry_delay, streaming
 from ._transcript import message_text, thinking_of, tool_calls_of
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
-from ._api_errors import api_message
+from ._api_errors import api_error_type, api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
-from ._sdk_call import api_error_type, checked_options, streaming
+from ._sdk_call import checked_options, streaming
 from ._transcript import arguments_json, message_text, tool_calls_of
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
-"""What the adapters share about calling a model SDK: which options its call takes, the
-error type an API answered with, and the backoff between retries the adapter makes itself.
+"""What the adapters share about calling a model SDK: which options its call takes, and the
+backoff between the retries an adapter makes itself.
 
 Options are checked against the signature of the SDK method the adapter will call, when the
 model is built: an option that method cannot take (or one the adapter sets itself) would
@@ -13,11 +13,11 @@ import asyncio
 import inspect
 import random
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ..errors import ConfigurationError
 
-__all__ = ["api_error_type", "checked_options", "pause", "retry_delay", "streaming"]
+__all__ = ["checked_options", "pause", "retry_delay", "streaming"]
 
 INITIAL_RETRY_DELAY: Final = 0.5
 """Seconds before the first retry; it doubles each time (the SDKs' own schedule)."""
@@ -72,19 +72,6 @@ def _parameters(method: Callable[..., Any]) -> set[str] | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     return {p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
-
-
-def api_error_type(exc: Any) -> str | None:
-    """The `error.type` an API answered with (`overloaded_error`, ...), when it said one."""
-    body = cast(object, getattr(exc, "body", None))
-    if isinstance(body, Mapping):
-        fields = cast(Mapping[str, object], body)
-        error = fields.get("error", fields)
-        if isinstance(error, Mapping):
-            kind = cast(Mapping[str, object], error).get("type")
-            if isinstance(kind, str) and kind:
-                return kind
-    return None
 
 
 def retry_delay(retries_done: int) -> float:
