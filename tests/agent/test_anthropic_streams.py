@@ -233,8 +233,8 @@ def test_an_overload_inside_the_stream_past_the_retries_is_a_typed_model_error(
     assert isinstance(error, clawcell.ModelError)
     assert (error.status_code, error.error_type) == (200, "overloaded_error")
     assert error.message == (
-        "the Anthropic Messages API answered inside its stream for model 'claude-test': "
-        "Overloaded (`overloaded_error`)"
+        "the Anthropic Messages API answered with an error inside its stream for model "
+        "'claude-test': Overloaded (`overloaded_error`)"
     )
     assert len(server.requests) == 2
 

@@ -143,7 +143,7 @@ class AnthropicModel:
             message = await self._client.messages.create(**params)
         except self._sdk.APIStatusError as exc:
             status, kind = int(exc.status_code), api_error_type(exc)
-            where = "inside its stream" if status == 200 else f"HTTP {status}"
+            where = "with an error inside its stream" if status == 200 else f"HTTP {status}"
             raise ModelError(
                 f"the Anthropic Messages API answered {where} for model {self._model!r}: "
                 f"{api_message(exc)}{f' (`{kind}`)' if kind else ''}",
