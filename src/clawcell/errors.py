@@ -175,14 +175,20 @@ class ModelError(ClawcellError, RuntimeError):
     request, or a stream the adapter could not read.
 
     Attributes:
-        status_code: The HTTP status of the failed response, when there was one.
+        status_code: The HTTP status of the failed response, when there was one (200 for an
+            error event inside a stream).
+        error_type: The API's own error type (`overloaded_error`, `rate_limit_error`, ...),
+            when it named one.
     """
 
     code = "model_error"
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None = None, error_type: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.error_type = error_type
 
 
 class TurnLimitError(ClawcellError, RuntimeError):

@@ -2,18 +2,21 @@
 
 Each request gets the next scripted `Answer`: a JSON body, an SSE stream written event by
 event (flushed separately, so the SDK really reads a stream), or an error status with
-headers such as `retry-after`. Requests are recorded with their JSON bodies.
+headers such as `retry-after`. Requests are recorded with their JSON bodies. A `check` (the
+strict fakes' request validation) may refuse a request with an error answer first; a refused
+request does not use up the script.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_REASONS = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error"}
+_REASONS = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error",
+            529: "Overloaded"}  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,8 +58,13 @@ def error_answer(status: int, message: str, **headers: str) -> Answer:
 class WireServer:
     """Serves `answers` in order on `127.0.0.1` (an ephemeral port)."""
 
-    def __init__(self, answers: Iterable[Answer]) -> None:
+    def __init__(
+        self, answers: Iterable[Answer], check: Callable[[Request], Answer | None] | None = None
+    ) -> None:
         self._answers = list(answers)
+        self._check = check
+        self.refused: list[Answer] = []
+        """The answers `check` gave instead of the script."""
         self.requests: list[Request] = []
         self._server: asyncio.Server | None = None
         self.url = ""
@@ -76,7 +84,13 @@ class WireServer:
         try:
             request = await _read_request(reader)
             self.requests.append(request)
-            answer = self._answers.pop(0) if self._answers else error_answer(500, "unscripted")
+            answer = self._check(request) if self._check is not None else None
+            if answer is not None:
+                self.refused.append(answer)
+            elif self._answers:
+                answer = self._answers.pop(0)
+            else:
+                answer = error_answer(500, "unscripted")
             await _write_answer(writer, answer)
         finally:
             writer.close()

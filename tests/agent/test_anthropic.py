@@ -10,76 +10,27 @@ import pytest
 
 import clawcell
 from clawcell.agent import Agent, AnthropicModel, CellFinished, ReplyEvent, TurnFinished
+from tests.agent import _fake_messages as fake
 from tests.agent._helpers import collect, last_of, types
-from tests.agent._wire import Answer, WireServer, error_answer, named_events
+from tests.agent._wire import Answer, WireServer, error_answer
 from tests.conftest import run
-
-
-def _start(input_tokens: int) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "content": [],
-        "model": "claude-test",
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-    }
-    return {"type": "message_start", "message": message}
-
-
-def _block(index: int, block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_start", "index": index, "content_block": block}
-
-
-def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_delta", "index": index, "delta": delta}
-
-
-def _end(stop_reason: str, output_tokens: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": output_tokens},
-        },
-        {"type": "message_stop"},
-    ]
 
 
 def tool_use_stream() -> Answer:
     """Text, then a `tool_use` block whose input JSON arrives in three pieces."""
     pieces = ['{"code": "retu', "rn 6 ", '* 7"}']
-    return Answer(
-        sse=named_events(
-            [
-                _start(25),
-                _block(0, {"type": "text", "text": ""}),
-                _delta(0, {"type": "text_delta", "text": "Let me "}),
-                _delta(0, {"type": "text_delta", "text": "compute."}),
-                {"type": "content_block_stop", "index": 0},
-                _block(1, {"type": "tool_use", "id": "toolu_1", "name": "exec", "input": {}}),
-                *(_delta(1, {"type": "input_json_delta", "partial_json": p}) for p in pieces),
-                {"type": "content_block_stop", "index": 1},
-                *_end("tool_use", 30),
-            ]
-        )
+    return fake.stream(
+        [
+            fake.start(25),
+            *fake.text_block(0, "Let me ", "compute."),
+            *fake.tool_block(1, "toolu_1", pieces),
+            *fake.end("tool_use", 30),
+        ]
     )
 
 
 def text_stream(*pieces: str) -> Answer:
-    return Answer(
-        sse=named_events(
-            [
-                _start(60),
-                _block(0, {"type": "text", "text": ""}),
-                *(_delta(0, {"type": "text_delta", "text": p}) for p in pieces),
-                {"type": "content_block_stop", "index": 0},
-                *_end("end_turn", 5),
-            ]
-        )
-    )
+    return fake.stream([fake.start(60), *fake.text_block(0, *pieces), *fake.end("end_turn", 5)])
 
 
 def _model(server: WireServer, max_retries: int = 0) -> AnthropicModel:
@@ -90,7 +41,7 @@ def _model(server: WireServer, max_retries: int = 0) -> AnthropicModel:
 
 
 async def _turn(answers: list[Answer], *, max_retries: int = 0) -> tuple[list[Any], WireServer]:
-    async with WireServer(answers) as server:
+    async with WireServer(answers, check=fake.MessagesAPI().check) as server:
         agent = Agent(model=_model(server, max_retries), instructions="Be brief.")
         async with agent:
             return await collect(agent, "s", "What is 6 * 7?"), server
@@ -143,7 +94,8 @@ def test_a_500_is_a_model_error_with_the_api_message() -> None:
         run(_turn([error_answer(500, "overloaded here")]))
     assert caught.value.status_code == 500
     assert caught.value.message == (
-        "the Anthropic Messages API answered HTTP 500 for model 'claude-test': overloaded here"
+        "the Anthropic Messages API answered HTTP 500 for model 'claude-test': overloaded here "
+        "(`api_error`)"
     )
 
 
@@ -154,19 +106,13 @@ def test_a_malformed_event_is_a_model_error() -> None:
 
 
 def test_consecutive_tool_results_share_one_user_message() -> None:
-    two_calls = Answer(
-        sse=named_events(
-            [
-                _start(10),
-                _block(0, {"type": "tool_use", "id": "a", "name": "exec", "input": {}}),
-                _delta(0, {"type": "input_json_delta", "partial_json": '{"code": "return 1"}'}),
-                {"type": "content_block_stop", "index": 0},
-                _block(1, {"type": "tool_use", "id": "b", "name": "wait", "input": {}}),
-                _delta(1, {"type": "input_json_delta", "partial_json": '{"runId": "cm_x"}'}),
-                {"type": "content_block_stop", "index": 1},
-                *_end("tool_use", 9),
-            ]
-        )
+    two_calls = fake.stream(
+        [
+            fake.start(10),
+            *fake.tool_block(0, "a", ['{"code": "return 1"}']),
+            *fake.tool_block(1, "b", ['{"runId": "cm_x"}'], name="wait"),
+            *fake.end("tool_use", 9),
+        ]
     )
     _, server = run(_turn([two_calls, text_stream("done")]))
     results = server.requests[1].body["messages"][-1]["content"]

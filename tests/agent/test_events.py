@@ -65,6 +65,7 @@ CASES: list[tuple[AgentEvent, dict[str, Any]]] = [
             "payloads": [{"text": "ok"}],
             "content": [{"type": "text"}],
             "isSilent": False,
+            "stopReason": "stop",
         },
     ),
     (

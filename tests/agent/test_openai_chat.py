@@ -10,34 +10,13 @@ import pytest
 
 import clawcell
 from clawcell.agent import Agent, CellFinished, OpenAIChatModel, ReplyEvent, TurnFinished
+from tests.agent import _fake_chat as fake
 from tests.agent._helpers import collect, last_of, types
-from tests.agent._wire import Answer, WireServer, data_events, error_answer
+from tests.agent._wire import Answer, WireServer, error_answer
 from tests.conftest import run
 
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _usage(prompt: int, completion: int) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
+_chunk = fake.chunk
+_usage = fake.usage
 
 
 def tool_call_stream(
@@ -50,31 +29,23 @@ def tool_call_stream(
     def call(piece: dict[str, Any]) -> dict[str, Any]:
         return _chunk({"tool_calls": [{"index": 0, **piece}]})
 
-    return Answer(
-        sse=data_events(
-            [
-                _chunk({"role": "assistant", "content": ""}),
-                *(_chunk({"content": piece}) for piece in text),
-                call({"id": "call_1", "type": "function", "function": {"name": "ex"}}),
-                call({"function": {"name": "ec", "arguments": arguments[:third]}}),
-                call({"function": {"arguments": arguments[third : 2 * third]}}),
-                call({"function": {"arguments": arguments[2 * third :]}}),
-                _chunk({}, finish="tool_calls"),
-                _usage(25, 30),
-            ]
-        )
+    return fake.stream(
+        [
+            _chunk({"role": "assistant", "content": ""}),
+            *(_chunk({"content": piece}) for piece in text),
+            call({"id": "call_1", "type": "function", "function": {"name": "ex"}}),
+            call({"function": {"name": "ec", "arguments": arguments[:third]}}),
+            call({"function": {"arguments": arguments[third : 2 * third]}}),
+            call({"function": {"arguments": arguments[2 * third :]}}),
+            _chunk({}, finish="tool_calls"),
+            _usage(25, 30),
+        ]
     )
 
 
 def text_stream(*pieces: str) -> Answer:
-    return Answer(
-        sse=data_events(
-            [
-                *(_chunk({"content": piece}) for piece in pieces),
-                _chunk({}, finish="stop"),
-                _usage(60, 5),
-            ]
-        )
+    return fake.stream(
+        [*(_chunk({"content": piece}) for piece in pieces), _chunk({}, "stop"), _usage(60, 5)]
     )
 
 
@@ -86,7 +57,7 @@ def _model(server: WireServer, max_retries: int = 0) -> OpenAIChatModel:
 
 
 async def _turn(answers: list[Answer], *, max_retries: int = 0) -> tuple[list[Any], WireServer]:
-    async with WireServer(answers) as server:
+    async with WireServer(answers, check=fake.check) as server:
         agent = Agent(model=_model(server, max_retries), instructions="Be brief.")
         async with agent:
             return await collect(agent, "s", "What is 6 * 7?"), server
@@ -160,25 +131,7 @@ def test_a_malformed_chunk_is_a_model_error_and_the_session_goes_on() -> None:
 
 
 def test_arguments_that_are_not_json_go_back_to_the_model_as_the_rejection() -> None:
-    bad = Answer(
-        sse=data_events(
-            [
-                _chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": 0,
-                                "id": "call_9",
-                                "type": "function",
-                                "function": {"name": "exec", "arguments": "return 1"},
-                            }
-                        ]
-                    }
-                ),
-                _chunk({}, finish="tool_calls"),
-            ]
-        )
-    )
+    bad = fake.stream([*fake.call_chunks("call_9", ["return 1"]), _chunk({}, finish="tool_calls")])
     events, server = run(_turn([bad, text_stream("oops")]))
     assert last_of(events, CellFinished).error == (
         'exec arguments must be a JSON object such as {"code": "return 1"}, got str.'

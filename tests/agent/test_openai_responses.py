@@ -10,8 +10,9 @@ import pytest
 
 import clawcell
 from clawcell.agent import Agent, CellFinished, OpenAIResponsesModel, ReplyEvent, TurnFinished
+from tests.agent import _fake_responses as fake
 from tests.agent._helpers import collect, last_of, types
-from tests.agent._wire import Answer, WireServer, error_answer, named_events
+from tests.agent._wire import Answer, WireServer, error_answer
 from tests.conftest import run
 
 
@@ -30,7 +31,7 @@ def _response(output: list[dict[str, Any]], usage: tuple[int, int]) -> dict[str,
             "input_tokens": usage[0],
             "output_tokens": usage[1],
             "total_tokens": sum(usage),
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         },
     }
@@ -68,52 +69,48 @@ def function_call_stream() -> Answer:
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec",
             "arguments": arguments, "status": "completed"}  # fmt: skip
     pieces = [arguments[:9], arguments[9:]]
-    return Answer(
-        sse=named_events(
-            [
-                *_text_deltas(["Let me ", "compute."]),
-                _done(0, _message("Let me compute.")),
+    return fake.sse(
+        [
+            *_text_deltas(["Let me ", "compute."]),
+            _done(0, _message("Let me compute.")),
+            {
+                "type": "response.output_item.added",
+                "output_index": 1,
+                "item": {**call, "arguments": "", "status": "in_progress"},
+                "sequence_number": 10,
+            },
+            *(
                 {
-                    "type": "response.output_item.added",
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": "fc_1",
                     "output_index": 1,
-                    "item": {**call, "arguments": "", "status": "in_progress"},
-                    "sequence_number": 10,
-                },
-                *(
-                    {
-                        "type": "response.function_call_arguments.delta",
-                        "item_id": "fc_1",
-                        "output_index": 1,
-                        "delta": piece,
-                        "sequence_number": 11 + n,
-                    }
-                    for n, piece in enumerate(pieces)
-                ),
-                _done(1, call),
-                {
-                    "type": "response.completed",
-                    "sequence_number": 99,
-                    "response": _response([_message("Let me compute."), call], (25, 30)),
-                },
-            ]
-        )
+                    "delta": piece,
+                    "sequence_number": 11 + n,
+                }
+                for n, piece in enumerate(pieces)
+            ),
+            _done(1, call),
+            {
+                "type": "response.completed",
+                "sequence_number": 99,
+                "response": _response([_message("Let me compute."), call], (25, 30)),
+            },
+        ]
     )
 
 
 def text_stream(*pieces: str) -> Answer:
     text = "".join(pieces)
-    return Answer(
-        sse=named_events(
-            [
-                *_text_deltas(list(pieces)),
-                _done(0, _message(text)),
-                {
-                    "type": "response.completed",
-                    "sequence_number": 99,
-                    "response": _response([_message(text)], (60, 5)),
-                },
-            ]
-        )
+    return fake.sse(
+        [
+            *_text_deltas(list(pieces)),
+            _done(0, _message(text)),
+            {
+                "type": "response.completed",
+                "sequence_number": 99,
+                "response": _response([_message(text)], (60, 5)),
+            },
+        ]
     )
 
 
@@ -125,7 +122,7 @@ def _model(server: WireServer, max_retries: int = 0) -> OpenAIResponsesModel:
 
 
 async def _turn(answers: list[Answer], *, max_retries: int = 0) -> tuple[list[Any], WireServer]:
-    async with WireServer(answers) as server:
+    async with WireServer(answers, check=fake.ResponsesAPI().check) as server:
         agent = Agent(model=_model(server, max_retries), instructions="Be brief.")
         async with agent:
             return await collect(agent, "s", "What is 6 * 7?"), server
@@ -176,9 +173,7 @@ def test_a_500_is_a_model_error_with_the_api_message() -> None:
 def test_a_failed_response_event_is_a_model_error() -> None:
     failed = {**_response([], (1, 0)), "status": "failed",
               "error": {"code": "server_error", "message": "it broke"}}  # fmt: skip
-    answer = Answer(
-        sse=named_events([{"type": "response.failed", "response": failed, "sequence_number": 1}])
-    )
+    answer = fake.sse([{"type": "response.failed", "response": failed}])
     with pytest.raises(clawcell.ModelError) as caught:
         run(_turn([answer]))
     assert caught.value.message == (

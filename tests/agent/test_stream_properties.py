@@ -89,7 +89,7 @@ def test_chat_chunks_are_joined_into_the_same_text_and_tool_call(
     assert streamed == response.text == text
     (call,) = response.tool_calls
     assert (call.id, call.name, call.arguments) == ("call_1", "exec", {"code": code})
-    assert response.stop_reason == "tool_calls"
+    assert response.stop_reason == "toolUse"
 
 
 @settings(max_examples=60, deadline=None)

@@ -152,13 +152,19 @@ class CellFinished(_Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ReplyEvent(_Event):
-    """The final reply: channel payloads and the content blocks stored in the transcript."""
+    """The final reply: channel payloads and the content blocks stored in the transcript.
+
+    Attributes:
+        stop_reason: `"stop"`, or `"length"` when the model's output limit cut the answer
+            (its text then ends with a visible marker), or the API's own name for another end.
+    """
 
     type: Literal["reply"] = field(default="reply", init=False)
     turn_id: str
     payloads: tuple[dict[str, Any], ...]
     content: tuple[dict[str, Any], ...]
     is_silent: bool = False
+    stop_reason: str = "stop"
 
 
 @dataclass(frozen=True, kw_only=True)

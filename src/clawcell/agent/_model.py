@@ -52,7 +52,12 @@ class ModelResponse:
         tool_calls: The tool calls, in order; none means this is the final answer.
         input_tokens: Prompt tokens, when the API reported them.
         output_tokens: Completion tokens, when the API reported them.
-        stop_reason: The API's stop reason, as it named it.
+        stop_reason: Why the call ended: `"stop"` (an answer), `"toolUse"` (tool calls),
+            `"length"` (the output limit cut it: the loop then runs none of its calls and
+            marks a cut answer), or the API's own name for anything else.
+        reasoning: The model's reasoning as transcript `thinking` blocks (`{"type":
+            "thinking", "thinking", "thinkingSignature", "redacted"?}`), kept with the tool
+            calls and sent back first, as the APIs that sign their reasoning require.
     """
 
     text: str = ""
@@ -60,6 +65,7 @@ class ModelResponse:
     input_tokens: int | None = None
     output_tokens: int | None = None
     stop_reason: str | None = None
+    reasoning: tuple[Mapping[str, Any], ...] = ()
 
 
 ModelEvent: TypeAlias = ModelText | ModelResponse

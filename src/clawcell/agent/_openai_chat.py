@@ -3,19 +3,24 @@
 Works with any OpenAI-compatible server (vLLM, llama.cpp server, Ollama, LM Studio) through
 the client's `base_url`. Tool calls arrive split across chunks (by `index`); their pieces are
 joined here. Usage is asked for with `stream_options.include_usage` (a server that ignores it
-just reports no tokens). Needs `pip install 'clawcell[openai]'`.
+just reports no tokens). A stream counts only when a choice came with its `finish_reason`:
+one cut before it (or an empty one) is a `ModelError`, and its half tool call is never run.
+`stream=False` makes plain requests, for servers that cannot stream tool calls.
+Needs `pip install 'clawcell[openai]'`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
-from ._api_errors import api_message
+from ._api_errors import api_error_type, api_message
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._sdk_call import checked_options, streaming
 from ._transcript import arguments_json, message_text, tool_calls_of
 
 if TYPE_CHECKING:
@@ -26,8 +31,20 @@ __all__ = [
     "model_error",
     "openai_sdk",
     "parse_arguments",
+    "stop_reason",
     "to_chat_messages",
 ]
+
+_RESERVED = ("model", "messages", "tools", "stream_options")
+_STOP_REASONS = {"stop": "stop", "tool_calls": "toolUse", "function_call": "toolUse",
+                 "length": "length"}  # fmt: skip
+
+
+def stop_reason(finish_reason: str, calls: bool) -> str:
+    """A Chat Completions `finish_reason` in the transcript's words (`stop`, `toolUse`,
+    `length`); some compatible servers say `stop` after tool calls."""
+    reason = _STOP_REASONS.get(finish_reason, finish_reason)
+    return "toolUse" if calls and reason == "stop" else reason
 
 
 def openai_sdk(adapter: str) -> Any:
@@ -43,14 +60,18 @@ def openai_sdk(adapter: str) -> Any:
 
 def model_error(sdk: Any, api: str, model: str, exc: Exception) -> ModelError:
     """An SDK or stream failure as a `ModelError`."""
+    kind = api_error_type(exc)
     if isinstance(exc, sdk.APIStatusError):
         failed: Any = exc
         status, message = int(failed.status_code), api_message(failed)
         return ModelError(
             f"the OpenAI {api} API answered HTTP {status} for model {model!r}: {message}",
             status_code=status,
+            error_type=kind,
         )
-    return ModelError(f"the OpenAI {api} API call for model {model!r} failed: {exc}")
+    return ModelError(
+        f"the OpenAI {api} API call for model {model!r} failed: {exc}", error_type=kind
+    )
 
 
 class OpenAIChatModel:
@@ -61,7 +82,12 @@ class OpenAIChatModel:
             gives its model.
         client: An `openai.AsyncOpenAI` (pass `base_url=` for a compatible server); by
             default one built from the environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
-        options: More `chat.completions.create` parameters (`temperature`, ...).
+        stream: `False` makes one non-streaming request per model call.
+        options: More `chat.completions.create` parameters (`temperature`, ...), each
+            checked against the installed SDK when the model is built.
+
+    Raises:
+        ConfigurationError: An option the SDK call does not take, or one the adapter sets.
     """
 
     tool_style: Literal["openai-chat"] = "openai-chat"
@@ -70,7 +96,14 @@ class OpenAIChatModel:
         self._sdk = openai_sdk("OpenAIChatModel")
         self._client: Any = client if client is not None else self._sdk.AsyncOpenAI()
         self._model = model
-        self._options = options
+        self._streaming = streaming("OpenAIChatModel", options)
+        self._options = checked_options(
+            "OpenAIChatModel",
+            self._client,
+            "chat.completions.create",
+            options,
+            reserved=_RESERVED,
+        )
 
     @property
     def name(self) -> str:
@@ -78,25 +111,60 @@ class OpenAIChatModel:
         return self._model
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """One streamed Chat Completions call; see `Model.stream`."""
-        messages = to_chat_messages(request.instructions, request.messages)
+        """One Chat Completions call; see `Model.stream`."""
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": to_chat_messages(request.instructions, request.messages),
+            "tools": list(request.tools),
+            **self._options,
+        }
+        if self._streaming:
+            params |= {"stream": True, "stream_options": {"include_usage": True}}
         accumulator = _Accumulator()
         try:
-            stream = await self._client.chat.completions.create(
-                model=self._model,
-                messages=messages,
-                tools=list(request.tools),
-                stream=True,
-                stream_options={"include_usage": True},
-                **self._options,
-            )
-            async for chunk in stream:
+            answer = await self._client.chat.completions.create(**params)
+            if not self._streaming:
+                answer = (_as_chunk(answer),)
+            async for chunk in _chunks(answer):
                 text = accumulator.add(chunk)
                 if text:
                     yield ModelText(text=text)
         except (self._sdk.APIError, ValueError) as exc:
             raise model_error(self._sdk, "Chat Completions", self._model, exc) from exc
+        if accumulator.finish_reason is None:
+            raise ModelError(
+                f"the OpenAI Chat Completions API answered model {self._model!r} with "
+                f"{accumulator.what_came()}, without a `finish_reason`: the connection was "
+                "cut or the server stopped, so none of it was used; send the message again."
+            )
         yield accumulator.response()
+
+
+def _as_chunk(completion: Any) -> Any:
+    """A non-streamed `ChatCompletion` as the one chunk that would carry all of it."""
+    choices = [
+        SimpleNamespace(
+            finish_reason=choice.finish_reason,
+            delta=SimpleNamespace(
+                content=choice.message.content,
+                tool_calls=[
+                    SimpleNamespace(index=index, id=call.id, function=call.function)
+                    for index, call in enumerate(choice.message.tool_calls or ())
+                ],
+            ),
+        )
+        for choice in completion.choices or ()
+    ]
+    return SimpleNamespace(usage=completion.usage, choices=choices)
+
+
+async def _chunks(answer: Any) -> AsyncIterator[Any]:
+    if isinstance(answer, tuple):
+        for chunk in cast(tuple[Any, ...], answer):
+            yield chunk
+        return
+    async for chunk in answer:
+        yield chunk
 
 
 class _Accumulator:
@@ -110,8 +178,16 @@ class _Accumulator:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.finish_reason: str | None = None
+        self.chunks = 0
+
+    def what_came(self) -> str:
+        """What a stream without its end carried, for the error."""
+        if self.chunks == 0:
+            return "an empty stream (no chunks)"
+        return "a stream that ended"
 
     def add(self, chunk: Any) -> str:
+        self.chunks += 1
         if chunk.usage is not None:
             self.input_tokens = chunk.usage.prompt_tokens
             self.output_tokens = chunk.usage.completion_tokens
@@ -150,7 +226,7 @@ class _Accumulator:
             tool_calls=calls,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
-            stop_reason=self.finish_reason,
+            stop_reason=stop_reason(self.finish_reason or "", bool(calls)),
         )
 
 

@@ -119,6 +119,7 @@ class ScriptedModel:
             input_tokens=turn.input_tokens,
             output_tokens=turn.output_tokens,
             stop_reason=turn.stop_reason,
+            reasoning=turn.reasoning,
         )
 
     def _with_id(self, call: ToolCall) -> ToolCall:

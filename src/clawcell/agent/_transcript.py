@@ -5,14 +5,18 @@ projection reads them as they are:
 
 ```text
 {"role": "user", "content": [{"type": "text", "text": …}], "timestamp": ms, "turnId": …}
-{"role": "assistant", "content": [{"type": "text", …}, {"type": "toolCall", "id", "name",
-  "arguments"}], "usage": {"input", "output"}, "stopReason": …, "timestamp": ms, "turnId": …}
+{"role": "assistant", "content": [{"type": "thinking", "thinking", "thinkingSignature"},
+  {"type": "text", …}, {"type": "toolCall", "id", "name", "arguments"}],
+  "usage": {"input", "output"}, "stopReason": …, "timestamp": ms, "turnId": …}
 {"role": "toolResult", "toolCallId", "toolName", "content": [{"type": "text", …}],
   "isError": bool, "timestamp": ms, "turnId": …}
 ```
 
 The final assistant message of a turn holds the reply's content blocks (text, canvas); a
-turn stopped by its consumer ends with an assistant message whose `stopReason` is `"aborted"`.
+turn stopped by its consumer ends with an assistant message whose `stopReason` is `"aborted"`;
+one cut by the model's output limit has `stopReason` `"length"`. `thinking` blocks (a model's
+signed reasoning) stay only with the tool calls they led to, which is where the APIs that
+sign them need them back.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ __all__ = [
     "final_entry",
     "message_text",
     "stopped_entry",
+    "thinking_of",
     "tool_calls_of",
     "tool_result_entry",
     "user_entry",
@@ -60,10 +65,10 @@ def _usage(response: ModelResponse) -> dict[str, int]:
 
 
 def assistant_entry(response: ModelResponse, *, model: str, turn_id: str) -> dict[str, Any]:
-    """An assistant message with its text and tool calls."""
-    content: list[dict[str, Any]] = (
-        [{"type": "text", "text": response.text}] if response.text else []
-    )
+    """An assistant message with its reasoning, text and tool calls, in that order."""
+    content: list[dict[str, Any]] = [dict(block) for block in response.reasoning]
+    if response.text:
+        content.append({"type": "text", "text": response.text})
     content.extend(
         {"type": "toolCall", "id": call.id, "name": call.name, "arguments": _arguments(call)}
         for call in response.tool_calls
@@ -148,3 +153,9 @@ def tool_calls_of(message: Mapping[str, Any]) -> list[ToolCall]:
 def arguments_json(arguments: Mapping[str, Any] | str) -> str:
     """A call's arguments as the JSON text OpenAI's APIs carry."""
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def thinking_of(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The `thinking` blocks of a stored assistant message, in order."""
+    blocks = cast(Sequence[Mapping[str, Any]], message.get("content") or ())
+    return [b for b in blocks if b.get("type") == "thinking"]

@@ -10,6 +10,7 @@ could not answer get an error result saying so.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
@@ -32,6 +33,7 @@ from ._events import (
     TurnStarted,
 )
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._output_limit import CUT_CALL, CUT_MARKER, is_cut
 from ._session import Session
 from ._supersede import supersede_approvals
 from ._text import valid_event, valid_json, valid_text
@@ -174,6 +176,9 @@ class Turn:
                 for event in await self._finish(response):
                     yield event
                 return
+            if is_cut(response):
+                await self._refuse_cut(response)
+                continue
             async with aclosing(self._answer(response, span)) as cell_events:
                 async for event in cell_events:
                     yield event
@@ -265,6 +270,19 @@ class Turn:
             entries.extend(self._not_run(calls))
             await self._append(entries)
 
+    async def _refuse_cut(self, response: ModelResponse) -> None:
+        """A response the output limit cut: stored with `CUT_CALL` answering each call."""
+        turn_id, model = self._turn_id, self._settings.model.name
+        await self._append(
+            [
+                assistant_entry(response, model=model, turn_id=turn_id),
+                *(
+                    tool_result_entry(c, CUT_CALL, is_error=True, turn_id=turn_id)
+                    for c in response.tool_calls
+                ),
+            ]
+        )
+
     def _result(self, call: ToolCall, cell: CellCall) -> dict[str, Any]:
         return tool_result_entry(
             call, cell.result_text, is_error=cell.is_error, turn_id=self._turn_id
@@ -274,6 +292,10 @@ class Turn:
         return [tool_result_entry(c, _NOT_RUN, is_error=True, turn_id=self._turn_id) for c in calls]
 
     async def _finish(self, response: ModelResponse) -> list[AgentEvent]:
+        marker: list[AgentEvent] = []
+        if is_cut(response):  # delivered, and visibly incomplete
+            response = dataclasses.replace(response, text=response.text + CUT_MARKER)
+            marker.append(TextDelta(turn_id=self._turn_id, text=CUT_MARKER))
         reply = build_reply(
             response.text,
             tool_media=self._session.media,
@@ -285,11 +307,13 @@ class Turn:
         )
         self._complete = True
         return [
+            *marker,
             ReplyEvent(
                 turn_id=self._turn_id,
                 payloads=tuple(dict(p) for p in reply.payloads),
                 content=reply.content,
                 is_silent=reply.is_silent,
+                stop_reason=response.stop_reason or "stop",
             ),
             TurnFinished(turn_id=self._turn_id, usage=self._usage.snapshot()),
         ]
