@@ -64,8 +64,20 @@ def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(
     assert path.read_bytes() == b"not a database" * 200
 
 
-def test_the_readme_command_creates_and_upgrades_a_new_file(tmp_path: Path) -> None:
+def test_the_readme_command_upgrades_an_existing_file_and_refuses_a_missing_one(
+    tmp_path: Path,
+) -> None:
     clawcell = Path(sys.executable).with_name("clawcell")
+    missing = subprocess.run(
+        [clawcell, "db", "upgrade", "--store", "state.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2 and "so there is nothing to upgrade" in missing.stderr
+    assert not (tmp_path / "state.db").exists()  # a typo must not start a new store
+    version_1_file(tmp_path / "state.db")
     done = subprocess.run(
         [clawcell, "db", "upgrade", "--store", "state.db"],
         cwd=tmp_path,
@@ -76,7 +88,7 @@ def test_the_readme_command_creates_and_upgrades_a_new_file(tmp_path: Path) -> N
 
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        "state.db: schema version 0 → 3\n",
+        "state.db: schema version 1 → 3\n",
         "",
     )
     assert (tmp_path / "state.db").is_file()

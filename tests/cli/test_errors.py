@@ -219,3 +219,38 @@ def test_a_corrupt_store_is_refused_before_any_background_work(
     finally:
         for leftover in workdir.glob("fresh.db*"):
             leftover.unlink()
+
+
+def test_serve_help_without_the_ui_extra_lists_its_options_and_names_the_extra(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_UI + _MAIN, "serve", "--help"],
+        env=_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "needs the [ui] extra" in done.stdout
+    for option in ("--config", "--host", "--port", "--demo", "--store", "--embed-sandbox"):
+        assert option in done.stdout
+
+
+def test_ctrl_c_on_serve_exits_130_after_the_server_stops(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; " + _MAIN, "serve", "--demo", "--port", "0"],
+        env=_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith("http://127.0.0.1:")  # serving
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == EXIT_INTERRUPTED
+    assert process.stderr.read() == "clawcell: interrupted\n"
+    process.stdout.close()
+    process.stderr.close()

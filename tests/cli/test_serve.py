@@ -132,7 +132,7 @@ def test_without_the_extra_importing_the_ui_says_which_install_fixes_it() -> Non
 
 def test_without_the_extra_other_commands_work_and_serve_says_what_to_install() -> None:
     code = _WITHOUT_NH3 + "from clawcell.cli._main import main; sys.exit(main(sys.argv[1:]))"
-    for arguments in (["serve"], ["serve", "--demo"], ["serve", "--port", "0", "x"]):
+    for arguments in (["serve"], ["serve", "--demo"], ["serve", "--port", "0"]):
         serve = subprocess.run(
             [sys.executable, "-c", code, *arguments], check=False, capture_output=True, text=True
         )

@@ -62,7 +62,14 @@ async def _work(args: argparse.Namespace) -> None:
     if isinstance(target, Path):
         from ._files import check_store_file
 
-        check_store_file(target, create=True)  # no silent mkdir, no foreign file
+        # A worker runs the jobs an agent or a cell put in a store: a typo must not start a
+        # new, empty store that the worker would poll forever.
+        check_store_file(
+            target,
+            create=False,
+            missing="so it holds no jobs; pass the store where your agent or `clawcell run "
+            "--store` schedules them.",
+        )
     store = open_store(settings.store, schema=args.schema)
     jobs = job_store_for(store)
     tools = settings.build_tools()

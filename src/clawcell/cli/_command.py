@@ -20,11 +20,9 @@ from typing import Any, NoReturn
 
 from ..errors import ClawcellError
 
-__all__ = ["ACCEPTS_ANY", "Command", "UsageError", "build_parser", "run_cli"]
+__all__ = ["Command", "UsageError", "build_parser", "run_cli"]
 
 DESCRIPTION = "Code mode for AI agents: run JavaScript cells that call typed Python tools."
-ACCEPTS_ANY = "accepts_any_arguments"
-"""A parser default: the command takes every argument as is (`serve` without its extra)."""
 _REQUIRED = "the following arguments are required: "
 
 
@@ -104,7 +102,7 @@ def run_cli(commands: Sequence[Command], argv: Sequence[str] | None = None) -> i
     """
     parser = build_parser(commands)
     args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, ACCEPTS_ANY, False):
+    if extra:
         where: argparse.ArgumentParser = getattr(args, "parser", parser)
         usage_error(where.prog, f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:

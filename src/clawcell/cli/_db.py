@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     """Run `clawcell db upgrade`; the exit status (0, or 2 with the reason on stderr)."""
     try:
         if not str(args.store).startswith(POSTGRES_SCHEMES):
-            check_store_file(Path(args.store), create=True)
+            check_store_file(
+                Path(args.store),
+                create=False,
+                missing="so there is nothing to upgrade; name the store your agents or "
+                "workers use (a new store gets the current schema when it is first opened).",
+            )
         store = open_store(str(args.store), schema=str(args.schema))
         name = (
             f"PostgreSQL schema {store.schema!r}"

@@ -64,12 +64,17 @@ def _decode(data: bytes, what: str) -> str:
         ) from exc
 
 
-def check_store_file(path: Path, *, create: bool) -> None:
+_NOTHING_PARKED = "so no cell was parked there; pass the file `clawcell run --store` used."
+
+
+def check_store_file(path: Path, *, create: bool, missing: str = _NOTHING_PARKED) -> None:
     """Refuse a `--store` file clawcell cannot use, before anything opens or creates it.
 
     Args:
         path: The SQLite file.
-        create: Whether a missing file may be created (`run`); `wait` needs an existing one.
+        create: Whether a missing file may be created (`run`); `wait`, `db upgrade` and
+            `automations run` need an existing one (a typo must not start a new store).
+        missing: What a missing file means for the command and what to pass instead.
 
     Raises:
         ConfigurationError: The path is a directory, its directory does not exist, it is
@@ -81,7 +86,7 @@ def check_store_file(path: Path, *, create: bool) -> None:
             f"{where} is a directory; name a file in it, such as {str(path / 'state.db')!r}."
         )
     if not path.exists():
-        _check_new(path, where, create=create)
+        _check_new(path, where, create=create, missing=missing)
         return
     if not path.is_file():
         raise ConfigurationError(f"{where} is not a regular file; name an SQLite file.")
@@ -92,7 +97,7 @@ def check_store_file(path: Path, *, create: bool) -> None:
         raise ConfigurationError(f"cannot read {where}: {exc.strerror or exc}.") from exc
     if not head:
         if not create:
-            _check_new(path, where, create=False)  # nothing can have been parked in it
+            _check_new(path, where, create=False, missing=missing)  # nothing is stored in it
         return  # an empty file: SQLite makes it a new database
     if head != _SQLITE_HEADER or not _is_clawcell_database(path):
         raise ConfigurationError(
@@ -102,12 +107,9 @@ def check_store_file(path: Path, *, create: bool) -> None:
         raise ConfigurationError(f"{where} is read-only; clawcell writes to its store.")
 
 
-def _check_new(path: Path, where: str, *, create: bool) -> None:
+def _check_new(path: Path, where: str, *, create: bool, missing: str) -> None:
     if not create:
-        raise ConfigurationError(
-            f"{where} does not exist or is empty, so no cell was parked there; pass the "
-            "file `clawcell run --store` used."
-        )
+        raise ConfigurationError(f"{where} does not exist or is empty, {missing}")
     parent = path.parent
     if not parent.is_dir():
         raise ConfigurationError(

@@ -16,7 +16,7 @@ from typing import Final
 
 from ..errors import ClawcellError
 from . import _db as db_command
-from ._command import ACCEPTS_ANY, Command, run_cli
+from ._command import Command, run_cli
 from ._failures import DEBUG_VARIABLE, debugging, describe, leaf, quiet_logging
 from ._mcp import configure_mcp, run_mcp
 from ._repl import configure_repl, run_repl
@@ -66,12 +66,12 @@ def _automations(args: argparse.Namespace) -> int:
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
-    try:
-        importlib.import_module("clawcell.cli._serve").configure(parser)
-    except ImportError:
-        # Without the extra, whatever the arguments (`--demo`, `--port`), `serve` answers
-        # with how to install it rather than with "unrecognized arguments".
-        parser.set_defaults(**{ACCEPTS_ANY: True})
+    from ._serve_options import configure
+
+    # The options are declared without the extra, so `serve --help` lists them on any
+    # install; running the command without it says which extra to install.
+    parser.description = "Serve the web Control UI (needs the [ui] extra)."
+    configure(parser)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from typing import cast
 from ..errors import ConfigurationError
 from ._runtime import add_cell_options, open_mode, settings_from
 from ._settings import Settings, state_directory
+from ._values import TOKEN_CHARACTERS, bind_host, http_token, port_number
 
 __all__ = ["TOKEN_VARIABLE", "configure_mcp", "run_mcp"]
 
@@ -30,10 +31,16 @@ def configure_mcp(parser: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--http", action="store_true", help="streamable HTTP instead of stdin/stdout"
     )
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765; 0: any)")
     serve.add_argument(
-        "--token", help=f"the bearer token HTTP clients must send (default: ${TOKEN_VARIABLE})"
+        "--host", type=bind_host, default="127.0.0.1", help="HTTP address (default: 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=port_number, default=8765, help="HTTP port (default: 8765; 0: any)"
+    )
+    serve.add_argument(
+        "--token",
+        type=http_token,
+        help=f"the bearer token HTTP clients must send (default: ${TOKEN_VARIABLE})",
     )
     serve.add_argument(
         "--allow-host",
@@ -86,6 +93,10 @@ def _token(args: argparse.Namespace) -> str:
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if token == "":
         raise ConfigurationError(f"`--token` / ${TOKEN_VARIABLE} must not be empty.")
+    if token is not None and not _sendable(token):
+        raise ConfigurationError(
+            f"${TOKEN_VARIABLE} {token!r} cannot be sent by HTTP clients; use {TOKEN_CHARACTERS}."
+        )
     if token is None:
         token = secrets.token_urlsafe(32)
         print(
@@ -95,3 +106,11 @@ def _token(args: argparse.Namespace) -> str:
             flush=True,
         )
     return token
+
+
+def _sendable(token: str) -> bool:
+    try:
+        http_token(token)
+    except argparse.ArgumentTypeError:
+        return False
+    return True

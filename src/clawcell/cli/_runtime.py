@@ -11,6 +11,7 @@ from .. import CodeMode
 from ..store import SessionStore, open_store
 from ._files import check_store_file
 from ._settings import MEMORY, Settings, load_settings, parse_limits
+from ._values import session_id
 
 __all__ = ["add_cell_options", "open_mode", "open_settings_store", "settings_from", "store_option"]
 
@@ -35,7 +36,10 @@ def add_cell_options(
     )
     parser.add_argument("--store", metavar="PATH", help=store_help)
     parser.add_argument(
-        "--session", metavar="ID", help=f"the session id (default: `{default_session}`)"
+        "--session",
+        type=session_id,
+        metavar="ID",
+        help=f"the session id (default: `{default_session}`)",
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import importlib
 import socket
 import sys
@@ -17,30 +18,12 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from ..errors import ConfigurationError
 from ..ui._protocol import ChatAgent
 from ..ui._settings import UiSettings, load_settings
+from ._serve_options import configure
 
 if TYPE_CHECKING:
     from .. import Tool
 
 __all__ = ["configure", "run", "serve"]
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the `serve` command's options to `parser`."""
-    parser.add_argument("--config", type=Path, help="a clawcell.toml with a [ui] table")
-    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="TCP port (default 8787; 0 picks a free one)")
-    parser.add_argument(
-        "--embed-sandbox", choices=["strict", "scripts", "trusted"], help="canvas sandbox tier"
-    )
-    parser.add_argument(
-        "--demo", action="store_true", help="serve a scripted demo agent (no model key needed)"
-    )
-    parser.add_argument(
-        "--store",
-        metavar="PATH_OR_URL",
-        help="a SQLite file or postgresql:// URL for the [agent] table's agent (default: "
-        "the config file's `store`, else memory)",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
                 factory = _demo_factory(media)
             else:
                 factory = _agent_factory(settings, args.config, args.store)
-            with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(serve(factory, settings))
+            # Ctrl-C ends the server gracefully, then comes back as KeyboardInterrupt, which
+            # the command line turns into "interrupted" and exit status 130.
+            asyncio.run(serve(factory, settings))
         except ConfigurationError as exc:
             print(f"clawcell: {exc}", file=sys.stderr)
             return 2
@@ -149,13 +133,20 @@ def _bind(settings: UiSettings) -> socket.socket:
         sock.bind((settings.host, settings.port))
     except OSError as exc:
         sock.close()
-        raise ConfigurationError(
-            f"cannot bind {settings.host}:{settings.port}: {exc.strerror}; "
-            "pick another --port (0 picks a free one)."
-        ) from exc
+        raise ConfigurationError(_bind_failure(settings.host, settings.port, exc)) from exc
     sock.listen(128)
     sock.setblocking(False)
     return sock
+
+
+def _bind_failure(host: str, port: int, exc: OSError) -> str:
+    """What a failed bind means: the host is wrong, or the port is taken or not allowed."""
+    where = f"cannot bind {host}:{port}: {exc.strerror or exc}"
+    if isinstance(exc, socket.gaierror):
+        return f"{where}; `host` {host!r} does not resolve: give an IP address such as 127.0.0.1."
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{where}; {host!r} is not an address of this machine: use 127.0.0.1 or 0.0.0.0."
+    return f"{where}; pick another --port (0 picks a free one)."
 
 
 def access_url(settings: UiSettings, port: int) -> str:

@@ -139,7 +139,7 @@ class Settings:
         return CodeModeOptions(
             limits=Limits.from_config(self.limits),
             store=store,
-            session_id=self.session or "default",
+            session_id=self.session if self.session is not None else "default",
             mcp_servers=self.mcp_servers,
             executor=executor_named(str(self.limits.get("executor", "quickjs"))),
         )
