@@ -9,10 +9,13 @@ and ends when the session closes.
 from __future__ import annotations
 
 import time
+from typing import Any
 
+from clawcell import CodeMode, Limits
 from clawcell.runtime import GuestConfig, V8Executor
 from clawcell.runtime._v8 import _SHELF  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._v8_guest import V8Guest
+from tests.conftest import run
 
 CONFIG = GuestConfig(
     memory_limit_bytes=64 * 1024 * 1024, install_config='{"maxPending":16,"bindings":[]}'
@@ -98,3 +101,27 @@ def test_a_cell_that_did_not_parse_leaves_its_worker_clean_for_any_session() -> 
         assert not other.alive
     finally:
         executor.close()
+
+
+def test_a_worker_s_boot_is_not_counted_in_its_first_cell_s_budget() -> None:
+    # No spare: the cell's worker starts booting when the cell asks for it. The cell's own
+    # work (a timer's host round trip) fits its budget; the boot (a process start, slower
+    # than the budget on a loaded machine) is host overhead and moves the deadline.
+    executor = V8Executor(spares=0)
+    guest = executor.acquire(CONFIG)
+    try:
+        assert guest.parse_cell("return 1", _far()) == 1
+        assert guest.startup_s > 0  # it waited for the boot, and said so
+        guest.run_segment(1, None, _far())
+    finally:
+        executor.release(guest)
+        executor.close()
+
+    async def main() -> dict[str, Any]:
+        async with CodeMode(
+            [], executor=V8Executor(spares=0), limits=Limits(timeout_ms=150)
+        ) as mode:
+            return await mode.exec("await new Promise((r) => setTimeout(r, 0));\nreturn 'on time';")
+
+    envelope = run(main())
+    assert (envelope["status"], envelope.get("value")) == ("completed", "on time"), envelope

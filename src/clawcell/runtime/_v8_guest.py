@@ -81,6 +81,8 @@ class V8Guest:
         self.lent_from: object = None
         """The pool that handed this guest out (see `V8Executor`)."""
         self._booted = False
+        self.startup_s = 0.0
+        """Seconds the last `parse_cell` waited for this worker to boot."""
         self.config = config
         """The install configuration the worker's next context is (or will be) built with."""
         self._first: StepResult | EngineFailure | None = None
@@ -147,7 +149,8 @@ class V8Guest:
             if not reply.get("ok"):
                 raise WorkerDied(str(reply.get("message", "the worker did not boot")))
             self._booted = True
-            deadline += time.monotonic() - began
+            self.startup_s = time.monotonic() - began
+            deadline += self.startup_s
         channel.send(message, deadline)
         return channel.receive(deadline)
 
@@ -175,6 +178,7 @@ class V8Guest:
         if not self._booted and not self._channel.alive():
             raise RuntimeUnavailableError("the V8 worker ended before its first cell")
         seed = random_bytes(16).hex()
+        self.startup_s = 0.0
         used, self.used = self.used, True
         reply = self._guarded({"op": "start", "code": code, "seed": seed}, deadline)
         if isinstance(reply, EngineFailure):
