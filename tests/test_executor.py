@@ -56,6 +56,10 @@ class RecordingGuest:
     def has_unhandled_rejection(self) -> bool:
         return self.inner.has_unhandled_rejection
 
+    @property
+    def startup_s(self) -> float:
+        return self.inner.startup_s
+
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
         self._calls.append("parse_cell")
         return self.inner.parse_cell(code, deadline)

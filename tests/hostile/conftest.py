@@ -39,6 +39,7 @@ BY_MODULE: Final = {
     "test_hostile_memory": "host memory",
     "test_hostile_mixed": "mixed guest-thread modes",
     "test_hostile_queue": "queue and inbox caps",
+    "test_hostile_realm": "realm escapes and cross-session tampering (both executors)",
     "test_hostile_sessions": "session isolation",
     "test_hostile_snapshot": "snapshot and store tampering",
     "test_hostile_source": "source checks and parsing",

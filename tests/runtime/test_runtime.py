@@ -55,6 +55,45 @@ def test_a_modified_reactor_binary_is_refused_by_its_sha256(
     assert "qjs-wasi-reactor.wasm==0.17.0" in caught.value.message
 
 
+@pytest.mark.parametrize("version", ["0.15.9", "0.10.1", "0.16.0rc1", "0.16", "latest", ""])
+def test_a_reactor_older_than_0_16_or_of_no_release_version_is_refused(version: str) -> None:
+    with pytest.raises(RuntimeUnavailableError) as caught:
+        _wasm.check_version(version)
+    assert caught.value.message == (
+        f"qjs-wasi-reactor.wasm {version!r} is older than 0.16.0 (or not a release version): "
+        "QuickJS-NG before 0.16.0 has heap overflows on 32-bit hosts, and wasm32 is one. "
+        "Install the pinned build: pip install 'qjs-wasi-reactor.wasm==0.17.0'"
+    )
+
+
+@pytest.mark.parametrize("version", ["0.16.0", "0.17.0", "0.17.0.post1", "1.0.0+local"])
+def test_a_reactor_from_0_16_on_passes_the_floor(version: str) -> None:
+    _wasm.check_version(version)
+
+
+def test_the_installed_reactor_is_checked_against_the_floor_before_it_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata
+
+    real = importlib.metadata.distribution("qjs-wasi-reactor.wasm")
+
+    class Old:
+        version = "0.15.0"
+        files = real.files
+
+        def locate_file(self, file: object) -> object:
+            raise AssertionError("an old reactor's file is never read")
+
+    def distribution(name: str) -> Old:
+        return Old()
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    with pytest.raises(RuntimeUnavailableError, match=r"'0\.15\.0' is older than 0\.16\.0"):
+        _wasm._locate()  # pyright: ignore[reportPrivateUsage]
+    _wasm.check_version(_wasm.WASM_VERSION)  # the pinned build is above the floor
+
+
 def test_patching_refuses_functions_missing_from_the_name_section() -> None:
     wasm = _wasm.load_verified_wasm()
     with pytest.raises(RuntimeUnavailableError) as caught:

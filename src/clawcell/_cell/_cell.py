@@ -131,6 +131,7 @@ class Cell:
         # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
         # in the same trip to the guest's thread as the first segment.
         parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
         if not parsed and first.kind == "syntax_error":
             return LegOutcome.not_parsed(syntax_error_message(first.message, first.stack, code))
         if not parsed:

@@ -24,6 +24,7 @@ from ..runtime import (
     GuestConfig,
     QuickJSExecutor,
     SegmentRunner,
+    V8Executor,
     run_on_guest_thread,
 )
 from ..store import SessionView
@@ -60,6 +61,10 @@ class CellHost:
         self.mcp = _mcp_servers(mcp_servers, catalog) if mcp_servers else None
         self.results = ResultsStore(limits.inbox_bytes)
         self.runner: SegmentRunner | None = run_on_guest_thread if guest_thread else None
+        # A V8 worker keeps what a cell did in its process: each runtime (one session) gets
+        # its own workers, sharing only the executor's clean spares (docs/executors.md).
+        if isinstance(executor, V8Executor):
+            executor = executor.session()
         self.executor: Executor = QuickJSExecutor() if executor is None else executor
         self._config = self._guest_config()
 

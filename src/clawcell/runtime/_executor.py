@@ -69,6 +69,13 @@ class ExecutorGuest(Protocol):
         """A rejected promise of the cell has no handler."""
         ...
 
+    @property
+    def startup_s(self) -> float:
+        """Seconds the last `parse_cell` waited for the guest itself to start (a V8 worker
+        still booting; 0 for a QuickJS guest): not the cell's time, so the cell's first leg
+        moves its deadline by as much."""
+        ...
+
     def stop(self) -> None:
         """Make the running segment (and any later one) end as soon as it can, as if its
         deadline had passed: the task awaiting it was cancelled. Called from the event loop

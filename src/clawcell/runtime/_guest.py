@@ -321,6 +321,11 @@ class Guest:
     def has_unhandled_rejection(self) -> bool:
         return bool(self._rejections)
 
+    @property
+    def startup_s(self) -> float:
+        """A QuickJS guest is ready when it is handed out: 0."""
+        return 0.0
+
     def unhandled_rejection(self) -> str | None:
         """The description of the oldest still-unhandled rejection, if any."""
         if not self._rejections:

@@ -9,6 +9,12 @@ and then kills the worker (`interrupted`), which is the only way to stop V8 code
 yields. A worker that died (killed, out of heap, crashed) is never handed out again; the pool
 starts another.
 
+A worker that ran a cell has held that session's data in its process (its V8 isolate, the
+worker's own realm): `used` marks it, and `V8Executor` never hands it to another session. A
+worker whose cell ended in a way the controller did not report (code that broke out of the
+cell's wrapper, a step report that does not parse, a request the worker could not answer) is
+`suspect`: tampering cannot be ruled out, so it is ended rather than reused.
+
 Parking keeps the cell live in its worker: there is no snapshot. `snapshot()` returns a
 marker that `restore()` refuses, so a run parked in a durable store by a V8 cell cannot be
 continued after a restart or by another process (`wait` answers with the `SnapshotError`);
@@ -65,10 +71,18 @@ class V8Guest:
         self._channel = Channel(process, watch=watch)
         self.lane = next_lane()
         self.interrupted = False
+        self.used = False
+        """A cell ran in this worker: it belongs to that cell's session from now on."""
+        self.suspect = False
+        """A cell ended in a way that rules out no tampering: the worker must not be reused."""
         self.has_unhandled_rejection = False
+        self.memory_limit = memory_limit
+        """The bytes of heap and buffers a cell may hold (`None`: V8's heap limit only)."""
         self.lent_from: object = None
         """The pool that handed this guest out (see `V8Executor`)."""
         self._booted = False
+        self.startup_s = 0.0
+        """Seconds the last `parse_cell` waited for this worker to boot."""
         self.config = config
         """The install configuration the worker's next context is (or will be) built with."""
         self._first: StepResult | EngineFailure | None = None
@@ -135,7 +149,8 @@ class V8Guest:
             if not reply.get("ok"):
                 raise WorkerDied(str(reply.get("message", "the worker did not boot")))
             self._booted = True
-            deadline += time.monotonic() - began
+            self.startup_s = time.monotonic() - began
+            deadline += self.startup_s
         channel.send(message, deadline)
         return channel.receive(deadline)
 
@@ -163,11 +178,14 @@ class V8Guest:
         if not self._booted and not self._channel.alive():
             raise RuntimeUnavailableError("the V8 worker ended before its first cell")
         seed = random_bytes(16).hex()
+        self.startup_s = 0.0
+        used, self.used = self.used, True
         reply = self._guarded({"op": "start", "code": code, "seed": seed}, deadline)
         if isinstance(reply, EngineFailure):
             self._first = reply
             return 1
         if not reply.get("ok") and reply.get("kind") == "syntax_error":
+            self.used = used  # nothing of the cell ran
             return _failure(reply)
         self._first = self._result(reply)
         return 1
@@ -188,9 +206,18 @@ class V8Guest:
 
     def _result(self, reply: dict[str, Any]) -> StepResult | EngineFailure:
         if not reply.get("ok"):
+            # The worker, not the controller, reports the failure: the cell's code ran outside
+            # the controller's hands (it closed the cell's wrapper), or the controller broke.
+            self.suspect = True
             return _failure(reply)
         self.has_unhandled_rejection = bool(reply.get("rejected"))
-        return parse_report(str(reply["report"]))
+        try:
+            return parse_report(str(reply.get("report")))
+        except (MemoryError, LookupError, TypeError, ValueError) as exc:
+            self.suspect = True
+            return EngineFailure(
+                kind="trap", message=f"the V8 worker's step report is broken ({exc})"
+            )
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text, or `None` without one."""
@@ -198,6 +225,7 @@ class V8Guest:
         if isinstance(reply, EngineFailure):
             return reply
         if not reply.get("ok"):
+            self.suspect = True
             return _failure(reply)
         text = reply.get("text")
         return None if text is None else str(text)

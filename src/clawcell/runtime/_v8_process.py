@@ -14,6 +14,14 @@ The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer 
 binds a workspace read-write; this one binds nothing writable, so it is built here. Both use
 the one probe, `clawcell.runtime.bwrap_binary`.
 
+A worker never outlives its host, whatever it is doing. Every worker is started from one
+long-lived thread of the host (`_SPAWNER`) with a parent-death signal (`PR_SET_PDEATHSIG`,
+`SIGKILL`) set in the child before it execs: the kernel sends it when the thread that forked
+the child ends, so a worker started from a short-lived thread (an event loop's executor
+thread) would be killed early, and one started without it (as before) outlived a host that
+was killed. Bubblewrap's `--die-with-parent` passes it on to the sandboxed Deno, and the
+worker also exits when its stdin closes, even with timers pending.
+
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
 the pipes, so a worker that computes past a deadline is simply killed. While it waits, the
 channel samples the worker's resident memory (`_v8_watch.ResidentWatch`) and kills a worker
@@ -22,13 +30,17 @@ that holds more than its bound (`over_memory`).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import ctypes
 import functools
 import json
 import os
 import select
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -122,7 +134,7 @@ def _environment() -> dict[str, str]:
 
 
 def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
-    """Start a worker process (it boots while the caller goes on).
+    """Start a worker process (it boots while the caller goes on); it dies with this process.
 
     Raises:
         RuntimeUnavailableError: Deno is not installed, or the process cannot start.
@@ -135,17 +147,57 @@ def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
     if not argv[0].endswith("bwrap"):
         env["DENO_DIR"] = str(Path(os.environ.get("TMPDIR", "/tmp")) / "clawcell-deno")
     try:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd="/tmp",
-            start_new_session=True,
-        )
+        return _SPAWNER.run(argv, env)
     except OSError as exc:
         raise RuntimeUnavailableError(f"the V8 worker could not start ({exc!r})") from exc
+
+
+class _Spawner:
+    """The one host thread that starts workers: it lives as long as the process, so the
+    workers' parent-death signal fires when the host dies, not when a caller's thread ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pid = 0
+
+    def run(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._pool is None or self._pid != os.getpid():  # none yet, or a forked child
+                self._pool = concurrent.futures.ThreadPoolExecutor(1, "clawcell-v8-spawn")
+                self._pid = os.getpid()
+            pool = self._pool
+        return pool.submit(_popen, argv, env, os.getpid()).result()
+
+
+def _popen(argv: list[str], env: dict[str, str], host: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd="/tmp",
+        start_new_session=True,
+        # The child runs only `prctl` (through a library loaded before) and `getppid`: no
+        # import, lock or allocation of Python's that another thread could hold at the fork.
+        preexec_fn=functools.partial(_die_with, host),  # noqa: PLW1509
+    )
+
+
+def _die_with(host: int) -> None:
+    """In the child, before exec: be killed when the spawning thread (the host) ends."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != host:  # the host died before the signal was set
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG: Final = 1
+_LIBC: Final[ctypes.CDLL | None] = (
+    ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+)
+_SPAWNER: Final = _Spawner()
 
 
 class Channel:

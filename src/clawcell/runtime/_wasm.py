@@ -5,7 +5,9 @@ Reactor builds from 0.16.0 on no longer export the QuickJS C API (upstream made
 `name` section still names them, so at load time we append export entries for the functions
 we need, export table 0 and global 0 (`__stack_pointer`), and drop the table's maximum so
 host callbacks can be added. The binary is pinned by sha256: a different build is refused
-before any byte of it is parsed.
+before any byte of it is parsed. Before that, a distribution older than `MIN_VERSION` is
+refused by its version, with the reason: QuickJS-NG before 0.16.0 has heap overflows on
+32-bit hosts, and wasm32 is one.
 """
 
 from __future__ import annotations
@@ -20,15 +22,21 @@ from ..errors import RuntimeUnavailableError
 from ._turn import TURN_EXPORT, TURN_NEEDS, TURN_TYPE, turn_body
 
 __all__ = [
+    "MIN_VERSION",
     "STACK_POINTER_EXPORT",
     "TABLE_EXPORT",
     "WASM_SHA256",
     "WASM_VERSION",
+    "check_version",
     "load_verified_wasm",
     "patch_exports",
 ]
 
 WASM_VERSION: Final = "0.17.0"
+MIN_VERSION: Final = "0.16.0"
+"""The oldest QuickJS-NG reactor clawcell runs: earlier ones overflow their heap on 32-bit
+hosts (wasm32 among them)."""
+_FLOOR: Final = (0, 16, 0)
 WASM_SHA256: Final = "1a4e0bce82f2faed14f5e2620174e3daf33e161bad75ce955ceeaca1f7c82572"
 TABLE_EXPORT: Final = "__indirect_function_table"
 STACK_POINTER_EXPORT: Final = "__stack_pointer"
@@ -61,10 +69,41 @@ def _locate() -> Path:
             "the QuickJS engine package is missing: "
             f"pip install 'qjs-wasi-reactor.wasm=={WASM_VERSION}'"
         ) from exc
+    check_version(dist.version)
     for file in dist.files or ():
         if file.name == "qjs-wasi-reactor.wasm":
             return Path(str(dist.locate_file(file)))
     raise RuntimeUnavailableError("qjs-wasi-reactor.wasm is not in its distribution's files")
+
+
+def check_version(version: str) -> None:
+    """Refuse a reactor distribution older than `MIN_VERSION` (or whose version is unreadable).
+
+    Raises:
+        RuntimeUnavailableError: It is older, or its version is not `X.Y.Z`.
+    """
+    found = _release(version)
+    if found is None or found < _FLOOR:
+        raise RuntimeUnavailableError(
+            f"qjs-wasi-reactor.wasm {version!r} is older than {MIN_VERSION} (or not a release "
+            "version): QuickJS-NG before 0.16.0 has heap overflows on 32-bit hosts, and wasm32 "
+            f"is one. Install the pinned build: pip install 'qjs-wasi-reactor.wasm=={WASM_VERSION}'"
+        )
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """`(X, Y, Z)` of an `X.Y.Z` version (local or post suffixes ignored), else `None`."""
+    parts = version.split("+", 1)[0].split(".")
+    if len(parts) < 3 or not all(part.isdigit() for part in parts[:2]):
+        return None
+    patch = ""
+    for char in parts[2]:
+        if not char.isdigit():
+            break
+        patch += char
+    if not patch or (patch != parts[2] and not parts[2][len(patch) :].startswith("post")):
+        return None  # a pre-release (0.16.0rc1) is older than its release
+    return (int(parts[0]), int(parts[1]), int(patch))
 
 
 @dataclass

@@ -84,8 +84,13 @@
   // controller's private closures were reachable that way. The user's function is kept here
   // and the engine is given a wrapper that drops the controller's own frames first. The
   // CallSite methods are captured now, before user code can replace them.
+  // (On V8 the worker installed a hook of its own, not configurable, that does the same.)
   const prepareDescriptor = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
-  if (prepareDescriptor !== undefined && typeof prepareDescriptor.set === "function") {
+  if (
+    prepareDescriptor !== undefined &&
+    typeof prepareDescriptor.set === "function" &&
+    prepareDescriptor.configurable
+  ) {
     const setPrepare = prepareDescriptor.set;
     apply(setPrepare, ErrorCtor, [(_, sites) => sites]);
     const probeSites = new ErrorCtor().stack;

@@ -31,6 +31,7 @@ import v8 from "node:v8";
 const USER_FILE = "openclaw-code-mode:user.js";
 const CONTROLLER_FILE = "clawcell:controller.js";
 const GUARD_FILE = "clawcell:memory.js";
+const REALM_FILE = "clawcell:realm.js";
 const encoder = new TextEncoder();
 const stringify = JSON.stringify;
 const resolved = Promise.resolve();
@@ -60,10 +61,15 @@ const isPrototypeOf = Function.prototype.call.bind(Object.prototype.isPrototypeO
 addEventListener("unhandledrejection", (event) => {
   event.preventDefault(); // a cell's rejection must never end the worker
   // Deno may report a rejection of the previous cell after the next one started: only the
-  // running cell's own promises (its context's Promise.prototype) count.
-  if (current !== null && isPrototypeOf(current.promiseProto, event.promise)) {
-    rejections.set(event.promise, event.reason);
+  // running cell's own promises (its context's Promise.prototype) count. (The walk up the
+  // promise's prototype chain can run a cell's Proxy trap: what that throws counts too.)
+  let own;
+  try {
+    own = current !== null && isPrototypeOf(current.promiseProto, event.promise);
+  } catch {
+    own = current !== null;
   }
+  if (own) rejections.set(event.promise, event.reason);
 });
 addEventListener("rejectionhandled", (event) => {
   rejections.delete(event.promise);
@@ -98,9 +104,24 @@ function turn() {
 // collection before an allocation is refused (so buffers a cell dropped do not count).
 // SharedArrayBuffers are outside V8's count and counted here for the whole cell.
 // A refused allocation throws `InternalError: out of memory`, catchable, as on QuickJS.
-function memoryGuard(budget, measure, collect) {
+function memoryGuard(budget, outerMeasure, outerCollect) {
   "use strict";
   const global = globalThis;
+  // `outerMeasure` and `outerCollect` are functions of another realm: whatever they throw
+  // (a stack overflow when a cell recursed to the limit first) is of that realm, so it is
+  // never let through; the cell gets this realm's error instead.
+  const RangeErrorCtor = RangeError;
+  const outer = (fn) => () => {
+    let value;
+    try {
+      value = fn();
+    } catch {
+      throw new RangeErrorCtor("Maximum call stack size exceeded");
+    }
+    return typeof value === "number" ? value : 0;
+  };
+  const measure = outer(outerMeasure);
+  const collect = outer(outerCollect);
   const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf } = Reflect;
   const ProxyCtor = Proxy;
   const captureStackTrace = Error.captureStackTrace;
@@ -260,8 +281,113 @@ function memoryGuard(budget, measure, collect) {
   }
 }
 
+// The stack-trace hook of a cell's context, evaluated in it before anything else. V8 hands
+// `Error.prepareStackTrace` the frames as CallSite objects of Deno's own realm, whose methods'
+// `constructor` is the worker's `Function` (and so `Deno`, the worker's `JSON`, everything).
+// The context's `Error.prepareStackTrace` becomes an accessor that Deno reads: it returns,
+// per user function, a wrapper that copies each frame into an object of this realm (its
+// methods are created here and answer primitives, or the frame's own `this` and function
+// when they are of this realm) and keeps only the cell's own frames and those without a file
+// (builtins, code the cell evaluated): never the worker's, Deno's or the controller's.
+// Reading the property gives that wrapper; assigning it back restores its function.
+function realmGuard(userFile) {
+  "use strict";
+  const ErrorCtor = Error;
+  const RangeErrorCtor = RangeError;
+  const { apply, defineProperty, getPrototypeOf } = Reflect;
+  const create = Object.create;
+  const freeze = Object.freeze;
+  const ObjectProto = Object.prototype;
+  const WeakMapCtor = WeakMap;
+  const weakGet = WeakMap.prototype.get;
+  const weakSet = WeakMap.prototype.set;
+
+  defineProperty(ErrorCtor, "prepareStackTrace", {
+    value: (_, sites) => sites, writable: true, enumerable: false, configurable: true,
+  });
+  const probe = new ErrorCtor().stack;
+  delete ErrorCtor.prepareStackTrace;
+  const siteProto = getPrototypeOf(probe[0]); // of Deno's realm: kept in this closure only
+  const method = (name) => siteProto[name];
+  const fileName = method("getFileName");
+  const names = ["getThis", "getTypeName", "getFunction", "getFunctionName", "getMethodName",
+    "getFileName", "getLineNumber", "getColumnNumber", "getEvalOrigin", "isToplevel", "isEval",
+    "isNative", "isConstructor", "isAsync", "isPromiseAll", "getPromiseIndex",
+    "getScriptNameOrSourceURL", "toString"];
+
+  // A value of a frame is handed on when it is a primitive or of this realm.
+  const own = (value) => {
+    if ((typeof value !== "object" || value === null) && typeof value !== "function") return value;
+    let last = value;
+    let proto;
+    while ((proto = getPrototypeOf(last)) !== null) last = proto;
+    return last === ObjectProto || last === value ? value : undefined;
+  };
+  const call = (fn, site) => {
+    try {
+      return own(apply(fn, site, []));
+    } catch {
+      throw new RangeErrorCtor("Maximum call stack size exceeded");
+    }
+  };
+  const frames = new WeakMapCtor(); // copied frame -> Deno's CallSite
+  const Proto = create(ObjectProto);
+  for (let i = 0; i < names.length; i++) {
+    const fn = method(names[i]);
+    if (typeof fn !== "function") continue;
+    defineProperty(Proto, names[i], {
+      value: {
+        [names[i]]() {
+          const site = apply(weakGet, frames, [this]);
+          if (site === undefined) throw new TypeError("not a CallSite");
+          return call(fn, site);
+        },
+      }[names[i]],
+      writable: true, enumerable: false, configurable: true,
+    });
+  }
+  const hidden = (site) => {
+    const file = call(fileName, site);
+    return typeof file === "string" && file !== "" && file !== userFile;
+  };
+
+  const wrappers = new WeakMapCtor(); // user function -> wrapper
+  const users = new WeakMapCtor(); // wrapper -> user function
+  let current;
+  const wrap = (user) => {
+    let wrapper = apply(weakGet, wrappers, [user]);
+    if (wrapper !== undefined) return wrapper;
+    wrapper = function prepareStackTrace(error, sites) {
+      const copied = [];
+      for (let i = 0; i < sites.length; i++) {
+        if (hidden(sites[i])) continue;
+        const frame = create(Proto);
+        apply(weakSet, frames, [frame, sites[i]]);
+        defineProperty(copied, copied.length, {
+          __proto__: null, value: frame, writable: true, enumerable: true, configurable: true,
+        });
+      }
+      return apply(user, ErrorCtor, [error, copied]);
+    };
+    apply(weakSet, wrappers, [user, wrapper]);
+    apply(weakSet, users, [wrapper, user]);
+    return wrapper;
+  };
+  defineProperty(ErrorCtor, "prepareStackTrace", {
+    get: () => (typeof current === "function" ? wrap(current) : current),
+    set: (value) => {
+      const user = typeof value === "function" ? apply(weakGet, users, [value]) : undefined;
+      current = user === undefined ? value : user;
+    },
+    enumerable: false,
+    configurable: false,
+  });
+  freeze(Proto);
+}
+
 // Compiled once, like the controller: each context evaluates it to its own guard function.
 const guardScript = new vm.Script("(" + memoryGuard + ")", { filename: GUARD_FILE });
+const realmScript = new vm.Script("(" + realmGuard + ")", { filename: REALM_FILE });
 
 function send(message) {
   const bytes = encoder.encode(stringify(message) + "\n");
@@ -269,8 +395,14 @@ function send(message) {
   while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
 }
 
+// A context whose global object is an ordinary one of its own realm: not an object of this
+// worker's realm behind interceptors (`vm.createContext({})` made `globalThis.constructor`
+// the worker's `Object`, and its `constructor` the worker's `Function`).
+const OWN_GLOBAL = vm.constants?.DONT_CONTEXTIFY;
+
 function prepare() {
-  const context = vm.createContext({});
+  const context = vm.createContext(OWN_GLOBAL ?? Object.create(null));
+  realmScript.runInContext(context)(USER_FILE);
   // As in a QuickJS guest, no WebAssembly: a cell computes in JavaScript only.
   vm.runInContext("delete globalThis.WebAssembly", context);
   guardScript.runInContext(context)(memoryBudget, measure, collect);
@@ -378,19 +510,38 @@ async function handle(line) {
   }
 }
 
-const decoder = new TextDecoder();
-const buffer = new Uint8Array(1 << 16);
-let pending = "";
-for (;;) {
-  const n = await Deno.stdin.read(buffer);
-  if (n === null) break;
-  pending += decoder.decode(buffer.subarray(0, n), { stream: true });
-  let end;
-  while ((end = pending.indexOf("\n")) !== -1) {
-    const line = pending.slice(0, end);
-    pending = pending.slice(end + 1);
-    const reply = await handle(line);
-    if (reply !== null) send(reply);
+// The request loop. Its own failure (a request it cannot handle, a context it cannot build)
+// ends the process, which the host sees as a dead worker: the unhandled-rejection handler
+// above swallows cells' rejections, and must not swallow this one, or the worker would hang.
+async function serve() {
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(1 << 16);
+  let pending = "";
+  for (;;) {
+    const n = await Deno.stdin.read(buffer);
+    if (n === null) return;
+    pending += decoder.decode(buffer.subarray(0, n), { stream: true });
+    let end;
+    while ((end = pending.indexOf("\n")) !== -1) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      const reply = await handle(line);
+      if (reply !== null) send(reply);
+    }
   }
 }
-channel.port1.close();
+
+let status = 0;
+try {
+  await serve();
+} catch (error) {
+  status = 70;
+  try {
+    Deno.stderr.writeSync(encoder.encode("clawcell V8 worker failed: " + String(error) + "\n"));
+  } catch {
+    // stderr is gone: the exit status says it
+  }
+}
+// The host closed the pipe (it ended, or it let this worker go): exit now, whatever a cell
+// left pending (timers, a parked cell's promises, the turn channel).
+Deno.exit(status);

@@ -1,0 +1,58 @@
+"""A host process for tests/runtime/test_v8_orphans.py, which SIGKILLs it.
+
+Run as `python -m tests.runtime._v8_host <moment> <memory_mib> <sandbox>` from the
+repository root; its workers' V8 heap is `memory_mib` + 32 MiB, which names them on the
+process table, and they run in bubblewrap when `sandbox` is `1` (and it works here). It
+prints `ready` once it is at `moment`, then waits:
+
+* `boot`: a worker was just spawned (from a thread that ends at once, as an event loop's
+  executor threads do) and has not answered yet;
+* `cell`: a cell is running a busy loop (the `mark` tool it called first printed `ready`);
+* `idle`: a cell ran and its worker is idle (a spare beside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from typing import Any
+
+from clawcell import CodeMode, Limits, Tool
+from clawcell.runtime import V8Executor
+from clawcell.runtime._v8_process import spawn
+
+
+def _ready() -> None:
+    print("ready", flush=True)
+
+
+async def _mark(_: dict[str, Any]) -> Any:
+    _ready()
+    return 1
+
+
+async def main(moment: str, memory_mib: int, sandbox: bool) -> None:
+    limits = Limits(timeout_ms=600_000, memory_limit_bytes=memory_mib * 1024 * 1024)
+    if moment == "boot":
+        started: list[object] = []
+        thread = threading.Thread(
+            target=lambda: started.append(spawn(memory_mib + 32, sandbox=sandbox))
+        )
+        thread.start()
+        thread.join()
+        _ready()
+        await asyncio.Event().wait()
+    executor = V8Executor(sandbox=sandbox)
+    async with CodeMode(
+        [Tool(name="mark", execute=_mark)], executor=executor, limits=limits
+    ) as mode:
+        if moment == "cell":
+            await mode.exec("await mark({});\nfor (;;) {}")
+        await mode.exec("return 1;")
+        _ready()
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"))
