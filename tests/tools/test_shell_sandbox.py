@@ -91,3 +91,15 @@ def test_inside_bubblewrap_the_command_sees_only_its_own_processes(root: Path) -
     done = _exec(root, "required", "ls /proc | grep -c '^[0-9]'; hostname")
     count, hostname = done["stdout"].split()
     assert int(count) <= 4 and hostname == "clawcell"
+
+
+def test_the_private_tmp_and_shared_memory_are_capped_at_tmp_bytes(root: Path) -> None:
+    settings = ShellSettings(approval="never", sandbox="required", tmp_bytes=1024**2)
+    command = (
+        "head -c 2000000 /dev/zero > /tmp/big; echo $?; "
+        "head -c 2000000 /dev/zero > /dev/shm/big; echo $?; "
+        "rm /tmp/big; head -c 500000 /dev/zero > /tmp/small; echo $?"
+    )
+    [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
+    assert done["stdout"].split() == ["1", "1", "0"]
+    assert done["stderr"].count("No space left on device") == 2

@@ -42,8 +42,12 @@ SESSION_ID: Final = re.compile(r"sh_[0-9a-f]{8}_[0-9]+")
 class ProcessSession:
     """One running or finished command and its output."""
 
-    def __init__(self, launch: Launch, capacity: int, *, session_id: str) -> None:
+    def __init__(
+        self, launch: Launch, capacity: int, *, session_id: str, owner: str | None = None
+    ) -> None:
         self.id = session_id
+        self.owner = owner
+        """The id of the Code Mode session whose call started it (`None`: a host call)."""
         self.launch = launch
         self.stdout = OutputRing(capacity)
         self.stderr = OutputRing(capacity)
@@ -66,6 +70,7 @@ class ProcessSession:
             start_new_session=True,
             preexec_fn=launch.limits.preexec(),  # noqa: PLW1509 - only setrlimit and prctl run in it
             close_fds=True,
+            pass_fds=launch.fds,
         )
         self.pid = self._proc.pid
         assert self._proc.stdin is not None
@@ -234,32 +239,37 @@ class ProcessTable:
         belongs to an earlier host process or other tools, so it is reported lost."""
         self._counter = 0
 
-    def start(self, launch: Launch) -> ProcessSession:
-        """Start `launch` as a new session.
+    def start(self, launch: Launch, *, owner: str | None = None) -> ProcessSession:
+        """Start `launch` as a new session of `owner` (the calling session's id).
 
         Raises:
             ToolError: `too_many_sessions` or `spawn_failed`.
         """
-        with self._lock:
-            running = [s for s in self._sessions.values() if s.running]
-            if len(running) >= self._max_sessions:
-                raise ToolError(
-                    f"{len(running)} commands are already running (the most is "
-                    f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
-                    code="too_many_sessions",
-                )
-            self._counter += 1
-            session_id = f"sh_{self.instance}_{self._counter}"
-            try:
-                session = ProcessSession(launch, self._capacity, session_id=session_id)
-            except OSError as exc:
-                raise ToolError(
-                    f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
-                    code="spawn_failed",
-                ) from exc
-            self._sessions[session.id] = session
-            self._trim()
-            return session
+        try:
+            with self._lock:
+                running = [s for s in self._sessions.values() if s.running]
+                if len(running) >= self._max_sessions:
+                    raise ToolError(
+                        f"{len(running)} commands are already running (the most is "
+                        f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
+                        code="too_many_sessions",
+                    )
+                self._counter += 1
+                session_id = f"sh_{self.instance}_{self._counter}"
+                try:
+                    session = ProcessSession(
+                        launch, self._capacity, session_id=session_id, owner=owner
+                    )
+                except OSError as exc:
+                    raise ToolError(
+                        f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
+                        code="spawn_failed",
+                    ) from exc
+                self._sessions[session.id] = session
+                self._trim()
+                return session
+        finally:
+            launch.close_fds()
 
     def _trim(self) -> None:
         finished = [s for s in self._sessions.values() if not s.running]
@@ -272,15 +282,17 @@ class ProcessTable:
             f"sh_{self.instance}_"
         )
 
-    def get(self, session_id: str) -> ProcessSession | None:
-        """The session with this id, or `None`."""
+    def get(self, session_id: str, *, owner: str | None = None) -> ProcessSession | None:
+        """The session with this id when `owner` started it, or `None` (another session's
+        command is indistinguishable from one that does not exist)."""
         with self._lock:
-            return self._sessions.get(session_id)
+            found = self._sessions.get(session_id)
+        return found if found is not None and found.owner == owner else None
 
-    def sessions(self) -> list[ProcessSession]:
-        """Every session kept, oldest first."""
+    def sessions(self, *, owner: str | None = None) -> list[ProcessSession]:
+        """The sessions `owner` started, oldest first."""
         with self._lock:
-            return list(self._sessions.values())
+            return [s for s in self._sessions.values() if s.owner == owner]
 
     def forget(self, session_id: str) -> ProcessSession | None:
         """Drop a session (killing it if it runs); the session, or `None`."""

@@ -40,7 +40,7 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
     """
     chosen = settings or ShellSettings()
     confinement = Confinement.at(root)
-    sandbox = Sandbox.choose(confinement.root, chosen.sandbox)
+    sandbox = Sandbox.choose(confinement.root, chosen.sandbox, tmp_bytes=chosen.tmp_bytes)
     if sandbox.bwrap is not None:
         check_root_visible(confinement.root)
     table = ProcessTable(
