@@ -26,6 +26,7 @@ class Launch:
         timeout_seconds: Lifetime before the group is killed.
         limits: Resource limits.
         fds: Descriptors the sandbox reads at start (passed to the child, then closed).
+        reaped: Whether `argv` runs under `_reaper`, which `SIGTERM` makes kill its tree.
     """
 
     command: str
@@ -36,6 +37,7 @@ class Launch:
     timeout_seconds: float
     limits: Rlimits
     fds: tuple[int, ...] = ()
+    reaped: bool = False
 
     def close_fds(self) -> None:
         """Close `fds` in this process (once the child holds them, or when it never starts)."""

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import IO, Any, Final
 
 from ..errors import ToolError
+from ._cgroup import Cgroups, CommandCgroup
 from ._launch import Launch
 from ._output_ring import OutputRing
 from ._process_exit import EndReason, ExitInfo, exit_info
@@ -43,7 +44,13 @@ class ProcessSession:
     """One running or finished command and its output."""
 
     def __init__(
-        self, launch: Launch, capacity: int, *, session_id: str, owner: str | None = None
+        self,
+        launch: Launch,
+        capacity: int,
+        *,
+        session_id: str,
+        owner: str | None = None,
+        cgroup: CommandCgroup | None = None,
     ) -> None:
         self.id = session_id
         self.owner = owner
@@ -60,6 +67,8 @@ class ProcessSession:
         self._done = threading.Event()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
+        self._cgroup = cgroup
+        preexec = launch.limits.preexec(cgroup.joiner() if cgroup is not None else None)
         self._proc = subprocess.Popen(
             launch.argv,
             stdin=subprocess.PIPE,
@@ -68,7 +77,7 @@ class ProcessSession:
             cwd=launch.cwd,
             env=dict(launch.env),
             start_new_session=True,
-            preexec_fn=launch.limits.preexec(),  # noqa: PLW1509 - only setrlimit and prctl run in it
+            preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit, prctl and a cgroup join run in it
             close_fds=True,
             pass_fds=launch.fds,
         )
@@ -138,16 +147,24 @@ class ProcessSession:
                 self._proc.stdin.close()
 
     def kill(self, reason: EndReason = "killed") -> None:
-        """Kill the command's process group (idempotent)."""
+        """Kill the command and everything it started (idempotent)."""
         if self._done.is_set():
             return
         if self._kill_reason is None:
             self._kill_reason = reason
-        self._signal_group(signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill()
+        if self.launch.reaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)  # the reaper kills its tree, then itself
+        else:
+            self._signal_group(signal.SIGKILL)
 
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
+        if self._cgroup is not None:
+            self._cgroup.kill()
 
     async def wait(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the end; whether it ended."""
@@ -197,6 +214,8 @@ class ProcessSession:
         self._signal_group(signal.SIGKILL)  # whatever the command left behind
         for reader in self._readers:
             reader.join(timeout=2.0)
+        if self._cgroup is not None:
+            self._cgroup.kill()  # its members are gone by now: this removes it
         self._close_stdin()
         self.exit = exit_info(code, self._kill_reason)
         self._done.set()
@@ -228,8 +247,18 @@ def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
 class ProcessTable:
     """The sessions of one `shell(...)`: at most `max_sessions` running, bounded history."""
 
-    def __init__(self, *, max_sessions: int, max_finished: int, capacity: int) -> None:
+    def __init__(
+        self,
+        *,
+        max_sessions: int,
+        max_finished: int,
+        capacity: int,
+        max_processes: int = 4096,
+        cgroups: Cgroups | None = None,
+    ) -> None:
         self._max_sessions = max_sessions
+        self._max_processes = max_processes
+        self._cgroups = cgroups
         self._max_finished = max_finished
         self._capacity = capacity
         self._sessions: dict[str, ProcessSession] = {}
@@ -256,13 +285,19 @@ class ProcessTable:
                     )
                 self._counter += 1
                 session_id = f"sh_{self.instance}_{self._counter}"
+                cgroup = None
+                if self._cgroups is not None:
+                    cgroup = self._cgroups.make(self.instance, self._counter, self._max_processes)
                 try:
                     session = ProcessSession(
-                        launch, self._capacity, session_id=session_id, owner=owner
+                        launch, self._capacity, session_id=session_id, owner=owner, cgroup=cgroup
                     )
-                except OSError as exc:
+                except (OSError, subprocess.SubprocessError) as exc:
+                    if cgroup is not None:
+                        cgroup.kill()
+                    reason = exc.strerror if isinstance(exc, OSError) else None
                     raise ToolError(
-                        f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
+                        f"Could not start {launch.argv[0]!r}: {reason or exc}.",
                         code="spawn_failed",
                     ) from exc
                 self._sessions[session.id] = session

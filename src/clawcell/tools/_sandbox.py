@@ -43,6 +43,7 @@ import logging
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -72,6 +73,7 @@ ETC_ENTRIES: Final = (
 _SYSTEM: Final = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _HIDDEN: Final = (*_SYSTEM, "/etc", "/proc", "/dev")
 _TARGETS: Final = (*_HIDDEN, "/tmp")
+_REAPER: Final = Path(__file__).with_name("_reaper.py")
 _log = logging.getLogger("clawcell.tools")
 
 
@@ -126,6 +128,11 @@ class Sandbox:
         return cls(root=root, bwrap=found, tmp_bytes=tmp_bytes)
 
     @property
+    def reaped(self) -> bool:
+        """Whether commands run under `_reaper` (unsandboxed), which `SIGTERM` stops."""
+        return self.bwrap is None
+
+    @property
     def kind(self) -> str:
         """`"bwrap"` or `"none"`, as results report it."""
         return "bwrap" if self.bwrap else "none"
@@ -133,7 +140,7 @@ class Sandbox:
     def argv(self, command: list[str], workdir: Path) -> SandboxArgv:
         """`command` wrapped to run in `workdir` (inside the sandbox when there is one)."""
         if self.bwrap is None:
-            return SandboxArgv(argv=command)
+            return SandboxArgv(argv=[sys.executable, "-I", "-S", str(_REAPER), *command])
         fds: list[int] = []
         try:
             wrapped = [self.bwrap, *_namespaces()]

@@ -6,6 +6,7 @@ import dataclasses
 import os
 
 from ..catalog import Tool
+from ._cgroup import Cgroups
 from ._confinement import Confinement
 from ._process_tool import process_tool
 from ._processes import ProcessTable
@@ -47,6 +48,8 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
         max_sessions=chosen.max_sessions,
         max_finished=chosen.max_finished_sessions,
         capacity=chosen.max_output_chars,
+        max_processes=chosen.max_processes,
+        cgroups=Cgroups.find(),
     )
     context = ShellContext(confinement=confinement, settings=chosen, sandbox=sandbox, table=table)
     return [

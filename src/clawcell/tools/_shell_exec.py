@@ -145,6 +145,7 @@ def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
         timeout_seconds=timeout,
         limits=context.rlimits(),
         fds=wrapped.fds,
+        reaped=context.sandbox.reaped,
     )
 
 
