@@ -99,3 +99,16 @@ def test_a_setsid_daemon_does_not_outlive_a_command_that_ended(root: Path, cgrou
     [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
     assert (done["status"], done["stdout"]) == ("completed", "done\n")
     assert _gone(int((root / "daemon.pid").read_text()))
+
+
+@pytest.mark.parametrize("sandbox", ["required", "off"])
+def test_a_command_that_grows_the_workspace_past_max_write_bytes_is_killed(
+    root: Path, sandbox: Literal["required", "off"]
+) -> None:
+    # Many files, each under `file_size_bytes`: only the workspace budget can stop this.
+    settings = ShellSettings(approval="never", sandbox=sandbox, max_write_bytes=4 * 1024**2)
+    writer = "i=0; while :; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); sleep 0.05; done"
+    [done] = run(shell(root, settings=settings), ("exec", {"command": writer}))
+    assert (done["status"], done["exitReason"]) == ("failed", "write_limit")
+    assert done["message"].startswith("The command grew the workspace by more than 4194304 bytes")
+    assert len(list(root.iterdir())) >= 4

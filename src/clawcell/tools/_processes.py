@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any, Final
 
 from ..errors import ToolError
@@ -31,6 +32,7 @@ from ._cgroup import Cgroups, CommandCgroup
 from ._launch import Launch
 from ._output_ring import OutputRing
 from ._process_exit import EndReason, ExitInfo, exit_info
+from ._write_budget import WriteBudget
 
 __all__ = ["SESSION_ID", "ProcessSession", "ProcessTable"]
 
@@ -51,6 +53,7 @@ class ProcessSession:
         session_id: str,
         owner: str | None = None,
         cgroup: CommandCgroup | None = None,
+        budget: WriteBudget | None = None,
     ) -> None:
         self.id = session_id
         self.owner = owner
@@ -68,6 +71,9 @@ class ProcessSession:
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
         self._cgroup = cgroup
+        self._budget = budget
+        if budget is not None:
+            budget.start()
         preexec = launch.limits.preexec(cgroup.joiner() if cgroup is not None else None)
         self._proc = subprocess.Popen(
             launch.argv,
@@ -189,6 +195,24 @@ class ProcessSession:
         """Block this thread until the end (for closing hosts); whether it ended."""
         return self._done.wait(timeout)
 
+    def _wait_within_bounds(self) -> int:
+        """The exit status; kills the command at its timeout or past its write budget."""
+        deadline = time.monotonic() + self.launch.timeout_seconds
+        budget = self._budget
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill("timeout")
+                return self._proc.wait()
+            try:
+                return self._proc.wait(
+                    remaining if budget is None else min(remaining, budget.interval)
+                )
+            except subprocess.TimeoutExpired:
+                if budget is not None and budget.exceeded():
+                    self.kill("write_limit")
+                    return self._proc.wait()
+
     def _read(self, pipe: IO[bytes] | None, ring: OutputRing) -> None:
         if pipe is None:
             return
@@ -206,11 +230,7 @@ class ProcessSession:
             self.last_output_at = time.time()
 
     def _watch(self) -> None:
-        try:
-            code = self._proc.wait(self.launch.timeout_seconds)
-        except subprocess.TimeoutExpired:
-            self.kill("timeout")
-            code = self._proc.wait()
+        code = self._wait_within_bounds()
         self._signal_group(signal.SIGKILL)  # whatever the command left behind
         for reader in self._readers:
             reader.join(timeout=2.0)
@@ -255,8 +275,12 @@ class ProcessTable:
         capacity: int,
         max_processes: int = 4096,
         cgroups: Cgroups | None = None,
+        write_root: Path | None = None,
+        max_write_bytes: int = 0,
     ) -> None:
         self._max_sessions = max_sessions
+        self._write_root = write_root
+        self._max_write_bytes = max_write_bytes
         self._max_processes = max_processes
         self._cgroups = cgroups
         self._max_finished = max_finished
@@ -290,7 +314,12 @@ class ProcessTable:
                     cgroup = self._cgroups.make(self.instance, self._counter, self._max_processes)
                 try:
                     session = ProcessSession(
-                        launch, self._capacity, session_id=session_id, owner=owner, cgroup=cgroup
+                        launch,
+                        self._capacity,
+                        session_id=session_id,
+                        owner=owner,
+                        cgroup=cgroup,
+                        budget=self._budget(),
                     )
                 except (OSError, subprocess.SubprocessError) as exc:
                     if cgroup is not None:
@@ -305,6 +334,11 @@ class ProcessTable:
                 return session
         finally:
             launch.close_fds()
+
+    def _budget(self) -> WriteBudget | None:
+        if self._write_root is None:
+            return None
+        return WriteBudget(root=self._write_root, limit=self._max_write_bytes)
 
     def _trim(self) -> None:
         finished = [s for s in self._sessions.values() if not s.running]

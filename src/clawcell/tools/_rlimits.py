@@ -22,6 +22,8 @@ class Rlimits:
     address_space_bytes: int
     file_size_bytes: int
     max_processes: int
+    write_bytes: int = 0
+    """The workspace growth budget (`max_write_bytes`), checked by the watcher, not here."""
 
     def preexec(self, join: Callable[[], None] | None = None) -> Callable[[], None]:
         """The function run in the child between fork and exec (`join` first: a cgroup)."""

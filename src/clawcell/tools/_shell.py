@@ -50,6 +50,8 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
         capacity=chosen.max_output_chars,
         max_processes=chosen.max_processes,
         cgroups=Cgroups.find(),
+        write_root=confinement.root,
+        max_write_bytes=chosen.max_write_bytes,
     )
     context = ShellContext(confinement=confinement, settings=chosen, sandbox=sandbox, table=table)
     return [

@@ -67,6 +67,7 @@ class ShellContext:
             address_space_bytes=s.address_space_bytes,
             file_size_bytes=s.file_size_bytes,
             max_processes=s.max_processes,
+            write_bytes=s.max_write_bytes,
         )
 
 

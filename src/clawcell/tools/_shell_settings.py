@@ -18,6 +18,7 @@ DEFAULT_ENV_ALLOW: Final = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "PATH", "T
 _POSITIVE: Final = (
     "timeout_seconds", "yield_ms", "max_output_chars", "max_sessions", "max_finished_sessions",
     "cpu_seconds", "address_space_bytes", "file_size_bytes", "max_processes", "tmp_bytes",
+    "max_write_bytes",
 )  # fmt: skip
 
 
@@ -41,6 +42,10 @@ class ShellSettings:
             not root (Linux counts every process of that user, per user namespace, so keep it
             above what the user already runs); a pids cgroup per command where one can be
             made (root hosts, delegated cgroups), which binds root too.
+        max_write_bytes: How much one command may grow the workspace (allocated bytes,
+            measured when it starts and every 0.25 s or more while it runs); past it the
+            command is killed (`exitReason: "write_limit"`). A check, not a wall: a fast
+            writer passes it by what it writes between two checks.
         tmp_bytes: Size of the sandbox's private `/tmp` and of its `/dev/shm` (each a tmpfs,
             in memory); writes past it fail with `ENOSPC`.
         sandbox: `"auto"` runs in bubblewrap when `bwrap` works, `"required"` refuses to run
@@ -64,6 +69,7 @@ class ShellSettings:
     file_size_bytes: int = 1024**3
     max_processes: int = 4096
     tmp_bytes: int = 128 * 1024**2
+    max_write_bytes: int = 1024**3
     sandbox: SandboxMode = "auto"
     env_allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
     approval: Literal["ask", "never"] = "ask"
