@@ -159,7 +159,8 @@ def process_approval(approval: str) -> ApprovalRule:
     def rule(params: dict[str, Any]) -> str | bool:
         if params.get("action") != "write":
             return False
-        return f"`process write` sends input to session {params.get('sessionId')!r}"
+        data = params.get("data", "")
+        return f"`process write` sends input to session {params.get('sessionId')!r}: {data!r}"
 
     return rule
 
