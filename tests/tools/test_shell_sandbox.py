@@ -6,6 +6,7 @@ these tests fail, not skip, where it is missing.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ from typing import Any, Literal
 
 import pytest
 
+from clawcell.errors import ConfigurationError
 from clawcell.tools import ShellSettings, shell
+from clawcell.tools._sandbox import check_root_visible, warn_if_vulnerable
 
 from .test_shell import run
 
@@ -103,3 +106,30 @@ def test_the_private_tmp_and_shared_memory_are_capped_at_tmp_bytes(root: Path) -
     [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
     assert done["stdout"].split() == ["1", "1", "0"]
     assert done["stderr"].count("No space left on device") == 2
+
+
+@pytest.mark.parametrize(
+    ("printed", "warned"),
+    [("bubblewrap 0.8.0", True), ("bubblewrap 0.11.9", True), ("bubblewrap 0.12.0", False)],
+)
+def test_a_bubblewrap_older_than_0_12_is_warned_about_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, printed: str, warned: bool
+) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(f"#!/bin/sh\necho '{printed}'\n")
+    fake.chmod(0o755)
+    with caplog.at_level(logging.WARNING, logger="clawcell.tools"):
+        assert warn_if_vulnerable(str(fake)) is warned
+        assert warn_if_vulnerable(str(fake)) is warned
+    messages = [r.getMessage() for r in caplog.records if "CVE-2026-87766" in r.getMessage()]
+    assert len(messages) == (1 if warned else 0)
+
+
+@pytest.mark.parametrize("bad", ["/", "/usr/src/proj", "/etc/app", "/proc/1", "/dev/shm/w"])
+def test_a_workspace_that_is_or_holds_a_mount_target_is_refused(bad: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"[cC]hoose a root"):
+        check_root_visible(Path(bad))
+
+
+def test_a_workspace_under_tmp_is_accepted_its_mount_target_is_in_a_fresh_tmpfs() -> None:
+    check_root_visible(Path("/tmp/project"))
