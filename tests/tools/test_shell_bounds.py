@@ -112,3 +112,17 @@ def test_a_command_that_grows_the_workspace_past_max_write_bytes_is_killed(
     assert (done["status"], done["exitReason"]) == ("failed", "write_limit")
     assert done["message"].startswith("The command grew the workspace by more than 4194304 bytes")
     assert len(list(root.iterdir())) >= 4
+
+
+def test_a_closed_shell_leaves_no_cgroup_behind(root: Path) -> None:
+    cgroups = Cgroups.find()
+    assert cgroups is not None
+    settings = ShellSettings(approval="never", sandbox="off")
+    started, *_ = run(
+        shell(root, settings=settings),
+        ("exec", {"command": "sleep 60", "background": True}),
+        ("exec", {"command": "true"}),
+        ("exec", {"command": f"{DAEMON} echo left"}),
+    )
+    instance = started["sessionId"].split("_")[1]
+    assert [p for p in cgroups.parent.iterdir() if p.name.startswith(f"clawcell-{instance}-")] == []

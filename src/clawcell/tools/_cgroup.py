@@ -18,6 +18,7 @@ import contextlib
 import functools
 import os
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Final
 __all__ = ["Cgroups", "CommandCgroup"]
 
 _PREFIX: Final = "clawcell-"
+_STALE_SECONDS: Final = 60.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,13 +95,17 @@ class Cgroups:
         return CommandCgroup(path=path)
 
     def sweep(self, table: str) -> None:
-        """Remove the empty cgroups of `table`'s commands that ended (only its own: another
-        table's may be empty for the moment between its `make` and its child's start)."""
+        """Remove empty command cgroups: `table`'s own, and any other table's (or process's)
+        older than a minute. A younger one of another table may be empty only for the moment
+        between its `make` and its child joining it."""
         prefix = f"{_PREFIX}{table}-"
+        stale = time.time() - _STALE_SECONDS
         with contextlib.suppress(OSError):
             for entry in self.parent.iterdir():
-                if entry.name.startswith(prefix) and not CommandCgroup(path=entry).pids():
-                    with contextlib.suppress(OSError):
+                if not entry.name.startswith(_PREFIX) or CommandCgroup(path=entry).pids():
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.name.startswith(prefix) or entry.stat().st_mtime < stale:
                         entry.rmdir()
 
 

@@ -309,9 +309,7 @@ class ProcessTable:
                     )
                 self._counter += 1
                 session_id = f"sh_{self.instance}_{self._counter}"
-                cgroup = None
-                if self._cgroups is not None:
-                    cgroup = self._cgroups.make(self.instance, self._counter, self._max_processes)
+                cgroup = self._cgroup()
                 try:
                     session = ProcessSession(
                         launch,
@@ -334,6 +332,21 @@ class ProcessTable:
                 return session
         finally:
             launch.close_fds()
+
+    def _cgroup(self) -> CommandCgroup | None:
+        """The new command's cgroup; where cgroups work, none is an error (fail closed: the
+        process bound and the exact kill depend on it)."""
+        if self._cgroups is None:
+            return None
+        made = self._cgroups.make(self.instance, self._counter, self._max_processes)
+        if made is None:
+            raise ToolError(
+                f"Could not make a pids cgroup under {str(self._cgroups.parent)!r} for the "
+                "command (it bounds its processes); check that cgroup directory is writable "
+                "and not at its `cgroup.max.descendants`.",
+                code="spawn_failed",
+            )
+        return made
 
     def _budget(self) -> WriteBudget | None:
         if self._write_root is None:
@@ -380,3 +393,5 @@ class ProcessTable:
             session.kill()
         for session in sessions:
             session.wait_blocking(5.0)
+        if self._cgroups is not None:
+            self._cgroups.sweep(self.instance)

@@ -99,21 +99,26 @@ class Sandbox:
         root: The resolved workspace root (bind-mounted read-write).
         bwrap: The `bwrap` binary, or `None` when commands run unwrapped.
         tmp_bytes: The size of each private tmpfs (`/tmp`, `/dev/shm`).
+        reaper: Whether unsandboxed commands run under `_reaper` (needed where no pids
+            cgroup names their processes; it costs a Python start per command).
     """
 
     root: Path
     bwrap: str | None
     tmp_bytes: int = 128 * 1024**2
+    reaper: bool = True
 
     @classmethod
-    def choose(cls, root: Path, mode: SandboxMode, *, tmp_bytes: int) -> Sandbox:
+    def choose(
+        cls, root: Path, mode: SandboxMode, *, tmp_bytes: int, reaper: bool = True
+    ) -> Sandbox:
         """The sandbox `mode` asks for.
 
         Raises:
             ConfigurationError: `mode` is `"required"` and bubblewrap cannot run here.
         """
         if mode == "off":
-            return cls(root=root, bwrap=None, tmp_bytes=tmp_bytes)
+            return cls(root=root, bwrap=None, tmp_bytes=tmp_bytes, reaper=reaper)
         found = bwrap_binary()
         if found is not None and not _user_namespaces_work(found):
             found = None
@@ -125,12 +130,12 @@ class Sandbox:
             )
         if found is not None:
             warn_if_vulnerable(found)
-        return cls(root=root, bwrap=found, tmp_bytes=tmp_bytes)
+        return cls(root=root, bwrap=found, tmp_bytes=tmp_bytes, reaper=reaper)
 
     @property
     def reaped(self) -> bool:
         """Whether commands run under `_reaper` (unsandboxed), which `SIGTERM` stops."""
-        return self.bwrap is None
+        return self.bwrap is None and self.reaper
 
     @property
     def kind(self) -> str:
@@ -140,7 +145,8 @@ class Sandbox:
     def argv(self, command: list[str], workdir: Path) -> SandboxArgv:
         """`command` wrapped to run in `workdir` (inside the sandbox when there is one)."""
         if self.bwrap is None:
-            return SandboxArgv(argv=[sys.executable, "-I", "-S", str(_REAPER), *command])
+            reaper = [sys.executable, "-I", "-S", str(_REAPER)] if self.reaper else []
+            return SandboxArgv(argv=[*reaper, *command])
         fds: list[int] = []
         try:
             wrapped = [self.bwrap, *_namespaces()]

@@ -41,7 +41,10 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
     """
     chosen = settings or ShellSettings()
     confinement = Confinement.at(root)
-    sandbox = Sandbox.choose(confinement.root, chosen.sandbox, tmp_bytes=chosen.tmp_bytes)
+    cgroups = Cgroups.find()
+    sandbox = Sandbox.choose(
+        confinement.root, chosen.sandbox, tmp_bytes=chosen.tmp_bytes, reaper=cgroups is None
+    )
     if sandbox.bwrap is not None:
         check_root_visible(confinement.root)
     table = ProcessTable(
@@ -49,7 +52,7 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
         max_finished=chosen.max_finished_sessions,
         capacity=chosen.max_output_chars,
         max_processes=chosen.max_processes,
-        cgroups=Cgroups.find(),
+        cgroups=cgroups,
         write_root=confinement.root,
         max_write_bytes=chosen.max_write_bytes,
     )
