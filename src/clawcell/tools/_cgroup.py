@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import signal
 import time
 from collections.abc import Callable
@@ -53,20 +54,42 @@ class CommandCgroup:
         except OSError:
             return []
 
-    def kill(self) -> None:
-        """SIGKILL every member (`cgroup.kill` where the kernel has it), then remove the
-        directory if it is empty already (otherwise the next `Cgroups.make` sweeps it)."""
+    def kill(self, *, wait: float = 0.0) -> None:
+        """SIGKILL every member (`cgroup.kill` where the kernel has it, else each pid, round
+        after round, through pidfds so a recycled pid is never hit). With `wait`, block up to
+        that many seconds until every member has ended, then remove the directory (otherwise
+        the next `Cgroups.make` or `sweep` does)."""
         with contextlib.suppress(OSError):
             (self.path / "cgroup.kill").write_text("1")
-        for _ in range(64):  # a member that forked meanwhile shows up in the next read
-            members = self.pids()
-            if not members:
+        deadline = time.monotonic() + wait
+        for _ in range(64):  # a member that forked meanwhile shows up in the next round
+            pidfds = _pidfds(self.pids())
+            try:
+                for fd in pidfds:
+                    with contextlib.suppress(OSError):
+                        signal.pidfd_send_signal(fd, signal.SIGKILL)
+                ended = all(_ended(fd, deadline) for fd in pidfds)
+            finally:
+                for fd in pidfds:
+                    os.close(fd)
+            if not pidfds or not ended or time.monotonic() >= deadline:
                 break
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.path.rmdir()
+
+
+def _pidfds(pids: list[int]) -> list[int]:
+    out: list[int] = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            out.append(os.pidfd_open(pid))
+    return out
+
+
+def _ended(pidfd: int, deadline: float) -> bool:
+    """Wait until the process ends (its pidfd turns readable) or the deadline passes."""
+    readable, _, _ = select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))
+    return bool(readable)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -163,14 +163,16 @@ class ProcessSession:
         if self.launch.reaped:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.pid, signal.SIGTERM)  # the reaper kills its tree, then itself
+                os.kill(self.pid, signal.SIGCONT)  # even if the command stopped it
         else:
-            self._signal_group(signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
 
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
         if self._cgroup is not None:
-            self._cgroup.kill()
+            self._cgroup.kill(wait=5.0)  # the watcher thread: waiting is fine here
 
     async def wait(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the end; whether it ended."""
@@ -235,7 +237,7 @@ class ProcessSession:
         for reader in self._readers:
             reader.join(timeout=2.0)
         if self._cgroup is not None:
-            self._cgroup.kill()  # its members are gone by now: this removes it
+            self._cgroup.kill(wait=5.0)  # returns once every member has ended
         self._close_stdin()
         self.exit = exit_info(code, self._kill_reason)
         self._done.set()
