@@ -8,8 +8,8 @@ import os
 from ..catalog import Tool
 from ._cgroup import Cgroups
 from ._confinement import Confinement
+from ._process_table import ProcessTable
 from ._process_tool import process_tool
-from ._processes import ProcessTable
 from ._sandbox import Sandbox, check_root_visible
 from ._shell_exec import ShellContext, exec_tool
 from ._shell_settings import ShellSettings

@@ -14,7 +14,8 @@ from ..errors import ToolError
 from ._command_rule import rule_matches
 from ._confinement import Confinement
 from ._launch import Launch
-from ._processes import ProcessSession, ProcessTable
+from ._process_table import ProcessTable
+from ._processes import ProcessSession
 from ._rlimits import Rlimits
 from ._sandbox import Sandbox
 from ._shell_schemas import EXEC_INPUT, EXEC_OUTPUT
