@@ -17,7 +17,7 @@ import pytest
 
 from clawcell.errors import ConfigurationError
 from clawcell.tools import ShellSettings, shell
-from clawcell.tools._sandbox import check_root_visible, warn_if_vulnerable
+from clawcell.tools._sandbox import Sandbox, check_root_visible, warn_if_vulnerable
 
 from .test_shell import run
 
@@ -133,3 +133,19 @@ def test_a_workspace_that_is_or_holds_a_mount_target_is_refused(bad: str) -> Non
 
 def test_a_workspace_under_tmp_is_accepted_its_mount_target_is_in_a_fresh_tmpfs() -> None:
     check_root_visible(Path("/tmp/project"))
+
+
+def _no_user_namespaces(_bwrap: str) -> bool:
+    return False
+
+
+def test_without_user_namespaces_auto_runs_unsandboxed_with_a_warning_and_required_refuses(
+    root: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("clawcell.tools._sandbox._user_namespaces_work", _no_user_namespaces)
+    with caplog.at_level(logging.WARNING, logger="clawcell.tools"):
+        auto = Sandbox.choose(root, "auto", tmp_bytes=1024**2)
+    assert (auto.bwrap, auto.kind) == (None, "none")
+    assert any("cannot create a user namespace" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ConfigurationError, match="cannot create user namespaces here"):
+        Sandbox.choose(root, "required", tmp_bytes=1024**2)

@@ -121,6 +121,7 @@ class Sandbox:
             return cls(root=root, bwrap=None, tmp_bytes=tmp_bytes, reaper=reaper)
         found = bwrap_binary()
         if found is not None and not _user_namespaces_work(found):
+            _warn_no_user_namespaces(found, mode)
             found = None
         if found is None and mode == "required":
             raise ConfigurationError(
@@ -243,6 +244,18 @@ def bwrap_version(bwrap: str) -> tuple[int, ...] | None:
         return None
     found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", done.stdout)
     return tuple(int(part or 0) for part in found.groups()) if found else None
+
+
+@functools.cache
+def _warn_no_user_namespaces(bwrap: str, mode: str) -> None:
+    if mode == "auto":
+        _log.warning(
+            "bubblewrap at %r cannot create a user namespace here (unprivileged user "
+            "namespaces are off, or a container forbids them), so shell commands run without "
+            'the sandbox (`sandbox: "none"`); allow user namespaces, or set `sandbox = '
+            '"required"` to refuse running without it.',
+            bwrap,
+        )
 
 
 @functools.cache
