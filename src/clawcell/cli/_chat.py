@@ -31,7 +31,7 @@ from ..agent._model import Model
 from ..agent._openai_chat import OpenAIChatModel, openai_sdk
 from ..agent._openai_responses import OpenAIResponsesModel
 from ..errors import ClawcellError, ConfigurationError
-from ._chat_view import ChatView
+from ._chat_view import ChatView, terminal_safe
 from ._lines import read_line
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def run_chat(args: argparse.Namespace) -> int:
         model = _model(settings)
         tools = settings.build_tools()
     except ClawcellError as exc:
-        print(f"clawcell chat: {exc}", file=sys.stderr)
+        print(f"clawcell chat: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     return asyncio.run(_chat(settings, model, tools, sys.stdin, sys.stdout))
 

@@ -1,5 +1,11 @@
 """How `clawcell chat` draws agent events in a terminal: plain text, no colours.
 
+Everything drawn comes from the model, a cell or a command's output, so none of it may drive
+the terminal: every control character but newline and tab (C0, DEL, C1 — `ESC`, `CSI`, `OSC`
+and the rest: colours, cursor moves, title or clipboard writes, hyperlinks, a carriage
+return that overwrites the line) is shown as a visible escape such as `\x1b`, in `_write`,
+the one place text reaches the terminal.
+
 ```text
 you> Which shipments are unpaid?
 ┌ exec · Unpaid shipments
@@ -14,6 +20,7 @@ b-202 is unpaid.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Final, TextIO
 
@@ -27,9 +34,15 @@ from ..agent._events import (
     TurnFinished,
 )
 
-__all__ = ["ChatView"]
+__all__ = ["ChatView", "terminal_safe"]
 
 _SHOWN: Final = 400  # characters of a value or an error shown in the terminal
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character but newline and tab made visible (`\\x1b`)."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 class ChatView:
@@ -109,7 +122,7 @@ class ChatView:
             self._midline = False
 
     def _write(self, text: str) -> None:
-        self._out.write(text)
+        self._out.write(terminal_safe(text))
         self._out.flush()
 
 

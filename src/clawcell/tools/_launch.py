@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,8 @@ class Launch:
         env: The complete environment.
         timeout_seconds: Lifetime before the group is killed.
         limits: Resource limits.
+        fds: Descriptors the sandbox reads at start (passed to the child, then closed).
+        reaped: Whether `argv` runs under `_reaper`, which `SIGTERM` makes kill its tree.
     """
 
     command: str
@@ -32,3 +36,11 @@ class Launch:
     env: Mapping[str, str]
     timeout_seconds: float
     limits: Rlimits
+    fds: tuple[int, ...] = ()
+    reaped: bool = False
+
+    def close_fds(self) -> None:
+        """Close `fds` in this process (once the child holds them, or when it never starts)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)

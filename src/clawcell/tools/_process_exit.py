@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EndReason", "ExitInfo", "exit_info"]
 
-EndReason = Literal["exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit"]
+EndReason = Literal[
+    "exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit", "write_limit"
+]
 _LIMIT_SIGNALS: Final[dict[int, EndReason]] = {
     int(signal.SIGXCPU): "cpu_limit",
     int(signal.SIGXFSZ): "file_size_limit",
@@ -51,6 +53,9 @@ _MESSAGES: Final[dict[str, str]] = {
     "file_size_limit": "The command tried to write a file larger than "
     "{launch.limits.file_size_bytes} bytes and was stopped ({signal}); the limit is the "
     "`file_size_bytes` shell setting.",
+    "write_limit": "The command grew the workspace by more than {launch.limits.write_bytes} "
+    "bytes and was killed with everything it started; the limit is the `max_write_bytes` "
+    "shell setting (remove what it wrote, or raise the setting).",
 }
 
 

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..approvals import ApprovalRule
-from ..catalog import Tool
+from ..catalog import Tool, call_session
 from ..errors import ToolError
 from ._processes import IDLE_INPUT_MS, ProcessSession
-from ._shell_exec import TAIL_CHARS, ShellContext, exit_fields
+from ._shell_exec import TAIL_CHARS, ShellContext, checked_text, exit_fields
 from ._shell_schemas import PROCESS_INPUT, PROCESS_OUTPUT
 
 __all__ = ["process_tool"]
@@ -122,7 +122,8 @@ async def _write(_: ShellContext, session: ProcessSession, params: Mapping[str, 
         return _failed(
             f"Session {session.id!r} does not accept input: it ended or stdin is closed."
         )
-    accepted = session.write(str(params.get("data", "")).encode(), eof=params.get("eof") is True)
+    data = checked_text("data", params.get("data", ""), nul=True)
+    accepted = session.write(data.encode(), eof=params.get("eof") is True)
     return {
         "status": "running",
         "sessionId": session.id,
@@ -158,7 +159,8 @@ def process_approval(approval: str) -> ApprovalRule:
     def rule(params: dict[str, Any]) -> str | bool:
         if params.get("action") != "write":
             return False
-        return f"`process write` sends input to session {params.get('sessionId')!r}"
+        data = params.get("data", "")
+        return f"`process write` sends input to session {params.get('sessionId')!r}: {data!r}"
 
     return rule
 
@@ -171,12 +173,12 @@ def process_tool(context: ShellContext) -> Tool:
         if action == "list":
             return {
                 "status": "completed",
-                "sessions": [_listed(s) for s in context.table.sessions()],
+                "sessions": [_listed(s) for s in context.table.sessions(owner=call_session.get())],
             }
         session_id = params.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             return _failed(f"`process {action}` needs the `sessionId` that `exec` returned.")
-        session = context.table.get(session_id)
+        session = context.table.get(session_id, owner=call_session.get())
         if session is None and context.table.is_foreign(session_id):
             return _lost(session_id)
         if session is None:

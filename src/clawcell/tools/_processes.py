@@ -1,10 +1,12 @@
-"""`ProcessTable`: the commands `exec` started, each a `ProcessSession` with bounded output.
+"""`ProcessSession`: one command `exec` started, with bounded output (`ProcessTable` keeps them).
 
 Each command runs in its own process group (`start_new_session`) with resource limits set
-between fork and exec (`preexec_fn`: `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NPROC`
-and, on Linux, a parent-death `SIGKILL`). Two reader threads per command move its stdout and
-stderr into ring buffers; a watcher thread enforces the lifetime and, when the command's
-leader exits, kills what is left of its group, so nothing it started outlives it.
+between fork and exec (`preexec_fn`: joining its pids cgroup when there is one, `RLIMIT_CPU`,
+`RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NPROC` and, on Linux, a parent-death `SIGKILL`). Two
+reader threads per command move its stdout and stderr into ring buffers; a watcher thread
+enforces the lifetime and the workspace write budget and, when the command's leader exits,
+kills what is left (its cgroup, its group; unsandboxed without a cgroup, `_reaper` already
+did), so nothing it started outlives it.
 
 Threads rather than asyncio subprocesses: a session outlives the event loop of the call that
 started it (a parked cell resumes on another loop; `process` may poll from anywhere).
@@ -22,16 +24,17 @@ import signal
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import IO, Any, Final
 
 from ..errors import ToolError
+from ._cgroup import CommandCgroup
 from ._launch import Launch
 from ._output_ring import OutputRing
 from ._process_exit import EndReason, ExitInfo, exit_info
+from ._write_budget import WriteBudget
 
-__all__ = ["SESSION_ID", "ProcessSession", "ProcessTable"]
+__all__ = ["SESSION_ID", "ProcessSession"]
 
 IDLE_INPUT_MS: Final = 1_000
 """A running command with open stdin and no output for this long counts as waiting for input."""
@@ -42,8 +45,19 @@ SESSION_ID: Final = re.compile(r"sh_[0-9a-f]{8}_[0-9]+")
 class ProcessSession:
     """One running or finished command and its output."""
 
-    def __init__(self, launch: Launch, capacity: int, *, session_id: str) -> None:
+    def __init__(
+        self,
+        launch: Launch,
+        capacity: int,
+        *,
+        session_id: str,
+        owner: str | None = None,
+        cgroup: CommandCgroup | None = None,
+        budget: WriteBudget | None = None,
+    ) -> None:
         self.id = session_id
+        self.owner = owner
+        """The id of the Code Mode session whose call started it (`None`: a host call)."""
         self.launch = launch
         self.stdout = OutputRing(capacity)
         self.stderr = OutputRing(capacity)
@@ -56,6 +70,11 @@ class ProcessSession:
         self._done = threading.Event()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
+        self._cgroup = cgroup
+        self._budget = budget
+        if budget is not None:
+            budget.start()
+        preexec = launch.limits.preexec(cgroup.joiner() if cgroup is not None else None)
         self._proc = subprocess.Popen(
             launch.argv,
             stdin=subprocess.PIPE,
@@ -64,8 +83,9 @@ class ProcessSession:
             cwd=launch.cwd,
             env=dict(launch.env),
             start_new_session=True,
-            preexec_fn=launch.limits.preexec(),  # noqa: PLW1509 - only setrlimit and prctl run in it
+            preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit, prctl and a cgroup join run in it
             close_fds=True,
+            pass_fds=launch.fds,
         )
         self.pid = self._proc.pid
         assert self._proc.stdin is not None
@@ -133,16 +153,26 @@ class ProcessSession:
                 self._proc.stdin.close()
 
     def kill(self, reason: EndReason = "killed") -> None:
-        """Kill the command's process group (idempotent)."""
+        """Kill the command and everything it started (idempotent)."""
         if self._done.is_set():
             return
         if self._kill_reason is None:
             self._kill_reason = reason
-        self._signal_group(signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill()
+        if self.launch.reaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)  # the reaper kills its tree, then itself
+                os.kill(self.pid, signal.SIGCONT)  # even if the command stopped it
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
 
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
+        if self._cgroup is not None:
+            self._cgroup.kill(wait=5.0)  # the watcher thread: waiting is fine here
 
     async def wait(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the end; whether it ended."""
@@ -167,6 +197,24 @@ class ProcessSession:
         """Block this thread until the end (for closing hosts); whether it ended."""
         return self._done.wait(timeout)
 
+    def _wait_within_bounds(self) -> int:
+        """The exit status; kills the command at its timeout or past its write budget."""
+        deadline = time.monotonic() + self.launch.timeout_seconds
+        budget = self._budget
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill("timeout")
+                return self._proc.wait()
+            try:
+                return self._proc.wait(
+                    remaining if budget is None else min(remaining, budget.interval)
+                )
+            except subprocess.TimeoutExpired:
+                if budget is not None and budget.exceeded():
+                    self.kill("write_limit")
+                    return self._proc.wait()
+
     def _read(self, pipe: IO[bytes] | None, ring: OutputRing) -> None:
         if pipe is None:
             return
@@ -184,14 +232,12 @@ class ProcessSession:
             self.last_output_at = time.time()
 
     def _watch(self) -> None:
-        try:
-            code = self._proc.wait(self.launch.timeout_seconds)
-        except subprocess.TimeoutExpired:
-            self.kill("timeout")
-            code = self._proc.wait()
+        code = self._wait_within_bounds()
         self._signal_group(signal.SIGKILL)  # whatever the command left behind
         for reader in self._readers:
             reader.join(timeout=2.0)
+        if self._cgroup is not None:
+            self._cgroup.kill(wait=5.0)  # returns once every member has ended
         self._close_stdin()
         self.exit = exit_info(code, self._kill_reason)
         self._done.set()
@@ -218,84 +264,3 @@ def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
     thread = threading.Thread(target=target, args=args, daemon=True, name="clawcell-shell")
     thread.start()
     return thread
-
-
-class ProcessTable:
-    """The sessions of one `shell(...)`: at most `max_sessions` running, bounded history."""
-
-    def __init__(self, *, max_sessions: int, max_finished: int, capacity: int) -> None:
-        self._max_sessions = max_sessions
-        self._max_finished = max_finished
-        self._capacity = capacity
-        self._sessions: dict[str, ProcessSession] = {}
-        self._lock = threading.Lock()
-        self.instance = uuid.uuid4().hex[:8]
-        """Names this table's sessions (`sh_<instance>_<n>`): an id with another instance
-        belongs to an earlier host process or other tools, so it is reported lost."""
-        self._counter = 0
-
-    def start(self, launch: Launch) -> ProcessSession:
-        """Start `launch` as a new session.
-
-        Raises:
-            ToolError: `too_many_sessions` or `spawn_failed`.
-        """
-        with self._lock:
-            running = [s for s in self._sessions.values() if s.running]
-            if len(running) >= self._max_sessions:
-                raise ToolError(
-                    f"{len(running)} commands are already running (the most is "
-                    f"{self._max_sessions}); `process kill` or `remove` one, or wait for it.",
-                    code="too_many_sessions",
-                )
-            self._counter += 1
-            session_id = f"sh_{self.instance}_{self._counter}"
-            try:
-                session = ProcessSession(launch, self._capacity, session_id=session_id)
-            except OSError as exc:
-                raise ToolError(
-                    f"Could not start {launch.argv[0]!r}: {exc.strerror or exc}.",
-                    code="spawn_failed",
-                ) from exc
-            self._sessions[session.id] = session
-            self._trim()
-            return session
-
-    def _trim(self) -> None:
-        finished = [s for s in self._sessions.values() if not s.running]
-        for session in finished[: max(0, len(finished) - self._max_finished)]:
-            del self._sessions[session.id]
-
-    def is_foreign(self, session_id: str) -> bool:
-        """Whether `session_id` is a session id of another table (an earlier process)."""
-        return SESSION_ID.fullmatch(session_id) is not None and not session_id.startswith(
-            f"sh_{self.instance}_"
-        )
-
-    def get(self, session_id: str) -> ProcessSession | None:
-        """The session with this id, or `None`."""
-        with self._lock:
-            return self._sessions.get(session_id)
-
-    def sessions(self) -> list[ProcessSession]:
-        """Every session kept, oldest first."""
-        with self._lock:
-            return list(self._sessions.values())
-
-    def forget(self, session_id: str) -> ProcessSession | None:
-        """Drop a session (killing it if it runs); the session, or `None`."""
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-        if session is not None:
-            session.kill()
-        return session
-
-    def close(self) -> None:
-        """Kill every running command (idempotent). The table stays usable: a later
-        `CodeMode` over the same tools starts commands of its own."""
-        with self._lock:
-            sessions = list(self._sessions.values())
-        for session in sessions:
-            session.kill()
-        for session in sessions:
-            session.wait_blocking(5.0)

@@ -22,9 +22,11 @@ class Rlimits:
     address_space_bytes: int
     file_size_bytes: int
     max_processes: int
+    write_bytes: int = 0
+    """The workspace growth budget (`max_write_bytes`), checked by the watcher, not here."""
 
-    def preexec(self) -> Callable[[], None]:
-        """The function run in the child between fork and exec."""
+    def preexec(self, join: Callable[[], None] | None = None) -> Callable[[], None]:
+        """The function run in the child between fork and exec (`join` first: a cgroup)."""
         pairs = [
             (resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1),
             (resource.RLIMIT_AS, self.address_space_bytes, self.address_space_bytes),
@@ -35,6 +37,8 @@ class Rlimits:
         prctl = _prctl()
 
         def apply() -> None:
+            if join is not None:
+                join()
             for kind, soft, hard in limits:
                 resource.setrlimit(kind, (soft, hard))
             if prctl is not None:

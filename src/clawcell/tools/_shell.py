@@ -6,9 +6,10 @@ import dataclasses
 import os
 
 from ..catalog import Tool
+from ._cgroup import Cgroups
 from ._confinement import Confinement
+from ._process_table import ProcessTable
 from ._process_tool import process_tool
-from ._processes import ProcessTable
 from ._sandbox import Sandbox, check_root_visible
 from ._shell_exec import ShellContext, exec_tool
 from ._shell_settings import ShellSettings
@@ -40,13 +41,20 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
     """
     chosen = settings or ShellSettings()
     confinement = Confinement.at(root)
-    sandbox = Sandbox.choose(confinement.root, chosen.sandbox)
+    cgroups = Cgroups.find()
+    sandbox = Sandbox.choose(
+        confinement.root, chosen.sandbox, tmp_bytes=chosen.tmp_bytes, reaper=cgroups is None
+    )
     if sandbox.bwrap is not None:
         check_root_visible(confinement.root)
     table = ProcessTable(
         max_sessions=chosen.max_sessions,
         max_finished=chosen.max_finished_sessions,
         capacity=chosen.max_output_chars,
+        max_processes=chosen.max_processes,
+        cgroups=cgroups,
+        write_root=confinement.root,
+        max_write_bytes=chosen.max_write_bytes,
     )
     context = ShellContext(confinement=confinement, settings=chosen, sandbox=sandbox, table=table)
     return [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Mapping
@@ -10,11 +9,13 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ..approvals import ApprovalRule
-from ..catalog import Tool
+from ..catalog import Tool, call_session
 from ..errors import ToolError
+from ._command_rule import rule_matches
 from ._confinement import Confinement
 from ._launch import Launch
-from ._processes import ProcessSession, ProcessTable
+from ._process_table import ProcessTable
+from ._processes import ProcessSession
 from ._rlimits import Rlimits
 from ._sandbox import Sandbox
 from ._shell_schemas import EXEC_INPUT, EXEC_OUTPUT
@@ -25,6 +26,7 @@ __all__ = ["ShellContext", "exec_tool", "running_result"]
 TAIL_CHARS: Final = 2_000
 _ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOADER: Final = ("LD_", "DYLD_")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 _DEFAULT_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 _DESCRIPTION = (
     "Run a shell command in the workspace (a sandbox without network when bubblewrap is "
@@ -47,7 +49,10 @@ class ShellContext:
     def environment(self, extra: Mapping[str, str]) -> dict[str, str]:
         """The scrubbed environment plus `extra` (validated)."""
         env = {k: os.environ[k] for k in self.settings.env_allow if k in os.environ}
-        env.setdefault("PATH", _DEFAULT_PATH)
+        # Only absolute directories: an empty or relative entry would run workspace files
+        # in place of the programs an approval named.
+        path = [d for d in env.get("PATH", "").split(":") if d.startswith("/")]
+        env["PATH"] = ":".join(path) or _DEFAULT_PATH
         root = str(self.confinement.root)
         env |= {"HOME": root, "TMPDIR": "/tmp", "CLAWCELL_SHELL": "exec"}
         for name, value in extra.items():
@@ -63,6 +68,7 @@ class ShellContext:
             address_space_bytes=s.address_space_bytes,
             file_size_bytes=s.file_size_bytes,
             max_processes=s.max_processes,
+            write_bytes=s.max_write_bytes,
         )
 
 
@@ -77,16 +83,46 @@ def _check_variable(name: object, value: object) -> None:
             f"`env` may not set the loader variable {name!r}; loader overrides are refused.",
             code="invalid_env",
         )
-    if not isinstance(value, str) or "\x00" in value:
-        raise ToolError(f"`env.{name}` must be a string without NUL, got {value!r}.",
-                        code="invalid_env")  # fmt: skip
+    if not isinstance(value, str) or "\x00" in value or _SURROGATE.search(value):
+        raise ToolError(
+            f"`env.{name}` must be a string without NUL or lone surrogates, got {value!r}.",
+            code="invalid_env",
+        )
+
+
+def checked_text(name: str, value: object, *, nul: bool = False) -> str:
+    """`value` as text a process can take: a string without lone surrogates (and, unless
+    `nul`, without NUL); checked before anything starts, so a bad input leaves nothing behind.
+
+    Raises:
+        ToolError: `invalid_input`.
+    """
+    if not isinstance(value, str):
+        raise ToolError(f"`{name}` must be a string, got {value!r}.", code="invalid_input")
+    if not nul and "\x00" in value:
+        raise ToolError(
+            f"`{name}` contains a NUL character, which a command line cannot hold: "
+            f"{_excerpt(value)!r}. Remove it.",
+            code="invalid_input",
+        )
+    if _SURROGATE.search(value):
+        raise ToolError(
+            f"`{name}` contains a lone surrogate, which is not Unicode text: "
+            f"{_excerpt(value)!r}. Pass valid UTF-16 (pair each surrogate).",
+            code="invalid_input",
+        )
+    return value
+
+
+def _excerpt(value: str) -> str:
+    return value if len(value) <= 80 else value[:80] + "…"
 
 
 def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
-    command = str(params["command"])
+    command = checked_text("command", params["command"])
     if not command.strip():
         raise ToolError("`command` is empty; pass the shell command to run.", code="invalid_input")
-    workdir = params.get("workdir") or "."
+    workdir = checked_text("workdir", params.get("workdir") or ".")
     real = context.confinement.root if workdir == "." else context.confinement.resolve(workdir)
     if not real.is_dir():
         raise ToolError(
@@ -100,15 +136,18 @@ def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
             f"{settings.max_timeout_seconds:g}; pass at most that.",
             code="invalid_input",
         )
-    argv = context.sandbox.argv([settings.shell, "-c", command], real)
+    env = context.environment(cast(Mapping[str, str], params.get("env") or {}))
+    wrapped = context.sandbox.argv([settings.shell, "-c", command], real)
     return Launch(
         command=command,
-        argv=argv,
+        argv=wrapped.argv,
         cwd=real,
         shown_cwd=context.confinement.relative(real) or ".",
-        env=context.environment(cast(Mapping[str, str], params.get("env") or {})),
+        env=env,
         timeout_seconds=timeout,
         limits=context.rlimits(),
+        fds=wrapped.fds,
+        reaped=context.sandbox.reaped,
     )
 
 
@@ -158,16 +197,25 @@ def finished_result(session: ProcessSession, sandbox: Sandbox) -> dict[str, Any]
     }
 
 
+def approval_text(params: Mapping[str, Any]) -> str:
+    """What a person is asked: the whole command, its `env` and `workdir` (never cut)."""
+    text = f"`exec` runs a shell command: {str(params.get('command', ''))!r}"
+    if params.get("env"):
+        text += f" with environment {dict(params['env'])!r}"
+    if params.get("workdir") not in (None, "", "."):
+        text += f" in {params['workdir']!r}"
+    return text
+
+
 def exec_approval(settings: ShellSettings) -> ApprovalRule:
     """`"never"`, or a rule that asks unless the command matches `allow_commands`."""
     if settings.approval == "never":
         return "never"
 
     def rule(params: dict[str, Any]) -> str | bool:
-        command = str(params.get("command", "")).strip()
-        if any(fnmatch.fnmatchcase(command, p) for p in settings.allow_commands):
+        if rule_matches(settings.allow_commands, params):
             return False
-        return f"`exec` runs a shell command: {command[:200]!r}"
+        return approval_text(params)
 
     return rule
 
@@ -176,10 +224,11 @@ def exec_tool(context: ShellContext) -> Tool:
     """The `exec` tool over `context`."""
 
     async def execute(params: dict[str, Any]) -> dict[str, Any]:
+        stdin = checked_text("input", params["input"], nul=True) if "input" in params else None
         launch = _launch(context, params)
-        session = context.table.start(launch)
-        if "input" in params:
-            session.feed(str(params["input"]).encode())
+        session = context.table.start(launch, owner=call_session.get())
+        if stdin is not None:
+            session.feed(stdin.encode())
         if params.get("background") is True:
             return running_result(session, context.sandbox)
         wait_ms = int(params.get("yieldMs", context.settings.yield_ms))

@@ -17,7 +17,9 @@ __all__ = ["EXEC_INPUT", "EXEC_OUTPUT", "PROCESS_ACTIONS", "PROCESS_INPUT", "PRO
 
 _NUMBER: Final = {"type": "number"}
 _SANDBOX: Final = literal("bwrap", "none")
-_REASON: Final = literal("exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit")
+_REASON: Final = literal(
+    "exited", "signal", "timeout", "killed", "cpu_limit", "file_size_limit", "write_limit"
+)
 _EXIT: Final = {
     "exitCode": {"anyOf": [integer(), {"type": "null"}]},
     "exitReason": _REASON,

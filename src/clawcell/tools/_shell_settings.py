@@ -17,7 +17,8 @@ DEFAULT_ENV_ALLOW: Final = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "PATH", "T
 
 _POSITIVE: Final = (
     "timeout_seconds", "yield_ms", "max_output_chars", "max_sessions", "max_finished_sessions",
-    "cpu_seconds", "address_space_bytes", "file_size_bytes", "max_processes",
+    "cpu_seconds", "address_space_bytes", "file_size_bytes", "max_processes", "tmp_bytes",
+    "max_write_bytes",
 )  # fmt: skip
 
 
@@ -37,8 +38,16 @@ class ShellSettings:
         cpu_seconds: `RLIMIT_CPU` of each command (`SIGXCPU`, then `SIGKILL`).
         address_space_bytes: `RLIMIT_AS` of each command (allocations fail past it).
         file_size_bytes: `RLIMIT_FSIZE` of each command (`SIGXFSZ` past it).
-        max_processes: `RLIMIT_NPROC` of each command. Linux counts every process of the
-            user (per user namespace), so keep it well above what the user already runs.
+        max_processes: Most processes of one command. `RLIMIT_NPROC` where the host user is
+            not root (Linux counts every process of that user, per user namespace, so keep it
+            above what the user already runs); a pids cgroup per command where one can be
+            made (root hosts, delegated cgroups), which binds root too.
+        max_write_bytes: How much one command may grow the workspace (allocated bytes,
+            measured when it starts and every 0.25 s or more while it runs); past it the
+            command is killed (`exitReason: "write_limit"`). A check, not a wall: a fast
+            writer passes it by what it writes between two checks.
+        tmp_bytes: Size of the sandbox's private `/tmp` and of its `/dev/shm` (each a tmpfs,
+            in memory); writes past it fail with `ENOSPC`.
         sandbox: `"auto"` runs in bubblewrap when `bwrap` works, `"required"` refuses to run
             without it, `"off"` never uses it.
         env_allow: Host environment variables a command inherits (the `env` input adds more).
@@ -59,6 +68,8 @@ class ShellSettings:
     address_space_bytes: int = 4 * 1024**3
     file_size_bytes: int = 1024**3
     max_processes: int = 4096
+    tmp_bytes: int = 128 * 1024**2
+    max_write_bytes: int = 1024**3
     sandbox: SandboxMode = "auto"
     env_allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
     approval: Literal["ask", "never"] = "ask"
