@@ -38,6 +38,7 @@ from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
 from ._sessions import AgentSlot, sessions
 from ._sessions_policy import SessionVisibility
+from ._sessions_sends import SendLimits
 from ._settings import FetchSettings
 from ._shell import shell
 from ._shell_settings import ShellSettings
@@ -106,7 +107,7 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
         if "browser" in top:
             tools.append(_browser(_section(top["browser"], "browser", _BROWSER)))
         if "sessions" in top:
-            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send")))
+            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send", *_SENDS)))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigurationError):
             raise
@@ -174,8 +175,18 @@ def _browser(section: dict[str, Any]) -> Tool:
     return browser(settings=BrowserSettings(**section))
 
 
+_SENDS: Final = ("max_sends_per_turn", "max_sends_per_session", "send_window_seconds",
+                  "max_send_depth")  # fmt: skip
+_SEND_FIELDS: Final = ("per_turn", "per_session", "window_seconds", "max_depth")
+
+
 def _sessions(section: dict[str, Any]) -> list[Tool]:
     patterns: dict[str, tuple[str, ...]] = {}
+    bounds = {key: section.pop(key) for key in _SENDS if key in section}
+    limits = SendLimits(
+        **{field: bounds[key] for key, field in zip(_SENDS, _SEND_FIELDS, strict=True)
+           if key in bounds}
+    )  # fmt: skip
     for key, value in section.items():
         if not isinstance(value, list | tuple) or not all(
             isinstance(item, str) for item in cast(list[object], value)
@@ -185,7 +196,7 @@ def _sessions(section: dict[str, Any]) -> list[Tool]:
                 f"got {value!r}."
             )
         patterns[key] = tuple(cast(list[str], value))
-    return sessions(AgentSlot(), visibility=SessionVisibility(**patterns))
+    return sessions(AgentSlot(), visibility=SessionVisibility(**patterns), limits=limits)
 
 
 def _provider(value: object) -> SearchProvider:
