@@ -14,6 +14,7 @@ from ._schedule import check_schedule, next_after
 __all__ = [
     "DEFAULT_MAX_HISTORY",
     "job_json",
+    "job_owner",
     "job_summary",
     "new_job",
     "run_json",
@@ -77,8 +78,25 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def new_job(job: object, now: float) -> JobRecord:
-    """A new job from the `add` input's `job` object.
+def job_owner(job: JobRecord) -> str:
+    """The session that owns `job` (jobs stored before owners existed: `"default"`)."""
+    owner = job.spec.get("owner")
+    return owner if isinstance(owner, str) else "default"
+
+
+def _first(schedule: dict[str, Any], now: float) -> float:
+    first = next_after(schedule, now, anchor=now)
+    if first is None:
+        raise ToolError(
+            f"The schedule {schedule!r} has no occurrence between now and the end of the year "
+            "9999; give a time in the future.",
+            code="invalid_schedule",
+        )
+    return first
+
+
+def new_job(job: object, now: float, *, owner: str = "default") -> JobRecord:
+    """A new job from the `add` input's `job` object, owned by session `owner`.
 
     Raises:
         ToolError: `invalid_job` / `invalid_schedule`, naming the field.
@@ -93,11 +111,8 @@ def new_job(job: object, now: float) -> JobRecord:
     key = spec.get("declarationKey")
     if key is not None and (not isinstance(key, str) or not key):
         raise _invalid(f"`declarationKey` must be a non-empty string, got {key!r}.")
-    options: dict[str, Any] = {**_options(spec), "anchor": now}
-    first = next_after(options["schedule"], now, anchor=now)
-    if first is None:
-        raise ToolError(f"The schedule {options['schedule']!r} has no occurrence after now.",
-                        code="invalid_schedule")  # fmt: skip
+    options: dict[str, Any] = {**_options(spec), "anchor": now, "owner": owner}
+    first = _first(options["schedule"], now)
     return JobRecord(
         id=f"job_{uuid.uuid4().hex[:12]}",
         spec=options,
@@ -118,11 +133,12 @@ def updated_job(job: JobRecord, patch: object, now: float) -> JobRecord:
     enabled = changes.pop("enabled", job.enabled)
     if not isinstance(enabled, bool):
         raise _invalid(f"`enabled` must be true or false, got {enabled!r}.")
-    spec: dict[str, Any] = {**_options({**job.spec, **changes}), "anchor": job.spec["anchor"]}
+    spec: dict[str, Any] = {**_options({**job.spec, **changes}), "anchor": job.spec["anchor"],
+                            "owner": job_owner(job)}  # fmt: skip
     next_due = job.next_due_at
     if "schedule" in changes:
         spec["anchor"] = now
-        next_due = next_after(spec["schedule"], now, anchor=now)
+        next_due = _first(spec["schedule"], now)
     return JobRecord(
         id=job.id,
         spec=spec,
@@ -141,7 +157,10 @@ def _ms(seconds: float | None) -> float | None:
 def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):  # stored before schedules were held to 9999
+        return None
 
 
 def job_json(job: JobRecord) -> dict[str, Any]:

@@ -21,8 +21,10 @@ TOOL_BUDGET_EXCEEDED: Final = "tool_budget_exceeded"
 class TurnRunner(Protocol):
     """What runs an agent turn: `clawcell.agent.Agent` fits (`run(session_id, text)`)."""
 
-    def run(self, session_id: str, text: str) -> AsyncIterator[Any]:
-        """Yield the turn's events."""
+    def run(
+        self, session_id: str, text: str, *, sender: dict[str, Any] | None = None
+    ) -> AsyncIterator[Any]:
+        """Yield the turn's events (the message stored with `sender`)."""
         ...
 
 
@@ -132,8 +134,11 @@ class PayloadRunner:
         if self._agent is None:
             return Outcome(status="error", error="no agent is configured for agentTurn payloads")
         session = str(payload.get("sessionId") or f"automation:{job.id}")
+        owner = job.spec.get("owner")
+        # An automation's message is one hop of a send chain (`SendLimits.max_depth`).
+        sender = {"kind": "automation", "jobId": job.id, "owner": owner, "depth": 1}
         texts: list[str] = []
-        async for event in self._agent.run(session, str(payload["prompt"])):
+        async for event in self._agent.run(session, str(payload["prompt"]), sender=sender):
             text = getattr(event, "text", None)
             if isinstance(text, str) and text:
                 texts.append(text)

@@ -44,6 +44,11 @@ class SessionVisibility:
         """Whether `caller` may post to `target`."""
         return target != caller and _matches(self.send, caller, target)
 
+    def may_post(self, caller: str, target: str) -> bool:
+        """Whether something `caller` set up to run later (an `agentTurn` automation) may
+        post into `target`: its own session, or one `send` allows."""
+        return target == caller or _matches(self.send, caller, target)
+
     def check_see(self, caller: str, target: str) -> None:
         """A `ToolError` (`session_not_visible`) unless `caller` may read `target`."""
         if not self.may_see(caller, target):
