@@ -219,3 +219,53 @@ def test_a_stored_job_due_after_9999_does_not_break_list(new_store: StoreFactory
 
     listed = asyncio.run(main())
     assert [(j["id"], j["nextRunAt"]) for j in listed["jobs"]] == [("job_far", None)]
+
+
+def test_a_job_with_a_nul_or_a_lone_surrogate_is_invalid_input() -> None:
+    from clawcell.store import MemoryStore
+
+    async def main() -> list[ToolError]:
+        catalog = Catalog(automations(MemoryStore()))
+        errors = [
+            await refused("ops", catalog, "add", job={"name": "a\x00", "schedule": EVERY_MINUTE,
+                                                      "payload": CELL}),
+            await refused("ops", catalog, "add", job={"schedule": EVERY_MINUTE, "payload": {
+                "kind": "agentTurn", "prompt": "hi\ud800"}}),
+        ]  # fmt: skip
+        job = await call_as("ops", catalog, "add", job={"schedule": EVERY_MINUTE,
+                                                        "payload": CELL})  # fmt: skip
+        errors.append(await refused("ops", catalog, "update", jobId=job["id"],
+                                    patch={"name": "b\x00"}))  # fmt: skip
+        return errors
+
+    errors = asyncio.run(main())
+    assert [e.code for e in errors] == ["invalid_input"] * 3
+    assert errors[0].message == (
+        "`job.name` 'a\\x00' holds the character '\\x00' (a NUL or a lone surrogate), which a "
+        "job may not hold; remove it."
+    )
+    assert errors[1].message.startswith("`job.payload.prompt` 'hi\\ud800' holds")
+
+
+def test_a_summary_with_a_nul_is_recorded_on_every_backend(new_store: StoreFactory) -> None:
+    async def main() -> dict[str, Any]:
+        store = new_store()
+        now = [1_000_000.0]
+        jobs = job_store_for(store)
+        scheduler = Scheduler(jobs, PayloadRunner(session_store=store), clock=lambda: now[0])
+        catalog = Catalog(automations(store, scheduler=scheduler))
+        cell = {"kind": "cell", "code": 'return "before\\u0000after\\ud800";'}
+        try:
+            job = await call_as("ops", catalog, "add", job={"schedule": EVERY_MINUTE,
+                                                            "payload": cell})  # fmt: skip
+            now[0] += 60
+            await scheduler.tick()
+            await scheduler.drain()
+            runs = await call_as("ops", catalog, "runs", jobId=job["id"])
+            return runs["entries"][0]
+        finally:
+            await jobs.close()
+            await store.close()
+
+    entry = asyncio.run(main())
+    assert (entry["status"], entry["summary"]) == ("ok", "before\ufffdafter\ufffd")

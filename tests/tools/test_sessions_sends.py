@@ -178,3 +178,34 @@ def test_config_sets_the_send_bounds() -> None:
     state: Any = tools[0].execute.__self__  # pyright: ignore[reportFunctionMemberAccess]
     assert state.ledger.limits == SendLimits(per_turn=2, max_depth=1)
     assert isinstance(state.visibility, SessionVisibility)
+
+
+BAD_TEXT = [
+    ("sessions_history", {"sessionId": "a\x00b"}, "`sessionId` 'a\\x00b' holds the character"),
+    ("sessions_history", {"sessionId": "a\nb"}, "`sessionId` 'a\\nb' holds the character"),
+    ("sessions_search", {"query": "pass\x00word"}, "`query` 'pass\\x00word' holds the character"),
+    ("sessions_search", {"query": "x\ud800"}, "`query` 'x\\ud800' holds the character"),
+    ("sessions_send", {"sessionId": "t", "text": "hi\x00"}, "`text` 'hi\\x00' holds the character"),
+    ("sessions_send", {"sessionId": "t\ud800", "text": "hi"}, "`sessionId` 't\\ud800' holds"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), BAD_TEXT,
+                         ids=[f"{t}-{i}" for i, (t, _a, _m) in enumerate(BAD_TEXT)])  # fmt: skip
+def test_nul_surrogates_and_control_ids_are_invalid_input_on_every_backend(
+    new_store: StoreFactory, tool: str, args: dict[str, Any], message: str
+) -> None:
+    async def main() -> ToolError:
+        holder: list[Agent] = []
+        tools = sessions(lambda: holder[0])
+        async with Agent(model=ScriptedModel([]), tools=tools, store=new_store()) as agent:
+            holder.append(agent)
+            await agent.store.append_transcript("t", [{"role": "user", "content": "password"}])
+            with pytest.raises(ToolError) as caught:
+                await call_as("hub", Catalog(tools), tool, args)
+            await agent.store.close()
+            return caught.value
+
+    error = asyncio.run(main())
+    assert error.code == "invalid_input"
+    assert error.message.startswith(message), error.message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -32,6 +33,28 @@ _PATCH_KEYS: Final = ("name", "schedule", "payload", "enabled", "catchUp", "maxH
 
 def _invalid(message: str) -> ToolError:
     return ToolError(message, code="invalid_job")
+
+
+_UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")
+
+
+def _check_text(value: object, path: str) -> None:
+    """Refuse a NUL or a lone surrogate anywhere in a job (no store keeps them alike)."""
+    if isinstance(value, str):
+        found = _UNSTORABLE.search(value)
+        if found is not None:
+            raise ToolError(
+                f"`{path}` {value!r} holds the character {found.group()!r} (a NUL or a lone "
+                "surrogate), which a job may not hold; remove it.",
+                code="invalid_input",
+            )
+    elif isinstance(value, Mapping):
+        for key, item in cast(Mapping[str, Any], value).items():
+            _check_text(key, path)
+            _check_text(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(cast(list[Any], value)):
+            _check_text(item, f"{path}[{index}]")
 
 
 def _check_keys(value: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -105,6 +128,7 @@ def new_job(job: object, now: float, *, owner: str = "default") -> JobRecord:
         raise _invalid(f"`job` must be an object, got {job!r}.")
     spec = dict(cast(Mapping[str, Any], job))
     _check_keys(spec, _SPEC_KEYS, "job")
+    _check_text(spec, "job")
     enabled = spec.get("enabled", True)
     if not isinstance(enabled, bool):
         raise _invalid(f"`enabled` must be true or false, got {enabled!r}.")
@@ -130,6 +154,7 @@ def updated_job(job: JobRecord, patch: object, now: float) -> JobRecord:
         raise _invalid(f"`patch` must be an object, got {patch!r}.")
     changes = dict(cast(Mapping[str, Any], patch))
     _check_keys(changes, _PATCH_KEYS, "patch")
+    _check_text(changes, "patch")
     enabled = changes.pop("enabled", job.enabled)
     if not isinstance(enabled, bool):
         raise _invalid(f"`enabled` must be true or false, got {enabled!r}.")

@@ -28,7 +28,7 @@ from ._sessions_contract import (
     STATUS_INPUT,
     STATUS_OUTPUT,
 )  # fmt: skip
-from ._sessions_policy import SessionVisibility
+from ._sessions_policy import SessionVisibility, check_text
 from ._sessions_search import search_transcripts
 from ._sessions_sends import SendLedger, SendLimits, current_turn, sender_mark
 
@@ -166,7 +166,7 @@ class _SessionTools:
         return result
 
     async def history(self, params: dict[str, Any]) -> dict[str, Any]:
-        target = str(params["sessionId"])
+        target = check_text("sessionId", str(params["sessionId"]), session_id=True)
         self.visibility.check_see(self.caller(), target)
         transcript = await self.agent.transcript(target)
         offset, limit = int(params.get("offset", 0)), int(params.get("limit", 50))
@@ -195,7 +195,7 @@ class _SessionTools:
         limit = int(params.get("limit", 20))
         hits, engine, cut = await search_transcripts(
             self.agent.store,
-            str(params["query"]),
+            check_text("query", str(params["query"])),
             visible=lambda session_id: self.visibility.may_see(caller, session_id),
             limit=limit,
             text_of=message_text,
@@ -203,7 +203,9 @@ class _SessionTools:
         return {"results": hits, "engine": engine, "truncated": cut}
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
-        caller, target = self.caller(), str(params["sessionId"])
+        caller = self.caller()
+        target = check_text("sessionId", str(params["sessionId"]), session_id=True)
+        check_text("text", str(params["text"]))
         if not self.visibility.may_send(caller, target):
             reason = "its own session" if target == caller else f"session {target!r}"
             raise ToolError(
