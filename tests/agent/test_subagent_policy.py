@@ -109,3 +109,32 @@ def test_the_inherited_policy_keeps_deny_and_ask(
     parent: ToolPolicy | None, tools: list[str], expected: ToolPolicy | None
 ) -> None:
     assert inherited_policy(parent, tools) == expected
+
+
+def test_sub_agent_tools_in_another_agents_cell_say_whose_they_are() -> None:
+    cell = """
+try {
+  await sessions_spawn({ profile: "helper", task: "t" });
+  return "ran";
+} catch (error) {
+  return [error.code, error.message];
+}
+"""
+
+    async def main() -> Any:
+        owner = Agent(model=ScriptedModel([]))
+        profile = SubagentProfile(name="helper", model=ScriptedModel([]))
+        tools = subagent_tools(owner, [profile])
+        other = Agent(model=ScriptedModel([exec_call(cell), "done"]), tools=tools)
+        async with owner, other:
+            await collect(other, "chat", "go")
+            transcript = await other.transcript("chat")
+        result = next(e for e in transcript if e["role"] == "toolResult")
+        return json.loads(result["content"][0]["text"])["value"]
+
+    assert run(main()) == [
+        "wrong_agent",
+        "`sessions_spawn` works only in a cell of the agent it was made for (an agent turn); it "
+        "has no session to act for here. Give each agent its own sub-agent tools "
+        "(`subagent_tools(agent, profiles)`).",
+    ]

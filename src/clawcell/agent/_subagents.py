@@ -172,7 +172,9 @@ class Subagents:
         if caller is None or id(caller.owner) not in self._owners:
             raise ToolError(
                 f"`{tool}` works only in a cell of the agent it was made for (an agent turn); "
-                "it has no session to act for here."
+                "it has no session to act for here. Give each agent its own sub-agent tools "
+                "(`subagent_tools(agent, profiles)`).",
+                code="wrong_agent",
             )
         if self._registry.closed:
             raise ToolError(f"`{tool}`: the agent is closing; no sub-agent can run.")
