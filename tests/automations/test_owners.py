@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -269,3 +270,38 @@ def test_a_summary_with_a_nul_is_recorded_on_every_backend(new_store: StoreFacto
 
     entry = asyncio.run(main())
     assert (entry["status"], entry["summary"]) == ("ok", "before\ufffdafter\ufffd")
+
+
+def test_config_sets_max_jobs_and_the_sessions_send_patterns(tmp_path: Path) -> None:
+    from clawcell.catalog import close_tools
+    from clawcell.tools import from_config
+
+    async def main() -> list[str]:
+        config = {
+            "automations": {"store": str(tmp_path / "state.db"), "max_jobs": 1},
+            "sessions": {"send": ["team-*"]},
+        }
+        tools = [t for t in from_config(config) if t.name == "automations"]
+        catalog = Catalog(tools)
+        turn = {"kind": "agentTurn", "prompt": "hi", "sessionId": "private-notes"}
+        try:
+            codes = [
+                (
+                    await refused(
+                        "ops", catalog, "add", job={"schedule": EVERY_MINUTE, "payload": turn}
+                    )
+                ).code
+            ]
+            await call_as("ops", catalog, "add", job={"schedule": EVERY_MINUTE, "payload": CELL})
+            codes.append(
+                (
+                    await refused(
+                        "ops", catalog, "add", job={"schedule": EVERY_MINUTE, "payload": CELL}
+                    )
+                ).code
+            )
+        finally:
+            await close_tools(tools)
+        return codes  # fmt: skip
+
+    assert asyncio.run(main()) == ["session_not_allowed", "job_limit"]
