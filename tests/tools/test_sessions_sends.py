@@ -209,3 +209,32 @@ def test_nul_surrogates_and_control_ids_are_invalid_input_on_every_backend(
     error = asyncio.run(main())
     assert error.code == "invalid_input"
     assert error.message.startswith(message), error.message
+
+
+# 120: the bridge queues at most 128 requests of one cell (200 at once fail the cell).
+FAN_OUT = """
+const targets = Array.from({ length: 120 }, (_, n) => `s${n}`);
+const outcomes = await Promise.all(targets.map((to) =>
+  sessions_send({ sessionId: to, text: "hello" }).then((r) => r.status, (e) => e.code)));
+return outcomes.reduce((counts, o) => ({ ...counts, [o]: (counts[o] ?? 0) + 1 }), {});
+"""
+
+
+def test_a_hundred_and_twenty_concurrent_sends_from_one_cell_start_per_turn_turns(
+    new_store: StoreFactory,
+) -> None:
+    async def main() -> Any:
+        holder: list[Agent] = []
+        tools = sessions(lambda: holder[0], limits=SendLimits(per_turn=4))
+        async with Agent(model=ScriptedModel(["ok"] * 4), tools=tools, store=new_store()) as agent:
+            holder.append(agent)
+            envelope = await agent.mode("hub").exec(FAN_OUT)
+            await settle(tools)
+            started = [s.session_id for s in await agent.sessions()]
+            await agent.store.close()
+            return envelope, started
+
+    envelope, started = asyncio.run(main())
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"] == {"started": 4, "send_limit": 116}
+    assert len(started) == 4
