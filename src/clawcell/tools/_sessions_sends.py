@@ -23,6 +23,7 @@ import json
 import math
 import time
 import uuid
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -114,7 +115,8 @@ class SendLedger:
 
     def __init__(self, limits: SendLimits) -> None:
         self.limits = limits
-        self._locks: dict[str, asyncio.Lock] = {}
+        # One lock per sender while its sends are checked: dropped once no send holds it.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def admit(self, store: SessionStore, caller: str, turn: Turn, target: str) -> None:
         """Record one send of `caller`'s `turn` to `target`, or refuse it.
@@ -130,7 +132,9 @@ class SendLedger:
                 "answer in this session instead.",
                 code="send_chain_too_deep",
             )
-        lock = self._locks.setdefault(caller, asyncio.Lock())
+        lock = self._locks.get(caller)
+        if lock is None:
+            lock = self._locks[caller] = asyncio.Lock()
         async with lock:
             scope = caller + _SCOPE_SUFFIX
             sent = await store.list_results(scope)
