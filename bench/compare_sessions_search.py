@@ -10,6 +10,7 @@ itself; prints the medians and their ratio and writes `bench/results/sessions_se
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import statistics
 import tempfile
@@ -20,7 +21,6 @@ from pathlib import Path
 
 from _common import machine_meta, write_results
 from bench_sessions import MESSAGES, SESSIONS, _entry  # pyright: ignore[reportPrivateUsage]
-
 from clawcell.store import PostgresStore, SQLiteStore, TranscriptSearch
 
 ROUNDS = 15
@@ -60,8 +60,8 @@ async def _measure(name: str, store: SQLiteStore | PostgresStore) -> list[tuple[
         before: list[float] = []
         now: list[float] = []
         for _ in range(ROUNDS):
-            before.append(await _time(lambda: _after(store, visible)))
-            now.append(await _time(lambda: _inside(store, visible)))
+            before.append(await _time(functools.partial(_after, store, visible)))
+            now.append(await _time(functools.partial(_inside, store, visible)))
         rows.append((f"{name}, {label}", statistics.median(before), statistics.median(now)))
     await store.close()
     return rows
