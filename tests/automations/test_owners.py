@@ -305,3 +305,25 @@ def test_config_sets_max_jobs_and_the_sessions_send_patterns(tmp_path: Path) -> 
         return codes  # fmt: skip
 
     assert asyncio.run(main()) == ["session_not_allowed", "job_limit"]
+
+
+def test_the_host_calling_the_tool_directly_sees_and_manages_every_sessions_jobs() -> None:
+    """No Code Mode run (the Control UI's Jobs panel, an operator's script): every job."""
+    from clawcell.store import MemoryStore
+
+    async def main() -> tuple[Any, Any, Any]:
+        [tool] = automations(MemoryStore(), max_jobs=1)
+        catalog = Catalog([tool])
+        job = {"schedule": EVERY_MINUTE, "payload": CELL}
+        alice = await call_as("alice", catalog, "add", job=job)
+        await call_as("bob", catalog, "add", job=job)
+        listed = await tool.execute({"action": "list"})
+        paused = await tool.execute({"action": "pause", "jobId": alice["id"]})
+        for _ in range(2):  # the host is not held to a session's cap
+            await tool.execute({"action": "add", "job": job})
+        return listed, paused, await tool.execute({"action": "status"})
+
+    listed, paused, status = asyncio.run(main())
+    assert listed["total"] == 2
+    assert paused["enabled"] is False
+    assert status["jobs"] == 4
