@@ -280,7 +280,9 @@ def test_an_agent_turn_payload_sends_the_prompt_to_the_agent() -> None:
             self.text = text
 
     class FakeAgent:
-        async def run(self, session_id: str, text: str) -> AsyncIterator[Event]:
+        async def run(
+            self, session_id: str, text: str, *, sender: dict[str, Any] | None = None
+        ) -> AsyncIterator[Event]:
             seen.append((session_id, text))
             yield Event("done: ")
             yield Event("3 new mails")

@@ -90,5 +90,11 @@ def test_a_version_2_postgres_schema_gets_the_search_index_over_its_old_transcri
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(postgres_schema)))
         conn.execute("SET enable_seqscan = off")  # a two-row table: ask whether it *can*
-        plan = conn.execute("EXPLAIN " + _QUERY, {"q": "wombat", "limit": 5}).fetchall()
-    assert "transcripts_text_search" in "\n".join(str(row[0]) for row in plan)
+        plans = [
+            conn.execute("EXPLAIN " + _QUERY, {"q": "wombat", "limit": 5, "all": every,
+                                               "sessions": sessions}).fetchall()
+            for every, sessions in ((True, []), (False, ["old"]))  # all, or the visible ones
+        ]  # fmt: skip
+    every, visible = ("\n".join(str(row[0]) for row in plan) for plan in plans)
+    assert "transcripts_text_search" in every
+    assert "Index" in visible  # by the text index or by session: either way no table scan

@@ -17,6 +17,7 @@ TOOLS = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SendLimits",
     "SessionVisibility",
     "ShellSettings",
     "SystemResolver",

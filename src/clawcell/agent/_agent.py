@@ -9,7 +9,7 @@ other, turns of different sessions run side by side. The transcript lives in the
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import aclosing
 from typing import Any, Literal, Protocol, Unpack, cast
 
@@ -194,7 +194,12 @@ class Agent:
         return session
 
     async def run(
-        self, session_id: str, text: str, *, message_id: str | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        sender: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
@@ -207,6 +212,9 @@ class Agent:
             session_id: The conversation.
             text: The user's message.
             message_id: The inbound message's id, for `[[reply_to_current]]`.
+            sender: Who posted the message when it is not the session's person: a JSON
+                object stored with it as `sender` (`sessions_send` marks the sending
+                session and the depth of its chain; an automation marks its job).
 
         Raises:
             TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached.
@@ -217,9 +225,11 @@ class Agent:
             raise ConfigurationError(
                 f"`text` must be the user's message as a string, got {text!r}."
             )
+        if sender is not None and not isinstance(cast(object, sender), Mapping):
+            raise ConfigurationError(f"`sender` must be a JSON object or None, got {sender!r}.")
         session = self._session(session_id)
         async with session.lock:
-            turn = Turn(self._settings, session, text, message_id)
+            turn = Turn(self._settings, session, text, message_id, sender=sender)
             async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from .. import Limits, Tool
+from ..approvals import ToolPolicy
 from ..errors import ConfigurationError
 from ._model import Model
 
-__all__ = ["SubagentProfile", "bounded", "profiles_by_name"]
+__all__ = ["SubagentProfile", "bounded", "inherited_policy", "profiles_by_name"]
 
+_GLOB = frozenset("*?[")
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -24,7 +26,8 @@ class SubagentProfile:
         name: How `sessions_spawn` names it (letters, digits, `_`, `.`, `-`; at most 64).
         model: The child's model.
         description: What it is good for, shown by `agents_list`.
-        tools: The child's tools (none of the parent's are inherited).
+        tools: The child's tools (none of the parent's are inherited; the parent's policy
+            `deny` and `ask` lists are, see `inherited_policy`).
         instructions: The child's system prompt.
         limits: The child's cell limits (as `Agent(limits=...)`).
         max_model_turns: Model calls allowed for one child run.
@@ -75,3 +78,18 @@ def profiles_by_name(profiles: Iterable[SubagentProfile]) -> dict[str, SubagentP
     if not found:
         raise ConfigurationError("`profiles` is empty: give at least one `SubagentProfile`.")
     return found
+
+
+def inherited_policy(parent: ToolPolicy | None, tool_names: Collection[str]) -> ToolPolicy | None:
+    """What a child sub-agent inherits of its parent's policy: its `deny` and `ask` lists
+    (never `allow`, which would widen what the child's own tools ask). Exact names that
+    name none of the child's tools are dropped (they could not match); patterns are kept.
+    """
+    if parent is None:
+        return None
+
+    def kept(entries: Sequence[str]) -> tuple[str, ...]:
+        return tuple(e for e in entries if set(e) & _GLOB or e in tool_names)
+
+    deny, ask = kept(parent.deny), kept(parent.ask)
+    return ToolPolicy(deny=deny, ask=ask) if deny or ask else None

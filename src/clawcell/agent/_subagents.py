@@ -33,7 +33,7 @@ from ._agent import Agent
 from ._caller import Caller, current_caller
 from ._subagent_book import KEEP_FINISHED_RUNS
 from ._subagent_contracts import MAX_WAIT_MS
-from ._subagent_profile import SubagentProfile, bounded, profiles_by_name
+from ._subagent_profile import SubagentProfile, bounded, inherited_policy, profiles_by_name
 from ._subagent_registry import RunRegistry
 from ._subagent_run import SubagentRun
 from ._subagent_tools import make_tools
@@ -102,10 +102,13 @@ class Subagents:
 
     def _child_agent(self, profile: SubagentProfile) -> Agent:
         nested = self.tools if self._max_depth > 1 else ()
+        tools = [*profile.tools, *nested]
+        parent = self._agent._options.policy  # pyright: ignore[reportPrivateUsage]
         return Agent(
             model=profile.model,
-            tools=[*profile.tools, *nested],
+            tools=tools,
             store=self._agent.store,
+            policy=inherited_policy(parent, [tool.name for tool in tools]),
             instructions=profile.instructions,
             limits=profile.limits,
             max_model_turns=profile.max_model_turns,
@@ -169,7 +172,9 @@ class Subagents:
         if caller is None or id(caller.owner) not in self._owners:
             raise ToolError(
                 f"`{tool}` works only in a cell of the agent it was made for (an agent turn); "
-                "it has no session to act for here."
+                "it has no session to act for here. Give each agent its own sub-agent tools "
+                "(`subagent_tools(agent, profiles)`).",
+                code="wrong_agent",
             )
         if self._registry.closed:
             raise ToolError(f"`{tool}`: the agent is closing; no sub-agent can run.")

@@ -4,7 +4,8 @@ Entries are JSON-shaped and use the original's names, so `clawcell.reply`'s chat
 projection reads them as they are:
 
 ```text
-{"role": "user", "content": [{"type": "text", "text": …}], "timestamp": ms, "turnId": …}
+{"role": "user", "content": [{"type": "text", "text": …}], "timestamp": ms, "turnId": …,
+  "sender": {"kind": "session", "sessionId", "turnId", "depth"}}   (sender: when forwarded)
 {"role": "assistant", "content": [{"type": "thinking", "thinking", "thinkingSignature"},
   {"type": "text", …}, {"type": "toolCall", "id", "name", "arguments"}],
   "usage": {"input", "output"}, "stopReason": …, "timestamp": ms, "turnId": …}
@@ -45,14 +46,19 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def user_entry(text: str, *, turn_id: str) -> dict[str, Any]:
-    """A user message."""
-    return {
+def user_entry(
+    text: str, *, turn_id: str, sender: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A user message; `sender` marks one another session or a job posted."""
+    entry: dict[str, Any] = {
         "role": "user",
         "content": [{"type": "text", "text": text}],
         "timestamp": _now_ms(),
         "turnId": turn_id,
     }
+    if sender is not None:
+        entry["sender"] = dict(sender)
+    return entry
 
 
 def _usage(response: ModelResponse) -> dict[str, int]:

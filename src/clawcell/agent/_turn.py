@@ -75,8 +75,10 @@ class Turn:
         message_id: str | None,
         *,
         resume_run: str | None = None,
+        sender: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings = settings
+        self._sender = None if sender is None else dict(sender)
         self._session = session
         self._text = None if text is None else valid_text(text)
         self._resume_run = resume_run
@@ -105,7 +107,7 @@ class Turn:
         if self._text is not None:
             mode = self._session.mode
             expired = [*await supersede_approvals(mode, session_id, self._messages)]
-            await self._append([user_entry(self._text, turn_id=self._turn_id)])
+            await self._append([user_entry(self._text, turn_id=self._turn_id, sender=self._sender)])
         span = settings.tracing.start(
             "clawcell.agent.turn",
             {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},

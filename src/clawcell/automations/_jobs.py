@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from ._schedule import check_schedule, next_after
 __all__ = [
     "DEFAULT_MAX_HISTORY",
     "job_json",
+    "job_owner",
     "job_summary",
     "new_job",
     "run_json",
@@ -31,6 +33,28 @@ _PATCH_KEYS: Final = ("name", "schedule", "payload", "enabled", "catchUp", "maxH
 
 def _invalid(message: str) -> ToolError:
     return ToolError(message, code="invalid_job")
+
+
+_UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")
+
+
+def _check_text(value: object, path: str) -> None:
+    """Refuse a NUL or a lone surrogate anywhere in a job (no store keeps them alike)."""
+    if isinstance(value, str):
+        found = _UNSTORABLE.search(value)
+        if found is not None:
+            raise ToolError(
+                f"`{path}` {value!r} holds the character {found.group()!r} (a NUL or a lone "
+                "surrogate), which a job may not hold; remove it.",
+                code="invalid_input",
+            )
+    elif isinstance(value, Mapping):
+        for key, item in cast(Mapping[str, Any], value).items():
+            _check_text(key, path)
+            _check_text(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(cast(list[Any], value)):
+            _check_text(item, f"{path}[{index}]")
 
 
 def _check_keys(value: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -77,8 +101,25 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def new_job(job: object, now: float) -> JobRecord:
-    """A new job from the `add` input's `job` object.
+def job_owner(job: JobRecord) -> str:
+    """The session that owns `job` (jobs stored before owners existed: `"default"`)."""
+    owner = job.spec.get("owner")
+    return owner if isinstance(owner, str) else "default"
+
+
+def _first(schedule: dict[str, Any], now: float) -> float:
+    first = next_after(schedule, now, anchor=now)
+    if first is None:
+        raise ToolError(
+            f"The schedule {schedule!r} has no occurrence between now and the end of the year "
+            "9999; give a time in the future.",
+            code="invalid_schedule",
+        )
+    return first
+
+
+def new_job(job: object, now: float, *, owner: str = "default") -> JobRecord:
+    """A new job from the `add` input's `job` object, owned by session `owner`.
 
     Raises:
         ToolError: `invalid_job` / `invalid_schedule`, naming the field.
@@ -87,17 +128,15 @@ def new_job(job: object, now: float) -> JobRecord:
         raise _invalid(f"`job` must be an object, got {job!r}.")
     spec = dict(cast(Mapping[str, Any], job))
     _check_keys(spec, _SPEC_KEYS, "job")
+    _check_text(spec, "job")
     enabled = spec.get("enabled", True)
     if not isinstance(enabled, bool):
         raise _invalid(f"`enabled` must be true or false, got {enabled!r}.")
     key = spec.get("declarationKey")
     if key is not None and (not isinstance(key, str) or not key):
         raise _invalid(f"`declarationKey` must be a non-empty string, got {key!r}.")
-    options: dict[str, Any] = {**_options(spec), "anchor": now}
-    first = next_after(options["schedule"], now, anchor=now)
-    if first is None:
-        raise ToolError(f"The schedule {options['schedule']!r} has no occurrence after now.",
-                        code="invalid_schedule")  # fmt: skip
+    options: dict[str, Any] = {**_options(spec), "anchor": now, "owner": owner}
+    first = _first(options["schedule"], now)
     return JobRecord(
         id=f"job_{uuid.uuid4().hex[:12]}",
         spec=options,
@@ -115,14 +154,16 @@ def updated_job(job: JobRecord, patch: object, now: float) -> JobRecord:
         raise _invalid(f"`patch` must be an object, got {patch!r}.")
     changes = dict(cast(Mapping[str, Any], patch))
     _check_keys(changes, _PATCH_KEYS, "patch")
+    _check_text(changes, "patch")
     enabled = changes.pop("enabled", job.enabled)
     if not isinstance(enabled, bool):
         raise _invalid(f"`enabled` must be true or false, got {enabled!r}.")
-    spec: dict[str, Any] = {**_options({**job.spec, **changes}), "anchor": job.spec["anchor"]}
+    spec: dict[str, Any] = {**_options({**job.spec, **changes}), "anchor": job.spec["anchor"],
+                            "owner": job_owner(job)}  # fmt: skip
     next_due = job.next_due_at
     if "schedule" in changes:
         spec["anchor"] = now
-        next_due = next_after(spec["schedule"], now, anchor=now)
+        next_due = _first(spec["schedule"], now)
     return JobRecord(
         id=job.id,
         spec=spec,
@@ -141,7 +182,10 @@ def _ms(seconds: float | None) -> float | None:
 def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):  # stored before schedules were held to 9999
+        return None
 
 
 def job_json(job: JobRecord) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, cast
@@ -13,16 +14,19 @@ from ..catalog import HookDecision, Tool, ToolCallEvent
 from ..store import JobRecord, JobRun
 from ._jobs import SUMMARY_CHARS
 
-__all__ = ["Outcome", "PayloadRunner", "TurnRunner"]
+__all__ = ["Outcome", "PayloadRunner", "TurnRunner", "storable"]
 
 TOOL_BUDGET_EXCEEDED: Final = "tool_budget_exceeded"
+_UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")
 
 
 class TurnRunner(Protocol):
     """What runs an agent turn: `clawcell.agent.Agent` fits (`run(session_id, text)`)."""
 
-    def run(self, session_id: str, text: str) -> AsyncIterator[Any]:
-        """Yield the turn's events."""
+    def run(
+        self, session_id: str, text: str, *, sender: dict[str, Any] | None = None
+    ) -> AsyncIterator[Any]:
+        """Yield the turn's events (the message stored with `sender`)."""
         ...
 
 
@@ -37,8 +41,16 @@ class Outcome:
 
 
 def _bounded(value: object) -> str:
+    """A summary or error every store keeps: at most `SUMMARY_CHARS`, with NULs and lone
+    surrogates (which PostgreSQL refuses) replaced by U+FFFD."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+    text = text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
+def storable(text: str | None) -> str | None:
+    """`text` with NULs and lone surrogates replaced by U+FFFD (for any runner's outcome)."""
+    return None if text is None else _UNSTORABLE.sub("\ufffd", text)
 
 
 @dataclass
@@ -92,7 +104,7 @@ class PayloadRunner:
                 return await self._cell(job, run, payload)
             return await self._turn(job, payload)
         except Exception as exc:  # a payload failure is the run's result, not the worker's
-            return Outcome(status="error", error=f"{type(exc).__name__}: {exc}")
+            return Outcome(status="error", error=_bounded(f"{type(exc).__name__}: {exc}"))
 
     async def _cell(self, job: JobRecord, run: JobRun, payload: dict[str, Any]) -> Outcome:
         from .._codemode import CodeMode
@@ -132,8 +144,11 @@ class PayloadRunner:
         if self._agent is None:
             return Outcome(status="error", error="no agent is configured for agentTurn payloads")
         session = str(payload.get("sessionId") or f"automation:{job.id}")
+        owner = job.spec.get("owner")
+        # An automation's message is one hop of a send chain (`SendLimits.max_depth`).
+        sender = {"kind": "automation", "jobId": job.id, "owner": owner, "depth": 1}
         texts: list[str] = []
-        async for event in self._agent.run(session, str(payload["prompt"])):
+        async for event in self._agent.run(session, str(payload["prompt"]), sender=sender):
             text = getattr(event, "text", None)
             if isinstance(text, str) and text:
                 texts.append(text)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -25,6 +25,11 @@ from ..errors import ToolError
 __all__ = ["MIN_EVERY_MS", "check_schedule", "next_after"]
 
 MIN_EVERY_MS: Final = 1_000
+LAST_TIME: Final = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+"""The latest occurrence a schedule may have (dates after it have no ISO form)."""
+_MACROS: Final = frozenset(
+    ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+)
 
 
 def _invalid(message: str) -> ToolError:
@@ -66,9 +71,23 @@ def _cron(schedule: Mapping[str, Any]) -> dict[str, Any]:
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise _invalid(f"Unknown time zone {tz!r}; use an IANA name such as 'UTC'.") from exc
     croniter = _croniter()
-    if not isinstance(expr, str) or not croniter.is_valid(expr):
-        raise _invalid(f"Invalid cron expression {expr!r}; five fields, e.g. '0 9 * * 1-5'.")
-    return {"kind": "cron", "expr": expr, "tz": tz}
+    fields = expr.split() if isinstance(expr, str) else []
+    if (
+        not isinstance(expr, str)
+        or not (len(fields) == 5 or (len(fields) == 1 and fields[0] in _MACROS))
+        or not croniter.is_valid(expr)
+    ):
+        raise _invalid(
+            f"Invalid cron expression {expr!r}; five fields (minute hour day month weekday), "
+            "e.g. '0 9 * * 1-5' (a sixth field for seconds is not accepted)."
+        )
+    checked = {"kind": "cron", "expr": expr, "tz": tz}
+    if next_after(checked, datetime.now(UTC).timestamp(), anchor=0.0) is None:
+        raise _invalid(
+            f"The cron expression {expr!r} never matches (such as a 30th of February); "
+            "check its day and month fields."
+        )
+    return checked
 
 
 def _croniter() -> Any:
@@ -95,7 +114,13 @@ def _parse_time(value: object) -> float:
 
 
 def next_after(schedule: Mapping[str, Any], after: float, *, anchor: float) -> float | None:
-    """The first occurrence strictly after `after` (seconds since the epoch), or `None`."""
+    """The first occurrence strictly after `after` (seconds since the epoch), or `None` when
+    there is none up to `LAST_TIME` (an `at` in the past, a cron that never matches)."""
+    found = _next(schedule, after, anchor)
+    return found if found is not None and found <= LAST_TIME else None
+
+
+def _next(schedule: Mapping[str, Any], after: float, anchor: float) -> float | None:
     kind = schedule["kind"]
     if kind == "every":
         step = schedule["everyMs"] / 1000
@@ -104,6 +129,11 @@ def next_after(schedule: Mapping[str, Any], after: float, *, anchor: float) -> f
     if kind == "at":
         at = _parse_time(schedule["at"])
         return at if at > after else None
+    if after >= LAST_TIME:
+        return None
     zone = ZoneInfo(schedule["tz"])
     start = datetime.fromtimestamp(after, zone)
-    return float(_croniter()(schedule["expr"], start).get_next(float))
+    try:
+        return float(_croniter()(schedule["expr"], start).get_next(float))
+    except (ValueError, OverflowError):  # croniter's "no match" errors are `ValueError`s
+        return None

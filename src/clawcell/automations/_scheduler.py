@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..store import JobRecord, JobRun, JobStore
-from ._payload import Outcome, PayloadRunner
+from ._payload import Outcome, PayloadRunner, storable
 from ._schedule import next_after
 
 __all__ = ["Scheduler"]
@@ -163,8 +163,8 @@ class Scheduler:
             status=outcome.status,
             ended_at=self.clock(),
             envelope_status=outcome.envelope_status,
-            summary=outcome.summary,
-            error=outcome.error,
+            summary=storable(outcome.summary),
+            error=storable(outcome.error),
         )
         await self.jobs.finish_run(ended, keep=int(job.spec.get("maxHistory", 50)))
         await self._after_end(job.id)

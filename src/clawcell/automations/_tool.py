@@ -5,18 +5,19 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from ..catalog import Tool
-from ..errors import ToolError
+from ..catalog import Tool, call_session
+from ..errors import ConfigurationError, ToolError
 from ..store import JobRecord, JobRun, JobStore
-from ._jobs import job_json, job_summary, new_job, run_json, updated_job
+from ._jobs import job_json, job_owner, job_summary, new_job, run_json, updated_job
 from ._scheduler import Scheduler, clean_session
 from ._schemas import AUTOMATIONS_INPUT, AUTOMATIONS_OUTPUT
 
 __all__ = ["automations_tool"]
 
 DEFAULT_PAGE: Final = 50
+DEFAULT_MAX_JOBS: Final = 20
 _DESCRIPTION = (
     "Schedule work. `add` a job {schedule: cron (with tz) | every (everyMs) | at (ISO time), "
     "payload: a cell {kind:'cell', code} run headless with its own limits and tool-call "
@@ -41,19 +42,41 @@ def _page(total: int, offset: int, limit: int) -> dict[str, Any]:
 
 class _Actions:
     def __init__(
-        self, jobs: JobStore, scheduler: Scheduler | None, session_store: Any, clock: Any
+        self,
+        jobs: JobStore,
+        scheduler: Scheduler | None,
+        session_store: Any,
+        clock: Any,
+        policy: JobPolicy,
     ) -> None:
         self.jobs = jobs
         self.scheduler = scheduler
         self.session_store = session_store
         self.clock: Callable[[], float] = clock
+        self.policy = policy
+
+    @staticmethod
+    def owner() -> str | None:
+        """The calling session: it owns the jobs it adds and sees only those. `None` is the
+        host calling the tool directly (no Code Mode run: the operator, the Control UI's
+        Jobs panel), which sees and manages every job."""
+        return call_session.get()
+
+    def may_touch(self, job: JobRecord) -> bool:
+        owner = self.owner()
+        return owner is None or job_owner(job) == owner
+
+    async def mine(self) -> list[JobRecord]:
+        return [job for job in await self.jobs.list_jobs() if self.may_touch(job)]
 
     async def job(self, params: Mapping[str, Any]) -> JobRecord:
         job_id = params.get("jobId")
         job = await self.jobs.get_job(job_id) if isinstance(job_id, str) else None
-        if job is None or job.removed:
+        if job is None or job.removed or not self.may_touch(job):
+            whose = ("", "the") if self.owner() is None else (" of this session", "its")
             raise ToolError(
-                f"No automation job {job_id!r}; `list` shows the jobs.", code="not_found"
+                f"No automation job {job_id!r}{whose[0]}; `list` shows {whose[1]} jobs.",
+                code="not_found",
             )
         return job
 
@@ -62,7 +85,7 @@ class _Actions:
             self.scheduler.wake()
 
     async def status(self, _: Mapping[str, Any]) -> Any:
-        jobs = await self.jobs.list_jobs()
+        jobs = await self.mine()
         due = [j.next_due_at for j in jobs if j.enabled and j.next_due_at is not None]
         active = sum([await self.jobs.active_runs(j.id) for j in jobs])
         result: dict[str, Any] = {
@@ -76,7 +99,7 @@ class _Actions:
         return result
 
     async def list(self, params: Mapping[str, Any]) -> Any:
-        jobs = await self.jobs.list_jobs()
+        jobs = await self.mine()
         offset, limit = int(params.get("offset", 0)), int(params.get("limit", DEFAULT_PAGE))
         shown = [job_summary(j) for j in jobs[offset : offset + limit]]
         return {"jobs": shown, **_page(len(jobs), offset, limit)}
@@ -85,23 +108,35 @@ class _Actions:
         return job_json(await self.job(params))
 
     async def add(self, params: Mapping[str, Any]) -> Any:
-        job = new_job(params.get("job"), self.clock())
+        caller = self.owner()
+        owner = caller or "default"  # the host's own jobs belong to the default session
+        job = new_job(params.get("job"), self.clock(), owner=owner)
+        if caller is not None:  # the host is held neither to the cap nor to `may_post`
+            self.policy.check_target(job)
         key = job.declaration_key
-        if key is None:
-            await self.jobs.save_job(job)
-            self.wake()
-            return job_json(job)
-        existing = await self.jobs.find_job(key)
+        existing = None if key is None else await self.jobs.find_job(key)
         if existing is not None and not existing.removed:
+            if not self.may_touch(existing):
+                raise ToolError(
+                    f"The `declarationKey` {key!r} belongs to another session's job; "
+                    "choose another key.",
+                    code="invalid_job",
+                )
             patch = {k: v for k, v in params["job"].items() if k != "declarationKey"}
             job = updated_job(existing, patch, self.clock())
+        elif caller is not None:
+            await self.policy.check_count(len(await self.mine()), owner)
         await self.jobs.save_job(job)
         self.wake()
+        if key is None:
+            return job_json(job)
         created = existing is None or existing.removed
         return {"ok": True, "declarationKey": key, "created": created, "job": job_json(job)}
 
     async def update(self, params: Mapping[str, Any]) -> Any:
         job = updated_job(await self.job(params), params.get("patch"), self.clock())
+        if self.owner() is not None:
+            self.policy.check_target(job)
         await self.jobs.save_job(job)
         self.wake()
         return job_json(job)
@@ -109,7 +144,7 @@ class _Actions:
     async def remove(self, params: Mapping[str, Any]) -> Any:
         job_id = params.get("jobId")
         job = await self.jobs.get_job(job_id) if isinstance(job_id, str) else None
-        if job is None or job.removed:
+        if job is None or job.removed or not self.may_touch(job):
             return {"ok": False, "removed": False}
         if await self.jobs.active_runs(job.id):
             await self.jobs.save_job(_replace(job, removed=True, enabled=False, now=self.clock()))
@@ -153,6 +188,44 @@ class _Actions:
         return job_json(resumed)
 
 
+class JobPolicy:
+    """How many jobs a session may own, and where its `agentTurn` jobs may post."""
+
+    def __init__(self, max_jobs: int, may_post: Callable[[str, str], bool] | None) -> None:
+        if (
+            isinstance(max_jobs, bool)
+            or not isinstance(cast(object, max_jobs), int)
+            or max_jobs < 1
+        ):
+            raise ConfigurationError(
+                f"`max_jobs` must be a positive integer (jobs one session may own), "
+                f"got {max_jobs!r}."
+            )
+        self.max_jobs = max_jobs
+        self.may_post = may_post
+
+    async def check_count(self, owned: int, owner: str) -> None:
+        if owned >= self.max_jobs:
+            raise ToolError(
+                f"Session {owner!r} already has {owned} automation jobs, the most one session "
+                f"may (`max_jobs` is {self.max_jobs}); `remove` one first.",
+                code="job_limit",
+            )
+
+    def check_target(self, job: JobRecord) -> None:
+        payload = job.spec["payload"]
+        target = payload.get("sessionId") if payload["kind"] == "agentTurn" else None
+        owner = job_owner(job)
+        if not isinstance(target, str) or target == owner or self.may_post is None:
+            return
+        if not self.may_post(owner, target):
+            raise ToolError(
+                f"An `agentTurn` job of this session may not post into session {target!r}; "
+                "`SessionVisibility.send` decides which sessions it may post to.",
+                code="session_not_allowed",
+            )
+
+
 def _replace(job: JobRecord, *, now: float, **changes: Any) -> JobRecord:
     import dataclasses
 
@@ -165,10 +238,18 @@ def automations_tool(
     scheduler: Scheduler | None = None,
     session_store: Any = None,
     clock: Callable[[], float] | None = None,
+    max_jobs: int = DEFAULT_MAX_JOBS,
+    may_post: Callable[[str, str], bool] | None = None,
 ) -> Tool:
-    """The `automations` tool over `jobs` (on `scheduler`'s clock when there is one)."""
+    """The `automations` tool over `jobs` (on `scheduler`'s clock when there is one).
+
+    Each job belongs to the session that added it (`call_session`): other sessions neither
+    see, change nor remove it. A session may own at most `max_jobs` jobs; an `agentTurn`
+    payload may post only into its own session or one `may_post(owner, target)` allows
+    (`SessionVisibility.may_post`; any session when `None`).
+    """
     chosen = clock or (scheduler.clock if scheduler is not None else time.time)
-    actions = _Actions(jobs, scheduler, session_store, chosen)
+    actions = _Actions(jobs, scheduler, session_store, chosen, JobPolicy(max_jobs, may_post))
 
     async def execute(params: dict[str, Any]) -> Any:
         handler: Handler = getattr(_Actions, str(params["action"]))

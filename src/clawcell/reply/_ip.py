@@ -18,6 +18,8 @@ import ipaddress
 import re
 from typing import Final
 
+from ._text import js_trim
+
 __all__ = [
     "extract_embedded_ipv4_from_ipv6",
     "ipv4_special_use_range",
@@ -121,29 +123,40 @@ _FOUR_PART_DECIMAL: Final = re.compile(r"(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*)
 _LEGACY_PART: Final = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
 
 
-def is_canonical_dotted_decimal_ipv4(value: str) -> bool:
-    """Four decimal parts without leading zeros, each at most 255 (`8.8.8.8`)."""
+def _four_part_decimal(value: str) -> bool:
     if not value.isascii() or _FOUR_PART_DECIMAL.fullmatch(value) is None:
         return False
     return all(int(part) <= 255 for part in value.split("."))
 
 
+def _ip_text(value: str) -> str:
+    """An address as written: JavaScript-trimmed, then without one pair of enclosing brackets
+    (`" [::1] "` → `"::1"`); a lone bracket stays."""
+    trimmed = js_trim(value)
+    if len(trimmed) >= 2 and trimmed.startswith("[") and trimmed.endswith("]"):
+        return trimmed[1:-1]
+    return trimmed
+
+
+def is_canonical_dotted_decimal_ipv4(value: str) -> bool:
+    """Four decimal parts without leading zeros, each at most 255 (`8.8.8.8`), once trimmed
+    and unbracketed."""
+    return _four_part_decimal(_ip_text(value))
+
+
 def is_legacy_ipv4_literal(value: str) -> bool:
-    """Whether `value` is a numeric IPv4 spelling: 1-4 decimal or `0x` hex parts (`0x7f.1`)."""
-    body = _strip_brackets(value)
-    if ":" in body or not body.isascii():
+    """Whether `value` (trimmed, unbracketed) is a numeric IPv4 spelling other than the
+    canonical one: 1-4 decimal or `0x` hex parts (`0x7f.1`, `127.1`, `010.0.0.1`); a canonical
+    dotted-decimal address (`8.8.8.8`) is not legacy."""
+    body = _ip_text(value)
+    if not body or ":" in body or not body.isascii() or _four_part_decimal(body):
         return False
     parts = body.split(".")
     return len(parts) <= 4 and all(_LEGACY_PART.fullmatch(part) for part in parts)
 
 
-def _strip_brackets(value: str) -> str:
-    body = value[1:] if value.startswith("[") else value
-    return body[:-1] if body.endswith("]") else body
-
-
 def _parse_ipv6(value: str) -> ipaddress.IPv6Address | None:
-    body = _strip_brackets(value)
+    body = _ip_text(value)
     if ":" not in body or not body.isascii():
         return None
     try:
@@ -153,7 +166,8 @@ def _parse_ipv6(value: str) -> ipaddress.IPv6Address | None:
 
 
 def _parse_ipv4(value: str) -> ipaddress.IPv4Address | None:
-    return _IPv4(value) if is_canonical_dotted_decimal_ipv4(value) else None
+    body = _ip_text(value)
+    return _IPv4(body) if _four_part_decimal(body) else None
 
 
 def parse_canonical_ip_address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -34,7 +34,7 @@ __all__ = [
 
 MAX_MEDIA_REFERENCE_LENGTH: Final = 4096
 
-_FILE_URL_PREFIX: Final = re.compile(r"file:(?://)?", re.IGNORECASE)
+_FILE_URL_PREFIX: Final = re.compile(r"\Afile:(?://)?", re.IGNORECASE)  # a prefix only
 _LEADING_WRAPPERS: Final = "`\"'[{("
 _TRAILING_WRAPPERS: Final = "`\"'\\})],"
 # A salvageable `name.ext"` followed by a JSON delimiter (what `_SERIALIZED_JSON_TAIL` keeps).
@@ -61,7 +61,8 @@ _DECODED: Final = {"2e": ".", "2f": "/", "5c": "\\"}
 
 
 def normalize_media_source(source: str) -> str:
-    """Strip a leading `file:` / `file://` (any case) so the path can be classified."""
+    """Strip a leading `file:` / `file://` (any case) so the path can be classified; one
+    later in the path (`./a/file://b.png`) is part of a name and stays."""
     return _FILE_URL_PREFIX.sub("", require_str(source, "source"), count=1)
 
 

@@ -23,6 +23,7 @@ from ..errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 __all__ = [
     "KEY_MESSAGE",
     "TOTAL_MESSAGE",
+    "UNSTORABLE_MESSAGE",
     "VALUE_MESSAGE",
     "StoreRangeError",
     "StoreTypeError",
@@ -32,3 +33,8 @@ __all__ = [
 KEY_MESSAGE = "Code Mode store key must be a non-empty string of at most 256 characters."
 VALUE_MESSAGE = "Code Mode store value exceeds 256 KiB of serialized JSON."
 TOTAL_MESSAGE = "Code Mode store exceeds 1 MiB of serialized JSON; delete keys or store less data."
+UNSTORABLE_MESSAGE = (
+    "{where} cannot store or search text with a NUL character (U+0000) or a lone surrogate "
+    "({exc}); remove such characters from ids, names, queries and text."
+)
+"""The `invalid_input` message for text a backend cannot hold (`where`, `exc` filled in)."""

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 from ..errors import ClosedError, ConfigurationError
 from . import _jobs_sql as q
-from ._errors import StoreUnavailableError
 from ._jobs import JobRun
 from ._jobs_rows import SQLJobRows
+from ._postgres_errors import translated
 from ._postgres_schema import check_schema_name
 
 if TYPE_CHECKING:
@@ -94,8 +94,8 @@ class PostgresJobStore(SQLJobRows):
             pool = await self._open()
             async with pool.connection() as conn:
                 yield conn
-        except psycopg.Error as exc:
-            raise StoreUnavailableError(f"The PostgreSQL job store failed: {exc}.") from exc
+        except (psycopg.Error, UnicodeEncodeError) as exc:
+            raise translated(exc, "The PostgreSQL job store") from exc
 
     async def _rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         async with self._connection() as conn:

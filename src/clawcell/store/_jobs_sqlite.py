@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import ClosedError
+from ..errors import ClosedError, InputError
 from . import _jobs_sql as q
-from ._errors import StoreUnavailableError
+from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
 from ._jobs import JobRun
 from ._jobs_rows import SQLJobRows
 
@@ -62,13 +62,16 @@ class SQLiteJobStore(SQLJobRows):
             conn = self._connection()
             try:
                 return work(conn)
-            except sqlite3.Error:
+            except (sqlite3.Error, UnicodeEncodeError):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        except UnicodeEncodeError as exc:
+            where = f"The job store {str(self._path)!r}"
+            raise InputError(UNSTORABLE_MESSAGE.format(where=where, exc=exc)) from exc
         except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailableError(
                 f"The job store {str(self._path)!r} failed: {exc}."

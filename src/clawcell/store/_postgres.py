@@ -32,8 +32,8 @@ from . import _postgres_records as records
 from . import _postgres_search as transcript_search
 from . import _sql as sql
 from ._documents import check_document, encode_entries
-from ._errors import StoreUnavailableError
 from ._leases import check_claim, check_lease_seconds, stale_error
+from ._postgres_errors import translated
 from ._postgres_listener import Listener
 from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
@@ -54,6 +54,7 @@ MISSING_DRIVER: Final = (
     f"install it with {install_hint('postgres')}."
 )
 _pg = sql.for_postgres
+_RETRY: Final = " Check that the server is reachable and the role may use the schema, then retry."
 # NOTIFY wakes waiters at once; the poll only covers a lost LISTEN connection.
 _POLL: Final = Poll(first=0.5, cap=3.0)
 
@@ -171,12 +172,9 @@ class PostgresStore:
             pool = await self._open()
             async with pool.connection() as conn:
                 yield conn
-        except psycopg.Error as exc:
-            raise StoreUnavailableError(
-                f"Session store PostgreSQL schema {self._schema!r} failed: "
-                f"{type(exc).__name__}: {exc}. Check that the server is reachable and the "
-                "role may use the schema, then retry."
-            ) from exc
+        except (psycopg.Error, UnicodeEncodeError) as exc:
+            where = f"Session store PostgreSQL schema {self._schema!r}"
+            raise translated(exc, where, _RETRY) from exc
 
     async def _one(self, statement: LiteralString, params: Sequence[Any]) -> tuple[Any, ...] | None:
         async with self._connection() as conn:
@@ -374,10 +372,12 @@ class PostgresStore:
         async with self._connection() as conn:
             return await records.sessions(conn)
 
-    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+    async def search_transcripts(
+        self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
+    ) -> TranscriptHits:
         """Full-text search of transcript text (see `_postgres_search.py`)."""
         async with self._connection() as conn:
-            return await transcript_search.search(conn, tuple(tokens), limit)
+            return await transcript_search.search(conn, tuple(tokens), limit, sessions)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

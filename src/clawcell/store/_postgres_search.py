@@ -27,6 +27,7 @@ WITH top AS (
     SELECT session_id, seq, entry, ts_rank(search, plainto_tsquery('simple', %(q)s)) AS rank
     FROM transcripts
     WHERE search @@ plainto_tsquery('simple', %(q)s)
+      AND (%(all)s OR session_id = ANY(%(sessions)s))
     ORDER BY rank DESC, session_id, seq
     LIMIT %(limit)s
 )
@@ -38,11 +39,15 @@ ORDER BY rank DESC, session_id, seq
 """
 
 
-async def search(conn: Connection, tokens: Sequence[str], limit: int) -> TranscriptHits:
-    """The entries holding every token, best first."""
+async def search(
+    conn: Connection, tokens: Sequence[str], limit: int, sessions: Sequence[str] | None = None
+) -> TranscriptHits:
+    """The entries holding every token, best first (of `sessions` only, when given)."""
     if not tokens:
         return TranscriptHits(hits=[], engine="postgres", truncated=False)
-    cursor = await conn.execute(_QUERY, {"q": " ".join(tokens), "limit": limit + 1})
+    params = {"q": " ".join(tokens), "limit": limit + 1, "all": sessions is None,
+              "sessions": list(sessions or [])}  # fmt: skip
+    cursor = await conn.execute(_QUERY, params)
     rows = await cursor.fetchall()
     hits = [
         TranscriptHit(session_id=str(s), index=int(n), role=str(r), snippet=str(text))

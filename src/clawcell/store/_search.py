@@ -37,6 +37,10 @@ class TranscriptHits:
 class TranscriptSearch(Protocol):
     """A store that searches its transcripts' text itself."""
 
-    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
-        """Entries whose text holds every token (any case), best first, at most `limit`."""
+    async def search_transcripts(
+        self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
+    ) -> TranscriptHits:
+        """Entries whose text holds every token (any case), best first, at most `limit`;
+        only of `sessions` when given (filtered in the query, so `truncated` counts only
+        their hits)."""
         ...

@@ -37,13 +37,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
-from ..errors import ClosedError, ConfigurationError
+from ..errors import ClosedError, ConfigurationError, InputError
 from . import _sqlite_entries as entries
 from . import _sqlite_runs as runs
 from . import _sqlite_search as transcript_search
 from . import _sqlite_transcripts as transcripts
 from ._documents import check_document, encode_entries
-from ._errors import StoreUnavailableError
+from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
 from ._leases import check_claim, check_lease_seconds
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta
@@ -127,6 +127,9 @@ class SQLiteStore:
                     self._path, timeout=self._timeout, synchronous=self._synchronous
                 )
             return action(self._conn)
+        except UnicodeEncodeError as exc:
+            where = f"Session store {str(self._path)!r}"
+            raise InputError(UNSTORABLE_MESSAGE.format(where=where, exc=exc)) from exc
         except sqlite3.Error as exc:
             raise StoreUnavailableError(
                 f"Session store {str(self._path)!r} failed: {exc}. Check that the file is "
@@ -312,10 +315,12 @@ class SQLiteStore:
     async def list_sessions(self) -> list[SessionInfo]:
         return await self._run(transcripts.sessions)
 
-    async def search_transcripts(self, tokens: Sequence[str], *, limit: int) -> TranscriptHits:
+    async def search_transcripts(
+        self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
+    ) -> TranscriptHits:
         """Full-text search of transcript text (FTS5; see `_sqlite_search.py`)."""
-        chosen = tuple(tokens)
-        return await self._run(lambda conn: transcript_search.search(conn, chosen, limit))
+        chosen, only = tuple(tokens), None if sessions is None else list(sessions)
+        return await self._run(lambda conn: transcript_search.search(conn, chosen, limit, only))
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

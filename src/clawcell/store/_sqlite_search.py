@@ -8,10 +8,13 @@ blocks, extracted with SQLite's JSON functions. Existing tables are never change
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
+from ..errors import InputError
+from ._errors import UNSTORABLE_MESSAGE
 from ._search import TranscriptHit, TranscriptHits
 from ._sqlite_connection import write
 
@@ -38,12 +41,20 @@ WHERE true ON CONFLICT (session_id) DO UPDATE SET indexed = excluded.indexed
 """
 _QUERY: Final = """
 SELECT session_id, seq, role, snippet(transcript_fts, 3, '', '', '…', 24)
-FROM transcript_fts WHERE transcript_fts MATCH ? ORDER BY rank LIMIT ?
+FROM transcript_fts WHERE transcript_fts MATCH ?
+  AND (? OR session_id IN (SELECT value FROM json_each(?)))
+ORDER BY rank LIMIT ?
 """
 
 
-def search(conn: sqlite3.Connection, tokens: Sequence[str], limit: int) -> TranscriptHits:
-    """The entries holding every token, best first (FTS5 `rank`)."""
+def search(
+    conn: sqlite3.Connection,
+    tokens: Sequence[str],
+    limit: int,
+    sessions: list[str] | None = None,
+) -> TranscriptHits:
+    """The entries holding every token, best first (FTS5 `rank`; of `sessions` only, when
+    given)."""
     with write(conn):
         for statement in _SCHEMA:
             conn.execute(statement)
@@ -51,8 +62,12 @@ def search(conn: sqlite3.Connection, tokens: Sequence[str], limit: int) -> Trans
         conn.execute(_MARK)
     if not tokens:
         return TranscriptHits(hits=[], engine="fts5", truncated=False)
+    if any("\x00" in token for token in tokens):
+        where, exc = "SQLite full-text search", f"query {' '.join(tokens)!r}"
+        raise InputError(UNSTORABLE_MESSAGE.format(where=where, exc=exc))
     match = " ".join('"' + token.replace('"', '""') + '"' for token in tokens)
-    rows = conn.execute(_QUERY, (match, limit + 1)).fetchall()
+    only = json.dumps(sessions or [])
+    rows = conn.execute(_QUERY, (match, sessions is None, only, limit + 1)).fetchall()
     hits = [
         TranscriptHit(session_id=str(s), index=int(n), role=str(r), snippet=str(text))
         for s, n, r, text in rows[:limit]

@@ -20,6 +20,7 @@ from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchOutcome, SearchProvider, SearchResult
 from ._sessions import bind_agent, sessions
 from ._sessions_policy import SessionVisibility
+from ._sessions_sends import SendLimits
 from ._settings import FetchSettings
 from ._shell import shell
 from ._shell_settings import ShellSettings
@@ -37,6 +38,7 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SendLimits",
     "SessionVisibility",
     "ShellSettings",
     "SystemResolver",

@@ -38,6 +38,7 @@ from ._providers import BraveProvider, SearxngProvider
 from ._search import SearchProvider
 from ._sessions import AgentSlot, sessions
 from ._sessions_policy import SessionVisibility
+from ._sessions_sends import SendLimits
 from ._settings import FetchSettings
 from ._shell import shell
 from ._shell_settings import ShellSettings
@@ -98,15 +99,17 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
         if "shell" in top:
             tools += _shell(_section(top["shell"], "shell", ("root", *ShellSettings.names())))
         if "automations" in top:
-            tools += _automations(
-                _section(top["automations"], "automations", ("schema", "store", "worker"))
-            )
+            known = ("schema", "store", "worker", "max_jobs")
+            shared = _section(top["sessions"], "sessions", ("see", "send", *_SENDS)) if (
+                "sessions" in top) else None  # fmt: skip
+            visibility = None if shared is None else _visibility(shared)
+            tools += _automations(_section(top["automations"], "automations", known), visibility)
         if "web" in top:
             tools += _web(_section(top["web"], "web", _WEB))
         if "browser" in top:
             tools.append(_browser(_section(top["browser"], "browser", _BROWSER)))
         if "sessions" in top:
-            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send")))
+            tools += _sessions(_section(top["sessions"], "sessions", ("see", "send", *_SENDS)))
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigurationError):
             raise
@@ -133,7 +136,7 @@ def _shell(section: dict[str, Any]) -> list[Tool]:
     return shell(root, settings=ShellSettings(**section))
 
 
-def _automations(section: dict[str, Any]) -> list[Tool]:
+def _automations(section: dict[str, Any], visibility: SessionVisibility | None) -> list[Tool]:
     from ..store import open_store
     from ._automations import automations
 
@@ -143,7 +146,9 @@ def _automations(section: dict[str, Any]) -> list[Tool]:
             f"Tools config `automations.store` must be an SQLite path or a postgresql:// URL, "
             f"got {target!r}."
         )
-    return automations(open_store(target, schema=str(section.get("schema", "clawcell"))))
+    store = open_store(target, schema=str(section.get("schema", "clawcell")))
+    max_jobs = section.get("max_jobs", 20)
+    return automations(store, max_jobs=max_jobs, visibility=visibility)
 
 
 def _web(section: dict[str, Any]) -> list[Tool]:
@@ -174,9 +179,26 @@ def _browser(section: dict[str, Any]) -> Tool:
     return browser(settings=BrowserSettings(**section))
 
 
+_SENDS: Final = ("max_sends_per_turn", "max_sends_per_session", "send_window_seconds",
+                  "max_send_depth")  # fmt: skip
+_SEND_FIELDS: Final = ("per_turn", "per_session", "window_seconds", "max_depth")
+
+
 def _sessions(section: dict[str, Any]) -> list[Tool]:
+    limits = SendLimits(
+        **{field: section[key] for key, field in zip(_SENDS, _SEND_FIELDS, strict=True)
+           if key in section}
+    )  # fmt: skip
+    return sessions(AgentSlot(), visibility=_visibility(section), limits=limits)
+
+
+def _visibility(section: dict[str, Any]) -> SessionVisibility:
+    """The `see` and `send` patterns of a `sessions` section."""
     patterns: dict[str, tuple[str, ...]] = {}
-    for key, value in section.items():
+    for key in ("see", "send"):
+        if key not in section:
+            continue
+        value = section[key]
         if not isinstance(value, list | tuple) or not all(
             isinstance(item, str) for item in cast(list[object], value)
         ):
@@ -185,7 +207,7 @@ def _sessions(section: dict[str, Any]) -> list[Tool]:
                 f"got {value!r}."
             )
         patterns[key] = tuple(cast(list[str], value))
-    return sessions(AgentSlot(), visibility=SessionVisibility(**patterns))
+    return SessionVisibility(**patterns)
 
 
 def _provider(value: object) -> SearchProvider:

@@ -28,8 +28,9 @@ from ._sessions_contract import (
     STATUS_INPUT,
     STATUS_OUTPUT,
 )  # fmt: skip
-from ._sessions_policy import SessionVisibility
+from ._sessions_policy import SessionVisibility, check_text
 from ._sessions_search import search_transcripts
+from ._sessions_sends import SendLedger, SendLimits, current_turn, sender_mark
 
 if TYPE_CHECKING:
     from ..store import SessionInfo, SessionStore
@@ -72,8 +73,10 @@ class SessionHost(Protocol):
         """The session's `CodeMode` (its `pending_approvals(run_id)` is read)."""
         ...
 
-    def run(self, session_id: str, text: str) -> AsyncGenerator[Any, None]:
-        """Run one turn; yields events with a `turn_id`."""
+    def run(
+        self, session_id: str, text: str, *, sender: Mapping[str, Any] | None = None
+    ) -> AsyncGenerator[Any, None]:
+        """Run one turn (its message marked with `sender`); yields events with a `turn_id`."""
         ...
 
     async def transcript(self, session_id: str) -> list[dict[str, Any]]:
@@ -115,10 +118,14 @@ def _iso(seconds: float) -> str:
 
 class _SessionTools:
     def __init__(
-        self, agent: SessionHost | Callable[[], SessionHost], visibility: SessionVisibility
+        self,
+        agent: SessionHost | Callable[[], SessionHost],
+        visibility: SessionVisibility,
+        limits: SendLimits,
     ) -> None:
         self._agent = agent
         self.visibility = visibility
+        self.ledger = SendLedger(limits)
         self.turns: set[asyncio.Task[None]] = set()
 
     @property
@@ -159,7 +166,7 @@ class _SessionTools:
         return result
 
     async def history(self, params: dict[str, Any]) -> dict[str, Any]:
-        target = str(params["sessionId"])
+        target = check_text("sessionId", str(params["sessionId"]), session_id=True)
         self.visibility.check_see(self.caller(), target)
         transcript = await self.agent.transcript(target)
         offset, limit = int(params.get("offset", 0)), int(params.get("limit", 50))
@@ -188,7 +195,7 @@ class _SessionTools:
         limit = int(params.get("limit", 20))
         hits, engine, cut = await search_transcripts(
             self.agent.store,
-            str(params["query"]),
+            check_text("query", str(params["query"])),
             visible=lambda session_id: self.visibility.may_see(caller, session_id),
             limit=limit,
             text_of=message_text,
@@ -196,7 +203,9 @@ class _SessionTools:
         return {"results": hits, "engine": engine, "truncated": cut}
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
-        caller, target = self.caller(), str(params["sessionId"])
+        caller = self.caller()
+        target = check_text("sessionId", str(params["sessionId"]), session_id=True)
+        check_text("text", str(params["text"]))
         if not self.visibility.may_send(caller, target):
             reason = "its own session" if target == caller else f"session {target!r}"
             raise ToolError(
@@ -204,9 +213,12 @@ class _SessionTools:
                 "which sessions it may post to (never itself).",
                 code="session_not_allowed",
             )
+        agent = self.agent
+        turn = current_turn(await agent.transcript(caller))
+        await self.ledger.admit(agent.store, caller, turn, target)
         started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         task = asyncio.get_running_loop().create_task(
-            self._turn(target, str(params["text"]), started)
+            self._turn(target, str(params["text"]), sender_mark(caller, turn), started)
         )
         self.turns.add(task)
         task.add_done_callback(self.turns.discard)
@@ -216,9 +228,11 @@ class _SessionTools:
             return {"sessionId": target, "status": "queued"}
         return {"sessionId": target, "status": "started", "turnId": turn_id}
 
-    async def _turn(self, target: str, text: str, started: asyncio.Future[str]) -> None:
+    async def _turn(
+        self, target: str, text: str, sender: dict[str, Any], started: asyncio.Future[str]
+    ) -> None:
         try:
-            async with contextlib.aclosing(self.agent.run(target, text)) as events:
+            async with contextlib.aclosing(self.agent.run(target, text, sender=sender)) as events:
                 async for event in events:
                     turn_id = getattr(event, "turn_id", None)
                     if isinstance(turn_id, str) and not started.done():
@@ -255,7 +269,10 @@ class _SessionTools:
 
 
 def sessions(
-    agent: SessionHost | Callable[[], SessionHost], *, visibility: SessionVisibility | None = None
+    agent: SessionHost | Callable[[], SessionHost],
+    *,
+    visibility: SessionVisibility | None = None,
+    limits: SendLimits | None = None,
 ) -> list[Tool]:
     """The session tools of `agent`: `sessions_list`, `sessions_history`, `sessions_search`,
     `sessions_send` and `session_status`.
@@ -269,8 +286,11 @@ def sessions(
             returning it (called at each tool call).
         visibility: Which sessions a session may see and send to (all of the agent's by
             default), enforced on the host.
+        limits: How many sends one turn and one session may make, and how deep a chain of
+            sends may go (`SendLimits()` by default: 4 per turn, 30 per session per hour,
+            depth 3). Forwarded messages are stored with a `sender` mark.
     """
-    state = _SessionTools(agent, visibility or SessionVisibility())
+    state = _SessionTools(agent, visibility or SessionVisibility(), limits or SendLimits())
     return [
         Tool(name="sessions_list", execute=state.list, parameters=LIST_INPUT,
              output_schema=LIST_OUTPUT, replay_safe=True,

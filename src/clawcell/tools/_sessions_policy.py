@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..errors import ConfigurationError, ToolError
 
-__all__ = ["SessionVisibility"]
+__all__ = ["SessionVisibility", "check_text"]
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_text(name: str, value: str, *, session_id: bool = False) -> str:
+    """`value`, unless it holds a NUL or a lone surrogate (which no store keeps alike on every
+    backend), or, for a session id, any control character (no session has one).
+
+    Raises:
+        ToolError: `invalid_input`, naming the field and the character.
+    """
+    found = (_CONTROL if session_id else _UNSTORABLE).search(value)
+    if found is not None:
+        kind = "session id" if session_id else "text"
+        raise ToolError(
+            f"`{name}` {value!r} holds the character {found.group()!r}, which a {kind} may "
+            "not hold (NUL, lone surrogates"
+            + (", control characters" if session_id else "")
+            + "); remove it.",
+            code="invalid_input",
+        )
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +67,11 @@ class SessionVisibility:
     def may_send(self, caller: str, target: str) -> bool:
         """Whether `caller` may post to `target`."""
         return target != caller and _matches(self.send, caller, target)
+
+    def may_post(self, caller: str, target: str) -> bool:
+        """Whether something `caller` set up to run later (an `agentTurn` automation) may
+        post into `target`: its own session, or one `send` allows."""
+        return target == caller or _matches(self.send, caller, target)
 
     def check_see(self, caller: str, target: str) -> None:
         """A `ToolError` (`session_not_visible`) unless `caller` may read `target`."""

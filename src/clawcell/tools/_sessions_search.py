@@ -24,13 +24,18 @@ async def search_transcripts(
     """Hits (`sessionId`, `index`, `role`, `snippet`), the engine used, and whether cut."""
     tokens = query.lower().split()
     if isinstance(store, TranscriptSearch):
-        found = await store.search_transcripts(tokens, limit=limit * 4 + 20)
+        # Filtered in the query: hidden sessions' hits neither crowd out the caller's own
+        # nor show in `truncated`.
+        shown = [info.session_id for info in await store.list_sessions()]
+        found = await store.search_transcripts(
+            tokens, limit=limit, sessions=[s for s in shown if visible(s)]
+        )
         hits = [
             {"sessionId": h.session_id, "index": h.index, "role": h.role, "snippet": h.snippet}
             for h in found.hits
-            if visible(h.session_id)
+            if visible(h.session_id)  # a session that appeared since the list: not shown
         ]
-        return hits[:limit], found.engine, len(hits) > limit or found.truncated
+        return hits, found.engine, found.truncated
     return await _scan(store, tokens, visible=visible, limit=limit, text_of=text_of)
 
 
