@@ -113,3 +113,16 @@ def test_bad_tool_calls_from_a_view_are_refused(
     client, _, view = ui
     response = client.post(f"/api/sessions/s/mcp-apps/{view}/calls", json=body, headers=CSRF)
     assert response.status_code == 400 and response.json()["error"].startswith(message)
+
+
+def test_tool_call_arguments_are_data_so_proto_is_an_ordinary_key(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    # Pasted into the cell as an object literal, `"__proto__"` would set the prototype (and
+    # vanish from the arguments); passed as JSON data it stays an own key the tool sees.
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    body = {"name": "increment", "arguments": {"by": 1, "__proto__": {"by": 99}}}
+    asked = client.post(url, json=body, headers=CSRF).json()
+    [pending] = asked["approval"]["approvals"]
+    assert pending["input"] == {"by": 1, "__proto__": {"by": 99}}

@@ -13,7 +13,8 @@ cell (`wait`), which runs the call once.
 Threat model: the view is hostile; everything it sends arrives through the page, which
 checked nothing but the JSON-RPC shape. Here the session, the view, the tool name (a key
 of the view's own tool table, never code) and the arguments (a JSON object of bounded size,
-embedded in the cell as JSON) are checked before anything runs.
+embedded in the cell as a JSON string for `JSON.parse`, never as an object literal) are
+checked before anything runs.
 """
 
 from __future__ import annotations
@@ -115,7 +116,10 @@ class McpAppApi:
             return _error(
                 f"`arguments` must be a JSON object of at most {MAX_ARGUMENTS_BYTES} bytes."
             )
-        code = f"return await {callable_name}({encoded});"
+        # Data, never code: the arguments reach the cell as a JSON string that `JSON.parse`
+        # reads, so a key such as `"__proto__"` stays an own property (an object literal
+        # would set the prototype with it).
+        code = f"return await {callable_name}(JSON.parse({json.dumps(encoded)}));"
         title = f"MCP App {call.get('toolName')} → {name}"
         runner: Any = self.agent.mode(session)
         return await _answer(runner, await runner.call_tool("exec", {"code": code, "title": title}))
