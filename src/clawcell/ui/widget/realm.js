@@ -8,7 +8,7 @@
 // refused by `frame-src 'none'`, and the one frame kind that would run the app's own script
 // in a fresh realm, `srcdoc`, cannot be made: the document requires Trusted Types and this
 // script installs the only `default` policy, which refuses frame markup in every HTML sink
-// (`innerHTML`, `srcdoc`, `document.write`…); a child frame inherits the policy without the
+// (`innerHTML`, `document.write`…) and `srcdoc` setters; a child frame inherits the policy without the
 // `default` policy, so a `javascript:` URL cannot run there either; a frame that the static
 // markup holds is removed before the parser runs the next script.
 //
@@ -34,14 +34,32 @@
   }
   if (window.trustedTypes && window.trustedTypes.createPolicy) {
     window.trustedTypes.createPolicy("default", {
-      createHTML: (html) => {
-        if (FRAME.test(html)) throw new TypeError("frames are not allowed in this document");
+      createHTML: (html, sink) => {
+        if (/srcdoc/i.test(String(sink)) || FRAME.test(html)) {
+          throw new TypeError("frames are not allowed in this document");
+        }
         return html;
       },
       createScript: (code) => code,
       createScriptURL: (url) => url,
     });
   }
+  // `srcdoc` is not a Trusted Types sink (its document inherits the policy, not the realm):
+  // setting it is refused here, and a frame made any other way is removed by the observer.
+  const refuse = () => { throw new TypeError("frames are not allowed in this document"); };
+  Object.defineProperty(HTMLIFrameElement.prototype, "srcdoc", { get: () => "", set: refuse });
+  const setAttribute = Element.prototype.setAttribute;
+  const setAttributeNS = Element.prototype.setAttributeNS;
+  const isFrame = (element) => element instanceof HTMLIFrameElement;
+  const named = (name) => /(^|:)srcdoc$/i.test(String(name));
+  Element.prototype.setAttribute = function (name, value) {
+    if (isFrame(this) && named(name)) refuse();
+    return apply(setAttribute, this, [name, value]);
+  };
+  Element.prototype.setAttributeNS = function (ns, name, value) {
+    if (isFrame(this) && named(name)) refuse();
+    return apply(setAttributeNS, this, [ns, name, value]);
+  };
   const remove = (node) => {
     if (node.nodeType !== 1) return;
     if (/^(IFRAME|FRAME|FRAMESET|OBJECT|EMBED|PORTAL|FENCEDFRAME)$/.test(node.nodeName)) node.remove();
