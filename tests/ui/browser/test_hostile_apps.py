@@ -177,3 +177,35 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page) -> None:
         page.wait_for_selector(".message-user:has-text('clicked')")
         page.wait_for_selector("body[data-turn=done]")
         assert _user_texts(running) == ["show the counter", "clicked"]
+
+
+FRAMES = {
+    "markup": '<iframe src="URL"></iframe><object data="URL"></object><p id="done">done</p>',
+    "script": '<p id="done">?</p><script>try { const f = document.createElement("iframe"); '
+    'f.src = "URL"; document.body.append(f); } catch (e) { done.textContent = "refused"; }'
+    "</script>",
+}
+
+
+@pytest.mark.parametrize("how", sorted(FRAMES))
+def test_a_widget_frame_opens_no_connection(page: Page, how: str) -> None:
+    # Chromium connects to a frame's host before `frame-src 'none'` refuses the navigation:
+    # a widget's frames are never made (renamed in its markup, refused to its scripts).
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.setblocking(False)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/probe"
+    arguments = {"title": "Frames", "widget_code": FRAMES[how].replace("URL", url)}
+    turns = [exec_call(f"return await show_widget({json.dumps(arguments)});"), "Shown."]
+    try:
+        with serve(turns, tools=lambda store: [widget_tool(store)]) as running:
+            page.goto(running.login_url)
+            send(page, "show me")
+            frame = page.frame_locator("iframe.widget-frame")
+            frame.locator("#done:not(:has-text('?'))").wait_for()
+            assert frame.locator("iframe, object").count() == 0
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()

@@ -60,6 +60,20 @@
     if (isFrame(this) && named(name)) refuse();
     return apply(setAttributeNS, this, [ns, name, value]);
   };
+  // Chromium opens a TCP connection to a frame's URL before `frame-src 'none'` refuses it, so
+  // no script may make a frame element at all (markup is covered by the policy above, and the
+  // canvas host renames the frames of the static markup).
+  const createElement = Document.prototype.createElement;
+  const createElementNS = Document.prototype.createElementNS;
+  const FRAMES = /^(iframe|frame|frameset|object|embed|portal|fencedframe)$/i;
+  Document.prototype.createElement = function (name, options) {
+    if (FRAMES.test(String(name))) refuse();
+    return apply(createElement, this, [name, options]);
+  };
+  Document.prototype.createElementNS = function (ns, name, options) {
+    if (FRAMES.test(String(name).split(":").pop())) refuse();
+    return apply(createElementNS, this, [ns, name, options]);
+  };
   const remove = (node) => {
     if (node.nodeType !== 1) return;
     if (/^(IFRAME|FRAME|FRAMESET|OBJECT|EMBED|PORTAL|FENCEDFRAME)$/.test(node.nodeName)) node.remove();
