@@ -136,7 +136,9 @@ def test_a_widget_click_during_a_reply_is_queued_visibly_and_sent_after_it(
 HOSTILE_APP = (HERE / "hostile_app.html").read_text("utf-8")
 
 
-def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page) -> None:
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
     turns = [exec_call("return await MCP.apps.showCounter({ start: 5 });"), "Here.", "Hi."]
 
     @contextlib.asynccontextmanager
@@ -165,12 +167,13 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page) -> None:
         assert app.locator("#link").inner_text() == "error" and popups == []
         card = page.locator("form.mcp-hold")
         assert card.count() == 1 and "without a click from you" in card.inner_text()
-        screenshot(page, "mcp-app-hold")
+        screenshot(page, f"mcp-app-hold-{width}")
         card.locator("button[data-decision=approve]").click()
         activity = page.locator("details.mcp-activity")
         activity.locator("summary:has-text('1 tool call')").wait_for()
         page.locator("details.mcp-activity summary").click()
         assert "increment" in activity.inner_text() and "allowed by you" in activity.inner_text()
+        screenshot(page, f"mcp-app-activity-{width}")
         app.locator("#go").click()
         app.locator("#msg:has-text(',')").wait_for()
         assert app.locator("#msg").inner_text() == "ok,error"  # one message per click
