@@ -35,8 +35,9 @@ def test_frames_in_markup_are_renamed_and_nothing_else_changes(
         (b"<!DOCTYPE html><p>x", b"<!DOCTYPE html>"),
         (b"\xef\xbb\xbf <!doctype html>", None),
         (b"<p>no doctype", b""),
+        (b"<!-- made by x -->\n<!doctype html><p>", b"<!-- made by x -->\n<!doctype html>"),
     ],
-    ids=["doctype", "bom", "none"],
+    ids=["doctype", "bom", "none", "comment-first"],
 )
 def test_the_guard_is_the_first_script_after_the_doctype(
     document: bytes, head: bytes | None

@@ -21,7 +21,9 @@ __all__ = ["REALM_POLICY", "REALM_SCRIPT", "with_realm_guard", "without_frames"]
 
 REALM_SCRIPT: Final = (Path(__file__).with_name("widget") / "realm.js").read_text("utf-8")
 REALM_POLICY: Final = "require-trusted-types-for 'script'; trusted-types default"
-_DOCTYPE: Final = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*<!doctype[^>]*>", re.IGNORECASE)
+_DOCTYPE: Final = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:\s|<!--.*?-->)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL
+)
 _FRAMES: Final = frozenset(
     {"iframe", "frame", "frameset", "object", "embed", "portal", "fencedframe"}
 )
