@@ -132,7 +132,7 @@ def test_tool_call_arguments_are_data_so_proto_is_an_ordinary_key(
     assert pending["input"] == {"by": 1, "__proto__": {"by": 99}}
 
 
-@pytest.mark.parametrize("trigger", [None, "app", "load"])
+@pytest.mark.parametrize("trigger", [None, "app", "load", "none"])
 def test_a_tool_call_without_a_user_trigger_is_refused_and_nothing_runs(
     ui: tuple[TestClient, TestClient, str], trigger: str | None
 ) -> None:
@@ -142,10 +142,18 @@ def test_a_tool_call_without_a_user_trigger_is_refused_and_nothing_runs(
         body["trigger"] = trigger
     response = client.post(f"/api/sessions/s/mcp-apps/{view}/calls", json=body, headers=CSRF)
     assert response.status_code == 403
-    assert response.json()["error"].startswith(
-        f"`trigger` must be 'gesture' or 'approved', got {trigger!r}"
-    )
-    assert client.get(f"/api/sessions/s/mcp-apps/{view}").json()["activity"] == []
+    rows = client.get(f"/api/sessions/s/mcp-apps/{view}").json()["activity"]
+    if trigger == "none":  # a call the page refused: recorded, never run
+        assert response.json()["error"].startswith("the call was refused")
+        assert [(r["tool"], r["trigger"], r["status"]) for r in rows] == [
+            ("increment", "none", "refused")
+        ]
+    else:
+        assert response.json()["error"].startswith(
+            f"`trigger` must be 'gesture', 'approved' or 'none', got {trigger!r}"
+        )
+        assert rows == []
+    assert all("runId" not in row for row in rows)  # no cell was started
 
 
 def test_every_app_tool_call_is_an_activity_row_and_a_pending_approval_survives_a_reload(

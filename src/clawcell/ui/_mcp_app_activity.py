@@ -2,8 +2,9 @@
 
 Every `tools/call` a view makes is recorded before it runs and updated when it ends: the app
 (its MCP server and view), the tool, the arguments, what triggered it (`gesture`: the page saw
-a user gesture in the view; `approved`: the user allowed a call that came without one), the
-status (`running`, `waiting` for an approval, `completed`, `failed`) and a bounded result.
+a user gesture in the view; `approved`: the user allowed a call that came without one; `none`:
+neither, so the call was refused and never ran), the status (`running`, `waiting` for an
+approval, `completed`, `failed`, `refused`) and a bounded result.
 
 Rows live in the agent's store (its `ResultStore`, scope `ui:app-activity:<session>`, one
 result id per row, named by time), not in one process's memory: every worker of one database
@@ -25,8 +26,8 @@ from ..store import ResultStore
 
 __all__ = ["MAX_ROWS_SHOWN", "TRIGGERS", "ActivityLog", "Trigger"]
 
-Trigger = Literal["gesture", "approved"]
-TRIGGERS: Final[frozenset[str]] = frozenset({"gesture", "approved"})
+Trigger = Literal["gesture", "approved", "none"]
+TRIGGERS: Final[frozenset[str]] = frozenset({"gesture", "approved", "none"})
 MAX_ROWS_SHOWN: Final = 20
 _MAX_RESULT_CHARS: Final = 4000
 
@@ -53,9 +54,10 @@ class ActivityLog:
         """Record a call about to run; the row's id."""
         at = int(time.time() * 1000)
         row_id = f"{at:015d}-{secrets.token_hex(4)}"
+        status = "refused" if trigger == "none" else "running"
         row = {"id": row_id, "at": at, "app": call.get("serverName"), "view": view,
                "tool": tool, "arguments": _bounded(dict(arguments)), "trigger": trigger,
-               "status": "running"}  # fmt: skip
+               "status": status}  # fmt: skip
         await self._put(session, row)
         return row_id
 

@@ -7,10 +7,11 @@ turn opens is stored as the document `ma_<hex>` (`index.html`, served by the can
 A view's own `tools/call` (relayed by `static/mcp-apps.js`) may name only a tool of the view's
 server, and runs only with a `trigger`: `gesture` (the page saw a user gesture in the view,
 proven in the page, see `static/mcp-apps.js`) or `approved` (the user allowed a call that came
-without one). Every call is an activity row of the session (`_mcp_app_activity.py`). It runs as
-a cell in the view's session, so the session's tool policy, the server's `ask` patterns and
-approvals apply as to any cell: when a call waits for approval the page shows an approval card
-under the view, and the decision continues the cell (`wait`), which runs the call once.
+without one); `none` records a call the page refused, which never runs. Every call is an
+activity row of the session (`_mcp_app_activity.py`). It runs as a cell in the view's session,
+so the session's tool policy, the server's `ask` patterns and approvals apply as to any cell:
+when a call waits for approval the page shows an approval card under the view, and the decision
+continues the cell (`wait`), which runs the call once.
 
 Threat model: the view is hostile; everything it sends arrives through the page, which checked
 nothing but the JSON-RPC shape. Here the session, the view, the tool name (a key of the view's
@@ -135,14 +136,16 @@ class McpAppApi:
             )
         if trigger not in TRIGGERS:
             return _error(
-                f"`trigger` must be 'gesture' or 'approved', got {trigger!r:.40}: an app's "
-                "tool call runs only after the user acted in it or allowed the call.",
+                f"`trigger` must be 'gesture', 'approved' or 'none', got {trigger!r:.40}: an "
+                "app's tool call runs only after the user acted in it or allowed the call.",
                 403,
             )
         row = await self.activity.start(
             session, call=call, view=request.path_params["view"], tool=str(name),
             arguments=cast(dict[str, Any], arguments), trigger=cast(Trigger, trigger),
         )  # fmt: skip
+        if trigger == "none":  # recorded, never run
+            return _error("the call was refused: the user did not act in the app or allow it", 403)
         # Data, never code: the arguments reach the cell as a JSON string that `JSON.parse`
         # reads, so a key such as `"__proto__"` stays an own property (an object literal
         # would set the prototype with it).

@@ -161,7 +161,8 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) 
         app = page.frame_locator("iframe.mcp-app-frame")
         app.locator("#load:has-text('calls:')").wait_for()
         assert app.locator("#rtc").inner_text() == "undefined,undefined"
-        # Five calls on load: the first waits for the user on one card, the rest fail.
+        # Five calls on load: the first waits for the user on one card, the rest fail (and
+        # are recorded as refused).
         assert app.locator("#load").inner_text() == "calls:error,error,error,error"
         assert app.locator("#msg").inner_text() == "error"
         assert app.locator("#link").inner_text() == "error" and popups == []
@@ -170,9 +171,14 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) 
         screenshot(page, f"mcp-app-hold-{width}")
         card.locator("button[data-decision=approve]").click()
         activity = page.locator("details.mcp-activity")
-        activity.locator("summary:has-text('1 tool call')").wait_for()
+        # The four calls refused while the card waited are rows too (never run).
+        activity.locator("summary:has-text('5 tool calls')").wait_for()
         page.locator("details.mcp-activity summary").click()
-        assert "increment" in activity.inner_text() and "allowed by you" in activity.inner_text()
+        rows = activity.locator("li").all_inner_texts()
+        assert sorted(rows) == sorted(
+            ['increment({"by":1}) — refused, without your click'] * 4
+            + ['increment({"by":1}) — completed, allowed by you']
+        )
         screenshot(page, f"mcp-app-activity-{width}")
         app.locator("#go").click()
         app.locator("#msg:has-text(',')").wait_for()

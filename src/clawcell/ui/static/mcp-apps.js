@@ -12,11 +12,13 @@
 // Apps act only when the user acts (the gesture is proven by surfaces.js, `take`): a
 // `tools/call` runs with a gesture in the view (up to three per gesture) or, without one,
 // only after the user allows it on a card under the view (one such card at a time; other
-// calls fail meanwhile); `ui/message` needs a gesture (one message per gesture, 10 a minute);
+// calls fail meanwhile, and the first five refused calls are recorded as refused rows);
+// `ui/message` needs a gesture (one message per gesture, 10 a minute);
 // `ui/open-link` needs a gesture. Every call is an activity row of the session, listed under
 // the view; approvals a call still waits for come back after a reload.
 const PROTOCOL_VERSION = "2026-01-26";
 const state = new WeakMap();
+const MAX_REFUSED_ROWS = 5;
 
 const csrf = () => document.querySelector('meta[name="csrf-token"]')?.content || "";
 const session = () => document.getElementById("transcript")?.dataset.session || "";
@@ -71,7 +73,7 @@ function showActivity(figure, rows) {
   box.querySelector("summary").textContent = `App activity: ${rows.length} tool call${rows.length === 1 ? "" : "s"}`;
   box.querySelector("ol").replaceChildren(...rows.map((row) => {
     const item = document.createElement("li");
-    const how = row.trigger === "approved" ? "allowed by you" : "after your click";
+    const how = { approved: "allowed by you", gesture: "after your click" }[row.trigger] || "without your click";
     item.textContent = `${row.tool}(${JSON.stringify(row.arguments ?? {}).slice(0, 200)}) — ${row.status}, ${how}`;
     return item;
   }));
@@ -171,7 +173,16 @@ function askToRun(frame, figure, name) {
 async function callTool(frame, figure, id, params) {
   const name = params?.name;
   const trigger = surfaces()?.take(frame, "call") ? "gesture" : await askToRun(frame, figure, name);
-  if (!trigger) return fail(frame, id, "the user did not allow this call (an app calls tools when the user acts in it)");
+  if (!trigger) {
+    // Recorded as refused (the first few per frame and page; never run), then failed.
+    const own = state.get(frame);
+    if (own.refused < MAX_REFUSED_ROWS) {
+      own.refused += 1;
+      await postJson(api(figure, "/calls"), { name, arguments: params?.arguments ?? {}, trigger: "none" });
+      refresh(figure);
+    }
+    return fail(frame, id, "the user did not allow this call (an app calls tools when the user acts in it)");
+  }
   let answer = await postJson(api(figure, "/calls"), { name, arguments: params?.arguments ?? {}, trigger });
   refresh(figure);
   while (answer.approval) {
@@ -227,7 +238,7 @@ async function request(frame, figure, data) {
 export function receive(frame, data) {
   const figure = frame.closest("figure.mcp-app");
   if (!figure || typeof data.method !== "string" && data.id === undefined) return;
-  if (!state.has(frame)) state.set(frame, { initialized: false, sent: false, holding: false, messages: [] });
+  if (!state.has(frame)) state.set(frame, { initialized: false, sent: false, holding: false, messages: [], refused: 0 });
   if (data.id !== undefined && typeof data.method === "string") {
     request(frame, figure, data).catch((error) => fail(frame, data.id, String(error?.message || error)));
     return;
