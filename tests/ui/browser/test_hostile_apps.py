@@ -9,7 +9,7 @@ import json
 import socket
 from collections.abc import AsyncGenerator, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from playwright.sync_api import Page
@@ -106,13 +106,14 @@ def _gate() -> tuple[Tool, asyncio.Event]:
     return Tool(name="gate", execute=wait), gate
 
 
-@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "light"), (390, "dark")])
 def test_a_widget_click_during_a_reply_is_queued_visibly_and_sent_after_it(
-    page: Page, stun: tuple[socket.socket, int], width: int
+    page: Page, stun: tuple[socket.socket, int], width: int, scheme: Literal["light", "dark"]
 ) -> None:
     _, port = stun
     tool, gate = _gate()
     page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
     turns = [exec_call("return await gate({});"), "Gate opened.", "Answered."]
     with _serve_widget(port, *turns, extra=[tool]) as running:
         page.goto(running.login_url)
@@ -124,7 +125,7 @@ def test_a_widget_click_during_a_reply_is_queued_visibly_and_sent_after_it(
         note = page.locator(".app-queued")
         note.wait_for()
         assert "one" in note.inner_text() and "sent when the reply ends" in note.inner_text()
-        screenshot(page, f"widget-queued-{width}")
+        screenshot(page, f"widget-queued-{width}-{scheme}")
         assert _user_texts(running) == ["show me", "wait for the gate"]
         running.loop.call_soon_threadsafe(gate.set)
         page.wait_for_selector(".message-user:has-text('one')")
@@ -136,9 +137,12 @@ def test_a_widget_click_during_a_reply_is_queued_visibly_and_sent_after_it(
 HOSTILE_APP = (HERE / "hostile_app.html").read_text("utf-8")
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) -> None:
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "dark"), (390, "light")])
+def test_a_hostile_mcp_app_acts_only_when_the_user_acts(
+    page: Page, width: int, scheme: Literal["light", "dark"]
+) -> None:
     page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
     turns = [exec_call("return await MCP.apps.showCounter({ start: 5 });"), "Here.", "Hi."]
 
     @contextlib.asynccontextmanager
@@ -168,7 +172,7 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) 
         assert app.locator("#link").inner_text() == "error" and popups == []
         card = page.locator("form.mcp-hold")
         assert card.count() == 1 and "without a click from you" in card.inner_text()
-        screenshot(page, f"mcp-app-hold-{width}")
+        screenshot(page, f"mcp-app-hold-{width}-{scheme}")
         card.locator("button[data-decision=approve]").click()
         activity = page.locator("details.mcp-activity")
         # The four calls refused while the card waited are rows too (never run).
@@ -179,7 +183,7 @@ def test_a_hostile_mcp_app_acts_only_when_the_user_acts(page: Page, width: int) 
             ['increment({"by":1}) — refused, without your click'] * 4
             + ['increment({"by":1}) — completed, allowed by you']
         )
-        screenshot(page, f"mcp-app-activity-{width}")
+        screenshot(page, f"mcp-app-activity-{width}-{scheme}")
         app.locator("#go").click()
         app.locator("#msg:has-text(',')").wait_for()
         assert app.locator("#msg").inner_text() == "ok,error"  # one message per click
