@@ -80,7 +80,7 @@ def test_a_gated_tool_call_from_the_view_waits_for_approval_and_runs_once(
     client, _, view = ui
     url = f"/api/sessions/s/mcp-apps/{view}/calls"
     asked = client.post(
-        url, json={"name": "increment", "arguments": {"by": 2}}, headers=CSRF
+        url, json={"name": "increment", "arguments": {"by": 2}, "trigger": "gesture"}, headers=CSRF
     ).json()
     approval = asked["approval"]
     [pending] = approval["approvals"]
@@ -90,7 +90,9 @@ def test_a_gated_tool_call_from_the_view_waits_for_approval_and_runs_once(
     assert answer["result"]["structuredContent"] == {"count": 7}
     again = client.post(decide, json={"decision": "approve"}, headers=CSRF)
     assert again.status_code == 409  # decided once; the call ran once
-    read = client.post(url, json={"name": "increment", "arguments": {"by": 0}}, headers=CSRF).json()
+    read = client.post(
+        url, json={"name": "increment", "arguments": {"by": 0}, "trigger": "approved"}, headers=CSRF
+    ).json()
     denied = f"{url}/{read['approval']['runId']}/approvals/{read['approval']['approvals'][0]['id']}"
     assert "error" in client.post(denied, json={"decision": "deny"}, headers=CSRF).json()
 
@@ -111,5 +113,70 @@ def test_bad_tool_calls_from_a_view_are_refused(
     ui: tuple[TestClient, TestClient, str], body: dict[str, Any], message: str
 ) -> None:
     client, _, view = ui
+    body = {"trigger": "gesture", **body}
     response = client.post(f"/api/sessions/s/mcp-apps/{view}/calls", json=body, headers=CSRF)
     assert response.status_code == 400 and response.json()["error"].startswith(message)
+
+
+def test_tool_call_arguments_are_data_so_proto_is_an_ordinary_key(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    # Pasted into the cell as an object literal, `"__proto__"` would set the prototype (and
+    # vanish from the arguments); passed as JSON data it stays an own key the tool sees.
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    body = {"name": "increment", "arguments": {"by": 1, "__proto__": {"by": 99}},
+            "trigger": "gesture"}  # fmt: skip
+    asked = client.post(url, json=body, headers=CSRF).json()
+    [pending] = asked["approval"]["approvals"]
+    assert pending["input"] == {"by": 1, "__proto__": {"by": 99}}
+
+
+@pytest.mark.parametrize("trigger", [None, "app", "load", "none"])
+def test_a_tool_call_without_a_user_trigger_is_refused_and_nothing_runs(
+    ui: tuple[TestClient, TestClient, str], trigger: str | None
+) -> None:
+    client, _, view = ui
+    body: dict[str, Any] = {"name": "increment", "arguments": {"by": 1}}
+    if trigger is not None:
+        body["trigger"] = trigger
+    response = client.post(f"/api/sessions/s/mcp-apps/{view}/calls", json=body, headers=CSRF)
+    assert response.status_code == 403
+    rows = client.get(f"/api/sessions/s/mcp-apps/{view}").json()["activity"]
+    if trigger == "none":  # a call the page refused: recorded, never run
+        assert response.json()["error"].startswith("the call was refused")
+        assert [(r["tool"], r["trigger"], r["status"]) for r in rows] == [
+            ("increment", "none", "refused")
+        ]
+    else:
+        assert response.json()["error"].startswith(
+            f"`trigger` must be 'gesture', 'approved' or 'none', got {trigger!r}"
+        )
+        assert rows == []
+    assert all("runId" not in row for row in rows)  # no cell was started
+
+
+def test_every_app_tool_call_is_an_activity_row_and_a_pending_approval_survives_a_reload(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    body = {"name": "increment", "arguments": {"by": 2}, "trigger": "gesture"}
+    approval = client.post(url, json=body, headers=CSRF).json()["approval"]
+    # A reload: the page reads the view again and finds the call still waiting.
+    read = client.get(f"/api/sessions/s/mcp-apps/{view}").json()
+    [row] = read["activity"]
+    assert {k: row[k] for k in ("app", "view", "tool", "arguments", "trigger", "status")} == {
+        "app": "apps", "view": view, "tool": "increment", "arguments": {"by": 2},
+        "trigger": "gesture", "status": "waiting",
+    }  # fmt: skip
+    assert read["pending"] == [approval]
+    [pending] = approval["approvals"]
+    decide = f"{url}/{approval['runId']}/approvals/{pending['id']}"
+    client.post(decide, json={"decision": "approve"}, headers=CSRF)
+    after = client.get(f"/api/sessions/s/mcp-apps/{view}").json()
+    [row] = after["activity"]
+    assert row["status"] == "completed" and row["result"]["structuredContent"] == {"count": 7}
+    assert after["pending"] == []
+    # Rows belong to the session: another session sees none of them.
+    assert client.get(f"/api/sessions/other/mcp-apps/{view}").status_code == 404

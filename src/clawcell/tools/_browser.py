@@ -22,6 +22,7 @@ from .._lazy import install_hint
 from ..catalog import Tool, call_session
 from ..errors import ConfigurationError, ToolError
 from ._browser_contract import BROWSER_INPUT, BROWSER_OUTPUT, DESCRIPTION
+from ._browser_files import BrowserFolder, prepared_root
 from ._browser_guard import BrowserGuard
 from ._browser_session import BrowserSession
 from ._browser_settings import BrowserSettings
@@ -40,6 +41,12 @@ _FLAGS: Final = (
     "--disable-sync",
     "--disable-extensions",
     "--disable-features=DnsOverHttps",
+    # WebRTC would send UDP (STUN, media, data channels) to any host and port, past the
+    # guard proxy, which carries only HTTP: only proxied (TCP) WebRTC traffic is allowed, and
+    # the proxy refuses it, so pages get no ICE candidates at all.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--enforce-webrtc-ip-permission-check",
 )
 
 
@@ -71,8 +78,13 @@ class BrowserPool:
     def __init__(self, settings: BrowserSettings, guard: BrowserGuard) -> None:
         self.settings = settings
         self._guard = guard
-        self._media = settings.media_dir or Path(tempfile.mkdtemp(prefix="clawcell-browser-"))
-        self._downloads = settings.downloads_dir or self._media / "downloads"
+        # Both roots are made and resolved now, before any page or command runs; every write
+        # is then opened beneath them with no symbolic link followed (`_browser_files`).
+        media = settings.media_dir or Path(tempfile.mkdtemp(prefix="clawcell-browser-"))
+        self._media = prepared_root(media)
+        self._downloads: Path | None = None
+        if settings.downloads:
+            self._downloads = prepared_root(settings.downloads_dir or media / "downloads")
         self._sessions: dict[str, BrowserSession] = {}
         self._playwright: Any = None
         self._browser: Any = None
@@ -111,8 +123,10 @@ class BrowserPool:
             session = BrowserSession(
                 settings=self.settings,
                 guard=self._guard,
-                media=self._media / key,
-                downloads=self._downloads / key,
+                media=BrowserFolder(root=self._media, name=key),
+                downloads=None
+                if self._downloads is None
+                else BrowserFolder(root=self._downloads, name=key),
             )
             await session.start(browser)
             self._sessions[session_id] = session

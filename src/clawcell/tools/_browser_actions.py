@@ -112,9 +112,19 @@ async def _goto(session: BrowserSession, page: Any, url: str) -> int | None:
 async def _open(session: BrowserSession, params: Params) -> dict[str, Any]:
     url = str(_required(params, "url", "open"))
     check_url(url)
+    since = len(session.refusals)
     target, page = await session.new_tab()
-    status = await _goto(session, page, url)
-    return await _page_result("open", target, page, status)
+    try:
+        status = await _goto(session, page, url)
+        result = await _page_result("open", target, page, status)
+        reason = session.refusal_of(result["url"], since)
+        if reason is not None:
+            raise ToolError(f"{reason} (loading {url[:200]!r})", code="blocked_address")
+    except BaseException:
+        # A refused or failed open leaves no tab (and no half-loaded page) behind.
+        await session.close_tab(target)
+        raise
+    return result
 
 
 async def _navigate(session: BrowserSession, params: Params) -> dict[str, Any]:
@@ -166,11 +176,8 @@ async def _focus(session: BrowserSession, params: Params) -> dict[str, Any]:
 
 
 async def _close(session: BrowserSession, params: Params) -> dict[str, Any]:
-    target, page = session.tab(params.get("targetId"))
-    await page.close()
-    session.pages.pop(target, None)
-    if session.active == target:
-        session.active = next(reversed(session.pages), None)
+    target, _ = session.tab(params.get("targetId"))
+    await session.close_tab(target)
     return await _tabs_result(session, "close")
 
 
@@ -270,16 +277,16 @@ async def _wait(session: BrowserSession, params: Params) -> dict[str, Any]:
 async def _capture(session: BrowserSession, params: Params, kind: str) -> dict[str, Any]:
     target, page = session.tab(params.get("targetId"))
     if kind == "pdf":
-        path, mime = session.media_path(".pdf"), "application/pdf"
-        await page.pdf(path=str(path))
+        data, suffix, mime = await page.pdf(), ".pdf", "application/pdf"
     else:
-        path, mime = session.media_path(".png"), "image/png"
-        await page.screenshot(path=str(path), full_page=params.get("fullPage") is True)
+        data = await page.screenshot(full_page=params.get("fullPage") is True)
+        suffix, mime = ".png", "image/png"
+    path = session.save_media(suffix, bytes(data))
     return {
         **await _page_result(kind, target, page),
         "path": str(path),
         "mimeType": mime,
-        "bytes": path.stat().st_size,
+        "bytes": len(data),
         "media": {"mediaUrl": str(path)},
     }
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ToolError
+from ._browser_files import BrowserFolder
 from ._browser_guard import BrowserGuard, first_refusal, route_request
 from ._browser_proxy import GuardProxy
 from ._browser_settings import BrowserSettings
@@ -29,12 +30,17 @@ class BrowserSession:
     """The context, proxy, tabs, refusals and downloads of one session."""
 
     def __init__(
-        self, *, settings: BrowserSettings, guard: BrowserGuard, media: Path, downloads: Path
+        self,
+        *,
+        settings: BrowserSettings,
+        guard: BrowserGuard,
+        media: BrowserFolder,
+        downloads: BrowserFolder | None,
     ) -> None:
         self.settings = settings
         self.guard = guard
-        self.media_dir = media
-        self.downloads_dir = downloads
+        self.media = media
+        self.downloads = downloads
         self.lock = asyncio.Lock()
         self.last_used = time.monotonic()
         self.context: Any = None
@@ -109,6 +115,14 @@ class BrowserSession:
         self._adopt(page)
         return self.active or "", page
 
+    async def close_tab(self, target: str) -> None:
+        """Close the tab `target` (if open) and make the newest other tab active."""
+        page = self.pages.get(target)
+        self._forget(target)
+        if page is not None:
+            with contextlib.suppress(Exception):
+                await page.close()
+
     def tab(self, target: str | None) -> tuple[str, Any]:
         """The tab `target` (the active one when `None`); a `ToolError` when there is none."""
         chosen = target if target is not None else self.active
@@ -121,11 +135,10 @@ class BrowserSession:
             )
         return chosen, self.pages[chosen]
 
-    def media_path(self, suffix: str) -> Path:
-        """A fresh file path in the session's media directory."""
-        self.media_dir.mkdir(parents=True, exist_ok=True)
+    def save_media(self, suffix: str, data: bytes) -> Path:
+        """Write `data` to a fresh file in the session's media folder (beneath its root)."""
         self._files += 1
-        return self.media_dir / f"{int(time.time())}-{self._files}{suffix}"
+        return self.media.create(f"{int(time.time())}-{self._files}{suffix}", data)
 
     def refusal_of(self, url: str, since: int) -> str | None:
         """The reason a request for `url` was refused after the first `since` refusals."""
@@ -137,24 +150,21 @@ class BrowserSession:
         task.add_done_callback(self._saving.discard)
 
     async def _save(self, download: Any) -> None:
-        if not self.settings.downloads:
+        folder = self.downloads
+        if folder is None or not self.settings.downloads:
             with contextlib.suppress(Exception):
                 await download.cancel()
             return
-        directory = self.downloads_dir.resolve()
-        directory.mkdir(parents=True, exist_ok=True)
         name = safe_filename(str(download.suggested_filename))
-        path = directory / name
-        stem, suffix, n = path.stem, path.suffix, 1
-        while path.exists():
+        stem, suffix, n = Path(name).stem, Path(name).suffix, 1
+        while folder.exists(name):
             n += 1
-            path = directory / f"{stem}-{n}{suffix}"
-        if path.resolve().parent != directory:  # defence in depth; `safe_filename` is plain
-            await download.cancel()
-            return
+            name = f"{stem}-{n}{suffix}"
         try:
-            await download.save_as(path)
-        except Exception:  # a failed or cancelled download is not reported
+            # Playwright's own finished copy (outside the folder); copied in beneath the root.
+            source = Path(await download.path())
+            path = await asyncio.to_thread(folder.copy, name, source)
+        except Exception:  # a failed, cancelled or redirected download is not reported
             return
         self.finished.append(
             {"url": str(download.url), "suggestedFilename": str(download.suggested_filename),

@@ -4,7 +4,8 @@
 would run as JavaScript (classic or module; not one with `src` or another `type`) is parsed
 with acorn, and the first syntax error rejects the call with its line and column in the
 widget code. The code is then wrapped once in the canonical page (`widget/base.css`, the
-design tokens, and `widget/bridge.js`, which runs before the widget's own scripts).
+design tokens, and `widget/bridge.js`, which runs before the widget's own scripts). The canvas
+host serves it with the realm guard (`_realm.py`: no WebRTC, no frames) as its first script.
 
 Threat model: widget code is model-written and hostile. It is served only by the canvas host
 (another origin than the app), with `Content-Security-Policy: sandbox allow-scripts` (plain
@@ -29,6 +30,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from ..errors import ToolError
 from ._protocol import DocumentStore
+from ._realm import REALM_POLICY, with_realm_guard
 from ._settings import EmbedSandbox
 
 __all__ = [
@@ -58,7 +60,7 @@ _POLICY: Final = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data: blob:; font-src data:; media-src https: data: blob:; connect-src 'none'; "
     "frame-src 'none'; child-src 'none'; worker-src 'none'; form-action 'none'; "
-    "base-uri 'none'"
+    "base-uri 'none'; " + REALM_POLICY
 )
 
 
@@ -186,6 +188,8 @@ def widget_route(
         data = await store.get_document_file(ref, "index.html") if is_widget_ref(ref) else None
         if data is None:
             return PlainTextResponse(f"No widget {ref!r}.", 404)
-        return Response(data, media_type="text/html; charset=utf-8", headers=headers)
+        return Response(
+            with_realm_guard(data), media_type="text/html; charset=utf-8", headers=headers
+        )
 
     return endpoint

@@ -3,12 +3,14 @@
 `show_counter` declares the view `ui://counter/app.html` (`_meta.ui.resourceUri`); the view
 is a small hand-written MCP App: it initialises over `postMessage` (JSON-RPC), shows the
 tool's input and result, calls `increment` on its server through the host, sends a message
-to the chat and asks the host to open a link. Run over stdio: `python -m
+to the chat and asks the host to open a link (`CLAWCELL_TEST_APP_VIEW`, when set, is served
+instead: the hostile views of the Chromium tests). Run over stdio: `python -m
 tests.mcp.servers.apps`.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import anyio
@@ -119,7 +121,8 @@ async def read_resource(
 ) -> types.ReadResourceResult:
     if params.uri != VIEW_URI:
         raise ValueError(f"no resource {params.uri!r}")
-    contents = types.TextResourceContents(uri=VIEW_URI, text=VIEW, mime_type=MIME)
+    text = os.environ.get("CLAWCELL_TEST_APP_VIEW") or VIEW
+    contents = types.TextResourceContents(uri=VIEW_URI, text=text, mime_type=MIME)
     return types.ReadResourceResult(contents=[contents])
 
 

@@ -5,11 +5,20 @@
 // display mode, the tool), `tools/call` (the view's own server only, through the app's API,
 // which applies the session's policy; an approval card appears under the view when a
 // person must decide), `ui/open-link` (http/https, opened by the host with noopener),
-// `ui/message` (a user message into the chat, only while the view has focus), `ping`,
+// `ui/message` (a user message into the chat), `ping`,
 // `ui/request-display-mode` (inline only). Notifications: `ui/notifications/initialized`
 // (the host then sends the tool's input and result), `ui/notifications/size-changed`.
+//
+// Apps act only when the user acts (the gesture is proven by surfaces.js, `take`): a
+// `tools/call` runs with a gesture in the view (up to three per gesture) or, without one,
+// only after the user allows it on a card under the view (one such card at a time; other
+// calls fail meanwhile, and the first five refused calls are recorded as refused rows);
+// `ui/message` needs a gesture (one message per gesture, 10 a minute);
+// `ui/open-link` needs a gesture. Every call is an activity row of the session, listed under
+// the view; approvals a call still waits for come back after a reload.
 const PROTOCOL_VERSION = "2026-01-26";
 const state = new WeakMap();
+const MAX_REFUSED_ROWS = 5;
 
 const csrf = () => document.querySelector('meta[name="csrf-token"]')?.content || "";
 const session = () => document.getElementById("transcript")?.dataset.session || "";
@@ -51,12 +60,42 @@ function hostContext(frame, figure) {
   };
 }
 
-async function sendToolData(frame, figure) {
+// The view's activity rows (its tool calls), newest last, in a closed disclosure.
+function showActivity(figure, rows) {
+  let box = figure.querySelector("details.mcp-activity");
+  if (!rows.length) return box?.remove();
+  if (!box) {
+    box = document.createElement("details");
+    box.className = "mcp-activity";
+    box.append(document.createElement("summary"), document.createElement("ol"));
+    figure.append(box);
+  }
+  box.querySelector("summary").textContent = `App activity: ${rows.length} tool call${rows.length === 1 ? "" : "s"}`;
+  box.querySelector("ol").replaceChildren(...rows.map((row) => {
+    const item = document.createElement("li");
+    const how = { approved: "allowed by you", gesture: "after your click" }[row.trigger] || "without your click";
+    item.textContent = `${row.tool}(${JSON.stringify(row.arguments ?? {}).slice(0, 200)}) — ${row.status}, ${how}`;
+    return item;
+  }));
+}
+
+async function refresh(figure) {
   const response = await fetch(api(figure));
-  if (!response.ok) return;
+  if (!response.ok) return null;
   const call = await response.json();
+  showActivity(figure, call.activity || []);
+  return call;
+}
+
+async function sendToolData(frame, figure) {
+  const call = await refresh(figure);
+  if (!call) return;
   send(frame, { method: "ui/notifications/tool-input", params: { arguments: call.arguments || {} } });
   send(frame, { method: "ui/notifications/tool-result", params: call.result || { content: [] } });
+  // Approvals still pending from before a reload: their cards come back.
+  for (const pending of call.pending || []) {
+    askApproval(figure, pending).then(() => refresh(figure));
+  }
 }
 
 // An approval card under the view; resolves with the continued call's answer.
@@ -97,9 +136,59 @@ function askApproval(figure, pending) {
   });
 }
 
+// A call that came without a gesture: the user allows or denies it here (a click in this
+// page, which the app cannot make). Resolves with "approved" or null.
+function askToRun(frame, figure, name) {
+  const own = state.get(frame);
+  if (own.holding) return Promise.resolve(null);
+  own.holding = true;
+  return new Promise((resolve) => {
+    const card = document.createElement("form");
+    card.className = "mcp-approval mcp-hold";
+    const what = document.createElement("p");
+    what.append("The app wants to run ");
+    const tool = document.createElement("code");
+    tool.textContent = String(name).slice(0, 80);
+    what.append(tool, " without a click from you.");
+    const buttons = document.createElement("p");
+    for (const [decision, label] of [["approve", "Allow"], ["deny", "Deny"]]) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.decision = decision;
+      button.textContent = label;
+      buttons.append(button);
+    }
+    card.append(what, buttons);
+    card.addEventListener("click", (event) => {
+      const button = event.target.closest("button[data-decision]");
+      if (!button || !event.isTrusted) return;
+      card.remove();
+      own.holding = false;
+      resolve(button.dataset.decision === "approve" ? "approved" : null);
+    });
+    figure.append(card);
+  });
+}
+
 async function callTool(frame, figure, id, params) {
-  let answer = await postJson(api(figure, "/calls"), { name: params?.name, arguments: params?.arguments ?? {} });
-  while (answer.approval) answer = await askApproval(figure, answer.approval);
+  const name = params?.name;
+  const trigger = surfaces()?.take(frame, "call") ? "gesture" : await askToRun(frame, figure, name);
+  if (!trigger) {
+    // Recorded as refused (the first few per frame and page; never run), then failed.
+    const own = state.get(frame);
+    if (own.refused < MAX_REFUSED_ROWS) {
+      own.refused += 1;
+      await postJson(api(figure, "/calls"), { name, arguments: params?.arguments ?? {}, trigger: "none" });
+      refresh(figure);
+    }
+    return fail(frame, id, "the user did not allow this call (an app calls tools when the user acts in it)");
+  }
+  let answer = await postJson(api(figure, "/calls"), { name, arguments: params?.arguments ?? {}, trigger });
+  refresh(figure);
+  while (answer.approval) {
+    answer = await askApproval(figure, answer.approval);
+    refresh(figure);
+  }
   if (answer.error) fail(frame, id, String(answer.error));
   else reply(frame, id, answer.result ?? { content: [] });
 }
@@ -108,6 +197,7 @@ function openLink(frame, id, params) {
   let url;
   try { url = new URL(String(params?.url)); } catch { return fail(frame, id, "not a URL", -32602); }
   if (url.protocol !== "https:" && url.protocol !== "http:") return fail(frame, id, "only http(s) links open", -32602);
+  if (!surfaces()?.take(frame, "link")) return fail(frame, id, "a link opens only from a click in the app");
   window.open(url.href, "_blank", "noopener,noreferrer");
   return reply(frame, id, {});
 }
@@ -115,8 +205,12 @@ function openLink(frame, id, params) {
 function message(frame, id, params) {
   const blocks = Array.isArray(params?.content) ? params.content : [];
   const text = blocks.filter((b) => b?.type === "text").map((b) => String(b.text)).join("\n");
-  const focused = document.activeElement === frame && surfaces()?.onScreen(frame);
-  if (!focused || !surfaces()?.prompt(text)) return fail(frame, id, "message not sent");
+  const sent = state.get(frame).messages;
+  const now = Date.now();
+  while (sent.length && now - sent[0] > 60000) sent.shift();
+  const allowed = sent.length < 10 && surfaces()?.onScreen(frame) && surfaces()?.take(frame, "prompt");
+  if (!allowed || !surfaces()?.prompt(text, frame)) return fail(frame, id, "message not sent: it needs a click in the app (one message per click, 10 a minute)");
+  sent.push(now);
   return reply(frame, id, {});
 }
 
@@ -144,7 +238,7 @@ async function request(frame, figure, data) {
 export function receive(frame, data) {
   const figure = frame.closest("figure.mcp-app");
   if (!figure || typeof data.method !== "string" && data.id === undefined) return;
-  if (!state.has(frame)) state.set(frame, { initialized: false, sent: false });
+  if (!state.has(frame)) state.set(frame, { initialized: false, sent: false, holding: false, messages: [], refused: 0 });
   if (data.id !== undefined && typeof data.method === "string") {
     request(frame, figure, data).catch((error) => fail(frame, data.id, String(error?.message || error)));
     return;

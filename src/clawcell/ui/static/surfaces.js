@@ -1,11 +1,17 @@
 // Widgets, YouTube cards and MCP Apps in the chat (the host side; see `_surfaces.py`).
 //
 // Frames are drawn without `src` (`data-src`); this module sets it once its `message`
-// listener is in place, so no offer is missed: a widget's bridge offers its port once, at the
-// top of its document, before widget code runs, and the chat adopts only that first offer
-// from a frame it drew. Prompts from a
-// widget are checked again here (text, length, no `/`, 10 a minute per document, the frame
-// focused and on screen) and sent as the user's message through chat.js (`clawcell:prompt`).
+// listener is in place, so no offer is missed: a widget's bridge and every app document's
+// realm guard (`widget/realm.js`) offer their port once, at the top of the document, before
+// app code runs, and the chat adopts only that first offer from a frame it drew.
+//
+// Apps act only when the user acts. A gesture is proven here, never by the app's say-so: the
+// realm guard's port reports each trusted pointerdown/keydown in the frame, and this page's
+// own `navigator.userActivation.isActive` must be true (a real gesture in a frame activates
+// the page too; an app cannot fake either). Each gesture allows one prompt, one link and
+// three tool calls within 5 s (`take`). Prompts are checked again here (text, length, no
+// `/`, 10 a minute per document, on screen) and sent as the user's message through chat.js
+// (`clawcell:prompt`); while a reply streams they wait in a visible queue under the app.
 import { receive as receiveMcp } from "./mcp-apps.js";
 
 {
@@ -56,11 +62,58 @@ import { receive as receiveMcp } from "./mcp-apps.js";
     for (const port of themed) port.postMessage({ type: "theme", tokens: tokens() });
   });
 
-  const prompt = (text) => {
+  // Gestures the realm guards reported, per frame: what each still allows.
+  const GESTURE_MS = 5000;
+  const ALLOWANCE = { prompt: 1, link: 1, call: 3 };
+  const gestures = new WeakMap();
+  const realms = new WeakSet();
+  const take = (frame, kind) => {
+    const gesture = gestures.get(frame);
+    const active = navigator.userActivation ? navigator.userActivation.isActive : false;
+    if (!gesture || !active || Date.now() - gesture.at > GESTURE_MS || !(gesture[kind] > 0)) {
+      return false;
+    }
+    gesture[kind] -= 1;
+    return true;
+  };
+
+  // Prompts an app sent while a reply streams: shown under the app, sent when the turn ends.
+  const queued = [];
+  const turnRunning = () => document.body.dataset.turn === "running";
+  const flush = () => {
+    while (queued.length && !turnRunning()) {
+      const { text, note } = queued.shift();
+      note.remove();
+      document.dispatchEvent(new CustomEvent("clawcell:prompt", { detail: { text } }));
+    }
+  };
+  new MutationObserver(flush).observe(document.body, { attributes: true, attributeFilter: ["data-turn"] });
+  const enqueue = (frame, text) => {
+    const box = frame.parentElement.querySelector(".widget-notices") || frame.parentElement;
+    const note = document.createElement("p");
+    note.className = "app-queued";
+    note.setAttribute("role", "status");
+    note.textContent = `Queued: “${text.slice(0, 120)}” is sent when the reply ends. `;
+    const drop = document.createElement("button");
+    drop.type = "button";
+    drop.textContent = "Drop";
+    const item = { text, note };
+    drop.addEventListener("click", () => {
+      const at = queued.indexOf(item);
+      if (at >= 0) queued.splice(at, 1);
+      note.remove();
+    });
+    note.append(drop);
+    box.append(note);
+    queued.push(item);
+  };
+
+  const prompt = (text, frame) => {
     if (typeof text !== "string") return false;
     const trimmed = text.trim();
     if (!trimmed || trimmed.length > 4000 || trimmed.startsWith("/")) return false;
-    document.dispatchEvent(new CustomEvent("clawcell:prompt", { detail: { text: trimmed } }));
+    if (frame && turnRunning()) enqueue(frame, trimmed);
+    else document.dispatchEvent(new CustomEvent("clawcell:prompt", { detail: { text: trimmed } }));
     return true;
   };
 
@@ -73,16 +126,13 @@ import { receive as receiveMcp } from "./mcp-apps.js";
         const where = data.line ? ` (${data.source || "widget"}:${data.line})` : "";
         notice(frame, `Widget error: ${String(data.message).slice(0, 500)}${where}`);
       } else if (data.type === "prompt") {
-        // The click that made the prompt also focuses the frame, but that focus can reach
-        // this document after the port's message (a frame on another site is another
-        // process): look again once, shortly after, before dropping the prompt.
+        // The gesture that made the prompt comes over another port, which may be read after
+        // this message: look again once, shortly after, before dropping the prompt.
         const accept = () => {
           const now = Date.now();
           while (sent.length && now - sent[0] > 60000) sent.shift();
-          if (sent.length >= 10 || document.activeElement !== frame || !onScreen(frame)) {
-            return false;
-          }
-          if (prompt(data.text)) sent.push(now);
+          if (sent.length >= 10 || !onScreen(frame) || !take(frame, "prompt")) return false;
+          if (prompt(data.text, frame)) sent.push(now);
           return true;
         };
         if (!accept()) setTimeout(accept, FOCUS_GRACE_MS);
@@ -95,7 +145,14 @@ import { receive as receiveMcp } from "./mcp-apps.js";
   window.addEventListener("message", (event) => {
     const data = event.data;
     if (!data || typeof data !== "object") return;
-    if (data.type === "clawcell:widget" && event.ports.length === 1) {
+    if (data.type === "clawcell:realm" && event.ports.length === 1) {
+      const frame = frameOf(event.source, "iframe.widget-frame, iframe.mcp-app-frame");
+      if (!frame || realms.has(frame)) return;  // only the document's first offer
+      realms.add(frame);
+      event.ports[0].onmessage = (message) => {
+        if (message.data === "gesture") gestures.set(frame, { at: Date.now(), ...ALLOWANCE });
+      };
+    } else if (data.type === "clawcell:widget" && event.ports.length === 1) {
       const frame = frameOf(event.source, "iframe.widget-frame");
       if (!frame || adopted.has(frame)) return;  // only the document's first offer
       adopted.add(frame);
@@ -105,7 +162,7 @@ import { receive as receiveMcp } from "./mcp-apps.js";
       if (frame) receiveMcp(frame, data);
     }
   });
-  window.clawcellSurfaces = { fit, notice, prompt, onScreen, tokens };
+  window.clawcellSurfaces = { fit, notice, prompt, onScreen, tokens, take };
 
   // Load frames only now that the listener above exists (also those a turn streams in).
   const load = (root) => {
