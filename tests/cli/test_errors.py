@@ -69,6 +69,7 @@ def _make_fixtures(directory: Path) -> None:
         "broken.toml": b"tools = [\n",
         "broken.json": b"{bad",
         "servers5.json": b'{"mcpServers": 5}',
+        "sessions.toml": b"[builtin_tools.sessions]\nsee = ['*']\n",
     }
     for name, data in files.items():
         (directory / name).write_bytes(data)

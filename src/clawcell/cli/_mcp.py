@@ -70,7 +70,9 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> None:
 
     token = _token(args) if args.http else ""
     async with (
-        open_mode(settings, default_store=state_directory() / "mcp.db") as mode,
+        open_mode(
+            settings, default_store=state_directory() / "mcp.db", command="mcp serve"
+        ) as mode,
         embedded_worker(settings.builtin_tools, settings.build_tools),
     ):
         server = CodeModeServer(mode, approvals=cast(ApprovalPolicy, settings.approvals))

@@ -42,7 +42,7 @@ def run_repl(args: argparse.Namespace) -> int:
 
 
 async def _session(settings: Settings, source: TextIO, out: TextIO) -> int:
-    async with open_mode(settings, default_store=None) as mode:
+    async with open_mode(settings, default_store=None, command="repl") as mode:
         repl = _Repl(mode, out)
         if source.isatty():
             out.write(f"clawcell repl. {HELP}\n")

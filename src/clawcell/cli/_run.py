@@ -56,7 +56,8 @@ def wait_cell(args: argparse.Namespace) -> int:
 
 
 async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    async with open_mode(settings, default_store=None) as mode:
+    command = "run" if tool == "exec" else "wait"
+    async with open_mode(settings, default_store=None, command=command) as mode:
         return await mode.call_tool(tool, arguments)
 
 

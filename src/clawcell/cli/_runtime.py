@@ -97,9 +97,12 @@ async def open_settings_store(
 
 
 @asynccontextmanager
-async def open_mode(settings: Settings, *, default_store: Path | None) -> AsyncGenerator[CodeMode]:
-    """A `CodeMode` for `settings`, closed (with its store) on exit."""
-    tools = settings.build_tools()
+async def open_mode(
+    settings: Settings, *, default_store: Path | None, command: str
+) -> AsyncGenerator[CodeMode]:
+    """A `CodeMode` for `settings`, closed (with its store) on exit; `command` names the
+    agentless command it runs for (`clawcell <command>`), for its refusals."""
+    tools = settings.build_agentless_tools(command)
     async with (
         open_settings_store(settings, default=default_store) as store,
         CodeMode(tools, options=settings.options(store)) as mode,

@@ -157,6 +157,30 @@ class Settings:
             tools += from_config(self.builtin_tools)
         return tools
 
+    def build_agentless_tools(self, command: str) -> list[Tool]:
+        """`build_tools` for a command that runs cells without an agent (`run`, `wait`,
+        `repl`, `mcp serve`).
+
+        Session and sub-agent tools act for an agent: built here, every call would fail with
+        advice only Python can follow, so their tables are refused at start instead.
+
+        Raises:
+            ConfigurationError: An agent-only table is configured, or `build_tools` refused.
+        """
+        for table in AGENT_ONLY_TABLES:
+            if table in self.builtin_tools:
+                raise ConfigurationError(
+                    f"`[builtin_tools.{table}]` gives an agent its {table} tools, and "
+                    f"`clawcell {command}` runs cells without an agent; use the table with "
+                    "`clawcell chat` or `clawcell serve`, or leave it out of the config this "
+                    "command reads."
+                )
+        return self.build_tools()
+
+
+AGENT_ONLY_TABLES: Final = ("sessions", "subagents")
+"""`[builtin_tools]` tables whose tools belong to an agent (`chat`, `serve`)."""
+
 
 def state_directory() -> Path:
     """clawcell's per-user state directory: `$XDG_STATE_HOME/clawcell`, else
