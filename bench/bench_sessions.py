@@ -17,6 +17,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ class _Host:
     def mode(self, session_id: str) -> Any:
         raise NotImplementedError
 
-    def run(self, session_id: str, text: str) -> Any:
+    def run(self, session_id: str, text: str, *, sender: Mapping[str, Any] | None = None) -> Any:
         raise NotImplementedError
 
     async def transcript(self, session_id: str) -> list[dict[str, Any]]:
