@@ -80,3 +80,90 @@ def test_no_page_names_a_model_a_provider_may_deprecate() -> None:
         if name != "docs/benchmarks.md"  # measurements name the models they were measured with
     }
     assert {name: found for name, found in named.items() if found} == {}
+
+
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
+IMPORTED_EXTRA = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "pydantic_ai": "pydantic-ai",
+    "agents": "openai-agents",
+    "langchain_core": "langchain",
+    "langchain": "langchain",
+    "pydantic": "pydantic",
+    "opentelemetry": "otel",
+    "psycopg": "postgres",
+    "playwright": "browser",
+    "starlette": "ui",
+    "uvicorn": "ui",
+    "clawcell.ui": "ui",
+    "clawcell.mcp": "mcp",
+    "clawcell.mcp_server": "mcp",
+}
+"""The extra an example needs when it imports a module (or a package below it)."""
+CALLED_EXTRA = {
+    r"\bPostgresStore\(": "postgres",
+    r"(?<![\w.])web\(": "web",
+    r"(?<![\w.])browser\(": "browser",
+    r"""executor=["']v8["']""": "v8",
+}
+"""The extra an example needs when it calls one of these."""
+STDIO_COMMAND = re.compile(r"""StdioServer\(\s*command=["']([\w.-]+)["']""")
+
+
+def _imported(source: str) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            names.add(node.module)
+    return names
+
+
+def _needs(source: str) -> set[str]:
+    """The extras, and the programs a server command names, that `source` needs."""
+    needed = {
+        f"[{extra}]"
+        for module in _imported(source)
+        for prefix, extra in IMPORTED_EXTRA.items()
+        if module == prefix or module.startswith(prefix + ".")
+    }
+    needed |= {
+        f"[{extra}]" for pattern, extra in CALLED_EXTRA.items() if re.search(pattern, source)
+    }
+    return needed | set(STDIO_COMMAND.findall(source))
+
+
+def _lead_in(text: str, start: int) -> str:
+    """What a reader has read before the block: its page's introduction (before the first
+    `## `), and its own section from the last heading to the block."""
+    before = text[:start]
+    intro = before.split("\n## ", 1)[0]
+    headings = list(re.finditer(r"^#{2,6} ", before, re.M))
+    section = before[headings[-1].start() :] if headings else ""
+    return intro + section
+
+
+NEEDS = [
+    pytest.param(text, match.start(), id=f"{name}:{text[: match.start()].count(chr(10)) + 1}")
+    for name, text in TEXTS.items()
+    for match in FENCE.finditer(text)
+    if _needs(match.group(1))
+]
+
+
+@pytest.mark.parametrize(("text", "start"), NEEDS)
+def test_each_block_needing_an_extra_or_a_server_says_so_before_it(text: str, start: int) -> None:
+    """A reader who runs the block where it stands has been told what to install first."""
+    block = FENCE.match(text, start)
+    assert block is not None
+    lead_in = _lead_in(text, start)
+    unsaid = sorted(need for need in _needs(block.group(1)) if need not in lead_in)
+    assert unsaid == [], f"say before the block that it needs {unsaid} (and how to add it)"
+
+
+def test_there_are_blocks_that_need_extras() -> None:
+    assert len(NEEDS) >= 10
