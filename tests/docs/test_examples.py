@@ -47,8 +47,9 @@ SLOW = [
     "import asyncio, anthropic",
     "StdioServer(",
     "CodeModeServer(",
+    "browser(settings=",
 ]
-"""Blocks that import a large SDK or start an MCP server process (seconds each)."""
+"""Blocks that import a large SDK, start an MCP server process or Chromium (seconds each)."""
 
 GENERATED = [
     (re.compile(r"\bcm_[0-9A-Za-z_-]{6,}"), "cm_…"),
@@ -223,3 +224,24 @@ def test_each_continuation_says_which_block_it_continues() -> None:
         _named(example)
         first = example.source.lstrip("\n").splitlines()[0]
         assert first.startswith("#") and name in first, f"{example}: say `# ... {name} ...` first"
+
+
+def _subscripts(source: str, key: str) -> int:
+    return sum(
+        1
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == key
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=str)
+def test_an_example_that_reads_a_value_shows_a_failed_cells_error(example: CodeExample) -> None:
+    """A failed envelope has `error` and no `value`: reading `["value"]` alone would answer a
+    reader whose cell failed with `KeyError: 'value'` instead of the reason."""
+    if _subscripts(example.source, "value"):
+        assert _subscripts(example.source, "error"), (
+            f'{example}: check `envelope["status"] == "failed"` and show `envelope["error"]` '
+            'before reading `envelope["value"]`'
+        )
