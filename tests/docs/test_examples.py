@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -113,8 +114,11 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-docs-test")
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     monkeypatch.setenv("DOCS_TOKEN", "docs-test-token")  # docs/mcp.md's HTTP server
-    # as in an activated virtualenv: `mcp-server-time` and friends are on the PATH
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    # as for `.venv/bin/python example.py` with the venv not activated: `mcp-server-time` and
+    # friends are found beside this Python (clawcell.mcp), not on the PATH
+    scripts = {str(Path(sys.executable).parent), sysconfig.get_path("scripts")}
+    path = [folder for folder in os.environ["PATH"].split(os.pathsep) if folder not in scripts]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
     # pytest-examples rewrites a failing example's traceback into code objects that Python
     # 3.11's traceback printer cannot walk (StopIteration); the plain one names the example's
     # file, which holds the block's source, so it reads as well.
