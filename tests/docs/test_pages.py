@@ -147,21 +147,45 @@ def _lead_in(text: str, start: int) -> str:
     return intro + section
 
 
+SHELL_FENCE = re.compile(r"^```(?:bash|sh|shell)\n(.*?)^```", re.M | re.S)
+COMMAND_EXTRA = {
+    r"clawcell serve\b": "ui",
+    r"clawcell mcp serve\b": "mcp",
+    r"--model openai:": "openai",
+    r"--model anthropic:": "anthropic",
+    r"postgresql://": "postgres",
+}
+"""The extra a shell command needs (`serve` without `[ui]` says so and exits)."""
+
+
+def _command_needs(source: str) -> set[str]:
+    """The extras a shell block needs and does not install itself."""
+    installed = {extra for group in re.findall(INSTALL, source) for extra in group.split(",")}
+    return {
+        f"[{extra}]"
+        for pattern, extra in COMMAND_EXTRA.items()
+        if re.search(pattern, source) and extra not in installed
+    }
+
+
 NEEDS = [
     pytest.param(text, match.start(), id=f"{name}:{text[: match.start()].count(chr(10)) + 1}")
     for name, text in TEXTS.items()
-    for match in FENCE.finditer(text)
-    if _needs(match.group(1))
+    for fence, needs in ((FENCE, _needs), (SHELL_FENCE, _command_needs))
+    for match in fence.finditer(text)
+    if needs(match.group(1))
 ]
 
 
 @pytest.mark.parametrize(("text", "start"), NEEDS)
 def test_each_block_needing_an_extra_or_a_server_says_so_before_it(text: str, start: int) -> None:
     """A reader who runs the block where it stands has been told what to install first."""
-    block = FENCE.match(text, start)
+    python, shell = FENCE.match(text, start), SHELL_FENCE.match(text, start)
+    block = python or shell
     assert block is not None
+    needed = (_needs if python else _command_needs)(block.group(1))
     lead_in = _lead_in(text, start)
-    unsaid = sorted(need for need in _needs(block.group(1)) if need not in lead_in)
+    unsaid = sorted(need for need in needed if need not in lead_in)
     assert unsaid == [], f"say before the block that it needs {unsaid} (and how to add it)"
 
 
