@@ -145,9 +145,9 @@ def _next_steps() -> str:
     return "\n".join(
         [
             "\n== What to try next\n",
-            "The Control UI: the same agent as a chat in the browser, no model key needed",
+            "The Control UI: a scripted agent chatting in the browser, no model key needed",
             ui,
-            "A cell of your own (add --telemetry to see its timings and counts):",
+            "A cell of your own (add --telemetry for the catalog and call counts):",
             f"  echo 'return 6 * 7;' | {clawcell} run -",
             f"  {clawcell} repl",
             "The docs: README.md and docs/cli.md, docs/code-mode.md, docs/agents.md",

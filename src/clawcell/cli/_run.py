@@ -1,7 +1,7 @@
 """`clawcell run CELL` and `clawcell wait RUN_ID`: one leg of a cell, its envelope as JSON.
 
 The envelope is printed without its `telemetry` block unless `--telemetry` asks for it: a
-person reading `return 6 * 7` wants the status and the value, not fourteen counters. Scripts
+person reading `return 6 * 7` wants the status and the value, not a block of counters. Scripts
 that want the counters pass the flag; the rest of the envelope is the protocol's, unchanged.
 """
 
@@ -43,7 +43,7 @@ def _add_telemetry_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--telemetry",
         action="store_true",
-        help="also print the envelope's telemetry block (timings, counts, sizes)",
+        help="also print the envelope's telemetry block (catalog size, searches, calls)",
     )
 
 
