@@ -191,3 +191,17 @@ def test_each_block_needing_an_extra_or_a_server_says_so_before_it(text: str, st
 
 def test_there_are_blocks_that_need_extras() -> None:
     assert len(NEEDS) >= 10
+
+
+def test_shell_blocks_run_the_checkouts_command_outside_the_cli_page() -> None:
+    """After `make demo` the command is `.venv/bin/clawcell`; only docs/cli.md, which says so
+    first, writes it bare."""
+    bare = [
+        f"{name}: {line}"
+        for name, text in TEXTS.items()
+        if name != "docs/cli.md"
+        for match in SHELL_FENCE.finditer(text)
+        for line in match.group(1).splitlines()
+        if re.search(r"(?:^|\|\s*)clawcell\s", line)
+    ]
+    assert bare == [], "write `.venv/bin/clawcell` (the command `make demo` installs)"
