@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+import sysconfig
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +135,51 @@ def test_demo_shows_each_step_of_the_tour(capsys: pytest.CaptureFixture[str]) ->
     assert '"truncated": true' in out
     assert '"caught": "carrier backend unavailable"' in out
     assert '"error": "code mode timeout exceeded"' in out
+
+
+def test_demo_ends_with_what_to_try_next(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a shell where this venv is not activated
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo"]) == 0
+    tail = capsys.readouterr().out.split("== What to try next", 1)[1]
+    clawcell = str(Path(sysconfig.get_path("scripts")) / "clawcell")
+    assert f"  {clawcell} serve --demo\n" in tail
+    assert f"  echo 'return 6 * 7;' | {clawcell} run -\n" in tail
+    assert "docs/code-mode.md" in tail
+
+
+def test_demo_names_a_command_under_the_current_directory_by_its_relative_path(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    scripts = Path(sysconfig.get_path("scripts"))
+    monkeypatch.chdir(scripts.parent)
+    assert main(["demo"]) == 0
+    assert f"  {scripts.name}/clawcell serve --demo\n" in capsys.readouterr().out
+
+
+def test_demo_names_the_command_bare_where_path_finds_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", sysconfig.get_path("scripts"))
+    assert main(["demo"]) == 0
+    assert "  echo 'return 6 * 7;' | clawcell run -\n" in capsys.readouterr().out
+
+
+def test_demo_says_to_add_the_ui_extra_where_it_is_missing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> ModuleSpec | None:
+        return None if name == "starlette" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert main(["demo"]) == 0
+    tail = capsys.readouterr().out.split("== What to try next", 1)[1]
+    assert "first add the [ui] extra: `pip install 'clawcell[ui]'`" in tail
 
 
 def test_the_module_runs_as_a_command_in_a_new_process(tmp_path: Path) -> None:

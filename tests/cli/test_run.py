@@ -33,6 +33,25 @@ def test_run_reads_the_cell_from_stdin_when_given_a_dash(
     assert json.loads(capsys.readouterr().out)["value"] == 42
 
 
+def test_run_prints_a_readable_envelope_and_the_telemetry_block_on_request(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("return 6 * 7;"))
+    assert main(["run", "-"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "status": "completed",
+        "replaySafe": False,
+        "output": [],
+        "value": 42,
+    }
+    monkeypatch.setattr(sys, "stdin", io.StringIO("return 6 * 7;"))
+    assert main(["run", "-", "--telemetry"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["value"] == 42 and shown["telemetry"]["catalogSize"] == 0
+
+
 def test_tools_are_imported_from_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,7 +3,8 @@
 pytest-examples finds the blocks and runs each one as `__main__` in this process (fast: no
 new interpreter per block). A block whose output is shown in `#>` lines under its `print`
 calls is run with the print check, so the output the page shows is the output it prints.
-A block fenced as `python {continues="NAME"}` runs after the block fenced
+An example that talks to no model runs with no API key in the environment, as it does for a
+reader who has none. A block fenced as `python {continues="NAME"}` runs after the block fenced
 `python {name="NAME"}` on the same page, with that block's globals. Model examples reach a
 scripted loopback server through `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` (see `_models`).
 """
@@ -16,6 +17,7 @@ import json
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -46,8 +48,9 @@ SLOW = [
     "import asyncio, anthropic",
     "StdioServer(",
     "CodeModeServer(",
+    "browser(settings=",
 ]
-"""Blocks that import a large SDK or start an MCP server process (seconds each)."""
+"""Blocks that import a large SDK, start an MCP server process or Chromium (seconds each)."""
 
 GENERATED = [
     (re.compile(r"\bcm_[0-9A-Za-z_-]{6,}"), "cm_…"),
@@ -111,8 +114,11 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-docs-test")
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     monkeypatch.setenv("DOCS_TOKEN", "docs-test-token")  # docs/mcp.md's HTTP server
-    # as in an activated virtualenv: `mcp-server-time` and friends are on the PATH
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    # as for `.venv/bin/python example.py` with the venv not activated: `mcp-server-time` and
+    # friends are found beside this Python (clawcell.mcp), not on the PATH
+    scripts = {str(Path(sys.executable).parent), sysconfig.get_path("scripts")}
+    path = [folder for folder in os.environ["PATH"].split(os.pathsep) if folder not in scripts]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
     # pytest-examples rewrites a failing example's traceback into code objects that Python
     # 3.11's traceback printer cannot walk (StopIteration); the plain one names the example's
     # file, which holds the block's source, so it reads as well.
@@ -126,13 +132,15 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
         sys.modules["__main__"] = main
 
 
-def _model_server(example: CodeExample, stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
+def _model_server(example: CodeExample, stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Serve `example`'s scripted model, if it talks to one; whether it does."""
     for marker, script in MODELS:
         if marker in example.source:
             server = stack.enter_context(serving(script()))
             monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
             monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-            return
+            return True
+    return False
 
 
 def _shown_output(example: CodeExample) -> Any:
@@ -154,8 +162,10 @@ def test_the_example_runs_as_written(
     eval_example.print_callback = _normalise
     namespace: dict[str, Any] = {}
     with ExitStack() as stack:
-        for block in [*_chain(example), example]:
-            _model_server(block, stack, monkeypatch)
+        talks = [_model_server(block, stack, monkeypatch) for block in [*_chain(example), example]]
+        if not any(talks):  # an example without a model runs for a reader without a key
+            monkeypatch.delenv("OPENAI_API_KEY")
+            monkeypatch.delenv("ANTHROPIC_API_KEY")
         for block in _chain(example):
             namespace = eval_example.run(block, module_globals=namespace)
         if "#>" not in example.source:
@@ -218,3 +228,24 @@ def test_each_continuation_says_which_block_it_continues() -> None:
         _named(example)
         first = example.source.lstrip("\n").splitlines()[0]
         assert first.startswith("#") and name in first, f"{example}: say `# ... {name} ...` first"
+
+
+def _subscripts(source: str, key: str) -> int:
+    return sum(
+        1
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == key
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=str)
+def test_an_example_that_reads_a_value_shows_a_failed_cells_error(example: CodeExample) -> None:
+    """A failed envelope has `error` and no `value`: reading `["value"]` alone would answer a
+    reader whose cell failed with `KeyError: 'value'` instead of the reason."""
+    if _subscripts(example.source, "value"):
+        assert _subscripts(example.source, "error"), (
+            f'{example}: check `envelope["status"] == "failed"` and show `envelope["error"]` '
+            'before reading `envelope["value"]`'
+        )

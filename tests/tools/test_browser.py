@@ -336,6 +336,8 @@ def test_the_documented_cell_signs_up_in_one_exec(server: LocalServer) -> None:
 
 def test_the_docs_show_the_cell_the_test_runs() -> None:
     assert f"```js\n{BROWSER_CELL.strip()}\n```" in DOC.read_text("utf-8")
+    # and the Python block that runs it against a page served on loopback runs the same cell
+    assert f'CELL = r"""\n{BROWSER_CELL.strip()}\n"""' in DOC.read_text("utf-8")
 
 
 def test_an_idle_session_is_closed_and_chromium_stops(server: LocalServer) -> None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import sysconfig
+from pathlib import Path
 from typing import Any
 
 from .._codemode import CodeMode
+from .._lazy import install_hint
 from .._limits import Limits
 from ..catalog import Tool
 from ..errors import ToolError
@@ -91,6 +96,7 @@ async def run_demo() -> None:
         for title, code in _STEPS:
             _show(title, code, await mode.exec(code))
     await _agent_turn()
+    print(_next_steps())
 
 
 _AGENT_REPLY = (
@@ -123,3 +129,42 @@ def _show_event(kind: str, wire: dict[str, Any]) -> None:
     if isinstance(shown.get("envelope"), dict):
         shown["envelope"] = {k: v for k, v in shown["envelope"].items() if k != "telemetry"}
     print(f"  {kind:<14} {json.dumps(shown, ensure_ascii=False)}")
+
+
+_DOCS = "https://github.com/clawcell/clawcell/tree/main/docs"
+
+
+def _next_steps() -> str:
+    """What to try after the tour, with commands that run where the demo ran."""
+    clawcell = _command("clawcell")
+    ui = (
+        f"  {clawcell} serve --demo"
+        if importlib.util.find_spec("starlette") is not None
+        else f"  first add the [ui] extra: {install_hint('ui')}\n  then: {clawcell} serve --demo"
+    )
+    return "\n".join(
+        [
+            "\n== What to try next\n",
+            "The Control UI: a scripted agent chatting in the browser, no model key needed",
+            ui,
+            "A cell of your own (add --telemetry for the catalog and call counts):",
+            f"  echo 'return 6 * 7;' | {clawcell} run -",
+            f"  {clawcell} repl",
+            "The docs: README.md and docs/cli.md, docs/code-mode.md, docs/agents.md",
+            f"  {_DOCS}",
+        ]
+    )
+
+
+def _command(name: str) -> str:
+    """`name` as the user types it: bare when `PATH` finds this environment's script, else
+    its path (relative to the current directory when it lies under it)."""
+    script = Path(sysconfig.get_path("scripts")) / name
+    found = shutil.which(name)
+    if found is not None and Path(found).resolve() == script.resolve():
+        return name
+    try:
+        relative = script.relative_to(Path.cwd())
+    except ValueError:
+        return str(script)
+    return str(relative)

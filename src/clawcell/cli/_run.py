@@ -1,4 +1,9 @@
-"""`clawcell run CELL` and `clawcell wait RUN_ID`: one leg of a cell, its envelope as JSON."""
+"""`clawcell run CELL` and `clawcell wait RUN_ID`: one leg of a cell, its envelope as JSON.
+
+The envelope is printed without its `telemetry` block unless `--telemetry` asks for it: a
+person reading `return 6 * 7` wants the status and the value, not a block of counters. Scripts
+that want the counters pass the flag; the rest of the envelope is the protocol's, unchanged.
+"""
 
 from __future__ import annotations
 
@@ -24,12 +29,22 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     """Arguments of `clawcell run`."""
     parser.add_argument("cell", help="a JavaScript file with the cell's code, or - for stdin")
     add_cell_options(parser, store_help=_STORE_HELP)
+    _add_telemetry_option(parser)
 
 
 def configure_wait(parser: argparse.ArgumentParser) -> None:
     """Arguments of `clawcell wait`."""
     parser.add_argument("run_id", metavar="RUN_ID", help="the runId of a waiting envelope")
     add_cell_options(parser, store_help="the SQLite file the cell was parked in (required)")
+    _add_telemetry_option(parser)
+
+
+def _add_telemetry_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--telemetry",
+        action="store_true",
+        help="also print the envelope's telemetry block (catalog size, searches, calls)",
+    )
 
 
 def run_cell(args: argparse.Namespace) -> int:
@@ -62,7 +77,8 @@ async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> dic
 
 
 def _report(envelope: dict[str, Any], settings: Settings, args: argparse.Namespace) -> int:
-    print(json.dumps(envelope, indent=2, ensure_ascii=False))
+    shown = envelope if args.telemetry else {k: v for k, v in envelope.items() if k != "telemetry"}
+    print(json.dumps(shown, indent=2, ensure_ascii=False))
     if envelope.get("status") == "waiting":
         print(_waiting_hint(str(envelope.get("runId")), settings, args), file=sys.stderr)
     return 1 if envelope.get("status") == "failed" else 0

@@ -12,6 +12,7 @@ from typing import Any, cast
 from .._lazy import install_hint
 from ..errors import McpError
 from ._config import HttpServer, ServerConfig
+from ._executable import resolve_command
 
 __all__ = [
     "MISSING_SDK",
@@ -69,7 +70,7 @@ def open_client(config: ServerConfig) -> tuple[AbstractAsyncContextManager[Any],
         transport = streamable_http_client(config.url, http_client=http)
         return mcp.Client(transport, cache=None), http.aclose
     params = StdioServerParameters(
-        command=config.command,
+        command=resolve_command(config.command, config.env),
         args=list(config.args),
         env=None if config.env is None else dict(config.env),
         cwd=config.cwd,
