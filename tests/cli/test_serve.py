@@ -94,6 +94,36 @@ def test_an_unloadable_agent_factory_exits_2(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["cwd", "config"])
+def test_the_ui_agent_factory_imports_from_the_current_directory_and_the_configs(
+    tmp_path: Path, where: str
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "myapp_chat.py").write_text(
+        "from clawcell.agent import Agent, ScriptedModel\n"
+        "def make_agent():\n"
+        "    return Agent(model=ScriptedModel(['hello']))\n"
+    )
+    config = project / "clawcell.toml"
+    config.write_text('[ui]\nagent = "myapp_chat:make_agent"\nport = 0\n')
+    process = subprocess.Popen(
+        [*CLAWCELL, "serve", "--config", str(config)],
+        cwd=project if where == "cwd" else tmp_path,  # the config's directory counts too
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("http://127.0.0.1:"), process.stderr.read()
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+
+
 @pytest.mark.parametrize(
     ("host", "url"),
     [

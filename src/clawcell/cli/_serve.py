@@ -69,6 +69,10 @@ def _agent_factory(settings: UiSettings, config: Path | None, store: str | None)
             f"--store {store!r} is for the agent of the [agent] table; the factory "
             f"{settings.agent!r} of the [ui] table makes its own store."
         )
+    from ._settings import add_import_paths
+
+    # Imported as `--tools` specs are: from the current directory and the config file's.
+    add_import_paths(config.resolve().parent if config is not None else None)
     module_name, _, attribute = settings.agent.partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attribute)

@@ -324,10 +324,17 @@ def load_tools(specs: Iterable[str], *, base: Path | None = None) -> list[Tool]:
     Raises:
         ConfigurationError: A spec is malformed, cannot be imported or is not tools.
     """
+    add_import_paths(base)
+    return [tool for spec in specs for tool in _load(spec)]
+
+
+def add_import_paths(base: Path | None) -> None:
+    """Put the current directory and `base` (the config file's) on `sys.path`, so the
+    `module:attribute` specs a person wrote (`--tools`, `[ui] agent`) import as they would
+    from a script in that directory."""
     for directory in (Path.cwd(), base):
         if directory is not None and str(directory) not in sys.path:
             sys.path.insert(0, str(directory))
-    return [tool for spec in specs for tool in _load(spec)]
 
 
 def _load(spec: str) -> list[Tool]:
