@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import dataclasses
 import importlib
-import socket
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -141,23 +140,6 @@ async def _entered(agent: Any) -> AsyncGenerator[ChatAgent]:
         yield cast(ChatAgent, agent)
 
 
-def _bind(settings: UiSettings) -> socket.socket:
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((settings.host, settings.port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigurationError(
-            f"cannot bind {settings.host}:{settings.port}: {exc.strerror}; "
-            "pick another --port (0 picks a free one)."
-        ) from exc
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 def access_url(settings: UiSettings, port: int) -> str:
     """The URL to open, with the token: `http://127.0.0.1:8787/?token=…`."""
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
@@ -173,10 +155,15 @@ async def serve(
 ) -> None:
     """Serve the UI (and its canvas host) for the agent `factory` yields until stopped."""
     from ..ui import serve_ui
+    from ..ui._servers import bind
 
     out = out or sys.stdout
-    sock = _bind(settings)
-    canvas = _bind(dataclasses.replace(settings, port=settings.canvas_port))
+    sock = bind(settings.host, settings.port)
+    try:
+        canvas = bind(settings.host, settings.canvas_port)
+    except BaseException:
+        sock.close()
+        raise
     try:
         async with factory() as agent, serve_ui(agent, settings, sockets=(sock, canvas)) as ui:
             print(access_url(settings, sock.getsockname()[1]), file=out, flush=True)

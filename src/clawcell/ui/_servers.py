@@ -33,7 +33,10 @@ def bind(host: str, port: int) -> socket.socket:
         ConfigurationError: the address cannot be bound (say which, and what to do).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # `IPPROTO_TCP`, not 0: asyncio sets `TCP_NODELAY` only on accepted sockets whose `proto`
+    # says TCP; without it each response on a kept-alive connection waits ~40 ms for the
+    # client's delayed ACK (Nagle's algorithm).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
