@@ -21,6 +21,19 @@ def _open_descriptors() -> list[int]:
     return list(range(3, 4096))
 
 
+def _socket_of(fd: int) -> socket.socket | None:
+    """A socket object on a duplicate of `fd`, or `None` when `fd` is no socket (or closed)."""
+    try:
+        copy = os.dup(fd)
+    except OSError:  # closed since it was listed
+        return None
+    try:
+        return socket.socket(fileno=copy)
+    except OSError:
+        os.close(copy)
+        return None
+
+
 def accepted_nodelay(client: socket.socket) -> bool:
     """Whether this process's end of `client`'s connection has `TCP_NODELAY` set.
 
@@ -29,9 +42,7 @@ def accepted_nodelay(client: socket.socket) -> bool:
     """
     wanted = (client.getpeername()[:2], client.getsockname()[:2])
     for fd in _open_descriptors():
-        try:
-            sock = socket.socket(fileno=os.dup(fd))
-        except OSError:
+        if (sock := _socket_of(fd)) is None:
             continue
         with sock:
             try:
@@ -47,9 +58,7 @@ def listening_ports() -> set[int]:
     """The TCP ports this process listens on."""
     ports: set[int] = set()
     for fd in _open_descriptors():
-        try:
-            sock = socket.socket(fileno=os.dup(fd))
-        except OSError:
+        if (sock := _socket_of(fd)) is None:
             continue
         with sock:
             if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.getsockopt(
