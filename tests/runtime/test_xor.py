@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import clawcell.runtime._xor as xor_module
 from clawcell.runtime._xor import xor_bytes
 
 
@@ -51,3 +52,13 @@ def test_threads_parking_at_once_each_get_their_own_result() -> None:
     for thread in threads:
         thread.join()
     assert results == {i: _reference(*pair) for i, pair in enumerate(pairs)}
+
+
+def test_an_engine_that_cannot_build_the_module_falls_back_to_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(xor_module, "_WAT", '(module (func (export "xor") v128.bogus))')
+    fallback = xor_module._make()  # pyright: ignore[reportPrivateUsage]
+    left, right = os.urandom(300), os.urandom(300)
+    assert fallback(left, right) == _reference(left, right)
+    assert fallback is xor_module._python_xor  # pyright: ignore[reportPrivateUsage]

@@ -6,7 +6,8 @@ so it compresses well), and a restore XORs it back. Done with Python integers
 few hundred kilobytes through the bignum code. Here both operands are copied into the linear
 memory of a nine-instruction wasm loop (`v128.xor`), XORed in place and read back: about a
 tenth of the time for 288 KiB. The module is compiled on first use (a few milliseconds, once
-per process) on its own engine, without the epoch interruption of the reactor's.
+per process) on its own engine, without the epoch interruption of the reactor's; where the
+engine cannot build it, Python's integers do the XOR as before.
 
 One instance serves the process; calls take a lock (wasmtime stores are not thread-safe, and
 guests on different lanes may park at once). Its memory grows to the largest operands seen
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Callable
 from typing import Final
 
 import wasmtime
@@ -48,7 +50,7 @@ _LANE: Final = 16
 class _Xor:
     def __init__(self) -> None:
         engine = wasmtime.Engine()
-        module = wasmtime.Module(engine, wasmtime.wat2wasm(_WAT))
+        module = wasmtime.Module(engine, bytes(wasmtime.wat2wasm(_WAT)))
         self._store = wasmtime.Store(engine)
         exports = wasmtime.Instance(self._store, module, []).exports(self._store)
         memory, function = exports["memory"], exports["xor"]
@@ -71,7 +73,21 @@ class _Xor:
             return ctypes.string_at(base, size)
 
 
-_xor = PerProcess(_Xor)
+def _python_xor(left: bytes, right: bytes) -> bytes:
+    mixed = int.from_bytes(left, "little") ^ int.from_bytes(right, "little")
+    return mixed.to_bytes(len(left), "little")
+
+
+def _make() -> Callable[[bytes, bytes], bytes]:
+    """The wasm XOR, or Python's where this engine cannot build it (a host CPU without the
+    SIMD instructions wasmtime needs for `v128`)."""
+    try:
+        return _Xor()
+    except wasmtime.WasmtimeError:
+        return _python_xor
+
+
+_xor = PerProcess(_make)
 
 
 def xor_bytes(left: bytes, right: bytes) -> bytes:
