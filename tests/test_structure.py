@@ -1,7 +1,9 @@
-"""The shape of the source tree: module size budgets (STYLE.md, "Size budgets")."""
+"""The shape of the source tree: module size budgets (STYLE.md, "Size budgets"), and how it
+makes sockets."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import clawcell
@@ -39,3 +41,31 @@ def test_the_tests_mirror_the_package_folders() -> None:
     folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
     missing = [name for name in folders if not (tests / name.lstrip("_") / "__init__.py").is_file()]
     assert missing == []
+
+
+def _sockets_made_without_a_protocol(path: Path) -> list[int]:
+    found: list[int] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "socket"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "socket"
+            and len(node.args) < 3
+            and not any(k.arg in ("proto", "fileno") for k in node.keywords)
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_every_socket_the_package_makes_names_its_protocol() -> None:
+    # asyncio sets TCP_NODELAY only on sockets whose `proto` is IPPROTO_TCP (and on what a
+    # listener with that `proto` accepts); a listener made with `proto=0` leaves Nagle's
+    # algorithm on and every kept-alive response waits ~40 ms for the client's delayed ACK.
+    found = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := _sockets_made_without_a_protocol(path))
+    }
+    assert found == {}, "pass `socket.IPPROTO_TCP` (or the protocol meant) as the third argument"

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import io
 import re
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from clawcell.cli._main import main
-from clawcell.cli._serve import access_url
+from clawcell.cli._serve import access_url, serve
 from clawcell.ui import UiSettings
+from tests._sockets import accepted_nodelay, answered_connection, listening_ports
+from tests.ui._fakes import FakeAgent
 
 CLAWCELL = [sys.executable, "-m", "clawcell"]
 
@@ -175,3 +181,38 @@ def test_without_the_extra_other_commands_work_and_serve_says_what_to_install() 
         [sys.executable, "-c", code, "--help"], check=False, capture_output=True, text=True
     )
     assert helped.returncode == 0 and "serve" in helped.stdout
+
+
+def test_serve_answers_kept_alive_connections_without_waiting_for_an_ack() -> None:
+    # `clawcell serve` binds its own sockets (for the URL line); both must say TCP so that
+    # asyncio sets TCP_NODELAY on what they accept.
+    lines: asyncio.Queue[str] = asyncio.Queue()
+
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
+            lines.put_nowait(text)
+            return len(text)
+
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncGenerator[FakeAgent]:
+        yield FakeAgent()
+
+    async def main() -> list[bool]:
+        settings = UiSettings(token="t" * 20, port=0, canvas_port=0)
+        before = listening_ports()
+        serving = asyncio.create_task(serve(factory, settings, out=Out()))
+        try:
+            await lines.get()
+            ports = sorted(listening_ports() - before)
+            found: list[bool] = []
+            for port in ports:
+                request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+                client = await asyncio.to_thread(answered_connection, "127.0.0.1", port, request)
+                with client:
+                    found.append(accepted_nodelay(client))
+            return found
+        finally:
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+
+    assert asyncio.run(main()) == [True, True]

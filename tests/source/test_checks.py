@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+import clawcell._source._checks as checks_module
 from clawcell._source._checks import (
     LANGUAGE_MESSAGE,
     MODULE_ACCESS_MESSAGE,
     SHELL_SOURCE_MESSAGE,
     ExecArgs,
+    SourceProblem,
     check_source,
     format_syntax_error,
     read_exec_args,
@@ -184,3 +186,27 @@ def test_a_syntax_error_acorn_sees_takes_acorns_words_and_position() -> None:
     stack = "    at <anonymous> (openclaw-code-mode:user.js:2:9)\n"
     message = syntax_error_message("SyntaxError: variable name expected", stack, "const = 1")
     assert message.startswith("SyntaxError at openclaw-code-mode:user.js:1:7: Unexpected token.")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "const s = await add({ a: 2, b: 3 });\nreturn s.sum;",
+        "return 'no module words here';",
+        "const text = `${1 + 2} imp` + 'ort'; return text;",
+    ],
+)
+def test_source_without_import_or_require_is_never_tokenized(
+    code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(source: str) -> object:
+        raise AssertionError(f"tokenized {source!r}")
+
+    monkeypatch.setattr(checks_module, "tokenize", refuse)
+    assert check_source(code) is None
+
+
+def test_the_tokenizer_still_reads_source_that_names_require() -> None:
+    assert check_source("const r = (0, require)('fs'); return 1;") == SourceProblem(
+        kind="module_access", message=MODULE_ACCESS_MESSAGE
+    )

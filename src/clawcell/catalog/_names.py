@@ -6,6 +6,7 @@ the guest globals and the bridge routing all agree without sharing state.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -183,6 +184,7 @@ def _char_key(char: str) -> tuple[int, int]:
     return (0, ord(char))
 
 
+@functools.lru_cache(maxsize=4096)  # names recur: every `CodeMode` sorts its tools by them
 def locale_key(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
     """A sort key that orders strings like JavaScript's `a.localeCompare(b)` in `en`.
 

@@ -6,9 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import errno
 import importlib
-import socket
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -129,30 +127,6 @@ async def _entered(agent: Any) -> AsyncGenerator[ChatAgent]:
         yield cast(ChatAgent, agent)
 
 
-def _bind(settings: UiSettings) -> socket.socket:
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((settings.host, settings.port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigurationError(_bind_failure(settings.host, settings.port, exc)) from exc
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
-def _bind_failure(host: str, port: int, exc: OSError) -> str:
-    """What a failed bind means: the host is wrong, or the port is taken or not allowed."""
-    where = f"cannot bind {host}:{port}: {exc.strerror or exc}"
-    if isinstance(exc, socket.gaierror):
-        return f"{where}; `host` {host!r} does not resolve: give an IP address such as 127.0.0.1."
-    if exc.errno == errno.EADDRNOTAVAIL:
-        return f"{where}; {host!r} is not an address of this machine: use 127.0.0.1 or 0.0.0.0."
-    return f"{where}; pick another --port (0 picks a free one)."
-
-
 def access_url(settings: UiSettings, port: int) -> str:
     """The URL to open, with the token: `http://127.0.0.1:8787/?token=…`."""
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
@@ -168,10 +142,15 @@ async def serve(
 ) -> None:
     """Serve the UI (and its canvas host) for the agent `factory` yields until stopped."""
     from ..ui import serve_ui
+    from ..ui._servers import bind
 
     out = out or sys.stdout
-    sock = _bind(settings)
-    canvas = _bind(dataclasses.replace(settings, port=settings.canvas_port))
+    sock = bind(settings.host, settings.port)
+    try:
+        canvas = bind(settings.host, settings.canvas_port)
+    except BaseException:
+        sock.close()
+        raise
     try:
         async with factory() as agent, serve_ui(agent, settings, sockets=(sock, canvas)) as ui:
             print(access_url(settings, sock.getsockname()[1]), file=out, flush=True)

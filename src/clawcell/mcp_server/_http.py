@@ -101,7 +101,10 @@ async def _respond(send: Send, status: int, message: str) -> None:
 
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # `IPPROTO_TCP`, not 0: asyncio sets `TCP_NODELAY` only on accepted sockets whose `proto`
+    # says TCP; without it each response on a kept-alive connection waits ~40 ms for the
+    # client's delayed ACK (Nagle's algorithm).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

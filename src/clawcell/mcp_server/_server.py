@@ -84,7 +84,10 @@ class CodeModeServer:
         self.mode = mode
         self.approvals: ApprovalPolicy = approvals
         self._states = RequestStates()
-        self.sdk_server = _sdk_server(name, self._list_tools, self._call_tool)
+        self._input_schemas: dict[str, Any] | None = None
+        self.sdk_server = _sdk_server(
+            name, self._list_tools, self._call_tool, input_schema=self._input_schema
+        )
         """The SDK's low-level `mcp.server.Server` (for transports clawcell does not wrap)."""
 
     async def tool_definitions(self) -> list[dict[str, Any]]:
@@ -143,6 +146,16 @@ class CodeModeServer:
     def _rendered(self, envelope: dict[str, Any]) -> tuple[str, bool]:
         """The text the model reads (`CodeMode.render`) and whether it is an error."""
         return self.mode.render(envelope), envelope.get("status") == "failed"
+
+    def _input_schema(self, name: str) -> Any:
+        """`name`'s input schema, for the SDK's check of `Mcp-Param-*` headers on each call
+        (without it the SDK runs the whole `tools/list` handler once per `tools/call`). The
+        schemas of `exec` and `wait` are fixed when the runtime is built."""
+        if self._input_schemas is None:
+            self._input_schemas = {
+                d["name"]: d["input_schema"] for d in self.mode.model_tools("anthropic")
+            }
+        return self._input_schemas.get(name)
 
     async def _list_tools(self, _ctx: Any, _params: Any) -> Any:
         import mcp_types as types
@@ -243,7 +256,13 @@ def _input_required(pending: list[dict[str, Any]], state: str) -> Any:
     return types.InputRequiredResult(input_requests=requests, request_state=state)
 
 
-def _sdk_server(name: str, list_tools: Handler, call_tool: Handler) -> Any:
+def _sdk_server(
+    name: str,
+    list_tools: Handler,
+    call_tool: Handler,
+    *,
+    input_schema: Callable[[str], Any],
+) -> Any:
     from importlib.metadata import version
 
     from mcp.server import Server
@@ -255,6 +274,7 @@ def _sdk_server(name: str, list_tools: Handler, call_tool: Handler) -> Any:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        get_tool_input_schema=input_schema,
     )
     # The SDK's own sealing of `requestState` (AES-GCM under a key of this process, with
     # expiry and audience) in front of clawcell's MAC, which also binds the client and the

@@ -37,6 +37,7 @@ from typing import Any, Final, Protocol, cast
 
 from ..errors import SnapshotError
 from ._wasm import WASM_SHA256
+from ._xor import xor_bytes
 
 __all__ = [
     "CanonicalImage",
@@ -135,11 +136,6 @@ def _pages(data: bytes, pages: list[int]) -> bytes:
     return b"".join(bytes(view[p * _PAGE : (p + 1) * _PAGE]).ljust(_PAGE, b"\0") for p in pages)
 
 
-def _xor(left: bytes, right: bytes) -> bytes:
-    mixed = int.from_bytes(left, "little") ^ int.from_bytes(right, "little")
-    return mixed.to_bytes(len(left), "little")
-
-
 def encode(
     memory: PageSource,
     image: CanonicalImage,
@@ -150,7 +146,7 @@ def encode(
 ) -> bytes:
     """Serialize and compress a guest's memory: the pages that differ from the image."""
     dirty = memory.differing_pages(image.data)
-    body = _xor(memory.read_pages(dirty), _pages(image.data, dirty))
+    body = xor_bytes(memory.read_pages(dirty), _pages(image.data, dirty))
     index = b"".join(_INDEX.pack(p) for p in dirty)
     packed_meta = json.dumps(meta, separators=(",", ":")).encode()
     header = _HEADER.pack(
@@ -243,7 +239,7 @@ def _unpack_pages(packed: bytes, base: bytes, size: int) -> tuple[list[int], byt
         raise ValueError("a page lies outside the memory size")
     # Each page is stored as its difference from the image's page (a page past the image's
     # end: from zeros), whatever the order of the index.
-    restored = _xor(packed[body:], _pages(base, pages))
+    restored = xor_bytes(packed[body:], _pages(base, pages))
     return pages, restored
 
 

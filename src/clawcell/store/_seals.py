@@ -37,6 +37,7 @@ import hmac
 import json
 import os
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,10 @@ class StateKeys:
         Raises:
             ConfigurationError: naming `source`, for empty text or a bad entry.
         """
+        return _parsed(text, source)
+
+    @classmethod
+    def _parse(cls, text: str, source: str) -> StateKeys:
         keys: dict[str, bytes] = {}
         for entry in (part.strip() for part in text.split(",")):
             if not entry:
@@ -143,18 +148,25 @@ class StateKeys:
         """
         file = Path(path)
         try:
-            mode = file.stat().st_mode
+            status = file.stat()
+            version = _FileVersion.of(status)
+            if (known := _read_files.get(str(file))) is not None and known[0] == version:
+                return known[1]
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigurationError(
                 f"cannot read the state key file {str(file)!r}: {exc}."
             ) from exc
+        mode = status.st_mode
         if os.name == "posix" and mode & 0o077:
             raise ConfigurationError(
                 f"the state key file {str(file)!r} is readable by other users (mode "
                 f"{oct(mode & 0o777)}); run `chmod 600 {file}`."
             )
-        return cls.parse(text, source=str(file))
+        keys = cls.parse(text, source=str(file))
+        if time.time_ns() - status.st_mtime_ns > _SETTLED_NS:
+            _read_files[str(file)] = (version, keys)
+        return keys
 
     @classmethod
     def development(cls, path: str | os.PathLike[str]) -> StateKeys:
@@ -177,6 +189,47 @@ class StateKeys:
         if not isinstance(kid, str) or not isinstance(mac, str) or kid not in self.keys:
             return False
         return hmac.compare_digest(mac, _mac(self.keys[kid], kind, parts))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _FileVersion:
+    """What tells one content of a key file from another without reading it: a rotated file
+    (written elsewhere and renamed over it) is a new inode, one edited in place has a new
+    change time or size, a `chmod` a new mode."""
+
+    device: int
+    inode: int
+    size: int
+    modified_ns: int
+    changed_ns: int
+    mode: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> _FileVersion:
+        return cls(
+            device=status.st_dev,
+            inode=status.st_ino,
+            size=status.st_size,
+            modified_ns=status.st_mtime_ns,
+            changed_ns=status.st_ctime_ns,
+            mode=status.st_mode,
+        )
+
+
+_read_files: dict[str, tuple[_FileVersion, StateKeys]] = {}
+"""Key files already read, by path: each `CodeMode` checks its keys when it is built, and a
+`stat` is enough to know that the file still holds the keyring read before."""
+
+_SETTLED_NS: Final = 1_000_000_000
+"""How old a key file's modification time must be before its keyring is kept. File times
+advance in clock ticks (4 ms on Linux), so a file edited in place twice within one tick,
+at the same size, would look unchanged; one last modified a second before it was read
+cannot be edited again within its tick."""
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str, source: str) -> StateKeys:
+    return StateKeys._parse(text, source)  # pyright: ignore[reportPrivateUsage]
 
 
 @functools.cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import socket
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -33,18 +34,29 @@ def bind(host: str, port: int) -> socket.socket:
         ConfigurationError: the address cannot be bound (say which, and what to do).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # `IPPROTO_TCP`, not 0: asyncio sets `TCP_NODELAY` only on accepted sockets whose `proto`
+    # says TCP; without it each response on a kept-alive connection waits ~40 ms for the
+    # client's delayed ACK (Nagle's algorithm).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ConfigurationError(
-            f"cannot bind {host}:{port}: {exc.strerror}; pick another port (0 picks a free one)."
-        ) from exc
+        raise ConfigurationError(_bind_failure(host, port, exc)) from exc
     sock.listen(128)
     sock.setblocking(False)
     return sock
+
+
+def _bind_failure(host: str, port: int, exc: OSError) -> str:
+    """What a failed bind means: the host is wrong, or the port is taken or not allowed."""
+    where = f"cannot bind {host}:{port}: {exc.strerror or exc}"
+    if isinstance(exc, socket.gaierror):
+        return f"{where}; `host` {host!r} does not resolve: give an IP address such as 127.0.0.1."
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{where}; {host!r} is not an address of this machine: use 127.0.0.1 or 0.0.0.0."
+    return f"{where}; pick another port (0 picks a free one)."
 
 
 @dataclass(frozen=True, kw_only=True)

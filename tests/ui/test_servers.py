@@ -1,0 +1,45 @@
+"""`serve_ui`'s two listeners send each response at once (`TCP_NODELAY`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from clawcell.errors import ConfigurationError
+from clawcell.ui import UiSettings, serve_ui
+from clawcell.ui._servers import bind  # pyright: ignore[reportPrivateUsage]
+from tests._sockets import accepted_nodelay, answered_connection
+from tests.ui._fakes import FakeAgent
+
+
+@pytest.mark.parametrize("listener", ["app", "canvas host"])
+def test_both_listeners_answer_kept_alive_connections_without_waiting_for_an_ack(
+    listener: str,
+) -> None:
+    async def main() -> bool:
+        async with serve_ui(FakeAgent(), UiSettings(token="t" * 20, canvas_port=0)) as ui:
+            settings = ui.settings
+            port = settings.port if listener == "app" else settings.canvas_port
+            request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+            client = await asyncio.to_thread(answered_connection, "127.0.0.1", port, request)
+            with client:
+                return accepted_nodelay(client)
+
+    assert asyncio.run(main()) is True
+
+
+@pytest.mark.parametrize(
+    ("host", "says"),
+    [
+        ("bad host!!", "`host` 'bad host!!' does not resolve: give an IP address"),
+        ("192.0.2.1", "'192.0.2.1' is not an address of this machine: use 127.0.0.1"),
+    ],
+)
+def test_a_host_that_cannot_be_bound_is_told_about_the_host_not_the_port(
+    host: str, says: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        bind(host, 0)
+    assert says in caught.value.message
+    assert "port" not in caught.value.message
