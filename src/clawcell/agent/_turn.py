@@ -95,9 +95,8 @@ class Turn:
         """Run the turn; see `Agent.run`."""
         settings, session_id = self._settings, self._session.session_id
         self._deadline = asyncio.get_running_loop().time() + settings.max_turn_seconds
-        if self._session.transcript is None:
-            self._session.transcript = await settings.store.read_transcript(session_id)
-        self._messages = self._session.transcript
+        # The store is the truth: another worker may have run the session's last turn.
+        self._messages = await settings.store.read_transcript(session_id)
         self._session.media.clear()
         expired: list[AgentEvent] = []
         if self._text is not None:
