@@ -4,10 +4,16 @@ An agent is what a service keeps for its lifetime. `run(session_id, text)` runs 
 that session (see `_turn.py`) and yields its events; turns of one session run one after the
 other, turns of different sessions run side by side. The transcript lives in the store, so
 `history()` and the next turn work from a new process with the same durable store.
+
+Several agents (workers) may share one store: each turn holds the session's turn lease
+(`store.SessionTurns`), so a session's turns run one at a time across all of them, and
+`stop(session_id)` reaches the turn wherever it runs (docs/scale-out.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
@@ -16,10 +22,10 @@ from typing import Any, Literal, Protocol, Unpack, cast
 from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
 from .._config import CodeModeKeywords, tools_from
 from ..catalog import close_tools
-from ..errors import ClosedError, ConfigurationError
+from ..errors import ClosedError, ConfigurationError, TurnLimitError
 from ..reply import project_chat_display_messages
-from ..store import SessionInfo, SessionStore
-from ._events import AgentEvent, ApprovalDecided, TurnFinished
+from ..store import SessionInfo, SessionStore, SessionTurns, TurnHold
+from ._events import AgentEvent, ApprovalDecided, ErrorEvent, TurnFinished
 from ._model import Model
 from ._session import Session
 from ._tracing import Tracing
@@ -58,6 +64,9 @@ class Agent:
         max_turn_seconds: Wall-clock seconds allowed for one user message.
         tracer_provider: An OpenTelemetry `TracerProvider` for spans (the global one when
             `None`; spans are no-ops without OpenTelemetry).
+        turn_lease_seconds: How long a turn's hold on its session lasts unless renewed
+            (every third of it): when a worker dies mid-turn, its session is free again
+            this long after its last renewal.
         options: How every session's `CodeMode` runs cells (`clawcell.CodeModeOptions`);
             each session gets its own `CodeMode` with `session_id` set to the session's id.
             Without a `store`, an in-memory store shared by the agent's sessions is used
@@ -79,6 +88,7 @@ class Agent:
         max_model_turns: int = 16,
         max_turn_seconds: float = 600.0,
         tracer_provider: Any | None = None,
+        turn_lease_seconds: float = 30.0,
         options: CodeModeOptions | None = None,
         **keywords: Unpack[CodeModeKeywords],
     ) -> None:
@@ -99,6 +109,7 @@ class Agent:
             max_turn_seconds=max_turn_seconds,
             tracing=Tracing(tracer_provider),
         )
+        self._turns = SessionTurns(self._store, lease_seconds=turn_lease_seconds)
         self._sessions: dict[str, Session] = {}
         self._closed = False
         self._probes: list[CodeMode] = []
@@ -194,22 +205,32 @@ class Agent:
         return session
 
     async def run(
-        self, session_id: str, text: str, *, message_id: str | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
-        Turns of one session wait for each other. The stream ends with `turn_finished`, or
-        with an `error` event after which the typed error is raised. A consumer that stops
-        early should close the generator (`contextlib.aclosing`): that cancels a running
-        cell and stores error results for the calls left unanswered.
+        Turns of one session wait for each other, also across agents sharing the store (the
+        session's turn lease), at most `max_turn_seconds`. The stream ends with
+        `turn_finished`, or with an `error` event after which the typed error is raised. A
+        consumer that stops early should close the generator (`contextlib.aclosing`): that
+        cancels a running cell and stores error results for the calls left unanswered.
 
         Args:
             session_id: The conversation.
             text: The user's message.
             message_id: The inbound message's id, for `[[reply_to_current]]`.
+            stop: Set when a Stop for this turn arrives from any agent on the store
+                (`Agent.stop`); the consumer then closes the stream, as for its own Stop.
 
         Raises:
-            TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached.
+            TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached, or
+                (`code: "session_busy"`) another worker's turn of the session held it all
+                of `max_turn_seconds`.
             ModelError: The model API failed.
             ClosedError: The agent is closed.
         """
@@ -218,11 +239,46 @@ class Agent:
                 f"`text` must be the user's message as a string, got {text!r}."
             )
         session = self._session(session_id)
-        async with session.lock:
+        async with session.lock, self._held(session, stop) as failed:
+            if failed is not None:
+                yield failed
+                raise failed.error or TurnLimitError(failed.message, code=failed.code)
             turn = Turn(self._settings, session, text, message_id)
             async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
+
+    async def stop(self, session_id: str) -> bool:
+        """Stop the running turn of `session_id`, whichever agent sharing the store runs it:
+        the request is recorded in the store and that turn's `stop` event is set (see `run`).
+        Whether a turn was running."""
+        self._check_open()
+        return await self._turns.stop(session_id)
+
+    @contextlib.asynccontextmanager
+    async def _held(
+        self, session: Session, stop: asyncio.Event | None
+    ) -> AsyncGenerator[ErrorEvent | None, None]:
+        """The session's turn lease for one turn, or the `session_busy` error event."""
+        seconds = self._settings.max_turn_seconds
+        hold = await self._turns.hold(session.session_id, wait=seconds)
+        if hold is None:
+            error = TurnLimitError(
+                f"session {session.session_id!r} is busy: another worker's turn held it for "
+                f"{seconds!r} s (`max_turn_seconds`); send the message again when it ends.",
+                code="session_busy",
+            )
+            yield ErrorEvent(turn_id="", code=error.code, message=error.message, error=error)
+            return
+        relay = asyncio.create_task(_relay(hold, stop)) if stop is not None else None
+        session.hold = hold
+        try:
+            yield None
+        finally:
+            session.hold = None
+            if relay is not None:
+                relay.cancel()
+            await hold.release()
 
     async def _watched(self, session_id: str, turn: Turn) -> AsyncGenerator[AgentEvent, None]:
         """The turn's events; a turn that ends without `turn_finished` (closed early by its
@@ -247,16 +303,22 @@ class Agent:
         note: str = "",
         remember: bool = False,
         by: str = "",
+        stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Decide a call that waits for approval; yield `approval_decided`, then, once the
         run waits for no other decision, the events of the turn continuing (the cell is
         resumed with `wait`, then the model carries on as after any tool result).
 
+        `stop` is as for `run`.
+
         Raises:
             InputError: The approval is not pending (see `CodeMode.decide`).
         """
         session = self._session(session_id)
-        async with session.lock:
+        async with session.lock, self._held(session, stop) as failed:
+            if failed is not None:
+                yield failed
+                raise failed.error or TurnLimitError(failed.message, code=failed.code)
             mode = session.mode
             record = await mode.decide(
                 run_id, approval_id, decision, note=note, remember=remember, by=by
@@ -298,6 +360,11 @@ class Agent:
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError("this Agent is closed; create a new one")
+
+
+async def _relay(hold: TurnHold, stop: asyncio.Event) -> None:
+    await hold.stop_requested.wait()
+    stop.set()
 
 
 def _check(model: object, instructions: object, turns: object, seconds: object) -> None:

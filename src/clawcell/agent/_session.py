@@ -18,6 +18,7 @@ from typing import Any, cast
 from .. import CodeMode, CodeModeOptions, Tool
 from ..catalog import ToolCallEvent
 from ..reply import ToolMedia
+from ..store import TurnHold
 
 __all__ = ["Session"]
 
@@ -29,6 +30,8 @@ class Session:
         self.session_id = session_id
         self.media: list[ToolMedia] = []
         self.lock = asyncio.Lock()
+        self.hold: TurnHold | None = None
+        """The session's turn lease while a turn of this process runs."""
         self.mode = CodeMode(
             tools,
             options=options.replace(
