@@ -1,0 +1,54 @@
+"""The Control UI on several workers sharing one store: what one worker is asked, the turn on
+another hears (each worker here is its own app, event loop, agent and store object)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from clawcell import SQLiteStore, Tool
+from clawcell.agent import Agent, ScriptedModel, exec_call
+from clawcell.ui import UiSettings, create_app
+from clawcell.ui._security import Secrets
+from tests.ui._client import BASE, TOKEN, sse
+
+CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
+
+
+def _worker(path: Path, model: ScriptedModel, tools: list[Tool] | None = None) -> TestClient:
+    agent = Agent(model=model, tools=tools or [], store=SQLiteStore(path))
+    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    assert test_client.get(f"/?token={TOKEN}").status_code == 200
+    return test_client
+
+
+def test_stop_sent_to_another_worker_stops_the_turn_streaming_from_the_first(
+    tmp_path: Path,
+) -> None:
+    async def hold(_: dict[str, Any]) -> str:
+        await asyncio.Event().wait()  # only cancellation ends it
+        return "never"
+
+    model = ScriptedModel([exec_call('text("holding"); return await hold();'), "later"])
+    path = tmp_path / "state.db"
+    with (
+        _worker(path, model, [Tool(name="hold", execute=hold)]) as a,
+        _worker(path, ScriptedModel([])) as b,
+    ):
+        assert b.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+        with a.stream("POST", "/api/sessions/s/turns", json={"text": "go"}, headers=CSRF) as res:
+            lines = res.iter_lines()
+            for line in lines:
+                if line == "event: cell_output":
+                    break
+            stopped = b.post("/api/sessions/s/stop", headers=CSRF)
+            rest = "\n".join(lines)
+        assert stopped.json() == {"stopped": True}
+        names = [name for name, _ in sse(rest.split("\n", 1)[1])]
+        assert names[-2:] == ["turn_stopped", "done"]
+        history = b.get("/api/sessions/s/history").json()
+        assert history[-1]["stopReason"] == "aborted"
+        assert b.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
