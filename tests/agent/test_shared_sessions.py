@@ -8,10 +8,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from clawcell import SQLiteStore, Tool
-from clawcell.agent import Agent, ScriptedModel, SubagentProfile, Subagents, exec_call
+import pytest
+
+from clawcell import InputError, SQLiteStore, Tool
+from clawcell.agent import (
+    Agent,
+    ApprovalDecided,
+    ApprovalRequested,
+    ScriptedModel,
+    SubagentProfile,
+    Subagents,
+    exec_call,
+)
 from clawcell.agent._transcript import message_text
-from tests.agent._helpers import blocking_tool, collect
+from tests.agent._helpers import blocking_tool, collect, last_of
 from tests.conftest import run
 
 
@@ -130,3 +140,38 @@ def test_sub_agent_sessions_of_one_parent_never_collide_across_workers(tmp_path:
 
     ids = run(main())
     assert sorted(ids) == ["p/sub/1", "p/sub/2", "p/sub/3"]
+
+
+def test_a_message_on_a_worker_that_ran_an_earlier_turn_expires_a_card_from_another(
+    tmp_path: Path,
+) -> None:
+    ran: list[str] = []
+
+    async def deploy(_: dict[str, Any]) -> str:
+        ran.append("deploy")
+        return "deployed"
+
+    tools = [Tool(name="deploy", execute=deploy, approval="always")]
+    model_a = ScriptedModel([exec_call("return await deploy()")])
+    model_b = ScriptedModel(["hello", "fine, not deploying"])
+
+    async def main() -> str:
+        async with _two_agents(tmp_path / "s.db", model_a, model_b, tools=tools) as (a, b):
+            await collect(b, "s", "hi")  # B has seen the session before
+            parked = await collect(a, "s", "deploy it")
+            request = last_of(parked, ApprovalRequested)
+            expired = await collect(b, "s", "never mind")
+            assert [e.type for e in expired if isinstance(e, ApprovalDecided)] == [
+                "approval_decided"
+            ]
+            with pytest.raises(InputError) as refused:
+                await collect_decision(a, request)
+            return refused.value.message
+
+    assert "expired (superseded)" in run(main())
+    assert ran == []
+
+
+async def collect_decision(agent: Agent, request: ApprovalRequested) -> list[Any]:
+    events = agent.decide("s", request.run_id, request.approval["id"], "approve")
+    return [event async for event in events]
