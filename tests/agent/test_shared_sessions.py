@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ def _two_agents(path: Path, model_a: ScriptedModel, model_b: ScriptedModel, **kw
     """Two agents (workers) on one SQLite file, each with its own store object."""
 
     @contextlib.asynccontextmanager
-    async def agents() -> AsyncIterator[tuple[Agent, Agent]]:
+    async def agents() -> AsyncGenerator[tuple[Agent, Agent]]:
         async with (
             SQLiteStore(path) as store_a,
             SQLiteStore(path) as store_b,
