@@ -52,3 +52,24 @@ def test_stop_sent_to_another_worker_stops_the_turn_streaming_from_the_first(
         history = b.get("/api/sessions/s/history").json()
         assert history[-1]["stopReason"] == "aborted"
         assert b.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+
+
+def test_a_configured_canvas_origin_is_the_one_every_worker_frames_and_admits(
+    tmp_path: Path,
+) -> None:
+    origin = "https://canvas.example.com"
+    csps: list[str] = []
+    for port in (9001, 9002):  # two workers, each its own canvas listener port
+        settings = UiSettings(
+            token=TOKEN, canvas_port=port, canvas_origin=origin, allowed_hosts=("ui.example.com",)
+        )
+        app = create_app(Agent(model=ScriptedModel([])), settings)
+        with TestClient(app, base_url="https://ui.example.com") as page:
+            response = page.get(f"/?token={TOKEN}")
+            assert response.status_code == 200
+            csps.append(response.headers["content-security-policy"])
+        canvas = TestClient(app.state.canvas_app, base_url=origin)
+        assert canvas.get("/__openclaw__/canvas/unknown").status_code == 404  # host admitted
+        other = TestClient(app.state.canvas_app, base_url="https://evil.example.com")
+        assert other.get("/__openclaw__/canvas/unknown").status_code != 404
+    assert csps[0] == csps[1] and f"frame-src {origin} " in csps[0]

@@ -23,6 +23,8 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 ```
 
+String settings (`store`, `session`, the `[agent]` values) may name environment variables
+as `${env:NAME}`, so a password or key stays out of the file; an unset one is refused.
 Relative `store` paths, the workspace `root`, the browser directories and tool modules are
 resolved against the file's directory; the current directory is on the import path for
 `--tools` too. A `[ui]` table is
@@ -263,10 +265,13 @@ def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def _string(where: str, data: Mapping[str, Any], key: str) -> str | None:
+    """A string setting, `${env:NAME}` expanded (a `store` URL's password, an API base)."""
+    from ..mcp import expand_env
+
     value = data.get(key)
     if value is not None and (not isinstance(value, str) or not value):
         raise ConfigurationError(f"{where}: `{key}` must be a non-empty string, got {value!r}.")
-    return value
+    return None if value is None else expand_env(value, where=f"{where}: `{key}`")
 
 
 def _strings(where: str, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
