@@ -112,3 +112,25 @@ def test_workers_of_one_memory_store_share_its_turn_leases() -> None:
             return refused, again.version > hold.version
 
     assert run(body()) == (True, True)
+
+
+def test_a_hold_taken_from_a_lapsed_lease_names_the_holder_that_never_released(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> tuple[str | None, str | None, str | None]:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a = SessionTurns(store_a, lease_seconds=0.2)
+            b = SessionTurns(store_b, lease_seconds=30)
+            first = await a.hold("s", wait=0)
+            assert first is not None and first.took_over_from is None
+            await first._keeper.close()  # pyright: ignore[reportPrivateUsage]
+            taken = await b.hold("s", wait=60)  # the "dead" worker's lease lapses
+            assert taken is not None
+            await taken.release()
+            after_release = await a.hold("s", wait=0)
+            assert after_release is not None
+            await after_release.release()
+            return taken.took_over_from, after_release.took_over_from, a.owner
+
+    dead, after_release, owner_a = run(body())
+    assert dead == owner_a and after_release is None

@@ -139,7 +139,7 @@ def test_stop_sent_to_another_worker_ends_the_turn_and_a_queued_message_follows_
     assert history[3]["stopReason"] == "aborted"  # the first turn's end, before the second
 
 
-def test_the_session_of_a_worker_killed_mid_turn_is_free_again_once_its_lease_lapses(
+def test_a_worker_killed_mid_turn_frees_the_session_and_the_next_turn_records_the_interruption(
     workers: list[Worker],
 ) -> None:
     a, b, _ = workers
@@ -153,3 +153,12 @@ def test_the_session_of_a_worker_killed_mid_turn_is_free_again_once_its_lease_la
         a.process.send_signal(signal.SIGKILL)
         a.process.wait()
     assert "saw: hold still | are you there" in _reply(_turn(b, "k", "are you there"))
+    with b.client() as client:
+        history = client.get("/api/sessions/k/history").json()
+    assert [(m["role"], m.get("stopReason")) for m in history] == [
+        ("user", None),
+        ("assistant", "error"),  # the dead worker's turn, ended by the next one
+        ("user", None),
+        ("assistant", "stop"),
+    ]
+    assert "[interrupted: the worker running this turn stopped" in str(history[1]["content"])

@@ -29,6 +29,7 @@ from ._events import AgentEvent, ApprovalDecided, ErrorEvent, TurnFinished
 from ._model import Model
 from ._session import Session
 from ._tracing import Tracing
+from ._transcript import interrupted_entry
 from ._turn import Turn, TurnSettings
 
 __all__ = ["Agent", "Companion"]
@@ -273,6 +274,9 @@ class Agent:
         relay = asyncio.create_task(_relay(hold, stop)) if stop is not None else None
         session.hold = hold
         try:
+            if hold.took_over_from is not None:  # the last turn's worker died mid-turn
+                entry = interrupted_entry(model=self._settings.model.name)
+                await self.store.append_transcript(session.session_id, [entry])
             yield None
         finally:
             session.hold = None

@@ -8,7 +8,9 @@ the turn lease needs no table of its own and gets `wait_for_change`'s wake-ups (
 the `runs` trigger's `NOTIFY`, heard on the store's one `LISTEN` connection).
 
 * **Holding** (`hold`): claim the row; while another worker's live lease holds it, wait for
-  a change (its release) or for the lease to lapse, up to `wait` seconds. The row is created
+  a change (its release) or for the lease to lapse, up to `wait` seconds. A hold taken from
+  a lease that lapsed unreleased names its dead holder (`took_over_from`), so the new turn
+  can record that the old one was interrupted. The row is created
   the first time a session has a turn: an entry of the derived session, written with
   `put_new`, elects the one creator, so two first turns never both write the row (an
   unfenced write would fence out a holder).
@@ -80,6 +82,9 @@ class TurnHold:
         self.lost = self._keeper.lost
         self._seconds = seconds
         self._watch: asyncio.Task[None] | None = None
+        self.took_over_from: str | None = None
+        """The worker whose turn lease lapsed without a release (it died or stalled), when
+        this hold took the session over from it: its turn was interrupted."""
 
     @property
     def version(self) -> int:
@@ -157,18 +162,22 @@ class SessionTurns:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(wait, 0.0)
         while True:
-            claimed = await self._store.claim_run(
-                row, _RUN, owner=self.owner, lease_seconds=self._seconds
-            )
-            if claimed is not None:
-                hold = TurnHold(self._store, session_id, claimed.lease, self._seconds)
-                await hold.start(claimed.run.revision)
-                return hold
             run = await self._store.load_run(row, _RUN)
-            left = deadline - loop.time()
             if run is None:
                 await self._create(row)
                 continue
+            if run.claimable(time.time()):
+                claimed = await self._store.claim_run(
+                    row, _RUN, owner=self.owner, lease_seconds=self._seconds
+                )
+                if claimed is not None:
+                    hold = TurnHold(self._store, session_id, claimed.lease, self._seconds)
+                    if claimed.lease.version == run.version + 1:  # nobody claimed in between
+                        hold.took_over_from = run.owner  # a holder that never released: dead
+                    await hold.start(claimed.run.revision)
+                    return hold
+                continue
+            left = deadline - loop.time()
             if left <= 0:
                 return None
             lapse = (run.lease_expires_at or 0.0) - time.time()
