@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -15,6 +15,9 @@ from clawcell.agent import (
     Agent,
     ApprovalDecided,
     ApprovalRequested,
+    ModelRequest,
+    ModelResponse,
+    ModelText,
     ScriptedModel,
     SubagentProfile,
     Subagents,
@@ -175,3 +178,44 @@ def test_a_message_on_a_worker_that_ran_an_earlier_turn_expires_a_card_from_anot
 async def collect_decision(agent: Agent, request: ApprovalRequested) -> list[Any]:
     events = agent.decide("s", request.run_id, request.approval["id"], "approve")
     return [event async for event in events]
+
+
+class _PausingModel:
+    """Streams `Hello `, waits for `go`, then streams `world` and ends."""
+
+    name = "pausing"
+    tool_style: Literal["anthropic"] = "anthropic"
+
+    def __init__(self, streamed: asyncio.Event, go: asyncio.Event) -> None:
+        self.streamed, self.go = streamed, go
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelText | ModelResponse]:
+        yield ModelText(text="Hello ")
+        self.streamed.set()
+        await self.go.wait()
+        yield ModelText(text="world")
+        yield ModelResponse(text="Hello world")
+
+
+def test_what_a_turn_streamed_so_far_is_read_by_another_worker_and_dropped_at_its_end(
+    tmp_path: Path,
+) -> None:
+    streamed, go = asyncio.Event(), asyncio.Event()
+
+    async def main() -> tuple[str | None, str | None, str]:
+        async with (
+            SQLiteStore(tmp_path / "s.db") as store_a,
+            SQLiteStore(tmp_path / "s.db") as store_b,
+            Agent(model=_PausingModel(streamed, go), store=store_a) as a,
+            Agent(model=ScriptedModel([]), store=store_b) as b,
+        ):
+            turn = asyncio.create_task(collect(a, "s", "hi"))
+            await streamed.wait()  # set once the turn asked for the next piece: after its write
+            during = await b.partial_reply("s")
+            go.set()
+            await turn
+            after = await b.partial_reply("s")
+            last = message_text((await b.transcript("s"))[-1])
+        return during, after, last
+
+    assert run(main()) == ("Hello ", None, "Hello world")

@@ -4,13 +4,22 @@ another hears (each worker here is its own app, event loop, agent and store obje
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from starlette.testclient import TestClient
 
 from clawcell import SQLiteStore, Tool
-from clawcell.agent import Agent, ScriptedModel, exec_call
+from clawcell.agent import (
+    Agent,
+    ModelRequest,
+    ModelResponse,
+    ModelText,
+    ScriptedModel,
+    exec_call,
+)
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN, sse
@@ -73,3 +82,45 @@ def test_a_configured_canvas_origin_is_the_one_every_worker_frames_and_admits(
         other = TestClient(app.state.canvas_app, base_url="https://evil.example.com")
         assert other.get("/__openclaw__/canvas/unknown").status_code != 404
     assert csps[0] == csps[1] and f"frame-src {origin} " in csps[0]
+
+
+class _PausingModel:
+    """Streams `Hello `, waits (in a thread) until `go` is set, then ends with `Hello world`."""
+
+    name = "pausing"
+    tool_style: Literal["anthropic"] = "anthropic"
+
+    def __init__(self) -> None:
+        self.streamed, self.go = threading.Event(), threading.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelText | ModelResponse]:
+        yield ModelText(text="Hello ")
+        self.streamed.set()
+        await asyncio.to_thread(self.go.wait)
+        yield ModelText(text="world")
+        yield ModelResponse(text="Hello world")
+
+
+def test_a_page_loaded_from_another_worker_mid_reply_shows_what_streamed_so_far(
+    tmp_path: Path,
+) -> None:
+    model = _PausingModel()
+    path = tmp_path / "state.db"
+    agent = Agent(model=model, store=SQLiteStore(path))
+    with (
+        TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE) as a,
+        _worker(path, ScriptedModel([])) as b,
+    ):
+        assert a.get(f"/?token={TOKEN}").status_code == 200
+        with a.stream("POST", "/api/sessions/s/turns", json={"text": "hi"}, headers=CSRF) as res:
+            lines = res.iter_lines()
+            for line in lines:  # the test client runs the app as its body is read
+                if line == "event: text_delta":
+                    break
+            assert model.streamed.wait(60)
+            during = b.get("/?session=s").text
+            model.go.set()
+            rest = "\n".join(lines)
+        after = b.get("/?session=s").text
+    assert ">Hello</p>" in during and "world" not in during
+    assert "event: done" in rest and "Hello world" in after

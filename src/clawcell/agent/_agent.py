@@ -27,6 +27,7 @@ from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore, SessionTurns, TurnHold
 from ._events import AgentEvent, ApprovalDecided, ErrorEvent, TurnFinished
 from ._model import Model
+from ._partial import read_partial
 from ._session import Session
 from ._tracing import Tracing
 from ._transcript import interrupted_entry
@@ -249,6 +250,12 @@ class Agent:
                 async for event in events:
                     yield event
 
+    async def partial_reply(self, session_id: str) -> str | None:
+        """What the session's running turn has streamed of its current model call so far
+        (stored about once a second, by whichever agent runs it), or `None`."""
+        self._check_open()
+        return await read_partial(self.store, session_id)
+
     async def stop(self, session_id: str) -> bool:
         """Stop the running turn of `session_id`, whichever agent sharing the store runs it:
         the request is recorded in the store and that turn's `stop` event is set (see `run`).
@@ -275,7 +282,8 @@ class Agent:
         session.hold = hold
         try:
             if hold.took_over_from is not None:  # the last turn's worker died mid-turn
-                entry = interrupted_entry(model=self._settings.model.name)
+                streamed = await read_partial(self.store, session.session_id, clear=True)
+                entry = interrupted_entry(model=self._settings.model.name, streamed=streamed)
                 await self.store.append_transcript(session.session_id, [entry])
             yield None
         finally:

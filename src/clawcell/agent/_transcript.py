@@ -120,12 +120,14 @@ INTERRUPTED_TEXT = (
 """The text of the message that ends a turn whose worker died, written by the next turn."""
 
 
-def interrupted_entry(*, model: str) -> dict[str, Any]:
+def interrupted_entry(*, model: str, streamed: str | None = None) -> dict[str, Any]:
     """The message that ends a turn whose worker died mid-turn (`stopReason: "error"`), so
-    the transcript, the page and the next model call all see that it ended."""
+    the transcript, the page and the next model call all see that it ended; it keeps what
+    the dead worker had `streamed` of its reply."""
+    text = f"{streamed}\n\n{INTERRUPTED_TEXT}" if streamed else INTERRUPTED_TEXT
     return {
         "role": "assistant",
-        "content": [{"type": "text", "text": INTERRUPTED_TEXT}],
+        "content": [{"type": "text", "text": text}],
         "model": model,
         "usage": {},
         "stopReason": "error",

@@ -32,6 +32,7 @@ from ._events import (
     TurnStarted,
 )
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
+from ._partial import PartialReply
 from ._session import Session
 from ._supersede import supersede_approvals
 from ._text import valid_event, valid_json, valid_text
@@ -90,6 +91,8 @@ class Turn:
         stops; joined only then, so a long reply costs linear time, not a copy per delta)."""
         self._complete = False
         """Whether the turn's last message is stored (closing it then records no stop)."""
+        self._stored_partial = PartialReply(settings.store, session.session_id, self._turn_id)
+        """`_partial`, kept in the store (bounded) for a page reloaded on any worker."""
 
     async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """Run the turn; see `Agent.run`."""
@@ -140,6 +143,7 @@ class Turn:
             raise
         finally:
             self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
+            await self._stored_partial.clear()
 
     def _end(self, span: Span, code: str | None = None, message: str | None = None) -> None:
         if not span.ended:
@@ -206,8 +210,10 @@ class Turn:
                     if event.text:
                         self._partial.append(event.text)
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
+                        await self._stored_partial.update(self._partial)
                     continue
                 self._partial = []  # the response is stored with the turn from here on
+                await self._stored_partial.clear()
                 self._usage.add(event)
                 call_span.set(_usage_attributes(event))
                 call_span.end()

@@ -112,6 +112,8 @@ class _Ui:
             return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
         page, start = await self._page(session_id, None)  # the latest; older ones on scroll
+        if streamed := await _partial_reply(self.agent, session_id):  # a turn is streaming
+            page = [*page, {"role": "assistant", "content": [{"type": "text", "text": streamed}]}]
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
         messages = self.renderer(request).messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
@@ -308,6 +310,11 @@ class _Ui:
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
         ]
+
+
+async def _partial_reply(agent: ChatAgent, session_id: str) -> str | None:
+    """What the session's running turn (on this or another worker) has streamed so far."""
+    return await agent.partial_reply(session_id) if isinstance(agent, SharedTurnsAgent) else None
 
 
 async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:

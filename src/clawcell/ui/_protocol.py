@@ -146,3 +146,7 @@ class SharedTurnsAgent(ChatAgent, Protocol):
     async def stop(self, session_id: str) -> bool:
         """Record a Stop for the session's running turn, wherever it runs; whether one ran."""
         ...
+
+    async def partial_reply(self, session_id: str) -> str | None:
+        """What the running turn (on any worker) has streamed of its reply so far."""
+        ...
