@@ -66,7 +66,7 @@ MEMORY: Final = ":memory:"
 """The `store` value for an in-memory store (nothing survives the process)."""
 _KEYS: Final = (
     "agent", "builtin_tools", "limits", "mcp", "mcpServers", "policy", "session", "store",
-    "tools", "ui",
+    "store_pool", "tools", "ui",
 )  # fmt: skip
 _POLICY_KEYS: Final = ("approvals",)
 _AGENT_KEYS: Final = ("base_url", "instructions", "model")
@@ -85,6 +85,8 @@ class Settings:
         builtin_tools: The `[builtin_tools]` table, for `clawcell.tools.from_config`.
         store: A SQLite path, a `postgresql://` URL, `":memory:"`, or `None` for the
             command's default.
+        store_pool: The most connections a PostgreSQL store's pool opens in this worker
+            (`None`: the store's default, 10); see docs/scale-out.md for the budget.
         session: The session id.
         approvals: The approval policy of `clawcell mcp serve`.
         model: The `[agent]` model (`openai:gpt-5.1`) of `clawcell chat` and `clawcell serve`.
@@ -98,6 +100,7 @@ class Settings:
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
     limits: Mapping[str, int | str] = field(default_factory=dict[str, int | str])
     store: str | None = None
+    store_pool: int | None = None
     session: str | None = None
     approvals: str = "elicit"
     model: str | None = None
@@ -113,6 +116,7 @@ class Settings:
             mcp_servers={**self.mcp_servers, **other.mcp_servers},
             limits={**self.limits, **other.limits},
             store=other.store if other.store is not None else self.store,
+            store_pool=other.store_pool if other.store_pool is not None else self.store_pool,
             session=other.session if other.session is not None else self.session,
             approvals=other.approvals if other.approvals != "elicit" else self.approvals,
             model=other.model or self.model,
@@ -215,6 +219,7 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
         mcp_servers=servers,
         limits=read_limits(where, _table(where, data, "limits")),
         store=_string(where, data, "store"),
+        store_pool=_pool(where, data.get("store_pool")),
         session=_string(where, data, "session"),
         approvals=_approvals(where, _table(where, data, "policy")),
         model=agent.get("model"),
@@ -255,6 +260,17 @@ _RELATIVE: Final[dict[str, tuple[str, ...]]] = {
     "workspace": ("root",), "shell": ("root",), "automations": ("store",),
     "browser": ("media_dir", "downloads_dir"),
 }  # fmt: skip
+
+
+def _pool(where: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+        raise ConfigurationError(
+            f"{where}: `store_pool` must be the most connections the PostgreSQL store's pool "
+            f"opens per worker, an integer 1–1000, got {value!r}."
+        )
+    return value
 
 
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:
