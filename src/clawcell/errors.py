@@ -35,7 +35,8 @@ ClawcellError (Exception)                       code: varies
 ├── ModelError (RuntimeError)                   code: "model_error"
 │     a model API call failed (HTTP error after the SDK's retries, malformed stream)
 └── TurnLimitError (RuntimeError)               code: "max_model_turns" | "max_turn_seconds"
-      an agent turn reached its cap of model turns or wall-clock time
+      an agent turn reached its cap of model turns or wall-clock time | "session_busy"
+      (or waited all of it for another worker's turn of its session)
 ```
 """
 

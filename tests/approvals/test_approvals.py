@@ -370,3 +370,29 @@ def test_a_call_killed_after_it_was_handed_to_its_tool_is_never_run_again(tmp_pa
 
     assert run(body)["value"] == ["tool_error", INTERRUPTED_AFTER_APPROVAL]
     assert ledger.runs == []
+
+
+def test_a_decision_remembered_on_one_worker_holds_on_another(tmp_path: Path) -> None:
+    ledger = Ledger()
+    path = tmp_path / "state.db"
+
+    async def body() -> list[Any]:
+        async with (
+            SQLiteStore(path) as store_a,
+            SQLiteStore(path) as store_b,
+            CodeMode(
+                [ledger.tool("pay", "always")], limits=LIMITS, store=store_a, session_id="s"
+            ) as a,
+            CodeMode(
+                [ledger.tool("pay", "always")], limits=LIMITS, store=store_b, session_id="s"
+            ) as b,
+        ):
+            parked = await a.exec("return await pay({ n: 1 })")
+            approval_id = parked["pendingApprovals"][0]["id"]
+            await a.decide(parked["runId"], approval_id, "approve", remember=True, by="ana")
+            await a.wait(parked["runId"])
+            other = await b.exec("return await pay({ n: 2 })")
+            return [other["status"], other.get("value")]
+
+    assert run(body) == ["completed", {"tool": "pay", "n": 2}]
+    assert ledger.runs == ["pay", "pay"]

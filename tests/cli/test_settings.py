@@ -55,8 +55,14 @@ def test_a_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None
         pytest.param(
             "tool = []",
             "unknown key(s) 'tool'; the keys are agent, builtin_tools, limits, mcp, mcpServers, "
-            "policy, session, store, tools, ui.",
+            "policy, session, store, store_pool, tools, ui.",
             id="unknown_key",
+        ),
+        pytest.param(
+            "store_pool = 0",
+            "`store_pool` must be the most connections the PostgreSQL store's pool opens per "
+            "worker, an integer 1–1000, got 0.",
+            id="store_pool",
         ),
         pytest.param(
             "[limits]\ntimeout = 3",
@@ -104,3 +110,32 @@ def test_the_state_directory_follows_xdg_and_can_be_overridden(
     assert state_directory() == tmp_path / ".local" / "state" / "clawcell"
     monkeypatch.setenv("CLAWCELL_STATE_DIR", str(tmp_path / "mine"))
     assert state_directory() == tmp_path / "mine"
+
+
+def test_string_settings_name_environment_variables_and_an_unset_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAWCELL_TEST_PGPASSWORD", "s3cret")
+    monkeypatch.delenv("CLAWCELL_TEST_UNSET", raising=False)
+    path = _write(
+        tmp_path,
+        'store = "postgresql://agents:${env:CLAWCELL_TEST_PGPASSWORD}@db/agents"\nstore_pool = 4\n',
+    )
+    settings = load_settings(path)
+    assert settings.store == "postgresql://agents:s3cret@db/agents"
+    assert settings.store_pool == 4
+    unset = _write(tmp_path, 'session = "${env:CLAWCELL_TEST_UNSET}"\n')
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(unset)
+    assert refused.value.message == (
+        f"{unset}: `session`: environment variable 'CLAWCELL_TEST_UNSET' is not set; set it or "
+        "write the value."
+    )
+
+
+def test_store_pool_sizes_the_postgresql_pool() -> None:
+    from clawcell.store import PostgresStore, open_store
+
+    store = open_store("postgresql://agents@db/agents", max_size=4)
+    assert isinstance(store, PostgresStore)
+    assert store._sizes == (1, 4)  # pyright: ignore[reportPrivateUsage]

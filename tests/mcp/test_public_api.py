@@ -15,6 +15,7 @@ def test_all_is_pinned_sorted_and_exported() -> None:
         "ServerState",
         "StdioServer",
         "check_servers",
+        "expand_env",
         "load_servers",
         "mcp_app_sink",
         "parse_servers",

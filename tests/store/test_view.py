@@ -56,6 +56,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "SessionInfo",
         "SQLiteStore",
         "SessionStore",
+        "SessionTurns",
         "SessionView",
         "StaleRunError",
         "StoreRangeError",
@@ -64,6 +65,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "StoredValue",
         "SweepReport",
         "TranscriptStore",
+        "TurnHold",
         "open_store",
     }
 

@@ -54,7 +54,7 @@ def test_the_ui_table_is_read_with_camel_case_names(tmp_path: Path) -> None:
         (
             {"colour": "blue"},
             "unknown `[ui]` setting 'colour'; known: agent, allowExternalEmbedUrls, allowedHosts, "
-            "canvasPort, embedSandbox, host, mediaRoots, port, token.",
+            "canvasOrigin, canvasPort, embedSandbox, host, mediaRoots, port, token.",
         ),
     ],
 )
@@ -76,3 +76,50 @@ def test_an_unreadable_config_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_non_loopback_host_is_reported_as_such() -> None:
     assert not UiSettings(host="0.0.0.0").is_loopback
+
+
+def test_the_token_names_an_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAWCELL_UI_TOKEN", "shared-by-every-worker-0123")
+    config = tmp_path / "clawcell.toml"
+    monkeypatch.setenv("CLAWCELL_UI_HOST", "ui.internal")
+    config.write_text(
+        '[ui]\ntoken = "${env:CLAWCELL_UI_TOKEN}"\nallowedHosts = ["${env:CLAWCELL_UI_HOST}"]\n'
+    )
+    settings = load_settings(config)
+    assert settings.token == "shared-by-every-worker-0123"
+    assert settings.allowed_hosts == ("ui.internal",)
+
+
+def test_an_unset_variable_is_refused_rather_than_taken_literally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAWCELL_UNSET_TOKEN", raising=False)
+    config = tmp_path / "clawcell.toml"
+    config.write_text('[ui]\ntoken = "${env:CLAWCELL_UNSET_TOKEN}"\n')
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(config)
+    assert refused.value.message == (
+        "`[ui]` setting `token`: environment variable 'CLAWCELL_UNSET_TOKEN' is not set; set it "
+        "or write the value."
+    )
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["canvas.example.com", "https://canvas.example.com/", "ftp://c.example", "https://c.x/p"],
+)
+def test_a_canvas_origin_that_is_not_an_origin_is_refused(origin: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        UiSettings(canvas_origin=origin)
+    assert refused.value.message == (
+        "`canvasOrigin` must be an origin such as 'https://canvas.example.com' (scheme, host "
+        f"and optional port, no path or trailing slash), got {origin!r}."
+    )
+
+
+def test_a_canvas_origin_is_read_from_the_table(tmp_path: Path) -> None:
+    config = tmp_path / "clawcell.toml"
+    config.write_text('[ui]\ncanvasOrigin = "https://canvas.example.com:8443"\n')
+    assert load_settings(config).canvas_origin == "https://canvas.example.com:8443"

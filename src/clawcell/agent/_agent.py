@@ -4,10 +4,16 @@ An agent is what a service keeps for its lifetime. `run(session_id, text)` runs 
 that session (see `_turn.py`) and yields its events; turns of one session run one after the
 other, turns of different sessions run side by side. The transcript lives in the store, so
 `history()` and the next turn work from a new process with the same durable store.
+
+Several agents (workers) may share one store: each turn holds the session's turn lease
+(`store.SessionTurns`), so a session's turns run one at a time across all of them, and
+`stop(session_id)` reaches the turn wherever it runs (docs/scale-out.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import aclosing
@@ -16,14 +22,16 @@ from typing import Any, Literal, Protocol, Unpack, cast
 from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
 from .._config import CodeModeKeywords, tools_from
 from ..catalog import close_tools
-from ..errors import ClosedError, ConfigurationError
+from ..errors import ClosedError, ConfigurationError, TurnLimitError
 from ..reply import project_chat_display_messages
-from ..store import SessionInfo, SessionStore
-from ._events import AgentEvent, ApprovalDecided, TurnFinished
+from ..store import SessionInfo, SessionStore, SessionTurns
+from ._events import AgentEvent, ApprovalDecided, ErrorEvent, TurnFinished
 from ._model import Model
+from ._partial import read_partial
 from ._session import Session
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
+from ._turn_hold import held_turn
 
 __all__ = ["Agent", "Companion"]
 
@@ -58,6 +66,9 @@ class Agent:
         max_turn_seconds: Wall-clock seconds allowed for one user message.
         tracer_provider: An OpenTelemetry `TracerProvider` for spans (the global one when
             `None`; spans are no-ops without OpenTelemetry).
+        turn_lease_seconds: How long a turn's hold on its session lasts unless renewed
+            (every third of it): when a worker dies mid-turn, its session is free again
+            this long after its last renewal.
         options: How every session's `CodeMode` runs cells (`clawcell.CodeModeOptions`);
             each session gets its own `CodeMode` with `session_id` set to the session's id.
             Without a `store`, an in-memory store shared by the agent's sessions is used
@@ -79,6 +90,7 @@ class Agent:
         max_model_turns: int = 16,
         max_turn_seconds: float = 600.0,
         tracer_provider: Any | None = None,
+        turn_lease_seconds: float = 30.0,
         options: CodeModeOptions | None = None,
         **keywords: Unpack[CodeModeKeywords],
     ) -> None:
@@ -99,6 +111,7 @@ class Agent:
             max_turn_seconds=max_turn_seconds,
             tracing=Tracing(tracer_provider),
         )
+        self._turns = SessionTurns(self._store, lease_seconds=turn_lease_seconds)
         self._sessions: dict[str, Session] = {}
         self._closed = False
         self._probes: list[CodeMode] = []
@@ -200,13 +213,15 @@ class Agent:
         *,
         message_id: str | None = None,
         sender: Mapping[str, Any] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
-        Turns of one session wait for each other. The stream ends with `turn_finished`, or
-        with an `error` event after which the typed error is raised. A consumer that stops
-        early should close the generator (`contextlib.aclosing`): that cancels a running
-        cell and stores error results for the calls left unanswered.
+        Turns of one session wait for each other, also across agents sharing the store (the
+        session's turn lease), at most `max_turn_seconds`. The stream ends with
+        `turn_finished`, or with an `error` event after which the typed error is raised. A
+        consumer that stops early should close the generator (`contextlib.aclosing`): that
+        cancels a running cell and stores error results for the calls left unanswered.
 
         Args:
             session_id: The conversation.
@@ -215,9 +230,13 @@ class Agent:
             sender: Who posted the message when it is not the session's person: a JSON
                 object stored with it as `sender` (`sessions_send` marks the sending
                 session and the depth of its chain; an automation marks its job).
+            stop: Set when a Stop for this turn arrives from any agent on the store
+                (`Agent.stop`); the consumer then closes the stream, as for its own Stop.
 
         Raises:
-            TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached.
+            TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached, or
+                (`code: "session_busy"`) another worker's turn of the session held it all
+                of `max_turn_seconds`.
             ModelError: The model API failed.
             ClosedError: The agent is closed.
         """
@@ -228,11 +247,33 @@ class Agent:
         if sender is not None and not isinstance(cast(object, sender), Mapping):
             raise ConfigurationError(f"`sender` must be a JSON object or None, got {sender!r}.")
         session = self._session(session_id)
-        async with session.lock:
+        async with session.lock, self._held(session, stop) as failed:
+            if failed is not None:
+                yield failed
+                raise failed.error or TurnLimitError(failed.message, code=failed.code)
             turn = Turn(self._settings, session, text, message_id, sender=sender)
             async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event
+
+    async def partial_reply(self, session_id: str) -> str | None:
+        """What the session's running turn has streamed of its current model call so far
+        (stored about once a second, by whichever agent runs it), or `None`."""
+        self._check_open()
+        return await read_partial(self.store, session_id)
+
+    async def stop(self, session_id: str) -> bool:
+        """Stop the running turn of `session_id`, whichever agent sharing the store runs it:
+        the request is recorded in the store and that turn's `stop` event is set (see `run`).
+        Whether a turn was running."""
+        self._check_open()
+        return await self._turns.stop(session_id)
+
+    def _held(
+        self, session: Session, stop: asyncio.Event | None
+    ) -> contextlib.AbstractAsyncContextManager[ErrorEvent | None]:
+        seconds, model = self._settings.max_turn_seconds, self._settings.model
+        return held_turn(self._turns, self.store, session, stop, seconds=seconds, model=model)
 
     async def _watched(self, session_id: str, turn: Turn) -> AsyncGenerator[AgentEvent, None]:
         """The turn's events; a turn that ends without `turn_finished` (closed early by its
@@ -257,16 +298,22 @@ class Agent:
         note: str = "",
         remember: bool = False,
         by: str = "",
+        stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Decide a call that waits for approval; yield `approval_decided`, then, once the
         run waits for no other decision, the events of the turn continuing (the cell is
         resumed with `wait`, then the model carries on as after any tool result).
 
+        `stop` is as for `run`.
+
         Raises:
             InputError: The approval is not pending (see `CodeMode.decide`).
         """
         session = self._session(session_id)
-        async with session.lock:
+        async with session.lock, self._held(session, stop) as failed:
+            if failed is not None:
+                yield failed
+                raise failed.error or TurnLimitError(failed.message, code=failed.code)
             mode = session.mode
             record = await mode.decide(
                 run_id, approval_id, decision, note=note, remember=remember, by=by

@@ -2,9 +2,9 @@
 
 Every session's `CodeMode` is built from the agent's tools and `CodeModeOptions`, with the
 session id as its `session_id`, so store entries, parked cells and saved results never leak
-between sessions. The transcript is read from the store once per process and then kept in
-memory, appended to as the store is, so a long session does not re-read its whole history
-every turn. The agent adds one `after_tool_call` hook, last, that collects the media a tool
+between sessions. No transcript is kept here: every turn reads it from the store, which is
+the truth when several workers serve one session (a turn on another worker appended to it;
+docs/scale-out.md). The agent adds one `after_tool_call` hook, last, that collects the media a tool
 result carries (`MEDIA:` lines in its content, `details.media`, `details.mcpAppPreview`) for
 the turn's reply; it never changes a result.
 """
@@ -18,6 +18,7 @@ from typing import Any, cast
 from .. import CodeMode, CodeModeOptions, Tool
 from ..catalog import ToolCallEvent
 from ..reply import ToolMedia
+from ..store import TurnHold
 
 __all__ = ["Session"]
 
@@ -29,9 +30,8 @@ class Session:
         self.session_id = session_id
         self.media: list[ToolMedia] = []
         self.lock = asyncio.Lock()
-        # The stored transcript, read at the session's first turn in this process and then
-        # kept in step with every append (turns of a session run one at a time).
-        self.transcript: list[dict[str, Any]] | None = None
+        self.hold: TurnHold | None = None
+        """The session's turn lease while a turn of this process runs."""
         self.mode = CodeMode(
             tools,
             options=options.replace(

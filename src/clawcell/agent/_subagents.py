@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from .. import Tool
 from ..errors import ConfigurationError, ToolError
+from ..store import FirstWriter, StoredValue
 from ._agent import Agent
 from ._caller import Caller, current_caller
 from ._subagent_book import KEEP_FINISHED_RUNS
@@ -43,6 +44,7 @@ __all__ = ["SubagentProfile", "Subagents", "subagent_tools"]
 _DEFAULT_WAIT_MS = 60_000
 _STOP_GRACE_S = 5.0
 _POLL_S = 1.0  # how often a wait re-reads runs another process drives
+_CHILDREN = "\x1fchildren"  # the derived session whose entries claim child session numbers
 
 
 class Subagents:
@@ -264,14 +266,20 @@ class Subagents:
         return profile
 
     async def _child_session(self, parent: str) -> str:
-        """`<parent>/sub/<n>`: the next `n` whose session has no transcript yet."""
+        """`<parent>/sub/<n>`: the next `n` whose session has no transcript yet, taken in the
+        store (`put_new` on an entry of `<parent>\x1fchildren`), so two workers spawning for
+        one parent at once never get the same child session."""
         counter = self._counters.setdefault(parent, itertools.count(1))
         taken = {r.session_id for r in self._runs.values()}
+        store = self._agent.store
         while True:
-            session_id = f"{parent}/sub/{next(counter)}"
-            if session_id in taken:
+            n = next(counter)
+            session_id = f"{parent}/sub/{n}"
+            if session_id in taken or await store.read_transcript(session_id):
                 continue
-            if not await self._agent.store.read_transcript(session_id):
+            if not isinstance(store, FirstWriter):  # a store without it: one process only
+                return session_id
+            if await store.put_new(parent + _CHILDREN, str(n), StoredValue(json="true")):
                 return session_id
 
     async def wait(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ __all__ = [
     "arguments_json",
     "assistant_entry",
     "final_entry",
+    "interrupted_entry",
     "message_text",
     "stopped_entry",
     "thinking_of",
@@ -120,6 +121,30 @@ def stopped_entry(partial: str, *, model: str, turn_id: str) -> dict[str, Any]:
         "stopReason": "aborted",
         "timestamp": _now_ms(),
         "turnId": turn_id,
+    }
+
+
+INTERRUPTED_TEXT = (
+    "[interrupted: the worker running this turn stopped before it ended (its session lease "
+    "lapsed); what it had not stored is lost. Send the message again to continue.]"
+)
+"""The text of the message that ends a turn whose worker died, written by the next turn."""
+
+
+def interrupted_entry(*, model: str, streamed: str | None = None) -> dict[str, Any]:
+    """The message that ends a turn whose worker died mid-turn (`stopReason: "error"`), so
+    the transcript, the page and the next model call all see that it ended; it keeps what
+    the dead worker had `streamed` of its reply."""
+    text = f"{streamed}\n\n{INTERRUPTED_TEXT}" if streamed else INTERRUPTED_TEXT
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "model": model,
+        "usage": {},
+        "stopReason": "error",
+        "errorMessage": "worker_lost",
+        "timestamp": _now_ms(),
+        "turnId": "",
     }
 
 

@@ -34,6 +34,7 @@ from ._events import (
 )
 from ._model import Model, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._output_limit import CUT_CALL, CUT_MARKER, is_cut
+from ._partial import PartialReply
 from ._session import Session
 from ._supersede import supersede_approvals
 from ._text import valid_event, valid_json, valid_text
@@ -94,14 +95,15 @@ class Turn:
         stops; joined only then, so a long reply costs linear time, not a copy per delta)."""
         self._complete = False
         """Whether the turn's last message is stored (closing it then records no stop)."""
+        self._stored_partial = PartialReply(settings.store, session.session_id, self._turn_id)
+        """`_partial`, kept in the store (bounded) for a page reloaded on any worker."""
 
     async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """Run the turn; see `Agent.run`."""
         settings, session_id = self._settings, self._session.session_id
         self._deadline = asyncio.get_running_loop().time() + settings.max_turn_seconds
-        if self._session.transcript is None:
-            self._session.transcript = await settings.store.read_transcript(session_id)
-        self._messages = self._session.transcript
+        # The store is the truth: another worker may have run the session's last turn.
+        self._messages = await settings.store.read_transcript(session_id)
         self._session.media.clear()
         expired: list[AgentEvent] = []
         if self._text is not None:
@@ -145,6 +147,7 @@ class Turn:
             raise
         finally:
             self._end(span, "cancelled")  # closed early or failed otherwise; no-op after an end
+            await self._stored_partial.clear()
 
     def _end(self, span: Span, code: str | None = None, message: str | None = None) -> None:
         if not span.ended:
@@ -214,8 +217,10 @@ class Turn:
                     if event.text:
                         self._partial.append(event.text)
                         yield TextDelta(turn_id=self._turn_id, text=event.text)
+                        await self._stored_partial.update(self._partial)
                     continue
                 self._partial = []  # the response is stored with the turn from here on
+                await self._stored_partial.clear()
                 self._usage.add(event)
                 call_span.set(_usage_attributes(event))
                 call_span.end()
@@ -328,6 +333,8 @@ class Turn:
 
     async def _append(self, entries: list[dict[str, Any]]) -> None:
         entries = valid_json(entries)  # what a guest or a model wrote may not be UTF-8
+        if self._session.hold is not None:  # still this worker's turn? (StaleRunError if not)
+            await self._session.hold.check()
         await self._settings.store.append_transcript(self._session.session_id, entries)
         self._messages.extend(entries)
 

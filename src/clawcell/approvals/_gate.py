@@ -86,6 +86,14 @@ class Approvals:
         if gate is not None:
             gate.cancel()
 
+    async def remembered_for(self, tool: str) -> Decision | None:
+        """The decision remembered for `tool` in this session: the ledger's (the store is the
+        truth when several workers serve the session), else this process's."""
+        decision = await self.ledger.remembered(tool)
+        if decision is not None:
+            self.remembered[tool] = decision
+        return decision or self.remembered.get(tool)
+
     async def record(self, decision: ApprovalDecision) -> bool:
         """Record a decision (and remember it for the session when asked)."""
         recorded = await self.ledger.record(decision)
@@ -161,7 +169,7 @@ class RunApprovals:
         verdict = session.policy.verdict(tool)
         if verdict == "deny":
             raise _denied(tool, "the session policy denies this tool")
-        remembered = session.remembered.get(tool) if verdict != "ask" else None
+        remembered = await session.remembered_for(tool) if verdict != "ask" else None
         if remembered == "deny":
             raise _denied(tool, "denied for the rest of this session")
         if remembered == "approve" or verdict == "allow":

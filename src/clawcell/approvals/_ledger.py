@@ -13,6 +13,10 @@ atomic statement. Each decision is sealed with the session's state key (`store/_
 one that a database writer forged or moved from another session or approval fails its check,
 is logged on the `clawcell.audit` logger, deleted, and counts as no decision.
 
+A decision a person asked to remember for the session is also kept under the tool's name
+(`remember:<tool>`, the same sealed text), so every worker of the session finds it with one
+read; the latest such decision for a tool wins.
+
 Per approval id the ledger holds the decision and, once the approved call has been handed to
 its tool, a *dispatched* mark written before the tool runs: a worker that is killed after the
 mark never runs the call again (it counts as interrupted, `effectStatus: "unknown"`), and one
@@ -36,6 +40,7 @@ __all__ = ["DecisionLedger"]
 _DECISIONS: Final = "\x1fapprovals"
 _AUDIT: Final = "\x1faudit"
 _DISPATCHED: Final = ":dispatched"
+_REMEMBER: Final = "remember:"
 _SEAL: Final = "seal"
 _audit_log = logging.getLogger("clawcell.audit")
 
@@ -89,7 +94,17 @@ class DecisionLedger:
             return False
         key = f"{decision.decided_at:020.6f}:{decision.approval_id}"
         await self._store.put(self._audit, key, value)
+        if decision.remember == "session":
+            await self._store.put(self._decisions, _REMEMBER + decision.tool, value)
         return True
+
+    async def remembered(self, tool: str) -> Decision | None:
+        """The decision remembered for `tool` for the rest of the session, by any worker."""
+        stored = await self._store.get(self._decisions, _REMEMBER + tool)
+        decision = None if stored is None else self._opened(stored.json, None)
+        if decision is None or decision.tool != tool or decision.remember != "session":
+            return None
+        return decision.decision
 
     async def _put_first(self, approval_id: str, value: StoredValue) -> bool:
         store = self._store

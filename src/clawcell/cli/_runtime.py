@@ -86,7 +86,7 @@ async def open_settings_store(
         if target == default:
             target.parent.mkdir(parents=True, exist_ok=True)
         check_store_file(target, create=True)
-    store = open_store(target) if target is not None else None
+    store = open_store(target, max_size=settings.store_pool) if target is not None else None
     try:
         if isinstance(target, Path) and store is not None:
             await store.upgrade()  # one clear error now rather than one per background task

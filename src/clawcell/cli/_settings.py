@@ -23,6 +23,8 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 ```
 
+String settings (`store`, `session`, the `[agent]` values) may name environment variables
+as `${env:NAME}`, so a password or key stays out of the file; an unset one is refused.
 Relative `store` paths, the workspace `root`, the browser directories and tool modules are
 resolved against the file's directory; the current directory is on the import path for
 `--tools` too. A `[ui]` table is
@@ -64,7 +66,7 @@ MEMORY: Final = ":memory:"
 """The `store` value for an in-memory store (nothing survives the process)."""
 _KEYS: Final = (
     "agent", "builtin_tools", "limits", "mcp", "mcpServers", "policy", "session", "store",
-    "tools", "ui",
+    "store_pool", "tools", "ui",
 )  # fmt: skip
 _POLICY_KEYS: Final = ("approvals",)
 _AGENT_KEYS: Final = ("base_url", "instructions", "model")
@@ -83,6 +85,8 @@ class Settings:
         builtin_tools: The `[builtin_tools]` table, for `clawcell.tools.from_config`.
         store: A SQLite path, a `postgresql://` URL, `":memory:"`, or `None` for the
             command's default.
+        store_pool: The most connections a PostgreSQL store's pool opens in this worker
+            (`None`: the store's default, 10); see docs/scale-out.md for the budget.
         session: The session id.
         approvals: The approval policy of `clawcell mcp serve`.
         model: The `[agent]` model (`openai:gpt-5.1`) of `clawcell chat` and `clawcell serve`.
@@ -96,6 +100,7 @@ class Settings:
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, "ServerConfig"])
     limits: Mapping[str, int | str] = field(default_factory=dict[str, int | str])
     store: str | None = None
+    store_pool: int | None = None
     session: str | None = None
     approvals: str = "elicit"
     model: str | None = None
@@ -111,6 +116,7 @@ class Settings:
             mcp_servers={**self.mcp_servers, **other.mcp_servers},
             limits={**self.limits, **other.limits},
             store=other.store if other.store is not None else self.store,
+            store_pool=other.store_pool if other.store_pool is not None else self.store_pool,
             session=other.session if other.session is not None else self.session,
             approvals=other.approvals if other.approvals != "elicit" else self.approvals,
             model=other.model or self.model,
@@ -237,6 +243,7 @@ def load_settings(path: str | os.PathLike[str]) -> Settings:
         mcp_servers=servers,
         limits=read_limits(where, _table(where, data, "limits")),
         store=_string(where, data, "store"),
+        store_pool=_pool(where, data.get("store_pool")),
         session=_string(where, data, "session"),
         approvals=_approvals(where, _table(where, data, "policy")),
         model=agent.get("model"),
@@ -279,6 +286,17 @@ _RELATIVE: Final[dict[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 
+def _pool(where: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+        raise ConfigurationError(
+            f"{where}: `store_pool` must be the most connections the PostgreSQL store's pool "
+            f"opens per worker, an integer 1–1000, got {value!r}."
+        )
+    return value
+
+
 def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
@@ -287,10 +305,13 @@ def _table(where: str, data: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def _string(where: str, data: Mapping[str, Any], key: str) -> str | None:
+    """A string setting, `${env:NAME}` expanded (a `store` URL's password, an API base)."""
+    from ..mcp import expand_env
+
     value = data.get(key)
     if value is not None and (not isinstance(value, str) or not value):
         raise ConfigurationError(f"{where}: `{key}` must be a non-empty string, got {value!r}.")
-    return value
+    return None if value is None else expand_env(value, where=f"{where}: `{key}`")
 
 
 def _strings(where: str, data: Mapping[str, Any], key: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from .. import _lazy
 from ._apps import McpAppView, mcp_app_sink
 from ._config import HttpServer, ServerConfig, StdioServer, check_servers
 from ._runtime import McpServers
-from ._server_file import load_servers, parse_servers
+from ._server_file import expand_env, load_servers, parse_servers
 from ._status import McpServerStatus, ServerState
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ServerState",
     "StdioServer",
     "check_servers",
+    "expand_env",
     "load_servers",
     "mcp_app_sink",
     "parse_servers",

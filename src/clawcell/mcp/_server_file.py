@@ -24,7 +24,7 @@ from ..errors import ConfigurationError
 from ._config import HttpServer, ServerConfig, StdioServer
 from ._status import LOGGER
 
-__all__ = ["load_servers", "parse_servers"]
+__all__ = ["expand_env", "load_servers", "parse_servers"]
 
 _VARIABLE: Final = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
@@ -137,7 +137,15 @@ def _policy(where: str, entry: Mapping[str, object]) -> dict[str, Any]:
     return policy
 
 
-def _expand(where: str, text: str) -> str:
+def expand_env(text: str, *, where: str = "configuration") -> str:
+    """`text` with each `${env:NAME}` (or `${NAME}`) replaced by the environment variable's
+    value: how configuration files keep secrets (tokens, passwords) out of the file.
+
+    Raises:
+        ConfigurationError: naming `where` and the variable, when it is not set (a secret
+            must never silently become the placeholder's text).
+    """
+
     def variable(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
@@ -147,6 +155,10 @@ def _expand(where: str, text: str) -> str:
         return os.environ[name]
 
     return _VARIABLE.sub(variable, text)
+
+
+def _expand(where: str, text: str) -> str:
+    return expand_env(text, where=where)
 
 
 def _text(

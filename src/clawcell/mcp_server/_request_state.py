@@ -4,46 +4,74 @@ forged.
 On the 2026-07-28 protocol a server that needs the user's input answers a tool call with an
 `input_required` result; the client asks the user and retries the call with the answers
 (`inputResponses`) and the `requestState` it was given. The state names the run and the
-approval ids the server asked about, and carries an HMAC-SHA256 under a secret of this
-process over both and the client's identity (its `clientInfo` and MCP session id, as far as
-the transport tells them). A retried call counts only when its state was issued by this
-process, to this client, and then only for the ids it names; a state from another run,
-another client or another server process, or one a client made up, is refused and decides
-nothing. A server restart invalidates the states in flight (the client then calls `wait`).
+approval ids the server asked about, and carries an HMAC-SHA256 seal over both and the
+client's identity (its `clientInfo` and MCP session id, as far as the transport tells them),
+under the **state keys of the server's store** (`clawcell.store.state_keys_for`: the keyring
+every worker sharing that store is configured with, `CLAWCELL_STATE_KEY`). So behind a load
+balancer the retry may reach any worker of the deployment; a key rotation (a new active key
+listed first, the old one kept until the rounds in flight are over) keeps them valid.
+
+A retried call counts only when its state was sealed by a worker holding these keys, to this
+client, and then only for the ids it names; a state from another run, another client or a
+server with other keys, or one a client made up, is refused and decides nothing. Without a
+durable store the keys are the process's own, and a restart invalidates the states in
+flight (the client then calls `wait`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
+
+from ..store import StateKeys
 
 __all__ = ["STATE_PREFIX", "RequestStates", "client_identity"]
 
 STATE_PREFIX: Final = "clawcell-approvals:"
+_KIND: Final = "mcp-request-state"
 
 
 class RequestStates:
-    """Issues and opens sealed request states with a secret of this server object."""
+    """Issues and opens sealed request states.
 
-    def __init__(self) -> None:
-        self._secret = secrets.token_bytes(32)
+    Args:
+        keys: The keyring that seals them (a function of no arguments may stand for it,
+            resolved on first use); a fresh random key of this object when omitted.
+    """
+
+    def __init__(self, keys: StateKeys | Callable[[], StateKeys] | None = None) -> None:
+        self._source = keys
+        self._keys: StateKeys | None = None
+
+    @property
+    def keys(self) -> StateKeys:
+        if self._keys is None:
+            source = self._source
+            if isinstance(source, StateKeys):
+                self._keys = source
+            elif source is not None:
+                self._keys = source()
+            else:
+                self._keys = StateKeys(keys={"local": secrets.token_bytes(32)}, active="local")
+        return self._keys
 
     def issue(self, run_id: str, approval_ids: Sequence[str], client: str) -> str:
         """The state of a round asking `client` about `approval_ids` of `run_id`."""
         body = json.dumps([run_id, list(approval_ids)], separators=(",", ":"))
         encoded = base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
-        return f"{STATE_PREFIX}{encoded}.{self._mac(encoded, client)}"
+        seal = self.keys.seal(_KIND, encoded, client)
+        return f"{STATE_PREFIX}{encoded}.{seal['mac']}.{seal['kid']}"
 
     def open(self, state: str, client: str) -> tuple[str, list[str]] | None:
-        """`(run id, approval ids)` of a state this object issued to `client`, else `None`."""
-        encoded, _, mac = state.removeprefix(STATE_PREFIX).rpartition(".")
-        if not encoded or not hmac.compare_digest(mac, self._mac(encoded, client)):
+        """`(run id, approval ids)` of a state sealed with these keys for `client`, else
+        `None`."""
+        encoded, _, rest = state.removeprefix(STATE_PREFIX).partition(".")
+        mac, _, kid = rest.partition(".")  # base64 MACs hold no `.`; key ids may
+        if not encoded or not self.keys.verify({"kid": kid, "mac": mac}, _KIND, encoded, client):
             return None
         try:
             data: Any = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
@@ -55,11 +83,6 @@ class RequestStates:
         if not isinstance(run_id, str) or not isinstance(ids, list):
             return None
         return run_id, [str(i) for i in cast(list[Any], ids)]
-
-    def _mac(self, encoded: str, client: str) -> str:
-        message = f"{len(client)}:{client}|{encoded}".encode("utf-8", "surrogatepass")
-        digest = hmac.new(self._secret, message, hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 def client_identity(ctx: Any) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..errors import ClawcellError, ConfigurationError
 from ..mcp._sdk import require_sdk
+from ..store import state_keys_for
 from ._approvals import (
     APPROVAL_SCHEMA,
     ApprovalPolicy,
@@ -83,7 +84,8 @@ class CodeModeServer:
             )
         self.mode = mode
         self.approvals: ApprovalPolicy = approvals
-        self._states = RequestStates()
+        durable = mode.options.store is not None
+        self._states = RequestStates(lambda: state_keys_for(mode.store, durable=durable))
         self._input_schemas: dict[str, Any] | None = None
         self.sdk_server = _sdk_server(
             name, self._list_tools, self._call_tool, input_schema=self._input_schema

@@ -30,6 +30,7 @@ from ._protocol import (
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
 from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
+from ._turns import SessionTurns, TurnHold
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -80,6 +81,7 @@ __all__ = [
     "SQLiteStore",
     "SessionInfo",
     "SessionStore",
+    "SessionTurns",
     "SessionView",
     "StaleRunError",
     "StateKeys",
@@ -92,6 +94,7 @@ __all__ = [
     "TranscriptHits",
     "TranscriptSearch",
     "TranscriptStore",
+    "TurnHold",
     "configured_state_keys",
     "job_store_for",
     "open_store",

@@ -28,7 +28,7 @@ from ._markdown import highlight_css
 from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._play_routes import Playground
-from ._protocol import AgentEvent, ChatAgent, DocumentStore
+from ._protocol import AgentEvent, ChatAgent, DocumentStore, SharedTurnsAgent
 from ._render import Renderer, grouped, with_delivery_facts
 from ._responses import RUN_OR_APPROVAL_ID as _RUN_OR_APPROVAL_ID
 from ._responses import bad_request as _bad_request
@@ -112,6 +112,8 @@ class _Ui:
             return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
         page, start = await self._page(session_id, None)  # the latest; older ones on scroll
+        if streamed := await _partial_reply(self.agent, session_id):  # a turn is streaming
+            page = [*page, {"role": "assistant", "content": [{"type": "text", "text": streamed}]}]
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
         messages = self.renderer(request).messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
@@ -218,14 +220,25 @@ class _Ui:
         user = stream.renderer.message({"role": "user", "content": text})
         html = fragment("message", value=user)
         yield sse_message("user", {"ops": [{"op": "append", "target": "transcript", "html": html}]})
-        async for message in self._stoppable(session_id, self.agent.run(session_id, text), stream):
+        stop = asyncio.Event()
+        agent = self.agent
+        if isinstance(agent, SharedTurnsAgent):
+            events = agent.run(session_id, text, stop=stop)
+        else:
+            events = agent.run(session_id, text)
+        async for message in self._stoppable(session_id, events, stream, stop):
             yield message
 
     async def _stoppable(
-        self, session_id: str, events: AsyncIterator[AgentEvent], stream: TurnStream
+        self,
+        session_id: str,
+        events: AsyncIterator[AgentEvent],
+        stream: TurnStream,
+        stop: asyncio.Event,
     ) -> AsyncIterator[str]:
-        """`stream_turn`, registered as the session's running turn for `POST …/stop`."""
-        stop = self.stops[session_id] = asyncio.Event()
+        """`stream_turn`, registered as the session's running turn for `POST …/stop` (on
+        this worker; `stop` is also set by a Stop sent to another worker, through the store)."""
+        self.stops[session_id] = stop
         mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
         watch = RunWatch(self.agent, session_id)  # its sub-agent rows, live
         try:
@@ -240,12 +253,15 @@ class _Ui:
         if isinstance(session_id, Response):
             return session_id
         stop = self.stops.get(session_id)
-        if stop is None:
+        if stop is not None:
+            stop.set()
+        agent = self.agent  # the turn may run on another worker: record the Stop in the store
+        shared = isinstance(agent, SharedTurnsAgent) and await agent.stop(session_id)
+        if stop is None and not shared:
             return JSONResponse(
                 {"error": f"no turn is running in session {session_id!r}.", "stopped": False},
                 status_code=409,
             )
-        stop.set()
         return JSONResponse({"stopped": True})
 
     async def decide(self, request: Request) -> Response:
@@ -259,7 +275,11 @@ class _Ui:
         body = read_decision(await _json_body(request))
         if isinstance(body, str):
             return _bad_request(body)
-        events = aiter(self.agent.decide(
+        stop, agent = asyncio.Event(), self.agent
+        events = aiter(agent.decide(
+            session_id, run_id, approval_id, body.decision,
+            note=body.note, remember=body.remember, by=DECIDED_BY, stop=stop,
+        ) if isinstance(agent, SharedTurnsAgent) else agent.decide(
             session_id, run_id, approval_id, body.decision,
             note=body.note, remember=body.remember, by=DECIDED_BY,
         ))  # fmt: skip
@@ -268,7 +288,7 @@ class _Ui:
         except InputError as exc:
             return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
         stream = TurnStream(renderer=self.renderer(request), container="transcript")
-        return _sse(self._stoppable(session_id, _chain(first, events), stream))
+        return _sse(self._stoppable(session_id, _chain(first, events), stream, stop))
 
     def routes(self) -> list[Route | Mount]:
         return [
@@ -290,6 +310,11 @@ class _Ui:
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
         ]
+
+
+async def _partial_reply(agent: ChatAgent, session_id: str) -> str | None:
+    """What the session's running turn (on this or another worker) has streamed so far."""
+    return await agent.partial_reply(session_id) if isinstance(agent, SharedTurnsAgent) else None
 
 
 async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:

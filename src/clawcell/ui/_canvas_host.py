@@ -24,6 +24,7 @@ routes as `routes` to `create_canvas_app`, under `CANVAS_PREFIX`.
 from __future__ import annotations
 
 import hmac
+import urllib.parse
 from collections.abc import Sequence
 from typing import Final
 
@@ -46,8 +47,11 @@ DOCUMENTS_PATH: Final = "/__openclaw__/canvas/documents/{ref}/{path:path}"
 
 
 def canvas_origin(settings: UiSettings, host_header: str) -> str | None:
-    """The canvas host's origin as the browser reaches it (`http://<same host>:<canvas
-    port>`), or `None` when no canvas listener runs (`canvas_port` still 0)."""
+    """The canvas host's origin as the browser reaches it: the configured public
+    `canvas_origin` (the same from every worker behind a proxy), else `http://<same
+    host>:<canvas port>`, or `None` when no canvas listener runs (`canvas_port` still 0)."""
+    if settings.canvas_origin is not None:
+        return settings.canvas_origin
     name = host_name(host_header)
     if not settings.canvas_port or name is None:
         return None
@@ -61,6 +65,8 @@ class _CanvasGuard:
     def __init__(self, app: ASGIApp, *, settings: UiSettings, secrets: Secrets) -> None:
         self.app = app
         self.hosts = allowed_host_names(settings)
+        if settings.canvas_origin is not None:  # the proxy's name for this listener only
+            self.hosts |= {str(urllib.parse.urlsplit(settings.canvas_origin).hostname)}
         self.any_ip = settings.host in ("0.0.0.0", "::")
         self.prefix = CAP_PREFIX + secrets.canvas_cap + "/"
 

@@ -7,8 +7,9 @@ every `SessionStore` backend is one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from .. import CellUpdate
 from ..store import DocumentStore
@@ -20,6 +21,7 @@ __all__ = [
     "DocumentStore",
     "PendingPrompt",
     "SessionSummary",
+    "SharedTurnsAgent",
 ]
 
 
@@ -112,4 +114,39 @@ class ChatAgent(Protocol):
 
     def mode(self, session_id: str) -> CellRunner:
         """The session's Code Mode runtime."""
+        ...
+
+
+@runtime_checkable
+class SharedTurnsAgent(ChatAgent, Protocol):
+    """An agent whose turns hear a Stop sent to any worker sharing its store
+    (`clawcell.agent.Agent` fits; doubles without `stop` are stopped in-process only)."""
+
+    def run(
+        self, session_id: str, text: str, *, stop: asyncio.Event | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one turn; `stop` is set when a Stop for it arrives through the store."""
+        ...
+
+    def decide(
+        self,
+        session_id: str,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+        stop: asyncio.Event | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """As `ChatAgent.decide`; `stop` as for `run`."""
+        ...
+
+    async def stop(self, session_id: str) -> bool:
+        """Record a Stop for the session's running turn, wherever it runs; whether one ran."""
+        ...
+
+    async def partial_reply(self, session_id: str) -> str | None:
+        """What the running turn (on any worker) has streamed of its reply so far."""
         ...

@@ -2,7 +2,9 @@
 
 Read from the `[ui]` table of `clawcell.toml` with the Control UI's camelCase names
 (`embedSandbox`, `allowExternalEmbedUrls`, `mediaRoots`) or built directly in Python.
-Defaults are the spec's: `embedSandbox = "scripts"`, external embed URLs blocked.
+Defaults are the spec's: `embedSandbox = "scripts"`, external embed URLs blocked. Every string
+of the table may name an environment variable as `${env:NAME}` (the `token` should), and an
+unset variable is refused: a secret never silently becomes the placeholder's text.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
 from ..errors import ConfigurationError
+from ..mcp import expand_env
 
 __all__ = ["EmbedSandbox", "UiSettings", "load_settings"]
 
@@ -26,6 +30,7 @@ _KEYS: Final = {
     "host": "host",
     "port": "port",
     "canvasPort": "canvas_port",
+    "canvasOrigin": "canvas_origin",
     "token": "token",
     "embedSandbox": "embed_sandbox",
     "allowExternalEmbedUrls": "allow_external_embed_urls",
@@ -48,6 +53,10 @@ class UiSettings:
         port: The TCP port; `0` picks a free one.
         canvas_port: The TCP port of the canvas host, the second listener that serves
             hosted canvas documents from their own origin; `0` picks a free one at start.
+        canvas_origin: The canvas host's public origin (`https://canvas.example.com`) when
+            a reverse proxy serves it, the same for every worker; pages frame canvases
+            from it and admit it in their CSP. Without it, `http://<page's host>:<canvas
+            port>`.
         token: The access token every request must carry (`?token=` once, then a cookie);
             a fresh random one when omitted.
         embed_sandbox: The iframe sandbox tier for canvases (`strict`, `scripts`, `trusted`).
@@ -63,6 +72,7 @@ class UiSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     canvas_port: int = 0
+    canvas_origin: str | None = None
     token: str = field(default_factory=_new_token)
     embed_sandbox: EmbedSandbox = "scripts"
     allow_external_embed_urls: bool = False
@@ -79,6 +89,8 @@ class UiSettings:
         for name, port in (("port", self.port), ("canvasPort", self.canvas_port)):
             if isinstance(cast(object, port), bool) or not 0 <= port <= 65535:
                 raise ConfigurationError(f"`{name}` must be an integer 0–65535, got {port!r}.")
+        if self.canvas_origin is not None:
+            _check_origin(self.canvas_origin)
         if len(self.token) < 16:
             raise ConfigurationError(
                 f"`token` must be at least 16 characters, got {len(self.token)}; "
@@ -112,13 +124,33 @@ class UiSettings:
         return cls(**values)
 
 
+def _check_origin(origin: str) -> None:
+    parsed = urllib.parse.urlsplit(origin)
+    try:
+        _ = parsed.port
+    except ValueError:
+        parsed = parsed._replace(netloc="")
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or origin != (f"{parsed.scheme}://{parsed.netloc}")
+    ):
+        raise ConfigurationError(
+            f"`canvasOrigin` must be an origin such as 'https://canvas.example.com' (scheme, "
+            f"host and optional port, no path or trailing slash), got {origin!r}."
+        )
+
+
 def _coerce(name: str, value: object) -> object:
+    where = f"`[ui]` setting `{name}`"
+    if isinstance(value, str):
+        value = expand_env(value, where=where)
     if name in ("media_roots", "allowed_hosts"):
         if not isinstance(value, list | tuple) or not all(
             isinstance(v, str) for v in cast(list[object], value)
         ):
             raise ConfigurationError(f"`{name}` must be a list of strings, got {value!r}.")
-        items = cast(list[str], value)
+        items = [expand_env(v, where=where) for v in cast(list[str], value)]
         return tuple(Path(v).expanduser() for v in items) if name == "media_roots" else tuple(items)
     expected = {"port": int, "canvas_port": int, "allow_external_embed_urls": bool}.get(name, str)
     if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):

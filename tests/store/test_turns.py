@@ -1,0 +1,136 @@
+"""`SessionTurns`: one turn per session across stores sharing a database, Stop from any of them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from clawcell.errors import StaleRunError
+from clawcell.store import MemoryStore, SessionTurns
+from tests.conftest import run
+
+from .conftest import StoreFactory
+
+
+def test_of_concurrent_first_turns_of_a_session_exactly_one_holds_it(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> list[bool]:
+        stores = [new_durable_store() for _ in range(4)]
+        try:
+            turns = [SessionTurns(s, lease_seconds=30) for s in stores]
+            holds = await asyncio.gather(*(t.hold("s", wait=0) for t in turns))
+            for hold in holds:
+                if hold is not None:
+                    await hold.release()
+            return [hold is not None for hold in holds]
+        finally:
+            for store in stores:
+                await store.close()
+
+    held = run(body())
+    assert held.count(True) == 1
+
+
+def test_a_second_turn_waits_for_the_first_to_release(new_durable_store: StoreFactory) -> None:
+    async def body() -> list[str]:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a, b = SessionTurns(store_a), SessionTurns(store_b)
+            order: list[str] = []
+            first = await a.hold("s", wait=0)
+            assert first is not None
+            assert await b.hold("s", wait=0) is None  # held: not waiting means refused
+            second = asyncio.create_task(b.hold("s", wait=60))
+            order.append("first ends")
+            await first.release()
+            hold = await second
+            assert hold is not None
+            order.append("second holds")
+            assert await b.holder("s") == b.owner
+            await hold.release()
+            assert await b.holder("s") is None
+            return order
+
+    assert run(body()) == ["first ends", "second holds"]
+
+
+def test_a_stop_sent_through_another_store_reaches_the_holder(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> tuple[bool, bool, bool]:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a, b = SessionTurns(store_a), SessionTurns(store_b)
+            hold = await a.hold("s", wait=0)
+            assert hold is not None
+            sent = await b.stop("s")
+            await asyncio.wait_for(hold.stop_requested.wait(), 30)
+            await hold.release()
+            after = await b.stop("s")  # no turn runs: nothing to stop
+            later = await a.hold("s", wait=0)
+            assert later is not None
+            stopped_later = later.stop_requested.is_set()  # the old Stop is not the new turn's
+            await later.release()
+            return sent, after, stopped_later
+
+    assert run(body()) == (True, False, False)
+
+
+def test_a_holder_whose_lease_lapsed_and_was_taken_is_fenced_out(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> None:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a = SessionTurns(store_a, lease_seconds=0.2)
+            b = SessionTurns(store_b, lease_seconds=30)
+            stalled = await a.hold("s", wait=0)
+            assert stalled is not None
+            await stalled._keeper.close()  # pyright: ignore[reportPrivateUsage]
+            taken = await b.hold("s", wait=60)  # waits for the stalled lease to lapse
+            assert taken is not None
+            with pytest.raises(StaleRunError):
+                await stalled.check()
+            await taken.check()
+            await stalled.release()
+            assert await b.holder("s") == b.owner
+            await taken.release()
+
+    run(body())
+
+
+def test_workers_of_one_memory_store_share_its_turn_leases() -> None:
+    async def body() -> tuple[bool, bool]:
+        async with MemoryStore() as store:
+            a, b = SessionTurns(store), SessionTurns(store)
+            hold = await a.hold("s", wait=0)
+            assert hold is not None
+            refused = await b.hold("s", wait=0) is None
+            await hold.release()
+            again = await b.hold("s", wait=0)
+            assert again is not None
+            await again.release()
+            return refused, again.version > hold.version
+
+    assert run(body()) == (True, True)
+
+
+def test_a_hold_taken_from_a_lapsed_lease_names_the_holder_that_never_released(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> tuple[str | None, str | None, str | None]:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a = SessionTurns(store_a, lease_seconds=0.2)
+            b = SessionTurns(store_b, lease_seconds=30)
+            first = await a.hold("s", wait=0)
+            assert first is not None and first.took_over_from is None
+            await first._keeper.close()  # pyright: ignore[reportPrivateUsage]
+            taken = await b.hold("s", wait=60)  # the "dead" worker's lease lapses
+            assert taken is not None
+            await taken.release()
+            after_release = await a.hold("s", wait=0)
+            assert after_release is not None
+            await after_release.release()
+            return taken.took_over_from, after_release.took_over_from, a.owner
+
+    dead, after_release, owner_a = run(body())
+    assert dead == owner_a and after_release is None

@@ -1,0 +1,164 @@
+"""Several `clawcell serve` worker processes on one PostgreSQL schema, any request to any
+worker (loopback only): the history a turn sends its model, one turn per session, Stop sent to
+another worker, the shared token from `${env:…}`, and a worker SIGKILLed mid-turn."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clawcell.ui._security import Secrets
+from tests.ui._worker_agent import DSN, LEASE, SCHEMA
+
+TOKEN = "one-token-for-every-worker-0123456789"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Worker:
+    process: subprocess.Popen[str]
+    url: str
+
+    def client(self) -> httpx.Client:
+        headers = {"authorization": f"Bearer {TOKEN}", "x-csrf-token": Secrets(token=TOKEN).csrf}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+
+@pytest.fixture
+def workers(postgres_dsn: str, postgres_schema: str, tmp_path: Path) -> Generator[list[Worker]]:
+    """Three `clawcell serve` workers on one schema, each on its own loopback port; the
+    token comes from `${env:…}` in their shared config file; turn leases last 3 s."""
+    config = tmp_path / "clawcell.toml"
+    config.write_text(
+        '[ui]\nagent = "tests.ui._worker_agent:make_agent"\nport = 0\n'
+        'token = "${env:CLAWCELL_TEST_UI_TOKEN}"\n'
+    )
+    env = {**os.environ, DSN: postgres_dsn, SCHEMA: postgres_schema, LEASE: "3",
+           "CLAWCELL_TEST_UI_TOKEN": TOKEN, "PYTHONPATH": str(ROOT)}  # fmt: skip
+    started: list[Worker] = []
+    try:
+        for _ in range(3):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "clawcell", "serve", "--config", str(config)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            match = re.match(r"(http://[^/]+)/\?token=(.*)", line.strip())
+            assert match is not None, line
+            assert match.group(2) == TOKEN  # the variable's value, never its placeholder
+            started.append(Worker(process, match.group(1)))
+        yield started
+    finally:
+        for worker in started:
+            if worker.process.poll() is None:
+                worker.process.terminate()
+        for worker in started:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(timeout=30)
+            if worker.process.poll() is None:
+                worker.process.kill()
+                worker.process.wait()
+            if worker.process.stdout is not None:
+                worker.process.stdout.close()
+
+
+def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    name = ""
+    for line in lines:
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            yield name, json.loads(line.removeprefix("data: "))
+
+
+def _turn(worker: Worker, session: str, text: str) -> list[tuple[str, dict[str, Any]]]:
+    with worker.client() as client:
+        body = {"text": text}
+        with client.stream("POST", f"/api/sessions/{session}/turns", json=body) as response:
+            assert response.status_code == 200
+            return list(_events(response.iter_lines()))
+
+
+def _reply(events: list[tuple[str, dict[str, Any]]]) -> str:
+    texts = [str(data["event"].get("content")) for name, data in events if name == "reply"]
+    assert texts, events
+    return texts[-1]
+
+
+def test_turns_on_workers_a_b_a_each_send_the_model_every_earlier_turn(
+    workers: list[Worker],
+) -> None:
+    a, b, _ = workers
+    _turn(a, "s", "first")
+    _turn(b, "s", "second")
+    assert "saw: first | second | third" in _reply(_turn(a, "s", "third"))
+
+
+def test_stop_sent_to_another_worker_ends_the_turn_and_a_queued_message_follows_it(
+    workers: list[Worker],
+) -> None:
+    a, b, c = workers
+    with (
+        a.client() as client,
+        client.stream("POST", "/api/sessions/q/turns", json={"text": "hold on"}) as response,
+    ):
+        lines = response.iter_lines()
+        for name, _ in _events(lines):
+            if name == "cell_output":
+                break
+        with c.client() as other:
+            queued = other.build_request("POST", "/api/sessions/q/turns", json={"text": "next"})
+            second = other.send(queued, stream=True)  # waits for the session behind A's turn
+            with b.client() as third:
+                assert third.post("/api/sessions/q/stop").json() == {"stopped": True}
+            names = [name for name, _ in _events(lines)]
+            assert names[-2:] == ["turn_stopped", "done"]
+            follow = list(_events(second.iter_lines()))
+            second.close()
+    assert "saw: hold on | next" in _reply(follow)
+    with b.client() as client:
+        history = client.get("/api/sessions/q/history").json()
+    roles = [m["role"] for m in history]
+    assert roles == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert history[3]["stopReason"] == "aborted"  # the first turn's end, before the second
+
+
+def test_a_worker_killed_mid_turn_frees_the_session_and_the_next_turn_records_the_interruption(
+    workers: list[Worker],
+) -> None:
+    a, b, _ = workers
+    with (
+        a.client() as client,
+        client.stream("POST", "/api/sessions/k/turns", json={"text": "hold still"}) as response,
+    ):
+        for name, _ in _events(response.iter_lines()):
+            if name == "cell_output":
+                break
+        a.process.send_signal(signal.SIGKILL)
+        a.process.wait()
+    assert "saw: hold still | are you there" in _reply(_turn(b, "k", "are you there"))
+    with b.client() as client:
+        history = client.get("/api/sessions/k/history").json()
+    assert [(m["role"], m.get("stopReason")) for m in history] == [
+        ("user", None),
+        ("assistant", "error"),  # the dead worker's turn, ended by the next one
+        ("user", None),
+        ("assistant", "stop"),
+    ]
+    assert "[interrupted: the worker running this turn stopped" in str(history[1]["content"])

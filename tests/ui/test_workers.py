@@ -1,0 +1,126 @@
+"""The Control UI on several workers sharing one store: what one worker is asked, the turn on
+another hears (each worker here is its own app, event loop, agent and store object)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal
+
+from starlette.testclient import TestClient
+
+from clawcell import SQLiteStore, Tool
+from clawcell.agent import (
+    Agent,
+    ModelRequest,
+    ModelResponse,
+    ModelText,
+    ScriptedModel,
+    exec_call,
+)
+from clawcell.ui import UiSettings, create_app
+from clawcell.ui._security import Secrets
+from tests.ui._client import BASE, TOKEN, sse
+
+CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
+
+
+def _worker(path: Path, model: ScriptedModel, tools: list[Tool] | None = None) -> TestClient:
+    agent = Agent(model=model, tools=tools or [], store=SQLiteStore(path))
+    test_client = TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+    assert test_client.get(f"/?token={TOKEN}").status_code == 200
+    return test_client
+
+
+def test_stop_sent_to_another_worker_stops_the_turn_streaming_from_the_first(
+    tmp_path: Path,
+) -> None:
+    async def hold(_: dict[str, Any]) -> str:
+        await asyncio.Event().wait()  # only cancellation ends it
+        return "never"
+
+    model = ScriptedModel([exec_call('text("holding"); return await hold();'), "later"])
+    path = tmp_path / "state.db"
+    with (
+        _worker(path, model, [Tool(name="hold", execute=hold)]) as a,
+        _worker(path, ScriptedModel([])) as b,
+    ):
+        assert b.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+        with a.stream("POST", "/api/sessions/s/turns", json={"text": "go"}, headers=CSRF) as res:
+            lines = res.iter_lines()
+            for line in lines:
+                if line == "event: cell_output":
+                    break
+            stopped = b.post("/api/sessions/s/stop", headers=CSRF)
+            rest = "\n".join(lines)
+        assert stopped.json() == {"stopped": True}
+        names = [name for name, _ in sse(rest.split("\n", 1)[1])]
+        assert names[-2:] == ["turn_stopped", "done"]
+        history = b.get("/api/sessions/s/history").json()
+        assert history[-1]["stopReason"] == "aborted"
+        assert b.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
+
+
+def test_a_configured_canvas_origin_is_the_one_every_worker_frames_and_admits(
+    tmp_path: Path,
+) -> None:
+    origin = "https://canvas.example.com"
+    csps: list[str] = []
+    for port in (9001, 9002):  # two workers, each its own canvas listener port
+        settings = UiSettings(
+            token=TOKEN, canvas_port=port, canvas_origin=origin, allowed_hosts=("ui.example.com",)
+        )
+        app = create_app(Agent(model=ScriptedModel([])), settings)
+        with TestClient(app, base_url="https://ui.example.com") as page:
+            response = page.get(f"/?token={TOKEN}")
+            assert response.status_code == 200
+            csps.append(response.headers["content-security-policy"])
+        canvas = TestClient(app.state.canvas_app, base_url=origin)
+        assert canvas.get("/__openclaw__/canvas/unknown").status_code == 404  # host admitted
+        other = TestClient(app.state.canvas_app, base_url="https://evil.example.com")
+        assert other.get("/__openclaw__/canvas/unknown").status_code != 404
+    assert csps[0] == csps[1] and f"frame-src {origin} " in csps[0]
+
+
+class _PausingModel:
+    """Streams `Hello `, waits (in a thread) until `go` is set, then ends with `Hello world`."""
+
+    name = "pausing"
+    tool_style: Literal["anthropic"] = "anthropic"
+
+    def __init__(self) -> None:
+        self.streamed, self.go = threading.Event(), threading.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelText | ModelResponse]:
+        yield ModelText(text="Hello ")
+        self.streamed.set()
+        await asyncio.to_thread(self.go.wait)
+        yield ModelText(text="world")
+        yield ModelResponse(text="Hello world")
+
+
+def test_a_page_loaded_from_another_worker_mid_reply_shows_what_streamed_so_far(
+    tmp_path: Path,
+) -> None:
+    model = _PausingModel()
+    path = tmp_path / "state.db"
+    agent = Agent(model=model, store=SQLiteStore(path))
+    with (
+        TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE) as a,
+        _worker(path, ScriptedModel([])) as b,
+    ):
+        assert a.get(f"/?token={TOKEN}").status_code == 200
+        with a.stream("POST", "/api/sessions/s/turns", json={"text": "hi"}, headers=CSRF) as res:
+            lines = res.iter_lines()
+            for line in lines:  # the test client runs the app as its body is read
+                if line == "event: text_delta":
+                    break
+            assert model.streamed.wait(60)
+            during = b.get("/?session=s").text
+            model.go.set()
+            rest = "\n".join(lines)
+        after = b.get("/?session=s").text
+    assert ">Hello</p>" in during and "world" not in during
+    assert "event: done" in rest and "Hello world" in after
