@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { csrfToken, onApplied, postStream } from "./stream.js";
+import { onApplied, postJson, readStream } from "./stream.js";
 import "./media.js";  // the image viewer
 
 const transcript = document.getElementById("transcript");
@@ -42,46 +42,179 @@ jump.addEventListener("click", () => {
 onApplied(scrollDown);
 
 const stopButton = document.getElementById("stop");
+const field = form.elements.namedItem("text");
+const sendButton = form.querySelector("button.send");
+const api = `/api/sessions/${encodeURIComponent(session)}`;
+
+// The turn this page follows (the server owns it: reloading or leaving does not stop it).
+let liveTurn = transcript.dataset.liveTurn || null;
+let received = 0;  // messages of `liveTurn` applied so far: a reconnect resumes after them
 
 function running(on) {
   document.body.dataset.turn = on ? "running" : "done";
-  form.querySelector("button.send").disabled = on;
+  sendButton.textContent = on ? "Queue" : "Send";  // a message sent now waits its turn
   stopButton.hidden = !on;
   stopButton.disabled = false;
 }
 
+function banner(message) {
+  const p = document.createElement("p");
+  p.className = "turn-error";
+  p.setAttribute("role", "alert");
+  p.textContent = `⚠ ${message}`;
+  transcript.append(p);
+  scrollDown();
+}
+
 stopButton.addEventListener("click", async () => {
+  if (!liveTurn) return;
   stopButton.disabled = true;
-  const response = await fetch(`/api/sessions/${encodeURIComponent(session)}/stop`, {
-    method: "POST",
-    headers: { "X-CSRF-Token": csrfToken() },
-  });
-  if (!response.ok) stopButton.disabled = false;
+  const stopped = liveTurn;
+  field.focus();  // the Stop button goes away: focus stays on a control that stays
+  try {  // Stop names its turn: a queued message is never what it stops
+    await postJson(`${api}/turns/${encodeURIComponent(stopped)}/stop`);
+  } catch (error) {
+    stopButton.disabled = false;
+    banner(`Stop failed: ${error.message}`);
+  }
 });
 
-async function send(text) {
-  running(true);
+// The queue: messages sent while a turn runs, each editable and removable until its turn.
+const queueList = document.getElementById("queue");
+
+function queuedItem(message) {
+  const item = document.createElement("li");
+  item.className = "queued";
+  item.dataset.id = message.id;
+  const text = document.createElement("p");
+  text.className = "queued-text";
+  text.textContent = message.text;
+  const edit = document.createElement("button");
+  edit.type = "button";
+  edit.className = "queued-edit";
+  edit.textContent = "Edit";
+  edit.setAttribute("aria-label", `Edit queued message: ${message.text.slice(0, 40)}`);
+  const drop = document.createElement("button");
+  drop.type = "button";
+  drop.className = "queued-drop";
+  drop.textContent = "Drop";
+  drop.setAttribute("aria-label", `Drop queued message: ${message.text.slice(0, 40)}`);
+  item.append(text, edit, drop);
+  return item;
+}
+
+function showQueue(queue) {
+  const focused = document.activeElement?.closest?.(".queued");
+  if (focused && queueList.contains(focused) && focused.querySelector("textarea")) return;
+  queueList.replaceChildren(...queue.map(queuedItem));
+  queueList.hidden = queue.length === 0;
+}
+
+queueList.addEventListener("click", async (event) => {
+  const button = event.target.closest("button");
+  const item = button?.closest(".queued");
+  if (!item) return;
+  const url = `${api}/queue/${encodeURIComponent(item.dataset.id)}`;
   try {
-    following = true;
-    await postStream(`/api/sessions/${encodeURIComponent(session)}/turns`, { text });
+    if (button.matches(".queued-drop")) {
+      await postJson(url, undefined, "DELETE");
+      item.remove();
+      queueList.hidden = !queueList.children.length;
+      field.focus();
+    } else if (button.matches(".queued-edit")) {
+      const text = item.querySelector(".queued-text");
+      const box = document.createElement("textarea");
+      box.value = text.textContent;
+      box.setAttribute("aria-label", "queued message");
+      text.replaceWith(box);
+      button.textContent = "Save";
+      button.className = "queued-save";
+      box.focus();
+    } else if (button.matches(".queued-save")) {
+      const box = item.querySelector("textarea");
+      const answer = await postJson(url, { text: box.value }, "PATCH");
+      item.replaceWith(queuedItem(answer.queued));
+      field.focus();
+    }
   } catch (error) {
-    const p = document.createElement("p");
-    p.className = "turn-error";
-    p.textContent = `⚠ ${error.message}`;
-    transcript.append(p);
-  } finally {
-    listSession();
-    running(false);
-    scrollDown();
+    banner(error.message);
+  }
+});
+
+// Follow the session's turns live: the running one's backlog, then every turn as it comes
+// (from this tab or another); after a network drop, reconnect with backoff and resume.
+const connection = document.getElementById("connection");
+let backoff = 500;
+let ended = false;  // `liveTurn` was seen to its end
+let resume = false;  // the stream ended on purpose: reconnect at once
+
+function onLive(message) {
+  if (message.name === "live") {
+    const event = message.data.event;
+    if (event.type === "turn") {
+      if (event.turnId !== liveTurn) received = 0;
+      liveTurn = event.turnId;
+      ended = false;
+      running(event.state === "running");
+    } else if (event.type === "turn_end") {
+      ended = true;
+      running(false);
+      listSession();
+    } else if (event.type === "queue") {
+      showQueue(event.queue);
+    } else if (event.type === "gone" && ended) {  // follow whatever runs next
+      liveTurn = null;
+      received = 0;
+      resume = true;
+    } else if (event.type === "gone") {
+      window.location.reload();  // missed the turn's end: the transcript holds it whole now
+    }
+    return;
+  }
+  received += 1;
+}
+
+async function live() {
+  for (;;) {
+    const query = liveTurn ? `?turn=${encodeURIComponent(liveTurn)}&from=${received}` : "";
+    try {
+      const response = await fetch(`${api}/live${query}`, { headers: { Accept: "text/event-stream" } });
+      if (!response.ok) throw new Error(`${response.status}`);
+      connection.hidden = true;
+      backoff = 500;
+      await readStream(response, onLive);
+    } catch {
+      // a network drop: said on the page, tried again later
+    }
+    if (resume) {
+      resume = false;
+      continue;
+    }
+    connection.hidden = false;
+    connection.textContent = `Connection lost; reconnecting in ${Math.round(backoff / 1000)} s…`;
+    await new Promise((resolve) => { setTimeout(resolve, backoff); });
+    backoff = Math.min(backoff * 2, 15000);
   }
 }
 
-// An approval card: Approve / Deny post the decision and stream the continued turn.
+async function send(text) {
+  following = true;
+  const wasRunning = document.body.dataset.turn === "running";
+  running(true);
+  try {  // the live stream shows the turn (or the queue): this only starts it
+    await postJson(`${api}/turns?follow=0`, { text });
+  } catch (error) {
+    running(wasRunning);
+    banner(error.message);
+  }
+}
+
+// An approval card: Approve / Deny post the decision; the continued turn comes live.
 async function decide(card, decision) {
   const error = card.querySelector(".approval-error");
   const buttons = card.querySelectorAll("button");
-  const url = `/api/sessions/${encodeURIComponent(session)}/runs/${encodeURIComponent(card.dataset.run)}`
-    + `/approvals/${encodeURIComponent(card.dataset.approval)}`;
+  const url = `${api}/runs/${encodeURIComponent(card.dataset.run)}`
+    + `/approvals/${encodeURIComponent(card.dataset.approval)}?follow=0`;
   const body = {
     decision,
     note: card.elements.namedItem("note").value,
@@ -89,15 +222,15 @@ async function decide(card, decision) {
   };
   for (const button of buttons) button.disabled = true;
   error.textContent = "";
-  running(true);
+  field.focus();  // the buttons become the decision's words: focus stays on the composer
   try {
-    await postStream(url, body);
+    running(true);
+    await postJson(url, body);
   } catch (failure) {
+    running(false);
     error.textContent = `⚠ ${failure.message}`;
     for (const button of buttons) button.disabled = false;
-  } finally {
-    running(false);
-    scrollDown();
+    buttons[0]?.focus();
   }
 }
 
@@ -139,20 +272,19 @@ transcript.addEventListener("submit", (event) => {
 
 form.addEventListener("submit", (event) => {
   event.preventDefault();
-  const field = form.elements.namedItem("text");
   const text = field.value.trim();
   if (!text) return;
   field.value = "";
   send(text);
 });
 
-// A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text.
-// While a turn runs the prompt is dropped, as a widget's prompts may be (silently).
+// A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text:
+// while a turn runs it joins the queue, visibly.
 document.addEventListener("clawcell:prompt", (event) => {
-  if (document.body.dataset.turn !== "running") send(event.detail.text);
+  send(event.detail.text);
 });
 
-form.elements.namedItem("text").addEventListener("keydown", (event) => {
+field.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();
     form.requestSubmit();
@@ -197,5 +329,7 @@ drawer?.addEventListener("click", () => {
   drawer.setAttribute("aria-expanded", String(open));
 });
 
+if (liveTurn) running(true);
+if (!form.hidden) live();
 scrollDown();
 document.body.dataset.ready = "true";
