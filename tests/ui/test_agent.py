@@ -175,6 +175,9 @@ def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() ->
         transcript = test_client.get("/api/sessions/s/history").json()
         assert transcript[-1]["role"] == "assistant"
         assert transcript[-1]["stopReason"] == "aborted"
+        page = test_client.get("/?session=s").text  # after a reload: stopped, output kept
+        assert '<span class="status status-stopped"' in page and ">stopped</span>" in page
+        assert "waiting on hold" in page and "threw an error" not in page
         after = sse(test_client.post("/api/sessions/s/turns", json={"text": "again"},
                                      headers=CSRF).text)  # fmt: skip
         assert any("after the stop" in str(data["ops"]) for name, data in after if name == "reply")
