@@ -29,7 +29,7 @@ __all__ = ["PART_CHARS", "highlight_css", "join_parts", "render_markdown", "rend
 
 _TAGS: Final = frozenset(
     {
-        "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+        "a", "blockquote", "br", "code", "del", "em", "s", "h1", "h2", "h3", "h4", "h5", "h6",
         "hr", "img", "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td", "th",
         "thead", "tr", "ul",
     }
@@ -49,8 +49,11 @@ _FORMATTERS: Final = cast(Any, _formatters)
 _FORMATTER: Final[object] = _FORMATTERS.HtmlFormatter(nowrap=True)
 _COPY: Final = (
     '<div class="code-block"><button type="button" class="copy copy-code" '
-    'aria-label="Copy code">Copy</button><pre><code'
+    'aria-label="Copy code">Copy</button><pre tabindex="0"><code'
 )
+_SET: Final = {"a": {"target": "_blank"}, "pre": {"tabindex": "0"}, "table": {"tabindex": "0"}}
+"""A link opens a new tab (with `rel="noopener noreferrer"`: the reply's page keeps running and
+the other page gets no handle on it); code and tables that scroll take keyboard focus."""
 
 
 def _highlight(code: str, language: str, _attributes: str) -> str:
@@ -125,9 +128,12 @@ def _clean(rendered: str) -> str:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
         attribute_filter=_filter,
+        set_tag_attribute_values=_SET,
     )
     # Only fences make `<pre><code`: text and inline code come out escaped.
-    return html.replace("<pre><code", _COPY).replace("</code></pre>", "</code></pre></div>")
+    return html.replace('<pre tabindex="0"><code', _COPY).replace(
+        "</code></pre>", "</code></pre></div>"
+    )
 
 
 def highlight_css() -> str:
