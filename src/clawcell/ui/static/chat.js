@@ -174,17 +174,38 @@ function onLive(message) {
   received += 1;
 }
 
+// A stream that stays silent past twice the server's keepalive is a dead connection; going
+// offline drops it at once. Either way the loop below reconnects.
+const SILENT_MS = 35000;
+let current = null;  // the AbortController of the open stream
+
+function drop() {
+  current?.abort();
+}
+
+let wake = null;  // ends the wait before a reconnect (back online: try at once)
+window.addEventListener("offline", drop);
+window.addEventListener("online", () => wake?.());
+
 async function live() {
   for (;;) {
     const query = liveTurn ? `?turn=${encodeURIComponent(liveTurn)}&from=${received}` : "";
+    const controller = new AbortController();
+    current = controller;
+    let heard = Date.now();
+    const watchdog = setInterval(() => {
+      if (Date.now() - heard > SILENT_MS) controller.abort();
+    }, 5000);
     try {
-      const response = await fetch(`${api}/live${query}`, { headers: { Accept: "text/event-stream" } });
+      const response = await fetch(`${api}/live${query}`, { signal: controller.signal });
       if (!response.ok) throw new Error(`${response.status}`);
       connection.hidden = true;
       backoff = 500;
-      await readStream(response, onLive);
+      await readStream(response, onLive, () => { heard = Date.now(); });
     } catch {
       // a network drop: said on the page, tried again later
+    } finally {
+      clearInterval(watchdog);
     }
     if (resume) {
       resume = false;
@@ -192,7 +213,10 @@ async function live() {
     }
     connection.hidden = false;
     connection.textContent = `Connection lost; reconnecting in ${Math.round(backoff / 1000)} s…`;
-    await new Promise((resolve) => { setTimeout(resolve, backoff); });
+    await new Promise((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, backoff);
+    });
     backoff = Math.min(backoff * 2, 15000);
   }
 }

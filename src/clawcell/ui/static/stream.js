@@ -198,8 +198,8 @@ export async function postJson(url, body, method = "POST") {
 }
 
 // Apply each message of an SSE `response` (`onMessage` sees them too, with their `id`)
-// until it ends; an aborted read resolves.
-export async function readStream(response, onMessage) {
+// until it ends; an aborted read resolves. `onData` hears of every chunk (keepalives too).
+export async function readStream(response, onMessage, onData) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let scanned = 0;  // a long message arrives in many reads: search only the new text
@@ -207,6 +207,7 @@ export async function readStream(response, onMessage) {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      onData?.();
       buffer += value;
       let start = 0;
       let end;
