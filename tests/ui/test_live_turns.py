@@ -40,7 +40,8 @@ def _run(agent: FakeAgent, body: Body) -> None:
     async def main() -> None:
         app = create_app(agent, UiSettings(token=TOKEN, canvas_port=8788), documents=Documents())
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url=BASE, follow_redirects=True) as http:
+        http = httpx.AsyncClient(transport=transport, base_url=BASE, follow_redirects=True)
+        async with http:
             page = await http.get(f"/?token={TOKEN}")
             match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
             assert match is not None
@@ -155,8 +156,8 @@ def test_a_queued_message_can_be_edited_or_dropped_until_it_becomes_a_turn() -> 
 
 def test_a_page_drawn_while_a_turn_runs_names_it_and_leaves_its_messages_to_the_backlog() -> None:
     gate, started = asyncio.Event(), asyncio.Event()
-    history = {"s": [{"role": "user", "content": "earlier question"},
-                     {"role": "assistant", "content": [{"type": "text", "text": "earlier"}]}]}  # fmt: skip
+    earlier = {"role": "assistant", "content": [{"type": "text", "text": "earlier"}]}
+    history = {"s": [{"role": "user", "content": "earlier question"}, earlier]}
 
     async def body(http: httpx.AsyncClient, _: FakeAgent) -> None:
         turn_id = (await http.post("/api/sessions/s/turns?follow=0", json={"text": "NOW"})).json()[

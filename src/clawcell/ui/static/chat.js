@@ -347,10 +347,28 @@ if (older) {
   }, { root: transcript }).observe(older);
 }
 
+// The session drawer (phones): its button opens and closes it; Escape and a tap outside
+// close it, and focus goes back to the button.
 const drawer = document.getElementById("drawer-toggle");
-drawer?.addEventListener("click", () => {
-  const open = document.body.classList.toggle("drawer-open");
+
+function openDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
   drawer.setAttribute("aria-expanded", String(open));
+}
+
+drawer?.addEventListener("click", () => {
+  openDrawer(!document.body.classList.contains("drawer-open"));
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && document.body.classList.contains("drawer-open")) {
+    openDrawer(false);
+    drawer.focus();
+  }
+});
+document.addEventListener("pointerdown", (event) => {
+  if (!document.body.classList.contains("drawer-open")) return;
+  if (event.target.closest("#sessions, #drawer-toggle")) return;
+  openDrawer(false);
 });
 
 if (liveTurn) running(true);
