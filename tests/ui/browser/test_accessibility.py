@@ -1,6 +1,7 @@
 """WCAG 2.2 AA in Chromium at 1280 px (light) and 390 px (dark): no serious axe violation on
 the chat (a rich reply, a running turn with Stop and a queue, an approval card), a skip link to
-the message box, focus kept after Stop and Approve, the drawer closing on Escape and outside."""
+the message box, focus kept after Stop and Approve, the drawer closing on Escape and outside,
+and a warning while an approval waits that sending a message expires it."""
 
 from __future__ import annotations
 
@@ -63,11 +64,15 @@ def test_the_chat_has_no_serious_axe_violation_in_any_state(
         assert serious_violations(page) == []
         send(page, "pay it")
         page.locator("form.approval").wait_for()
+        warning = page.locator("#pending-warning")
+        assert warning.is_visible()  # sending now would expire the card: the page says so
+        assert warning.inner_text().startswith("An approval is waiting above: sending a message")
         assert serious_violations(page) == []  # the card: Approve / Deny contrast and size
         screenshot(page, f"a11y-approval-{name}")
         page.locator("form.approval button.approve").click()
         assert page.evaluate("document.activeElement.id") == "message"  # not lost on <body>
         page.locator(".message-assistant", has_text="paid.").wait_for()
+        assert warning.is_hidden()
         page.wait_for_selector("body[data-turn=done]")
         page.fill("#composer textarea", "hold")
         page.press("#composer textarea", "Enter")

@@ -39,7 +39,15 @@ jump.addEventListener("click", () => {
   transcript.scrollTop = transcript.scrollHeight;
 });
 
+// Sending a message expires every approval still waiting: say so while one is on the page.
+const pendingWarning = document.getElementById("pending-warning");
+
+function warnPending() {
+  pendingWarning.hidden = !transcript.querySelector("form.approval button[data-decision]:not(:disabled)");
+}
+
 onApplied(scrollDown);
+onApplied(warnPending);
 
 const stopButton = document.getElementById("stop");
 const field = form.elements.namedItem("text");
@@ -372,6 +380,7 @@ document.addEventListener("pointerdown", (event) => {
 });
 
 if (liveTurn) running(true);
+warnPending();
 if (!form.hidden) live();
 scrollDown();
 document.body.dataset.ready = "true";
