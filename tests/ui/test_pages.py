@@ -140,3 +140,13 @@ def test_static_modules_are_served_as_javascript(path: str) -> None:
 
 def test_an_unknown_route_is_404() -> None:
     assert client().get("/admin").status_code == 404
+
+
+def test_each_message_carries_its_markdown_for_copy_message_escaped() -> None:
+    text = "## Title\n\n**bold** <script>x</script> ~~gone~~"
+    history = {"s": [{"role": "assistant", "content": [{"type": "text", "text": text}]}]}
+    page = client(FakeAgent(history=history)).get("/?session=s").text
+    assert (
+        '<template class="message-source">## Title\n\n**bold** &lt;script&gt;x&lt;/script&gt; '
+        "~~gone~~</template>"
+    ) in page

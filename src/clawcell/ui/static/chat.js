@@ -289,7 +289,9 @@ transcript.addEventListener("click", (event) => {
   if (button.matches("form.approval button[data-decision]")) {
     decide(button.form, button.dataset.decision === "approve" ? "approve" : "deny");
   } else if (button.matches(".copy-message")) {
-    copy(button, button.closest(".message").querySelector(".message-body").innerText.trim());
+    const message = button.closest(".message");  // the Markdown it was written in
+    const source = message.querySelector("template.message-source")?.content.textContent;
+    copy(button, source ?? message.querySelector(".message-body").innerText.trim());
   } else if (button.matches(".copy-code")) {
     copy(button, button.closest(".code-block").querySelector("code").innerText);
   } else if (button.matches(".show-more")) {
