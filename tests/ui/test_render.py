@@ -44,6 +44,14 @@ def _renderer(**settings: Any) -> Renderer:
         ("**b** `c`", "<p><strong>b</strong> <code>c</code></p>"),
         ("~~gone~~ kept", "<p><s>gone</s> kept</p>"),  # struck, not dropped
         (
+            "|l|r|c|\n|:-|-:|:-:|\n|1|2|3|",  # aligned: classes (the CSP allows no inline style)
+            '<table tabindex="0">\n<thead>\n<tr>\n<th class="align-left">l</th>\n'
+            '<th class="align-right">r</th>\n<th class="align-center">c</th>\n</tr>\n</thead>\n'
+            '<tbody>\n<tr>\n<td class="align-left">1</td>\n<td class="align-right">2</td>\n'
+            '<td class="align-center">3</td>\n</tr>\n</tbody>\n</table>',
+        ),
+        ('<td class="evil">x</td>', '<p>&lt;td class="evil"&gt;x&lt;/td&gt;</p>'),
+        (
             "|a|\n|-|\n|1|",
             '<table tabindex="0">\n<thead>\n<tr>\n<th>a</th>\n</tr>\n'
             "</thead>\n<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>",

@@ -39,7 +39,11 @@ _ATTRIBUTES: Final = {
     "img": {"src", "alt", "title"},
     "code": {"class"},
     "span": {"class"},
+    "th": {"class"},
+    "td": {"class"},
 }
+_ALIGN: Final = re.compile(r'<(t[hd]) style="text-align:(left|right|center)">')
+"""A table column's alignment: the page's CSP allows no inline style, so it becomes a class."""
 _TOKEN_CLASS: Final = re.compile(r"[a-z]{1,3}[0-9]?")
 _MAX_HIGHLIGHT: Final = 50_000
 """Longer code blocks are shown plain (highlighting cost grows with them)."""
@@ -79,6 +83,8 @@ def _filter(element: str, attribute: str, value: str) -> str | None:
         return value if value.startswith("language-") else None
     if element == "span" and attribute == "class":
         return value if _TOKEN_CLASS.fullmatch(value) else None
+    if element in ("th", "td") and attribute == "class":
+        return value if value in ("align-left", "align-right", "align-center") else None
     return value
 
 
@@ -122,7 +128,7 @@ def render_markdown(text: str) -> str:
 
 def _clean(rendered: str) -> str:
     html = nh3.clean(
-        rendered,
+        _ALIGN.sub(r'<\1 class="align-\2">', rendered),
         tags=set(_TAGS),
         attributes={k: set(v) for k, v in _ATTRIBUTES.items()},
         url_schemes={"http", "https", "mailto"},
