@@ -114,3 +114,35 @@ def test_the_drawer_closes_on_escape_and_on_a_tap_outside(browser: Browser) -> N
         page.mouse.click(380, 500)  # the transcript, beside the drawer
         page.locator("body:not(.drawer-open)").wait_for()
     page.context.close()
+
+
+@pytest.mark.parametrize(("width", "scheme"), LOOKS)
+def test_a_refused_message_shows_an_error_banner_with_details_and_copy(
+    browser: Browser, width: int, scheme: str
+) -> None:
+    page = _page(browser, width, scheme)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    with serve([]) as running:
+        page.goto(running.login_url)
+        page.wait_for_selector("body[data-ready=true]")
+        page.fill("#composer textarea", "x" * 100_001)  # over the cap: the server refuses
+        page.press("#composer textarea", "Enter")
+        banner = page.get_by_role("alert")
+        banner.wait_for()
+        assert banner.locator("p").inner_text() == "⚠ The message was not sent."
+        banner.locator("summary").click()
+        assert (
+            banner.locator("pre")
+            .inner_text()
+            .startswith('400: the body must be JSON `{"text": …}` with 1–100000 characters')
+        )
+        assert serious_violations(page) == []
+        screenshot(page, f"error-banner-{'desktop' if width == 1280 else 'phone'}-{scheme}")
+        banner.get_by_role("button", name="Copy error details").click()
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied.startswith("The message was not sent.\n400: the body must be JSON")
+        banner.get_by_role("button", name="Dismiss").click()
+        assert page.get_by_role("alert").count() == 0
+        assert page.evaluate("document.activeElement.id") == "message"
+        assert page.locator("body[data-turn=done]").count() == 1  # no turn runs
+    page.context.close()

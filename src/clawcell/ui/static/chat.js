@@ -65,12 +65,34 @@ function running(on) {
   stopButton.disabled = false;
 }
 
-function banner(message) {
-  const p = document.createElement("p");
-  p.className = "turn-error";
-  p.setAttribute("role", "alert");
-  p.textContent = `⚠ ${message}`;
-  transcript.append(p);
+// An error banner: what failed in words, the details folded, Copy and Dismiss.
+function banner(summary, details = "") {
+  const box = document.createElement("div");
+  box.className = "turn-error error-banner";
+  box.setAttribute("role", "alert");
+  const text = document.createElement("p");
+  text.textContent = `⚠ ${summary}`;
+  box.append(text);
+  const more = document.createElement("details");
+  const label = document.createElement("summary");
+  label.textContent = "Details";
+  const pre = document.createElement("pre");
+  pre.tabIndex = 0;
+  pre.textContent = details || summary;
+  more.append(label, pre);
+  const copyButton = document.createElement("button");
+  copyButton.type = "button";
+  copyButton.className = "copy copy-error";
+  copyButton.textContent = "Copy";
+  copyButton.setAttribute("aria-label", "Copy error details");
+  const dismiss = document.createElement("button");
+  dismiss.type = "button";
+  dismiss.className = "copy dismiss-error";
+  dismiss.textContent = "Dismiss";
+  box.append(more, copyButton, dismiss);
+  copyButton.addEventListener("click", () => copy(copyButton, `${summary}\n${pre.textContent}`));
+  dismiss.addEventListener("click", () => { box.remove(); field.focus(); });
+  transcript.append(box);
   scrollDown();
 }
 
@@ -83,7 +105,7 @@ stopButton.addEventListener("click", async () => {
     await postJson(`${api}/turns/${encodeURIComponent(stopped)}/stop`);
   } catch (error) {
     stopButton.disabled = false;
-    banner(`Stop failed: ${error.message}`);
+    banner("Stop did not reach the server; the turn may still run.", error.message);
   }
 });
 
@@ -145,7 +167,7 @@ queueList.addEventListener("click", async (event) => {
       field.focus();
     }
   } catch (error) {
-    banner(error.message);
+    banner("The queued message could not be changed.", error.message);
   }
 });
 
@@ -237,7 +259,7 @@ async function send(text) {
     await postJson(`${api}/turns?follow=0`, { text });
   } catch (error) {
     running(wasRunning);
-    banner(error.message);
+    banner("The message was not sent.", `${error.message}\n\n${text}`);
   }
 }
 
