@@ -250,3 +250,28 @@ def test_finished_turns_are_kept_for_a_while_then_named_gone() -> None:
         assert [kind async for kind, _ in turns.follow("s", old.turn_id, 0)] == ["gone"]
 
     asyncio.run(main())
+
+
+def test_closing_the_registry_stops_its_turns_and_ends_every_live_stream() -> None:
+    async def main() -> None:
+        turns = LocalTurns(lambda session, text: None)
+        entered = asyncio.Event()
+
+        async def produce(turn: LiveTurn) -> AsyncIterator[str]:
+            yield "a"
+            entered.set()
+            await turn.stop.wait()  # a turn honours its Stop
+            yield "stopped"
+
+        running = turns.start("s", produce)
+
+        async def idle_follower() -> list[str]:
+            return [kind async for kind, _ in turns.follow("idle", None, 0)]
+
+        follower = asyncio.create_task(idle_follower())
+        await entered.wait()
+        await turns.close()  # what `serve_ui` does as it stops: no stream outlives the server
+        assert await follower == ["queue"]
+        assert running.state == "stopped" and running.messages == ["a", "stopped"]
+
+    asyncio.run(main())

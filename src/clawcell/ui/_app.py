@@ -245,6 +245,7 @@ def create_app(
     ui = _Ui(agent, settings, documents, automations)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
+    app.state.turns = ui.turns.turns  # `serve_ui` closes it as it stops (streams end, turns stop)
     routes = surface_routes(documents, settings)
     app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
     app.add_middleware(SessionSegments)

@@ -167,6 +167,7 @@ class LocalTurns:
         self._next_turn, self._clock = next_turn, clock
         self._sessions: dict[str, _Session] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     def _session(self, session_id: str) -> _Session:
         return self._sessions.setdefault(session_id, _Session())
@@ -197,6 +198,8 @@ class LocalTurns:
         finally:
             turn.state = "stopped" if turn.stop.is_set() else "finished"
             turn.ended_at = self._clock()
+            with contextlib.suppress(RuntimeError):  # forget it once its time is past
+                asyncio.get_running_loop().call_later(RETAIN_S + 1, self._expire, turn.session_id)
             if session.queue:  # the next queued message is the next turn, with no gap between
                 message = session.queue.pop(0)
                 session.queue_version += 1
@@ -216,6 +219,14 @@ class LocalTurns:
         session = self._sessions.get(session_id)
         turns = session.turns if session else []
         return next((t for t in turns if t.turn_id == turn_id), None)
+
+    def _expire(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        self._evict(session)
+        if not session.turns and not session.queue:  # nothing a page could still ask for
+            del self._sessions[session_id]
 
     def _evict(self, session: _Session) -> None:
         now = self._clock()
@@ -268,13 +279,14 @@ class LocalTurns:
         Starts with `turn_id` at message `start` (else the running turn, from its start),
         then every later turn of the session. With `until_idle`, ends when no turn runs."""
         session = self._session(session_id)
+        self._evict(session)
         turn = self._first(session, turn_id)
         if turn is None:
             yield "gone", {"turnId": turn_id}
             return
         done = turn.seq - 1 if isinstance(turn, LiveTurn) else turn
         offset, sent_queue, followed = start, -1, None
-        while True:
+        while not self._closed:
             if sent_queue != session.queue_version:
                 sent_queue = session.queue_version
                 yield "queue", {"queue": [m.to_json() for m in session.queue]}
@@ -304,10 +316,13 @@ class LocalTurns:
         return running or (session.turns[-1].seq if session.turns else 0)
 
     async def close(self) -> None:
+        """Stop every running turn, end every follower's stream, and wait for the turns."""
+        self._closed = True
         for session in self._sessions.values():
             for turn in session.turns:
                 turn.stop.set()
             session.queue.clear()
+            session.changed.fire()
         tasks = list(self._tasks)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
