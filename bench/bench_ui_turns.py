@@ -113,9 +113,7 @@ def measure(rounds: int) -> dict[str, list[float]]:
             cancelled = len(CANCELLED)
             start = time.perf_counter()
             page.get_by_role("button", name="Stop").click()
-            page.wait_for_function(
-                f"document.querySelectorAll('.turn-stopped').length > {stopped}", polling="raf"
-            )
+            page.locator(".turn-stopped").nth(stopped).wait_for()
             times["Stop → page says stopped"].append(time.perf_counter() - start)
             while len(CANCELLED) == cancelled:  # the server's side of the same stop
                 page.wait_for_timeout(5)

@@ -103,6 +103,8 @@ class _Ui:
             return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
         running = self.turns.turns.current(session_id)  # drawn from its backlog, live
+        if running is not None:
+            await running.indexed.wait()
         end = running.history_index if running is not None else None
         page, start = await self._page(session_id, end)  # the latest; older ones on scroll
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))

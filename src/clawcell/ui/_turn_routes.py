@@ -77,7 +77,10 @@ class ChatTurns:
         events: Callable[[LiveTurn, TurnStream], AsyncIterator[str]],
     ) -> _Producer:
         async def produce(turn: LiveTurn) -> AsyncIterator[str]:
-            turn.history_index = await self.stored_count(session_id)  # before the agent writes
+            try:
+                turn.history_index = await self.stored_count(session_id)  # before the agent
+            finally:
+                turn.indexed.set()
             stream = TurnStream(renderer=renderer, container="transcript")
             async for message in events(turn, stream):
                 yield message

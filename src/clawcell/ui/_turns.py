@@ -90,6 +90,9 @@ class LiveTurn:
     history_index: int | None = None
     """How many stored messages the session had when the turn began (`None` until known):
     a page drawn while the turn runs shows history up to there and the turn from its backlog."""
+    indexed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once `history_index` is known (before the agent starts writing): a page drawn
+    meanwhile waits for it, or it would draw the turn's first messages twice."""
     messages: list[str] = field(default_factory=list[str])
     state: TurnState = "running"
     stop: asyncio.Event = field(default_factory=asyncio.Event)
