@@ -55,7 +55,7 @@ class Renderer:
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
         views = tuple(v for i in items if (v := self.item(i, voice=voice)) is not None)
         target, stopped = _target(rendered, message), message.get("stopReason") == "aborted"
-        source = "\n\n".join(str(i["text"]) for i in rendered["content"] if i["type"] == "text")
+        source = "\n\n".join(str(i["text"]) for i in items if i["type"] == "text")
         return MessageView(role=role, items=views, reply_target=target, chars=len(text),
                            stopped=stopped, source=source)  # fmt: skip
 
