@@ -25,7 +25,7 @@ from ._markdown import highlight_css
 from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._play_routes import Playground
-from ._protocol import ChatAgent, DocumentStore
+from ._protocol import ChatAgent, DocumentStore, SessionSummary
 from ._render import Renderer, grouped, with_delivery_facts
 from ._responses import bad_request as _bad_request
 from ._security import CAP_PREFIX, Guard, Secrets
@@ -45,6 +45,8 @@ __all__ = ["create_app", "page_csp"]
 
 PAGE_MESSAGES: Final = 100
 """History messages a chat page renders at first, and per page loaded on scroll up."""
+SESSION_LIST: Final = 50
+"""Sessions the chat page lists (the most recent); the search box finds the others."""
 MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
 
@@ -98,6 +100,7 @@ class _Ui:
     async def chat(self, request: Request) -> Response:
         sessions = list(await self.agent.sessions())
         default = sessions[0].session_id if sessions else "main"
+        listed = _bounded(sessions, "", SESSION_LIST)
         session_id = request.query_params.get("session", default)
         if session_problem(session_id) is not None:
             return bad_session(session_id)
@@ -116,7 +119,8 @@ class _Ui:
             "chat.html",
             page="chat",
             older=start,
-            sessions=sessions,
+            sessions=listed,
+            more_sessions=len(sessions) - len(listed),
             session_id=session_id,
             parent_session=parent_of(session_id) if child else None,
             messages=messages,
@@ -186,7 +190,14 @@ class _Ui:
         return JSONResponse({"html": html, "before": start})
 
     async def list_sessions(self, request: Request) -> Response:
-        sessions = await self.agent.sessions()
+        """`GET /api/sessions[?q=<text>][&limit=<n>]`: the sessions, most recent first; `q`
+        keeps those whose id contains it (case-folded), `limit` (1–1,000) bounds the list."""
+        sessions = list(await self.agent.sessions())
+        query, limit = request.query_params.get("q", ""), request.query_params.get("limit")
+        if limit is not None and not (limit.isdigit() and 1 <= int(limit) <= 1_000):
+            return _bad_request(f"`limit` must be a count from 1 to 1000, got {limit!r:.40}.")
+        if query or limit is not None:
+            sessions = _bounded(sessions, query, int(limit or 1_000))
         return JSONResponse(
             [{"sessionId": s.session_id, "updatedAt": s.updated_at} for s in sessions]
         )
@@ -211,6 +222,12 @@ class _Ui:
             Route("/highlight.css", _highlight_css, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR)),
         ]
+
+
+def _bounded(sessions: list[SessionSummary], query: str, limit: int) -> list[SessionSummary]:
+    """At most `limit` sessions whose id contains `query` (case-folded), in their order."""
+    needle = query.casefold()
+    return [s for s in sessions if needle in s.session_id.casefold()][:limit]
 
 
 _HIGHLIGHT_CSS: Final = highlight_css()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from clawcell import Tool
 from clawcell.agent import exec_call
@@ -145,4 +145,27 @@ def test_a_refused_message_shows_an_error_banner_with_details_and_copy(
         assert page.get_by_role("alert").count() == 0
         assert page.evaluate("document.activeElement.id") == "message"
         assert page.locator("body[data-turn=done]").count() == 1  # no turn runs
+    page.context.close()
+
+
+def test_the_session_list_is_bounded_and_the_search_box_finds_the_rest(browser: Browser) -> None:
+    page = _page(browser, 390, "dark")
+    entry = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    with serve([]) as running:
+        for n in range(60):
+            running.call(running.store.append_transcript(f"project-{n:02d}", entry))
+        page.goto(running.login_url)
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#session-list li").count() == 50
+        assert (page.locator("#sessions-more").text_content() or "").startswith(
+            "10 older not listed"
+        )
+        page.get_by_role("button", name="Sessions").click()
+        page.get_by_role("searchbox", name="Search sessions").fill("PROJECT-0")
+        expect(page.locator("#session-list li")).to_have_count(10)  # the server's answer
+        names = page.locator("#session-list li a").all_inner_texts()
+        assert sorted(names) == [f"project-0{n}" for n in range(10)]
+        assert page.locator("#sessions-more").is_hidden()
+        assert serious_violations(page) == []
+        screenshot(page, "sessions-search-phone-dark")
     page.context.close()

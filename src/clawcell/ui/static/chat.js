@@ -19,6 +19,36 @@ function listSession() {
   list.prepend(item);
 }
 
+// The session list shows the most recent sessions; the search box asks the server for the
+// ones whose id contains what is typed (at most 50).
+const search = document.getElementById("session-search");
+let searching = 0;
+
+search?.addEventListener("input", async () => {
+  const mine = ++searching;
+  await new Promise((resolve) => { setTimeout(resolve, 150); });
+  if (mine !== searching) return;  // a later keystroke asks instead
+  const response = await fetch(`/api/sessions?q=${encodeURIComponent(search.value)}&limit=50`);
+  if (!response.ok || mine !== searching) return;
+  const items = (await response.json()).map(({ sessionId }) => {
+    const link = document.createElement("a");
+    link.href = `/?session=${encodeURIComponent(sessionId)}`;
+    link.textContent = sessionId;
+    if (sessionId === session) link.setAttribute("aria-current", "page");
+    const item = document.createElement("li");
+    item.append(link);
+    return item;
+  });
+  if (!items.length) {
+    const none = document.createElement("li");
+    none.className = "empty";
+    none.textContent = "no session matches";
+    items.push(none);
+  }
+  document.getElementById("session-list").replaceChildren(...items);
+  document.getElementById("sessions-more").hidden = true;
+});
+
 // Follow the bottom only while the reader is there; otherwise offer "Jump to latest".
 const jump = document.getElementById("jump-latest");
 let following = true;
