@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { onApplied, postJson, readStream } from "./stream.js";
+import { applied, onApplied, postJson, readStream } from "./stream.js";
 import "./media.js";  // the image viewer
 
 const transcript = document.getElementById("transcript");
@@ -218,8 +218,12 @@ function onLive(message) {
       running(event.state === "running");
     } else if (event.type === "turn_end") {
       ended = true;
-      running(false);
-      listSession();
+      const id = event.turnId;
+      applied().then(() => {  // "done" once the turn's last operations are on the page
+        if (!ended || liveTurn !== id) return;  // the next turn began meanwhile
+        running(false);
+        listSession();
+      });
     } else if (event.type === "queue") {
       showQueue(event.queue);
     } else if (event.type === "gone" && ended) {  // follow whatever runs next
