@@ -9,6 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 ACORN := src/clawcell/runtime/vendor/acorn.js
+AXE := build/vendor/axe.min.js
 # The venv's own pip (Python 3.11+ bundles one with editable pyproject installs) is used as is:
 # upgrading it first cost a download and an install on every fresh clone.
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
@@ -55,6 +56,10 @@ lock: | $(PY)
 $(ACORN): scripts/fetch-acorn.py
 	$(PYTHON) scripts/fetch-acorn.py --optional
 
+# axe-core (npm, pinned and hash-checked) is the accessibility check of the Chromium tests.
+$(AXE): scripts/fetch-axe.py
+	$(PYTHON) scripts/fetch-axe.py
+
 # The warm-up compiles the engine once (cached in ~/.cache/clawcell), so no cell waits for it.
 demo: $(STAMP) $(ACORN)
 	$(WARM_ENGINE)
@@ -76,7 +81,7 @@ TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(
 ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
 # pyright runs beside the tests (its report follows theirs): alone it kept one core idle.
-test: $(TEST_STAMP) $(ACORN)
+test: $(TEST_STAMP) $(ACORN) $(AXE)
 	scripts/ensure-test-system.sh
 	$(VENV)/bin/ruff check src tests bench
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it

@@ -46,8 +46,9 @@ def test_closing_the_event_stream_early_cancels_the_cell_and_keeps_the_transcrip
     transcript, after = run(main())
     assert [m["role"] for m in transcript[:3]] == ["user", "assistant", "toolResult"]
     assert transcript[2]["isError"] is True
-    assert transcript[2]["content"][0]["text"] == (
-        "the cell was cancelled: the agent turn stopped before it ended."
+    assert transcript[2]["content"][0]["text"].startswith(
+        '{"status": "stopped", "code": "cancelled", "error": "the cell was cancelled: the agent '
+        'turn stopped before it ended.", "output": ['
     )
     assert after[-1] == "turn_finished"
 

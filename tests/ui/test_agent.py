@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from starlette.testclient import TestClient
 
-from clawcell import Tool
+from clawcell import Limits, Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, canvas_tool, create_app
@@ -152,7 +152,9 @@ def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() ->
 
     code = 'text("waiting on hold"); return await hold();'
     model = ScriptedModel([exec_call(code), "after the stop"])
-    agent = Agent(model=model, tools=[Tool(name="hold", execute=hold)], store=MemoryStore())
+    # The cell's own deadline well past the test's pace under load: only Stop may end it.
+    agent = Agent(model=model, tools=[Tool(name="hold", execute=hold)], store=MemoryStore(),
+                  limits=Limits(timeout_ms=60_000))  # fmt: skip
     with _client(agent) as test_client:
         assert test_client.post("/api/sessions/s/stop", headers=CSRF).status_code == 409
         body = {"text": "hold on"}
@@ -175,6 +177,9 @@ def test_stop_cancels_the_running_turn_and_its_cell_and_the_next_turn_works() ->
         transcript = test_client.get("/api/sessions/s/history").json()
         assert transcript[-1]["role"] == "assistant"
         assert transcript[-1]["stopReason"] == "aborted"
+        page = test_client.get("/?session=s").text  # after a reload: stopped, output kept
+        assert '<span class="status status-stopped"' in page and ">stopped</span>" in page
+        assert "waiting on hold" in page and "threw an error" not in page
         after = sse(test_client.post("/api/sessions/s/turns", json={"text": "again"},
                                      headers=CSRF).text)  # fmt: skip
         assert any("after the stop" in str(data["ops"]) for name, data in after if name == "reply")

@@ -69,7 +69,7 @@ def test_a_turn_parked_on_an_approval_shows_a_card_in_its_cell() -> None:
     assert '<code class="approval-tool">pay</code>' in html
     assert '<p class="approval-reason">over 100 EUR &lt;b&gt;</p>' in html
     assert (
-        '<pre class="approval-input">{\n  &#34;amount&#34;: 500,\n  &#34;to&#34;: '
+        '<pre class="approval-input" tabindex="0">{\n  &#34;amount&#34;: 500,\n  &#34;to&#34;: '
         "&#34;&lt;img src=x onerror=alert(1)&gt;&#34;\n}</pre>"
     ) in html
     assert '<time datetime="2026-12-01T10:12:03.120+00:00">2026-12-01 10:12:03 UTC</time>' in html

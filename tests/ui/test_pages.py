@@ -140,3 +140,29 @@ def test_static_modules_are_served_as_javascript(path: str) -> None:
 
 def test_an_unknown_route_is_404() -> None:
     assert client().get("/admin").status_code == 404
+
+
+def test_each_message_carries_its_markdown_for_copy_message_escaped() -> None:
+    text = "## Title\n\n**bold** <script>x</script> ~~gone~~"
+    history = {"s": [{"role": "assistant", "content": [{"type": "text", "text": text}]}]}
+    page = client(FakeAgent(history=history)).get("/?session=s").text
+    assert (
+        '<template class="message-source">## Title\n\n**bold** &lt;script&gt;x&lt;/script&gt; '
+        "~~gone~~</template>"
+    ) in page
+
+
+def test_the_session_list_is_bounded_and_the_api_searches_every_session() -> None:
+    history = {f"chat-{n:03d}": [{"role": "user", "content": "hi"}] for n in range(120)}
+    test_client = client(FakeAgent(history=history))
+    page = test_client.get("/?session=chat-000").text
+    listed = re.findall(r'<li><a href="/\?session=([^"]+)"', page)
+    assert listed == [f"chat-{n:03d}" for n in range(50)]
+    assert '<p class="sessions-more" id="sessions-more">70 older not listed: search' in page
+    assert 'aria-label="Search sessions"' in page
+    found = test_client.get("/api/sessions?q=CHAT-11&limit=5").json()
+    assert [s["sessionId"] for s in found] == [f"chat-11{n}" for n in range(5)]
+    assert len(test_client.get("/api/sessions").json()) == 120  # unbounded without a limit
+    refused = test_client.get("/api/sessions?limit=0")
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "`limit` must be a count from 1 to 1000, got '0'."

@@ -25,7 +25,7 @@ def test_exec_streams_a_card_each_output_item_and_the_envelope() -> None:
     names = [name for name, _ in messages]
     assert names[0] == "cell_started" and names[-1] == "cell_finished"
     live = [op["html"] for name, data in messages if name == "cell_output" for op in data["ops"]]
-    assert '<li class="out out-text"><pre>a</pre></li>' in live
+    assert '<li class="out out-text"><pre tabindex="0">a</pre></li>' in live
     assert any("→ double started" in html for html in live)
     envelope = messages[-1][1]["envelope"]
     assert envelope["status"] == "completed" and envelope["value"] == 42

@@ -34,7 +34,7 @@ def _renderer(**settings: Any) -> Renderer:
         ("[x](javascript:alert(1))", "<p>[x](javascript:alert(1))</p>"),
         (
             "[x](https://example.com)",
-            '<p><a href="https://example.com" rel="noopener noreferrer">x</a></p>',
+            '<p><a href="https://example.com" target="_blank" rel="noopener noreferrer">x</a></p>',
         ),
         (
             "![a](https://cdn.example.com/a.png)",
@@ -42,6 +42,20 @@ def _renderer(**settings: Any) -> Renderer:
         ),
         ("![a](https://10.0.0.1/a.png)", '<p><img alt="a"></p>'),
         ("**b** `c`", "<p><strong>b</strong> <code>c</code></p>"),
+        ("~~gone~~ kept", "<p><s>gone</s> kept</p>"),  # struck, not dropped
+        (
+            "|l|r|c|\n|:-|-:|:-:|\n|1|2|3|",  # aligned: classes (the CSP allows no inline style)
+            '<table tabindex="0">\n<thead>\n<tr>\n<th class="align-left">l</th>\n'
+            '<th class="align-right">r</th>\n<th class="align-center">c</th>\n</tr>\n</thead>\n'
+            '<tbody>\n<tr>\n<td class="align-left">1</td>\n<td class="align-right">2</td>\n'
+            '<td class="align-center">3</td>\n</tr>\n</tbody>\n</table>',
+        ),
+        ('<td class="evil">x</td>', '<p>&lt;td class="evil"&gt;x&lt;/td&gt;</p>'),
+        (
+            "|a|\n|-|\n|1|",
+            '<table tabindex="0">\n<thead>\n<tr>\n<th>a</th>\n</tr>\n'
+            "</thead>\n<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>",
+        ),  # it scrolls: focusable
     ],
 )
 def test_markdown_is_rendered_and_sanitized(markdown: str, html: str) -> None:
@@ -196,7 +210,7 @@ def test_fenced_code_is_highlighted_on_the_server_and_gets_a_copy_button() -> No
     html = render_markdown('```python\nx = "<b>"\n```\n\nSee `<pre><code>`.')
     assert html.startswith(
         '<div class="code-block"><button type="button" class="copy copy-code" '
-        'aria-label="Copy code">Copy</button><pre><code class="language-python">'
+        'aria-label="Copy code">Copy</button><pre tabindex="0"><code class="language-python">'
         '<span class="n">x</span> <span class="o">=</span> <span class="s2">"&lt;b&gt;"</span>'
     )
     assert "<p>See <code>&lt;pre&gt;&lt;code&gt;</code>.</p>" in html  # inline: escaped, no button

@@ -76,12 +76,12 @@ def test_a_cell_card_shows_code_live_output_and_final_value() -> None:
         "output": [{"type": "json", "value": [1]}],
     }
     html = "\n".join(_cell_ops(envelope))
-    assert '<pre class="cell-code"><code>go()</code></pre>' in html
+    assert '<pre class="cell-code" tabindex="0"><code>go()</code></pre>' in html
     assert '<span class="status status-running" id="cell-' in html and ">running</span>" in html
-    assert '<li class="out out-json"><pre>[\n  1\n]</pre></li>' in html
+    assert '<li class="out out-json"><pre tabindex="0">[\n  1\n]</pre></li>' in html
     assert re.search(r'class="status status-completed" id="cell-\d+-1-status">done</span>', html)
     assert '<p class="protocol-status">protocol status: <code>completed</code></p>' in html
-    assert "<pre>{\n  &#34;n&#34;: 2\n}</pre>" in html
+    assert '<pre tabindex="0">{\n  &#34;n&#34;: 2\n}</pre>' in html
 
 
 def test_a_failed_cell_shows_its_code_and_error() -> None:
@@ -94,7 +94,7 @@ def test_a_failed_cell_shows_its_code_and_error() -> None:
     html = "\n".join(_cell_ops(envelope))
     assert re.search(r'class="status status-failed" id="cell-\d+-1-status">timed out</span>', html)
     assert "protocol status: <code>failed · timeout</code>" in html
-    assert '<pre class="cell-error">deadline &lt;exceeded&gt;</pre>' in html
+    assert '<pre class="cell-error" tabindex="0">deadline &lt;exceeded&gt;</pre>' in html
 
 
 def test_a_waiting_cell_says_why_and_how_it_continues() -> None:
@@ -118,7 +118,7 @@ def test_a_cell_that_threw_says_so_in_words_and_shows_the_error() -> None:
     html = "\n".join(_cell_ops(envelope))
     assert re.search(r'id="cell-\d+-1-status">threw an error</span>', html)
     assert '<p class="cell-threw">The cell\'s code threw an error:</p>' in html
-    assert '<pre class="cell-error">Error: nope</pre>' in html
+    assert '<pre class="cell-error" tabindex="0">Error: nope</pre>' in html
     assert "protocol status: <code>failed · internal_error</code>" in html
 
 
@@ -145,7 +145,10 @@ def test_a_turns_cells_sit_in_one_disclosure_that_folds_when_the_reply_comes() -
 def test_a_truncated_output_shows_the_marker() -> None:
     marker = {"truncated": True, "omittedBytes": 4640, "guidance": "Rerun.", "prefix": "[{"}
     html = "\n".join(_cell_ops({"status": "completed", "output": [marker]}))
-    assert "<strong>output truncated</strong>: 4640 bytes omitted. Rerun.<pre>[{</pre>" in html
+    assert (
+        '<strong>output truncated</strong>: 4640 bytes omitted. Rerun.<pre tabindex="0">[{</pre>'
+        in html
+    )
 
 
 def test_a_rejected_call_without_an_envelope_shows_the_rejection() -> None:

@@ -9,9 +9,10 @@ and close child spans of the cell's span when they happen and are counted for th
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .. import CellUpdate, CodeMode
 from ..errors import ClawcellError
@@ -24,6 +25,7 @@ from ._tracing import Span, code_attributes
 __all__ = ["CellCall"]
 
 _log = logging.getLogger("clawcell.agent")
+CANCELLED_TEXT: Final = "the cell was cancelled: the agent turn stopped before it ended."
 
 
 class CellCall:
@@ -49,6 +51,8 @@ class CellCall:
         self._span = span.child("clawcell.cell", {"clawcell.cell.tool": call.name})
         self._tools: dict[str, Span] = {}
         self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._output: list[dict[str, Any]] = []
+        """The output items reported so far (a stopped cell's result keeps them)."""
         self.result_text = ""
         self.is_error = True
         self.tool_calls = 0
@@ -79,6 +83,7 @@ class CellCall:
         task.add_done_callback(lambda _: self._queue.put_nowait(None))  # None: the cell ended
         try:
             while (item := await self._next(deadline)) is not None:
+                self._output.append(item)
                 yield CellOutput(turn_id=self._turn_id, call_id=self._call.id, item=item)
         finally:
             if not task.done():
@@ -93,7 +98,11 @@ class CellCall:
             return await self._queue.get()
 
     def _cancelled(self) -> None:
-        self.result_text = "the cell was cancelled: the agent turn stopped before it ended."
+        """The result of a cell the turn stopped: an envelope with the status `stopped` and
+        the output it had reported, so the model and a reloaded page see what it did."""
+        envelope = {"status": "stopped", "code": "cancelled", "error": CANCELLED_TEXT,
+                    "output": self._output}  # fmt: skip
+        self.result_text = json.dumps(envelope, ensure_ascii=False)
         for span in self._tools.values():
             span.end(failure_code="cancelled")
         self._span.end(failure_code="cancelled")

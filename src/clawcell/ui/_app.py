@@ -7,9 +7,8 @@ inline script.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Any, Final, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -18,41 +17,36 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..catalog import Tool
-from ..errors import InputError
-from ..mcp import mcp_app_sink
 from ..reply import project_chat_display_messages
-from ._approvals import DECIDED_BY, read_decision, with_pending
+from ._approvals import with_pending
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._jobs_panel import JobsPanel
 from ._markdown import highlight_css
 from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._play_routes import Playground
-from ._protocol import AgentEvent, ChatAgent, DocumentStore, SharedTurnsAgent
+from ._protocol import ChatAgent, DocumentStore, SessionSummary, SharedTurnsAgent
 from ._render import Renderer, grouped, with_delivery_facts
-from ._responses import RUN_OR_APPROVAL_ID as _RUN_OR_APPROVAL_ID
 from ._responses import bad_request as _bad_request
-from ._responses import json_body as _json_body
-from ._responses import sse as _sse
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._session_paths import SessionSegments, bad_session, path_session, session_problem
 from ._settings import UiSettings
-from ._stream import TurnStream, sse_message, stream_turn
 from ._subagent_rows import (
     CHILD_SESSION_ID,
-    RunWatch,
     parent_of,
     stored_runs,
     with_subagent_runs,
 )
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
+from ._turn_routes import ChatTurns
 
 __all__ = ["create_app", "page_csp"]
 
-MAX_MESSAGE_CHARS: Final = 100_000
 PAGE_MESSAGES: Final = 100
 """History messages a chat page renders at first, and per page loaded on scroll up."""
+SESSION_LIST: Final = 50
+"""Sessions the chat page lists (the most recent); the search box finds the others."""
 MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
 
@@ -85,10 +79,9 @@ class _Ui:
         self.playground = Playground(agent, self.page)
         self.jobs = JobsPanel(agent, self.page, automations)
         self.secrets = Secrets(token=settings.token)
-        self.stops: dict[str, asyncio.Event] = {}
-        """The running turn of each session, by the event that stops it."""
         self.media = MediaRoots(settings.media_roots)
         self.apps = McpAppApi(agent, documents)
+        self.turns = ChatTurns(agent, self.renderer, self.apps, self._stored_count)
 
     def canvas(self, request: Request) -> str | None:
         """The canvas host's origin for this request's host name (`None` without one)."""
@@ -107,12 +100,18 @@ class _Ui:
     async def chat(self, request: Request) -> Response:
         sessions = list(await self.agent.sessions())
         default = sessions[0].session_id if sessions else "main"
+        listed = _bounded(sessions, "", SESSION_LIST)
         session_id = request.query_params.get("session", default)
         if session_problem(session_id) is not None:
             return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
-        page, start = await self._page(session_id, None)  # the latest; older ones on scroll
-        if streamed := await _partial_reply(self.agent, session_id):  # a turn is streaming
+        running = self.turns.turns.current(session_id)  # drawn from its backlog, live
+        if running is not None:
+            await running.indexed.wait()
+        end = running.history_index if running is not None else None
+        page, start = await self._page(session_id, end)  # the latest; older ones on scroll
+        if running is None and (streamed := await _partial_reply(self.agent, session_id)):
+            # a turn streams on another worker: what it has stored so far
             page = [*page, {"role": "assistant", "content": [{"type": "text", "text": streamed}]}]
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
         messages = self.renderer(request).messages(page)
@@ -123,10 +122,13 @@ class _Ui:
             "chat.html",
             page="chat",
             older=start,
-            sessions=sessions,
+            sessions=listed,
+            more_sessions=len(sessions) - len(listed),
             session_id=session_id,
             parent_session=parent_of(session_id) if child else None,
             messages=messages,
+            live_turn=running.turn_id if running is not None else "",
+            queue=self.turns.turns.queue(session_id),
         )
 
     async def _page(self, session_id: str, before: int | None) -> tuple[list[dict[str, Any]], int]:
@@ -145,6 +147,13 @@ class _Ui:
                 with_delivery_facts(page), max_chars=MAX_DISPLAY_CHARS
             )
         return page, start
+
+    async def _stored_count(self, session_id: str) -> int:
+        """How many messages the session's transcript holds."""
+        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
+            self.agent, "transcript", None
+        )
+        return len(await (transcript or self.agent.history)(session_id))
 
     async def _stamp_at(self, session_id: str, index: int) -> float | None:
         """The timestamp (ms) of stored message `index`, when there is one: where the newer
@@ -184,7 +193,14 @@ class _Ui:
         return JSONResponse({"html": html, "before": start})
 
     async def list_sessions(self, request: Request) -> Response:
-        sessions = await self.agent.sessions()
+        """`GET /api/sessions[?q=<text>][&limit=<n>]`: the sessions, most recent first; `q`
+        keeps those whose id contains it (case-folded), `limit` (1–1,000) bounds the list."""
+        sessions = list(await self.agent.sessions())
+        query, limit = request.query_params.get("q", ""), request.query_params.get("limit")
+        if limit is not None and not (limit.isdigit() and 1 <= int(limit) <= 1_000):
+            return _bad_request(f"`limit` must be a count from 1 to 1000, got {limit!r:.40}.")
+        if query or limit is not None:
+            sessions = _bounded(sessions, query, int(limit or 1_000))
         return JSONResponse(
             [{"sessionId": s.session_id, "updatedAt": s.updated_at} for s in sessions]
         )
@@ -195,114 +211,13 @@ class _Ui:
             return session_id
         return JSONResponse(await self._history(session_id))
 
-    async def turn(self, request: Request) -> Response:
-        session_id = path_session(request)
-        if isinstance(session_id, Response):
-            return session_id
-        if CHILD_SESSION_ID.fullmatch(session_id):
-            return _bad_request(
-                f"session {session_id!r:.80} is a sub-agent's session (`<parent>/sub/<n>`): "
-                "it is read-only here; its runs take their tasks from the parent's cells."
-            )
-        body = await _json_body(request)
-        text = body.get("text") if body is not None else None
-        if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
-            return _bad_request(
-                f'the body must be JSON `{{"text": …}}` with 1–{MAX_MESSAGE_CHARS} '
-                f"characters, got {text!r:.80}."
-            )
-        stream = TurnStream(renderer=self.renderer(request), container="transcript")
-        return _sse(self._turn_events(session_id, text, stream))
-
-    async def _turn_events(
-        self, session_id: str, text: str, stream: TurnStream
-    ) -> AsyncIterator[str]:
-        user = stream.renderer.message({"role": "user", "content": text})
-        html = fragment("message", value=user)
-        yield sse_message("user", {"ops": [{"op": "append", "target": "transcript", "html": html}]})
-        stop = asyncio.Event()
-        agent = self.agent
-        if isinstance(agent, SharedTurnsAgent):
-            events = agent.run(session_id, text, stop=stop)
-        else:
-            events = agent.run(session_id, text)
-        async for message in self._stoppable(session_id, events, stream, stop):
-            yield message
-
-    async def _stoppable(
-        self,
-        session_id: str,
-        events: AsyncIterator[AgentEvent],
-        stream: TurnStream,
-        stop: asyncio.Event,
-    ) -> AsyncIterator[str]:
-        """`stream_turn`, registered as the session's running turn for `POST …/stop` (on
-        this worker; `stop` is also set by a Stop sent to another worker, through the store)."""
-        self.stops[session_id] = stop
-        mcp_app_sink.set(self.apps.sink_for(session_id))  # views the turn's cells open
-        watch = RunWatch(self.agent, session_id)  # its sub-agent rows, live
-        try:
-            async for message in stream_turn(events, stream, stop, watch):
-                yield message
-        finally:
-            if self.stops.get(session_id) is stop:
-                del self.stops[session_id]
-
-    async def stop(self, request: Request) -> Response:
-        session_id = path_session(request)
-        if isinstance(session_id, Response):
-            return session_id
-        stop = self.stops.get(session_id)
-        if stop is not None:
-            stop.set()
-        agent = self.agent  # the turn may run on another worker: record the Stop in the store
-        shared = isinstance(agent, SharedTurnsAgent) and await agent.stop(session_id)
-        if stop is None and not shared:
-            return JSONResponse(
-                {"error": f"no turn is running in session {session_id!r}.", "stopped": False},
-                status_code=409,
-            )
-        return JSONResponse({"stopped": True})
-
-    async def decide(self, request: Request) -> Response:
-        session_id = path_session(request)
-        if isinstance(session_id, Response):
-            return session_id
-        run_id, approval_id = request.path_params["run"], request.path_params["approval"]
-        for name, value in (("run", run_id), ("approval", approval_id)):
-            if not _RUN_OR_APPROVAL_ID.fullmatch(value):
-                return _bad_request(f"{name} id {value!r:.80} is not allowed.")
-        body = read_decision(await _json_body(request))
-        if isinstance(body, str):
-            return _bad_request(body)
-        stop, agent = asyncio.Event(), self.agent
-        events = aiter(agent.decide(
-            session_id, run_id, approval_id, body.decision,
-            note=body.note, remember=body.remember, by=DECIDED_BY, stop=stop,
-        ) if isinstance(agent, SharedTurnsAgent) else agent.decide(
-            session_id, run_id, approval_id, body.decision,
-            note=body.note, remember=body.remember, by=DECIDED_BY,
-        ))  # fmt: skip
-        try:  # the agent refuses on its first step, before anything was streamed
-            first = await anext(events)
-        except InputError as exc:
-            return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
-        stream = TurnStream(renderer=self.renderer(request), container="transcript")
-        return _sse(self._stoppable(session_id, _chain(first, events), stream, stop))
-
     def routes(self) -> list[Route | Mount]:
         return [
             Route("/", self.chat, methods=["GET"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
             Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
-            Route("/api/sessions/{session}/turns", self.turn, methods=["POST"]),
-            Route("/api/sessions/{session}/stop", self.stop, methods=["POST"]),
-            Route(
-                "/api/sessions/{session}/runs/{run}/approvals/{approval}",
-                self.decide,
-                methods=["POST"],
-            ),
+            *self.turns.routes(),
             *self.playground.routes(),
             *self.jobs.routes(),
             *self.apps.routes(),
@@ -313,20 +228,14 @@ class _Ui:
 
 
 async def _partial_reply(agent: ChatAgent, session_id: str) -> str | None:
-    """What the session's running turn (on this or another worker) has streamed so far."""
+    """What the session's running turn on another worker has streamed so far."""
     return await agent.partial_reply(session_id) if isinstance(agent, SharedTurnsAgent) else None
 
 
-async def _chain(first: AgentEvent, rest: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
-    """`first`, then the rest; the rest is closed however the stream ends (it holds the
-    session's turn lock while it is open)."""
-    try:
-        yield first
-        async for event in rest:
-            yield event
-    finally:
-        if isinstance(rest, AsyncGenerator):
-            await cast(AsyncGenerator[AgentEvent, None], rest).aclose()
+def _bounded(sessions: list[SessionSummary], query: str, limit: int) -> list[SessionSummary]:
+    """At most `limit` sessions whose id contains `query` (case-folded), in their order."""
+    needle = query.casefold()
+    return [s for s in sessions if needle in s.session_id.casefold()][:limit]
 
 
 _HIGHLIGHT_CSS: Final = highlight_css()
@@ -363,6 +272,7 @@ def create_app(
     ui = _Ui(agent, settings, documents, automations)
     app = Starlette(routes=ui.routes())
     app.state.ui_settings = settings
+    app.state.turns = ui.turns.turns  # `serve_ui` closes it as it stops (streams end, turns stop)
     routes = surface_routes(documents, settings)
     app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
     app.add_middleware(SessionSegments)

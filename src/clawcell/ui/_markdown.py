@@ -29,7 +29,7 @@ __all__ = ["PART_CHARS", "highlight_css", "join_parts", "render_markdown", "rend
 
 _TAGS: Final = frozenset(
     {
-        "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+        "a", "blockquote", "br", "code", "del", "em", "s", "h1", "h2", "h3", "h4", "h5", "h6",
         "hr", "img", "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td", "th",
         "thead", "tr", "ul",
     }
@@ -39,7 +39,11 @@ _ATTRIBUTES: Final = {
     "img": {"src", "alt", "title"},
     "code": {"class"},
     "span": {"class"},
+    "th": {"class"},
+    "td": {"class"},
 }
+_ALIGN: Final = re.compile(r'<(t[hd]) style="text-align:(left|right|center)">')
+"""A table column's alignment: the page's CSP allows no inline style, so it becomes a class."""
 _TOKEN_CLASS: Final = re.compile(r"[a-z]{1,3}[0-9]?")
 _MAX_HIGHLIGHT: Final = 50_000
 """Longer code blocks are shown plain (highlighting cost grows with them)."""
@@ -49,8 +53,11 @@ _FORMATTERS: Final = cast(Any, _formatters)
 _FORMATTER: Final[object] = _FORMATTERS.HtmlFormatter(nowrap=True)
 _COPY: Final = (
     '<div class="code-block"><button type="button" class="copy copy-code" '
-    'aria-label="Copy code">Copy</button><pre><code'
+    'aria-label="Copy code">Copy</button><pre tabindex="0"><code'
 )
+_SET: Final = {"a": {"target": "_blank"}, "pre": {"tabindex": "0"}, "table": {"tabindex": "0"}}
+"""A link opens a new tab (with `rel="noopener noreferrer"`: the reply's page keeps running and
+the other page gets no handle on it); code and tables that scroll take keyboard focus."""
 
 
 def _highlight(code: str, language: str, _attributes: str) -> str:
@@ -76,6 +83,8 @@ def _filter(element: str, attribute: str, value: str) -> str | None:
         return value if value.startswith("language-") else None
     if element == "span" and attribute == "class":
         return value if _TOKEN_CLASS.fullmatch(value) else None
+    if element in ("th", "td") and attribute == "class":
+        return value if value in ("align-left", "align-right", "align-center") else None
     return value
 
 
@@ -119,15 +128,18 @@ def render_markdown(text: str) -> str:
 
 def _clean(rendered: str) -> str:
     html = nh3.clean(
-        rendered,
+        _ALIGN.sub(r'<\1 class="align-\2">', rendered),
         tags=set(_TAGS),
         attributes={k: set(v) for k, v in _ATTRIBUTES.items()},
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
         attribute_filter=_filter,
+        set_tag_attribute_values=_SET,
     )
     # Only fences make `<pre><code`: text and inline code come out escaped.
-    return html.replace("<pre><code", _COPY).replace("</code></pre>", "</code></pre></div>")
+    return html.replace('<pre tabindex="0"><code', _COPY).replace(
+        "</code></pre>", "</code></pre></div>"
+    )
 
 
 def highlight_css() -> str:

@@ -47,7 +47,7 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            return MessageView(role=role, items=(_html(text),), chars=len(text))
+            return MessageView(role=role, items=(_html(text),), chars=len(text), source=text)
         rendered = expand_text_content(text)
         items = blocked_directives(rendered["content"])  # refused `MEDIA:` lines: blocked
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
@@ -55,9 +55,9 @@ class Renderer:
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
         views = tuple(v for i in items if (v := self.item(i, voice=voice)) is not None)
         target, stopped = _target(rendered, message), message.get("stopReason") == "aborted"
-        return MessageView(
-            role=role, items=views, reply_target=target, chars=len(text), stopped=stopped
-        )
+        source = "\n\n".join(str(i["text"]) for i in items if i["type"] == "text")
+        return MessageView(role=role, items=views, reply_target=target, chars=len(text),
+                           stopped=stopped, source=source)  # fmt: skip
 
     def reply_text(self, text: str) -> MessageView:
         """A final reply's raw text (directives still in it) as an assistant message."""

@@ -128,6 +128,7 @@ async def serve_ui(
         finally:
             for server in servers:
                 server.should_exit = True
+            await app.state.turns.close()  # live streams never end by themselves
             await asyncio.gather(*tasks, return_exceptions=True)
 
 

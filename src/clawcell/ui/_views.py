@@ -120,3 +120,5 @@ class MessageView:
     """Whether it records a turn stopped before its reply (`stopReason: "aborted"`)."""
     seconds: float | None = None
     """For a `work` group (a turn's cells in one disclosure): the time they took."""
+    source: str = ""
+    """The Markdown the message's text was written in (what **Copy message** copies)."""

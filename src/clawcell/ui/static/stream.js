@@ -153,12 +153,14 @@ export function applied() {
 
 function parseMessage(block) {
   let name = "message";
+  let id = null;
   const data = [];
   for (const line of block.split("\n")) {
     if (line.startsWith("event: ")) name = line.slice(7);
+    else if (line.startsWith("id: ")) id = line.slice(4);
     else if (line.startsWith("data: ")) data.push(line.slice(6));
   }
-  return { name, data: data.length ? JSON.parse(data.join("\n")) : null };
+  return { name, id, data: data.length ? JSON.parse(data.join("\n")) : null };
 }
 
 // A refusal's message: the `error` of a JSON body, else the body's text.
@@ -181,6 +183,23 @@ export async function postStream(url, body, onMessage, signal) {
     signal,
   });
   if (!response.ok) throw new Error(`${response.status}: ${await refusal(response)}`);
+  await readStream(response, onMessage);
+}
+
+// POST `body` as JSON to `url`; the JSON answer (a refusal throws with its message).
+export async function postJson(url, body, method = "POST") {
+  const response = await fetch(url, {
+    method,
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${response.status}: ${await refusal(response)}`);
+  return response.json();
+}
+
+// Apply each message of an SSE `response` (`onMessage` sees them too, with their `id`)
+// until it ends; an aborted read resolves. `onData` hears of every chunk (keepalives too).
+export async function readStream(response, onMessage, onData) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let scanned = 0;  // a long message arrives in many reads: search only the new text
@@ -188,12 +207,15 @@ export async function postStream(url, body, onMessage, signal) {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      onData?.();
       buffer += value;
       let start = 0;
       let end;
       while ((end = buffer.indexOf("\n\n", Math.max(start, scanned - 1))) >= 0) {
-        const message = parseMessage(buffer.slice(start, end));
+        const block = buffer.slice(start, end);
         start = end + 2;
+        if (block.startsWith(":")) continue;  // a keepalive comment
+        const message = parseMessage(block);
         applyOps(message.data?.ops ?? []);
         onMessage?.(message);
       }
