@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -195,6 +196,23 @@ def test_a_page_cannot_make_a_download_land_outside_the_downloads_directory(
     assert Path(saved["path"]).name.endswith("escape.txt")  # Chromium's or our plain name
     assert Path(saved["path"]).read_bytes() == b"payload"
     assert [p.resolve() for p in tmp_path.rglob("*escape*")] == [Path(saved["path"])]
+
+
+def test_a_download_over_max_download_bytes_is_not_saved(
+    server: LocalServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    download_page(server, "big.bin")  # 7 bytes: "payload"
+    downloads = tmp_path / "downloads"
+    settings = BrowserSettings(
+        downloads=True, downloads_dir=downloads, media_dir=tmp_path / "m", max_download_bytes=6
+    )
+    with caplog.at_level(logging.WARNING, logger="clawcell.tools"):
+        clicked = run(
+            click_download, server, browser(settings=settings, allow_loopback_for_tests=True)
+        )
+    assert "downloads" not in clicked
+    assert not list(tmp_path.rglob("big.bin"))
+    assert "a download of 7 bytes" in caplog.text and "`max_download_bytes` (6)" in caplog.text
 
 
 def test_downloads_are_off_unless_configured(server: LocalServer, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ from ._browser_settings import BrowserSettings
 
 __all__ = ["BrowserSession", "safe_filename"]
 
+_LOG = logging.getLogger("clawcell.tools")
 _UNSAFE: Final = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
 
 
@@ -163,6 +165,12 @@ class BrowserSession:
         try:
             # Playwright's own finished copy (outside the folder); copied in beneath the root.
             source = Path(await download.path())
+            size = source.stat().st_size
+            if size > self.settings.max_download_bytes:  # Playwright's copy is removed with it
+                _LOG.warning("browser: a download of %d bytes from %s is over "
+                             "`max_download_bytes` (%d) and was not saved",
+                             size, download.url, self.settings.max_download_bytes)  # fmt: skip
+                return
             path = await asyncio.to_thread(folder.copy, name, source)
         except Exception:  # a failed, cancelled or redirected download is not reported
             return

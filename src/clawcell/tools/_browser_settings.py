@@ -10,7 +10,14 @@ from ..errors import ConfigurationError
 
 __all__ = ["BrowserSettings"]
 
-_POSITIVE = ("max_tabs", "max_chars", "idle_seconds", "action_timeout_seconds", "js_heap_mb")
+_POSITIVE = (
+    "max_tabs",
+    "max_chars",
+    "idle_seconds",
+    "action_timeout_seconds",
+    "js_heap_mb",
+    "max_download_bytes",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +40,8 @@ class BrowserSettings:
         downloads: Accept downloads (off by default: a download is cancelled).
         downloads_dir: Where accepted downloads are saved (a fresh temporary directory when
             `None`), one subdirectory per session.
+        max_download_bytes: Largest download saved (64 MiB); a larger one is not copied
+            into `downloads_dir`, and a warning names its size.
         allow_private_network: Let pages reach private, loopback and link-local addresses.
             Off by default; only for a browser meant to drive an intranet.
     """
@@ -47,6 +56,7 @@ class BrowserSettings:
     media_dir: Path | None = None
     downloads: bool = False
     downloads_dir: Path | None = None
+    max_download_bytes: int = 64 * 1024 * 1024
     allow_private_network: bool = False
 
     def __post_init__(self) -> None:

@@ -50,8 +50,8 @@ __all__ = ["from_config"]
 _TOP: Final = ("automations", "browser", "sessions", "shell", "subagents", "web", "workspace")
 _BROWSER: Final = (
     "action_timeout_seconds", "allow_private_network", "downloads", "downloads_dir",
-    "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars", "max_tabs",
-    "media_dir",
+    "executable_path", "headless", "idle_seconds", "js_heap_mb", "max_chars",
+    "max_download_bytes", "max_tabs", "media_dir",
 )  # fmt: skip
 _WORKSPACE: Final = (
     "max_read_bytes", "max_results", "max_scanned_files", "max_write_bytes", "read_max_chars",
