@@ -9,7 +9,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
+import pytest
 
+import clawcell.ui._turns as turns_module
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._turns import RETAIN_S, LiveTurn, LocalTurns
 from tests.ui._client import BASE, TOKEN, sse
@@ -222,13 +224,20 @@ def test_a_follower_gets_the_backlog_then_live_messages_then_the_next_turn() -> 
         await asyncio.sleep(0)  # the turn's task yields "a" and waits
         seen: list[tuple[str, Any]] = []
         follow = turns.follow("s", None, 0, until_idle=True)
+        queues: list[list[str]] = []
         async for kind, data in follow:
             seen.append((kind, data.get("sse", data.get("turnId"))))
+            if kind == "queue":
+                queues.append([message["text"] for message in data["queue"]])
             if data.get("sse") == "a":
                 assert turns.enqueue("s", "next") is not None
                 release.set()
+        # Every change of the queue is told: "next" queued, then taken as the next turn
+        # (when the first turn ended, before its last message reached this follower).
         assert seen == [("queue", None), ("turn", first.turn_id), ("message", "a"),
-                        ("queue", None), ("message", "b"), ("turn_end", first.turn_id)]  # fmt: skip
+                        ("queue", None), ("queue", None), ("message", "b"),
+                        ("turn_end", first.turn_id)]  # fmt: skip
+        assert queues == [[], ["next"], []]
         assert later == ["next"] and turns.queue("s") == ()
 
     asyncio.run(main())
@@ -275,3 +284,35 @@ def test_closing_the_registry_stops_its_turns_and_ends_every_live_stream() -> No
         assert running.state == "stopped" and running.messages == ["a", "stopped"]
 
     asyncio.run(main())
+
+
+def test_a_turn_that_ends_while_its_follower_is_busy_ends_the_follow_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The turn ends (and signals it) while the follower is suspended on a `yield`: that
+    # signal must not be lost, or the follower sleeps until the next keepalive (15 s; an
+    # hour here, so a lost one shows as the `wait_for` below giving up).
+    monkeypatch.setattr(turns_module, "KEEPALIVE_S", 3600.0)
+
+    async def scenario() -> list[str]:
+        turns = LocalTurns(lambda session, text: None)
+
+        async def producer(turn: LiveTurn) -> AsyncIterator[str]:
+            yield "event: one\ndata: {}\n\n"
+            await asyncio.sleep(0)  # the follower takes "one" from here
+            yield "event: two\ndata: {}\n\n"
+
+        turn = turns.start("s", producer)
+        kinds: list[str] = []
+        async for kind, _ in turns.follow("s", turn.turn_id, 0):
+            kinds.append(kind)
+            if kind == "message" and len(kinds) == 3:
+                for _ in range(5):  # the follower is busy: the producer ends meanwhile
+                    await asyncio.sleep(0)
+            if kind == "turn_end":
+                break
+        await turns.close()
+        return kinds
+
+    kinds = asyncio.run(asyncio.wait_for(scenario(), timeout=120))
+    assert kinds == ["queue", "turn", "message", "message", "turn_end"]

@@ -61,17 +61,26 @@ class QueuedMessage:
 
 
 class _Signal:
-    """Wakes everyone waiting, each time it fires (a fresh event per generation)."""
+    """Wakes everyone waiting, each time it fires (a fresh event per generation).
+
+    A waiter names the generation it last looked at: a fire that came while it was busy
+    elsewhere (a follower suspended on a `yield` while the turn ended) wakes it at once
+    instead of being lost until the next keepalive.
+    """
 
     def __init__(self) -> None:
         self._event = asyncio.Event()
+        self.generation = 0
 
     def fire(self) -> None:
+        self.generation += 1
         self._event.set()
         self._event = asyncio.Event()
 
-    async def wait(self, timeout: float) -> bool:
-        """Whether it fired within `timeout` seconds."""
+    async def wait(self, timeout: float, *, since: int) -> bool:
+        """Whether it fired after generation `since`, waiting at most `timeout` seconds."""
+        if self.generation != since:
+            return True
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self._event.wait()
@@ -290,6 +299,7 @@ class LocalTurns:
         done = turn.seq - 1 if isinstance(turn, LiveTurn) else turn
         offset, sent_queue, followed = start, -1, None
         while not self._closed:
+            seen = session.changed.generation  # what this pass looks at
             if sent_queue != session.queue_version:
                 sent_queue = session.queue_version
                 yield "queue", {"queue": [m.to_json() for m in session.queue]}
@@ -307,7 +317,7 @@ class LocalTurns:
                     continue
             elif until_idle:
                 return
-            if not await session.changed.wait(KEEPALIVE_S):
+            if not await session.changed.wait(KEEPALIVE_S, since=seen):
                 yield "keepalive", {}
 
     def _first(self, session: _Session, turn_id: str | None) -> LiveTurn | int | None:
