@@ -17,7 +17,9 @@ def test_the_demo_tour_ends_with_an_agent_turn_whose_reply_has_media_and_a_canva
     heading = "== An agent turn: a model writes a cell, the reply carries media and a canvas"
     tour = out.split(heading)
     assert len(tour) == 2
-    lines = {line.split()[0]: line.split(None, 1)[1] for line in tour[1].strip().splitlines()}
+    turn, _, after = tour[1].partition("\n== What to try next\n")
+    assert after  # the demo ends with what to try next
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in turn.strip().splitlines()}
     assert list(lines) == [
         "turn_started",
         "cell_started",

@@ -32,6 +32,7 @@ class Listener:
         self._conn: AsyncConnection[tuple[Any, ...]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._closes = 0  # a `close()` while a connection opens: that connection is closed
 
     async def ensure_listening(self) -> None:
         """Open the `LISTEN` connection unless it is up; failures leave waiters polling."""
@@ -40,9 +41,17 @@ class Listener:
         async with self._lock:
             if self._task is not None and not self._task.done():
                 return
-            await self.close()
+            await self._shut()
+            closes = self._closes
             conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
-            await conn.execute(trusted(f'LISTEN "{self._channel}"'))
+            try:
+                await conn.execute(trusted(f'LISTEN "{self._channel}"'))
+            except BaseException:
+                await conn.close()
+                raise
+            if closes != self._closes:  # the store closed meanwhile: nobody would close it
+                await conn.close()
+                return
             self._conn = conn
             self._task = asyncio.create_task(self._pump(conn), name="clawcell-postgres-listen")
 
@@ -55,7 +64,11 @@ class Listener:
                 self._waiters.notify((str(session_id), str(run_id)))
 
     async def close(self) -> None:
-        """Stop relaying and close the connection. Idempotent."""
+        """Stop relaying and close the connection (and one still opening). Idempotent."""
+        self._closes += 1
+        await self._shut()
+
+    async def _shut(self) -> None:
         task, conn, self._task, self._conn = self._task, self._conn, None, None
         if task is not None:
             task.cancel()
