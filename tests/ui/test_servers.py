@@ -18,7 +18,7 @@ def test_both_listeners_answer_kept_alive_connections_without_waiting_for_an_ack
     listener: str,
 ) -> None:
     async def main() -> bool:
-        async with serve_ui(FakeAgent(), UiSettings(token="t" * 20, canvas_port=0)) as ui:
+        async with serve_ui(FakeAgent(), UiSettings(token="t" * 20, port=0, canvas_port=0)) as ui:
             settings = ui.settings
             port = settings.port if listener == "app" else settings.canvas_port
             request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
