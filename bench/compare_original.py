@@ -51,7 +51,7 @@ async def main():
 asyncio.run(main())
 """
 ROWS = {  # key: (what, the original's scenario id)
-    "a": ("warm `exec(\"return 1\")`", "a"),
+    "a": ('warm `exec("return 1")`', "a"),
     "b": ("1,000 sequential echo calls", "b"),
     "c": ("1,000 echo calls in batches of 128", "c"),
     "e1": ("`exec` that yields → `waiting` (memory)", "e1"),
@@ -235,7 +235,10 @@ def main() -> None:
     table = _table(rows)
     print(table)
     commit = subprocess.run(
-        ["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
     ).stdout.strip()
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -248,7 +251,9 @@ def main() -> None:
     payload = {"meta": meta, "rows": rows, "raw": rounds}
     (BENCH / "results" / "original_comparison.json").write_text(json.dumps(payload, indent=2))
     loads_text = ", ".join(f"{load:.1f}" for load in loads)
-    head = f"{meta['date']}, commit `{commit}`, {args.rounds} alternated rounds, load {loads_text}\n\n"
+    head = (
+        f"{meta['date']}, commit `{commit}`, {args.rounds} alternated rounds, load {loads_text}\n\n"
+    )
     (BENCH / "results" / "original_comparison.md").write_text(head + table + "\n")
 
 
