@@ -94,7 +94,7 @@ async def _agent_worker(dsn: str, schema: str, sessions: list[str], turns: int) 
 
 def _tree_cpu(pids: list[int]) -> float:
     sys.path.insert(0, str(ROOT / "bench"))
-    from compare_fastmcp import _cpu_seconds  # pyright: ignore[reportMissingImports]
+    from compare_fastmcp import _cpu_seconds  # pyright: ignore[reportPrivateUsage]
 
     return sum(_cpu_seconds(pid) for pid in pids)  # pyright: ignore[reportUnknownArgumentType]
 
@@ -114,14 +114,15 @@ def _worker_env() -> dict[str, str]:
 async def _mcp_load(dsn: str, workers: int, sessions: int, calls: int) -> dict[str, Any]:
     from contextlib import AsyncExitStack
 
-    import compare_fastmcp as cf  # pyright: ignore[reportMissingImports]
+    import compare_fastmcp as cf
 
     command = [sys.executable, "-m", "clawcell", "mcp", "serve", "--http", "--port", "0"]
     command += ["--token", cf.TOKEN, "--store", dsn, "--tools", "bench._mcp_tools:TOOLS"]
     server = cf.Server(name="clawcell", command=command, env=_worker_env(), tool="exec",
                        code=cf.CELL_JS)  # fmt: skip
     async with AsyncExitStack() as stack:
-        running = [await stack.enter_async_context(cf._running(server)) for _ in range(workers)]
+        start_one = cf._running  # pyright: ignore[reportPrivateUsage]
+        running = [await stack.enter_async_context(start_one(server)) for _ in range(workers)]
         urls = [url for url, _ in running]
         pids = [pid for _, pid in running]
         start = asyncio.Event()
@@ -129,17 +130,19 @@ async def _mcp_load(dsn: str, workers: int, sessions: int, calls: int) -> dict[s
         each = max(1, calls // sessions)
         latencies: list[float] = []
 
+        session, call = cf._session, cf._call  # pyright: ignore[reportPrivateUsage]
+
         async def one(index: int) -> None:
             nonlocal ready
-            async with cf._session(urls[index % workers]) as client:
-                await cf._call(client, server)
+            async with session(urls[index % workers]) as client:
+                await call(client, server)
                 ready += 1
                 if ready == sessions:
                     start.set()
                 await start.wait()
                 for _ in range(each):
                     began = time.perf_counter()
-                    await cf._call(client, server)
+                    await call(client, server)
                     latencies.append(time.perf_counter() - began)
 
         tasks = [asyncio.create_task(one(i)) for i in range(sessions)]
