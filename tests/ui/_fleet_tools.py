@@ -1,0 +1,30 @@
+"""The tools every worker of the fleet (`tests/ui/_fleet.py`) serves: `hold` runs until it is
+cancelled, `deploy` needs approval and appends one line to the file `$CLAWCELL_TEST_FLEET_LOG`
+names, so a test counts its effects across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Final
+
+from clawcell import Tool
+
+LOG: Final = "CLAWCELL_TEST_FLEET_LOG"
+
+
+async def _hold(_: dict[str, Any]) -> str:
+    await asyncio.Event().wait()  # only cancellation (or the process's death) ends it
+    return "never"
+
+
+async def _deploy(params: dict[str, Any]) -> str:
+    with open(os.environ[LOG], "a", encoding="utf-8") as log:
+        log.write(f"{params.get('target', '?')} by {os.getpid()}\n")
+    return "deployed"
+
+
+TOOLS: Final = [
+    Tool(name="hold", execute=_hold),
+    Tool(name="deploy", execute=_deploy, approval="always"),
+]
