@@ -58,7 +58,8 @@ def _pending(turn: list[tuple[str, dict[str, Any]]]) -> tuple[str, str]:
             for item in data.values():
                 visit(item)
         elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType]
+            items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+            for item in items:
                 visit(item)
 
     visit([data for _, data in turn])
