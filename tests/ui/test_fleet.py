@@ -6,13 +6,19 @@ not the one running the turn."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Generator
 from typing import Any
 
+import mcp_types as types
 import pytest
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.ui._fleet import Fleet, events, start_fleet
+import mcp
+from tests.mcp_server._serve import envelope_of
+from tests.ui._fleet import MCP_TOKEN, Fleet, events, start_fleet
 from tests.ui._fleet_net import WORKER_HEADER
 
 pytestmark = pytest.mark.xdist_group("fleet")
@@ -172,3 +178,37 @@ def test_a_playground_card_expired_on_another_worker_never_runs_its_tool(fleet: 
         answer = client.post(path, json={"decision": "approve"})
     assert answer.status_code == 409, answer.text
     assert not [line for line in fleet.deployed() if line.startswith("delta")]
+
+
+class _Approve:
+    """An MCP client's elicitation callback that approves, counting the questions."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        del context, params
+        self.asked += 1
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+
+def test_an_mcp_approval_answered_through_the_balancer_runs_the_call_once(fleet: Fleet) -> None:
+    code = 'return await deploy({ target: "mcp-epsilon" });'
+    approve = _Approve()
+    before = len(fleet.mcp_proxy.served)
+
+    async def main() -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {MCP_TOKEN}"}
+        http = create_mcp_http_client(headers=headers)
+        try:
+            transport = streamable_http_client(fleet.mcp, http_client=http)
+            async with mcp.Client(transport, elicitation_callback=approve) as client:
+                return envelope_of(await client.call_tool("exec", {"code": code}))
+        finally:
+            await http.aclose()
+
+    envelope = asyncio.run(main())
+    assert (envelope["status"], envelope.get("value")) == ("completed", "deployed"), envelope
+    assert approve.asked == 1
+    assert set(fleet.mcp_proxy.served[before:]) == {0, 1}  # both workers answered requests
+    assert len([line for line in fleet.deployed() if line.startswith("mcp-epsilon")]) == 1
