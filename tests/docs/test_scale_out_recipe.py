@@ -19,7 +19,7 @@ from clawcell.ui._settings import load_settings as load_ui_settings
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "scale-out.md").read_text("utf-8")
 RECIPE = PAGE[PAGE.index("### Recipe\n") : PAGE.index("### Connection budget\n")]
 UNITS = re.findall(r"^```ini\n(.*?)^```", RECIPE, re.M | re.S)
-(NGINX,) = re.findall(r"^```nginx\n(.*?)^```", RECIPE, re.M | re.S)
+NGINX, STICKY = re.findall(r"^```nginx\n(.*?)^```", RECIPE, re.M | re.S)
 (TOML,) = re.findall(r"^```toml\n(.*?)^```", RECIPE, re.M | re.S)
 SECRETS = {"PGPASSWORD": "pw", "CLAWCELL_UI_TOKEN": "a-shared-token-0123456789abcdef"}
 
@@ -64,3 +64,12 @@ def test_nginx_streams_ui_and_mcp_unbuffered_to_defined_upstreams() -> None:
         if target != "clawcell_canvas":  # the chat's and MCP's Server-Sent Events
             assert "proxy_buffering off;" in server
             assert "proxy_read_timeout 1h;" in server
+
+
+def test_the_sticky_rule_hashes_the_session_id_of_the_api_path() -> None:
+    (pattern,) = re.findall(r"~(\^/api/sessions/\S+)\s+\$sid;", STICKY)
+    found = re.match(pattern.replace("(?<sid>", "(?P<sid>"), "/api/sessions/s-1/live")
+    assert found is not None and found.group("sid") == "s-1"
+    assert re.match(pattern.replace("(?<sid>", "(?P<sid>"), "/static/app.css") is None
+    assert "hash $clawcell_route consistent;" in STICKY
+    assert STICKY.count("{") == STICKY.count("}")

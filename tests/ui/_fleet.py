@@ -30,7 +30,7 @@ from psycopg import sql
 
 from clawcell.ui._security import Secrets
 from tests.ui._fleet_net import Loopback, RoundRobin, loopback_socket, url_of
-from tests.ui._fleet_tools import LOG
+from tests.ui._fleet_tools import LOG, STORE
 
 TOKEN: Final = "one-token-for-the-whole-fleet-0123456789"
 MCP_TOKEN: Final = "mcp-token-for-the-whole-fleet-0123456789"
@@ -82,12 +82,12 @@ def _database(dsn: str, name: str, *, drop: bool) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
-def _config(store: str, model: str, ui_host: str, canvas_origin: str) -> str:
+def _config(store: str, model: str, ui_host: str, canvas_origin: str, pool: int) -> str:
     """The `clawcell.toml` every worker reads (each adds its own `canvasPort`)."""
     return (
-        'tools = ["tests.ui._fleet_tools:TOOLS"]\n'
+        'tools = ["tests.ui._fleet_tools:tools"]\n'
         f"store = {json.dumps(store)}\n"
-        "store_pool = 4\n"
+        f"store_pool = {pool}\n"
         "[agent]\n"
         'model = "openai:fleet-model"\n'
         f"base_url = {json.dumps(model + '/v1')}\n"
@@ -145,7 +145,14 @@ def _stop(workers: list[Worker]) -> None:
 
 
 @contextlib.contextmanager
-def start_fleet(postgres_dsn: str, tmp: Path) -> Generator[Fleet]:
+def start_fleet(
+    postgres_dsn: str,
+    tmp: Path,
+    *,
+    ui_workers: int = UI_WORKERS,
+    mcp_workers: int = MCP_WORKERS,
+    store_pool: int = 4,
+) -> Generator[Fleet]:
     """Start the fleet on a new database of `postgres_dsn`'s server; stop it and drop the
     database afterwards."""
     name = f"fleet_{uuid.uuid4().hex[:12]}"
@@ -155,21 +162,21 @@ def start_fleet(postgres_dsn: str, tmp: Path) -> Generator[Fleet]:
     ui_sock, mcp_sock, canvas_sock = loopback_socket(), loopback_socket(), loopback_socket()
     mcp_host = f"127.0.0.1:{mcp_sock.getsockname()[1]}"
     shared = _config(store, loopback.model.url, url_of(ui_sock).removeprefix("http://"),
-                     url_of(canvas_sock))  # fmt: skip
+                     url_of(canvas_sock), store_pool)  # fmt: skip
     config = tmp / "clawcell.toml"
     config.write_text(shared)
-    canvas_ports = _free_ports(UI_WORKERS)
+    canvas_ports = _free_ports(ui_workers)
     for n, port in enumerate(canvas_ports):
         (tmp / f"worker-{n}.toml").write_text(shared + f"canvasPort = {port}\n")
     key = base64.b64encode(secrets.token_bytes(32)).decode()
     env = {**os.environ, "CLAWCELL_TEST_UI_TOKEN": TOKEN, "CLAWCELL_MCP_TOKEN": MCP_TOKEN,
-           "CLAWCELL_STATE_KEY": f"fleet:{key}", LOG: str(tmp / "deployed.log"),
+           "CLAWCELL_STATE_KEY": f"fleet:{key}", LOG: str(tmp / "deployed.log"), STORE: store,
            "PYTHONPATH": str(ROOT)}  # fmt: skip
     mcp = ["mcp", "serve", "--http", "--config", str(config), "--port", "0",
            "--allow-host", mcp_host]  # fmt: skip
     ui = [_start(["serve", "--config", str(tmp / f"worker-{n}.toml")], env, stderr=False)
-          for n in range(UI_WORKERS)]  # fmt: skip
-    mcps = [_start(mcp, env, stderr=True) for _ in range(MCP_WORKERS)]
+          for n in range(ui_workers)]  # fmt: skip
+    mcps = [_start(mcp, env, stderr=True) for _ in range(mcp_workers)]
     try:
         for worker in ui:
             worker.url = _ready(worker, r"(http://[^/]+)/\?token=", "stdout")

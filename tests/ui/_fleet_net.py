@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import socket
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
@@ -38,13 +39,18 @@ def _text(message: dict[str, Any]) -> str:
 
 def model_answer(request: Request) -> Answer:
     """The scripted model: a user message `hold…` runs a cell that holds, `deploy <x>` one
-    that needs approval, `canvas` one that shows a canvas; anything else (and every tool
-    result) is answered with the user messages it was sent (`saw: a | b | c`)."""
+    that needs approval, `canvas` one that makes a canvas (and a reply embedding it once the
+    tool result names it); anything else is answered with the user messages it was sent
+    (`saw: a | b | c`)."""
     messages: list[dict[str, Any]] = request.body["messages"]
     users = [_text(m) for m in messages if m.get("role") == "user"]
     code = _cell(users[-1]) if messages[-1].get("role") == "user" else None
     if code is None:
+        embed = re.search(r'\[embed ref=\\?"(cv_\w+)', _text(messages[-1]))
         reply = "saw: " + " | ".join(users)
+        if embed is not None and messages[-1].get("role") == "tool":
+            reply = f'Here is the canvas.\n[embed ref="{embed.group(1)}" title="Fleet" /]'
+
         return fake.text(reply) if request.body.get("stream") else fake.whole(reply)
     arguments = json.dumps({"code": code})
     call = fake.call_chunks(f"call_{len(messages)}", [arguments])
@@ -63,15 +69,23 @@ def _cell(text: str) -> str | None:
     return None
 
 
-class RoundRobin:
-    """An ASGI reverse proxy to `backends` (base URLs), one request each in turn."""
+Pick = Callable[[str, str], int]
+"""`pick(method, path)`: the index of the backend a request goes to."""
 
-    def __init__(self, backends: Sequence[str]) -> None:
+
+class RoundRobin:
+    """An ASGI reverse proxy to `backends` (base URLs), one request each in turn (or the one
+    `pick` chooses)."""
+
+    def __init__(self, backends: Sequence[str], pick: Pick | None = None) -> None:
         self.backends = list(backends)
+        self._pick = pick
         self._next = itertools.cycle(range(len(self.backends)))
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(60, read=None))
         self.served: list[int] = []
         """The backend index of each request, in order."""
+        self.requests: list[tuple[str, str, int]] = []
+        """`(method, path, backend index)` of each request, in order."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -86,8 +100,11 @@ class RoundRobin:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        index = next(self._next)
+        index = (
+            next(self._next) if self._pick is None else self._pick(scope["method"], scope["path"])
+        )
         self.served.append(index)
+        self.requests.append((scope["method"], scope["path"], index))
         target = self.backends[index] + scope["raw_path"].decode()
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode()
@@ -134,9 +151,11 @@ class Loopback:
     def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
 
-    def proxy(self, sock: socket.socket, backends: Sequence[str]) -> RoundRobin:
+    def proxy(
+        self, sock: socket.socket, backends: Sequence[str], pick: Pick | None = None
+    ) -> RoundRobin:
         """Serve a `RoundRobin` over `backends` on the listening `sock`."""
-        proxy = RoundRobin(backends)
+        proxy = RoundRobin(backends, pick)
         config = uvicorn.Config(proxy, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         serving = asyncio.run_coroutine_threadsafe(server.serve(sockets=[sock]), self.loop)

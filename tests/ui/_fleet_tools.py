@@ -1,6 +1,7 @@
 """The tools every worker of the fleet (`tests/ui/_fleet.py`) serves: `hold` runs until it is
 cancelled, `deploy` needs approval and appends one line to the file `$CLAWCELL_TEST_FLEET_LOG`
-names, so a test counts its effects across processes."""
+names, so a test counts its effects across processes, and `canvas` stores a hosted document
+in the fleet's database (`$CLAWCELL_TEST_FLEET_STORE`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import os
 from typing import Any, Final
 
 from clawcell import Tool
+from clawcell.store import PostgresStore
+from clawcell.ui import canvas_tool
 
 LOG: Final = "CLAWCELL_TEST_FLEET_LOG"
+STORE: Final = "CLAWCELL_TEST_FLEET_STORE"
 
 
 async def _hold(_: dict[str, Any]) -> str:
@@ -24,7 +28,10 @@ async def _deploy(params: dict[str, Any]) -> str:
     return "deployed"
 
 
-TOOLS: Final = [
-    Tool(name="hold", execute=_hold),
-    Tool(name="deploy", execute=_deploy, approval="always"),
-]
+def tools() -> list[Tool]:
+    """The fleet's tools (a factory: the canvas tool's store connects on first use)."""
+    return [
+        Tool(name="hold", execute=_hold),
+        Tool(name="deploy", execute=_deploy, approval="always"),
+        canvas_tool(PostgresStore(os.environ[STORE], max_size=2)),
+    ]
