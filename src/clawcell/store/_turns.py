@@ -62,6 +62,13 @@ _STRAYS: set[asyncio.Task[None]] = set()
 """Cancelled watch tasks until they end (the loop holds tasks only weakly)."""
 
 
+def _forget(task: asyncio.Task[None]) -> None:
+    """Drop an ended watch task, logging what it raised (nobody awaits it)."""
+    _STRAYS.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None:
+        _log.warning("a released turn's watch failed", exc_info=error)
+
+
 def worker_id() -> str:
     """An owner id unique to this process: `host:pid:uuid4`."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
@@ -140,7 +147,7 @@ class TurnHold:
             # turn's end waiting on it; it ends at its next wake-up, seeing `_stopping`.
             watch.cancel()
             _STRAYS.add(watch)
-            watch.add_done_callback(_STRAYS.discard)
+            watch.add_done_callback(_forget)
         await self._keeper.close()
         with contextlib.suppress(StaleRunError):
             await self._store.release_run(self._keeper.lease)
