@@ -143,6 +143,8 @@ class StoreTurns:
         row = row_of(session_id)
         for _ in range(5):
             meta, _revision = await self._rows.load(session_id)
+            if running_of(meta) is not None:
+                return None  # another worker's turn began since the caller looked
             seq = int(meta.get("last", 0)) + 1
             turn_id = f"t{seq}-{secrets.token_hex(4)}"
             elected = {"turnId": turn_id, "owner": self.owner, "at": time.time()}
