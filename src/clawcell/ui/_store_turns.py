@@ -9,11 +9,8 @@ disjoint keys, woken by `NOTIFY` or polling), `put_new` elections (who starts th
 in chunks written at most every 0.1 s, and the workers' heartbeats.
 
 A running turn whose worker's heartbeat lapsed is ended by the first worker that notices (a
-page's request, a follower after a quiet spell, or each worker's background sweep every
-third of the lease): marked `interrupted`, its pages get an `error` message and the turn's
-end, the agent stores the message that ends the interrupted turn (`Agent.recover_turn`),
-and the queue's next message runs. This worker's own turns are tasks here (`LiveTurn`s);
-memory holds nothing else, so nothing another worker changes can go stale in it.
+request, a follower, or each worker's sweep): see `docs/scale-out.md`. This worker's own
+turns are tasks here; memory holds nothing else, so nothing can go stale in it.
 """
 
 from __future__ import annotations
@@ -327,6 +324,9 @@ class StoreTurns:
         if turn_id in self._ending:
             return
         if not await self._first.put_new(row, f"over:{turn_id}", value_of(self.owner)):
+            elected = await self._store.get(row, f"over:{turn_id}")
+            if elected is not None and not await self._rows.alive(json.loads(elected.json)):
+                await self._store.delete(row, f"over:{turn_id}")  # it died too: elect again
             return
         self._ending.add(turn_id)
         messages = self._interrupted(session_id)
