@@ -89,8 +89,14 @@ def test_both_workers_see_the_running_turn_and_one_queue_they_both_change(
         assert [(m.id, m.text) for m in await a.queue("s")] == [(first.id, "first, edited")]
         assert await b.queue("s") == await a.queue("s")
         gate.set()
-        seen = await _follow(b, "turn_end", turn.turn_id)
-        assert seen[-1] == ("turn_end", "finished")
+        ended, queue = False, None
+        async for kind, data in b.follow("s", turn.turn_id, 0):
+            ended = ended or (kind, data.get("state")) == ("turn_end", "finished")
+            queue = data["queue"] if kind == "queue" else queue
+            if ended and queue == []:
+                break  # the turn ended and the queued message left the queue
+        while not started:  # A hands the message on right after taking it
+            await asyncio.sleep(0.01)
         assert started == [("a", "first, edited")]  # A ended its turn and took the next
         assert await b.queue("s") == ()
 

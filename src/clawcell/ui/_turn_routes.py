@@ -334,7 +334,8 @@ class ChatTurns:
 
         turn = await self.turns.start(session_id, self._producer(session_id, renderer, continued))
         if turn is None:  # another worker began a turn of the session this very moment
-            await cast(AsyncGenerator[AgentEvent, None], events).aclose()
+            if isinstance(events, AsyncGenerator):  # it holds the session's turn lease
+                await cast(AsyncGenerator[AgentEvent, None], events).aclose()
             return _conflict(f"a turn began in session {session_id!r:.80}: decide once it ended.")
         return self._answer(request, turn)
 
