@@ -36,7 +36,7 @@ def _run(tmp_path: Path, body: Body, *, flush: float = 0.1) -> list[str]:
         stores = [SQLiteStore(tmp_path / "state.db") for _ in range(2)]
         a = StoreTurns(stores[0], next_turn("a"), owner="a", flush_seconds=flush)
         b = StoreTurns(stores[1], next_turn("b"), owner="b", flush_seconds=flush,
-                       interrupted=lambda session: DEAD, recover=recover)  # fmt: skip
+                       interrupted=lambda stored: DEAD, recover=recover)  # fmt: skip
         try:
             await body(a, b, started)
         finally:

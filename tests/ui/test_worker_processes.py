@@ -196,8 +196,10 @@ def test_a_worker_killed_mid_cell_has_its_turn_ended_by_another_and_the_page_is_
         told.append((name, data))
         if _kind(name, data) == "turn_end":
             break
-    errors = [data["event"] for name, data in told if name == "error"]
-    assert [e["code"] for e in errors] == ["worker_lost"]
+    errors = [data for name, data in told if name == "error"]
+    assert [e["event"]["code"] for e in errors] == ["worker_lost"]
+    redrawn = [op for op in errors[0]["ops"] if op["op"] == "replace"]  # the held cell's card
+    assert len(redrawn) == 1 and "status-failed" in redrawn[0]["html"]
     assert told[-1][1]["event"]["state"] == "interrupted"
     assert "saw: hold still | are you there" in _reply(_turn(b, "k", "are you there"))
     with c.client() as client:

@@ -168,6 +168,15 @@ class LiveRows:
             row_of(session_id), RUN, timeout=timeout, since=since
         )
 
+    async def messages(self, session_id: str, turn_id: str, chunks: int) -> list[str]:
+        """The stored messages of a turn (its first `chunks` chunks)."""
+        row, messages = row_of(session_id), list[str]()
+        for chunk in range(chunks):
+            stored = await self.store.get(row, f"c:{turn_id}:{chunk}")
+            if stored is not None:
+                messages += json.loads(stored.json)["messages"]
+        return messages
+
     async def withdraw(self) -> None:
         """Delete this worker's heartbeat (it stops)."""
         await self.store.delete(_WORKERS, self.owner)

@@ -59,8 +59,8 @@ __all__ = ["StoreTurns"]
 
 _log = logging.getLogger("clawcell.ui")
 
-Interrupted = Callable[[str], list[str]]
-"""The SSE messages that tell a dead worker's turn's pages it ended (given the session id)."""
+Interrupted = Callable[[list[str]], list[str]]
+"""The SSE messages that tell a dead worker's turn's pages it ended (given its messages)."""
 Recover = Callable[[str], Awaitable[object]]
 """Stores what ends a dead worker's turn in the session's transcript (`Agent.recover_turn`)."""
 
@@ -85,7 +85,7 @@ class StoreTurns:
         store: SessionStore,
         next_turn: NextTurn,
         *,
-        interrupted: Interrupted = lambda session_id: [],
+        interrupted: Interrupted = lambda stored: [],
         recover: Recover | None = None,
         owner: str | None = None,
         lease_seconds: float = 30.0,
@@ -329,8 +329,8 @@ class StoreTurns:
                 await self._store.delete(row, f"over:{turn_id}")  # it died too: elect again
             return
         self._ending.add(turn_id)
-        messages = self._interrupted(session_id)
         chunks, count = int(record.get("chunks", 0)), int(record.get("count", 0))
+        messages = self._interrupted(await self._rows.messages(session_id, turn_id, chunks))
         if messages:
             await self._store.put(row, f"c:{turn_id}:{chunks}",
                                   value_of({"from": count, "messages": messages}))  # fmt: skip

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..mcp import mcp_app_sink
 from ..store import MemoryStore, SessionStore
 from ._approvals import DECIDED_BY, read_decision
+from ._interrupted import interrupted_messages
 from ._mcp_app_api import McpAppApi
 from ._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from ._render import Renderer
@@ -36,10 +37,6 @@ __all__ = ["MAX_MESSAGE_CHARS", "ChatTurns"]
 MAX_MESSAGE_CHARS: Final = 100_000
 LIVE_EVENT: Final = "live"
 """The SSE event name of the live stream's own messages (turn begun/ended, queue, gone)."""
-WORKER_LOST: Final = (
-    "The worker running this turn stopped before the turn ended (it died or lost the "
-    "database), so another worker ended it. What it streamed is kept; send a message to go on."
-)
 
 
 @runtime_checkable
@@ -74,17 +71,10 @@ class ChatTurns:
     def _registry(self, agent: ChatAgent) -> TurnRegistry:
         """`StoreTurns` when the agent's store may be shared by workers, else `LocalTurns`."""
         if isinstance(agent, _StoreAgent) and not isinstance(agent.store, MemoryStore):
-            return StoreTurns(agent.store, self._queued_turn, interrupted=self._interrupted,
+            return StoreTurns(agent.store, self._queued_turn, interrupted=interrupted_messages,
                               recover=agent.recover_turn,
                               lease_seconds=agent.turn_lease_seconds)  # fmt: skip
         return LocalTurns(self._queued_turn)
-
-    def _interrupted(self, session_id: str) -> list[str]:
-        """What a page following a dead worker's turn is told as another worker ends it."""
-        data = {"type": "error", "code": "worker_lost", "message": WORKER_LOST}
-        ops = [{"op": "append", "target": "transcript", "html": fragment("error", value=data)}]
-        done: dict[str, object] = {"event": {"type": "done"}, "ops": []}
-        return [sse_message("error", {"event": data, "ops": ops}), sse_message("done", done)]
 
     async def _queued_turn(self, session_id: str, text: str) -> None:
         """A queued message's turn: rendered with the renderer of the session's last request
