@@ -170,6 +170,11 @@ class SessionTurns:
         self.owner = owner or worker_id()
         self._seconds = check_lease_seconds(lease_seconds)
 
+    @property
+    def lease_seconds(self) -> float:
+        """How long a turn lease lasts unless renewed."""
+        return self._seconds
+
     async def hold(self, session_id: str, *, wait: float) -> TurnHold | None:
         """Take the session's turn lease, waiting up to `wait` seconds for another worker's
         turn to end (or its lease to lapse); `None` when it is still held then.
