@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import mcp_types as types
@@ -115,7 +115,22 @@ def test_a_card_expired_by_a_newer_message_on_another_worker_never_runs_its_tool
     assert not [line for line in fleet.deployed() if line.startswith("gamma")]
 
 
-def test_a_second_message_waits_for_the_running_turn_and_stop_from_another_worker_ends_it(
+def _live(fleet: Fleet, base: str, session: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A page's live stream of the session on the worker at `base`, forever."""
+    with (
+        fleet.client(base) as client,
+        client.stream("GET", f"/api/sessions/{session}/live") as response,
+    ):
+        assert response.status_code == 200
+        yield from events(response.iter_lines())
+
+
+def _kind(name: str, data: dict[str, Any]) -> str:
+    """A live pair's kind: the `live` message's own type, else the SSE event name."""
+    return str(data["event"]["type"]) if name == "live" else name
+
+
+def test_a_second_message_is_queued_behind_the_running_turn_and_stop_from_another_worker_ends_it(
     fleet: Fleet,
 ) -> None:
     a, b, c = (w.url for w in fleet.ui_workers)
@@ -127,14 +142,20 @@ def test_a_second_message_waits_for_the_running_turn_and_stop_from_another_worke
         for name, _ in events(lines):
             if name == "cell_output":
                 break
-        with fleet.client(c) as other:
-            queued = other.build_request("POST", "/api/sessions/busy/turns", json={"text": "next"})
-            second = other.send(queued, stream=True)  # waits for the session behind A's turn
-            with fleet.client(b) as third:
-                assert third.post("/api/sessions/busy/stop").json() == {"stopped": True}
-            assert [name for name, _ in events(lines)][-2:] == ["turn_stopped", "done"]
-            follow = list(events(second.iter_lines()))
-            second.close()
+        with fleet.client(c) as other:  # the turn runs on A: C queues the message, visibly
+            queued = other.post("/api/sessions/busy/turns", json={"text": "next"})
+            assert queued.status_code == 202 and queued.json()["queued"]["text"] == "next"
+        live = _live(fleet, c, "busy")
+        assert _kind(*next(live)) == "queue"  # C's page follows the session from here on
+        with fleet.client(b) as third:
+            assert third.post("/api/sessions/busy/stop").json() == {"stopped": True}
+        assert [name for name, _ in events(lines)][-2:] == ["turn_stopped", "done"]
+    follow: list[tuple[str, dict[str, Any]]] = []
+    for name, data in live:  # on C: the stopped turn's end, then the queued one, relayed
+        follow.append((name, data))
+        if sum(_kind(*pair) == "turn_end" for pair in follow) == 2:
+            break
+    live.close()  # the page leaves: its stream is closed
     assert "saw: hold on | next" in _reply(follow)  # the model saw the stopped turn's message
     with fleet.client() as client:
         history = client.get("/api/sessions/busy/history").json()
