@@ -24,14 +24,15 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..reply import is_allowed_remote_media_url
+from ._markdown_rules import use_bare_links, use_task_lists
 
 __all__ = ["PART_CHARS", "highlight_css", "join_parts", "render_markdown", "render_markdown_parts"]
 
 _TAGS: Final = frozenset(
     {
         "a", "blockquote", "br", "code", "del", "em", "s", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "img", "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td", "th",
-        "thead", "tr", "ul",
+        "hr", "img", "input", "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td",
+        "th", "thead", "tr", "ul",
     }
 )  # fmt: skip
 _ATTRIBUTES: Final = {
@@ -41,6 +42,8 @@ _ATTRIBUTES: Final = {
     "span": {"class"},
     "th": {"class"},
     "td": {"class"},
+    "li": {"class"},
+    "input": {"checked", "aria-label"},
 }
 _ALIGN: Final = re.compile(r'<(t[hd]) style="text-align:(left|right|center)">')
 """A table column's alignment: the page's CSP allows no inline style, so it becomes a class."""
@@ -55,9 +58,16 @@ _COPY: Final = (
     '<div class="code-block"><button type="button" class="copy copy-code" '
     'aria-label="Copy code">Copy</button><pre tabindex="0"><code'
 )
-_SET: Final = {"a": {"target": "_blank"}, "pre": {"tabindex": "0"}, "table": {"tabindex": "0"}}
+_SET: Final = {
+    "a": {"target": "_blank"},
+    "pre": {"tabindex": "0"},
+    "input": {"type": "checkbox", "disabled": "disabled"},
+}
 """A link opens a new tab (with `rel="noopener noreferrer"`: the reply's page keeps running and
-the other page gets no handle on it); code and tables that scroll take keyboard focus."""
+the other page gets no handle on it); code that scrolls takes keyboard focus; the only input
+kept is a disabled checkbox (a task list's, `_markdown_rules`)."""
+_TABLE: Final = '<div class="table-scroll" tabindex="0" role="region" aria-label="Table"><table>'
+"""A table scrolls sideways in its own focusable box (a phone's width is not a table's)."""
 
 
 def _highlight(code: str, language: str, _attributes: str) -> str:
@@ -71,9 +81,12 @@ def _highlight(code: str, language: str, _attributes: str) -> str:
     return str(_PYGMENTS.highlight(code, lexer, _FORMATTER))
 
 
-_MARKDOWN: Final = MarkdownIt(
-    "commonmark", {"html": False, "linkify": False, "highlight": _highlight}
-).enable(["table", "strikethrough"])
+_MARKDOWN: Final = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
+    .enable(["table", "strikethrough"])
+    .use(use_bare_links)
+    .use(use_task_lists)
+)
 
 
 def _filter(element: str, attribute: str, value: str) -> str | None:
@@ -85,6 +98,10 @@ def _filter(element: str, attribute: str, value: str) -> str | None:
         return value if _TOKEN_CLASS.fullmatch(value) else None
     if element in ("th", "td") and attribute == "class":
         return value if value in ("align-left", "align-right", "align-center") else None
+    if element == "li" and attribute == "class":
+        return value if value == "task" else None
+    if element == "input" and attribute == "aria-label":
+        return value if value in ("done", "to do") else None
     return value
 
 
@@ -136,9 +153,12 @@ def _clean(rendered: str) -> str:
         attribute_filter=_filter,
         set_tag_attribute_values=_SET,
     )
-    # Only fences make `<pre><code`: text and inline code come out escaped.
-    return html.replace('<pre tabindex="0"><code', _COPY).replace(
-        "</code></pre>", "</code></pre></div>"
+    # Only fences make `<pre><code` and only tables `<table>`: text and code come out escaped.
+    return (
+        html.replace('<pre tabindex="0"><code', _COPY)
+        .replace("</code></pre>", "</code></pre></div>")
+        .replace("<table>", _TABLE)
+        .replace("</table>", "</table></div>")
     )
 
 
