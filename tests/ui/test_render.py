@@ -78,13 +78,19 @@ def test_markdown_is_rendered_and_sanitized(markdown: str, html: str) -> None:
             "https://en.wikipedia.org/wiki/Foo_(bar)).",
             LINK.format(*["https://en.wikipedia.org/wiki/Foo_(bar)"] * 2) + ").",
         ),
-        ("www.example.com/p?q=1;", LINK.format("https://www.example.com/p?q=1", "www.example.com/p?q=1") + ";"),
+        (
+            "www.example.com/p?q=1;",
+            LINK.format("https://www.example.com/p?q=1", "www.example.com/p?q=1") + ";",
+        ),
         ("javascript:alert(1)", "javascript:alert(1)"),  # never a scheme but http(s)
         ("data:text/html,<b>x</b>", "data:text/html,&lt;b&gt;x&lt;/b&gt;"),
         ("vbscript:msgbox(1) http:// www.", "vbscript:msgbox(1) http:// www."),
         ("`https://in.code/` ok", "<code>https://in.code/</code> ok"),
         ("[named](https://a.dev/) text", LINK.format("https://a.dev/", "named") + " text"),
-        ('https://a.dev/"><script>', LINK.format("https://a.dev/", "https://a.dev/") + '"&gt;&lt;script&gt;'),
+        (
+            'https://a.dev/"><script>',
+            LINK.format("https://a.dev/", "https://a.dev/") + '"&gt;&lt;script&gt;',
+        ),
         ("xhttps://glued.dev", "xhttps://glued.dev"),
     ],
     ids=[
