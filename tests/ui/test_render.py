@@ -297,3 +297,23 @@ def test_an_unknown_language_is_shown_plain_and_span_classes_stay_token_names() 
 
     assert '<code class="language-nope">a &lt; b\n</code>' in render_markdown("```nope\na < b\n```")
     assert "<span" not in render_markdown('<span class="x" onclick="y">z</span>')
+
+
+def test_a_canvas_is_drawn_where_its_shortcode_stood() -> None:
+    text = (
+        "Before the board.\n\n"
+        '[embed ref="cv_a" title="A" /]\n\n'
+        "Between.\nMEDIA:https://cdn.example.com/chart.png\n"
+        '[embed ref="cv_b" title="B"]ignored body[/embed] After `[embed ref="cv_c" /]`.'
+    )
+    items = _renderer().reply_text(text).items
+    kinds = [(type(item).__name__, getattr(item, "title", None)) for item in items]
+    assert kinds == [
+        ("HtmlView", None), ("CanvasView", "A"), ("HtmlView", None), ("AttachmentView", None),
+        ("CanvasView", "B"), ("HtmlView", None),
+    ]  # fmt: skip
+    first, _, between, _, _, after = items
+    assert isinstance(first, HtmlView) and first.html == "<p>Before the board.</p>\n"
+    assert isinstance(between, HtmlView) and between.html == "<p>Between.</p>\n"
+    assert isinstance(after, HtmlView)
+    assert after.html == '<p>After <code>[embed ref="cv_c" /]</code>.</p>\n'  # code: literal
