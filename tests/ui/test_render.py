@@ -10,7 +10,7 @@ import pytest
 
 from clawcell.reply import build_reply
 from clawcell.ui import UiSettings
-from clawcell.ui._markdown import render_markdown
+from clawcell.ui._markdown import highlight_css, render_markdown
 from clawcell.ui._media import MediaRoots
 from clawcell.ui._render import Renderer
 from clawcell.ui._views import AttachmentView, CanvasView, HtmlView
@@ -317,3 +317,21 @@ def test_a_canvas_is_drawn_where_its_shortcode_stood() -> None:
     assert isinstance(between, HtmlView) and between.html == "<p>Between.</p>\n"
     assert isinstance(after, HtmlView)
     assert after.html == '<p>After <code>[embed ref="cv_c" /]</code>.</p>\n'  # code: literal
+
+
+def test_every_highlight_colour_contrasts_4_5_to_1_with_the_code_background() -> None:
+    def rgb(hex_colour: str) -> tuple[int, ...]:
+        full = "".join(c * 2 for c in hex_colour) if len(hex_colour) == 3 else hex_colour
+        return tuple(int(full[i : i + 2], 16) for i in (0, 2, 4))
+
+    def luminance(colour: tuple[int, ...]) -> float:
+        linear = [c / 3294 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in colour]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = highlight_css().split("@media (prefers-color-scheme: dark)")
+    for rules, background in ((light, "f0f2f5"), (dark, "262d38")):  # `--code` in app.css
+        colours = re.findall(r"(?<![-\w])color: #([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b", rules)
+        assert len(colours) > 20
+        for colour in colours:
+            high, low = sorted((luminance(rgb(colour)), luminance(rgb(background))))[::-1]
+            assert (high + 0.05) / (low + 0.05) >= 4.5, colour

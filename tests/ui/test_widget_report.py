@@ -30,8 +30,12 @@ REPORT: dict[str, Any] = {
 }  # fmt: skip
 
 
+async def _execute(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    return await tool.execute(arguments)
+
+
 def _show(store: MemoryStore, **arguments: Any) -> dict[str, Any]:
-    return asyncio.run(widget_tool(store).execute(arguments))
+    return asyncio.run(_execute(widget_tool(store), arguments))
 
 
 def test_a_report_is_stored_as_a_static_page_with_every_value_escaped() -> None:
