@@ -51,7 +51,7 @@ def test_a_report_is_stored_as_a_static_page_with_every_value_escaped() -> None:
         '<a href="https://example.com/b?x=1&amp;y=2" target="_blank" rel="noopener noreferrer">'
         "Board</a>" in page
     )
-    assert page.count("<rect") == 2 and "<strong>24</strong>" in page
+    assert page.count("<rect") == 2 and '<div class="metric">24</div>' in page
 
 
 def test_the_canvas_host_serves_a_report_where_no_script_can_run() -> None:

@@ -40,12 +40,12 @@ _CSS: Final = """
 .report { display: grid; gap: 12px; }
 .report h2 { font-size: 14px; margin: 0 0 6px; }
 .report p { margin: 0; white-space: pre-wrap; }
-.report .metrics { display: flex; flex-wrap: wrap; gap: 8px; }
-.report .metric { min-width: 7rem; }
+.report .metrics { display: grid; grid-template-columns: repeat(auto-fit, minmax(8rem, 1fr));
+  gap: 8px; }
 .report table { border-collapse: collapse; width: 100%; font-size: 13px; }
 .report th, .report td { border: 1px solid var(--border); padding: 4px 8px; text-align: left; }
 .report .table { overflow-x: auto; }
-.report svg { width: 100%; height: auto; }
+.report svg { display: block; width: 100%; height: auto; max-height: 200px; }
 .report ul { margin: 0; padding-left: 1.2rem; }
 """
 
@@ -141,21 +141,22 @@ def _item(kind: str, value: object, where: str) -> dict[str, Any]:
 
 
 def report_height(report: Mapping[str, Any]) -> int:
-    """About how tall the report draws (px): its frame cannot measure it (no script)."""
-    height = 24
+    """About how tall the report draws on a phone (px): its frame cannot measure it (no
+    script), so this errs on the tall side; a taller report scrolls in its frame."""
+    height = 32
     for block in cast(list[dict[str, Any]], report["blocks"]):
-        height += 40 if "title" in block else 16
+        height += 12 + (28 if "title" in block else 0)
         kind = block["type"]
         if kind == "text":
-            height += 20 * (1 + len(block["text"]) // 70 + block["text"].count("\n"))
+            height += 22 * (1 + len(block["text"]) // 45 + block["text"].count("\n"))
         elif kind == "metrics":
-            height += 84 * math.ceil(len(block["items"]) / 3)
+            height += 112 * math.ceil(len(block["items"]) / 2)
         elif kind == "table":
-            height += 30 * (1 + len(block["rows"]))
+            height += 34 * (1 + len(block["rows"])) + 8
         elif kind == "chart":
             height += 200
         else:
-            height += 26 * len(block["items"])
+            height += 30 * len(block["items"])
     return max(160, min(height, 1200))
 
 
@@ -181,8 +182,8 @@ def _html(block: Mapping[str, Any]) -> str:
         body = (
             '<div class="metrics">'
             + "".join(
-                f'<div class="card metric"><div class="muted">{e(i["label"])}</div>'
-                f"<strong>{e(i['value'])}</strong>"
+                f'<div class="card"><div class="muted">{e(i["label"])}</div>'
+                f'<div class="metric">{e(i["value"])}</div>'
                 + (f'<div class="muted">{e(i["detail"])}</div>' if i.get("detail") else "")
                 + "</div>"
                 for i in block["items"]
@@ -225,7 +226,7 @@ def _chart(points: list[dict[str, Any]], *, line: bool) -> str:
         return zero - value / span * height
 
     labels = "".join(
-        f'<text x="{(i + 0.5) * step:.1f}" y="{height + 16}" text-anchor="middle" font-size="11" '
+        f'<text x="{(i + 0.5) * step:.1f}" y="{height + 20}" text-anchor="middle" font-size="18" '
         f'fill="currentColor">{html.escape(p["label"][:12])}</text>'
         for i, p in enumerate(points)
     )
@@ -242,5 +243,5 @@ def _chart(points: list[dict[str, Any]], *, line: bool) -> str:
             "</title></rect>"
             for i, p in enumerate(points)
         )
-    box = f'viewBox="0 0 {width} {height + 24}" role="img" aria-label="chart"'
+    box = f'viewBox="0 0 {width} {height + 28}" role="img" aria-label="chart"'
     return f"<svg {box}>{marks}{labels}</svg>"

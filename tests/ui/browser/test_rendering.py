@@ -34,7 +34,11 @@ REST = "```\n\nDone: ~~old~~ new, see https://example.com/docs.\n"
 FINAL = (
     "".join(STREAMED) + REST + "\n- [x] parsed\n- [ ] shipped\n\n"
     "Not a link: javascript:alert(1)\n\n" + WIDE + "\nThe board:\n\n"
-    '[embed ref="cv_board" title="Board" /]\n\nAfter the board.\n'
+    '[embed ref="cv_board" title="Board" height="160" /]\n\nAfter the board.\n'
+)
+BOARD = (
+    b"<!doctype html><meta charset=utf-8><body style='font:15px system-ui;margin:12px'>"
+    b"<h3 style='margin:0 0 8px'>Board</h3><p>3 open, 5 done, 1 blocked.</p>"
 )
 CONTEXTS = [(1280, 900, "light"), (390, 844, "dark")]
 IDS = ["desktop-light", "phone-dark"]
@@ -73,6 +77,7 @@ def test_a_reply_streams_as_markdown_and_renders_every_feature(
     name = f"{'desktop' if width == 1280 else 'phone'}-{scheme}"
     try:
         with serve_agent(_factory(gate)) as running:
+            running.call(running.store.put_document("cv_board", {"index.html": BOARD}))
             page.goto(running.login_url)
             page.wait_for_selector("body[data-ready=true]")
             page.fill("#composer textarea", "Show me.")
@@ -155,7 +160,7 @@ def test_a_report_is_a_static_card_no_script_runs_in(
                 "allow-popups allow-popups-to-escape-sandbox"
             )
             frame = frame_element.content_frame
-            frame.locator("strong", has_text="24").wait_for()
+            frame.locator(".metric", has_text="24").wait_for()
             assert frame.locator("td", has_text="Platform").count() == 1
             assert frame.locator("svg rect").count() == 5
             assert frame.locator("script").count() == 0
