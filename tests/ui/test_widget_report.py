@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from clawcell import ToolError
+from clawcell import CodeMode, ToolError
 from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app, widget_tool
@@ -115,3 +116,19 @@ def test_the_chat_draws_a_report_as_a_scriptless_frame() -> None:
     assert "/__openclaw__/canvas/widgets/wgr_" in frame.group(1)
     assert frame.group(2) == "allow-popups allow-popups-to-escape-sandbox"
     assert 'data-scripts="off"' in page and 'data-kind="report"' in page
+
+
+def test_the_report_cell_in_the_widgets_page_runs_as_written() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "widgets.md").read_text("utf-8")
+    section = page[page.index("### Report mode") :]
+    cell = re.search(r"^```js\n(.*?)^```", section, re.M | re.S)
+    assert cell is not None
+
+    async def main() -> dict[str, Any]:
+        store = MemoryStore()
+        async with CodeMode([widget_tool(store)], store=store, session_id="docs") as mode:
+            return await mode.exec(cell.group(1) + "\nreturn shown;")
+
+    envelope = asyncio.run(main())
+    assert envelope["status"] == "completed", envelope
+    assert envelope["value"]["ref"].startswith("wgr_")
