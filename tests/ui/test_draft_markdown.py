@@ -12,6 +12,11 @@ from clawcell.ui._draft_markdown import TAIL_CHARS, DraftMarkdown
 from clawcell.ui._markdown import render_markdown
 from clawcell.ui._ops import Op
 
+_SHELL = re.compile(
+    r'(<div class="code-block draft-code" id="[^"]+"><pre tabindex="0"><code '
+    r'class="draft-text" id="[^"]+-text"></code></pre></div>)'
+)
+
 
 @dataclass
 class _Page:
@@ -28,11 +33,14 @@ class _Page:
         for op in ops:
             target, kind, markup = op.get("target", ""), op.get("op"), op.get("html", "")
             if kind == "before" and target == "d-tail":
-                shell = re.match(r'<div class="code-block draft-code" id="([^"]+)"', markup)
-                self.blocks.append((shell.group(1) if shell else None, markup))
+                inner = markup.removeprefix('<div class="draft-block">')
+                assert inner != markup and inner.endswith("</div>"), markup  # one block a run
+                for piece in _SHELL.split(inner.removesuffix("</div>")):
+                    shell = re.match(r'<div class="code-block draft-code" id="([^"]+)"', piece)
+                    self.blocks.append((shell.group(1) if shell else None, piece))
             elif kind == "replace" and target == "d-tail":
                 self.tail = markup
-            elif kind == "replace":
+            elif kind == "replace":  # a closed fence: its highlighted rendering
                 index = [name for name, _ in self.blocks].index(target)
                 self.blocks[index] = (None, markup)
             elif kind == "text":
@@ -85,8 +93,9 @@ def test_finished_blocks_are_rendered_once_and_the_tail_is_replaced() -> None:
         {"op": "replace", "target": "d-tail", "html": tail.format("<p>Some **bo</p>\n")}
     ]
     second = draft.feed("ld**\n\nNext")
+    block = '<div class="draft-block"><p>Some <strong>bold</strong></p>\n</div>'
     assert second == [
-        {"op": "before", "target": "d-tail", "html": "<p>Some <strong>bold</strong></p>\n"},
+        {"op": "before", "target": "d-tail", "html": block},
         {"op": "replace", "target": "d-tail", "html": tail.format("<p>Next</p>\n")},
     ]
 
@@ -96,8 +105,8 @@ def test_an_unfinished_fence_streams_as_text_and_is_highlighted_once_closed() ->
     opened = draft.feed("```python\nx = 1\n")
     assert opened[0] == {
         "op": "before", "target": "d-tail",
-        "html": '<div class="code-block draft-code" id="d-code-1"><pre tabindex="0"><code '
-        'class="draft-text" id="d-code-1-text"></code></pre></div>',
+        "html": '<div class="draft-block"><div class="code-block draft-code" id="d-code-1">'
+        '<pre tabindex="0"><code class="draft-text" id="d-code-1-text"></code></pre></div></div>',
     }  # fmt: skip
     assert opened[1] == {"op": "text", "target": "d-code-1-text", "text": "x = 1\n"}
     assert draft.feed("``") == []  # may still close the fence: held

@@ -186,5 +186,23 @@ class DraftMarkdown:
             self.shown = self.pending
             html = f'<div class="draft-md-tail" id="{self.tail}">{self.render(self.pending)}</div>'
             self._ops.append({"op": "replace", "target": self.tail, "html": html})
-        ops, self._ops = self._ops, []
+        ops, self._ops = _grouped(self._ops, self.tail), []
         return ops
+
+
+def _grouped(ops: list[Op], tail: str) -> list[Op]:
+    """`ops` with each run of blocks inserted before the tail as one `draft-block` element (a
+    page lays out one block a flush near the viewport only, not every paragraph of it)."""
+    out: list[Op] = []
+    run: list[str] = []
+    for op in [*ops, None]:
+        if op is not None and op.get("op") == "before" and op.get("target") == tail:
+            run.append(op.get("html", ""))
+            continue
+        if run:
+            html = f'<div class="draft-block">{"".join(run)}</div>'
+            out.append({"op": "before", "target": tail, "html": html})
+            run = []
+        if op is not None:
+            out.append(op)
+    return out
