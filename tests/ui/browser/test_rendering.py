@@ -23,8 +23,10 @@ from tests.ui.browser.conftest import screenshot, send, serve, serve_agent
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
-WIDE = "| " + " | ".join(f"column {n}" for n in range(7)) + " |\n"
-WIDE += "|" + "---|" * 7 + "\n" + "| " + " | ".join(f"value {n}" for n in range(7)) + " |\n"
+WIDE = (
+    "| " + " | ".join(f"column {n}" for n in range(7)) + " |\n"
+    "|" + "---|" * 7 + "\n" + "| " + " | ".join(f"value {n}" for n in range(7)) + " |\n"
+)
 STREAMED = [
     "## Streaming **as Markdown**\n\nA list:\n\n- one\n- two with `code`\n\n",
     "Now the code:\n\n```python\ndef greet(name):\n    return f'hi {name}'\n",
