@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import Any
 
 import mcp_types as types
@@ -115,7 +115,7 @@ def test_a_card_expired_by_a_newer_message_on_another_worker_never_runs_its_tool
     assert not [line for line in fleet.deployed() if line.startswith("gamma")]
 
 
-def _live(fleet: Fleet, base: str, session: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _live(fleet: Fleet, base: str, session: str) -> Generator[tuple[str, dict[str, Any]]]:
     """A page's live stream of the session on the worker at `base`, forever."""
     with (
         fleet.client(base) as client,
