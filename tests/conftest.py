@@ -115,7 +115,7 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/cli/test_postgres_store.py",
     "tests/mcp/test_failures.py",
     "tests/hostile/test_hostile_mcp.py",
-    "tests/tools/test_browser.py",
+    "tests/tools/browser/test_browser.py",
     "tests/ui/browser/test_mcp_apps.py",
     "tests/test_imports.py",
 )

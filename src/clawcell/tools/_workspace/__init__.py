@@ -1,0 +1,3 @@
+"""The workspace family: the file tools (`read`, `write`, `edit`, `apply_patch`, `ls`, `find`, `grep`) confined beneath one root.
+
+Internals of `clawcell.tools`; the public names are re-exported there."""
