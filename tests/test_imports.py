@@ -99,13 +99,13 @@ def test_the_rule_tells_foreign_private_names_from_allowed_ones(
 
 def test_relative_imports_are_resolved_against_the_importing_package() -> None:
     module = SOURCE / "clawcell" / "mcp" / "_example.py"
-    tree = ast.parse("from ..catalog._search import SearchIndex\nfrom ._names import x\n")
+    tree = ast.parse("from ..catalog._tool_search import SearchIndex\nfrom ._names import x\n")
     package = _package(module)
     names = [n for node in tree.body if isinstance(node, ast.ImportFrom)
              for n in _imported(node, package)]  # fmt: skip
     assert [n for n in names if foreign_private(n, package)] == [
-        "clawcell.catalog._search",
-        "clawcell.catalog._search.SearchIndex",
+        "clawcell.catalog._tool_search",
+        "clawcell.catalog._tool_search.SearchIndex",
     ]
 
 

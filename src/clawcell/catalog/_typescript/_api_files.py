@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
-from ..errors import InputError
+from ...errors import InputError
 
 __all__ = ["ApiFile", "normalize_api_path", "normalize_api_prefix", "results_api_file"]
 

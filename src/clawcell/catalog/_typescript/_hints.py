@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ._json import as_list, as_mapping
-from ._names import locale_key
+from .._json import as_list, as_mapping
+from .._names import locale_key
 
 __all__ = ["HintLimits", "compact_input_hint", "compact_output_hint", "numeric_comment"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._names import locale_key
+from .._names import locale_key
 
 __all__ = ["IndexLine", "format_quick_index"]
 

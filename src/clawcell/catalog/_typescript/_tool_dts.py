@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._discriminator import DiscriminatorError, OutputVariants, read_output_variants
+from .._json import as_list, as_mapping
 from ._declarations import schema_declaration
-from ._discriminator import DiscriminatorError, OutputVariants, read_output_variants
-from ._json import as_list, as_mapping
 
 __all__ = ["tool_declaration_file"]
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, cast
 
+from .._json import as_list, as_mapping
+from .._names import locale_key
 from ._hints import (
     IDENTIFIER,
     UNSUPPORTED_KEYWORDS,
@@ -21,8 +23,6 @@ from ._hints import (
     numeric_comment,
     render_primitive,
 )
-from ._json import as_list, as_mapping
-from ._names import locale_key
 
 __all__ = [
     "ArrayType",
