@@ -134,3 +134,23 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
         return rank.get(str(item.nodeid).split("::", 1)[0], len(rank))
 
     items.sort(key=key)
+
+
+def value_of(code: str, **options: Any) -> Any:
+    """The value of one completed cell in a fresh `CodeMode`."""
+    envelope = exec_one(code, **options)
+    assert envelope["status"] == "completed", envelope
+    return envelope["value"]
+
+
+def output_of(code: str, **options: Any) -> list[Any]:
+    """The output items of one completed cell in a fresh `CodeMode`."""
+    envelope = exec_one(code, **options)
+    assert envelope["status"] == "completed", envelope
+    return envelope["output"]
+
+
+def texts(items: list[Any]) -> list[str]:
+    """The texts of output items that must all be text items."""
+    assert all(item["type"] == "text" for item in items)
+    return [item["text"] for item in items]

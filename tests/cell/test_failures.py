@@ -6,6 +6,7 @@ import pytest
 
 from clawcell._cell._failures import format_syntax_error, syntax_error_message
 from clawcell.runtime import EngineFailure
+from tests.conftest import FAST, exec_one, failure
 
 
 @pytest.mark.parametrize(
@@ -48,3 +49,68 @@ def test_a_syntax_error_acorn_sees_takes_acorns_words_and_position() -> None:
 
 def _unparsed(message: str, stack: str) -> EngineFailure:
     return EngineFailure(kind="syntax_error", message=message, stack=stack)
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        pytest.param(
+            "const x = 1;\nthrow new TypeError('bad');",
+            (
+                "internal_error",
+                "guest",
+                "TypeError: bad\n    at <anonymous> (openclaw-code-mode:user.js:2:11)\n",
+                False,
+            ),
+            id="uncaught_error_reports_the_user_line",
+        ),
+        pytest.param(
+            "const x = 1;\nlet = = 2;",
+            (
+                "invalid_input",
+                "input",
+                "SyntaxError at openclaw-code-mode:user.js:2:7: Unexpected token. No tools were "
+                "dispatched; correct the JavaScript source and submit it again.",
+                False,
+            ),
+            id="syntax_error",
+        ),
+        pytest.param(
+            "Promise.reject(new Error('late'));\nreturn 1;",
+            (
+                "internal_error",
+                "guest",
+                "Error: late\n    at <anonymous> (openclaw-code-mode:user.js:1:20)\n",
+                False,
+            ),
+            id="unhandled_rejection",
+        ),
+        pytest.param(
+            "await new Promise(() => {});",
+            ("internal_error", "guest", "code mode promise is pending without host work", False),
+            id="pending_without_host_work",
+        ),
+        pytest.param(
+            "while (true) {}",
+            ("timeout", "guest", "code mode timeout exceeded", False),
+            id="timeout",
+        ),
+        pytest.param(
+            "ls -la",
+            (
+                "invalid_input",
+                "input",
+                "code-mode exec runs JavaScript, not shell commands. Call an "
+                "enabled async tool global from guest JavaScript; use catalog.search(query) "
+                "when the bounded quick index omits it. Do not retry the same shell command "
+                "as code.",
+                False,
+            ),
+            id="shell_source",
+        ),
+    ],
+)
+def test_failures_carry_their_code_phase_and_message(
+    code: str, expected: tuple[str, str, str, bool]
+) -> None:
+    assert failure(exec_one(code, limits=FAST)) == expected

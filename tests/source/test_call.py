@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from clawcell import CodeMode
+from clawcell import CodeMode, InputError
 from clawcell._source._call import LANGUAGE_MESSAGE, ExecArgs, read_exec_args, read_wait_args
-from clawcell.errors import InputError
 from tests.conftest import failure, with_mode
 
 TITLE_MESSAGE = "title must be a string of at most 120 characters."
@@ -109,3 +108,62 @@ def test_a_blank_typed_exec_is_rejected_like_a_blank_call() -> None:
         return messages
 
     assert with_mode(body) == ["code or command must be a non-empty string."] * 2
+
+
+def test_rejected_calls_raise_input_error_with_the_protocol_message() -> None:
+    async def body(mode: CodeMode) -> list[str]:
+        messages: list[str] = []
+        for name, args in [
+            ("exec", {"code": "  "}),
+            ("wait", {"runId": ""}),
+            ("wait", {"runId": "cm_nope"}),
+            ("nope", {}),
+        ]:
+            with pytest.raises(InputError) as caught:
+                await mode.call_tool(name, args)
+            assert caught.value.code == "invalid_input"
+            messages.append(caught.value.message)
+        return messages
+
+    assert with_mode(body) == [
+        "code or command must be a non-empty string.",
+        "runId must be a non-empty string.",
+        "code mode run is unavailable or expired.",
+        "unknown Code Mode tool 'nope'; the tools are `exec` and `wait`.",
+    ]
+
+
+def test_a_title_longer_than_120_characters_is_a_failed_envelope() -> None:
+    async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any]]:
+        long = await mode.call_tool("exec", {"code": "return 1", "title": "t" * 121})
+        ok = await mode.call_tool("exec", {"code": "return 1", "title": "t" * 120})
+        return long, ok
+
+    long, ok = with_mode(body)
+    assert failure(long)[:2] == ("invalid_input", "input")
+    assert ok["value"] == 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param('{"code": "return 2"}', 2, id="json_text_of_an_object"),
+        pytest.param({"code": "return 3"}, 3, id="mapping"),
+    ],
+)
+def test_call_tool_accepts_an_argument_object_or_its_json_text(
+    arguments: Any, expected: int
+) -> None:
+    async def body(mode: CodeMode) -> Any:
+        return (await mode.call_tool("exec", arguments))["value"]
+
+    assert with_mode(body) == expected
+
+
+@pytest.mark.parametrize("arguments", ["not json", "[1, 2]", None, 5, ["code"]])
+def test_call_tool_rejects_arguments_that_are_not_an_object(arguments: Any) -> None:
+    async def body(mode: CodeMode) -> None:
+        await mode.call_tool("exec", arguments)
+
+    with pytest.raises(InputError, match=r"^exec arguments must be a JSON object such as"):
+        with_mode(body)
