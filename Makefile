@@ -65,9 +65,16 @@ demo: $(STAMP) $(ACORN)
 	$(WARM_ENGINE)
 	$(VENV)/bin/clawcell demo
 
+# The JavaScript (the guest controller, the V8 worker, the Control UI's modules) is linted by
+# `deno lint`: deno is already a pinned test dependency from PyPI (the V8 executor), so no npm
+# tool joins the lock. scripts/deno-lint.json names the files and drops the two rules that
+# forbid `window` (Deno-only advice: the UI's modules run in a browser page).
+DENO_LINT := $(VENV)/bin/deno lint --quiet --config scripts/deno-lint.json
+
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+	$(DENO_LINT)
 
 typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
@@ -84,6 +91,7 @@ ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearit
 test: $(TEST_STAMP) $(ACORN) $(AXE)
 	scripts/ensure-test-system.sh
 	$(VENV)/bin/ruff check src tests bench
+	$(DENO_LINT)
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
 	$(VENV)/bin/pyright > $(VENV)/.pyright.log 2>&1 & pyright=$$!; \
 	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup \

@@ -59,9 +59,6 @@
   const split = uncurry(String.prototype.split);
   const sliceStr = uncurry(String.prototype.slice);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
-  const codePointAt = uncurry(String.prototype.codePointAt);
-  const startsWith = uncurry(String.prototype.startsWith);
-  const replaceStr = uncurry(String.prototype.replace);
   const regexExec = uncurry(RegExp.prototype.exec);
   const objectToString = uncurry(ObjectProto.toString);
   const StringCtor = String;
@@ -71,7 +68,6 @@
   const imul = Math.imul;
   const parseIntFn = parseInt;
   const isFiniteNum = Number.isFinite;
-  const fromCharCode = String.fromCharCode;
   const fromCodePoint = String.fromCodePoint;
   const Uint8ArrayCtor = Uint8Array;
   const ArrayBufferCtor = ArrayBuffer;
@@ -233,7 +229,10 @@
     try {
       name = StringCtor(reason.name);
       message = StringCtor(reason.message);
-    } catch {}
+    } catch {
+      // A getter that throws (or a name that cannot become a string) leaves the defaults:
+      // the failure is still reported, as "Error".
+    }
     const head = message === "" ? name : name + ": " + message;
     const frames = weakHas(locations, reason) ? weakGet(locations, reason) : userFrames(stackOf(reason));
     return frames === "" ? head : head + "\n" + frames;
@@ -331,7 +330,9 @@
       try {
         setOwn(out, "name", StringCtor(value.name));
         setOwn(out, "message", StringCtor(value.message));
-      } catch {}
+      } catch {
+        // An error whose fields throw when read is projected with what could be read.
+      }
       return out;
     }
     // Output items call String() unguarded, as the release does: an array cycle overflows the
