@@ -13,7 +13,7 @@ messages of the shipped release (`release-differences.md` §2):
 The call's arguments are read before this, by `_call` (`read_exec_args`). Module access is
 found on the tokens of `_tokenizer` (which skips strings, comments, regular expression
 literals and template text, so `"require("` in a string is fine); shell-looking source is
-`_shell`'s decision.
+`_shell_detection`'s decision.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._shell import looks_like_shell
+from ._shell_detection import looks_like_shell
 from ._tokenizer import Token, tokenize
 
 __all__ = ["MODULE_ACCESS_MESSAGE", "SHELL_SOURCE_MESSAGE", "SourceProblem", "check_source"]
