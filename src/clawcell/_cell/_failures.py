@@ -95,6 +95,8 @@ def syntax_error_message(failure: EngineFailure, code: str) -> str:
     """
     from ..runtime import parse_failure  # acorn loads with the first syntax error
 
+    # acorn first: the release words syntax errors with acorn, and QuickJS's words and
+    # positions differ from it for most mistakes (a model retries better on the same text).
     found = parse_failure(code)
     if found is not None:
         return format_syntax_error(found.message, found.line, found.column)
@@ -107,6 +109,8 @@ def syntax_error_message(failure: EngineFailure, code: str) -> str:
             if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
                 line, column = int(parts[0]) - 1, int(parts[1])
                 break
+    # An error QuickJS places in the wrapper (after the last line, or on its header) is
+    # still the cell's: the position is clamped to the lines the model wrote.
     last_line = code.count("\n") + 1
     line = min(max(line, 1), last_line)
     return format_syntax_error(message, line, column)

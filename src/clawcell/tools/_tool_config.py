@@ -99,6 +99,8 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
         if "shell" in top:
             tools += _shell(_section(top["shell"], "shell", ("root", *ShellSettings.names())))
         if "automations" in top:
+            # An `agentTurn` job posts into a session: it may post only where the session
+            # tools' `send` allows, so the sessions section is read here too when present.
             known = ("schema", "store", "worker", "max_jobs")
             shared = _section(top["sessions"], "sessions", ("see", "send", *_SENDS)) if (
                 "sessions" in top) else None  # fmt: skip
@@ -111,6 +113,8 @@ def from_config(config: Mapping[str, Any]) -> list[Tool]:
         if "sessions" in top:
             tools += _sessions(_section(top["sessions"], "sessions", ("see", "send", *_SENDS)))
     except (TypeError, ValueError) as exc:
+        # The settings values reject a key or a value with TypeError/ValueError of their
+        # own; a `ConfigurationError` (itself a ValueError) already names its place.
         if isinstance(exc, ConfigurationError):
             raise
         raise ConfigurationError(f"Tools config has a value of the wrong type: {exc}.") from exc
