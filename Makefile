@@ -68,8 +68,14 @@ demo: $(STAMP) $(ACORN)
 # The JavaScript (the guest controller, the V8 worker, the Control UI's modules) is linted by
 # `deno lint`: deno is already a pinned test dependency from PyPI (the V8 executor), so no npm
 # tool joins the lock. scripts/deno-lint.json names the files and drops the two rules that
-# forbid `window` (Deno-only advice: the UI's modules run in a browser page).
-DENO_LINT := $(VENV)/bin/deno lint --quiet --config scripts/deno-lint.json
+# forbid `window` (Deno-only advice: the UI's modules run in a browser page). The guest
+# controller is linted on its own without no-unused-vars and no-empty: its bytes are part of
+# every guest's heap, and any edit to it (removing four unused captures, or only comments in
+# two empty catch blocks) moved warm exec by 4-4.5 % in instructions (docs/benchmarks.md,
+# "Issue 40's moves in instructions"), so it stays byte for byte until that is understood.
+DENO_LINT := $(VENV)/bin/deno lint --quiet --config scripts/deno-lint.json && \
+	$(VENV)/bin/deno lint --quiet --no-config --rules-tags=recommended \
+		--rules-exclude=no-unused-vars,no-empty src/clawcell/runtime/controller.js
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -59,14 +59,8 @@
   const split = uncurry(String.prototype.split);
   const sliceStr = uncurry(String.prototype.slice);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
-  // Unused, and kept on purpose: without these four captures every warm exec cost 3-4.5 %
-  // more instructions (bench/compare_instructions.py, issue 40), most likely because the
-  // guest heap's shape moves when QuickJS collects. Measure before removing them.
-  // deno-lint-ignore no-unused-vars
   const codePointAt = uncurry(String.prototype.codePointAt);
-  // deno-lint-ignore no-unused-vars
   const startsWith = uncurry(String.prototype.startsWith);
-  // deno-lint-ignore no-unused-vars
   const replaceStr = uncurry(String.prototype.replace);
   const regexExec = uncurry(RegExp.prototype.exec);
   const objectToString = uncurry(ObjectProto.toString);
@@ -77,7 +71,6 @@
   const imul = Math.imul;
   const parseIntFn = parseInt;
   const isFiniteNum = Number.isFinite;
-  // deno-lint-ignore no-unused-vars
   const fromCharCode = String.fromCharCode;
   const fromCodePoint = String.fromCodePoint;
   const Uint8ArrayCtor = Uint8Array;
@@ -240,10 +233,7 @@
     try {
       name = StringCtor(reason.name);
       message = StringCtor(reason.message);
-    } catch {
-      // A getter that throws (or a name that cannot become a string) leaves the defaults:
-      // the failure is still reported, as "Error".
-    }
+    } catch {}
     const head = message === "" ? name : name + ": " + message;
     const frames = weakHas(locations, reason) ? weakGet(locations, reason) : userFrames(stackOf(reason));
     return frames === "" ? head : head + "\n" + frames;
@@ -341,9 +331,7 @@
       try {
         setOwn(out, "name", StringCtor(value.name));
         setOwn(out, "message", StringCtor(value.message));
-      } catch {
-        // An error whose fields throw when read is projected with what could be read.
-      }
+      } catch {}
       return out;
     }
     // Output items call String() unguarded, as the release does: an array cycle overflows the
