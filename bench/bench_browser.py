@@ -18,7 +18,7 @@ from typing import Any
 from _common import machine_meta, median_table, serve_html, write_results
 from clawcell.catalog import Catalog, call_session
 from clawcell.tools import browser
-from clawcell.tools._browser import BrowserPool
+from clawcell.tools._browser._browser import BrowserPool
 
 COLD_ROUNDS = 3
 ROUNDS = 7

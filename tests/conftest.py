@@ -117,7 +117,7 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/cli/test_postgres_store.py",
     "tests/mcp/test_failures.py",
     "tests/hostile/test_hostile_mcp.py",
-    "tests/tools/test_browser.py",
+    "tests/tools/browser/test_browser.py",
     "tests/ui/browser/test_mcp_apps.py",
     "tests/test_imports.py",
 )
@@ -151,3 +151,23 @@ def _carry_xdist_groups(items: list[Any]) -> None:
         legacy = getattr(item, "_nodeid", None)
         if isinstance(legacy, str) and legacy != item.nodeid:
             item._id = NodeId.parse(legacy)
+
+
+def value_of(code: str, **options: Any) -> Any:
+    """The value of one completed cell in a fresh `CodeMode`."""
+    envelope = exec_one(code, **options)
+    assert envelope["status"] == "completed", envelope
+    return envelope["value"]
+
+
+def output_of(code: str, **options: Any) -> list[Any]:
+    """The output items of one completed cell in a fresh `CodeMode`."""
+    envelope = exec_one(code, **options)
+    assert envelope["status"] == "completed", envelope
+    return envelope["output"]
+
+
+def texts(items: list[Any]) -> list[str]:
+    """The texts of output items that must all be text items."""
+    assert all(item["type"] == "text" for item in items)
+    return [item["text"] for item in items]

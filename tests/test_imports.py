@@ -99,13 +99,13 @@ def test_the_rule_tells_foreign_private_names_from_allowed_ones(
 
 def test_relative_imports_are_resolved_against_the_importing_package() -> None:
     module = SOURCE / "clawcell" / "mcp" / "_example.py"
-    tree = ast.parse("from ..catalog._search import SearchIndex\nfrom ._names import x\n")
+    tree = ast.parse("from ..catalog._tool_search import SearchIndex\nfrom ._names import x\n")
     package = _package(module)
     names = [n for node in tree.body if isinstance(node, ast.ImportFrom)
              for n in _imported(node, package)]  # fmt: skip
     assert [n for n in names if foreign_private(n, package)] == [
-        "clawcell.catalog._search",
-        "clawcell.catalog._search.SearchIndex",
+        "clawcell.catalog._tool_search",
+        "clawcell.catalog._tool_search.SearchIndex",
     ]
 
 
@@ -263,3 +263,10 @@ def test_the_cycle_finder_reports_a_loop_and_passes_a_tree() -> None:
 def test_an_import_from_a_higher_folder_is_reported() -> None:
     graph = {"clawcell.store._sqlite": {"clawcell.reply", "clawcell._cell._cell"}}
     assert upward_imports(graph) == ["clawcell.store._sqlite -> clawcell._cell._cell"]
+
+
+def test_the_source_stage_depends_on_the_error_tree_only() -> None:
+    # The model's call and its source are checked before a cell exists: nothing of the engine
+    # (its stack frames, its parser) is needed to read them (issue 40, item 2).
+    others = set(LAYERS) - {"_source", "errors"}
+    assert _imports_between(import_graph(), "_source", others) == []

@@ -13,13 +13,13 @@ import pytest
 from clawcell import _lazy  # pyright: ignore[reportPrivateUsage]
 
 LAZY_MODULES = [
-    "clawcell.catalog._api_files",
-    "clawcell.catalog._declarations",
+    "clawcell.catalog._typescript._api_files",
+    "clawcell.catalog._typescript._declarations",
     "clawcell.catalog._define",
     "clawcell.catalog._hooks",
     "clawcell.catalog._model_tools",
-    "clawcell.catalog._quick_index",
-    "clawcell.catalog._tool_dts",
+    "clawcell.catalog._typescript._quick_index",
+    "clawcell.catalog._typescript._tool_dts",
     "clawcell.envelope._descriptor",
     "clawcell.runtime._parser",
     "clawcell.runtime._snapshot",

@@ -16,8 +16,7 @@ from ._runs._decisions import ApprovalDesk
 from ._runs._host import CellHost
 from ._runs._lifecycle import Lifecycle
 from ._runs._parked import RunHome
-from ._source._call import read_call
-from ._source._checks import read_wait_args
+from ._source._call import ExecArgs, read_call, read_exec_args, read_wait_args
 from .approvals import ApprovalDecision, PendingApproval
 from .catalog import Tool
 from .envelope import ResultsStore, render
@@ -126,14 +125,14 @@ class CodeMode:
         tool, args = read_call(name, arguments)
         if tool == "wait":
             return await self.wait(read_wait_args(args), on_update=on_update)
-        return cast(dict[str, Any], await self._runs.exec(args, on_update))
+        return cast(dict[str, Any], await self._runs.exec(read_exec_args(args), on_update))
 
     async def exec(
         self, code: str, *, title: str | None = None, on_update: OnUpdate | None = None
     ) -> dict[str, Any]:
         """Run a new cell; see `call_tool`."""
-        arguments = {"code": code} if title is None else {"code": code, "title": title}
-        return cast(dict[str, Any], await self._runs.exec(arguments, on_update))
+        args = ExecArgs(code=code, title=title)
+        return cast(dict[str, Any], await self._runs.exec(args, on_update))
 
     async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""

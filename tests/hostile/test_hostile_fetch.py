@@ -3,7 +3,7 @@ other schemes, markup built to be slow. Each case pins its outcome, and a clean 
 the same tools afterwards comes back intact (nothing cached, wedged or leaked).
 
 The server is local (loopback allowed for tests); the address guard itself is covered by
-`tests/tools/test_web_fetch.py` and `test_hostile_urls.py`.
+`tests/tools/web/test_web_fetch.py` and `test_hostile_urls.py`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits
-from clawcell._source._checks import MAX_SOURCE_BYTES, check_source
+from clawcell._source._call import MAX_SOURCE_BYTES
+from clawcell._source._checks import check_source
 from clawcell._source._tokenizer import tokenize
 from clawcell.runtime import Guest
 from tests._growth import worst_growth

@@ -10,7 +10,7 @@ import pytest
 
 from clawcell.runtime import bwrap_binary
 from clawcell.runtime._v8_process import worker_argv
-from clawcell.tools._sandbox import Sandbox  # pyright: ignore[reportPrivateUsage]
+from clawcell.tools._shell._sandbox import Sandbox  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_working_bwrap_is_found_once_and_used_by_both_sandboxes(
 
 
 def test_the_shell_sandbox_has_no_probe_of_its_own() -> None:
-    from clawcell.tools import _sandbox  # pyright: ignore[reportPrivateUsage]
+    from clawcell.tools._shell import _sandbox  # pyright: ignore[reportPrivateUsage]
 
     assert not hasattr(_sandbox, "bwrap_path")
     assert _sandbox.bwrap_binary is bwrap_binary

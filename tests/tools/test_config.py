@@ -9,7 +9,7 @@ import pytest
 
 from clawcell import ConfigurationError
 from clawcell.tools import from_config
-from clawcell.tools._browser import BrowserPool
+from clawcell.tools._browser._browser import BrowserPool
 
 from ._server import LocalServer, Response
 from .conftest import call

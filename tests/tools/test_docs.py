@@ -12,9 +12,9 @@ from clawcell import Tool
 
 from ..automations.test_cell import CELL as AUTOMATIONS_CELL
 from ._declarations import HINTLESS, ORDER, declarations, quick_index
-from .test_cell import CELL
-from .test_shell_cell import BUILD
-from .test_shell_cell import CELL as SHELL_CELL
+from .shell.test_shell_cell import BUILD
+from .shell.test_shell_cell import CELL as SHELL_CELL
+from .web.test_cell import CELL
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
 TEXT = DOC.read_text("utf-8")

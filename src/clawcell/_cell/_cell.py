@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from .._progress import Progress
-from .._source._checks import syntax_error_message
 from ..approvals import RunApprovals
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, wire
+from . import _failures
 from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
@@ -133,7 +133,7 @@ class Cell:
         parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
         deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
         if not parsed and first.kind == "syntax_error":
-            return LegOutcome.not_parsed(syntax_error_message(first.message, first.stack, code))
+            return LegOutcome.not_parsed(_failures.syntax_error_message(first, code))
         if not parsed:
             return self._stopped(first)
         return await self._drive(deadline, first=first)

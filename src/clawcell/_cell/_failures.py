@@ -6,13 +6,18 @@ This module gives each kind the code and message of the recorded release: a dead
 `timeout`, an exhausted stack and an exhausted memory are the `internal_error`s QuickJS
 itself reports, and a thrown error is the guest's own text, except module access
 (`require`, `module`, `process` are not defined in a cell), which is `invalid_input`.
+
+A cell QuickJS cannot parse is refused as the release refuses it: `syntax_error_message`
+takes the words and position from acorn, the release's parser (`runtime.parse_failure`), and
+`format_syntax_error` writes them in the release's sentence. Both read engine output, so they
+live with the cell, not with the checks made before one exists (`_source/`).
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
-from ..runtime import EngineFailure
+from ..runtime import EngineFailure, wire
 
 __all__ = [
     "MODULE_ACCESS_MESSAGE",
@@ -21,6 +26,8 @@ __all__ = [
     "FailureCode",
     "classify",
     "failure_of",
+    "format_syntax_error",
+    "syntax_error_message",
 ]
 
 TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
@@ -61,3 +68,49 @@ def classify(error: str) -> tuple[FailureCode, str]:
         if error.startswith(f"ReferenceError: {name} is not defined"):
             return "invalid_input", MODULE_ACCESS_MESSAGE
     return "internal_error", error
+
+
+def format_syntax_error(message: str, line: int, column: int) -> str:
+    """The release's syntax-error text for the submitted code (1-based line and column).
+
+    The release writes `<parser message>.` before its advice; a message that already ends
+    in a period keeps just one.
+    """
+    return (
+        f"SyntaxError at openclaw-code-mode:user.js:{line}:{column}: {message.rstrip('.')}. "
+        "No tools were dispatched; correct the JavaScript source and submit it again."
+    )
+
+
+_USER_FILE: Final = wire.USER_FILE + ":"
+
+
+def syntax_error_message(failure: EngineFailure, code: str) -> str:
+    """The `invalid_input` message of a cell QuickJS could not parse (`failure`).
+
+    The words and position are acorn's, the parser the release checks cells with
+    (`runtime.parse_failure`). When acorn accepts the cell or cannot answer, they are
+    QuickJS's: the failure's message and stack, and the position is the first user-file
+    frame's, moved up one line for the wrapper's header and clamped to the code.
+    """
+    from ..runtime import parse_failure  # acorn loads with the first syntax error
+
+    # acorn first: the release words syntax errors with acorn, and QuickJS's words and
+    # positions differ from it for most mistakes (a model retries better on the same text).
+    found = parse_failure(code)
+    if found is not None:
+        return format_syntax_error(found.message, found.line, found.column)
+    message = failure.message.removeprefix("SyntaxError: ")
+    line, column = 1, 1
+    for frame in failure.stack.splitlines():
+        at = frame.find(_USER_FILE)
+        if at >= 0:
+            parts = frame[at + len(_USER_FILE) :].rstrip(")").split(":")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                line, column = int(parts[0]) - 1, int(parts[1])
+                break
+    # An error QuickJS places in the wrapper (after the last line, or on its header) is
+    # still the cell's: the position is clamped to the lines the model wrote.
+    last_line = code.count("\n") + 1
+    line = min(max(line, 1), last_line)
+    return format_syntax_error(message, line, column)

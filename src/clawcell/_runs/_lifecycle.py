@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from .._cell._cell import Cell
 from .._cell._outcome import LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4
-from .._source._checks import check_source, read_exec_args
+from .._source._call import ExecArgs
+from .._source._checks import check_source
 from ..approvals import Approvals
 from ..envelope import (
     Envelope,
@@ -86,7 +86,7 @@ class Lifecycle:
 
     # -- legs -----------------------------------------------------------------------------
 
-    async def exec(self, arguments: Mapping[str, Any], on_update: OnUpdate | None) -> Envelope:
+    async def exec(self, args: ExecArgs, on_update: OnUpdate | None) -> Envelope:
         """An `exec` call: its arguments and source checked, then the first leg of a new cell.
 
         Raises:
@@ -94,12 +94,11 @@ class Lifecycle:
             ClosedError: the `CodeMode` is closed.
         """
         self.check_open()
-        parsed = read_exec_args(arguments)
-        if isinstance(parsed, str):
-            return self.failure("invalid_input", "input", parsed)
-        if (problem := check_source(parsed.code)) is not None:
+        if (refused := args.problem()) is not None:
+            return self.failure("invalid_input", "input", refused)
+        if (problem := check_source(args.code)) is not None:
             return self.failure("invalid_input", "input", problem.message)
-        return await self.start(parsed.code, restart_safe=parsed.restart_safe, on_update=on_update)
+        return await self.start(args.code, restart_safe=args.restart_safe, on_update=on_update)
 
     async def start(self, code: str, *, restart_safe: bool, on_update: OnUpdate | None) -> Envelope:
         """The first leg of a new cell."""

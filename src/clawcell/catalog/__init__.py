@@ -11,13 +11,11 @@ from ._catalog import Catalog
 from ._closing import close_tools
 from ._discriminator import define_output_schema
 from ._extension import CatalogExtension, SearchEntry
-from ._hints import compact_input_hint, compact_output_hint
 from ._names import RESERVED_WORDS, locale_key
 from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
+from ._typescript._hints import compact_input_hint, compact_output_hint
 
 if typing.TYPE_CHECKING:
-    from ._api_files import ApiFile
-    from ._declarations import schema_declaration
     from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
     from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
     from ._model_tools import (
@@ -27,12 +25,14 @@ if typing.TYPE_CHECKING:
         to_openai_chat,
         to_openai_responses,
     )
+    from ._typescript._api_files import ApiFile
+    from ._typescript._declarations import schema_declaration
 
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
-        "_api_files": ["ApiFile"],
-        "_declarations": ["schema_declaration"],
+        "_typescript._api_files": ["ApiFile"],
+        "_typescript._declarations": ["schema_declaration"],
         "_define": ["ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"],
         "_hooks": ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent"],
         "_model_tools": [

@@ -9,9 +9,9 @@ from typing import Any
 from .._jsonvalue import json_value
 from ..errors import ConfigurationError
 from ._contracts import ToolContract
-from ._hints import compact_input_hint, compact_output_hint
 from ._names import NameRequest, assign_callable_names, locale_key
 from ._tool import JsonValue, Tool, ToolResult
+from ._typescript._hints import compact_input_hint, compact_output_hint
 
 __all__ = ["Binding", "build_bindings", "guest_value"]
 

@@ -19,15 +19,15 @@ from .._limits import Limits
 from ..approvals import gate_context, rule_reason
 from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
+from ._call_scheduler import CallScheduler
 from ._extension import CatalogExtension, SearchEntry
-from ._scheduler import CallScheduler
-from ._search import CatalogSearch, SearchDocument, parameter_text
 from ._tool import JsonValue, Tool, ToolResult
+from ._tool_search import CatalogSearch, SearchDocument, parameter_text
 
 if TYPE_CHECKING:
-    from ._api_files import ApiFile
     from ._hooks import AfterToolCall, BeforeToolCall
     from ._model_tools import ModelToolStyle
+    from ._typescript._api_files import ApiFile
 
 __all__ = ["Catalog"]
 
@@ -157,14 +157,14 @@ class Catalog:
         return described
 
     def _api_files(self) -> list[ApiFile]:
-        from ._api_files import ApiFile, results_api_file
+        from ._typescript._api_files import ApiFile, results_api_file
 
         tools = [ApiFile(path=f"tools/{b.callable_name}.d.ts") for b in self.bindings]
         return [results_api_file(), *self._extension.files, *tools]
 
     def api_list(self, prefix: object = None) -> dict[str, Any]:
         """`API.list(prefix?)`: injected files first, then one `tools/<name>.d.ts` per binding."""
-        from ._api_files import matches_prefix, normalize_api_prefix
+        from ._typescript._api_files import matches_prefix, normalize_api_prefix
 
         wanted = normalize_api_prefix(prefix)
         files = [f.listing() for f in self._api_files() if matches_prefix(f.path, wanted)]
@@ -176,8 +176,8 @@ class Catalog:
         Raises:
             InputError: `invalid API file path` or `Unknown API file: <path>`.
         """
-        from ._api_files import ApiFile, normalize_api_path, results_api_file
-        from ._tool_dts import tool_declaration_file
+        from ._typescript._api_files import ApiFile, normalize_api_path, results_api_file
+        from ._typescript._tool_dts import tool_declaration_file
 
         normalized = normalize_api_path(path)
         if normalized == "results.d.ts":
@@ -290,7 +290,7 @@ class Catalog:
 
     def quick_index(self) -> str:
         """The bounded quick index of spec §8.1 (`""` for an empty catalog)."""
-        from ._quick_index import IndexLine, format_quick_index
+        from ._typescript._quick_index import IndexLine, format_quick_index
 
         lines = [
             IndexLine(callable_name=b.callable_name, input=b.input_hint, output=b.output_hint)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._api_files import ApiFile
+    from ._typescript._api_files import ApiFile
 
 __all__ = ["CatalogExtension", "SearchEntry"]
 

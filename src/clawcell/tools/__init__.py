@@ -10,22 +10,22 @@ and web search.
 from __future__ import annotations
 
 from ._automations import automations
-from ._browser import browser
-from ._browser_settings import BrowserSettings
-from ._cache import FetchCache
-from ._config import from_config
+from ._browser._browser import browser
+from ._browser._browser_settings import BrowserSettings
 from ._guard import AddressGuard, Resolver, SystemResolver
-from ._limits import WorkspaceLimits
-from ._providers import BraveProvider, SearxngProvider
-from ._search import SearchOutcome, SearchProvider, SearchResult
-from ._sessions import bind_agent, sessions
-from ._sessions_policy import SessionVisibility
-from ._sessions_sends import SendLimits
-from ._settings import FetchSettings
-from ._shell import shell
-from ._shell_settings import ShellSettings
-from ._web import web
-from ._workspace import workspace
+from ._sessions._sessions import bind_agent, sessions
+from ._sessions._sessions_policy import SessionVisibility
+from ._sessions._sessions_sends import SendLimits
+from ._shell._shell import shell
+from ._shell._shell_settings import ShellSettings
+from ._tool_config import from_config
+from ._web._cache import FetchCache
+from ._web._fetch_settings import FetchSettings
+from ._web._search_providers import BraveProvider, SearxngProvider
+from ._web._web import web
+from ._web._web_search import SearchOutcome, SearchProvider, SearchResult
+from ._workspace._workspace import workspace
+from ._workspace._workspace_limits import WorkspaceLimits
 
 __all__ = [
     "AddressGuard",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Tool
-from ._sessions_policy import SessionVisibility
+from ._sessions._sessions_policy import SessionVisibility
 
 __all__ = ["automations"]
 

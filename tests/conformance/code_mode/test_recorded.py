@@ -17,11 +17,8 @@ from typing import Any, cast
 import pytest
 
 import clawcell
-from clawcell._source._checks import (
-    MODULE_ACCESS_MESSAGE,
-    SHELL_SOURCE_MESSAGE,
-    format_syntax_error,
-)
+from clawcell._cell._failures import format_syntax_error
+from clawcell._source._checks import MODULE_ACCESS_MESSAGE, SHELL_SOURCE_MESSAGE
 from tests.conformance.dsl import build_tools
 
 from .harness import matches, run_case

@@ -1,4 +1,4 @@
-"""Run inside the shell sandbox by `tests/tools/test_shell_privileges.py`: what may this
+"""Run inside the shell sandbox by `tests/tools/shell/test_shell_privileges.py`: what may this
 process do? Prints one JSON object. Argument: the system call numbers of the host (JSON)."""
 
 from __future__ import annotations

@@ -214,6 +214,9 @@ function message(frame, id, params) {
   return reply(frame, id, {});
 }
 
+// async on purpose, with no await: a handler that throws becomes a rejection, which the
+// caller's `.catch` answers to the app as an error reply.
+// deno-lint-ignore require-await
 async function request(frame, figure, data) {
   const { id, method, params } = data;
   switch (method) {

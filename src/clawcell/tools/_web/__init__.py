@@ -1,0 +1,3 @@
+"""The web family: `web_fetch` (fetch, decode, extract, cache) and `web_search` (its providers).
+
+Internals of `clawcell.tools`; the public names are re-exported there."""
