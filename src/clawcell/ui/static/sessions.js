@@ -258,7 +258,12 @@ document.getElementById("delete-confirm").addEventListener("click", async () => 
 });
 
 drawer.addEventListener("keydown", (event) => {
-  if (event.key !== "Escape" || !list.querySelector(".session-actions")) return;
+  if (event.key !== "Escape") return;
+  if (dialog.open) {
+    event.stopPropagation();  // the dialog cancels itself; the drawer stays open
+    return;
+  }
+  if (!list.querySelector(".session-actions")) return;
   event.stopPropagation();  // close the menu, not the drawer
   closeMenus(true);
 });
