@@ -156,7 +156,7 @@ def test_a_message_search_hit_opens_its_session_at_the_message(
         assert hit.locator(".hit-where").inner_text() == "Fix the flaky quokka test · assistant"
         assert hit.locator("mark").all_inner_texts() == ["quokka", "leaks"]
         assert serious_violations(page) == []
-        screenshot(page, f"sessions-search-{look}")
+        screenshot(page, f"sessions-message-search-{look}")
         page.get_by_role("combobox", name="Where to search").select_option("here")
         page.get_by_role("button", name="Search", exact=True).click()
         expect(status).to_have_text("No message matches.")
