@@ -82,8 +82,8 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(
             await store.put("s", "k", StoredValue(json="1"))
             return await store.upgrade()
 
-    assert asyncio.run(versions()) == (0, 3)
-    assert asyncio.run(versions()) == (3, 3)
+    assert asyncio.run(versions()) == (0, 4)
+    assert asyncio.run(versions()) == (4, 4)
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         table = sql.Identifier(postgres_schema, "schema_version")
         conn.execute(sql.SQL("INSERT INTO {} VALUES (99, 0)").format(table))
@@ -104,7 +104,7 @@ def test_workers_opening_a_new_schema_together_migrate_it_once(
 
     found = asyncio.run(scenario())
 
-    assert sorted(found) == [(0, 3), (3, 3), (3, 3), (3, 3)]
+    assert sorted(found) == [(0, 4), (4, 4), (4, 4), (4, 4)]
 
 
 def test_run_changes_are_notified_with_ids_only(postgres_dsn: str, postgres_schema: str) -> None:
@@ -132,10 +132,16 @@ def test_a_version_1_schema_is_upgraded_and_keeps_its_data(
     async def fill() -> None:
         async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
             await store.put("s", "k", StoredValue(json="[1]"))
+            await store.append_transcript("s", [{"role": "user", "content": "hi"}])
 
     asyncio.run(fill())
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # back to version 1
         conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(postgres_schema, "results")))
+        conn.execute(
+            sql.SQL(
+                "ALTER TABLE {} DROP COLUMN title, DROP COLUMN pinned, DROP COLUMN archived"
+            ).format(sql.Identifier(postgres_schema, "sessions"))
+        )
         function = sql.Identifier(postgres_schema, "transcript_text")
         conn.execute(sql.SQL("DROP FUNCTION {} CASCADE").format(function))
         version_table = sql.Identifier(postgres_schema, "schema_version")
@@ -145,9 +151,13 @@ def test_a_version_1_schema_is_upgraded_and_keeps_its_data(
         async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
             versions = await store.upgrade()
             await store.put_result("r", "a", "1")
-            return versions, await store.get("s", "k"), await store.get_result("r", "a")
+            await store.append_transcript("s", [{"role": "user", "content": "not a title"}])
+            record = await store.session_record("s")
+            old = (await store.get("s", "k"), await store.get_result("r", "a"))
+            return versions, *old, record and (record.title, record.entries)
 
-    assert asyncio.run(upgrade()) == ((1, 3), StoredValue(json="[1]"), "1")
+    # a session from before titles keeps showing its id (`""`): its later messages don't title it
+    assert asyncio.run(upgrade()) == ((1, 4), StoredValue(json="[1]"), "1", ("", 2))
 
 
 def test_without_listen_a_waiter_still_sees_the_change_by_polling(

@@ -51,7 +51,7 @@ def test_a_version_1_file_is_upgraded_and_keeps_its_data(tmp_path: Path) -> None
 
     versions, items, parked, swept = asyncio.run(scenario())
 
-    assert versions == (1, 3)
+    assert versions == (1, 4)
     assert items == {"k": StoredValue(json="[1]", network_content=True)}
     assert parked is not None
     assert (parked.blob, parked.saved_at, parked.version, parked.owner) == (
@@ -65,7 +65,7 @@ def test_a_version_1_file_is_upgraded_and_keeps_its_data(tmp_path: Path) -> None
         recorded = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
         pragma = conn.execute("PRAGMA user_version").fetchone()[0]
     conn.close()
-    assert (recorded, pragma) == ([(2,), (3,)], 3)
+    assert (recorded, pragma) == ([(2,), (3,), (4,)], 4)
 
 
 def test_a_new_file_records_every_migration_and_reopens_without_change(tmp_path: Path) -> None:
@@ -75,9 +75,38 @@ def test_a_new_file_records_every_migration_and_reopens_without_change(tmp_path:
         async with SQLiteStore(path) as store:
             return await store.upgrade()
 
-    assert asyncio.run(versions()) == (0, 3)
-    assert asyncio.run(versions()) == (3, 3)
+    assert asyncio.run(versions()) == (0, 4)
+    assert asyncio.run(versions()) == (4, 4)
     with sqlite3.connect(path) as conn:
         recorded = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
     conn.close()
-    assert recorded == [(1,), (2,), (3,)]
+    assert recorded == [(1,), (2,), (3,), (4,)]
+
+
+def test_a_version_3_file_gets_session_titles_and_keeps_its_sessions_listed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v3.db"
+
+    async def fill() -> None:
+        async with SQLiteStore(path) as store:
+            await store.append_transcript("s", [{"role": "user", "content": "hi"}])
+
+    asyncio.run(fill())
+    with sqlite3.connect(path) as conn:  # back to version 3
+        conn.execute("DROP INDEX sessions_listed")
+        for column in ("title", "pinned", "archived"):
+            conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
+        conn.execute("DELETE FROM schema_version WHERE version = 4")
+        conn.execute("PRAGMA user_version = 3")
+    conn.close()
+
+    async def upgrade() -> tuple[Any, ...]:
+        async with SQLiteStore(path) as store:
+            versions = await store.upgrade()
+            await store.append_transcript("s", [{"role": "user", "content": "not a title"}])
+            page = await store.session_page()
+            return versions, [(r.session_id, r.title, r.entries) for r in page.sessions]
+
+    # a session from before titles keeps showing its id (`""`): later messages don't title it
+    assert asyncio.run(upgrade()) == ((3, 4), [("s", "", 2)])

@@ -1,7 +1,8 @@
 """The session store of Code Mode cells and its backends (spec `code-mode.md` §10.2).
 
 `SessionStore` is the sum of five role protocols (`EntryStore`, `RunStore`, `ResultStore`,
-`TranscriptStore`, `DocumentStore`); ask for the role you read.
+`TranscriptStore`, `DocumentStore`); ask for the role you read. Every backend also offers
+`TranscriptSearch` (the durable ones) and `SessionDirectory` (the session list).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import typing
 
 from .. import _lazy
 from ..errors import StaleRunError
+from ._directory import SessionDirectory, SessionPage, SessionRecord
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._first import FirstWriter
 from ._keeper import LeaseKeeper
@@ -79,7 +81,10 @@ __all__ = [
     "RunStore",
     "SQLiteJobStore",
     "SQLiteStore",
+    "SessionDirectory",
     "SessionInfo",
+    "SessionPage",
+    "SessionRecord",
     "SessionStore",
     "SessionTurns",
     "SessionView",

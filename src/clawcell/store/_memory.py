@@ -17,6 +17,7 @@ from ..errors import ClosedError
 from ._documents import check_document, encode_entries
 from ._errors import TOTAL_MESSAGE, StoreRangeError
 from ._leases import check_claim, check_lease_seconds, stale_error
+from ._memory_directory import MemoryDirectory, MemoryMeta
 from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from ._runmeta import encode_meta, expiry_of, merge_patch
 from ._waiting import Poll, Waiters, wait_for_revision
@@ -27,7 +28,7 @@ __all__ = ["MemoryStore"]
 _POLL: Final = Poll(first=1.0, cap=5.0)
 
 
-class MemoryStore:
+class MemoryStore(MemoryDirectory):
     """An in-memory `SessionStore`; see the protocol for each method's contract."""
 
     in_process: Final = True
@@ -38,6 +39,7 @@ class MemoryStore:
         self._runs: dict[str, dict[str, ParkedRun]] = {}
         self._transcripts: dict[str, list[str]] = {}
         self._updated: dict[str, float] = {}
+        self._meta: dict[str, MemoryMeta] = {}
         self._documents: dict[str, dict[str, bytes]] = {}
         self._results: dict[tuple[str, str], tuple[str, float | None]] = {}
         self._waiters = Waiters()
@@ -273,6 +275,7 @@ class MemoryStore:
         if encoded:
             self._transcripts.setdefault(session_id, []).extend(encoded)
             self._updated[session_id] = time.time()
+            self._appended(session_id, entries)
 
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         self._ensure_open()
@@ -300,6 +303,7 @@ class MemoryStore:
         self._runs.clear()
         self._transcripts.clear()
         self._updated.clear()
+        self._meta.clear()
         self._documents.clear()
         self._results.clear()
         self._closed = True

@@ -22,7 +22,6 @@ import importlib
 import json
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
@@ -33,6 +32,7 @@ from . import _postgres_search as transcript_search
 from . import _sql as sql
 from ._documents import check_document, encode_entries
 from ._leases import check_claim, check_lease_seconds, stale_error
+from ._postgres_directory import PostgresDirectory
 from ._postgres_errors import translated
 from ._postgres_listener import Listener
 from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
@@ -67,7 +67,7 @@ def _require_driver() -> None:
         raise ConfigurationError(MISSING_DRIVER) from exc
 
 
-class PostgresStore:
+class PostgresStore(PostgresDirectory):
     """A `SessionStore` in PostgreSQL; see the protocol for each method's contract.
 
     Args:
@@ -163,7 +163,7 @@ class PostgresStore:
                 self._pool = pool
             return self._pool
 
-    @asynccontextmanager
+    @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncGenerator[Connection]:
         import psycopg
 
@@ -362,7 +362,7 @@ class PostgresStore:
         encoded = encode_entries(entries)
         if encoded:
             async with self._connection() as conn, conn.transaction():
-                await records.append(conn, session_id, encoded, time.time())
+                await records.append(conn, session_id, encoded, time.time(), entries)
 
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         async with self._connection() as conn:

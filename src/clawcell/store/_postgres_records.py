@@ -12,7 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from . import _directory_sql as directory_sql
 from . import _sql as sql
+from ._directory import default_title
 from ._errors import TOTAL_MESSAGE, StoreRangeError
 from ._records import SessionInfo, StoredValue, SweepReport
 
@@ -69,8 +71,15 @@ async def put_new(conn: Connection, session_id: str, key: str, value: StoredValu
     return (await conn.execute(_pg(sql.INSERT_NEW_ENTRY), params)).rowcount > 0
 
 
-async def append(conn: Connection, session_id: str, encoded: Sequence[str], now: float) -> None:
-    """Append encoded entries after the session's last one and bump its summary."""
+async def append(
+    conn: Connection,
+    session_id: str,
+    encoded: Sequence[str],
+    now: float,
+    entries: Sequence[Mapping[str, Any]],
+) -> None:
+    """Append encoded `entries` after the session's last one, bump its summary and give it
+    a default title when it has none yet (`_directory.default_title`)."""
     params = (session_id, now, len(encoded), len(encoded))
     row = await (await conn.execute(_pg(sql.UPSERT_SESSION), params)).fetchone()
     first = (0 if row is None else int(row[0])) - len(encoded)
@@ -79,6 +88,8 @@ async def append(conn: Connection, session_id: str, encoded: Sequence[str], now:
             _pg(sql.INSERT_TRANSCRIPT),
             [(session_id, first + i, text) for i, text in enumerate(encoded)],
         )
+    if (title := default_title(entries)) is not None:
+        await conn.execute(_pg(directory_sql.DEFAULT_TITLE), (title, session_id))
 
 
 async def read(conn: Connection, session_id: str) -> list[dict[str, Any]]:

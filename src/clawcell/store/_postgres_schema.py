@@ -7,7 +7,7 @@ workers starting together migrate once), applies the missing migrations and reco
 `schema_version`. Version 1 has entries, runs with their leases, transcripts and documents;
 version 2 adds saved results; version 3 a full-text `search` column of transcript text (a
 generated `tsvector`) with a GIN index, computed for the existing rows when an older schema is
-migrated.
+migrated; version 4 the session list's title, pin and archive flag (`SessionDirectory`).
 
 A trigger on `runs` sends a `NOTIFY` on the schema's channel whenever a run is inserted,
 deleted or changes revision; the payload is the JSON array `[session_id, run_id]`, ids only.
@@ -110,7 +110,16 @@ _V3: Final = (
         GENERATED ALWAYS AS (to_tsvector('simple', transcript_text(entry))) STORED""",
     "CREATE INDEX transcripts_text_search ON transcripts USING gin (search)",
 )
-MIGRATIONS: Final = (_V1, _V2, _V3)
+_V4: Final = (
+    # Session metadata (`SessionDirectory`): `NULL` title = none yet (the first user message
+    # gives one); the sessions listed before titles existed keep their id (`''`).
+    "ALTER TABLE sessions ADD COLUMN title text",
+    "UPDATE sessions SET title = ''",
+    "ALTER TABLE sessions ADD COLUMN pinned integer NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN archived integer NOT NULL DEFAULT 0",
+    "CREATE INDEX sessions_listed ON sessions (archived, pinned DESC, updated_at DESC, session_id)",
+)
+MIGRATIONS: Final = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

@@ -38,10 +38,12 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from ..errors import ClosedError, ConfigurationError, InputError
+from . import _sqlite_directory as directory
 from . import _sqlite_entries as entries
 from . import _sqlite_runs as runs
 from . import _sqlite_search as transcript_search
 from . import _sqlite_transcripts as transcripts
+from ._directory import SessionPage, SessionRecord, check_page, check_title, default_title
 from ._documents import check_document, encode_entries
 from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
 from ._leases import check_claim, check_lease_seconds
@@ -305,7 +307,11 @@ class SQLiteStore:
         encoded = encode_entries(entries)
         if encoded:
             action = functools.partial(
-                transcripts.append, session_id=session_id, entries=encoded, now=time.time()
+                transcripts.append,
+                session_id=session_id,
+                entries=encoded,
+                now=time.time(),
+                title=default_title(entries),
             )
             await self._run(action)
 
@@ -321,6 +327,33 @@ class SQLiteStore:
         """Full-text search of transcript text (FTS5; see `_sqlite_search.py`)."""
         chosen, only = tuple(tokens), None if sessions is None else list(sessions)
         return await self._run(lambda conn: transcript_search.search(conn, chosen, limit, only))
+
+    # --- the session list (`SessionDirectory`) ---------------------------------------------
+
+    async def session_page(
+        self, *, query: str = "", archived: bool = False, limit: int = 50, after: str | None = None
+    ) -> SessionPage:
+        count = check_page(limit)
+        return await self._run(lambda conn: directory.page(conn, query, archived, count, after))
+
+    async def session_record(self, session_id: str) -> SessionRecord | None:
+        return await self._run(functools.partial(directory.record, session_id=session_id))
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        pinned: bool | None = None,
+        archived: bool | None = None,
+    ) -> SessionRecord | None:
+        name = None if title is None else check_title(title)
+        return await self._run(
+            lambda conn: directory.update(conn, session_id, name, pinned, archived)
+        )
+
+    async def delete_session(self, session_id: str) -> bool:
+        return await self._run(functools.partial(directory.delete, session_id=session_id))
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)

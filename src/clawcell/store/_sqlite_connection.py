@@ -7,7 +7,7 @@ processes opening an old file at once upgrade it once), each recorded in `schema
 pragma, refuses an upgraded file instead of misreading it. Version 1 is clawcell 0.1's
 schema (entries and runs); files from before `schema_version` existed are read by their
 `user_version`. Version 2 adds transcripts, documents and the lease columns of `runs`;
-version 3 saved results.
+version 3 saved results; version 4 the session list's title, pin and archive flag.
 """
 
 from __future__ import annotations
@@ -79,7 +79,16 @@ _V3: Final = (
     ) WITHOUT ROWID""",
     "CREATE INDEX results_by_expiry ON results (expires_at) WHERE expires_at IS NOT NULL",
 )
-MIGRATIONS: Final = (_V1, _V2, _V3)
+_V4: Final = (
+    # Session metadata (`SessionDirectory`): `NULL` title = none yet (the first user message
+    # gives one); the sessions listed before titles existed keep their id (`''`).
+    "ALTER TABLE sessions ADD COLUMN title TEXT",
+    "UPDATE sessions SET title = ''",
+    "ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX sessions_listed ON sessions (archived, pinned DESC, updated_at DESC, session_id)",
+)
+MIGRATIONS: Final = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 
@@ -107,6 +116,8 @@ def connect(path: Path, *, timeout: float, synchronous: str) -> tuple[sqlite3.Co
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         _enable_wal(conn, timeout)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
+        # SQLite's own `lower` folds ASCII only; the session list's search folds like Python.
+        conn.create_function("casefold", 1, _casefold, deterministic=True)
         with write(conn):
             found = _version(conn)
             if found > SCHEMA_VERSION:
@@ -119,6 +130,10 @@ def connect(path: Path, *, timeout: float, synchronous: str) -> tuple[sqlite3.Co
         conn.close()
         raise
     return conn, found
+
+
+def _casefold(text: object) -> str | None:
+    return text.casefold() if isinstance(text, str) else None
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:

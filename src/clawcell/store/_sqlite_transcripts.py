@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _directory_sql as directory_sql
 from . import _sql as sql
 from ._records import SessionInfo
 from ._sqlite_connection import write
@@ -17,8 +18,15 @@ from ._sqlite_connection import write
 __all__ = ["append", "document_file", "put_document", "read", "sessions"]
 
 
-def append(conn: sqlite3.Connection, session_id: str, entries: Sequence[str], now: float) -> None:
-    """Append encoded entries after the session's last one and bump its summary."""
+def append(
+    conn: sqlite3.Connection,
+    session_id: str,
+    entries: Sequence[str],
+    now: float,
+    title: str | None = None,
+) -> None:
+    """Append encoded entries after the session's last one, bump its summary and give it
+    `title` when it has none yet (`_directory.default_title`)."""
     with write(conn):
         total = conn.execute(
             sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
@@ -28,6 +36,8 @@ def append(conn: sqlite3.Connection, session_id: str, entries: Sequence[str], no
             sql.INSERT_TRANSCRIPT,
             [(session_id, first + i, text) for i, text in enumerate(entries)],
         )
+        if title is not None:
+            conn.execute(directory_sql.DEFAULT_TITLE, (title, session_id))
 
 
 def read(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from ._render import Renderer, grouped, with_delivery_facts
 from ._responses import bad_request as _bad_request
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._session_paths import SessionSegments, bad_session, path_session, session_problem
+from ._session_routes import SessionList
 from ._settings import UiSettings
 from ._subagent_rows import (
     CHILD_SESSION_ID,
@@ -47,6 +48,8 @@ PAGE_MESSAGES: Final = 100
 """History messages a chat page renders at first, and per page loaded on scroll up."""
 SESSION_LIST: Final = 50
 """Sessions the chat page lists (the most recent); the search box finds the others."""
+MAX_FOUND: Final = 2_000
+"""Messages a page opened at a search hit renders at most (from the hit to the latest)."""
 MAX_DISPLAY_CHARS: Final = 4_000_000
 """History shows messages whole up to this size (long ones fold behind "Show more")."""
 
@@ -82,6 +85,7 @@ class _Ui:
         self.media = MediaRoots(settings.media_roots)
         self.apps = McpAppApi(agent, documents)
         self.turns = ChatTurns(agent, self.renderer, self.apps, self._stored_count)
+        self.sessions = SessionList(agent, self.turns.turns)
 
     def canvas(self, request: Request) -> str | None:
         """The canvas host's origin for this request's host name (`None` without one)."""
@@ -97,19 +101,33 @@ class _Ui:
         csp = page_csp(self.settings, self.canvas(request))
         return HTMLResponse(html, headers={"content-security-policy": csp})
 
-    async def chat(self, request: Request) -> Response:
+    async def _listed(self) -> tuple[list[Any], int | str]:
+        """The drawer's first page of sessions, and how many more there are (a count) or the
+        cursor of the next page (with the store's session list)."""
+        if self.sessions.directory is not None:
+            page = await self.sessions.directory.session_page(limit=SESSION_LIST)
+            return list(page.sessions), page.next or 0
         sessions = list(await self.agent.sessions())
-        default = sessions[0].session_id if sessions else "main"
         listed = _bounded(sessions, "", SESSION_LIST)
+        return listed, len(sessions) - len(listed)
+
+    async def chat(self, request: Request) -> Response:
+        listed, more = await self._listed()
+        default = listed[0].session_id if listed else "main"
         session_id = request.query_params.get("session", default)
         if session_problem(session_id) is not None:
             return bad_session(session_id)
+        at = request.query_params.get("at", "")
+        found = int(at) if at.isdigit() else None
+        record = None
+        if self.sessions.directory is not None:
+            record = await self.sessions.directory.session_record(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
         running = await self.turns.turns.current(session_id)  # drawn from its backlog, live
         if running is not None:
             await running.indexed.wait()
         end = running.history_index if running is not None else None
-        page, start = await self._page(session_id, end)  # the latest; older ones on scroll
+        page, start = await self._page(session_id, end, found)  # the latest; older on scroll
         if running is None and (streamed := await _partial_reply(self.agent, session_id)):
             # a turn streams on another worker: what it has stored so far
             page = [*page, {"role": "assistant", "content": [{"type": "text", "text": streamed}]}]
@@ -123,24 +141,33 @@ class _Ui:
             page="chat",
             older=start,
             sessions=listed,
-            more_sessions=len(sessions) - len(listed),
+            more_sessions=more if isinstance(more, int) else 0,
+            next_sessions=more if isinstance(more, str) else "",
+            titled=self.sessions.directory is not None,
+            found=found is not None and found == start,
             session_id=session_id,
+            session_title=record.title if record is not None and record.title else session_id,
             parent_session=parent_of(session_id) if child else None,
             messages=messages,
             live_turn=running.turn_id if running is not None else "",
             queue=await self.turns.turns.queue(session_id),
         )
 
-    async def _page(self, session_id: str, before: int | None) -> tuple[list[dict[str, Any]], int]:
+    async def _page(
+        self, session_id: str, before: int | None, since: int | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
         """Up to `PAGE_MESSAGES` stored messages before index `before` (the latest when
-        `None`), projected for display, and the index they start at. Only the page is
-        projected, so a long session's page costs what a short one's does."""
+        `None`), projected for display, and the index they start at; from index `since` (a
+        search hit the page opens at, its first message) up to `MAX_FOUND` messages back.
+        Only the page is projected, so a long session's page costs what a short one's does."""
         transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = getattr(
             self.agent, "transcript", None
         )
         stored = await (transcript or self.agent.history)(session_id)
         end = len(stored) if before is None else min(before, len(stored))
         start = max(0, end - PAGE_MESSAGES)
+        if since is not None and since < end:
+            start = max(since, end - MAX_FOUND)
         page = stored[start:end]
         if transcript is not None:
             page = project_chat_display_messages(
@@ -218,6 +245,7 @@ class _Ui:
             Route("/api/sessions/{session}/history", self.history, methods=["GET"]),
             Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
             *self.turns.routes(),
+            *self.sessions.routes(),
             *self.playground.routes(),
             *self.jobs.routes(),
             *self.apps.routes(),

@@ -198,4 +198,6 @@ def test_history_shows_past_turns_after_a_reload(page: Page) -> None:
             "protocol status: failed · internal_error"
         )
         assert "Error: nope" in card.locator(".cell-error").inner_text()
-        assert page.locator(".sessions a[aria-current=page]").inner_text() == "main"
+        current = page.locator(".sessions a[aria-current=page]")
+        assert current.inner_text() == "fail please"  # titled by its first message
+        assert current.get_attribute("href") == "/?session=main"

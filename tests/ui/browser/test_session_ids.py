@@ -3,7 +3,7 @@ sent, stopped-free, reloaded, listed once, its older messages loaded."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from playwright.sync_api import Page
@@ -28,11 +28,13 @@ def test_a_session_with_a_hostile_id_sends_reloads_and_loads_older_messages(page
         assert page.locator("#transcript").get_attribute("data-session") == HOSTILE
         send(page, "hi there")
         assert "Hello back." in page.locator(".message-assistant").last.inner_text()
-        listed = page.locator(".sessions a", has_text="team/a b")
+        listed = page.locator(".sessions a", has_text="Old message 0.")  # its title
         assert listed.count() == 1 and listed.get_attribute("aria-current") == "page"
+        href = listed.get_attribute("href") or ""
+        assert parse_qs(urlsplit(href).query)["session"] == [HOSTILE]
         page.reload()
         page.wait_for_selector("body[data-ready=true]")
         assert "Hello back." in page.locator(".message-assistant").last.inner_text()
         page.evaluate("document.getElementById('transcript').scrollTop = 0")  # the reader goes up
-        page.get_by_text("Old message 0.", exact=True).wait_for()
+        page.locator("#transcript").get_by_text("Old message 0.", exact=True).wait_for()
         assert page.locator("#load-older").count() == 0

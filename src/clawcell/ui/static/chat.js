@@ -7,6 +7,10 @@ const form = document.getElementById("composer");
 const session = transcript.dataset.session;
 
 function listSession() {
+  if (document.getElementById("sessions").dataset.titled) {
+    document.dispatchEvent(new CustomEvent("sessions:refresh"));  // sessions.js redraws it
+    return;
+  }
   const list = document.querySelector(".sessions ul");
   if (list.querySelector('a[aria-current="page"]')) return;  // listed (any id, any encoding)
   list.querySelector(".empty")?.remove();
@@ -25,6 +29,7 @@ const search = document.getElementById("session-search");
 let searching = 0;
 
 search?.addEventListener("input", async () => {
+  if (document.getElementById("sessions").dataset.titled) return;  // sessions.js searches
   const mine = ++searching;
   await new Promise((resolve) => { setTimeout(resolve, 150); });
   if (mine !== searching) return;  // a later keystroke asks instead
