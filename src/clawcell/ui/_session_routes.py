@@ -115,7 +115,7 @@ class SessionList:
             return session_id
         if self.directory is None:
             return self._missing()
-        if self.turns.current(session_id) is not None or self.turns.queue(session_id):
+        if await self.turns.current(session_id) is not None or await self.turns.queue(session_id):
             return _running(session_id)
         store = getattr(self.agent, "store", None)
         hold = None
