@@ -19,6 +19,7 @@ from ..reply import (
     resolve_canvas_iframe_url,
     resolve_embed_sandbox,
 )
+from ._attachments import sent_file_views
 from ._blocked import BLOCKED_KEY, blocked_directives
 from ._markdown import join_parts, render_markdown_parts
 from ._media import MediaRoots
@@ -39,6 +40,8 @@ class Renderer:
     settings: UiSettings
     media: MediaRoots
     canvas_host_url: str | None
+    session_id: str | None = None
+    """The session the messages belong to (where the files its user messages sent load)."""
 
     def message(self, message: Mapping[str, Any]) -> MessageView:
         """One transcript message (`{"role", "content"}`) as a view."""
@@ -47,7 +50,9 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            return MessageView(role=role, items=(_html(text),), chars=len(text), source=text)
+            files = sent_file_views(content, self.session_id) if role == "user" else []
+            items = (_html(text),) if text or not files else ()
+            return MessageView(role=role, items=(*items, *files), chars=len(text), source=text)
         rendered = expand_text_content(text)
         items = blocked_directives(rendered["content"])  # refused `MEDIA:` lines: blocked
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
