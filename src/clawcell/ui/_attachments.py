@@ -118,11 +118,14 @@ class Uploads:
         takes = "attachments" in inspect.signature(agent.run).parameters
         self.enabled = takes and self.store is not None and settings.max_attachment_bytes > 0
 
-    def page_caps(self) -> dict[str, int]:
+    def page_caps(self) -> dict[str, int | str]:
         """The caps the composer checks before uploading (the server checks them again)."""
         s = self.settings
+        hint = (
+            f"images or text files: up to {s.max_attachments}, {_size(s.max_attachment_bytes)} each"
+        )
         return {"file": s.max_attachment_bytes, "count": s.max_attachments,
-                "total": s.max_message_attachment_bytes}  # fmt: skip
+                "total": s.max_message_attachment_bytes, "hint": hint}  # fmt: skip
 
     async def upload(self, request: Request) -> Response:
         """`POST …/attachments?name=`: keep one file for the message being written."""
@@ -260,6 +263,7 @@ def _find(messages: Sequence[Mapping[str, Any]], digest: str) -> Attachment | No
 
 
 def _size(count: int) -> str:
-    if count >= 1024 * 1024:
-        return f"{count / (1024 * 1024):.1f} MiB"
-    return f"{count / 1024:.0f} KiB" if count >= 1024 else f"{count} bytes"
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if count >= scale:
+            return f"{count / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{count} bytes"

@@ -19,9 +19,11 @@ const caps = {
 };
 const files = [];  // {name, size, chip, upload: Promise<id | null>}
 
+// The same words as the server's messages (`_size` in ui/_attachments.py).
 export function size(bytes) {
-  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  for (const [unit, scale] of [["MiB", 1024 * 1024], ["KiB", 1024]]) {
+    if (bytes >= scale) return `${(bytes / scale).toFixed(1).replace(/\.0$/, "")} ${unit}`;
+  }
   return `${bytes} bytes`;
 }
 
