@@ -27,8 +27,15 @@ export function size(bytes) {
   return `${bytes} bytes`;
 }
 
-function say(message) {
+// A refusal stays until the message is sent (a later success does not hide why a file is
+// missing); successes are announced while no refusal shows.
+let refused = false;
+
+function say(message, refusal = false) {
+  if (refused && !refusal) return;
   status.textContent = message;
+  refused = refusal;
+  status.classList.toggle("refused", refusal);
 }
 
 function sync() {
@@ -69,7 +76,7 @@ async function upload(file) {
     if (!response.ok) throw new Error(answer.error ?? `HTTP ${response.status}`);
     return answer;
   } catch (error) {
-    say(`${file.name} was not attached: ${error.message}`);
+    say(`${file.name} was not attached: ${error.message}`, true);
     return null;
   }
 }
@@ -87,7 +94,7 @@ export function attach(list) {
   for (const file of list) {
     const why = refusal(file);
     if (why) {
-      say(`${file.name} was not attached: ${why}.`);
+      say(`${file.name} was not attached: ${why}.`, true);
       continue;
     }
     const entry = { name: file.name, size: file.size, chip: chip(file.name, file.size) };
@@ -117,6 +124,7 @@ export async function ready() {
 // The message was sent with them: the chips go (the files show in the transcript).
 export function clear() {
   for (const entry of [...files]) drop(entry);
+  refused = false;
   say("");
 }
 
