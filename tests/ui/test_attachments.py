@@ -11,10 +11,12 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from clawcell.agent import Agent, ScriptedModel
+from clawcell import Tool
+from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._security import Secrets
@@ -233,3 +235,41 @@ def test_the_composer_shows_the_attach_button_with_its_caps() -> None:
         page = test_client.get("/").text
     assert 'data-attach-file="5242880" data-attach-count="4" data-attach-total="10485760"' in page
     assert '<button type="button" class="attach" id="attach"' in page
+
+
+def test_a_message_with_files_is_not_queued_behind_a_running_turn_and_keeps_its_upload() -> None:
+    async def main() -> None:
+        gate, started = asyncio.Event(), asyncio.Event()
+
+        async def hold(_: dict[str, Any]) -> str:
+            started.set()
+            await gate.wait()
+            return "held"
+
+        model = ScriptedModel([exec_call("return await hold();"), "first done", "saw it"])
+        agent = Agent(model=model, tools=[Tool(name="hold", execute=hold)])
+        app = create_app(agent, UiSettings(token=TOKEN))
+        transport = httpx.ASGITransport(app=app)
+        headers = {**CSRF, "authorization": f"Bearer {TOKEN}"}
+        async with (
+            agent,
+            httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers) as http,
+        ):
+            first = await http.post("/api/sessions/s/turns?follow=0", json={"text": "go"})
+            await started.wait()
+            url = "/api/sessions/s/attachments?name=cat.png"
+            upload_id = (await http.post(url, content=PNG)).json()["id"]
+            body = {"text": "and this?", "attachments": [upload_id]}
+            refused = await http.post("/api/sessions/s/turns?follow=0", json=body)
+            assert refused.status_code == 409
+            assert refused.json()["error"] == (
+                f"turn {first.json()['turnId']!r} is running: a message with files cannot "
+                "wait in the queue; send it once the turn ended."
+            )
+            gate.set()
+            live = await http.get(f"/api/sessions/s/live?turn={first.json()['turnId']}&until=idle")
+            assert "first done" in live.text
+            sent = await http.post("/api/sessions/s/turns", json=body)  # the upload is still there
+            assert sent.status_code == 200 and "saw it" in sent.text
+
+    asyncio.run(main())
