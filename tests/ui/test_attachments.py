@@ -93,6 +93,7 @@ def test_a_file_uploaded_on_one_worker_is_sent_from_another_and_shown_after_relo
             assert served.headers["content-type"] == "image/png"
             assert served.headers["x-content-type-options"] == "nosniff"
             assert "sandbox" in served.headers["content-security-policy"]
+            assert served.headers["cache-control"] == "private, max-age=86400, immutable"
         again = _send(a, "and again?", [answer["id"]])  # a sent upload is taken: gone
         assert again.status_code == 400 and "is unknown or expired" in again.json()["error"]
 

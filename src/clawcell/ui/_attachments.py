@@ -115,7 +115,10 @@ class Uploads:
         store: object = getattr(agent, "store", None)
         self.store = store if isinstance(store, ResultStore) else None
         self.settings, self.transcript = settings, transcript
-        takes = "attachments" in inspect.signature(agent.run).parameters
+        try:
+            takes = "attachments" in inspect.signature(agent.run).parameters
+        except (TypeError, ValueError):  # a callable without a signature: assume the old shape
+            takes = False
         self.enabled = takes and self.store is not None and settings.max_attachment_bytes > 0
 
     def page_caps(self) -> dict[str, int | str]:
