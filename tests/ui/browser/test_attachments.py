@@ -71,36 +71,41 @@ def _give(page: Page, event: str, name: str, kind: str, text: str | list[int]) -
     )
 
 
+def _attach_three_and_two_refused(page: Page) -> None:
+    """Attach with the keyboard, a drop and a paste; a binary and an oversize file refused."""
+    with page.expect_file_chooser() as chooser:  # the keyboard opens the file chooser
+        page.locator("#attach").press("Enter")
+    chooser.value.set_files([{"name": "chart.png", "mimeType": "image/png", "buffer": CHART}])
+    expect(page.locator(".chip[data-kind=image]")).to_have_count(1)
+    expect(page.locator(".chip").first).to_contain_text("chart.png")
+
+    _give(page, "drop", "notes.md", "text/markdown", NOTES)
+    expect(page.locator(".chip[data-kind=file]")).to_have_count(1)
+    _give(page, "drop", "report.pdf", "application/pdf", list(b"%PDF-1.7\n\xff\xfe"))
+    expect(page.locator("#attach-status")).to_contain_text(
+        "report.pdf was not attached: attachment 'report.pdf' is neither an image"
+    )
+    _give(page, "paste", "big.txt", "text/plain", "x" * (65 * 1024))
+    expect(page.locator("#attach-status")).to_contain_text(
+        "big.txt was not attached: it is 65 KiB, more than the 64 KiB a file may be."
+    )
+    _give(page, "paste", "extra.txt", "text/plain", "one more")
+    expect(page.locator(".chip[data-id]")).to_have_count(3)
+
+
 @pytest.mark.parametrize(("width", "scheme"), LOOKS)
 def test_files_attach_send_and_stay_in_the_transcript_after_a_reload(
     browser: Browser, width: int, scheme: str
 ) -> None:
     page = _page(browser, width, scheme)
     look = f"{'desktop' if width == 1280 else 'phone'}-{scheme}"
-    with serve(["A bar chart with three bars; your notes say b-202 is unpaid."],
-               max_attachment_bytes=64 * 1024) as running:  # fmt: skip
+    replies = ["A bar chart with three bars; your notes say b-202 is unpaid.", "The same chart."]
+    with serve(replies, max_attachment_bytes=64 * 1024) as running:
         page.goto(running.login_url)
         page.wait_for_selector("body[data-ready=true]")
         page.fill("#message", "What do these show?")
 
-        with page.expect_file_chooser() as chooser:  # the keyboard opens the file chooser
-            page.locator("#attach").press("Enter")
-        chooser.value.set_files([{"name": "chart.png", "mimeType": "image/png", "buffer": CHART}])
-        expect(page.locator(".chip[data-kind=image]")).to_have_count(1)
-        expect(page.locator(".chip").first).to_contain_text("chart.png")
-
-        _give(page, "drop", "notes.md", "text/markdown", NOTES)
-        expect(page.locator(".chip[data-kind=file]")).to_have_count(1)
-        _give(page, "drop", "report.pdf", "application/pdf", list(b"%PDF-1.7\n\xff\xfe"))
-        expect(page.locator("#attach-status")).to_contain_text(
-            "report.pdf was not attached: attachment 'report.pdf' is neither an image"
-        )
-        _give(page, "paste", "big.txt", "text/plain", "x" * (65 * 1024))
-        expect(page.locator("#attach-status")).to_contain_text(
-            "big.txt was not attached: it is 65 KiB, more than the 64 KiB a file may be."
-        )
-        _give(page, "paste", "extra.txt", "text/plain", "one more")
-        expect(page.locator(".chip[data-id]")).to_have_count(3)
+        _attach_three_and_two_refused(page)
         expect(page.locator("#message")).to_have_value("What do these show?")  # kept
         assert serious_violations(page) == []
         screenshot(page, f"attachments-composer-{look}")
@@ -132,3 +137,12 @@ def test_files_attach_send_and_stay_in_the_transcript_after_a_reload(
         expect(user.locator(".attachment-document .mime")).to_contain_text("text file")
         assert serious_violations(page) == []
         screenshot(page, f"attachments-reloaded-{look}")
+
+        chooser_input = page.locator("#attach-input")  # files alone are a message too
+        chooser_input.set_input_files(
+            [{"name": "again.png", "mimeType": "image/png", "buffer": CHART}]
+        )
+        expect(page.locator(".chip[data-id]")).to_have_count(1)
+        page.locator("#message").press("Enter")
+        expect(page.locator(".message-assistant").last).to_contain_text("The same chart.")
+        expect(page.locator(".message-user").last.locator("img[alt='again.png']")).to_be_visible()
