@@ -19,6 +19,7 @@ from clawcell import Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app
+from clawcell.ui._responses import MAX_JSON_BODY
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN
 
@@ -142,8 +143,13 @@ def test_refused_files_say_why_and_how_to_fix_it(
     assert refused.json() == {"error": message, "code": code}
 
 
-def _raw_upload(app: Any, headers: dict[str, str], chunks: Iterator[bytes]) -> tuple[int, int]:
-    """POST an upload straight to the ASGI app; the status and how many chunks it read."""
+def _raw_upload(
+    app: Any,
+    headers: dict[str, str],
+    chunks: Iterator[bytes],
+    path: str = "/api/sessions/s/attachments",
+) -> tuple[int, int]:
+    """POST a body straight to the ASGI app; the status and how many chunks it read."""
     read, statuses = 0, list[int]()
 
     async def receive() -> dict[str, Any]:
@@ -157,8 +163,8 @@ def _raw_upload(app: Any, headers: dict[str, str], chunks: Iterator[bytes]) -> t
 
     raw = [(k.encode(), v.encode()) for k, v in {**headers, "host": "127.0.0.1:8787",
            "authorization": f"Bearer {TOKEN}", **CSRF}.items()]  # fmt: skip
-    scope = {"type": "http", "method": "POST", "path": "/api/sessions/s/attachments",
-             "raw_path": b"/api/sessions/s/attachments", "query_string": b"name=big.txt",
+    scope = {"type": "http", "method": "POST", "path": path,
+             "raw_path": path.encode(), "query_string": b"name=big.txt",
              "headers": raw, "scheme": "http", "server": ("127.0.0.1", 8787),
              "client": ("127.0.0.1", 5000), "http_version": "1.1", "root_path": ""}  # fmt: skip
     asyncio.run(app(scope, receive, send))
@@ -182,6 +188,15 @@ def test_an_endless_body_without_a_length_is_cut_at_the_cap() -> None:
     )
     status, read = _raw_upload(app, {"transfer-encoding": "chunked"}, _endless())
     assert status == 413 and read == 11  # the chunk that passed 10,000 bytes was the last
+
+
+def test_a_message_body_is_read_only_up_to_its_cap_too() -> None:
+    app = create_app(Agent(model=ScriptedModel([])), UiSettings(token=TOKEN))
+    path = "/api/sessions/s/turns"
+    declared = _raw_upload(app, {"content-length": str(2**30)}, _endless(), path)
+    assert declared == (400, 0)
+    status, read = _raw_upload(app, {"transfer-encoding": "chunked"}, _endless(), path)
+    assert status == 400 and read == MAX_JSON_BODY // 1000 + 1
 
 
 def test_an_upload_without_the_csrf_header_is_refused() -> None:

@@ -43,6 +43,7 @@ from ..agent import Attachment
 from ..errors import InputError
 from ..store import ResultStore
 from ._protocol import ChatAgent
+from ._responses import read_capped
 from ._session_paths import path_session
 from ._settings import UiSettings
 from ._views import AttachmentView
@@ -139,12 +140,9 @@ class Uploads:
             return _refusal(404, "attachments_off", _OFF)
         cap = self.settings.max_attachment_bytes
         name = request.query_params.get("name", "")
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > cap):
-            return self._too_large(name, declared)
-        data = await _read_capped(request, cap)
+        data = await read_capped(request, cap)
         if data is None:
-            return self._too_large(name, "more")
+            return self._too_large(name, request.headers.get("content-length") or "more")
         try:
             attachment = Attachment.of(name, data)
         except InputError as exc:
@@ -236,18 +234,6 @@ class Uploads:
             Route(base, self.upload, methods=["POST"]),
             Route(f"{base}/{{sha256}}", self.file, methods=["GET"]),
         ]
-
-
-async def _read_capped(request: Request, cap: int) -> bytes | None:
-    """The body, or `None` as soon as it passes `cap` bytes (the rest is never read)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _find(messages: Sequence[Mapping[str, Any]], digest: str) -> Attachment | None:
