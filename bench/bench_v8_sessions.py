@@ -8,7 +8,8 @@ shared `V8Executor`:
 * cells per second with 8 sessions at once (8 `CodeMode`s, each running 25 cells of one
   `echo` call and a small computation, all concurrently, after one cell each);
 * the CPU time per cell of both (the host's and its workers', live or ended, booting ones
-  included: less at the mercy of a loaded machine than wall time);
+  included: less at the mercy of a loaded machine than wall time), and the same cells of one
+  session alone afterwards; the context switches per cell of the workers' threads;
 * the V8 worker processes and their anonymous resident memory (bubblewrap's and Deno's,
   `RssAnon`) while the 8 sessions are open, and after they closed (the spares and the shelf).
 
@@ -69,6 +70,21 @@ def _cpu() -> float:
     return total
 
 
+def _switches() -> int:
+    """Context switches (voluntary and not) of every thread of the live worker processes."""
+    from clawcell.runtime._v8_watch import process_tree
+
+    total = 0
+    for pid in process_tree(os.getpid())[1:]:
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except OSError:
+                continue
+            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+    return total
+
+
 def _comm(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
@@ -110,10 +126,19 @@ async def _child() -> dict[str, float]:
             envelope = await mode.exec(CELL)
             assert envelope["status"] == "completed", envelope
 
-    began, cpu = time.perf_counter(), _cpu()
+    began, cpu, switches = time.perf_counter(), _cpu(), _switches()
     await asyncio.gather(*(session(mode) for mode in modes))
     out["cells/s, 8 sessions at once"] = SESSIONS * CELLS / (time.perf_counter() - began)
     out["8 sessions, CPU ms per cell"] = (_cpu() - cpu) * 1000 / (SESSIONS * CELLS)
+    out["8 sessions, worker context switches per cell"] = (_switches() - switches) / (
+        SESSIONS * CELLS
+    )
+    # The same cells of one session alone, on its own warm worker: what a cell costs when no
+    # other session's cells run beside it (in a shared worker or another one).
+    cpu, switches = _cpu(), _switches()
+    await session(modes[0])
+    out["1 session alone, CPU ms per cell"] = (_cpu() - cpu) * 1000 / CELLS
+    out["1 session alone, worker context switches per cell"] = (_switches() - switches) / CELLS
     count, mib = _workers()
     out["workers, 8 sessions open"] = count
     out["worker MiB (anon), 8 sessions open"] = mib

@@ -11,6 +11,8 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
+import pytest
+
 from clawcell import CodeMode, Limits, Tool
 
 T = TypeVar("T")
@@ -125,12 +127,27 @@ end the run with one worker on a long test and the other idle. A hint for speed 
 missing here runs in its usual place."""
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook has named the groups
 def pytest_collection_modifyitems(items: list[Any]) -> None:
     """Collect the `SLOW_FIRST` files first (each keeps its own order; the rest follow in
-    the usual order)."""
+    the usual order), and make `xdist_group` marks count."""
+    _carry_xdist_groups(items)
     rank = {path: index for index, path in enumerate(SLOW_FIRST)}
 
     def key(item: Any) -> int:
         return rank.get(str(item.nodeid).split("::", 1)[0], len(rank))
 
     items.sort(key=key)
+
+
+def _carry_xdist_groups(items: list[Any]) -> None:
+    """Under `--dist loadgroup`, pytest-xdist 3.8 names an item's group by appending
+    `@<group>` to `item._nodeid`, which pytest 9 no longer reads (a node's id is its `_id`):
+    every `xdist_group` was silently ignored, and a module's shared fixture (a fleet of
+    workers, a wheel build) was made once per xdist worker. Carry the suffix over."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        legacy = getattr(item, "_nodeid", None)
+        if isinstance(legacy, str) and legacy != item.nodeid:
+            item._id = NodeId.parse(legacy)

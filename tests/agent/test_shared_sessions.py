@@ -24,6 +24,7 @@ from clawcell.agent import (
     exec_call,
 )
 from clawcell.agent._transcript import message_text
+from clawcell.store import SessionTurns
 from tests.agent._helpers import blocking_tool, collect, last_of
 from tests.conftest import run
 
@@ -219,3 +220,31 @@ def test_what_a_turn_streamed_so_far_is_read_by_another_worker_and_dropped_at_it
         return during, after, last
 
     assert run(main()) == ("Hello ", None, "Hello world")
+
+
+def test_recover_turn_ends_a_dead_workers_turn_once_and_leaves_a_live_one_alone(
+    tmp_path: Path,
+) -> None:
+    async def main() -> tuple[list[bool], list[tuple[str, Any]]]:
+        path = tmp_path / "state.db"
+        async with (
+            SQLiteStore(path) as store_a,
+            SQLiteStore(path) as store_b,
+            Agent(model=ScriptedModel([]), store=store_b, turn_lease_seconds=1) as b,
+        ):
+            turns = SessionTurns(store_a, lease_seconds=1)
+            live = await turns.hold("s", wait=10)
+            assert live is not None
+            answers = [await b.recover_turn("s")]  # a live turn: waited for, never taken
+            await live.release()
+            answers.append(await b.recover_turn("s"))  # released: nothing interrupted
+            dead = await turns.hold("s", wait=10)
+            assert dead is not None
+            await dead._keeper.close()  # pyright: ignore[reportPrivateUsage]  # "dies"
+            answers += [await b.recover_turn("s"), await b.recover_turn("s")]
+            history = await b.history("s")
+        return answers, [(m["role"], m.get("stopReason")) for m in history]
+
+    answers, history = run(main())
+    assert answers == [False, False, True, False]
+    assert history == [("assistant", "error")]

@@ -10,10 +10,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from clawcell import CodeMode, Limits, SQLiteStore, Tool
 from clawcell.mcp_server import CodeModeServer
-from clawcell.mcp_server._request_state import RequestStates
+from clawcell.mcp_server._request_state import RequestStates, SharedSdkCodec
 from clawcell.store import StateKeys
 from tests.conftest import run
 
@@ -87,3 +88,18 @@ def test_a_state_sealed_with_the_old_key_opens_after_a_rotation_and_not_after_it
     assert dropped.open(state, CLIENT) is None
     assert rotated.open(state, '["intruder", "1", null]') is None
     assert base64.b64encode(old).decode() not in state
+
+
+def test_the_sdk_boundary_of_one_worker_opens_what_another_sealed_under_the_shared_keys() -> None:
+    from mcp.server.request_state import InvalidRequestState
+
+    old, new = _key(), _key()
+    sealing = SharedSdkCodec(RequestStates(StateKeys(keys={"k1": old}, active="k1")))
+    other_worker = SharedSdkCodec(
+        RequestStates(StateKeys(keys={"k2": new, "k1": old}, active="k2"))
+    )
+    token = sealing.seal(b"round one")
+    assert other_worker.unseal(token) == b"round one"
+    stranger = SharedSdkCodec(RequestStates(StateKeys(keys={"k3": _key()}, active="k3")))
+    with pytest.raises(InvalidRequestState):
+        stranger.unseal(token)

@@ -13,6 +13,7 @@ from clawcell.reply import (
     extract_canvas_shortcodes,
     is_allowed_remote_media_url,
     parse_inline_directives,
+    split_canvas_shortcodes,
     split_media_from_output,
     strip_inline_directive_tags_for_delivery,
 )
@@ -162,3 +163,22 @@ def test_silent_reply_delivers_nothing() -> None:
 def test_media_already_sent_by_block_streaming_is_not_sent_again() -> None:
     reply = build_reply("Done\nMEDIA:/tmp/a.png", already_sent_media_urls=["file:///tmp/a.png"])
     assert reply.payloads == ({"text": "Done"},)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a [embed ref="x" /] b [embed ref="y"]body[/embed] c `[embed ref="z" /]`',
+        'only [embed ref="x" /]',
+        '[embed url="javascript:alert(1)" /] [embed ref="ok" /]',
+        "no shortcode at all",
+        '```\n[embed ref="in-code" /]\n```',
+    ],
+)
+def test_split_canvas_shortcodes_agrees_with_extract(text: str) -> None:
+    pieces = split_canvas_shortcodes(text)
+    extracted = extract_canvas_shortcodes(text)
+    assert "".join(p for p in pieces if isinstance(p, str)) == extracted["text"]
+    assert [p for p in pieces if not isinstance(p, str)] == extracted["previews"]
+    assert all(isinstance(p, str) == (i % 2 == 0) for i, p in enumerate(pieces))
+    assert isinstance(pieces[-1], str)

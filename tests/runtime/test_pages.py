@@ -164,3 +164,18 @@ def test_same_bytes_compares_memory_in_place() -> None:
     right[4000] = b"z"
     assert not same_bytes(ctypes.addressof(left), ctypes.addressof(right), 4096)
     assert same_bytes(ctypes.addressof(left), ctypes.addressof(right), 4000)
+
+
+def test_the_stack_pointer_is_set_through_the_raw_call_and_reset_to_the_image_s() -> None:
+    guest = Guest(compiled_reactor(), memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    memory = guest.instance.memory
+    pristine = memory.image_sp
+    memory.set_stack_pointer(pristine - 4096)
+    assert memory.stack_pointer == pristine - 4096
+    memory.set_stack_pointer(0x8000_0010)  # an i32 global: the high bit reads back as a sign
+    assert memory.stack_pointer & 0xFFFF_FFFF == 0x8000_0010
+    memory.reset()
+    assert memory.stack_pointer == pristine
+    wasmtime_size = memory._memory.data_len(memory._store)  # pyright: ignore[reportPrivateUsage]
+    assert memory.size == wasmtime_size >= len(memory.image)
+    assert guest.instance.take_string(guest.instance.eval("String(6 * 7)")) == "42"

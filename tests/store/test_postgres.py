@@ -229,3 +229,26 @@ def test_a_waiter_is_woken_by_notify_without_polling(
             return await asyncio.wait_for(waiter, 60)  # a lost NOTIFY fails, not hangs
 
     assert asyncio.run(scenario()) is True
+
+
+def test_a_wait_begun_before_the_store_closed_opens_no_listen_connection(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """A waiter queued for the listener while the store closes used to open a `LISTEN`
+    connection nobody closed (psycopg reported it, much later, in an unrelated test)."""
+    from clawcell.store._postgres_listener import Listener
+    from clawcell.store._waiting import Waiters
+
+    async def scenario() -> int:
+        channel = f"c_{postgres_schema}"
+        listener = Listener(postgres_dsn, channel, Waiters())
+        await listener.close()
+        await listener.ensure_listening()  # the queued waiter's turn comes after the close
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE query = %s",
+                (f'LISTEN "{channel}"',),
+            ).fetchone()
+        return -1 if row is None else int(row[0])
+
+    assert asyncio.run(scenario()) == 0

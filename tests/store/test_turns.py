@@ -134,3 +134,34 @@ def test_a_hold_taken_from_a_lapsed_lease_names_the_holder_that_never_released(
 
     dead, after_release, owner_a = run(body())
     assert dead == owner_a and after_release is None
+
+
+class _SwallowingStore(MemoryStore):
+    """A store whose `wait_for_change` answers a cancellation with "changed" instead of
+    raising it, as Python 3.11's `asyncio.wait_for` (psycopg's pool uses it too) does when
+    the awaited event fires in the step the cancellation lands."""
+
+    async def wait_for_change(
+        self, session_id: str, run_id: str, *, timeout: float, since: int | None = None
+    ) -> bool:
+        try:
+            return await super().wait_for_change(session_id, run_id, timeout=timeout, since=since)
+        except asyncio.CancelledError:
+            return True
+
+
+def test_release_ends_even_when_the_watch_loses_its_cancellation() -> None:
+    async def body() -> bool:
+        store = _SwallowingStore()
+        hold = await SessionTurns(store, lease_seconds=30).hold("s", wait=0)
+        assert hold is not None
+        for _ in range(5):  # the watch is waiting for a change now
+            await asyncio.sleep(0)
+        async with asyncio.timeout(60):  # on the old code: the watch never ended
+            await hold.release()
+        again = await SessionTurns(store, lease_seconds=30).hold("s", wait=0)
+        assert again is not None
+        await again.release()
+        return True
+
+    assert run(body())

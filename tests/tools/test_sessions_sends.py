@@ -4,7 +4,8 @@ forwarded messages, on every store backend."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import pytest
@@ -34,6 +35,16 @@ try {
 """
 
 
+@contextlib.asynccontextmanager
+async def closed_after(new_store: StoreFactory) -> AsyncGenerator[SessionStore]:
+    """A new store, closed at the end (an `Agent` closes only the stores it made)."""
+    store = new_store()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 async def settle(tools: list[Tool]) -> None:
     """Wait for every turn the tools started (and the turns those started) to end."""
     state: Any = tools[0].execute.__self__  # pyright: ignore[reportFunctionMemberAccess]
@@ -59,7 +70,10 @@ def test_two_sessions_answering_each_other_stop_at_the_chain_depth(
         holder: list[Agent] = []
         tools = sessions(lambda: holder[0], limits=SendLimits(max_depth=3))
         model = ScriptedModel([ping_pong] * 20)
-        async with Agent(model=model, tools=tools, store=new_store()) as agent:
+        async with (
+            closed_after(new_store) as store,
+            Agent(model=model, tools=tools, store=store) as agent,
+        ):
             holder.append(agent)
             async for _ in agent.run("alice", "start the conversation"):
                 pass
@@ -96,7 +110,10 @@ def test_one_turn_may_send_only_per_turn_messages(new_store: StoreFactory) -> No
         holder: list[Agent] = []
         tools = sessions(lambda: holder[0], limits=SendLimits(per_turn=4))
         model = ScriptedModel(["ok"] * 6)
-        async with Agent(model=model, tools=tools, store=new_store()) as agent:
+        async with (
+            closed_after(new_store) as store,
+            Agent(model=model, tools=tools, store=store) as agent,
+        ):
             holder.append(agent)
             envelope = await agent.mode("hub").exec(SEND_MANY)
             await settle(tools)
@@ -198,7 +215,10 @@ def test_nul_surrogates_and_control_ids_are_invalid_input_on_every_backend(
     async def main() -> ToolError:
         holder: list[Agent] = []
         tools = sessions(lambda: holder[0])
-        async with Agent(model=ScriptedModel([]), tools=tools, store=new_store()) as agent:
+        async with (
+            closed_after(new_store) as store,
+            Agent(model=ScriptedModel([]), tools=tools, store=store) as agent,
+        ):
             holder.append(agent)
             await agent.store.append_transcript("t", [{"role": "user", "content": "password"}])
             with pytest.raises(ToolError) as caught:
@@ -226,7 +246,10 @@ def test_a_hundred_and_twenty_concurrent_sends_from_one_cell_start_per_turn_turn
     async def main() -> Any:
         holder: list[Agent] = []
         tools = sessions(lambda: holder[0], limits=SendLimits(per_turn=4))
-        async with Agent(model=ScriptedModel(["ok"] * 4), tools=tools, store=new_store()) as agent:
+        async with (
+            closed_after(new_store) as store,
+            Agent(model=ScriptedModel(["ok"] * 4), tools=tools, store=store) as agent,
+        ):
             holder.append(agent)
             envelope = await agent.mode("hub").exec(FAN_OUT)
             await settle(tools)

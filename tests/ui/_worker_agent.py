@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, Literal
 
 from clawcell import Tool
-from clawcell.agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call
+from clawcell.agent import (
+    Agent,
+    ModelEvent,
+    ModelRequest,
+    ModelText,
+    ScriptedModel,
+    ScriptedTurn,
+    exec_call,
+)
 from clawcell.agent._transcript import message_text
 from clawcell.store import PostgresStore
 
@@ -41,10 +50,32 @@ async def _deploy(_: dict[str, Any]) -> str:
     return "deployed"
 
 
+TALK = "Once upon a time "
+"""What a `talk…` message's reply streams before it hangs (until the worker dies)."""
+
+
+class _Model:
+    """The scripted model; a `talk…` message streams `TALK` and then never ends."""
+
+    name = "worker"
+    tool_style: Literal["anthropic"] = "anthropic"
+
+    def __init__(self) -> None:
+        self._scripted = ScriptedModel([answer] * 10_000)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        last = request.messages[-1]
+        if last.get("role") == "user" and message_text(last).startswith("talk"):
+            yield ModelText(text=TALK)
+            await asyncio.Event().wait()
+        async for part in self._scripted.stream(request):
+            yield part
+
+
 def make_agent() -> Agent:
     store = PostgresStore(os.environ[DSN], schema=os.environ[SCHEMA], max_size=4)
     return Agent(
-        model=ScriptedModel([answer] * 10_000),
+        model=_Model(),
         tools=[
             Tool(name="hold", execute=_hold),
             Tool(name="deploy", execute=_deploy, approval="always"),

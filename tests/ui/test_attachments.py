@@ -46,7 +46,12 @@ def _worker(
     app = create_app(agent, UiSettings(token=TOKEN, **settings))
     with TestClient(app, base_url=BASE) as test_client:
         assert test_client.get(f"/?token={TOKEN}").status_code == 200
-        yield test_client
+        try:
+            yield test_client
+        finally:  # a store passed to the agent stays ours to close, on the loop it ran on
+            portal = test_client.portal
+            assert portal is not None
+            portal.call(agent.store.close)
 
 
 def _upload(
@@ -279,8 +284,8 @@ def test_a_message_with_files_is_not_queued_behind_a_running_turn_and_keeps_its_
             refused = await http.post("/api/sessions/s/turns?follow=0", json=body)
             assert refused.status_code == 409
             assert refused.json()["error"] == (
-                f"turn {first.json()['turnId']!r} is running: a message with files cannot "
-                "wait in the queue; send it once the turn ended."
+                f"turn {first.json()['turnId']!r} is running: a message with files is not "
+                "queued; send it once the turn ended."
             )
             gate.set()
             live = await http.get(f"/api/sessions/s/live?turn={first.json()['turnId']}&until=idle")

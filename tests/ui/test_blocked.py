@@ -109,4 +109,7 @@ def test_an_allowed_directive_still_renders_as_media_not_blocked() -> None:
 
 def test_user_messages_keep_their_text() -> None:
     view = _renderer().message({"role": "user", "content": "MEDIA: http://x.example/a.png"})
-    assert view.items == (HtmlView(html="<p>MEDIA: http://x.example/a.png</p>\n"),)
+    link = '<a href="http://x.example/a.png" target="_blank" rel="noopener noreferrer">'
+    (item,) = view.items  # text, not an attachment (its bare URL is linked as any other)
+    assert isinstance(item, HtmlView)
+    assert item.html == f"<p>MEDIA: {link}http://x.example/a.png</a></p>\n"

@@ -119,9 +119,9 @@ def test_a_placeholder_is_escaped_in_the_page() -> None:
     ops = stream.ops(
         {"type": "text_delta", "text": "MEDIA:https://x.example/%3Cimg%20onerror=1%3E\n"}
     )
-    (placeholder,) = [op for op in ops if op.get("target", "").endswith("-draft-1")]
-    assert placeholder.get("op") == "append"
+    (placeholder,) = [op for op in ops if op.get("op") == "before"]
+    assert placeholder.get("target", "").endswith("-draft-1-tail")
     assert placeholder.get("html") == (
-        '<div class="draft-directive draft-media" role="status">'
-        "attaching &lt;img onerror=1&gt;…</div>"
+        '<div class="draft-block"><div class="draft-directive draft-media" role="status">'
+        "attaching &lt;img onerror=1&gt;…</div></div>"
     )

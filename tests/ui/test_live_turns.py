@@ -220,7 +220,7 @@ def test_a_follower_gets_the_backlog_then_live_messages_then_the_next_turn() -> 
             await release.wait()
             yield "b"
 
-        first = turns.start("s", produce)
+        first = await turns.start("s", produce)
         await asyncio.sleep(0)  # the turn's task yields "a" and waits
         seen: list[tuple[str, Any]] = []
         follow = turns.follow("s", None, 0, until_idle=True)
@@ -230,7 +230,7 @@ def test_a_follower_gets_the_backlog_then_live_messages_then_the_next_turn() -> 
             if kind == "queue":
                 queues.append([message["text"] for message in data["queue"]])
             if data.get("sse") == "a":
-                assert turns.enqueue("s", "next") is not None
+                assert await turns.enqueue("s", "next") is not None
                 release.set()
         # Every change of the queue is told: "next" queued, then taken as the next turn
         # (when the first turn ended, before its last message reached this follower).
@@ -238,7 +238,7 @@ def test_a_follower_gets_the_backlog_then_live_messages_then_the_next_turn() -> 
                         ("queue", None), ("queue", None), ("message", "b"),
                         ("turn_end", first.turn_id)]  # fmt: skip
         assert queues == [[], ["next"], []]
-        assert later == ["next"] and turns.queue("s") == ()
+        assert later == ["next"] and await turns.queue("s") == ()
 
     asyncio.run(main())
 
@@ -251,11 +251,11 @@ def test_finished_turns_are_kept_for_a_while_then_named_gone() -> None:
         async def produce(turn: LiveTurn) -> AsyncIterator[str]:
             yield "x"
 
-        old = turns.start("s", produce)
+        old = await turns.start("s", produce)
         while old.state == "running":
             await asyncio.sleep(0)
         now[0] = RETAIN_S + 1
-        turns.start("s", produce)  # starting a turn evicts what is past its time
+        await turns.start("s", produce)  # starting a turn evicts what is past its time
         assert [kind async for kind, _ in turns.follow("s", old.turn_id, 0)] == ["gone"]
 
     asyncio.run(main())
@@ -272,7 +272,7 @@ def test_closing_the_registry_stops_its_turns_and_ends_every_live_stream() -> No
             await turn.stop.wait()  # a turn honours its Stop
             yield "stopped"
 
-        running = turns.start("s", produce)
+        running = await turns.start("s", produce)
 
         async def idle_follower() -> list[str]:
             return [kind async for kind, _ in turns.follow("idle", None, 0)]
@@ -302,7 +302,7 @@ def test_a_turn_that_ends_while_its_follower_is_busy_ends_the_follow_at_once(
             await asyncio.sleep(0)  # the follower takes "one" from here
             yield "event: two\ndata: {}\n\n"
 
-        turn = turns.start("s", producer)
+        turn = await turns.start("s", producer)
         kinds: list[str] = []
         async for kind, _ in turns.follow("s", turn.turn_id, 0):
             kinds.append(kind)

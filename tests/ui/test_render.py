@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
 from clawcell.reply import build_reply
 from clawcell.ui import UiSettings
-from clawcell.ui._markdown import render_markdown
+from clawcell.ui._markdown import highlight_css, render_markdown
 from clawcell.ui._media import MediaRoots
 from clawcell.ui._render import Renderer
 from clawcell.ui._views import AttachmentView, CanvasView, HtmlView
 
 TOKEN = "t" * 20
 HOST = "http://127.0.0.1:8787/__openclaw__/cap/abc"
+TABLE = '<div class="table-scroll" tabindex="0" role="region" aria-label="Table"><table>'
+LINK = '<a href="{0}" target="_blank" rel="noopener noreferrer">{1}</a>'
 
 
 def _renderer(**settings: Any) -> Renderer:
@@ -45,21 +49,93 @@ def _renderer(**settings: Any) -> Renderer:
         ("~~gone~~ kept", "<p><s>gone</s> kept</p>"),  # struck, not dropped
         (
             "|l|r|c|\n|:-|-:|:-:|\n|1|2|3|",  # aligned: classes (the CSP allows no inline style)
-            '<table tabindex="0">\n<thead>\n<tr>\n<th class="align-left">l</th>\n'
+            f'{TABLE}\n<thead>\n<tr>\n<th class="align-left">l</th>\n'
             '<th class="align-right">r</th>\n<th class="align-center">c</th>\n</tr>\n</thead>\n'
             '<tbody>\n<tr>\n<td class="align-left">1</td>\n<td class="align-right">2</td>\n'
-            '<td class="align-center">3</td>\n</tr>\n</tbody>\n</table>',
+            '<td class="align-center">3</td>\n</tr>\n</tbody>\n</table></div>',
         ),
         ('<td class="evil">x</td>', '<p>&lt;td class="evil"&gt;x&lt;/td&gt;</p>'),
         (
             "|a|\n|-|\n|1|",
-            '<table tabindex="0">\n<thead>\n<tr>\n<th>a</th>\n</tr>\n'
-            "</thead>\n<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>",
-        ),  # it scrolls: focusable
+            f"{TABLE}\n<thead>\n<tr>\n<th>a</th>\n</tr>\n"
+            "</thead>\n<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table></div>",
+        ),  # it scrolls in its own box, which takes focus
     ],
 )
 def test_markdown_is_rendered_and_sanitized(markdown: str, html: str) -> None:
     assert render_markdown(markdown).strip() == html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        ("see https://a.dev/x.", "see " + LINK.format("https://a.dev/x", "https://a.dev/x") + "."),
+        (
+            "(https://a.dev/y), then!",
+            "(" + LINK.format("https://a.dev/y", "https://a.dev/y") + "), then!",
+        ),
+        (
+            "https://en.wikipedia.org/wiki/Foo_(bar)).",
+            LINK.format(*["https://en.wikipedia.org/wiki/Foo_(bar)"] * 2) + ").",
+        ),
+        (
+            "www.example.com/p?q=1;",
+            LINK.format("https://www.example.com/p?q=1", "www.example.com/p?q=1") + ";",
+        ),
+        ("javascript:alert(1)", "javascript:alert(1)"),  # never a scheme but http(s)
+        ("data:text/html,<b>x</b>", "data:text/html,&lt;b&gt;x&lt;/b&gt;"),
+        ("vbscript:msgbox(1) http:// www.", "vbscript:msgbox(1) http:// www."),
+        ("`https://in.code/` ok", "<code>https://in.code/</code> ok"),
+        ("[named](https://a.dev/) text", LINK.format("https://a.dev/", "named") + " text"),
+        (
+            'https://a.dev/"><script>',
+            LINK.format("https://a.dev/", "https://a.dev/") + '"&gt;&lt;script&gt;',
+        ),
+        ("xhttps://glued.dev", "xhttps://glued.dev"),
+    ],
+    ids=[
+        "full-stop", "parentheses", "balanced-paren", "www", "javascript", "data", "bare-schemes",
+        "code", "written-link", "quote-ends-it", "glued",
+    ],
+)  # fmt: skip
+def test_bare_urls_are_linked_with_safe_schemes_only(markdown: str, html: str) -> None:
+    assert render_markdown(markdown).strip() == f"<p>{html}</p>"
+
+
+class _Inputs(HTMLParser):
+    """Each `<input>`'s attributes (nh3 writes the attributes it sets in no fixed order)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "input":
+            self.inputs.append(dict(attrs))
+
+
+def test_task_list_items_get_disabled_checkboxes() -> None:
+    html = render_markdown("- [ ] write it\n- [x] test it\n- [X] ship it\n- plain\n- [y] not")
+    parser = _Inputs()
+    parser.feed(html)
+    box = {"type": "checkbox", "disabled": "disabled"}
+    assert parser.inputs == [
+        {**box, "aria-label": "to do"},
+        {**box, "aria-label": "done", "checked": ""},
+        {**box, "aria-label": "done", "checked": ""},
+    ]
+    assert re.sub(r"<input[^>]*>", "[box]", html).strip() == (
+        '<ul>\n<li class="task">[box] write it</li>\n<li class="task">[box] test it</li>\n'
+        '<li class="task">[box] ship it</li>\n<li>plain</li>\n<li>[y] not</li>\n</ul>'
+    )
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    ["<input type=text autofocus onfocus=alert(1)>", "[ ] not in a list", "- `[ ] code`"],
+)
+def test_no_input_but_a_tasks_checkbox_is_ever_rendered(markdown: str) -> None:
+    assert "<input" not in render_markdown(markdown)
 
 
 def test_a_reply_with_media_voice_note_reply_target_and_canvases() -> None:
@@ -221,3 +297,41 @@ def test_an_unknown_language_is_shown_plain_and_span_classes_stay_token_names() 
 
     assert '<code class="language-nope">a &lt; b\n</code>' in render_markdown("```nope\na < b\n```")
     assert "<span" not in render_markdown('<span class="x" onclick="y">z</span>')
+
+
+def test_a_canvas_is_drawn_where_its_shortcode_stood() -> None:
+    text = (
+        "Before the board.\n\n"
+        '[embed ref="cv_a" title="A" /]\n\n'
+        "Between.\nMEDIA:https://cdn.example.com/chart.png\n"
+        '[embed ref="cv_b" title="B"]ignored body[/embed] After `[embed ref="cv_c" /]`.'
+    )
+    items = _renderer().reply_text(text).items
+    kinds = [(type(item).__name__, getattr(item, "title", None)) for item in items]
+    assert kinds == [
+        ("HtmlView", None), ("CanvasView", "A"), ("HtmlView", None), ("AttachmentView", None),
+        ("CanvasView", "B"), ("HtmlView", None),
+    ]  # fmt: skip
+    first, _, between, _, _, after = items
+    assert isinstance(first, HtmlView) and first.html == "<p>Before the board.</p>\n"
+    assert isinstance(between, HtmlView) and between.html == "<p>Between.</p>\n"
+    assert isinstance(after, HtmlView)
+    assert after.html == '<p>After <code>[embed ref="cv_c" /]</code>.</p>\n'  # code: literal
+
+
+def test_every_highlight_colour_contrasts_4_5_to_1_with_the_code_background() -> None:
+    def rgb(hex_colour: str) -> tuple[int, ...]:
+        full = "".join(c * 2 for c in hex_colour) if len(hex_colour) == 3 else hex_colour
+        return tuple(int(full[i : i + 2], 16) for i in (0, 2, 4))
+
+    def luminance(colour: tuple[int, ...]) -> float:
+        linear = [c / 3294 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in colour]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = highlight_css().split("@media (prefers-color-scheme: dark)")
+    for rules, background in ((light, "f0f2f5"), (dark, "262d38")):  # `--code` in app.css
+        colours = re.findall(r"(?<![-\w])color: #([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b", rules)
+        assert len(colours) > 20
+        for colour in colours:
+            high, low = sorted((luminance(rgb(colour)), luminance(rgb(background))))[::-1]
+            assert (high + 0.05) / (low + 0.05) >= 4.5, colour

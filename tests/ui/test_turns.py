@@ -30,12 +30,13 @@ def test_a_turn_streams_the_user_message_deltas_and_the_rendered_reply() -> None
     user_html = messages[0][1]["ops"][0]["html"]
     assert "<p>hi &lt;b&gt;there&lt;/b&gt;</p>" in user_html
     first_delta = messages[2][1]["ops"]
-    assert first_delta[0]["op"] == "append" and 'class="draft"' in first_delta[0]["html"]
-    assert first_delta[1] == {
-        "op": "text", "target": first_delta[1]["target"], "text": "Hello **world**"
-    }  # fmt: skip
+    assert first_delta[0]["op"] == "append" and 'class="draft markdown"' in first_delta[0]["html"]
+    tail = first_delta[1]["target"]
+    shown = "<p>Hello <strong>world</strong></p>\n"  # the draft is Markdown already
+    html = f'<div class="draft-md-tail" id="{tail}">{shown}</div>'
+    assert first_delta[1] == {"op": "replace", "target": tail, "html": html}
     reply_ops = messages[3][1]["ops"]  # the rendered reply takes the draft's place
-    draft = first_delta[1]["target"]
+    draft = tail.removesuffix("-tail")
     assert [(op["op"], op["target"]) for op in reply_ops] == [("before", draft), ("remove", draft)]
     assert "<p>Hello <strong>world</strong></p>" in reply_ops[0]["html"]
     assert agent.received == [("s1", "hi <b>there</b>")]
@@ -225,9 +226,9 @@ def test_text_before_a_cell_stays_rendered_and_the_final_draft_gives_way_to_the_
     messages = sse(post(client(FakeAgent([turn])), "/api/sessions/s/turns", {"text": "x"}).text)
     ops = [op for _, data in messages for op in data["ops"]]
     drafts = [
-        re.fullmatch(r'<div class="draft" id="(turn-\d+-draft-\d)"></div>', op["html"])
+        re.match(r'<div class="draft markdown" id="(turn-\d+-draft-\d)">', op["html"])
         for op in ops
-        if op["op"] == "append" and 'class="draft"' in op["html"]
+        if op["op"] == "append" and 'class="draft markdown"' in op["html"]
     ]
     first, second = (match.group(1) for match in drafts if match is not None)
     assert first.endswith("-draft-1") and second.endswith("-draft-2")

@@ -93,7 +93,8 @@ BAD_INPUT = {
     ),
     "extra-field": (
         {"title": "t", "widget_code": "x", "pin": True},
-        "`show_widget` takes only `title` and `widget_code`, got ['pin']; drop the other fields.",
+        "`show_widget` takes only `title` and `widget_code` or `report`, got ['pin']; drop the "
+        "other fields.",
     ),
 }
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from clawcell.ui._security import Secrets
-from tests.ui._worker_agent import DSN, LEASE, SCHEMA
+from tests.ui._worker_agent import DSN, LEASE, SCHEMA, TALK
 
 TOKEN = "one-token-for-every-worker-0123456789"
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +110,21 @@ def test_turns_on_workers_a_b_a_each_send_the_model_every_earlier_turn(
     assert "saw: first | second | third" in _reply(_turn(a, "s", "third"))
 
 
+def _live(worker: Worker, session: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A page's live stream of the session on `worker`: `(name, data)` pairs, forever."""
+    with (
+        worker.client() as client,
+        client.stream("GET", f"/api/sessions/{session}/live") as response,
+    ):
+        assert response.status_code == 200
+        yield from _events(response.iter_lines())
+
+
+def _kind(name: str, data: dict[str, Any]) -> str:
+    """A live pair's kind: the `live` message's own type, else the SSE event name."""
+    return str(data["event"]["type"]) if name == "live" else name
+
+
 def test_stop_sent_to_another_worker_ends_the_turn_and_a_queued_message_follows_it(
     workers: list[Worker],
 ) -> None:
@@ -122,15 +137,26 @@ def test_stop_sent_to_another_worker_ends_the_turn_and_a_queued_message_follows_
         for name, _ in _events(lines):
             if name == "cell_output":
                 break
-        with c.client() as other:
-            queued = other.build_request("POST", "/api/sessions/q/turns", json={"text": "next"})
-            second = other.send(queued, stream=True)  # waits for the session behind A's turn
+        with c.client() as other:  # the session's turn runs on A: C queues it, visibly
+            queued = other.post("/api/sessions/q/turns", json={"text": "next"})
+            assert queued.status_code == 202 and queued.json()["queued"]["text"] == "next"
+            with b.client() as third:
+                assert [m["text"] for m in third.get("/api/sessions/q/queue").json()["queue"]] == [
+                    "next"
+                ]
+            live = _live(c, "q")
+            assert _kind(*next(live)) == "queue"  # C's page follows the session from here on
             with b.client() as third:
                 assert third.post("/api/sessions/q/stop").json() == {"stopped": True}
             names = [name for name, _ in _events(lines)]
             assert names[-2:] == ["turn_stopped", "done"]
-            follow = list(_events(second.iter_lines()))
-            second.close()
+    follow: list[tuple[str, dict[str, Any]]] = []
+    ends = 0
+    for name, data in live:  # on C: the stopped turn's end, then the queued one, relayed
+        follow.append((name, data))
+        ends += _kind(name, data) == "turn_end"
+        if ends == 2:
+            break
     assert "saw: hold on | next" in _reply(follow)
     with b.client() as client:
         history = client.get("/api/sessions/q/history").json()
@@ -139,10 +165,20 @@ def test_stop_sent_to_another_worker_ends_the_turn_and_a_queued_message_follows_
     assert history[3]["stopReason"] == "aborted"  # the first turn's end, before the second
 
 
-def test_a_worker_killed_mid_turn_frees_the_session_and_the_next_turn_records_the_interruption(
+def _until(live: Iterator[tuple[str, dict[str, Any]]], kind: str) -> list[str]:
+    """The kinds of `live`'s pairs up to and including the first `kind`."""
+    seen: list[str] = []
+    for name, data in live:
+        seen.append(_kind(name, data))
+        if seen[-1] == kind:
+            return seen
+    raise AssertionError(f"the live stream ended before {kind!r}: {seen}")
+
+
+def test_a_worker_killed_mid_cell_has_its_turn_ended_by_another_and_the_page_is_told(
     workers: list[Worker],
 ) -> None:
-    a, b, _ = workers
+    a, b, c = workers
     with (
         a.client() as client,
         client.stream("POST", "/api/sessions/k/turns", json={"text": "hold still"}) as response,
@@ -150,15 +186,62 @@ def test_a_worker_killed_mid_turn_frees_the_session_and_the_next_turn_records_th
         for name, _ in _events(response.iter_lines()):
             if name == "cell_output":
                 break
+        live = _live(b, "k")  # a page on B follows the turn A runs: its backlog, then live
+        assert "cell_output" in _until(live, "cell_output")
         a.process.send_signal(signal.SIGKILL)
         a.process.wait()
+    # Nobody sends anything: the sweep of B or C ends the turn once A's heartbeat lapsed.
+    told: list[tuple[str, dict[str, Any]]] = []
+    for name, data in live:
+        told.append((name, data))
+        if _kind(name, data) == "turn_end":
+            break
+    errors = [data for name, data in told if name == "error"]
+    assert [e["event"]["code"] for e in errors] == ["worker_lost"]
+    redrawn = [op for op in errors[0]["ops"] if op["op"] == "replace"]  # the held cell's card
+    assert len(redrawn) == 1 and "status-failed" in redrawn[0]["html"]
+    assert told[-1][1]["event"]["state"] == "interrupted"
     assert "saw: hold still | are you there" in _reply(_turn(b, "k", "are you there"))
-    with b.client() as client:
+    with c.client() as client:
         history = client.get("/api/sessions/k/history").json()
     assert [(m["role"], m.get("stopReason")) for m in history] == [
         ("user", None),
-        ("assistant", "error"),  # the dead worker's turn, ended by the next one
+        ("assistant", "error"),  # the dead worker's turn, ended by another
         ("user", None),
         ("assistant", "stop"),
     ]
     assert "[interrupted: the worker running this turn stopped" in str(history[1]["content"])
+
+
+def test_a_worker_killed_mid_reply_leaves_what_it_streamed_for_every_page_and_the_transcript(
+    workers: list[Worker],
+) -> None:
+    a, b, c = workers
+    with (
+        a.client() as client,
+        client.stream("POST", "/api/sessions/r/turns", json={"text": "talk to me"}) as response,
+    ):
+        for name, data in _events(response.iter_lines()):
+            if name == "text_delta" and TALK.strip() in json.dumps(data):
+                break
+        with b.client() as other:  # a reload on B mid-reply: the page follows A's turn
+            page = other.get("/?session=r").text
+        match = re.search(r'data-live-turn="(t[^"]+)"', page)
+        assert match is not None, page
+        live = _live(c, "r")
+        relayed: list[str] = []
+        for name, data in live:  # C relays what A streamed so far
+            relayed.append(json.dumps(data))
+            if name == "text_delta" and TALK.strip() in relayed[-1]:
+                break
+        a.process.send_signal(signal.SIGKILL)
+        a.process.wait()
+    assert _until(live, "turn_end")[-2:] == ["done", "turn_end"]
+    with b.client() as client:
+        history = client.get("/api/sessions/r/history").json()
+        assert [(m["role"], m.get("stopReason")) for m in history] == [
+            ("user", None),
+            ("assistant", "error"),
+        ]
+        assert TALK.strip() in str(history[1]["content"])  # the partial reply, kept
+        assert client.get("/api/sessions/r/queue").json() == {"queue": []}

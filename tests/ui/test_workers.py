@@ -4,6 +4,7 @@ another hears (each worker here is its own app, event loop, agent and store obje
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -101,7 +102,7 @@ class _PausingModel:
         yield ModelResponse(text="Hello world")
 
 
-def test_a_page_loaded_from_another_worker_mid_reply_shows_what_streamed_so_far(
+def test_a_page_loaded_from_another_worker_mid_reply_follows_the_turn_live_from_its_start(
     tmp_path: Path,
 ) -> None:
     model = _PausingModel()
@@ -118,9 +119,19 @@ def test_a_page_loaded_from_another_worker_mid_reply_shows_what_streamed_so_far(
                 if line == "event: text_delta":
                     break
             assert model.streamed.wait(60)
-            during = b.get("/?session=s").text
-            model.go.set()
+            during = b.get("/?session=s").text  # B names the turn A runs; its page follows it
+            match = re.search(r'data-live-turn="(t[^"]+)"', during)
+            assert match is not None, during
+            seen: list[str] = []
+            with b.stream("GET", f"/api/sessions/s/live?turn={match.group(1)}") as live:
+                for line in live.iter_lines():
+                    seen.append(line)
+                    if "Hello" in line:  # what A streamed so far, relayed through the store
+                        model.go.set()  # now the rest, live
+                    if line.startswith("data: ") and '"turn_end"' in line:
+                        break
             rest = "\n".join(lines)
         after = b.get("/?session=s").text
-    assert ">Hello</p>" in during and "world" not in during
+    relayed = "\n".join(seen)
+    assert relayed.index("Hello") < relayed.index("world") < relayed.index('"turn_end"')
     assert "event: done" in rest and "Hello world" in after

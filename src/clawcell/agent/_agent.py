@@ -32,7 +32,7 @@ from ._partial import read_partial
 from ._session import Session
 from ._tracing import Tracing
 from ._turn import Turn, TurnSettings
-from ._turn_hold import held_turn
+from ._turn_hold import held_turn, recover_interrupted
 
 __all__ = ["Agent", "Companion"]
 
@@ -234,10 +234,9 @@ class Agent:
                 session and the depth of its chain; an automation marks its job).
             stop: Set when a Stop for this turn arrives from any agent on the store
                 (`Agent.stop`); the consumer then closes the stream, as for its own Stop.
-            attachments: Files sent with the message (`Attachment.of(name, data)`), stored
-                with it in the transcript and given to the model as its adapter can (images
-                as image parts, text files as text; see `docs/agents.md`). `text` may be
-                empty when there are attachments.
+            attachments: Files sent with the message (`Attachment.of(name, data)`), kept in
+                the transcript and given to the model as its adapter can (`docs/agents.md`);
+                `text` may then be empty.
 
         Raises:
             TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached, or
@@ -277,6 +276,20 @@ class Agent:
         Whether a turn was running."""
         self._check_open()
         return await self._turns.stop(session_id)
+
+    @property
+    def turn_lease_seconds(self) -> float:
+        """How long a turn's hold on its session lasts unless renewed."""
+        return self._turns.lease_seconds
+
+    async def recover_turn(self, session_id: str) -> bool:
+        """End the turn a dead agent (worker) left running in `session_id`: once its turn
+        lease lapsed, store the message that ends it (`stopReason: "error"`, with the reply
+        it had streamed). Whether there was such a turn; a live turn is left alone."""
+        self._check_open()
+        seconds, model = self.turn_lease_seconds, self._settings.model
+        return await recover_interrupted(self._turns, self.store, session_id, wait=seconds,
+                                         model=model)  # fmt: skip
 
     def _held(
         self, session: Session, stop: asyncio.Event | None

@@ -41,20 +41,35 @@ class PartialReply:
     async def update(self, parts: list[str]) -> None:
         """Store the text so far when it grew and the last write is `EVERY` seconds old."""
         now = time.monotonic()
-        if self._store is None or now - self._last < EVERY:
+        # Full (the start is kept) or written less than `EVERY` ago: nothing to do, and
+        # nothing read, so a long reply's deltas cost the same as a short one's.
+        if self._store is None or self._written >= MAX_CHARS or now - self._last < EVERY:
             return
-        text = "".join(parts)[:MAX_CHARS]
+        self._last = now
+        text = _head(parts, MAX_CHARS)
         if len(text) <= self._written:
             return
         value = json.dumps({"turnId": self._turn_id, "text": text}, ensure_ascii=False)
         await self._store.put(self._row, _KEY, StoredValue(json=value))
-        self._written, self._last = len(text), now
+        self._written = len(text)
 
     async def clear(self) -> None:
         """The text is in the transcript now (or was dropped): forget the stored copy."""
         if self._store is not None and self._written:
             await self._store.delete(self._row, _KEY)
             self._written = 0
+
+
+def _head(parts: list[str], limit: int) -> str:
+    """The first `limit` characters of the parts, joining only the parts that hold them."""
+    taken: list[str] = []
+    size = 0
+    for part in parts:
+        if size >= limit:
+            break
+        taken.append(part)
+        size += len(part)
+    return "".join(taken)[:limit]
 
 
 async def read_partial(store: object, session_id: str, *, clear: bool = False) -> str | None:

@@ -22,7 +22,7 @@ from ._partial import read_partial
 from ._session import Session
 from ._transcript import interrupted_entry
 
-__all__ = ["held_turn"]
+__all__ = ["held_turn", "recover_interrupted"]
 
 
 @contextlib.asynccontextmanager
@@ -50,15 +50,40 @@ async def held_turn(
     session.hold = hold
     try:
         if hold.took_over_from is not None:  # the last turn's worker died mid-turn
-            streamed = await read_partial(store, session.session_id, clear=True)
-            entry = interrupted_entry(model=model.name, streamed=streamed)
-            await store.append_transcript(session.session_id, [entry])
+            await _store_interrupted(store, session.session_id, model)
         yield None
     finally:
         session.hold = None
         if relay is not None:
             relay.cancel()
         await hold.release()
+
+
+async def recover_interrupted(
+    turns: SessionTurns, store: SessionStore, session_id: str, *, wait: float, model: Model
+) -> bool:
+    """End the turn a dead worker left in `session_id`, without starting a new one: take the
+    session's turn lease (waiting up to `wait` seconds for the dead holder's lease to lapse)
+    and, when it was taken over from a holder that never released it, store the message that
+    ends the interrupted turn (with the reply it had streamed). Whether such a turn was ended;
+    `False` too when a live turn holds the session (it is not interrupted)."""
+    hold = await turns.hold(session_id, wait=wait)
+    if hold is None:
+        return False
+    try:
+        if hold.took_over_from is None:
+            return False
+        await hold.check()  # still ours: nobody else is ending it meanwhile
+        await _store_interrupted(store, session_id, model)
+        return True
+    finally:
+        await hold.release()
+
+
+async def _store_interrupted(store: SessionStore, session_id: str, model: Model) -> None:
+    streamed = await read_partial(store, session_id, clear=True)
+    entry = interrupted_entry(model=model.name, streamed=streamed)
+    await store.append_transcript(session_id, [entry])
 
 
 async def _relay(hold: TurnHold, stop: asyncio.Event) -> None:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import secrets
 from collections.abc import Callable, Sequence
@@ -29,10 +31,11 @@ from typing import Any, Final, cast
 
 from ..store import StateKeys
 
-__all__ = ["STATE_PREFIX", "RequestStates", "client_identity"]
+__all__ = ["STATE_PREFIX", "RequestStates", "SharedSdkCodec", "client_identity"]
 
 STATE_PREFIX: Final = "clawcell-approvals:"
 _KIND: Final = "mcp-request-state"
+_SDK_LABEL: Final = b"clawcell: the MCP SDK's requestState codec key"
 
 
 class RequestStates:
@@ -97,3 +100,31 @@ def client_identity(ctx: Any) -> str:
         getattr(session, "session_id", None) or getattr(ctx, "session_id", None),
     )
     return json.dumps([p if isinstance(p, str) else None for p in parts])
+
+
+class SharedSdkCodec:
+    """The codec of the SDK's own `requestState` boundary (AES-GCM), keyed from the same
+    state keys as `RequestStates`, so a state one worker issued passes the SDK's check on
+    every worker of the deployment; a per-process key there would refuse every retry that a
+    load balancer sends to another worker. Each state key gives one derived key (HMAC with
+    a fixed label), the active one first (it seals; every key unseals)."""
+
+    def __init__(self, states: RequestStates) -> None:
+        self._states = states
+        self._codec: Any = None
+
+    def _inner(self) -> Any:
+        if self._codec is None:
+            from mcp.server.request_state import AESGCMRequestStateCodec
+
+            keys = self._states.keys
+            order = [keys.active, *(kid for kid in keys.keys if kid != keys.active)]
+            derived = [hmac.new(keys.keys[k], _SDK_LABEL, hashlib.sha256).digest() for k in order]
+            self._codec = AESGCMRequestStateCodec(derived)
+        return self._codec
+
+    def seal(self, payload: bytes) -> str:
+        return str(self._inner().seal(payload))
+
+    def unseal(self, token: str) -> bytes:
+        return bytes(self._inner().unseal(token))

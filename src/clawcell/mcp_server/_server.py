@@ -38,7 +38,7 @@ from ._approvals import (
     settle,
     waiting_approvals,
 )
-from ._request_state import STATE_PREFIX, RequestStates, client_identity
+from ._request_state import STATE_PREFIX, RequestStates, SharedSdkCodec, client_identity
 
 if TYPE_CHECKING:
     from .. import CodeMode
@@ -88,8 +88,9 @@ class CodeModeServer:
         self._states = RequestStates(lambda: state_keys_for(mode.store, durable=durable))
         self._input_schemas: dict[str, Any] | None = None
         self.sdk_server = _sdk_server(
-            name, self._list_tools, self._call_tool, input_schema=self._input_schema
-        )
+            name, self._list_tools, self._call_tool, input_schema=self._input_schema,
+            codec=SharedSdkCodec(self._states),
+        )  # fmt: skip
         """The SDK's low-level `mcp.server.Server` (for transports clawcell does not wrap)."""
 
     async def tool_definitions(self) -> list[dict[str, Any]]:
@@ -264,6 +265,7 @@ def _sdk_server(
     call_tool: Handler,
     *,
     input_schema: Callable[[str], Any],
+    codec: SharedSdkCodec,
 ) -> Any:
     from importlib.metadata import version
 
@@ -278,9 +280,10 @@ def _sdk_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schema,
     )
-    # The SDK's own sealing of `requestState` (AES-GCM under a key of this process, with
-    # expiry and audience) in front of clawcell's MAC, which also binds the client and the
-    # approval ids asked (`_request_state.py`) and holds for callers that skip middleware.
-    security = RequestStateSecurity.ephemeral()
+    # The SDK's own sealing of `requestState` (AES-GCM, with expiry and audience) in front
+    # of clawcell's MAC, which also binds the client and the approval ids asked
+    # (`_request_state.py`) and holds for callers that skip middleware. Its key comes from
+    # the store's state keys: an ephemeral one refused every retry another worker received.
+    security = RequestStateSecurity(codec=codec)
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

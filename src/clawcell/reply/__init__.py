@@ -22,6 +22,7 @@ from ._embeds import (
     extract_canvas_shortcodes,
     parse_canvas_attributes,
     preview_from_shortcode,
+    split_canvas_shortcodes,
 )
 from ._history import project_chat_display_messages
 from ._ip import (
@@ -125,6 +126,7 @@ __all__ = [
     "resolve_embed_sandbox",
     "resolve_user_path",
     "sanitize_reply_directive_id",
+    "split_canvas_shortcodes",
     "split_media_from_output",
     "split_unquoted_media_directive_parts",
     "strip_heartbeat_token",

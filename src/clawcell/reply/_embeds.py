@@ -26,7 +26,7 @@ import re
 import urllib.parse
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import Final, TypedDict
+from typing import Final, TypedDict, cast
 
 from ._canvas import CanvasPreview, normalize_preferred_height
 from ._regions import CodeIndex, regions_of
@@ -38,6 +38,7 @@ __all__ = [
     "extract_canvas_shortcodes",
     "parse_canvas_attributes",
     "preview_from_shortcode",
+    "split_canvas_shortcodes",
 ]
 
 _S = f"[{JS_SPACE_CLASS}]"
@@ -273,14 +274,14 @@ def _sole_hint_outside_code(text: str, start: int) -> bool:
     return start == 0 or text[start - 1] == "\n" or "    " not in text
 
 
-def _extract_sole(source: str, hint: re.Match[str]) -> EmbedExtraction:
-    """`extract_canvas_shortcodes` when `_sole_hint_outside_code` holds for `hint`.
+def _split_sole(source: str, hint: re.Match[str]) -> list[str | CanvasPreview]:
+    """`split_canvas_shortcodes` when `_sole_hint_outside_code` holds for `hint`.
 
     The same answer as `_matches` would give for a text with one `[embed` outside code.
     """
     inside = hint.group(1)
     if inside is None:  # no space after `[embed`, or no `]` after it
-        return {"text": source, "previews": []}
+        return [source]
     attrs = inside.lstrip(JS_SPACE)
     end = hint.end()
     if attrs.endswith("/"):
@@ -288,12 +289,12 @@ def _extract_sole(source: str, hint: re.Match[str]) -> EmbedExtraction:
     else:
         block = _BLOCK_END.search(source, end)
         if block is None:
-            return {"text": source, "previews": []}
+            return [source]
         end = block.end()
     preview = _shortcode_preview(attrs)
     if preview is None:
-        return {"text": source, "previews": []}
-    return {"text": source[: hint.start()] + source[end:], "previews": [preview]}
+        return [source]
+    return [source[: hint.start()], preview, source[end:]]
 
 
 def _shortcode_preview(raw: str) -> CanvasPreview | None:
@@ -310,29 +311,46 @@ def extract_canvas_shortcodes(text: str | None) -> EmbedExtraction:
     A shortcode that yields no preview (no `url`/`ref`, a foreign `target`, a dangerous URL)
     stays in the text verbatim; overlapping or nested shortcodes after the first are ignored.
     """
+    if type(text) is str and "[" not in text:  # the common short reply: one C-level scan
+        return {"text": text, "previews": []}
+    pieces = split_canvas_shortcodes(text)
+    if len(pieces) == 1:
+        return {"text": cast(str, pieces[0]), "previews": []}
+    kept = "".join(piece for piece in pieces if isinstance(piece, str))
+    return {"text": kept, "previews": [piece for piece in pieces if not isinstance(piece, str)]}
+
+
+def split_canvas_shortcodes(text: str | None) -> list[str | CanvasPreview]:
+    """The text cut where each `[embed …]` shortcode outside code stood that yields a preview:
+    text and previews alternately, in order, starting and ending with text (maybe empty).
+
+    `extract_canvas_shortcodes` is the text pieces joined and the previews; a page that draws
+    each canvas where its shortcode stood uses this instead.
+    """
     if type(text) is str:
-        if "[" not in text:  # the common short reply: one C-level scan
-            return {"text": text, "previews": []}
+        if "[" not in text:
+            return [text]
         source = text
     else:
         source = "" if text is None else require_str(text, "text")
     hint = _FIRST_TAG.search(source)
     if hint is None:
-        return {"text": source, "previews": []}
+        return [source]
     if _sole_hint_outside_code(source, hint.start()):
-        return _extract_sole(source, hint)
-    previews: list[CanvasPreview] = []
-    pieces: list[str] = []
+        return _split_sole(source, hint)
+    pieces: list[str | CanvasPreview] = []
+    kept: list[str] = []  # the text since the last preview
     cursor = 0
     for start, end, raw in _matches(source):
         if start < cursor:
             continue
-        pieces.append(source[cursor:start])
+        kept.append(source[cursor:start])
         preview = _shortcode_preview(raw)
         if preview is None:
-            pieces.append(source[start:end])
+            kept.append(source[start:end])
         else:
-            previews.append(preview)
+            pieces += ["".join(kept), preview]
+            kept = []
         cursor = end
-    pieces.append(source[cursor:])
-    return {"text": "".join(pieces), "previews": previews}
+    kept.append(source[cursor:])
+    return [*pieces, "".join(kept)]

@@ -27,7 +27,7 @@ import os
 import threading
 import time
 import weakref
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -96,8 +96,10 @@ class _LaneLoad:
     def assign(self, guest: Guest) -> None:
         """Put `guest` on the least busy lane (the lowest such lane on a tie)."""
         with self._lock:
-            busy = Counter(self._held.values())
-            guest.lane = min(range(self._lanes), key=lambda lane: busy[lane])
+            busy = [0] * self._lanes  # a list, not a `Counter`: this runs on every `exec`
+            for lane in self._held.values():
+                busy[lane] += 1
+            guest.lane = busy.index(min(busy))
             self._held[guest] = guest.lane
 
     def free(self, guest: Guest) -> None:

@@ -32,24 +32,23 @@ class Listener:
         self._conn: AsyncConnection[tuple[Any, ...]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
-        self._closes = 0  # a `close()` while a connection opens: that connection is closed
+        self._closed = False  # once closed, no connection opens again (the store is done)
 
     async def ensure_listening(self) -> None:
         """Open the `LISTEN` connection unless it is up; failures leave waiters polling."""
         import psycopg
 
         async with self._lock:
-            if self._task is not None and not self._task.done():
+            if self._closed or (self._task is not None and not self._task.done()):
                 return
             await self._shut()
-            closes = self._closes
             conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
             try:
                 await conn.execute(trusted(f'LISTEN "{self._channel}"'))
             except BaseException:
                 await conn.close()
                 raise
-            if closes != self._closes:  # the store closed meanwhile: nobody would close it
+            if self._closed:  # the store closed meanwhile: nobody else would close it
                 await conn.close()
                 return
             self._conn = conn
@@ -64,8 +63,9 @@ class Listener:
                 self._waiters.notify((str(session_id), str(run_id)))
 
     async def close(self) -> None:
-        """Stop relaying and close the connection (and one still opening). Idempotent."""
-        self._closes += 1
+        """Stop relaying and close the connection (and one still opening); a wait that comes
+        later (one that began before the store closed) opens none. Idempotent."""
+        self._closed = True
         await self._shut()
 
     async def _shut(self) -> None:

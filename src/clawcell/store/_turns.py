@@ -58,6 +58,17 @@ def _row(session_id: str) -> str:
     return check_session_id(session_id) + _SUFFIX
 
 
+_STRAYS: set[asyncio.Task[None]] = set()
+"""Cancelled watch tasks until they end (the loop holds tasks only weakly)."""
+
+
+def _forget(task: asyncio.Task[None]) -> None:
+    """Drop an ended watch task, logging what it raised (nobody awaits it)."""
+    _STRAYS.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None:
+        _log.warning("a released turn's watch failed", exc_info=error)
+
+
 def worker_id() -> str:
     """An owner id unique to this process: `host:pid:uuid4`."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
@@ -82,6 +93,7 @@ class TurnHold:
         self.lost = self._keeper.lost
         self._seconds = seconds
         self._watch: asyncio.Task[None] | None = None
+        self._stopping = False
         self.took_over_from: str | None = None
         """The worker whose turn lease lapsed without a release (it died or stalled), when
         this hold took the session over from it: its turn was interrupted."""
@@ -115,6 +127,8 @@ class TurnHold:
             except StoreUnavailableError:
                 _log.warning("watching the turn of %r failed", self.session_id, exc_info=True)
                 continue
+            if self._stopping:
+                return
             if run is None or run.version != version:
                 self.lost.set()
                 return
@@ -126,10 +140,14 @@ class TurnHold:
         """Stop watching and renewing and release the session for the next turn. Idempotent;
         a lease already lost is left to its new holder."""
         watch, self._watch = self._watch, None
+        self._stopping = True
         if watch is not None:
+            # Cancelled, not awaited: a cancellation swallowed below it (Python 3.11's
+            # `asyncio.wait_for` returns a result that lands with the cancel) would keep the
+            # turn's end waiting on it; it ends at its next wake-up, seeing `_stopping`.
             watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
+            _STRAYS.add(watch)
+            watch.add_done_callback(_forget)
         await self._keeper.close()
         with contextlib.suppress(StaleRunError):
             await self._store.release_run(self._keeper.lease)
@@ -151,6 +169,11 @@ class SessionTurns:
         self._store = store
         self.owner = owner or worker_id()
         self._seconds = check_lease_seconds(lease_seconds)
+
+    @property
+    def lease_seconds(self) -> float:
+        """How long a turn lease lasts unless renewed."""
+        return self._seconds
 
     async def hold(self, session_id: str, *, wait: float) -> TurnHold | None:
         """Take the session's turn lease, waiting up to `wait` seconds for another worker's

@@ -70,8 +70,12 @@ async def wait_for_revision(
         return True
     interval = poll.first
     while (remaining := deadline - time.monotonic()) > 0:
+        # `asyncio.timeout`, not `asyncio.wait_for`: on Python 3.11 `wait_for` swallows a
+        # cancellation that arrives as the event fires (it returns the inner result), and a
+        # cancelled watcher then waited on, forever for a lease's watch loop.
         try:
-            await asyncio.wait_for(event.wait(), min(interval, remaining))
+            async with asyncio.timeout(min(interval, remaining)):
+                await event.wait()
         except TimeoutError:
             interval = min(interval * 2, poll.cap)
         event.clear()

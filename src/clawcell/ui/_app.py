@@ -112,7 +112,7 @@ class _Ui:
         if session_problem(session_id) is not None:
             return bad_session(session_id)
         child = CHILD_SESSION_ID.fullmatch(session_id) is not None  # a sub-agent's: read-only
-        running = self.turns.turns.current(session_id)  # drawn from its backlog, live
+        running = await self.turns.turns.current(session_id)  # drawn from its backlog, live
         if running is not None:
             await running.indexed.wait()
         end = running.history_index if running is not None else None
@@ -136,7 +136,7 @@ class _Ui:
             parent_session=parent_of(session_id) if child else None,
             messages=messages,
             live_turn=running.turn_id if running is not None else "",
-            queue=self.turns.turns.queue(session_id),
+            queue=await self.turns.turns.queue(session_id),
             attach=self.uploads.page_caps() if self.uploads.enabled and not child else None,
         )
 

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from ..approvals import ApprovalDecision
 from ..errors import InputError
+from ..store import EntryStore
 from ._approvals import DECIDED_BY, read_decision
 from ._play_runs import ApprovingRunner, PlayHistory
 from ._playground import EXAMPLE_CELL, panel_fragment, playground_events
@@ -40,7 +41,8 @@ class Playground:
 
     def __init__(self, agent: ChatAgent, page: PageRenderer) -> None:
         self.agent, self.page = agent, page
-        self.history = PlayHistory()
+        store: object = getattr(agent, "store", None)
+        self.history = PlayHistory(store if isinstance(store, EntryStore) else None)
 
     async def view(self, request: Request) -> Response:
         session_id = request.query_params.get("session", PLAYGROUND_SESSION)
@@ -71,7 +73,7 @@ class Playground:
         runner = self.agent.mode(session_id)
         before: list[Op] = []
         if tool == "exec" and isinstance(runner, ApprovingRunner):
-            parked = self.history.parked_run_ids(session_id)
+            parked = await self.history.parked_run_ids(session_id)
             expired = await runner.expire_approvals(parked, reason="superseded")
             before = await self._redrawn(runner, session_id, expired, open=False)
         events = playground_events(runner, tool, {key: body[key]}, history=self.history,

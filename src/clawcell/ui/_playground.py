@@ -11,12 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import itertools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ._play_runs import PlayHistory, PlayRun, waiting_approvals
+from ._play_runs import PlayHistory, waiting_approvals
 from ._protocol import CellRunner
 from ._stream import Op, sse_message
 from ._templates import TEMPLATES, fragment, render_template
@@ -33,7 +32,6 @@ text("hello from the playground");
 json({ now: new Date(0).toISOString() });
 return 6 * 7;
 """
-_IDS = itertools.count(1)
 
 
 def _accepts_updates(runner: CellRunner) -> bool:
@@ -81,9 +79,8 @@ async def playground_events(
 ) -> AsyncIterator[str]:
     """SSE messages of one `exec`/`wait` call: card, live output, then the envelope; the
     run is recorded in `history`. `before` ops go with the card (expired approval cards)."""
-    card = f"play-{next(_IDS)}"
     code, run_id = arguments.get("code"), arguments.get("runId")
-    history.started(session_id, PlayRun(id=card, tool=tool, code=code, run_id=run_id))
+    card = (await history.start(session_id, tool=tool, code=code, run_id=run_id)).id
     cell = {"tool": tool, "code": code, "runId": run_id}
     html = f'<span id="{RUNS_TOP}" hidden></span>' + fragment("cell", id=card, value=cell)
     placed: Op = {"op": "replace", "target": RUNS_TOP, "html": html}
@@ -104,7 +101,7 @@ async def playground_events(
         call.cancel()
         with contextlib.suppress(BaseException):
             await call
-    run = history.finished(session_id, card, envelope)
+    run = await history.finished(session_id, card, envelope)
     ops = [*_result_ops(card, envelope), *_approval_ops(card, envelope)]
     if run is not None and run.seconds is not None:
         time_html = f'<span class="cell-time" id="{card}-time">{run.seconds:.1f} s</span>'

@@ -18,6 +18,7 @@ from ..reply import (
     parse_inline_directives,
     resolve_canvas_iframe_url,
     resolve_embed_sandbox,
+    split_canvas_shortcodes,
 )
 from ._attachments import sent_file_views
 from ._blocked import BLOCKED_KEY, blocked_directives
@@ -54,7 +55,7 @@ class Renderer:
             items = (_html(text),) if text or not files else ()
             return MessageView(role=role, items=(*items, *files), chars=len(text), source=text)
         rendered = expand_text_content(text)
-        items = blocked_directives(rendered["content"])  # refused `MEDIA:` lines: blocked
+        items = blocked_directives(_in_place(text, rendered["content"]))  # refused `MEDIA:`
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}
         items += [b for b in blocks if b.get("type") == "canvas" and _canvas_url(b) not in seen]
         voice = rendered["audioAsVoice"] or _delivery(message, "audioAsVoice") is True
@@ -133,6 +134,22 @@ class Renderer:
                 views.append(subagent_view(message))
             last = message.get("timestamp", last)
         return [view for view in views if view.items]
+
+
+def _in_place(text: str, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`content` (`text`'s render items) with each `[embed]` canvas where its shortcode stood,
+    not after all the text as the protocol lists them (`expand_text_content`)."""
+    pieces = split_canvas_shortcodes(text)
+    if len(pieces) == 1:
+        return content
+    items: list[dict[str, Any]] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            expanded = expand_text_content(piece)["content"]
+            items += [item for item in expanded if item["type"] != "canvas"]
+        else:
+            items.append({"type": "canvas", "preview": piece, "rawText": None})
+    return items
 
 
 def _html(text: str) -> HtmlView:

@@ -14,11 +14,13 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, cast
 
 from ._coalesce import coalesce_deltas
 from ._draft import DraftFilter, Placeholder
-from ._markdown import join_parts
+from ._draft_markdown import DraftMarkdown
+from ._markdown import join_parts, render_markdown
+from ._ops import Op
 from ._protocol import AgentEvent
 from ._render import Renderer
 from ._subagent_rows import SUBAGENT_EVENT, RunWatch, subagent_view
@@ -30,17 +32,6 @@ __all__ = ["Op", "TurnStream", "sse_message"]
 _IDS = itertools.count(1)
 _BATCH_HTML = 65_536
 """HTML per SSE message: a long reply's later parts follow in `render` messages."""
-
-
-class Op(TypedDict, total=False):
-    """One page operation (`append`/`before`/`replace` take `html`, `text` takes `text`;
-    `fold` closes a disclosure and sets its summary to `text`; `remove` drops the target)."""
-
-    op: Literal["append", "before", "replace", "remove", "text", "fold"]
-    target: str
-    html: str
-    text: str
-    keepOpen: bool
 
 
 def sse_message(event_name: str, data: Mapping[str, Any]) -> str:
@@ -77,6 +68,10 @@ class TurnStream:
     """The open draft's text in pieces (joined once, when the draft closes)."""
     draft_filter: DraftFilter = field(default_factory=DraftFilter)
     """What of the draft the page may show: directives become placeholders (`_draft`)."""
+    draft_markdown: DraftMarkdown = field(
+        default_factory=lambda: DraftMarkdown(draft="", render=render_markdown)
+    )
+    """The draft's text as Markdown blocks and a tail (`_draft_markdown`)."""
     finished: set[str] = field(default_factory=set[str])
     work: str | None = None
     """The open disclosure the turn's current cells go into."""
@@ -157,15 +152,19 @@ class TurnStream:
         if self.draft_text is None:
             self.drafts += 1
             self.draft_text, self.draft_filter = [], DraftFilter()
+            self.draft_markdown = DraftMarkdown(draft=self._draft, render=render_markdown)
             ops.append({"op": "append", "target": self.container,
                         "html": fragment("draft", id=self._draft)})  # fmt: skip
         self.draft_text.append(text)
-        for piece in self.draft_filter.feed(text):
+        shown: list[str] = []  # the text between placeholders, fed to the Markdown at once
+        for piece in [*self.draft_filter.feed(text), None]:
+            if isinstance(piece, str):
+                shown.append(piece)
+                continue
+            ops += self.draft_markdown.feed("".join(shown))
+            shown = []
             if isinstance(piece, Placeholder):
-                html = fragment("draft_directive", value=piece)
-                ops.append({"op": "append", "target": self._draft, "html": html})
-            else:
-                ops.append({"op": "text", "target": self._draft, "text": piece})
+                ops += self.draft_markdown.block(fragment("draft_directive", value=piece))
         return ops
 
     def _close_draft(self) -> list[Op]:

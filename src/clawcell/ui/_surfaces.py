@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, cast
 
 from ..reply import youtube_card
 from ._settings import UiSettings
+from ._widget_page import REPORT_PREFIX, REPORT_SANDBOX
 
 __all__ = ["McpAppView", "WidgetView", "YouTubeView", "surface_view"]
 
@@ -36,9 +37,12 @@ class WidgetView:
 
     kind: Literal["widget"] = "widget"
     src: str | None
-    sandbox: Literal["allow-scripts", ""]
+    sandbox: str
+    """`allow-scripts` or `""`; a report's (`REPORT_SANDBOX`) allows popups only."""
     title: str
     height: int = _INITIAL_HEIGHT
+    report: bool = False
+    """A `show_widget` report: a static card (no script, no bridge, a fixed height)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +94,10 @@ def surface_view(
         return _mcp_app(cast(Mapping[str, Any], app), named, sandbox, canvas_host_url)
     if url.startswith(WIDGET_PREFIX) and ".." not in url and "%" not in url:
         src = _framed(canvas_host_url, url)
+        if url.startswith(WIDGET_PREFIX + REPORT_PREFIX):
+            height = int(preview.get("preferredHeight") or _INITIAL_HEIGHT)
+            return WidgetView(src=src, sandbox=REPORT_SANDBOX, title=title or "Report",
+                              height=height, report=True)  # fmt: skip
         return WidgetView(src=src, sandbox=sandbox, title=title or "Widget")
     card = youtube_card(url)
     if card is None:

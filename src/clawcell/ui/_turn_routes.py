@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -18,13 +18,16 @@ from starlette.routing import Route
 from ..agent import Attachment
 from ..errors import InputError
 from ..mcp import mcp_app_sink
+from ..store import MemoryStore, SessionStore
 from ._approvals import DECIDED_BY, read_decision
 from ._attachments import Uploads, sent_blocks
+from ._interrupted import interrupted_messages
 from ._mcp_app_api import McpAppApi
 from ._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from ._render import Renderer
 from ._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
 from ._session_paths import path_session
+from ._store_turns import StoreTurns
 from ._stream import TurnStream, sse_message, stream_turn
 from ._subagent_rows import CHILD_SESSION_ID, RunWatch
 from ._templates import fragment
@@ -36,6 +39,19 @@ __all__ = ["MAX_MESSAGE_CHARS", "ChatTurns"]
 MAX_MESSAGE_CHARS: Final = 100_000
 LIVE_EVENT: Final = "live"
 """The SSE event name of the live stream's own messages (turn begun/ended, queue, gone)."""
+
+
+@runtime_checkable
+class _StoreAgent(Protocol):
+    """An agent on a store several workers may share (`clawcell.agent.Agent`)."""
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def turn_lease_seconds(self) -> float: ...
+
+    async def recover_turn(self, session_id: str) -> bool: ...
 
 
 class ChatTurns:
@@ -54,18 +70,29 @@ class ChatTurns:
         self.agent, self.renderer, self.apps = agent, renderer, apps
         self.uploads = uploads
         self.stored_count = stored_count
-        self.turns: TurnRegistry = registry or LocalTurns(self._queued_turn)
+        self.turns: TurnRegistry = registry or self._registry(agent)
         self._last_renderer: dict[str, Renderer] = {}
 
-    def _queued_turn(self, session_id: str, text: str) -> None:
-        """A queued message's turn: rendered with the renderer of the session's last request."""
-        renderer = self._last_renderer.get(session_id)
-        if renderer is not None:
-            self._start_message(session_id, text, renderer)
+    def _registry(self, agent: ChatAgent) -> TurnRegistry:
+        """`StoreTurns` when the agent's store may be shared by workers, else `LocalTurns`."""
+        if isinstance(agent, _StoreAgent) and not isinstance(agent.store, MemoryStore):
+            return StoreTurns(agent.store, self._queued_turn, interrupted=interrupted_messages,
+                              recover=agent.recover_turn,
+                              lease_seconds=agent.turn_lease_seconds)  # fmt: skip
+        return LocalTurns(self._queued_turn)
 
-    def _start_message(
+    async def _queued_turn(self, session_id: str, text: str) -> None:
+        """A queued message's turn: rendered with the renderer of the session's last request
+        here (on a worker that never served the session: one for no particular request)."""
+        renderer = self._last_renderer.get(session_id)
+        if renderer is None:
+            renderer = self.renderer(Request({"type": "http", "headers": [], "query_string": b""}))
+        if await self._start_message(session_id, text, renderer) is None:
+            await self.turns.enqueue(session_id, text)  # another worker's turn began: after it
+
+    async def _start_message(
         self, session_id: str, text: str, renderer: Renderer, files: Sequence[Attachment] = ()
-    ) -> LiveTurn:
+    ) -> LiveTurn | None:
         self._last_renderer[session_id] = renderer
 
         async def events(turn: LiveTurn, stream: TurnStream) -> AsyncIterator[str]:
@@ -77,7 +104,7 @@ class ChatTurns:
             async for message in self._run(turn, run, stream):
                 yield message
 
-        return self.turns.start(session_id, self._producer(session_id, renderer, events))
+        return await self.turns.start(session_id, self._producer(session_id, renderer, events))
 
     def _producer(
         self,
@@ -99,11 +126,10 @@ class ChatTurns:
     def _agent_run(
         self, session_id: str, text: str, turn: LiveTurn, files: Sequence[Attachment]
     ) -> AsyncIterator[AgentEvent]:
-        agent: Any = self.agent  # `attachments=`: only an agent `Uploads` found taking them
-        more = {"attachments": files} if files else {}
-        if isinstance(agent, SharedTurnsAgent):  # a Stop sent to another worker sets turn.stop
-            return agent.run(session_id, text, stop=turn.stop, **more)
-        return agent.run(session_id, text, **more)
+        more: dict[str, Any] = {"attachments": files} if files else {}  # (`Uploads` checked)
+        if isinstance(self.agent, SharedTurnsAgent):  # a Stop to another worker sets turn.stop
+            more["stop"] = turn.stop
+        return cast(Any, self.agent).run(session_id, text, **more)
 
     async def _run(
         self,
@@ -149,22 +175,25 @@ class ChatTurns:
         files = await self.uploads.take(session_id, ids) if self.uploads and ids else []
         if isinstance(files, str):
             return bad_request(files)
-        running = self.turns.current(session_id)
-        if running is not None and files:
-            return _conflict(f"turn {running.turn_id!r} is running: a message with files "
-                             "cannot wait in the queue; send it once the turn ended.")  # fmt: skip
-        if running is not None:
-            queued = self.turns.enqueue(session_id, text)
-            if queued is None:
-                return _conflict(
-                    f"the queue of session {session_id!r:.80} is full ({MAX_QUEUED} "
-                    "messages): drop one or wait for the turn to end."
-                )
-            return JSONResponse({"queued": queued.to_json(), "turnId": running.turn_id}, 202)
-        turn = self._start_message(session_id, text, self.renderer(request), files)
-        if files and self.uploads is not None:
-            await self.uploads.forget(session_id, cast(list[str], ids))
-        return self._answer(request, turn)
+        running = await self.turns.current(session_id)
+        if running is None:
+            turn = await self._start_message(session_id, text, self.renderer(request), files)
+            if turn is not None:
+                if files and self.uploads is not None:
+                    await self.uploads.forget(session_id, cast(list[str], ids))
+                return self._answer(request, turn)
+            running = await self.turns.current(session_id)  # another worker's began first
+        if files:
+            return _conflict(f"turn {running and running.turn_id!r} is running: a message "
+                             "with files is not queued; send it once the turn ended.")  # fmt: skip
+        queued = await self.turns.enqueue(session_id, text)
+        if queued is None:
+            return _conflict(
+                f"the queue of session {session_id!r:.80} is full ({MAX_QUEUED} "
+                "messages): drop one or wait for the turn to end."
+            )
+        turn_id = running.turn_id if running is not None else None
+        return JSONResponse({"queued": queued.to_json(), "turnId": turn_id}, 202)
 
     def _answer(self, request: Request, turn: LiveTurn) -> Response:
         """The started turn: followed over SSE to its end, or only named (`?follow=0`)."""
@@ -227,7 +256,7 @@ class ChatTurns:
         if isinstance(session_id, Response):
             return session_id
         turn_id = request.path_params["turn"]
-        state = self.turns.stop(session_id, turn_id)
+        state = await self.turns.stop(session_id, turn_id)
         if state is None and await self._stop_elsewhere(session_id):  # it runs on another worker
             return JSONResponse({"stopped": True, "turnId": turn_id, "state": "running"})
         if state is None:
@@ -241,9 +270,9 @@ class ChatTurns:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        running = self.turns.current(session_id)
+        running = await self.turns.current(session_id)
         if running is not None:
-            self.turns.stop(session_id, running.turn_id)
+            await self.turns.stop(session_id, running.turn_id)
         elsewhere = running is None and await self._stop_elsewhere(session_id)
         if running is None and not elsewhere:
             return JSONResponse(
@@ -260,13 +289,13 @@ class ChatTurns:
             return session_id
         message_id = request.path_params["message"]
         if request.method == "DELETE":
-            if self.turns.drop(session_id, message_id):
+            if await self.turns.drop(session_id, message_id):
                 return JSONResponse({"dropped": True})
             return _gone(message_id)
         text = _message_text(await json_body(request))
         if not isinstance(text, str):
             return bad_request(text[0])
-        edited = self.turns.edit(session_id, message_id, text)
+        edited = await self.turns.edit(session_id, message_id, text)
         return JSONResponse({"queued": edited.to_json()}) if edited else _gone(message_id)
 
     async def queue(self, request: Request) -> Response:
@@ -274,7 +303,8 @@ class ChatTurns:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        return JSONResponse({"queue": [m.to_json() for m in self.turns.queue(session_id)]})
+        queue = await self.turns.queue(session_id)
+        return JSONResponse({"queue": [m.to_json() for m in queue]})
 
     async def decide(self, request: Request) -> Response:
         """`POST …/runs/<run>/approvals/<approval>`: record a decision; the continued turn
@@ -289,7 +319,7 @@ class ChatTurns:
         body = read_decision(await json_body(request))
         if isinstance(body, str):
             return bad_request(body)
-        if (running := self.turns.current(session_id)) is not None:
+        if (running := await self.turns.current(session_id)) is not None:
             return _conflict(f"turn {running.turn_id!r} is running in session {session_id!r:.80}:"
                              " decide once it ended (or stop it).")  # fmt: skip
         remote, agent = asyncio.Event(), self.agent  # remote: a Stop from another worker
@@ -310,7 +340,11 @@ class ChatTurns:
         def continued(turn: LiveTurn, stream: TurnStream) -> AsyncIterator[str]:
             return self._run(turn, _chain(first, events), stream, remote)
 
-        turn = self.turns.start(session_id, self._producer(session_id, renderer, continued))
+        turn = await self.turns.start(session_id, self._producer(session_id, renderer, continued))
+        if turn is None:  # another worker began a turn of the session this very moment
+            if isinstance(events, AsyncGenerator):  # it holds the session's turn lease
+                await cast(AsyncGenerator[AgentEvent, None], events).aclose()
+            return _conflict(f"a turn began in session {session_id!r:.80}: decide once it ended.")
         return self._answer(request, turn)
 
     def routes(self) -> list[Route]:
@@ -327,13 +361,9 @@ class ChatTurns:
 
 
 def _message_text(body: dict[str, Any] | None, *, files: bool = False) -> str | tuple[str]:
-    """The message's text, or (as a 1-tuple) why the body is refused; a message with
-    `files` may have empty text."""
-    text = body.get("text") if body is not None else None
-    if files and text is None:
-        text = ""
-    empty = not files and isinstance(text, str) and not text.strip()
-    if not isinstance(text, str) or empty or len(text) > MAX_MESSAGE_CHARS:
+    """The message's text, or (as a 1-tuple) why the body is refused (empty: only with files)."""
+    text = body.get("text", "" if files else None) if body is not None else None
+    if not isinstance(text, str) or not (files or text.strip()) or len(text) > MAX_MESSAGE_CHARS:
         return (
             f'the body must be JSON `{{"text": …}}` with 1–{MAX_MESSAGE_CHARS} '
             f"characters, got {text!r:.80}.",

@@ -10,8 +10,9 @@ user may edit or drop them; when the turn ends (finished, stopped or failed) the
 starts the next queued message as the following turn.
 
 `TurnRegistry` is the seam the routes use. `LocalTurns` keeps the truth in this process's
-memory (one process serves a session's turns); a registry whose truth is a shared store
-(turn ownership across workers) can slot in behind the same interface. Finished turns are
+memory (one process serves a session's turns); `StoreTurns` (`_store_turns`) keeps it in a
+store every worker shares, so any worker answers "which turn runs, what is queued" alike and
+relays a turn's messages to pages on other workers. Finished turns are
 kept `RETAIN_S` seconds (at most `RETAIN_TURNS` per session) so a page that reconnects after a
 turn ended still gets its end; a page asking for a turn no longer kept is told to reload
 (`gone`), as the transcript then holds the turn whole.
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
@@ -33,12 +35,15 @@ __all__ = [
     "MAX_QUEUED",
     "LiveTurn",
     "LocalTurns",
+    "NextTurn",
     "QueuedMessage",
     "TurnRegistry",
     "TurnState",
+    "queue_message_id",
 ]
 
-TurnState = Literal["running", "finished", "stopped"]
+TurnState = Literal["running", "finished", "stopped", "interrupted"]
+"""`interrupted`: the worker running the turn died; another worker ended it (`StoreTurns`)."""
 RETAIN_S: Final = 300.0
 RETAIN_TURNS: Final = 16
 MAX_QUEUED: Final = 20
@@ -58,6 +63,11 @@ class QueuedMessage:
 
     def to_json(self) -> dict[str, str]:
         return {"id": self.id, "text": self.text}
+
+
+def queue_message_id() -> str:
+    """A fresh id for a queued message (unique across workers: random)."""
+    return f"q{next(_SEQ)}-{secrets.token_hex(4)}"
 
 
 class _Signal:
@@ -109,37 +119,40 @@ class LiveTurn:
 
 
 Producer = Callable[[LiveTurn], AsyncIterator[str]]
+NextTurn = Callable[[str, str], Awaitable[object] | object]
+"""Starts the turn of a queued message (session id, text); may be a coroutine function."""
 """Makes a turn's SSE messages (given the turn, whose `stop` it must honour)."""
 
 
 class TurnRegistry(Protocol):
     """What the routes need of the turns; `LocalTurns` is the one-process registry."""
 
-    def current(self, session_id: str) -> LiveTurn | None:
+    async def current(self, session_id: str) -> LiveTurn | None:
         """The session's running turn, if any."""
         ...
 
-    def start(self, session_id: str, producer: Producer) -> LiveTurn:
-        """Start a turn (the caller checked that none runs) and return it."""
+    async def start(self, session_id: str, producer: Producer) -> LiveTurn | None:
+        """Start a turn (the caller checked that none runs) and return it; `None` when
+        another worker started one meanwhile (queue the message instead)."""
         ...
 
-    def stop(self, session_id: str, turn_id: str) -> TurnState | None:
+    async def stop(self, session_id: str, turn_id: str) -> TurnState | None:
         """Stop `turn_id` if it still runs; its state before (`None`: not known)."""
         ...
 
-    def queue(self, session_id: str) -> tuple[QueuedMessage, ...]:
+    async def queue(self, session_id: str) -> tuple[QueuedMessage, ...]:
         """The session's queued messages, oldest first."""
         ...
 
-    def enqueue(self, session_id: str, text: str) -> QueuedMessage | None:
+    async def enqueue(self, session_id: str, text: str) -> QueuedMessage | None:
         """Queue `text` behind the running turn (`None`: the queue is full)."""
         ...
 
-    def edit(self, session_id: str, message_id: str, text: str) -> QueuedMessage | None:
+    async def edit(self, session_id: str, message_id: str, text: str) -> QueuedMessage | None:
         """Change a queued message's text (`None`: it is no longer queued)."""
         ...
 
-    def drop(self, session_id: str, message_id: str) -> bool:
+    async def drop(self, session_id: str, message_id: str) -> bool:
         """Take a message out of the queue (`False`: it was no longer queued)."""
         ...
 
@@ -173,7 +186,7 @@ class LocalTurns:
 
     def __init__(
         self,
-        next_turn: Callable[[str, str], object],
+        next_turn: NextTurn,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._next_turn, self._clock = next_turn, clock
@@ -184,13 +197,13 @@ class LocalTurns:
     def _session(self, session_id: str) -> _Session:
         return self._sessions.setdefault(session_id, _Session())
 
-    def current(self, session_id: str) -> LiveTurn | None:
+    async def current(self, session_id: str) -> LiveTurn | None:
         session = self._sessions.get(session_id)
         if session and session.turns and session.turns[-1].state == "running":
             return session.turns[-1]
         return None
 
-    def start(self, session_id: str, producer: Producer) -> LiveTurn:
+    async def start(self, session_id: str, producer: Producer) -> LiveTurn:
         session = self._session(session_id)
         self._evict(session)
         seq = next(_SEQ)
@@ -215,10 +228,12 @@ class LocalTurns:
             if session.queue:  # the next queued message is the next turn, with no gap between
                 message = session.queue.pop(0)
                 session.queue_version += 1
-                self._next_turn(turn.session_id, message.text)
+                started = self._next_turn(turn.session_id, message.text)
+                if inspect.isawaitable(started):
+                    await started
             session.changed.fire()
 
-    def stop(self, session_id: str, turn_id: str) -> TurnState | None:
+    async def stop(self, session_id: str, turn_id: str) -> TurnState | None:
         turn = self._find(session_id, turn_id)
         if turn is None:
             return None
@@ -245,20 +260,20 @@ class LocalTurns:
         kept = [t for t in session.turns if t.ended_at is None or now - t.ended_at < RETAIN_S]
         session.turns = kept[-RETAIN_TURNS:] if len(kept) > RETAIN_TURNS else kept
 
-    def queue(self, session_id: str) -> tuple[QueuedMessage, ...]:
+    async def queue(self, session_id: str) -> tuple[QueuedMessage, ...]:
         session = self._sessions.get(session_id)
         return tuple(session.queue) if session else ()
 
-    def enqueue(self, session_id: str, text: str) -> QueuedMessage | None:
+    async def enqueue(self, session_id: str, text: str) -> QueuedMessage | None:
         session = self._session(session_id)
         if len(session.queue) >= MAX_QUEUED:
             return None
-        message = QueuedMessage(id=f"q{next(_SEQ)}-{secrets.token_hex(4)}", text=text)
+        message = QueuedMessage(id=queue_message_id(), text=text)
         session.queue.append(message)
         self._queue_changed(session)
         return message
 
-    def edit(self, session_id: str, message_id: str, text: str) -> QueuedMessage | None:
+    async def edit(self, session_id: str, message_id: str, text: str) -> QueuedMessage | None:
         session = self._session(session_id)
         for index, message in enumerate(session.queue):
             if message.id == message_id:
@@ -267,7 +282,7 @@ class LocalTurns:
                 return edited
         return None
 
-    def drop(self, session_id: str, message_id: str) -> bool:
+    async def drop(self, session_id: str, message_id: str) -> bool:
         session = self._session(session_id)
         kept = [message for message in session.queue if message.id != message_id]
         dropped, session.queue = len(kept) != len(session.queue), kept

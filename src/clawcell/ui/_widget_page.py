@@ -34,6 +34,10 @@ from ._realm import REALM_POLICY, with_realm_guard
 from ._settings import EmbedSandbox
 
 __all__ = [
+    "BASE_CSS",
+    "REPORT_CSP",
+    "REPORT_PREFIX",
+    "REPORT_SANDBOX",
     "WIDGETS_PATH",
     "InlineScript",
     "check_widget_scripts",
@@ -45,7 +49,7 @@ __all__ = [
 
 WIDGETS_PATH: Final = "/__openclaw__/canvas/widgets/{ref}/index.html"
 _HERE: Final = Path(__file__).with_name("widget")
-_BASE_CSS: Final = (_HERE / "base.css").read_text("utf-8")
+BASE_CSS: Final = (_HERE / "base.css").read_text("utf-8")
 _BRIDGE_JS: Final = (_HERE / "bridge.js").read_text("utf-8")
 _JS_TYPES: Final = frozenset(
     {
@@ -61,6 +65,16 @@ _POLICY: Final = (
     "img-src data: blob:; font-src data:; media-src https: data: blob:; connect-src 'none'; "
     "frame-src 'none'; child-src 'none'; worker-src 'none'; form-action 'none'; "
     "base-uri 'none'; " + REALM_POLICY
+)
+
+REPORT_PREFIX: Final = "wgr_"
+"""The refs of `show_widget` reports (`_widget_report`): static documents, no script."""
+REPORT_SANDBOX: Final = "allow-popups allow-popups-to-escape-sandbox"
+"""A report's frame and document sandbox: no script; a clicked link opens a new tab."""
+REPORT_CSP: Final = (
+    f"sandbox {REPORT_SANDBOX}; default-src 'none'; script-src 'none'; "
+    "style-src 'unsafe-inline'; img-src data:; frame-src 'none'; child-src 'none'; "
+    "worker-src 'none'; form-action 'none'; base-uri 'none'"
 )
 
 
@@ -161,7 +175,7 @@ def widget_page(title: str, code: str) -> str:
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{html.escape(title)}</title>\n<style>\n{_BASE_CSS}</style>\n"
+        f"<title>{html.escape(title)}</title>\n<style>\n{BASE_CSS}</style>\n"
         f"<script>\n{_BRIDGE_JS}</script>\n</head>\n<body{body_class}>\n{code}\n</body>\n</html>\n"
     )
 
@@ -183,11 +197,15 @@ def widget_route(
         "cache-control": "no-store",
     }
 
+    report = {**headers, "content-security-policy": REPORT_CSP}
+
     async def endpoint(request: Request) -> Response:
         ref = request.path_params["ref"]
         data = await store.get_document_file(ref, "index.html") if is_widget_ref(ref) else None
         if data is None:
             return PlainTextResponse(f"No widget {ref!r}.", 404)
+        if ref.startswith(REPORT_PREFIX):  # no script can run in it: no guard needed
+            return Response(data, media_type="text/html; charset=utf-8", headers=report)
         return Response(
             with_realm_guard(data), media_type="text/html; charset=utf-8", headers=headers
         )

@@ -26,7 +26,8 @@ from .. import Tool
 from ..catalog import call_session
 from ..errors import ToolError
 from ._protocol import DocumentStore
-from ._widget_page import WIDGETS_PATH, check_widget_scripts, widget_page
+from ._widget_page import REPORT_PREFIX, WIDGETS_PATH, check_widget_scripts, widget_page
+from ._widget_report import check_report, report_height, report_page
 
 __all__ = [
     "MAX_TITLE_CHARS",
@@ -63,11 +64,22 @@ _PARAMETERS: Final = {
                 "An HTML fragment (or SVG when it starts with `<svg`), with optional inline "
                 "<style> and <script>. Use the CSS variables (--text, --accent, --card, …) for "
                 "colours. Inline scripts only; no network. Call `sendPrompt(text)` from a "
-                "click handler to send the user's choice as a chat message."
+                "click handler to send the user's choice as a chat message. Omit with `report`."
+            ),
+        },
+        "report": {
+            "type": "object",
+            "description": (
+                "Instead of `widget_code`: a static report card, no script. `{blocks: [...]}`, "
+                "1-24 blocks (8 KB of JSON at most), each one of "
+                '{type: "text", text, title?}, {type: "metrics", items: [{label, value, '
+                'detail?}]}, {type: "table", columns, rows: [[cell, ...]], title?}, '
+                '{type: "chart", points: [{label, value: number}], style?: "bar"|"line", '
+                'title?}, {type: "links", items: [{label, url, detail?}], title?}.'
             ),
         },
     },
-    "required": ["title", "widget_code"],
+    "required": ["title"],
     "additionalProperties": False,
 }
 _PREVIEW_SCHEMA: Final = {"type": "object"}
@@ -114,8 +126,8 @@ class _Widgets:
         self.store = store
         self.lock = asyncio.Lock()
 
-    async def add(self, page: str) -> str:
-        ref = "wg_" + secrets.token_hex(10)
+    async def add(self, page: str, *, prefix: str = "wg_") -> str:
+        ref = prefix + secrets.token_hex(10)
         await self.store.put_document(ref, {"index.html": page.encode("utf-8")})
         async with self.lock:
             await self._remember(_list_ref(call_session.get()), ref)
@@ -136,13 +148,27 @@ class _Widgets:
         await self.store.put_document(list_ref, listing)
 
 
-def _preview(ref: str, title: str) -> dict[str, Any]:
+def _preview(ref: str, title: str, height: int | None = None) -> dict[str, Any]:
     url = WIDGETS_PATH.format(ref=ref)
-    return {
-        "kind": "canvas",
-        "view": {"id": ref, "url": url},
-        "presentation": {"target": "assistant_message", "title": title},
-    }
+    presentation: dict[str, Any] = {"target": "assistant_message", "title": title}
+    if height is not None:
+        presentation["preferredHeight"] = height
+    return {"kind": "canvas", "view": {"id": ref, "url": url}, "presentation": presentation}
+
+
+async def _page(arguments: Mapping[str, Any], title: str) -> tuple[str, str, int | None]:
+    """The widget's or report's document, its ref prefix and (a report's) height."""
+    if ("report" in arguments) == ("widget_code" in arguments):
+        raise ToolError(
+            "`show_widget` needs exactly one of `widget_code` (HTML or SVG) and `report` "
+            f"(a static report), got {sorted(arguments)!r}."
+        )
+    if "report" in arguments:
+        report = check_report(arguments["report"])
+        return report_page(title, report), REPORT_PREFIX, report_height(report)
+    code = _text(arguments, "widget_code", MAX_WIDGET_CHARS)
+    await asyncio.to_thread(check_widget_scripts, code)
+    return widget_page(title, code), "wg_", None
 
 
 def widget_tool(store: DocumentStore) -> Tool:
@@ -156,16 +182,15 @@ def widget_tool(store: DocumentStore) -> Tool:
 
     async def execute(arguments: dict[str, Any]) -> dict[str, Any]:
         title = _text(arguments, "title", MAX_TITLE_CHARS).strip()
-        code = _text(arguments, "widget_code", MAX_WIDGET_CHARS)
-        extra = sorted(set(arguments) - {"title", "widget_code"})
+        extra = sorted(set(arguments) - {"title", "widget_code", "report"})
         if extra:
             raise ToolError(
-                f"`show_widget` takes only `title` and `widget_code`, got {extra!r}; "
-                "drop the other fields."
+                f"`show_widget` takes only `title` and `widget_code` or `report`, got "
+                f"{extra!r}; drop the other fields."
             )
-        await asyncio.to_thread(check_widget_scripts, code)
-        ref = await widgets.add(widget_page(title, code))
-        preview = _preview(ref, title)
+        page, prefix, height = await _page(arguments, title)
+        ref = await widgets.add(page, prefix=prefix)
+        preview = _preview(ref, title, height)
         url = preview["view"]["url"]
         return {"status": "shown", "ref": ref, "title": title, "url": url,
                 "mcpAppPreview": preview}  # fmt: skip
@@ -175,7 +200,8 @@ def widget_tool(store: DocumentStore) -> Tool:
         description=(
             "Show a small self-contained HTML or SVG widget (a chart, a table, a picker) "
             "inline in your reply. Inline CSS and scripts only, no network; buttons may call "
-            "`sendPrompt(text)` to send the user's choice back as a chat message."
+            "`sendPrompt(text)` to send the user's choice back as a chat message. For a "
+            "summary of numbers, tables and links, pass `report` instead: a static card."
         ),
         parameters=_PARAMETERS,
         output_schema=_OUTPUT,

@@ -22,8 +22,9 @@ export function onApplied(hook) {
   afterFrame.add(hook);
 }
 
-// The draft keeps finished lines in their own blocks and only the last line in a growing
-// one, so appending text re-lays out one short block, not the whole reply.
+// Streamed text (an unfinished code fence's, in the draft) keeps finished lines in their own
+// blocks and only the last line in a growing one, so appending text re-lays out one short
+// block, not the whole fence.
 const TAIL_LIMIT = 2048;
 const BLOCK_CHARS = 4000;
 const FRAME_BUDGET = 8;
@@ -62,7 +63,7 @@ function applyOne(op) {
   const target = document.getElementById(op.target);
   if (!target) return;
   if (op.op === "text") {
-    if (target.classList.contains("draft")) appendText(target, op.text);
+    if (target.classList.contains("draft-text")) appendText(target, op.text);
     else target.append(document.createTextNode(op.text));
   } else if (op.op === "append") {
     target.insertAdjacentHTML("beforeend", op.html);

