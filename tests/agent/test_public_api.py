@@ -14,6 +14,7 @@ AGENT = [
     "AnthropicModel",
     "ApprovalDecided",
     "ApprovalRequested",
+    "Attachment",
     "CellFinished",
     "CellOutput",
     "CellStarted",

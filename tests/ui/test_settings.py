@@ -33,6 +33,21 @@ def test_the_ui_table_is_read_with_camel_case_names(tmp_path: Path) -> None:
     assert settings.allowed_hosts == ("ui.internal",) and settings.agent == "app:make"
 
 
+def test_the_attachment_caps_default_to_5_mib_a_file_4_files_and_10_mib_a_message(
+    tmp_path: Path,
+) -> None:
+    defaults = UiSettings()
+    assert (defaults.max_attachment_bytes, defaults.max_attachments) == (5 * 2**20, 4)
+    assert defaults.max_message_attachment_bytes == 10 * 2**20
+    config = tmp_path / "clawcell.toml"
+    config.write_text(
+        "[ui]\nmaxAttachmentBytes = 1024\nmaxAttachments = 2\nmaxMessageAttachmentBytes = 2048\n"
+    )
+    settings = load_settings(config)
+    assert (settings.max_attachment_bytes, settings.max_attachments) == (1024, 2)
+    assert settings.max_message_attachment_bytes == 2048
+
+
 @pytest.mark.parametrize(
     ("table", "message"),
     [
@@ -54,7 +69,13 @@ def test_the_ui_table_is_read_with_camel_case_names(tmp_path: Path) -> None:
         (
             {"colour": "blue"},
             "unknown `[ui]` setting 'colour'; known: agent, allowExternalEmbedUrls, allowedHosts, "
-            "canvasOrigin, canvasPort, embedSandbox, host, mediaRoots, port, token.",
+            "canvasOrigin, canvasPort, embedSandbox, host, maxAttachmentBytes, maxAttachments, "
+            "maxMessageAttachmentBytes, mediaRoots, port, token.",
+        ),
+        ({"maxAttachments": -1}, "`max_attachments` must be a whole number ≥ 0, got -1."),
+        (
+            {"maxAttachmentBytes": "5MB"},
+            "`max_attachment_bytes` must be of type int, got '5MB'.",
         ),
     ],
 )

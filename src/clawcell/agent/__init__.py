@@ -9,6 +9,7 @@ from .. import _lazy
 from ._agent import Agent, Companion
 from ._anthropic import AnthropicModel
 from ._anthropic_tools import anthropic_runner_tools
+from ._attachments import Attachment
 from ._events import (
     AgentEvent,
     ApprovalDecided,
@@ -40,6 +41,7 @@ __all__ = [
     "AnthropicModel",
     "ApprovalDecided",
     "ApprovalRequested",
+    "Attachment",
     "CellFinished",
     "CellOutput",
     "CellStarted",

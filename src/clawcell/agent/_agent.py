@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Literal, Protocol, Unpack, cast
 
@@ -25,6 +25,7 @@ from ..catalog import close_tools
 from ..errors import ClosedError, ConfigurationError, TurnLimitError
 from ..reply import project_chat_display_messages
 from ..store import SessionInfo, SessionStore, SessionTurns
+from ._attachments import Attachment, checked_attachments
 from ._events import AgentEvent, ApprovalDecided, ErrorEvent, TurnFinished
 from ._model import Model
 from ._partial import read_partial
@@ -214,6 +215,7 @@ class Agent:
         message_id: str | None = None,
         sender: Mapping[str, Any] | None = None,
         stop: asyncio.Event | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one turn of `session_id` for the user message `text`; yield its events.
 
@@ -232,6 +234,9 @@ class Agent:
                 session and the depth of its chain; an automation marks its job).
             stop: Set when a Stop for this turn arrives from any agent on the store
                 (`Agent.stop`); the consumer then closes the stream, as for its own Stop.
+            attachments: Files sent with the message (`Attachment.of(name, data)`), kept in
+                the transcript and given to the model as its adapter can (`docs/agents.md`);
+                `text` may then be empty.
 
         Raises:
             TurnLimitError: `max_model_turns` or `max_turn_seconds` was reached, or
@@ -246,12 +251,15 @@ class Agent:
             )
         if sender is not None and not isinstance(cast(object, sender), Mapping):
             raise ConfigurationError(f"`sender` must be a JSON object or None, got {sender!r}.")
+        attachments = checked_attachments(attachments)
         session = self._session(session_id)
         async with session.lock, self._held(session, stop) as failed:
             if failed is not None:
                 yield failed
                 raise failed.error or TurnLimitError(failed.message, code=failed.code)
-            turn = Turn(self._settings, session, text, message_id, sender=sender)
+            turn = Turn(
+                self._settings, session, text, message_id, sender=sender, attachments=attachments
+            )
             async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event

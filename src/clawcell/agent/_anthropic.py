@@ -22,6 +22,7 @@ from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
 from . import _sdk_call
 from ._api_errors import api_error_type, api_message
+from ._attachments import Attachment, attachments_of, file_part_text
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._sdk_call import checked_options, retry_delay, streaming
 from ._transcript import message_text, thinking_of, tool_calls_of
@@ -256,6 +257,8 @@ def _content(message: Mapping[str, Any], model: str | None) -> list[dict[str, An
     content: list[dict[str, Any]] = []
     if model is None or message.get("model") == model:
         content.extend(_signed(block) for block in thinking_of(message))
+    if message.get("role") == "user":  # files first: Anthropic advises images before text
+        content.extend(_attachment_block(a) for a in attachments_of(message))
     text = message_text(message)
     if text.strip():
         content.append({"type": "text", "text": text})
@@ -269,6 +272,15 @@ def _content(message: Mapping[str, Any], model: str | None) -> list[dict[str, An
         for call in tool_calls_of(message)
     )
     return content
+
+
+def _attachment_block(attachment: Attachment) -> dict[str, Any]:
+    """An image as a base64 `image` block; a text file as a `text` block."""
+    if attachment.kind == "image":
+        source = {"type": "base64", "media_type": attachment.media_type,
+                  "data": attachment.base64}  # fmt: skip
+        return {"type": "image", "source": source}
+    return {"type": "text", "text": file_part_text(attachment)}
 
 
 def _signed(block: Mapping[str, Any]) -> dict[str, Any]:

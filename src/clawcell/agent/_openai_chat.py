@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .._lazy import install_hint
 from ..errors import ConfigurationError, ModelError
 from ._api_errors import api_error_type, api_message
+from ._attachments import attachments_of, file_part_text
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._sdk_call import checked_options, streaming
 from ._transcript import arguments_json, message_text, tool_calls_of
@@ -260,10 +261,27 @@ def to_chat_messages(
                 }
             )
         elif role == "user":
-            out.append({"role": "user", "content": message_text(message)})
+            out.append({"role": "user", "content": _user_content(message)})
         elif role == "assistant":
             out.append(_assistant(message))
     return out
+
+
+def _user_content(message: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+    """A user message's text, or its content parts when it has attachments: images as
+    `image_url` parts (base64 `data:` URLs), text files as `text` parts."""
+    attachments = attachments_of(message)
+    text = message_text(message)
+    if not attachments:
+        return text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for attachment in attachments:
+        if attachment.kind == "image":
+            url = f"data:{attachment.media_type};base64,{attachment.base64}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append({"type": "text", "text": file_part_text(attachment)})
+    return parts
 
 
 def _assistant(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import ModelError
+from ._attachments import Attachment, attachments_of, file_part_text
 from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._openai_chat import model_error, openai_sdk, parse_arguments
 from ._sdk_call import checked_options, streaming
@@ -230,7 +231,10 @@ def to_responses_input(
         if model is None or message.get("model") == model:
             items.extend(_reasoning_items(message))
         text = message_text(message)
-        if text:
+        attachments = attachments_of(message) if role == "user" else []
+        if attachments:
+            items.append({"role": role, "content": _input_parts(text, attachments)})
+        elif text:
             items.append({"role": role, "content": text})
         items.extend(
             {
@@ -242,6 +246,19 @@ def to_responses_input(
             for call in tool_calls_of(message)
         )
     return items
+
+
+def _input_parts(text: str, attachments: list[Attachment]) -> list[dict[str, Any]]:
+    """A user message with attachments as input parts: images as `input_image` (base64
+    `data:` URLs), text files as `input_text`."""
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": text}] if text else []
+    for attachment in attachments:
+        if attachment.kind == "image":
+            url = f"data:{attachment.media_type};base64,{attachment.base64}"
+            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+        else:
+            parts.append({"type": "input_text", "text": file_part_text(attachment)})
+    return parts
 
 
 def _reasoning_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:

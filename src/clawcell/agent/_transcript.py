@@ -4,7 +4,8 @@ Entries are JSON-shaped and use the original's names, so `clawcell.reply`'s chat
 projection reads them as they are:
 
 ```text
-{"role": "user", "content": [{"type": "text", "text": …}], "timestamp": ms, "turnId": …,
+{"role": "user", "content": [{"type": "text", "text": …}, {"type": "image" | "file", …}],
+  "timestamp": ms, "turnId": …,
   "sender": {"kind": "session", "sessionId", "turnId", "depth"}}   (sender: when forwarded)
 {"role": "assistant", "content": [{"type": "thinking", "thinking", "thinkingSignature"},
   {"type": "text", …}, {"type": "toolCall", "id", "name", "arguments"}],
@@ -48,12 +49,19 @@ def _now_ms() -> int:
 
 
 def user_entry(
-    text: str, *, turn_id: str, sender: Mapping[str, Any] | None = None
+    text: str,
+    *,
+    turn_id: str,
+    sender: Mapping[str, Any] | None = None,
+    attachments: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """A user message; `sender` marks one another session or a job posted."""
+    """A user message; `sender` marks one another session or a job posted; `attachments`
+    are the content blocks of its files (`Attachment.block()`), after its text (the text
+    block is left out when a message is only files)."""
+    text_blocks = [{"type": "text", "text": text}] if text or not attachments else []
     entry: dict[str, Any] = {
         "role": "user",
-        "content": [{"type": "text", "text": text}],
+        "content": [*text_blocks, *(dict(block) for block in attachments)],
         "timestamp": _now_ms(),
         "turnId": turn_id,
     }

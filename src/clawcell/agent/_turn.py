@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ClawcellError, ModelError, TurnLimitError
 from ..reply import build_reply
 from ..store import TranscriptStore
+from ._attachments import Attachment
 from ._caller import Caller
 from ._cells import CellCall
 from ._events import (
@@ -77,8 +78,10 @@ class Turn:
         *,
         resume_run: str | None = None,
         sender: Mapping[str, Any] | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> None:
         self._settings = settings
+        self._attachments = tuple(attachments)
         self._sender = None if sender is None else dict(sender)
         self._session = session
         self._text = None if text is None else valid_text(text)
@@ -109,7 +112,11 @@ class Turn:
         if self._text is not None:
             mode = self._session.mode
             expired = [*await supersede_approvals(mode, session_id, self._messages)]
-            await self._append([user_entry(self._text, turn_id=self._turn_id, sender=self._sender)])
+            blocks = [attachment.block() for attachment in self._attachments]
+            entry = user_entry(
+                self._text, turn_id=self._turn_id, sender=self._sender, attachments=blocks
+            )
+            await self._append([entry])
         span = settings.tracing.start(
             "clawcell.agent.turn",
             {"clawcell.session_id": session_id, "clawcell.model": settings.model.name},

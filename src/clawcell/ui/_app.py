@@ -7,6 +7,7 @@ inline script.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -19,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from ..catalog import Tool
 from ..reply import project_chat_display_messages
 from ._approvals import with_pending
+from ._attachments import Uploads
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._jobs_panel import JobsPanel
 from ._markdown import highlight_css
@@ -84,7 +86,10 @@ class _Ui:
         self.secrets = Secrets(token=settings.token)
         self.media = MediaRoots(settings.media_roots)
         self.apps = McpAppApi(agent, documents)
-        self.turns = ChatTurns(agent, self.renderer, self.apps, self._stored_count)
+        self.uploads = Uploads(agent, settings, getattr(agent, "transcript", None))
+        self.turns = ChatTurns(
+            agent, self.renderer, self.apps, self._stored_count, uploads=self.uploads
+        )
         self.sessions = SessionList(agent, self.turns.turns)
 
     def canvas(self, request: Request) -> str | None:
@@ -94,7 +99,9 @@ class _Ui:
     def renderer(self, request: Request) -> Renderer:
         origin = self.canvas(request)
         host = f"{origin}{CAP_PREFIX}{self.secrets.canvas_cap}" if origin else None
-        return Renderer(settings=self.settings, media=self.media, canvas_host_url=host)
+        session = path_session(request) if "session" in request.path_params else None
+        return Renderer(settings=self.settings, media=self.media, canvas_host_url=host,
+                        session_id=session if isinstance(session, str) else None)  # fmt: skip
 
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         html = render_template(name, csrf=self.secrets.csrf, settings=self.settings, **context)
@@ -132,7 +139,8 @@ class _Ui:
             # a turn streams on another worker: what it has stored so far
             page = [*page, {"role": "assistant", "content": [{"type": "text", "text": streamed}]}]
         page = with_subagent_runs(page, await stored_runs(self.agent, session_id))
-        messages = self.renderer(request).messages(page)
+        renderer = dataclasses.replace(self.renderer(request), session_id=session_id)
+        messages = renderer.messages(page)
         messages = await with_pending(messages, lambda: self.agent.mode(session_id))
         messages = grouped(messages)
         return self.page(
@@ -151,6 +159,7 @@ class _Ui:
             messages=messages,
             live_turn=running.turn_id if running is not None else "",
             queue=await self.turns.turns.queue(session_id),
+            attach=self.uploads.page_caps() if self.uploads.enabled and not child else None,
         )
 
     async def _page(
@@ -246,6 +255,7 @@ class _Ui:
             Route("/api/sessions/{session}/messages", self.older, methods=["GET"]),
             *self.turns.routes(),
             *self.sessions.routes(),
+            *self.uploads.routes(),
             *self.playground.routes(),
             *self.jobs.routes(),
             *self.apps.routes(),

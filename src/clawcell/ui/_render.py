@@ -20,6 +20,7 @@ from ..reply import (
     resolve_embed_sandbox,
     split_canvas_shortcodes,
 )
+from ._attachments import sent_file_views
 from ._blocked import BLOCKED_KEY, blocked_directives
 from ._markdown import join_parts, render_markdown_parts
 from ._media import MediaRoots
@@ -40,6 +41,8 @@ class Renderer:
     settings: UiSettings
     media: MediaRoots
     canvas_host_url: str | None
+    session_id: str | None = None
+    """The session the messages belong to (where the files its user messages sent load)."""
 
     def message(self, message: Mapping[str, Any]) -> MessageView:
         """One transcript message (`{"role", "content"}`) as a view."""
@@ -48,7 +51,9 @@ class Renderer:
         blocks = _blocks(content)
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
         if role != "assistant":
-            return MessageView(role=role, items=(_html(text),), chars=len(text), source=text)
+            files = sent_file_views(content, self.session_id) if role == "user" else []
+            items = (_html(text),) if text or not files else ()
+            return MessageView(role=role, items=(*items, *files), chars=len(text), source=text)
         rendered = expand_text_content(text)
         items = blocked_directives(_in_place(text, rendered["content"]))  # refused `MEDIA:`
         seen = {_canvas_url(i) for i in items if i["type"] == "canvas"}

@@ -37,7 +37,11 @@ _KEYS: Final = {
     "mediaRoots": "media_roots",
     "allowedHosts": "allowed_hosts",
     "agent": "agent",
+    "maxAttachmentBytes": "max_attachment_bytes",
+    "maxAttachments": "max_attachments",
+    "maxMessageAttachmentBytes": "max_message_attachment_bytes",
 }
+_COUNTS: Final = ("max_attachment_bytes", "max_attachments", "max_message_attachment_bytes")
 
 
 def _new_token() -> str:
@@ -67,6 +71,12 @@ class UiSettings:
             `localhost` and `127.0.0.1` (for a reverse proxy).
         agent: `module:attribute` of a callable returning the agent to serve (the config
             file's way to name it); unused by `create_app`.
+        max_attachment_bytes: The largest file the composer may attach (5 MiB: the
+            largest image every model API takes); `0` turns attachments off.
+        max_attachments: How many files one message may carry (4).
+        max_message_attachment_bytes: The most bytes the files of one message may hold
+            together (10 MiB). They are stored in the transcript, so every later model
+            call of the session sends them again.
     """
 
     host: str = "127.0.0.1"
@@ -79,6 +89,9 @@ class UiSettings:
     media_roots: tuple[Path, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
     agent: str | None = None
+    max_attachment_bytes: int = 5 * 1024 * 1024
+    max_attachments: int = 4
+    max_message_attachment_bytes: int = 10 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.embed_sandbox not in _SANDBOXES:
@@ -89,6 +102,10 @@ class UiSettings:
         for name, port in (("port", self.port), ("canvasPort", self.canvas_port)):
             if isinstance(cast(object, port), bool) or not 0 <= port <= 65535:
                 raise ConfigurationError(f"`{name}` must be an integer 0–65535, got {port!r}.")
+        for name in _COUNTS:
+            count = getattr(self, name)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ConfigurationError(f"`{name}` must be a whole number ≥ 0, got {count!r}.")
         if self.canvas_origin is not None:
             _check_origin(self.canvas_origin)
         if len(self.token) < 16:
@@ -152,7 +169,8 @@ def _coerce(name: str, value: object) -> object:
             raise ConfigurationError(f"`{name}` must be a list of strings, got {value!r}.")
         items = [expand_env(v, where=where) for v in cast(list[str], value)]
         return tuple(Path(v).expanduser() for v in items) if name == "media_roots" else tuple(items)
-    expected = {"port": int, "canvas_port": int, "allow_external_embed_urls": bool}.get(name, str)
+    expected = {"port": int, "canvas_port": int, "allow_external_embed_urls": bool,
+                **dict.fromkeys(_COUNTS, int)}.get(name, str)  # fmt: skip
     if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
         raise ConfigurationError(f"`{name}` must be of type {expected.__name__}, got {value!r}.")
     return value

@@ -8,17 +8,19 @@ request (a reload, a closed tab, a followed link) never stops it; only Stop does
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..agent import Attachment
 from ..errors import InputError
 from ..mcp import mcp_app_sink
 from ..store import MemoryStore, SessionStore
 from ._approvals import DECIDED_BY, read_decision
+from ._attachments import Uploads, sent_blocks
 from ._interrupted import interrupted_messages
 from ._mcp_app_api import McpAppApi
 from ._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
@@ -62,8 +64,11 @@ class ChatTurns:
         apps: McpAppApi,
         stored_count: Callable[[str], Awaitable[int]],
         registry: TurnRegistry | None = None,
+        *,
+        uploads: Uploads | None = None,
     ) -> None:
         self.agent, self.renderer, self.apps = agent, renderer, apps
+        self.uploads = uploads
         self.stored_count = stored_count
         self.turns: TurnRegistry = registry or self._registry(agent)
         self._last_renderer: dict[str, Renderer] = {}
@@ -86,16 +91,17 @@ class ChatTurns:
             await self.turns.enqueue(session_id, text)  # another worker's turn began: after it
 
     async def _start_message(
-        self, session_id: str, text: str, renderer: Renderer
+        self, session_id: str, text: str, renderer: Renderer, files: Sequence[Attachment] = ()
     ) -> LiveTurn | None:
         self._last_renderer[session_id] = renderer
 
         async def events(turn: LiveTurn, stream: TurnStream) -> AsyncIterator[str]:
-            user = stream.renderer.message({"role": "user", "content": text})
+            user = stream.renderer.message({"role": "user", "content": sent_blocks(text, files)})
             html = fragment("message", value=user)
             yield sse_message("user", {"ops": [{"op": "append", "target": stream.container,
                                                 "html": html}]})  # fmt: skip
-            async for message in self._run(turn, self._agent_run(session_id, text, turn), stream):
+            run = self._agent_run(session_id, text, turn, files)
+            async for message in self._run(turn, run, stream):
                 yield message
 
         return await self.turns.start(session_id, self._producer(session_id, renderer, events))
@@ -117,11 +123,13 @@ class ChatTurns:
 
         return produce
 
-    def _agent_run(self, session_id: str, text: str, turn: LiveTurn) -> AsyncIterator[AgentEvent]:
-        agent = self.agent
-        if isinstance(agent, SharedTurnsAgent):  # a Stop sent to another worker sets turn.stop
-            return agent.run(session_id, text, stop=turn.stop)
-        return agent.run(session_id, text)
+    def _agent_run(
+        self, session_id: str, text: str, turn: LiveTurn, files: Sequence[Attachment]
+    ) -> AsyncIterator[AgentEvent]:
+        more: dict[str, Any] = {"attachments": files} if files else {}  # (`Uploads` checked)
+        if isinstance(self.agent, SharedTurnsAgent):  # a Stop to another worker sets turn.stop
+            more["stop"] = turn.stop
+        return cast(Any, self.agent).run(session_id, text, **more)
 
     async def _run(
         self,
@@ -159,15 +167,25 @@ class ChatTurns:
                 f"session {session_id!r:.80} is a sub-agent's session (`<parent>/sub/<n>`): "
                 "it is read-only here; its runs take their tasks from the parent's cells."
             )
-        text = _message_text(await json_body(request))
+        body = await json_body(request)
+        ids: object = (body or {}).get("attachments") or []
+        text = _message_text(body, files=bool(ids))
         if not isinstance(text, str):
             return bad_request(text[0])
+        files = await self.uploads.take(session_id, ids) if self.uploads and ids else []
+        if isinstance(files, str):
+            return bad_request(files)
         running = await self.turns.current(session_id)
         if running is None:
-            turn = await self._start_message(session_id, text, self.renderer(request))
+            turn = await self._start_message(session_id, text, self.renderer(request), files)
             if turn is not None:
+                if files and self.uploads is not None:
+                    await self.uploads.forget(session_id, cast(list[str], ids))
                 return self._answer(request, turn)
             running = await self.turns.current(session_id)  # another worker's began first
+        if files:
+            return _conflict(f"turn {running and running.turn_id!r} is running: a message "
+                             "with files is not queued; send it once the turn ended.")  # fmt: skip
         queued = await self.turns.enqueue(session_id, text)
         if queued is None:
             return _conflict(
@@ -342,10 +360,10 @@ class ChatTurns:
         ]
 
 
-def _message_text(body: dict[str, Any] | None) -> str | tuple[str]:
-    """The message's text, or (as a 1-tuple) why the body is refused."""
-    text = body.get("text") if body is not None else None
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
+def _message_text(body: dict[str, Any] | None, *, files: bool = False) -> str | tuple[str]:
+    """The message's text, or (as a 1-tuple) why the body is refused (empty: only with files)."""
+    text = body.get("text", "" if files else None) if body is not None else None
+    if not isinstance(text, str) or not (files or text.strip()) or len(text) > MAX_MESSAGE_CHARS:
         return (
             f'the body must be JSON `{{"text": …}}` with 1–{MAX_MESSAGE_CHARS} '
             f"characters, got {text!r:.80}.",

@@ -1,6 +1,7 @@
 // The chat view: sends a turn and streams its reply into the transcript.
 import { applied, onApplied, postJson, readStream } from "./stream.js";
 import "./media.js";  // the image viewer
+import * as attachments from "./attachments.js";
 
 const transcript = document.getElementById("transcript");
 const form = document.getElementById("composer");
@@ -290,14 +291,16 @@ async function live() {
   }
 }
 
-async function send(text) {
+async function send(text, files = []) {
   following = true;
   const wasRunning = document.body.dataset.turn === "running";
   running(true);
   try {  // the live stream shows the turn (or the queue): this only starts it
-    await postJson(`${api}/turns?follow=0`, { text });
+    await postJson(`${api}/turns?follow=0`, files.length ? { text, attachments: files } : { text });
+    if (files.length) attachments.clear();
   } catch (error) {
     running(wasRunning);
+    if (files.length && !field.value) field.value = text;  // the files stay attached too
     banner("The message was not sent.", `${error.message}\n\n${text}`);
   }
 }
@@ -365,12 +368,13 @@ transcript.addEventListener("submit", (event) => {
   if (event.target.closest("form.approval")) event.preventDefault();
 });
 
-form.addEventListener("submit", (event) => {
+form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = field.value.trim();
-  if (!text) return;
+  const files = await attachments.ready();
+  if (!text && !files.length) return;
   field.value = "";
-  send(text);
+  send(text, files);
 });
 
 // A widget's `sendPrompt` (checked by surfaces.js) is the user's message, like typed text:
