@@ -75,7 +75,7 @@ class Catalog:
         self._counters = _Counters()
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
-        self._search = CatalogSearch([_document(b) for b in self.bindings])
+        self._search: CatalogSearch | None = None  # built at the first search
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -97,8 +97,7 @@ class Catalog:
         search entries and API files added, replacing any earlier extension."""
         extended = copy.copy(self)
         extended._extension = extension
-        extra = [_entry_document(e) for e in extension.entries]
-        extended._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
+        extended._search = None
         return extended
 
     def binding(self, callable_name: str) -> Binding | None:
@@ -119,7 +118,14 @@ class Catalog:
             raise InputError("search query must be a string.")
         self._counters.searches += 1  # the release counts a search whose limit it rejects
         count = self._read_limit(limit)
-        return self._search.find(query, count)
+        return self._searcher().find(query, count)
+
+    def _searcher(self) -> CatalogSearch:
+        """The search index, built on first use: most runs never search."""
+        if self._search is None:
+            extra = [_entry_document(e) for e in self._extension.entries]
+            self._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
+        return self._search
 
     def _read_limit(self, limit: object) -> int:
         if limit is None:
