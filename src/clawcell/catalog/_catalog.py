@@ -21,13 +21,13 @@ from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
 from ._extension import CatalogExtension, SearchEntry
 from ._scheduler import CallScheduler
-from ._search import CatalogSearch, SearchDocument, parameter_text
 from ._tool import JsonValue, Tool, ToolResult
 
 if TYPE_CHECKING:
     from ._api_files import ApiFile
     from ._hooks import AfterToolCall, BeforeToolCall
     from ._model_tools import ModelToolStyle
+    from ._search import CatalogSearch, SearchDocument
 
 __all__ = ["Catalog"]
 
@@ -123,6 +123,8 @@ class Catalog:
     def _searcher(self) -> CatalogSearch:
         """The search index, built on first use: most runs never search."""
         if self._search is None:
+            from ._search import CatalogSearch  # the index is not needed to run cells
+
             extra = [_entry_document(e) for e in self._extension.entries]
             self._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
         return self._search
@@ -350,6 +352,8 @@ class Catalog:
 
 
 def _document(binding: Binding) -> SearchDocument:
+    from ._search import SearchDocument, parameter_text
+
     item = binding.tool
     return SearchDocument(
         key=binding.callable_name,
@@ -362,6 +366,8 @@ def _document(binding: Binding) -> SearchDocument:
 
 
 def _entry_document(entry: SearchEntry) -> SearchDocument:
+    from ._search import SearchDocument
+
     return SearchDocument(
         key=entry.callable_name,
         catalog_id=entry.catalog_id,

@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
-import jsonschema_rs
-
 from ..errors import ContractError
 from ._discriminator import (
     DiscriminatorError,
@@ -115,6 +113,8 @@ def compile_schema(schema: Mapping[str, Any]) -> _Validator:
             if validator is not None:
                 _compiled[key] = validator  # most recently used last
                 return validator
+    import jsonschema_rs  # a runtime without typed tools never loads it
+
     try:
         validator = jsonschema_rs.validator_for(normalized)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
