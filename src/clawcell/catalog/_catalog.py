@@ -19,7 +19,7 @@ from .._limits import Limits
 from ..approvals import gate_context, rule_reason
 from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
-from ._extension import CatalogExtension, SearchEntry
+from ._extension import CatalogExtension
 from ._scheduler import CallScheduler
 from ._tool import JsonValue, Tool, ToolResult
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ._api_files import ApiFile
     from ._hooks import AfterToolCall, BeforeToolCall
     from ._model_tools import ModelToolStyle
-    from ._search import CatalogSearch, SearchDocument
+    from ._search import CatalogSearch
 
 __all__ = ["Catalog"]
 
@@ -123,10 +123,10 @@ class Catalog:
     def _searcher(self) -> CatalogSearch:
         """The search index, built on first use: most runs never search."""
         if self._search is None:
-            from ._search import CatalogSearch  # the index is not needed to run cells
+            from ._search import CatalogSearch, catalog_documents  # not needed to run cells
 
-            extra = [_entry_document(e) for e in self._extension.entries]
-            self._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
+            documents = catalog_documents(self.bindings, self._extension.entries)
+            self._search = CatalogSearch(documents)
         return self._search
 
     def _read_limit(self, limit: object) -> int:
@@ -349,33 +349,6 @@ class Catalog:
 
         definition = self.exec_tool(mcp_servers=mcp_servers, mcp_unavailable=mcp_unavailable)
         return export_model_tools(style, [definition, self.wait_tool()])
-
-
-def _document(binding: Binding) -> SearchDocument:
-    from ._search import SearchDocument, parameter_text
-
-    item = binding.tool
-    return SearchDocument(
-        key=binding.callable_name,
-        catalog_id=binding.catalog_id,
-        name=item.name,
-        label=item.label or "",
-        description=item.description,
-        parameters=parameter_text(item.parameters) if binding.trusted else "",
-    )
-
-
-def _entry_document(entry: SearchEntry) -> SearchDocument:
-    from ._search import SearchDocument
-
-    return SearchDocument(
-        key=entry.callable_name,
-        catalog_id=entry.catalog_id,
-        name=entry.name,
-        label=entry.label,
-        description=entry.description,
-        parameters="",
-    )
 
 
 def _waived(binding: Binding, hook_reason: str | None) -> bool:
