@@ -11,7 +11,8 @@ calls, 256 calls in `Promise.all` batches of 128 — a tenth and a quarter of `b
 so a cell stays within its 60 s budget under valgrind; `_l` runs them on the loop thread),
 `loop` (a 1e5-iteration loop, a hundredth of `bench_runtime.py`'s), `park_memory` and
 `park_sqlite` (one dump for the `exec` that parks, one for the `wait` that completes),
-`first_memory` and `first_sqlite` (a new `CodeMode` and its first cell).
+`first_memory` and `first_sqlite` (a new `CodeMode` and its first cell), `first_tools` (the
+same with the echo tool, as `compare_original.py`'s "new runtime + first cell").
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ async def _parking(kind: str, repeat: int, directory: Path) -> None:
 
 async def _first(kind: str, repeat: int, directory: Path) -> None:
     store = SQLiteStore(directory / "first.sqlite") if kind == "sqlite" else None
+    tools = _tools() if kind == "tools" else []
     for index in range(3 + repeat):
-        async with CodeMode(limits=LIMITS, store=store, session_id="bench") as mode:
+        async with CodeMode(tools, limits=LIMITS, store=store, session_id="bench") as mode:
             envelope = await mode.exec("return 1")
             assert envelope["status"] == "completed", envelope
         _mark(f"first_{kind}" if index >= 3 else "warm:first")

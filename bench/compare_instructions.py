@@ -52,6 +52,7 @@ NAMES = {
     "resume_sqlite": "wait → completed, SQLite",
     "first_memory": "new CodeMode + first cell, memory",
     "first_sqlite": "new CodeMode + first cell, SQLite",
+    "first_tools": "new CodeMode (echo tool) + first cell, memory",
     "loop": "1e5-iteration loop, × repeat",
 }
 _DUMP = re.compile(r"out\.(\d+)")

@@ -237,3 +237,12 @@ def test_the_options_table_of_the_docs_names_every_field() -> None:
     rows = re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \|", section, re.M)
     documented = [name for row in rows for name in re.findall(r"`([a-z_]+)`", row)]
     assert documented == [f.name for f in dataclasses.fields(CodeModeOptions)]
+
+
+def test_runtimes_without_limits_share_one_default_limits_value() -> None:
+    first, second = CodeMode(), CodeMode(limits=None)
+    assert first.limits is second.limits  # frozen, so one value serves every runtime
+    assert first.limits == Limits()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.limits.timeout_ms = 1  # type: ignore[misc]
+    assert CodeMode(limits={"timeoutMs": 5000}).limits.timeout_ms == 5000

@@ -18,13 +18,17 @@ LAZY_MODULES = [
     "clawcell.catalog._define",
     "clawcell.catalog._hooks",
     "clawcell.catalog._model_tools",
+    "clawcell.catalog._tool_search",
     "clawcell.catalog._typescript._quick_index",
     "clawcell.catalog._typescript._tool_dts",
     "clawcell.envelope._descriptor",
     "clawcell.runtime._parser",
     "clawcell.runtime._snapshot",
+    "clawcell.runtime._v8",
+    "clawcell.runtime._v8_process",
     "clawcell.store._sqlite",
     "clawcell.store._postgres",
+    "jsonschema_rs",
     "sqlite3",
 ]
 """Modules a cell that returns a small value never uses (the cold-start bench's cell)."""
@@ -81,6 +85,9 @@ def test_lazily_exported_names_are_the_real_ones() -> None:
     assert clawcell.catalog.HookDecision is _hooks.HookDecision
     assert clawcell.envelope.describe is _descriptor.describe
     assert clawcell.runtime.parse_failure is _parser.parse_failure
+    from clawcell.runtime import _v8  # pyright: ignore[reportPrivateUsage]
+
+    assert clawcell.runtime.V8Executor is _v8.V8Executor
 
 
 def test_a_first_cell_in_a_new_process_loads_none_of_the_lazy_modules() -> None:

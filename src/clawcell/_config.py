@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["CodeModeKeywords", "CodeModeOptions", "approvals_from", "tools_from"]
 
 
+_DEFAULT_LIMITS = Limits()  # frozen: one shared value instead of a checked build per runtime
+
+
 @dataclass(frozen=True, kw_only=True)
 class CodeModeOptions:
     """How a `CodeMode` runs cells (everything but the tools). Frozen; checked when built.
@@ -79,7 +82,7 @@ class CodeModeOptions:
             accepted values.
     """
 
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits = field(default_factory=lambda: _DEFAULT_LIMITS)
     model_context_tokens: int | None = None
     store: SessionStore | None = None
     session_id: str = "default"
@@ -148,7 +151,7 @@ class CodeModeKeywords(TypedDict, total=False):
 
 def _limits(limits: object) -> Limits:
     if limits is None:
-        return Limits()
+        return _DEFAULT_LIMITS
     if isinstance(limits, Limits):
         return limits
     if isinstance(limits, Mapping):

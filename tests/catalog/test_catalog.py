@@ -231,3 +231,25 @@ def test_a_query_of_megabytes_is_searched_on_its_first_2048_characters() -> None
     head = "weather " + "x" * (2048 - 8)
     assert catalog.search(head + " mail" * 1_000_000) == catalog.search(head)
     assert catalog.search(head + " mail" * 1_000_000) == ["weather_now"]
+
+
+def test_the_search_index_is_built_at_the_first_search_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell.catalog import _tool_search as _search
+
+    built: list[int] = []
+    original = _search.SearchIndex.__init__
+
+    def counting(self: _search.SearchIndex, documents: Any) -> None:
+        built.append(len(documents))
+        original(self, documents)
+
+    monkeypatch.setattr(_search.SearchIndex, "__init__", counting)
+    catalog = Catalog([_tool("invoices", "Find overdue invoices"), _tool("weather")])
+    grown = catalog.with_tools([_tool("billing", "Invoice totals")])
+    assert built == []  # building a catalog (or growing one) ranks nothing
+    assert catalog.search("invoice") == ["invoices"]
+    assert grown.search("invoice") == ["invoices", "billing"]
+    assert catalog.search("overdue") == ["invoices"]
+    assert built == [2, 3]  # once per catalog, then kept

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -150,3 +150,51 @@ def test_did_you_mean_suggests_a_close_property_name() -> None:
         asyncio.run(catalog.call("t", {"qeury": "x"}))
     assert "Did you mean: query?" in caught.value.message
     assert caught.value.message.endswith("Expected input: { query?: string }.")
+
+
+def test_a_schema_is_compiled_once_per_content_across_catalogs() -> None:
+    from clawcell.catalog._contracts import compile_schema
+
+    bound: dict[str, Any] = {"type": "integer", "minimum": 7}
+    schema = {"type": "object", "properties": {"n": bound}}
+    first = compile_schema(schema)
+    reordered = {"type": "object", "properties": {"n": {"minimum": 7, "type": "integer"}}}
+    assert compile_schema(reordered) is not first  # key order is part of the content
+    assert compile_schema(dict(schema)) is first
+    bound["minimum"] = 8  # an edit of the object is new content
+    edited = compile_schema(schema)
+    assert edited is not first
+    assert edited.is_valid({"n": 8}) and not edited.is_valid({"n": 7})
+    assert first.is_valid({"n": 7})
+    assert compile_schema({"type": "integer", "minimum": 1}) is not compile_schema(
+        {"type": "integer", "minimum": 1.0}
+    )
+
+
+def test_two_catalogs_with_one_schema_share_its_validator_and_check_alike() -> None:
+    params = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    tools = [Tool(name="t", execute=lambda p: p, parameters=dict(params))]
+    one, two = Catalog(tools), Catalog([Tool(name="t", execute=lambda p: p, parameters=params)])
+    bound = [c.binding("t") for c in (one, two)]
+    assert bound[0] is not None and bound[1] is not None
+    assert bound[0].contract._input is bound[1].contract._input  # pyright: ignore[reportPrivateUsage]
+    for catalog in (one, two):
+        with pytest.raises(ContractError, match="q: must be string"):
+            asyncio.run(catalog.call("t", {"q": 3}))
+
+
+def test_a_schema_that_is_not_plain_json_is_compiled_uncached() -> None:
+    from clawcell.catalog._contracts import compile_schema
+
+    class Odd(dict[str, Any]):
+        pass
+
+    schema = {"type": "number", "maximum": float("nan")}
+    with pytest.raises(ValueError):
+        compile_schema(schema)
+    tuples = {"type": "object", "required": ("n",)}  # a tuple is no JSON list
+    assert compile_schema(tuples) is not compile_schema(tuples)
+    # what is compiled is the normalized copy (string keys), so this one is plain after all
+    keyed = compile_schema(cast("dict[str, Any]", {True: "x", "type": "string"}))
+    assert keyed is compile_schema({"True": "x", "type": "string"})
+    assert compile_schema(Odd(type="string")).is_valid("s")

@@ -24,7 +24,6 @@ from ..runtime import (
     GuestConfig,
     QuickJSExecutor,
     SegmentRunner,
-    V8Executor,
     run_on_guest_thread,
 )
 from ..store import SessionView
@@ -63,8 +62,11 @@ class CellHost:
         self.runner: SegmentRunner | None = run_on_guest_thread if guest_thread else None
         # A V8 worker keeps what a cell did in its process: each runtime (one session) gets
         # its own workers, sharing only the executor's clean spares (docs/executors.md).
-        if isinstance(executor, V8Executor):
-            executor = executor.session()
+        if executor is not None and not isinstance(executor, QuickJSExecutor):
+            from ..runtime import V8Executor  # not loaded for the default executor
+
+            if isinstance(executor, V8Executor):
+                executor = executor.session()
         self.executor: Executor = QuickJSExecutor() if executor is None else executor
         self._config = self._guest_config()
 

@@ -20,13 +20,13 @@ from ..approvals import gate_context, rule_reason
 from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
 from ._call_scheduler import CallScheduler
-from ._extension import CatalogExtension, SearchEntry
+from ._extension import CatalogExtension
 from ._tool import JsonValue, Tool, ToolResult
-from ._tool_search import CatalogSearch, SearchDocument, parameter_text
 
 if TYPE_CHECKING:
     from ._hooks import AfterToolCall, BeforeToolCall
     from ._model_tools import ModelToolStyle
+    from ._tool_search import CatalogSearch
     from ._typescript._api_files import ApiFile
 
 __all__ = ["Catalog"]
@@ -75,7 +75,7 @@ class Catalog:
         self._counters = _Counters()
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
-        self._search = CatalogSearch([_document(b) for b in self.bindings])
+        self._search: CatalogSearch | None = None  # built at the first search
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -97,8 +97,7 @@ class Catalog:
         search entries and API files added, replacing any earlier extension."""
         extended = copy.copy(self)
         extended._extension = extension
-        extra = [_entry_document(e) for e in extension.entries]
-        extended._search = CatalogSearch([*(_document(b) for b in self.bindings), *extra])
+        extended._search = None
         return extended
 
     def binding(self, callable_name: str) -> Binding | None:
@@ -119,7 +118,16 @@ class Catalog:
             raise InputError("search query must be a string.")
         self._counters.searches += 1  # the release counts a search whose limit it rejects
         count = self._read_limit(limit)
-        return self._search.find(query, count)
+        return self._searcher().find(query, count)
+
+    def _searcher(self) -> CatalogSearch:
+        """The search index, built on first use: most runs never search."""
+        if self._search is None:
+            from ._tool_search import CatalogSearch, catalog_documents  # not needed to run cells
+
+            documents = catalog_documents(self.bindings, self._extension.entries)
+            self._search = CatalogSearch(documents)
+        return self._search
 
     def _read_limit(self, limit: object) -> int:
         if limit is None:
@@ -341,29 +349,6 @@ class Catalog:
 
         definition = self.exec_tool(mcp_servers=mcp_servers, mcp_unavailable=mcp_unavailable)
         return export_model_tools(style, [definition, self.wait_tool()])
-
-
-def _document(binding: Binding) -> SearchDocument:
-    item = binding.tool
-    return SearchDocument(
-        key=binding.callable_name,
-        catalog_id=binding.catalog_id,
-        name=item.name,
-        label=item.label or "",
-        description=item.description,
-        parameters=parameter_text(item.parameters) if binding.trusted else "",
-    )
-
-
-def _entry_document(entry: SearchEntry) -> SearchDocument:
-    return SearchDocument(
-        key=entry.callable_name,
-        catalog_id=entry.catalog_id,
-        name=entry.name,
-        label=entry.label,
-        description=entry.description,
-        parameters="",
-    )
 
 
 def _waived(binding: Binding, hook_reason: str | None) -> bool:

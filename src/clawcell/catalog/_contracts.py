@@ -7,12 +7,12 @@ offending value is never printed: details name a path and an expectation only
 
 from __future__ import annotations
 
+import json
 import math
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
-
-import jsonschema_rs
 
 from ..errors import ContractError
 from ._discriminator import (
@@ -58,17 +58,74 @@ def _with_nullable(value: object, depth: int = 0) -> Any:
     return node
 
 
+COMPILED_CACHE_SIZE: Final = 256
+"""How many compiled schemas a process keeps (least recently used dropped first)."""
+
+_compiled: dict[str, _Validator] = {}
+_compiled_lock = threading.Lock()
+
+
+_PLAIN: Final = (str, int, float, bool, type(None))
+
+
+def _is_plain(value: object, depth: int = 0) -> bool:
+    """Only dicts with string keys, lists and JSON scalars, as `json.dumps` spells them apart."""
+    if depth > 64:
+        return False
+    if type(value) is dict:
+        items = cast("dict[object, object]", value).items()
+        return all(type(k) is str and _is_plain(v, depth + 1) for k, v in items)
+    if type(value) is list:
+        return all(_is_plain(item, depth + 1) for item in cast("list[object]", value))
+    return type(value) in _PLAIN
+
+
+def _content_key(normalized: object) -> str | None:
+    """The JSON text of a normalized schema in its own key order, or `None` when it is not
+    plain JSON (a tuple, a set, a NaN: compiled every time, as before).
+
+    Equal texts compile to validators that behave alike (key order is kept, so even the
+    order of reported errors is the same); `1` and `1.0`, `true` and `1` differ.
+    """
+    if not _is_plain(normalized):
+        return None
+    try:
+        return json.dumps(normalized, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # NaN or an infinity
+        return None
+
+
 def compile_schema(schema: Mapping[str, Any]) -> _Validator:
     """Compile a schema (draft detected from `$schema`, 2020-12 by default).
+
+    Compiled validators are kept per process by the schema's content, so every `CodeMode`
+    (and every tenant) naming the same schema shares one: a validator holds nothing but
+    the schema, and a later edit of the schema object changes its key.
 
     Raises:
         ValueError: with a readable cause when the schema is not a valid JSON Schema.
     """
+    normalized = _with_nullable(schema)
+    key = _content_key(normalized)
+    if key is not None:
+        with _compiled_lock:
+            validator = _compiled.pop(key, None)
+            if validator is not None:
+                _compiled[key] = validator  # most recently used last
+                return validator
+    import jsonschema_rs  # a runtime without typed tools never loads it
+
     try:
-        return jsonschema_rs.validator_for(_with_nullable(schema))
+        validator = jsonschema_rs.validator_for(normalized)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
         cause = str(exc).split("\n", 1)[0]
         raise ValueError(cause) from exc
+    if key is not None:
+        with _compiled_lock:
+            _compiled[key] = validator
+            while len(_compiled) > COMPILED_CACHE_SIZE:
+                del _compiled[next(iter(_compiled))]
+    return validator
 
 
 def _path(parts: Iterable[str | int]) -> str:

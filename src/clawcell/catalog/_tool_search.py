@@ -15,16 +15,21 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._json import as_mapping
 from ._names import locale_key
+
+if TYPE_CHECKING:
+    from ._bindings import Binding
+    from ._extension import SearchEntry
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "CatalogSearch",
     "SearchDocument",
     "SearchIndex",
+    "catalog_documents",
     "parameter_text",
     "tokenize",
 ]
@@ -205,3 +210,32 @@ class CatalogSearch:
             if folded in (doc.key.lower(), doc.name.lower()):
                 return doc.key
         return None
+
+
+def catalog_documents(
+    bindings: Sequence[Binding], entries: Sequence[SearchEntry]
+) -> list[SearchDocument]:
+    """What a catalog's tools (parameters of trusted ones only) and extension entries index."""
+    documents = [
+        SearchDocument(
+            key=binding.callable_name,
+            catalog_id=binding.catalog_id,
+            name=binding.tool.name,
+            label=binding.tool.label or "",
+            description=binding.tool.description,
+            parameters=parameter_text(binding.tool.parameters) if binding.trusted else "",
+        )
+        for binding in bindings
+    ]
+    documents += (
+        SearchDocument(
+            key=entry.callable_name,
+            catalog_id=entry.catalog_id,
+            name=entry.name,
+            label=entry.label,
+            description=entry.description,
+            parameters="",
+        )
+        for entry in entries
+    )
+    return documents

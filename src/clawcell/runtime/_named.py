@@ -6,7 +6,6 @@ from typing import Final
 
 from ..errors import ConfigurationError
 from ._executor import Executor, QuickJSExecutor
-from ._v8 import V8Executor
 
 __all__ = ["EXECUTOR_NAMES", "checked_executor_name", "executor_named"]
 
@@ -19,6 +18,8 @@ def executor_named(name: str) -> Executor | None:
     if name == "quickjs":
         return QuickJSExecutor()
     if name == "v8":
+        from ._v8 import V8Executor  # loaded only when chosen
+
         return V8Executor()
     return None
 
