@@ -85,12 +85,13 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(VENV)/bin/pyright
 
-# The suite runs with pytest-xdist, one worker more than cores: about a quarter of its time is
-# spent waiting (subprocesses, servers, sleeps), which the extra worker fills
+# The suite runs with pytest-xdist, two workers more than cores: over a third of its time is
+# spent waiting (subprocesses, servers, sleeps; a fresh-clone run used 1.4 of 2 cores with one
+# extra worker), which the extra workers fill
 # (`make test TEST_WORKERS=0`: one process),
 # beside a throwaway PostgreSQL for the store tests; the timing-ratio tests then run alone,
 # collected from the files below only (tests/test_isolated_tests.py keeps the list complete).
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 2)')
 ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
 # Which lines of the package the parallel run executes (pytest-cov, the workers' data combined):

@@ -22,7 +22,7 @@ def test_db_upgrade_brings_a_version_1_file_up_and_then_reports_it_current(
     first_out = capsys.readouterr().out
     second = main(["db", "upgrade", "--store", str(path)])
 
-    assert (first, first_out) == (0, f"{path}: schema version 1 → 3\n")
+    assert (first, first_out) == (0, f"{path}: schema version 1 → 4\n")
     assert (second, capsys.readouterr().out) == (0, f"{path}: schema version 3, up to date\n")
 
 
@@ -47,7 +47,7 @@ def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
     )
 
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 3\n"
+    assert done.stdout == f"PostgreSQL schema {postgres_schema!r}: schema version 0 → 4\n"
 
 
 def test_db_upgrade_of_an_unusable_file_fails_with_the_reason(
@@ -88,7 +88,7 @@ def test_the_readme_command_upgrades_an_existing_file_and_refuses_a_missing_one(
 
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        "state.db: schema version 1 → 3\n",
+        "state.db: schema version 1 → 4\n",
         "",
     )
     assert (tmp_path / "state.db").is_file()

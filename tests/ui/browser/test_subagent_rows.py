@@ -129,5 +129,6 @@ def test_a_child_session_loads_its_older_messages(page: Page) -> None:
         page.goto(f"{running.base}/?session=main%2Fsub%2F1")
         page.wait_for_selector("body[data-ready=true]")
         page.evaluate("document.getElementById('transcript').scrollTop = 0")  # the reader goes up
-        page.get_by_text("Child message 0.", exact=True).wait_for()
+        # In the transcript: the session drawer also shows this text (the session's title).
+        page.locator("#transcript").get_by_text("Child message 0.", exact=True).wait_for()
         assert page.locator("#load-older").count() == 0  # the first page came: nothing older
