@@ -23,7 +23,7 @@ def test_db_upgrade_brings_a_version_1_file_up_and_then_reports_it_current(
     second = main(["db", "upgrade", "--store", str(path)])
 
     assert (first, first_out) == (0, f"{path}: schema version 1 → 4\n")
-    assert (second, capsys.readouterr().out) == (0, f"{path}: schema version 3, up to date\n")
+    assert (second, capsys.readouterr().out) == (0, f"{path}: schema version 4, up to date\n")
 
 
 def test_db_upgrade_on_postgres_names_the_schema_and_never_the_url(
