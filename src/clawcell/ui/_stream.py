@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
+import secrets
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -29,7 +29,9 @@ from ._views import HtmlView, ItemView, MessageView
 
 __all__ = ["Op", "TurnStream", "sse_message"]
 
-_IDS = itertools.count(1)
+_ID_BITS = 40
+"""A turn's element ids are random: a page follows turns run by any worker (relayed through the
+store), and a per-process counter gave two workers' turns the same ids on one page."""
 _BATCH_HTML = 65_536
 """HTML per SSE message: a long reply's later parts follow in `render` messages."""
 
@@ -60,7 +62,7 @@ class TurnStream:
 
     renderer: Renderer
     container: str
-    turn: int = field(default_factory=lambda: next(_IDS))
+    turn: int = field(default_factory=lambda: secrets.randbits(_ID_BITS))
     cells: dict[str | None, str] = field(default_factory=dict[str | None, str])
     last_cell: str | None = None
     drafts: int = 0
