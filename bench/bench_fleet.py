@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,10 +35,10 @@ from typing import Any, cast
 import httpx
 
 from _common import machine_meta, write_results
+from _postgres import postgres_dsn_or_rerun
 from clawcell.ui._security import Secrets
 
 ROOT = Path(__file__).resolve().parents[1]
-DSN_VARIABLE = "CLAWCELL_TEST_POSTGRES_DSN"
 TURNS = 30
 THROUGHPUT_ROUNDS = 6
 DELIVERY_ROUNDS = 20
@@ -215,10 +214,7 @@ def _table(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        script = ROOT / "scripts" / "pg-test-env"
-        return subprocess.run([script, sys.executable, __file__], check=False).returncode
+    dsn = postgres_dsn_or_rerun(__file__)
     sys.path.insert(0, str(ROOT))  # the fleet is the tests' own fixture
     from tests.ui._fleet import TOKEN, start_fleet
     from tests.ui._fleet_net import loopback_socket, url_of

@@ -27,12 +27,10 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-import os
 import platform
 import random
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,9 +39,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import psycopg
-from psycopg import sql
-
+from _postgres import drop_schema, postgres_dsn_or_rerun
 from clawcell.store import PostgresStore, SQLiteStore, open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,7 +47,6 @@ from tests.store._load import LoadPlan, LoadResult, run_load
 from tests.store._load_checks import check_load
 
 RESULTS = Path(__file__).parent / "results" / "scale_out.json"
-DSN_VARIABLE = "CLAWCELL_TEST_POSTGRES_DSN"
 BLOB = bytes(range(256)) * 256
 HOUR = 3600.0
 SESSION = "bench"
@@ -256,11 +251,6 @@ def cell_loads(dsn: str) -> dict[str, Any]:
     return figures
 
 
-def drop_schema(dsn: str, schema: str) -> None:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
 def report_cells(figures: dict[str, Any]) -> None:
     print(
         f"\n{'cells load':<34} {'cells/s':>8} {'wait p50':>10} {'p99':>9} "
@@ -294,10 +284,7 @@ def report(results: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        script = Path(__file__).resolve().parents[1] / "scripts" / "pg-test-env"
-        return subprocess.run([script, sys.executable, __file__], check=False).returncode
+    dsn = postgres_dsn_or_rerun(__file__)
     results: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as directory:
         results["sqlite"] = backend(str(Path(directory) / "bench.db"), "clawcell")

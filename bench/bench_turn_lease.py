@@ -21,30 +21,16 @@ from the other agents on the machine falls on both alike; p50 and p99 over the r
 from __future__ import annotations
 
 import asyncio
-import os
-import statistics
-import subprocess
-import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import psycopg
-from psycopg import sql
-
 from _common import machine_meta, write_results
-from clawcell.store import PostgresStore, SessionStore, SessionTurns, SQLiteStore
+from _postgres import StoreMakers, backends_table, latency_stats, on_both_backends
+from _postgres import postgres_dsn_or_rerun as _dsn
+from clawcell.store import SessionTurns
 
-DSN_VARIABLE = "CLAWCELL_TEST_POSTGRES_DSN"
 ROUNDS = 60
 TAKEOVERS = 5
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 2)
 
 
 async def _round(a: SessionTurns, b: SessionTurns, session: str) -> dict[str, float]:
@@ -84,15 +70,7 @@ async def _takeover(a: SessionTurns, b: SessionTurns, session: str) -> float:
     return elapsed
 
 
-def _stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {
-        "p50_ms": _ms(statistics.median(ordered)),
-        "p99_ms": _ms(ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]),
-    }
-
-
-async def _bench(makers: dict[str, Callable[[], SessionStore]]) -> dict[str, Any]:
+async def _bench(makers: StoreMakers) -> dict[str, Any]:
     stores = {name: (make(), make()) for name, make in makers.items()}
     samples: dict[str, dict[str, list[float]]] = {
         name: {"cycle": [], "stop": [], "handover": [], "takeover": []} for name in makers
@@ -111,49 +89,22 @@ async def _bench(makers: dict[str, Callable[[], SessionStore]]) -> dict[str, Any
         for one, two in stores.values():
             await one.close()
             await two.close()
-    return {name: {k: _stats(v) for k, v in kinds.items()} for name, kinds in samples.items()}
+    return {
+        name: {k: latency_stats(v) for k, v in kinds.items()} for name, kinds in samples.items()
+    }
 
 
 def _table(results: dict[str, Any]) -> str:
-    rows = [
+    return backends_table(results, [
         ("hold + release (one turn's cost)", "cycle"),
         ("Stop delivered to the holder", "stop"),
         ("handover to a waiting worker", "handover"),
         ("takeover after a death (1 s lease)", "takeover"),
-    ]
-    lines = [
-        "| operation | SQLite p50 | p99 | PostgreSQL p50 | p99 |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for label, key in rows:
-        s, p = results["sqlite"][key], results["postgres"][key]
-        lines.append(
-            f"| {label} | {s['p50_ms']} ms | {s['p99_ms']} ms | {p['p50_ms']} ms "
-            f"| {p['p99_ms']} ms |"
-        )
-    table = "\n".join(lines)
-    print(table)
-    return table
+    ])  # fmt: skip
 
 
 def main() -> int:
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        script = Path(__file__).resolve().parents[1] / "scripts" / "pg-test-env"
-        return subprocess.run([script, sys.executable, __file__], check=False).returncode
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "bench.db"
-        makers: dict[str, Callable[[], SessionStore]] = {
-            "sqlite": lambda: SQLiteStore(path),
-            "postgres": lambda: PostgresStore(dsn, schema=schema, max_size=4),
-        }
-        try:
-            results = asyncio.run(_bench(makers))
-        finally:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-                    sql.Identifier(schema)))  # fmt: skip
+    results = on_both_backends(_dsn(__file__), _bench)
     meta = machine_meta(rounds=ROUNDS, takeovers=TAKEOVERS)
     print(f"load average {meta['load_average_1m']}, {meta['cpus']} cores")
     table = _table(results)
