@@ -33,14 +33,10 @@ from typing import Any
 
 import clawcell
 from _common import machine_meta, write_results
-from clawcell.runtime import (
-    EngineFailure,
-    GuestConfig,
-    V8Executor,
-    _v8_process,  # pyright: ignore[reportPrivateUsage]
-)
-from clawcell.runtime._v8_process import Channel, WorkerDied  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._v8_watch import OVERHEAD_MB, ResidentWatch  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime import EngineFailure, GuestConfig, V8Executor
+from clawcell.runtime._v8 import _process as _v8_process  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._v8._process import Channel, WorkerDied  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._v8._watch import OVERHEAD_MB, ResidentWatch  # pyright: ignore[reportPrivateUsage]
 
 MIB = 1024 * 1024
 HELD = re.compile(r"held (\d+) MiB")
