@@ -33,14 +33,10 @@ from typing import Any
 
 import clawcell
 from _common import machine_meta, write_results
-from clawcell.runtime import (
-    EngineFailure,
-    GuestConfig,
-    V8Executor,
-    _v8_process,  # pyright: ignore[reportPrivateUsage]
-)
-from clawcell.runtime._v8_process import Channel, WorkerDied  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._v8_watch import OVERHEAD_MB, ResidentWatch  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime import EngineFailure, GuestConfig, V8Executor
+from clawcell.runtime._v8 import _process as v8_process  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._v8._process import Channel, WorkerDied  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._v8._watch import OVERHEAD_MB, ResidentWatch  # pyright: ignore[reportPrivateUsage]
 
 MIB = 1024 * 1024
 HELD = re.compile(r"held (\d+) MiB")
@@ -141,9 +137,9 @@ def main() -> None:
     for index in range(args.rounds):
         order = list(sampled) if index % 2 == 0 else list(reversed(sampled))
         for name in order:
-            _v8_process.SAMPLE_S = 0.002 if name == "every 2 ms" else 3600.0  # pyright: ignore[reportAttributeAccessIssue]
+            v8_process.SAMPLE_S = 0.002 if name == "every 2 ms" else 3600.0  # pyright: ignore[reportAttributeAccessIssue]
             sampled[name].append(asyncio.run(_warm(args.repeat)))
-    _v8_process.SAMPLE_S = 0.002  # pyright: ignore[reportAttributeAccessIssue]
+    v8_process.SAMPLE_S = 0.002  # pyright: ignore[reportAttributeAccessIssue]
     rows: dict[str, tuple[float, float]] = {
         "fastest flood (Python, 2 GiB written), bound 256 MiB: overshoot MiB median / max": (
             statistics.median(python), max(python)),

@@ -46,7 +46,7 @@ CELL = (
 def _workers() -> tuple[int, float]:
     """This process's descendant processes (the workers' bwrap and deno) and their anonymous
     resident MiB."""
-    from clawcell.runtime._v8_watch import process_tree, resident_bytes
+    from clawcell.runtime._v8._watch import process_tree, resident_bytes
 
     tree = process_tree(os.getpid())[1:]
     deno = sum(1 for pid in tree if _comm(pid) == "deno")
@@ -56,7 +56,7 @@ def _workers() -> tuple[int, float]:
 def _cpu() -> float:
     """CPU seconds of this process and of its descendants (the workers): the live ones from
     `/proc`, the ended ones (reaped) from `RUSAGE_CHILDREN`."""
-    from clawcell.runtime._v8_watch import process_tree
+    from clawcell.runtime._v8._watch import process_tree
 
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = time.process_time() + ended.ru_utime + ended.ru_stime
@@ -72,7 +72,7 @@ def _cpu() -> float:
 
 def _switches() -> int:
     """Context switches (voluntary and not) of every thread of the live worker processes."""
-    from clawcell.runtime._v8_watch import process_tree
+    from clawcell.runtime._v8._watch import process_tree
 
     total = 0
     for pid in process_tree(os.getpid())[1:]:

@@ -23,9 +23,9 @@ LAZY_MODULES = [
     "clawcell.catalog._typescript._tool_dts",
     "clawcell.envelope._descriptor",
     "clawcell.runtime._parser",
-    "clawcell.runtime._snapshot",
+    "clawcell.runtime._wasm._snapshot",
     "clawcell.runtime._v8",
-    "clawcell.runtime._v8_process",
+    "clawcell.runtime._v8._process",
     "clawcell.store._sqlite",
     "clawcell.store._postgres",
     "jsonschema_rs",
@@ -85,7 +85,7 @@ def test_lazily_exported_names_are_the_real_ones() -> None:
     assert clawcell.catalog.HookDecision is _hooks.HookDecision
     assert clawcell.envelope.describe is _descriptor.describe
     assert clawcell.runtime.parse_failure is _parser.parse_failure
-    from clawcell.runtime import _v8  # pyright: ignore[reportPrivateUsage]
+    from clawcell.runtime._v8 import _executor as _v8  # pyright: ignore[reportPrivateUsage]
 
     assert clawcell.runtime.V8Executor is _v8.V8Executor
 

@@ -5,7 +5,7 @@ never more than the guest can do); a damaged store value rejects the `load` that
 Either way the host stays bounded, and a clean cell afterwards in the same `CodeMode` sees
 nothing of it.
 
-The tampering follows the layout `runtime/_snapshot.py` documents: a fixed header, the
+The tampering follows the layout `runtime/_wasm/_snapshot.py` documents: a fixed header, the
 metadata JSON, then a zlib stream of a page index and the XOR-diffed pages.
 """
 

@@ -151,7 +151,7 @@ def test_the_next_cell_runs_normally_after_a_damaged_record(tmp_path: Path) -> N
 
 def test_forged_entry_points_in_a_snapshot_never_reach_a_later_cell(tmp_path: Path) -> None:
     from clawcell.runtime import GuestPool
-    from clawcell.runtime._snapshot import decode, encode  # pyright: ignore[reportPrivateUsage]
+    from clawcell.runtime._wasm._snapshot import decode, encode  # pyright: ignore[reportPrivateUsage]
 
     path = tmp_path / "state.db"
     run_id, meta = asyncio.run(_park(path))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clawcell.runtime import bwrap_binary
-from clawcell.runtime._v8_process import worker_argv
+from clawcell.runtime._v8._process import worker_argv
 from clawcell.tools._shell._sandbox import Sandbox  # pyright: ignore[reportPrivateUsage]
 
 

@@ -12,8 +12,8 @@ import pytest
 
 import clawcell
 from clawcell.runtime import EngineFailure, Guest, GuestPool, StepResult
-from clawcell.runtime._exports import GuestTrap
 from clawcell.runtime._failure import JSException, engine_failure
+from clawcell.runtime._wasm._exports import GuestTrap
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 LATER = time.monotonic() + 3600

@@ -105,7 +105,7 @@ def test_a_cell_that_allocates_within_the_heap_headroom_leaves_its_guest_reusabl
 
 @ON_LINUX
 def test_a_released_guest_gives_the_pages_its_cell_used_in_the_free_heap_back() -> None:
-    from clawcell.runtime._pages import run_bits, touched_pages  # pyright: ignore[reportPrivateUsage]
+    from clawcell.runtime._wasm._pages import run_bits, touched_pages  # pyright: ignore[reportPrivateUsage]
 
     pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
     guest = pool.acquire()

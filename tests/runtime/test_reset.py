@@ -13,7 +13,7 @@ import pytest
 from clawcell import CodeMode, Limits, Tool
 from clawcell.errors import RuntimeUnavailableError
 from clawcell.runtime import GuestPool
-from clawcell.runtime._memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._linear_memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
 
 INSTALL = '{"maxPending":1,"bindings":[],"test":"reset"}'
 LATER = time.monotonic() + 3600

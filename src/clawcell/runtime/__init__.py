@@ -20,20 +20,23 @@ from ._bwrap import bwrap_binary
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
-from ._module import compiled_reactor
 from ._named import EXECUTOR_NAMES, checked_executor_name, executor_named
 from ._pool import GuestPool
 from ._report import StepResult
+from ._wasm._engine import compiled_reactor
 from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
     from ._parser import ParseFailure, parse_failure, script_failure
-    from ._v8 import V8Executor
+    from ._v8._executor import V8Executor
 
 # The parser and the V8 executor load at first use: the first QuickJS cell needs neither.
 __getattr__ = _lazy.lazy_exports(
     __name__,
-    {"_parser": ["ParseFailure", "parse_failure", "script_failure"], "_v8": ["V8Executor"]},
+    {
+        "_parser": ["ParseFailure", "parse_failure", "script_failure"],
+        "_v8._executor": ["V8Executor"],
+    },
 )
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The bubblewrap probe: is `bwrap` installed, and can it create its namespaces here?
 
-Both OS sandboxes use it: the V8 executor's workers (`_v8_process`) and the shell tool's
+Both OS sandboxes use it: the V8 executor's workers (`_v8/_process`) and the shell tool's
 commands (`clawcell.tools`, which sits above the runtime and imports it from here). Each
 builds its own argument list; only the question "does bubblewrap work on this machine" is
 shared, answered once per process.

@@ -8,7 +8,7 @@ snapshotted while parked and restored elsewhere. Failures of guest code come bac
 `EngineFailure` values, never as engine exceptions.
 
 `QuickJSExecutor` (QuickJS-NG on wasmtime, with the process-wide pools of `GuestPool`) is the
-default and the only one whose parked cells can be snapshotted; `V8Executor` (`_v8.py`, V8 in
+default and the only one whose parked cells can be snapshotted; `V8Executor` (`_v8/`, V8 in
 Deno worker processes) is the opt-in one for cells that compute. `executor_named` (`_named.py`)
 maps the names `CodeMode(executor=…)` and `[limits] executor` take to them.
 """

@@ -1,9 +1,9 @@
 """Engine failures: the one place where traps and QuickJS exceptions get their meaning.
 
 Guest code fails in engine terms: a QuickJS call returns the exception value (`JSException`,
-raised by `_instance`), wasm traps (`GuestTrap`, raised by `_exports`: the epoch backstop,
-an exhausted call stack, an access out of bounds) or the guest has no memory left to report
-anything (`MemoryError`). Neither exception leaves the runtime: the guest's segment methods
+raised by `_wasm._instance`), wasm traps (`GuestTrap`, raised by `_wasm._exports`: the epoch
+backstop, an exhausted call stack, an access out of bounds) or the guest has no memory left to
+report anything (`MemoryError`). Neither exception leaves the runtime: the guest's segment methods
 catch them and return an `EngineFailure` built by `engine_failure`, whose `kind` the rest of
 clawcell reads. Trap messages are wasmtime's and not a stable interface, so they are matched
 here and nowhere else.
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ._exports import GuestTrap
+from ._wasm._exports import GuestTrap
 
 __all__ = ["ENGINE_EXCEPTIONS", "EngineFailure", "FailureKind", "JSException", "engine_failure"]
 

@@ -22,14 +22,14 @@ import wasmtime
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
-from ._instance import CANONICAL_MEMORY_LIMIT, Instance
-from ._memory import memory_cap
-from ._module import CompiledReactor
 from ._report import StepResult, parse_report
+from ._wasm._engine import CompiledReactor
+from ._wasm._instance import CANONICAL_MEMORY_LIMIT, Instance
+from ._wasm._linear_memory import memory_cap
 from ._worker import next_lane
 
 if TYPE_CHECKING:  # snapshots load on the first one: a process that never parks never needs them
-    from ._snapshot import CanonicalImage
+    from ._wasm._snapshot import CanonicalImage
 
 __all__ = ["EPOCH_GRACE_S", "Guest"]
 
@@ -41,7 +41,7 @@ HEAP_HEADROOM_BYTES: Final = 4 * 1024 * 1024
 """Free allocator space in every pristine image. Wasm memory cannot shrink, so a guest whose
 cell grew its memory past the image is dropped rather than reused (`LinearMemory.grown`);
 with this much free heap already in the image, most cells never grow it. The free pages are
-zeros, which a reset drops instead of copying (`_pages`), so only the pages a cell touched
+zeros, which a reset drops instead of copying (`_wasm._pages`), so only the pages a cell touched
 cost anything."""
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
@@ -272,7 +272,7 @@ class Guest:
 
     def canonical(self) -> CanonicalImage:
         """The process's canonical image (computed on first use, from two fresh images)."""
-        from ._snapshot import CanonicalImage
+        from ._wasm._snapshot import CanonicalImage
 
         if not _canonical:
             first, second = _fresh_image(self.reactor), _fresh_image(self.reactor)
@@ -280,8 +280,8 @@ class Guest:
         return _canonical[0]
 
     def snapshot(self) -> bytes:
-        """The parked cell's whole VM as compressed bytes (see `_snapshot`)."""
-        from ._snapshot import encode
+        """The parked cell's whole VM as compressed bytes (see `_wasm._snapshot`)."""
+        from ._wasm._snapshot import encode
 
         self._restore_image()
         meta = {
@@ -293,7 +293,7 @@ class Guest:
 
     def snapshot_bound(self) -> int:
         """An upper bound of `len(self.snapshot())`, known without taking the snapshot."""
-        from ._snapshot import encoded_size_bound
+        from ._wasm._snapshot import encoded_size_bound
 
         # Handles are at most 20 digits each; a rejection entry is three such numbers.
         meta_bytes = 128 + 72 * len(self._rejections)
@@ -305,7 +305,7 @@ class Guest:
         Raises:
             SnapshotError: the bytes cannot be restored in this process.
         """
-        from ._snapshot import decode, meta_ints, meta_list
+        from ._wasm._snapshot import decode, meta_ints, meta_list
 
         state = decode(blob, self.canonical(), max_memory_bytes=self._max_memory_bytes)
         entry_points = meta_ints(state.meta.get("handles"), 5)

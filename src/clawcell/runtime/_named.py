@@ -18,7 +18,7 @@ def executor_named(name: str) -> Executor | None:
     if name == "quickjs":
         return QuickJSExecutor()
     if name == "v8":
-        from ._v8 import V8Executor  # loaded only when chosen
+        from ._v8._executor import V8Executor  # loaded only when chosen
 
         return V8Executor()
     return None

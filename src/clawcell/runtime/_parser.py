@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Final, cast
 
 from ._failure import JSException
-from ._instance import Instance
-from ._module import compiled_reactor
+from ._wasm._engine import compiled_reactor
+from ._wasm._instance import Instance
 
 __all__ = ["ParseFailure", "parse_failure", "script_failure"]
 

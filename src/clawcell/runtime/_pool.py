@@ -33,8 +33,8 @@ from typing import Final
 
 from ..errors import RuntimeUnavailableError
 from ._guest import Guest
-from ._module import compiled_reactor
 from ._process import PerProcess
+from ._wasm._engine import compiled_reactor
 from ._worker import guest_lanes
 
 __all__ = ["KEEP_WARM_S", "SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]

@@ -5,7 +5,7 @@ cell computes on a guest thread the event loop keeps serving other work, and cel
 different guest threads compute in parallel. There is one guest thread per core; each guest
 is given a *lane* (a guest thread) when it is built, and every segment of a cell runs on its
 guest's lane, so a guest's memory stays warm in one core's caches. Each guest keeps its own
-hard deadline (see `_backstop`), so lanes never disturb each other's backstop.
+hard deadline (see `_wasm._backstop`), so lanes never disturb each other's backstop.
 
 The hand-off is built for the common segment, a short one (a cell settles a tool reply and
 runs to its next call), whose cost is mostly the hand-off itself:

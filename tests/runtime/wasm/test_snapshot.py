@@ -18,9 +18,9 @@ import pytest
 
 from clawcell import ClawcellError
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._snapshot import SnapshotError
+from clawcell.runtime._wasm._snapshot import SnapshotError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 HEADER = struct.Struct("<8sH32s32sIII")  # the documented layout of `_snapshot`
 FORMAT_AT, WASM_AT, IMAGE_AT, SIZE_AT, META_LEN_AT = 8, 10, 42, 74, 82
@@ -90,7 +90,7 @@ def test_snapshots_restore_across_processes_in_both_directions(tmp_path: Path) -
         """
         import sys
         from pathlib import Path
-        from tests.runtime.test_snapshot import PROBE, STATE, evaluate, guest, script
+        from tests.runtime.wasm.test_snapshot import PROBE, STATE, evaluate, guest, script
 
         here = Path(sys.argv[1])
         g = guest()
@@ -161,7 +161,7 @@ def test_a_restored_memory_is_the_snapshotted_memory_byte_for_byte() -> None:
 def test_snapshots_are_the_same_when_untouched_pages_cannot_be_told_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from clawcell.runtime import _memory  # pyright: ignore[reportPrivateUsage]
+    from clawcell.runtime._wasm import _linear_memory as _memory  # pyright: ignore[reportPrivateUsage]
 
     source = _dirtied_after_reset()
     skipping = source.snapshot()

@@ -23,7 +23,7 @@ from typing import Final
 
 import wasmtime
 
-from ._process import PerProcess
+from .._process import PerProcess
 
 __all__ = ["xor_bytes"]
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import clawcell.runtime._xor as xor_module
-from clawcell.runtime._xor import xor_bytes
+import clawcell.runtime._wasm._xor as xor_module
+from clawcell.runtime._wasm._xor import xor_bytes
 
 
 def _reference(left: bytes, right: bytes) -> bytes:

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from clawcell.runtime import GuestConfig, V8Executor
-from clawcell.runtime._v8_guest import V8Guest
+from clawcell.runtime._v8._guest import V8Guest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WAIT_S = 20.0
 
 
@@ -71,7 +71,7 @@ def test_a_worker_does_not_outlive_a_killed_host(moment: str, sandbox: bool) -> 
         [
             sys.executable,
             "-m",
-            "tests.runtime._v8_host",
+            "tests.runtime.v8._host",
             moment,
             str(memory_mib),
             str(int(sandbox)),

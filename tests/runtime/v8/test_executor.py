@@ -16,7 +16,7 @@ import pytest
 from clawcell import CodeMode, ConfigurationError, Limits, SnapshotError, Tool
 from clawcell.cli import load_settings
 from clawcell.runtime import EngineFailure, GuestConfig, V8Executor, bwrap_binary, executor_named
-from clawcell.runtime._v8_process import WORKER_SCRIPT, worker_argv
+from clawcell.runtime._v8._process import WORKER_SCRIPT, worker_argv
 from clawcell.store import SQLiteStore
 from tests.conftest import FAST, echo_tool, run
 

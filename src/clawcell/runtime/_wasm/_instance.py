@@ -7,7 +7,7 @@ trusts what it reads back after bounds checks; a trap or an engine error never e
 a host crash, and the instance is restored from its image afterwards.
 
 Calls go through the fast export wrappers of `_exports`; linear memory and the pristine image
-are `_memory`'s. The module holds the primitives the guest needs from one instance: strings,
+are `_linear_memory`'s. The module holds the primitives the guest needs from one instance: strings,
 calls, jobs and exceptions.
 """
 
@@ -20,13 +20,13 @@ from typing import Any, Final
 
 import wasmtime
 
-from ..errors import RuntimeUnavailableError
+from ...errors import RuntimeUnavailableError
+from .._failure import JSException
 from ._backstop import install_backstop, interrupt_handler, interrupt_type
+from ._engine import CompiledReactor
 from ._exports import SIGNATURES, FastExport
-from ._failure import JSException
-from ._memory import LinearMemory, memory_cap
-from ._module import CompiledReactor
-from ._wasm import STACK_POINTER_EXPORT, TABLE_EXPORT
+from ._linear_memory import LinearMemory, memory_cap
+from ._reactor import STACK_POINTER_EXPORT, TABLE_EXPORT
 
 __all__ = ["Instance"]
 

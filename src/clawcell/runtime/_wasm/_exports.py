@@ -14,7 +14,7 @@ import wasmtime
 from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
 from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
 
-from ._module import EXPORTED_FUNCTIONS
+from ._engine import EXPORTED_FUNCTIONS
 
 __all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap"]
 

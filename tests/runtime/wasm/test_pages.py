@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime import _memory as memory_module  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._pages import (
+from clawcell.runtime._wasm import _linear_memory as memory_module  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._pages import (
     PAGE_BYTES,
     address_of,
     bit_runs,

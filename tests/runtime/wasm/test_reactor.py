@@ -16,13 +16,14 @@ import pytest
 import wasmtime
 
 from clawcell import CodeMode, Limits, RuntimeUnavailableError
-from clawcell.runtime import Guest, GuestPool, _wasm, compiled_reactor
-from clawcell.runtime._exports import SIGNATURES, GuestTrap
+from clawcell.runtime import Guest, GuestPool, compiled_reactor
 from clawcell.runtime._failure import JSException
-from clawcell.runtime._module import (
+from clawcell.runtime._wasm import _reactor
+from clawcell.runtime._wasm._engine import (
     EXPORTED_FUNCTIONS,
     _cache_path,  # pyright: ignore[reportPrivateUsage]
 )
+from clawcell.runtime._wasm._exports import SIGNATURES, GuestTrap
 from tests.conftest import in_forked_child
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
@@ -44,21 +45,21 @@ def evaluate(g: Guest, source: str) -> str:
 def test_a_modified_reactor_binary_is_refused_by_its_sha256(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = _wasm._locate()  # pyright: ignore[reportPrivateUsage]
+    real = _reactor._locate()  # pyright: ignore[reportPrivateUsage]
     forged = tmp_path / "qjs-wasi-reactor.wasm"
     forged.write_bytes(real.read_bytes() + b"\0")
-    monkeypatch.setattr(_wasm, "_locate", lambda: forged)
+    monkeypatch.setattr(_reactor, "_locate", lambda: forged)
     with pytest.raises(RuntimeUnavailableError) as caught:
-        _wasm.load_verified_wasm()
+        _reactor.load_verified_wasm()
     assert caught.value.code == "runtime_unavailable"
-    assert f"expected {_wasm.WASM_SHA256}" in caught.value.message
+    assert f"expected {_reactor.WASM_SHA256}" in caught.value.message
     assert "qjs-wasi-reactor.wasm==0.17.0" in caught.value.message
 
 
 @pytest.mark.parametrize("version", ["0.15.9", "0.10.1", "0.16.0rc1", "0.16", "latest", ""])
 def test_a_reactor_older_than_0_16_or_of_no_release_version_is_refused(version: str) -> None:
     with pytest.raises(RuntimeUnavailableError) as caught:
-        _wasm.check_version(version)
+        _reactor.check_version(version)
     assert caught.value.message == (
         f"qjs-wasi-reactor.wasm {version!r} is older than 0.16.0 (or not a release version): "
         "QuickJS-NG before 0.16.0 has heap overflows on 32-bit hosts, and wasm32 is one. "
@@ -68,7 +69,7 @@ def test_a_reactor_older_than_0_16_or_of_no_release_version_is_refused(version: 
 
 @pytest.mark.parametrize("version", ["0.16.0", "0.17.0", "0.17.0.post1", "1.0.0+local"])
 def test_a_reactor_from_0_16_on_passes_the_floor(version: str) -> None:
-    _wasm.check_version(version)
+    _reactor.check_version(version)
 
 
 def test_the_installed_reactor_is_checked_against_the_floor_before_it_is_read(
@@ -90,20 +91,20 @@ def test_the_installed_reactor_is_checked_against_the_floor_before_it_is_read(
 
     monkeypatch.setattr(importlib.metadata, "distribution", distribution)
     with pytest.raises(RuntimeUnavailableError, match=r"'0\.15\.0' is older than 0\.16\.0"):
-        _wasm._locate()  # pyright: ignore[reportPrivateUsage]
-    _wasm.check_version(_wasm.WASM_VERSION)  # the pinned build is above the floor
+        _reactor._locate()  # pyright: ignore[reportPrivateUsage]
+    _reactor.check_version(_reactor.WASM_VERSION)  # the pinned build is above the floor
 
 
 def test_patching_refuses_functions_missing_from_the_name_section() -> None:
-    wasm = _wasm.load_verified_wasm()
+    wasm = _reactor.load_verified_wasm()
     with pytest.raises(RuntimeUnavailableError) as caught:
-        _wasm.patch_exports(wasm, ["JS_Eval", "JS_NoSuchFunction"])
+        _reactor.patch_exports(wasm, ["JS_Eval", "JS_NoSuchFunction"])
     assert "['JS_NoSuchFunction']" in caught.value.message
 
 
 def test_patching_refuses_bytes_that_are_not_a_wasm_module() -> None:
     with pytest.raises(RuntimeUnavailableError, match=r"not a WebAssembly 1\.0 binary module"):
-        _wasm.patch_exports(b"\x7fELF\x02\x01\x01\x00", ["JS_Eval"])
+        _reactor.patch_exports(b"\x7fELF\x02\x01\x01\x00", ["JS_Eval"])
 
 
 def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> None:
@@ -114,10 +115,10 @@ def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> 
         params = tuple(str(p) for p in ty.params)
         results = tuple(str(r) for r in ty.results)
         assert (params, results) == SIGNATURES[name], name
-    table = exports[_wasm.TABLE_EXPORT]
+    table = exports[_reactor.TABLE_EXPORT]
     assert isinstance(table, wasmtime.TableType)
     assert table.limits.max is None  # host callbacks can be added
-    assert isinstance(exports[_wasm.STACK_POINTER_EXPORT], wasmtime.GlobalType)
+    assert isinstance(exports[_reactor.STACK_POINTER_EXPORT], wasmtime.GlobalType)
 
 
 # -- the compiled-module cache --------------------------------------------------------------

@@ -2,7 +2,7 @@
 //
 // Hand-written for clawcell; shipped in the package and run by Deno with no permissions at
 // all (`deno run --no-prompt`, no `--allow-*`), inside bubblewrap when it is available. It
-// runs cells in V8 for `V8Executor` (`_v8_guest.py`), one at a time, each in a fresh
+// runs cells in V8 for `V8Executor` (`_guest.py`), one at a time, each in a fresh
 // `node:vm` context that has the same guest controller (`controller.js`) as the QuickJS
 // executor, so the guest API, the step report and the error texts are the controller's own.
 //
@@ -24,7 +24,7 @@
 // (`--max-old-space-size`), and running out of it ends the process. Memory outside V8's heap
 // (ArrayBuffer and SharedArrayBuffer backing stores) is accounted by `memoryGuard`, installed
 // in every cell's context before the controller; the host's watchdog bounds the process's
-// resident memory as well (`_v8_process.py`).
+// resident memory as well (`_process.py`).
 import vm from "node:vm";
 import v8 from "node:v8";
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from clawcell.runtime._v8_process import Channel, WorkerDied
-from clawcell.runtime._v8_watch import ResidentWatch, process_tree, resident_bytes
+from clawcell.runtime._v8._process import Channel, WorkerDied
+from clawcell.runtime._v8._watch import ResidentWatch, process_tree, resident_bytes
 
 MIB = 1024 * 1024
 # A child that writes 200 MiB (so the pages are resident), says so, and waits.

@@ -1,4 +1,4 @@
-// A cell body (tests/runtime/test_v8_realm.py): collects every value a cell can reach, then
+// A cell body (tests/runtime/v8/test_realm.py): collects every value a cell can reach, then
 // walks each one's own properties (values, getters, setters, what getters return) and its
 // prototype chain, and returns the paths of those whose prototype chain ends at an
 // `Object.prototype` other than this context's own, that is, objects of another realm.

@@ -29,13 +29,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._random import random_bytes
-from ..errors import RuntimeUnavailableError, SnapshotError
-from ._failure import EngineFailure
-from ._report import StepResult, parse_report
-from ._v8_process import Channel, WorkerDied, WorkerTimeout
-from ._v8_watch import OVERHEAD_MB, ResidentWatch
-from ._worker import next_lane
+from ..._random import random_bytes
+from ...errors import RuntimeUnavailableError, SnapshotError
+from .._failure import EngineFailure
+from .._report import StepResult, parse_report
+from .._worker import next_lane
+from ._process import Channel, WorkerDied, WorkerTimeout
+from ._watch import OVERHEAD_MB, ResidentWatch
 
 __all__ = ["LIVE_ONLY_MESSAGE", "V8Guest"]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from clawcell import CodeMode, Limits
 from clawcell.runtime import GuestConfig, V8Executor
-from clawcell.runtime._v8 import _SHELF  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._v8_guest import V8Guest
+from clawcell.runtime._v8._executor import _SHELF  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._v8._guest import V8Guest
 from tests.conftest import run
 
 CONFIG = GuestConfig(

@@ -35,8 +35,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
-from ..errors import SnapshotError
-from ._wasm import WASM_SHA256
+from ...errors import SnapshotError
+from ._reactor import WASM_SHA256
 from ._xor import xor_bytes
 
 __all__ = [

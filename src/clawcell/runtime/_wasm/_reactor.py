@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..errors import RuntimeUnavailableError
+from ...errors import RuntimeUnavailableError
 from ._turn import TURN_EXPORT, TURN_NEEDS, TURN_TYPE, turn_body
 
 __all__ = [

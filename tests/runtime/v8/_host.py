@@ -1,6 +1,6 @@
-"""A host process for tests/runtime/test_v8_orphans.py, which SIGKILLs it.
+"""A host process for tests/runtime/v8/test_orphans.py, which SIGKILLs it.
 
-Run as `python -m tests.runtime._v8_host <moment> <memory_mib> <sandbox>` from the
+Run as `python -m tests.runtime.v8._host <moment> <memory_mib> <sandbox>` from the
 repository root; its workers' V8 heap is `memory_mib` + 32 MiB, which names them on the
 process table, and they run in bubblewrap when `sandbox` is `1` (and it works here). It
 prints `ready` once it is at `moment`, then waits:
@@ -20,7 +20,7 @@ from typing import Any
 
 from clawcell import CodeMode, Limits, Tool
 from clawcell.runtime import V8Executor
-from clawcell.runtime._v8_process import spawn
+from clawcell.runtime._v8._process import spawn
 
 
 def _ready() -> None:

@@ -23,10 +23,10 @@ from typing import Final
 import wasmtime
 from wasmtime import _ffi as wasmtime_ffi  # pyright: ignore[reportPrivateUsage]
 
-from ..errors import RuntimeUnavailableError
+from ...errors import RuntimeUnavailableError
+from .._process import PerProcess
 from ._backstop import Watchdog
-from ._process import PerProcess
-from ._wasm import WASM_SHA256, load_verified_wasm, patch_exports
+from ._reactor import WASM_SHA256, load_verified_wasm, patch_exports
 
 __all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
 

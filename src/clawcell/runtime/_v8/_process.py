@@ -8,7 +8,7 @@ When bubblewrap works on this machine the process also runs in its own namespace
 a private `/tmp`, and of the host's files only the Deno binary and the worker script,
 read-only. The environment is replaced by a few Deno settings. The V8 heap is limited with
 `--max-old-space-size`; when a cell exhausts it, V8 ends the process. Buffers outside the heap
-are bounded by the worker's memory guard and by the host's watchdog (`_v8_watch`).
+are bounded by the worker's memory guard and by the host's watchdog (`_watch`).
 
 The shell tool's sandbox (`clawcell.tools`) sits above the runtime in the layer table and
 binds a workspace read-write; this one binds nothing writable, so it is built here. Both use
@@ -24,7 +24,7 @@ worker also exits when its stdin closes, even with timers pending.
 
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
 the pipes, so a worker that computes past a deadline is simply killed. While it waits, the
-channel samples the worker's resident memory (`_v8_watch.ResidentWatch`) and kills a worker
+channel samples the worker's resident memory (`_watch.ResidentWatch`) and kills a worker
 that holds more than its bound (`over_memory`).
 """
 
@@ -46,10 +46,10 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from .._lazy import install_hint
-from ..errors import RuntimeUnavailableError
-from ._bwrap import bwrap_binary
-from ._v8_watch import SAMPLE_S, ResidentWatch
+from ..._lazy import install_hint
+from ...errors import RuntimeUnavailableError
+from .._bwrap import bwrap_binary
+from ._watch import SAMPLE_S, ResidentWatch
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
 

@@ -4,7 +4,7 @@ QuickJS-on-wasmtime stays the default and the only executor whose parked cells c
 snapshotted; `V8Executor` is for cells that compute (sorting and joining large lists,
 parsing big JSON, numeric loops), which V8's JIT runs tens of times faster. Model-written
 code never runs in a V8 inside this process: each worker is a Deno process with no
-permissions, inside bubblewrap when it works here (see `_v8_process`).
+permissions, inside bubblewrap when it works here (see `_v8._process`).
 
 **A worker never runs cells of two sessions.** Every cell gets a fresh context of its own
 realm, but the worker process (its isolate, its own realm, whatever a V8 or Deno bug would
@@ -33,15 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..errors import RuntimeUnavailableError
-from ._executor import ExecutorGuest, GuestConfig
-from ._v8_guest import V8Guest
-from ._v8_process import HEAP_OVERHEAD_MB, spawn
+from ...errors import RuntimeUnavailableError
+from .._executor import ExecutorGuest, GuestConfig
+from ._guest import V8Guest
+from ._process import HEAP_OVERHEAD_MB, spawn
 
 __all__ = ["V8Executor"]
 
 _MIB: Final = 1024 * 1024
-_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
+_CONTROLLER_PATH: Final = Path(__file__).parent.parent / "controller.js"
 
 
 class _Pool:

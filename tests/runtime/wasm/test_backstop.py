@@ -11,8 +11,8 @@ import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._backstop import Watchdog
-from clawcell.runtime._exports import GuestTrap
+from clawcell.runtime._wasm._backstop import Watchdog
+from clawcell.runtime._wasm._exports import GuestTrap
 from tests.conftest import echo_tool, failure
 
 INSTALL = '{"maxPending":16,"bindings":[]}'
