@@ -31,9 +31,9 @@ from ._models._anthropic import AnthropicModel
 from ._models._openai_chat import OpenAIChatModel
 from ._models._openai_responses import OpenAIResponsesModel
 from ._models._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
-from ._subagent_book import subagent_runs
-from ._subagent_profile import SubagentProfile
-from ._subagents import Subagents, subagent_tools
+from ._subagents._profile import SubagentProfile
+from ._subagents._run_book import subagent_runs
+from ._subagents._subagents import Subagents, subagent_tools
 
 __all__ = [
     "Agent",
