@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent._wire import WireServer
-from tests.agent.test_openai_chat import text_stream, tool_call_stream
+from tests.agent.models.test_openai_chat import text_stream, tool_call_stream
 from tests.conftest import run
 
 CELL = "const rows = await list_shipments(); return rows.filter((r) => !r.paid).map((r) => r.id);"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from clawcell.agent import Agent, Attachment, ModelRequest, ScriptedModel
-from clawcell.agent._anthropic import to_anthropic_messages
-from clawcell.agent._openai_chat import to_chat_messages
-from clawcell.agent._openai_responses import to_responses_input
+from clawcell.agent._models._anthropic import to_anthropic_messages
+from clawcell.agent._models._openai_chat import to_chat_messages
+from clawcell.agent._models._openai_responses import to_responses_input
 from clawcell.errors import ConfigurationError, InputError
 from tests.conftest import run
 

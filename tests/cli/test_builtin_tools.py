@@ -17,7 +17,7 @@ import pytest
 from clawcell.cli import load_settings
 from clawcell.cli._main import main
 from tests.agent._wire import WireServer
-from tests.agent.test_openai_chat import text_stream, tool_call_stream
+from tests.agent.models.test_openai_chat import text_stream, tool_call_stream
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from clawcell.agent import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
 from clawcell.cli._chat import build_model  # pyright: ignore[reportPrivateUsage]
 from clawcell.cli._main import main
 from tests.agent._wire import WireServer
-from tests.agent.test_openai_chat import text_stream, tool_call_stream
+from tests.agent.models.test_openai_chat import text_stream, tool_call_stream
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from tests.agent._wire import Answer, WireServer
-from tests.agent.test_openai_chat import text_stream, tool_call_stream
+from tests.agent.models.test_openai_chat import text_stream, tool_call_stream
 
 CELL = "const rows = await list_shipments(); return rows.filter((r) => !r.paid).map((r) => r.id);"
 ANSWER = "b-202 is unpaid."

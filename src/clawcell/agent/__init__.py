@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from .. import _lazy
 from ._agent import Agent, Companion
-from ._anthropic import AnthropicModel
-from ._anthropic_tools import anthropic_runner_tools
 from ._attachments import Attachment
 from ._events import (
     AgentEvent,
@@ -24,16 +22,18 @@ from ._events import (
     TurnStarted,
     TurnUsage,
 )
-from ._langchain import langchain_tools
+from ._frameworks._anthropic_runner import anthropic_runner_tools
+from ._frameworks._langchain import langchain_tools
+from ._frameworks._openai_agents import openai_agents_tools
+from ._frameworks._pydantic_ai import pydantic_ai_toolset
 from ._model import Model, ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
-from ._openai_agents import openai_agents_tools
-from ._openai_chat import OpenAIChatModel
-from ._openai_responses import OpenAIResponsesModel
-from ._pydantic_ai import pydantic_ai_toolset
-from ._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
-from ._subagent_book import subagent_runs
-from ._subagent_profile import SubagentProfile
-from ._subagents import Subagents, subagent_tools
+from ._models._anthropic import AnthropicModel
+from ._models._openai_chat import OpenAIChatModel
+from ._models._openai_responses import OpenAIResponsesModel
+from ._models._scripted import ScriptedModel, ScriptedTurn, exec_call, wait_call
+from ._subagents._profile import SubagentProfile
+from ._subagents._run_book import subagent_runs
+from ._subagents._subagents import Subagents, subagent_tools
 
 __all__ = [
     "Agent",

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from .. import Tool
 from ..agent._agent import Agent
-from ..agent._anthropic import AnthropicModel, anthropic_sdk
 from ..agent._model import Model
-from ..agent._openai_chat import OpenAIChatModel, openai_sdk
-from ..agent._openai_responses import OpenAIResponsesModel
+from ..agent._models._anthropic import AnthropicModel, anthropic_sdk
+from ..agent._models._openai_chat import OpenAIChatModel, openai_sdk
+from ..agent._models._openai_responses import OpenAIResponsesModel
 from ..errors import ClawcellError, ConfigurationError
 from ._chat_view import ChatView, terminal_safe
 from ._lines import read_line

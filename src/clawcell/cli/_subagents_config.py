@@ -27,9 +27,9 @@ from typing import Any, Final, cast
 from .. import Limits, Tool
 from ..agent._agent import Agent
 from ..agent._model import Model
-from ..agent._subagent_book import KEEP_FINISHED_RUNS
-from ..agent._subagent_profile import SubagentProfile
-from ..agent._subagents import subagent_tools
+from ..agent._subagents._profile import SubagentProfile
+from ..agent._subagents._run_book import KEEP_FINISHED_RUNS
+from ..agent._subagents._subagents import subagent_tools
 from ..errors import ConfigurationError
 
 __all__ = ["configure_subagents"]

@@ -9,10 +9,10 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from ..errors import ClawcellError
-from ._agent import Agent
-from ._events import ReplyEvent, TurnFinished
-from ._subagent_contracts import REPLY_MAX_CHARS
+from ...errors import ClawcellError
+from .._agent import Agent
+from .._events import ReplyEvent, TurnFinished
+from ._contracts import REPLY_MAX_CHARS
 
 __all__ = ["RunStatus", "SubagentRun", "cancel", "drive", "settled"]
 

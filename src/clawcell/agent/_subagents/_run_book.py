@@ -22,9 +22,9 @@ import json
 import logging
 from typing import Any, Final, cast
 
-from ..errors import ClawcellError
-from ..store import EntryStore, FirstWriter, StoredValue
-from ._subagent_run import SubagentRun
+from ...errors import ClawcellError
+from ...store import EntryStore, FirstWriter, StoredValue
+from ._run import SubagentRun
 
 __all__ = ["HEARTBEAT_S", "KEEP_FINISHED_RUNS", "STALE_S", "RunBook", "subagent_runs"]
 

@@ -18,7 +18,7 @@ from clawcell.agent import (
     exec_call,
     subagent_runs,
 )
-from clawcell.agent._subagent_book import KEEP_FINISHED_RUNS
+from clawcell.agent._subagents._run_book import KEEP_FINISHED_RUNS
 from clawcell.errors import ConfigurationError
 from clawcell.store import MemoryStore, StoredValue
 from tests.agent._helpers import collect

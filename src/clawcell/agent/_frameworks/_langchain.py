@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import CodeMode
-from .._lazy import install_hint
-from ..errors import ConfigurationError
+from ... import CodeMode
+from ..._lazy import install_hint
+from ...errors import ConfigurationError
 from ._answers import answer, definitions
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import CodeMode
-from ..errors import InputError
+from ... import CodeMode
+from ...errors import InputError
 
 __all__ = ["Answer", "answer", "definitions"]
 

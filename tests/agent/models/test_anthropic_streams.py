@@ -214,7 +214,7 @@ def test_an_overload_inside_the_stream_keeps_its_type_and_is_retried_with_backof
     async def pause(seconds: float) -> None:
         delays.append(seconds)
 
-    monkeypatch.setattr("clawcell.agent._sdk_call.pause", pause)
+    monkeypatch.setattr("clawcell.agent._models._sdk_call.pause", pause)
     (one,), _, server = run(_session([OVERLOADED, OVERLOADED, text("fine")], ["hi"], max_retries=2))
     assert one.error is None and one.reply == "fine"
     assert len(server.requests) == 3
@@ -227,7 +227,7 @@ def test_an_overload_inside_the_stream_past_the_retries_is_a_typed_model_error(
     async def pause(seconds: float) -> None:
         pass
 
-    monkeypatch.setattr("clawcell.agent._sdk_call.pause", pause)
+    monkeypatch.setattr("clawcell.agent._models._sdk_call.pause", pause)
     (one,), _, server = run(_session([OVERLOADED, OVERLOADED], ["hi"], max_retries=1))
     error = one.error
     assert isinstance(error, clawcell.ModelError)

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._lazy import install_hint
-from ..errors import ConfigurationError, ModelError
+from ..._lazy import install_hint
+from ...errors import ConfigurationError, ModelError
+from .._attachments import attachments_of, file_part_text
+from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from .._transcript import arguments_json, message_text, tool_calls_of
 from ._api_errors import api_error_type, api_message
-from ._attachments import attachments_of, file_part_text
-from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._sdk_call import checked_options, streaming
-from ._transcript import arguments_json, message_text, tool_calls_of
 
 if TYPE_CHECKING:
     import openai

@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._lazy import install_hint
-from ..errors import ConfigurationError, ModelError
+from ..._lazy import install_hint
+from ...errors import ConfigurationError, ModelError
+from .._attachments import Attachment, attachments_of, file_part_text
+from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from .._transcript import message_text, thinking_of, tool_calls_of
 from . import _sdk_call
 from ._api_errors import api_error_type, api_message
-from ._attachments import Attachment, attachments_of, file_part_text
-from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from ._sdk_call import checked_options, retry_delay, streaming
-from ._transcript import message_text, thinking_of, tool_calls_of
 
 if TYPE_CHECKING:
     import anthropic

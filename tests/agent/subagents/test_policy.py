@@ -17,7 +17,7 @@ from clawcell.agent import (
     exec_call,
     subagent_tools,
 )
-from clawcell.agent._subagent_profile import inherited_policy
+from clawcell.agent._subagents._profile import inherited_policy
 from clawcell.approvals import ToolPolicy
 from tests.agent._helpers import collect
 from tests.conftest import run

@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Final
 
-from ..store import SessionStore
-from ._agent import Agent
-from ._subagent_book import HEARTBEAT_S, KEEP_FINISHED_RUNS, STALE_S, RunBook
-from ._subagent_run import SubagentRun, cancel, drive, settled
+from ...store import SessionStore
+from .._agent import Agent
+from ._run import SubagentRun, cancel, drive, settled
+from ._run_book import HEARTBEAT_S, KEEP_FINISHED_RUNS, STALE_S, RunBook
 
 __all__ = ["RESUME_TEXT", "RunRegistry"]
 

@@ -27,17 +27,17 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, cast
 
-from .. import Tool
-from ..errors import ConfigurationError, ToolError
-from ..store import FirstWriter, StoredValue
-from ._agent import Agent
-from ._caller import Caller, current_caller
-from ._subagent_book import KEEP_FINISHED_RUNS
-from ._subagent_contracts import MAX_WAIT_MS
-from ._subagent_profile import SubagentProfile, bounded, inherited_policy, profiles_by_name
-from ._subagent_registry import RunRegistry
-from ._subagent_run import SubagentRun
-from ._subagent_tools import make_tools
+from ... import Tool
+from ...errors import ConfigurationError, ToolError
+from ...store import FirstWriter, StoredValue
+from .._agent import Agent
+from .._caller import Caller, current_caller
+from ._contracts import MAX_WAIT_MS
+from ._profile import SubagentProfile, bounded, inherited_policy, profiles_by_name
+from ._registry import RunRegistry
+from ._run import SubagentRun
+from ._run_book import KEEP_FINISHED_RUNS
+from ._tools import make_tools
 
 __all__ = ["SubagentProfile", "Subagents", "subagent_tools"]
 

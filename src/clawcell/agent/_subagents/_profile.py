@@ -7,10 +7,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from .. import Limits, Tool
-from ..approvals import ToolPolicy
-from ..errors import ConfigurationError
-from ._model import Model
+from ... import Limits, Tool
+from ...approvals import ToolPolicy
+from ...errors import ConfigurationError
+from .._model import Model
 
 __all__ = ["SubagentProfile", "bounded", "inherited_policy", "profiles_by_name"]
 

@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ["checked_options", "pause", "retry_delay", "streaming"]
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
-from ..errors import ConfigurationError, ModelError
-from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ...errors import ConfigurationError, ModelError
+from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 
 __all__ = ["ScriptedModel", "ScriptedTurn", "exec_call", "wait_call"]
 

@@ -19,12 +19,12 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..errors import ModelError
-from ._attachments import Attachment, attachments_of, file_part_text
-from ._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from ...errors import ModelError
+from .._attachments import Attachment, attachments_of, file_part_text
+from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
+from .._transcript import arguments_json, message_text, thinking_of, tool_calls_of
 from ._openai_chat import model_error, openai_sdk, parse_arguments
 from ._sdk_call import checked_options, streaming
-from ._transcript import arguments_json, message_text, thinking_of, tool_calls_of
 
 if TYPE_CHECKING:
     import openai

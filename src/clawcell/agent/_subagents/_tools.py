@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from .. import Tool
-from ._subagent_contracts import (
+from ... import Tool
+from ._contracts import (
     LIST_INPUT,
     LIST_OUTPUT,
     SPAWN_INPUT,
