@@ -27,7 +27,7 @@ LAZY_MODULES = [
     "clawcell.runtime._v8",
     "clawcell.runtime._v8_process",
     "clawcell.store._sqlite",
-    "clawcell.store._postgres",
+    "clawcell.store._postgres._store",
     "jsonschema_rs",
     "sqlite3",
 ]

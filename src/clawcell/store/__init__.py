@@ -42,7 +42,7 @@ if typing.TYPE_CHECKING:
     from ._jobs_postgres import PostgresJobStore
     from ._jobs_sqlite import SQLiteJobStore
     from ._opening import open_store
-    from ._postgres import PostgresStore
+    from ._postgres._store import PostgresStore
     from ._sqlite import SQLiteStore
 
 # The durable backends and the job stores load on first use: running cells needs none of
@@ -51,7 +51,7 @@ __getattr__ = _lazy.lazy_exports(
     __name__,
     {
         "_sqlite": ["SQLiteStore"],
-        "_postgres": ["PostgresStore"],
+        "_postgres._store": ["PostgresStore"],
         "_opening": ["open_store"],
         "_jobs": ["JobRecord", "JobRun", "JobStore"],
         "_jobs_memory": ["MemoryJobStore"],

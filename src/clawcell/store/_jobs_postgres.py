@@ -18,8 +18,8 @@ from ..errors import ClosedError, ConfigurationError
 from . import _jobs_sql as q
 from ._jobs import JobRun
 from ._jobs_rows import SQLJobRows
-from ._postgres_errors import translated
-from ._postgres_schema import check_schema_name
+from ._postgres._schema import check_schema_name
+from ._postgres._translate import translated
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -46,7 +46,7 @@ class PostgresJobStore(SQLJobRows):
     """
 
     def __init__(self, dsn: str, *, schema: str = "clawcell", max_size: int = 4) -> None:
-        from ._postgres import MISSING_DRIVER
+        from ._postgres._store import MISSING_DRIVER
 
         try:
             importlib.import_module("psycopg")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._postgres import PostgresStore
+from ._postgres._store import PostgresStore
 from ._sqlite import SQLiteStore
 
 __all__ = ["POSTGRES_SCHEMES", "open_store"]

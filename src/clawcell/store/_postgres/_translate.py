@@ -10,8 +10,8 @@ input naming what to change, where SQLite and memory stores would have kept them
 
 from __future__ import annotations
 
-from ..errors import ClawcellError, InputError
-from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
+from ...errors import ClawcellError, InputError
+from .._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
 
 __all__ = ["translated"]
 

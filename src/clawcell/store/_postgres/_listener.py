@@ -13,8 +13,8 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from ._postgres_schema import trusted
-from ._waiting import Waiters
+from .._waiting import Waiters
+from ._schema import trusted
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

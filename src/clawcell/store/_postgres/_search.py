@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ._search import TranscriptHit, TranscriptHits
+from .._search import TranscriptHit, TranscriptHits
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

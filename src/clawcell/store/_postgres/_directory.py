@@ -1,5 +1,5 @@
 """`PostgresStore`'s `SessionDirectory` (see `_directory`): a mixin over the store's pooled
-connections, so `_postgres.py` keeps to the runs, entries and transcripts."""
+connections, so `_store.py` keeps to the runs, entries and transcripts."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
-from . import _directory_sql as sql
-from ._directory import (
+from .. import _directory_sql as sql
+from .._directory import (
     SessionPage,
     SessionRecord,
     check_page,
@@ -17,7 +17,7 @@ from ._directory import (
     encode_cursor,
     record_from_row,
 )
-from ._sql import for_postgres
+from .._sql import for_postgres
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

@@ -1,11 +1,11 @@
 """`PostgresStore`: the `SessionStore` for many workers on many hosts sharing one PostgreSQL.
 
 Needs psycopg 3 and its pool (the `[postgres]` extra). Nothing connects until the first call,
-which opens an async pool and brings the schema up to date (`_postgres_schema`). Every write is
+which opens an async pool and brings the schema up to date (`_schema`). Every write is
 one statement or one short transaction; the lease rules are single compare-and-set statements
 shared with SQLite (`_sql`), so of two workers claiming one run exactly one gets it. `apply`
 and `put_document` serialise per session (per document) with advisory locks, so the 1 MiB
-re-check sees every earlier commit. Wake-ups use `LISTEN`/`NOTIFY` (`_postgres_listener`),
+re-check sees every earlier commit. Wake-ups use `LISTEN`/`NOTIFY` (`_listener`),
 with polling as a safety net. Lease expiry compares each worker's clock: keep hosts in sync.
 
 Threat model: the database holds session data and snapshot bytes in clear; give the role
@@ -25,21 +25,21 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
-from .._lazy import install_hint
-from ..errors import ClosedError, ConfigurationError
-from . import _postgres_records as records
-from . import _postgres_search as transcript_search
-from . import _sql as sql
-from ._documents import check_document, encode_entries
-from ._leases import check_claim, check_lease_seconds, stale_error
-from ._postgres_directory import PostgresDirectory
-from ._postgres_errors import translated
-from ._postgres_listener import Listener
-from ._postgres_schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
-from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
-from ._runmeta import encode_meta, expiry_of, merge_patch
-from ._search import TranscriptHits
-from ._waiting import Poll, Waiters, wait_for_revision
+from ..._lazy import install_hint
+from ...errors import ClosedError, ConfigurationError
+from .. import _sql as sql
+from .._documents import check_document, encode_entries
+from .._leases import check_claim, check_lease_seconds, stale_error
+from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
+from .._runmeta import encode_meta, expiry_of, merge_patch
+from .._search import TranscriptHits
+from .._waiting import Poll, Waiters, wait_for_revision
+from . import _rows as rows
+from . import _search as transcript_search
+from ._directory import PostgresDirectory
+from ._listener import Listener
+from ._schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
+from ._translate import translated
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -208,7 +208,7 @@ class PostgresStore(PostgresDirectory):
 
     async def put_new(self, session_id: str, key: str, value: StoredValue) -> bool:
         async with self._connection() as conn:
-            return await records.put_new(conn, session_id, key, value)
+            return await rows.put_new(conn, session_id, key, value)
 
     async def delete(self, session_id: str, key: str) -> bool:
         return await self._count(_pg(sql.DELETE_ENTRY), (session_id, key)) > 0
@@ -222,7 +222,7 @@ class PostgresStore(PostgresDirectory):
     ) -> None:
         changes = dict(writes)
         async with self._connection() as conn, conn.transaction():
-            await records.apply(
+            await rows.apply(
                 conn, self._lock_name(session_id), session_id, changes, max_total_bytes
             )
 
@@ -334,7 +334,7 @@ class PostgresStore(PostgresDirectory):
 
     async def sweep(self, *, now: float | None = None) -> SweepReport:
         async with self._connection() as conn, conn.transaction():
-            return await records.sweep(conn, time.time() if now is None else now)
+            return await rows.sweep(conn, time.time() if now is None else now)
 
     # --- saved results --------------------------------------------------------------------
 
@@ -349,7 +349,7 @@ class PostgresStore(PostgresDirectory):
 
     async def list_results(self, scope: str) -> list[str]:
         async with self._connection() as conn:
-            return await records.result_ids(conn, scope, time.time())
+            return await rows.result_ids(conn, scope, time.time())
 
     async def delete_result(self, scope: str, result_id: str) -> bool:
         return await self._count(_pg(sql.DELETE_RESULT), (scope, result_id)) > 0
@@ -362,27 +362,27 @@ class PostgresStore(PostgresDirectory):
         encoded = encode_entries(entries)
         if encoded:
             async with self._connection() as conn, conn.transaction():
-                await records.append(conn, session_id, encoded, time.time(), entries)
+                await rows.append(conn, session_id, encoded, time.time(), entries)
 
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         async with self._connection() as conn:
-            return await records.read(conn, session_id)
+            return await rows.read(conn, session_id)
 
     async def list_sessions(self) -> list[SessionInfo]:
         async with self._connection() as conn:
-            return await records.sessions(conn)
+            return await rows.sessions(conn)
 
     async def search_transcripts(
         self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
     ) -> TranscriptHits:
-        """Full-text search of transcript text (see `_postgres_search.py`)."""
+        """Full-text search of transcript text (see `_search.py`)."""
         async with self._connection() as conn:
             return await transcript_search.search(conn, tuple(tokens), limit, sessions)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         checked = check_document(ref, files)
         async with self._connection() as conn, conn.transaction():
-            await records.put_document(conn, self._lock_name(ref), ref, checked)
+            await rows.put_document(conn, self._lock_name(ref), ref, checked)
 
     async def get_document_file(self, ref: str, path: str) -> bytes | None:
         row = await self._one(_pg(sql.DOCUMENT_FILE), (ref, path))

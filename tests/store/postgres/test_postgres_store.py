@@ -185,8 +185,8 @@ def test_without_listen_a_waiter_still_sees_the_change_by_polling(
             event=event, revision=watched, since=since, timeout=timeout, poll=poll
         )
 
-    monkeypatch.setattr("clawcell.store._postgres_listener.Listener.ensure_listening", refuse)
-    monkeypatch.setattr("clawcell.store._postgres.wait_for_revision", observed)
+    monkeypatch.setattr("clawcell.store._postgres._listener.Listener.ensure_listening", refuse)
+    monkeypatch.setattr("clawcell.store._postgres._store.wait_for_revision", observed)
 
     async def scenario() -> bool:
         async with (
@@ -225,7 +225,7 @@ def test_a_waiter_is_woken_by_notify_without_polling(
             event=event, revision=watched, since=since, timeout=timeout, poll=never
         )
 
-    monkeypatch.setattr("clawcell.store._postgres.wait_for_revision", observed)
+    monkeypatch.setattr("clawcell.store._postgres._store.wait_for_revision", observed)
 
     async def scenario() -> bool:
         async with (
@@ -246,7 +246,7 @@ def test_a_wait_begun_before_the_store_closed_opens_no_listen_connection(
 ) -> None:
     """A waiter queued for the listener while the store closes used to open a `LISTEN`
     connection nobody closed (psycopg reported it, much later, in an unrelated test)."""
-    from clawcell.store._postgres_listener import Listener
+    from clawcell.store._postgres._listener import Listener
     from clawcell.store._waiting import Waiters
 
     async def scenario() -> int:

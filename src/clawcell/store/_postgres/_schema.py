@@ -19,7 +19,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Final, LiteralString, cast
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

@@ -12,11 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from . import _directory_sql as directory_sql
-from . import _sql as sql
-from ._directory import default_title
-from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._records import SessionInfo, StoredValue, SweepReport
+from .. import _directory_sql as directory_sql
+from .. import _sql as sql
+from .._directory import default_title
+from .._errors import TOTAL_MESSAGE, StoreRangeError
+from .._records import SessionInfo, StoredValue, SweepReport
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
