@@ -26,7 +26,7 @@ LAZY_MODULES = [
     "clawcell.runtime._snapshot",
     "clawcell.runtime._v8",
     "clawcell.runtime._v8_process",
-    "clawcell.store._sqlite",
+    "clawcell.store._sqlite._store",
     "clawcell.store._postgres._store",
     "jsonschema_rs",
     "sqlite3",

@@ -43,14 +43,14 @@ if typing.TYPE_CHECKING:
     from ._jobs_sqlite import SQLiteJobStore
     from ._opening import open_store
     from ._postgres._store import PostgresStore
-    from ._sqlite import SQLiteStore
+    from ._sqlite._store import SQLiteStore
 
 # The durable backends and the job stores load on first use: running cells needs none of
 # them (about 10 ms of imports, `sqlite3` among them, off every process's start).
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
-        "_sqlite": ["SQLiteStore"],
+        "_sqlite._store": ["SQLiteStore"],
         "_postgres._store": ["PostgresStore"],
         "_opening": ["open_store"],
         "_jobs": ["JobRecord", "JobRun", "JobStore"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ._postgres._store import PostgresStore
-from ._sqlite import SQLiteStore
+from ._sqlite._store import SQLiteStore
 
 __all__ = ["POSTGRES_SCHEMES", "open_store"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 
-from . import _sql as sql
-from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._records import StoredValue
-from ._sqlite_connection import write
+from .. import _sql as sql
+from .._errors import TOTAL_MESSAGE, StoreRangeError
+from .._records import StoredValue
+from ._connection import write
 
 __all__ = [
     "apply",

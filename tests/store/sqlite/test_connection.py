@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from clawcell.store import _sqlite_connection  # pyright: ignore[reportPrivateUsage]
-from clawcell.store._sqlite_connection import _enable_wal  # pyright: ignore[reportPrivateUsage]
+from clawcell.store._sqlite import _connection  # pyright: ignore[reportPrivateUsage]
+from clawcell.store._sqlite._connection import _enable_wal  # pyright: ignore[reportPrivateUsage]
 
 
 class Flaky:
@@ -52,7 +52,7 @@ class Clock:
 
 def test_a_lock_that_outlasts_the_timeout_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
-    monkeypatch.setattr(_sqlite_connection, "time", clock)
+    monkeypatch.setattr(_connection, "time", clock)
     conn = Flaky(failures=10**9)
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         _enable_wal(conn, timeout=0.05)  # type: ignore[arg-type]

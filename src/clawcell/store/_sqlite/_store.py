@@ -8,7 +8,7 @@ check sees exactly what it commits on top of.
 
 All `sqlite3` calls run on one worker thread owned by the store, so the event loop never
 blocks and the connection is only ever touched by the thread that opened it. The schema is
-versioned and upgraded on open (`_sqlite_connection`).
+versioned and upgraded on open (`_connection`).
 
 Leases and fencing work across processes sharing the file (each rule is one statement in a
 `BEGIN IMMEDIATE` transaction). `wait_for_change` wakes at once for writes made through the
@@ -37,21 +37,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
-from ..errors import ClosedError, ConfigurationError, InputError
-from . import _sqlite_directory as directory
-from . import _sqlite_entries as entries
-from . import _sqlite_runs as runs
-from . import _sqlite_search as transcript_search
-from . import _sqlite_transcripts as transcripts
-from ._directory import SessionPage, SessionRecord, check_page, check_title, default_title
-from ._documents import check_document, encode_entries
-from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
-from ._leases import check_claim, check_lease_seconds
-from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
-from ._runmeta import encode_meta
-from ._search import TranscriptHits
-from ._sqlite_connection import SCHEMA_VERSION, connect
-from ._waiting import Poll, Waiters, wait_for_revision
+from ...errors import ClosedError, ConfigurationError, InputError
+from .._directory import SessionPage, SessionRecord, check_page, check_title, default_title
+from .._documents import check_document, encode_entries
+from .._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
+from .._leases import check_claim, check_lease_seconds
+from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
+from .._runmeta import encode_meta
+from .._search import TranscriptHits
+from .._waiting import Poll, Waiters, wait_for_revision
+from . import _directory as directory
+from . import _entries as entries
+from . import _parked_runs as runs
+from . import _search as transcript_search
+from . import _transcripts as transcripts
+from ._connection import SCHEMA_VERSION, connect
 
 __all__ = ["SQLiteStore"]
 
@@ -324,7 +324,7 @@ class SQLiteStore:
     async def search_transcripts(
         self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
     ) -> TranscriptHits:
-        """Full-text search of transcript text (FTS5; see `_sqlite_search.py`)."""
+        """Full-text search of transcript text (FTS5; see `_search.py`)."""
         chosen, only = tuple(tokens), None if sessions is None else list(sessions)
         return await self._run(lambda conn: transcript_search.search(conn, chosen, limit, only))
 

@@ -10,10 +10,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import _directory_sql as directory_sql
-from . import _sql as sql
-from ._records import SessionInfo
-from ._sqlite_connection import write
+from .. import _directory_sql as directory_sql
+from .. import _sql as sql
+from .._records import SessionInfo
+from ._connection import write
 
 __all__ = ["append", "document_file", "put_document", "read", "sessions"]
 

@@ -13,10 +13,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from ..errors import InputError
-from ._errors import UNSTORABLE_MESSAGE
-from ._search import TranscriptHit, TranscriptHits
-from ._sqlite_connection import write
+from ...errors import InputError
+from .._errors import UNSTORABLE_MESSAGE
+from .._search import TranscriptHit, TranscriptHits
+from ._connection import write
 
 __all__ = ["search"]
 

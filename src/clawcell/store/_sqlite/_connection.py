@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ["SCHEMA_VERSION", "connect", "write"]
 

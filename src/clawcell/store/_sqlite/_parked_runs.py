@@ -10,11 +10,11 @@ import json
 import sqlite3
 from typing import Any
 
-from . import _sql as sql
-from ._leases import stale_error
-from ._records import ParkedRun
-from ._runmeta import encode_meta, expiry_of, merge_patch
-from ._sqlite_connection import write
+from .. import _sql as sql
+from .._leases import stale_error
+from .._records import ParkedRun
+from .._runmeta import encode_meta, expiry_of, merge_patch
+from ._connection import write
 
 __all__ = [
     "claim",

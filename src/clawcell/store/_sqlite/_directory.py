@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from . import _directory_sql as sql
-from ._directory import SessionPage, SessionRecord, decode_cursor, encode_cursor, record_from_row
-from ._sqlite_connection import write
+from .. import _directory_sql as sql
+from .._directory import SessionPage, SessionRecord, decode_cursor, encode_cursor, record_from_row
+from ._connection import write
 
 __all__ = ["delete", "page", "record", "update"]
 
