@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from clawcell.store import JobRecord, JobRun, JobStore, job_store_for
 
-from ..store.conftest import StoreFactory
+from ..conftest import StoreFactory
 
 _T = TypeVar("_T")
 

@@ -1,7 +1,7 @@
 """`SQLJobRows`: the job-store methods that are one statement, shared by the SQL backends.
 
 A backend gives `_rows` (a query's rows) and `_change` (a statement's row count); the
-statements and the row mapping live in `_jobs_sql`. What needs a transaction (deleting,
+statements and the row mapping live in `_statements`. What needs a transaction (deleting,
 claiming an occurrence, finishing, expiring) stays in each backend, since SQLite and
 PostgreSQL open transactions differently.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from . import _jobs_sql as q
-from ._jobs import JobRecord, JobRun
+from . import _statements as q
+from ._job_store import JobRecord, JobRun
 
 __all__ = ["SQLJobRows"]
 

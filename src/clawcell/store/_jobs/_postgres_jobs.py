@@ -14,12 +14,12 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
-from ..errors import ClosedError, ConfigurationError
-from . import _jobs_sql as q
-from ._jobs import JobRun
-from ._jobs_rows import SQLJobRows
-from ._postgres._schema import check_schema_name
-from ._postgres._translate import translated
+from ...errors import ClosedError, ConfigurationError
+from .._postgres._schema import check_schema_name
+from .._postgres._translate import translated
+from . import _statements as q
+from ._job_store import JobRun
+from ._sql_rows import SQLJobRows
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -46,7 +46,7 @@ class PostgresJobStore(SQLJobRows):
     """
 
     def __init__(self, dsn: str, *, schema: str = "clawcell", max_size: int = 4) -> None:
-        from ._postgres._store import MISSING_DRIVER
+        from .._postgres._store import MISSING_DRIVER
 
         try:
             importlib.import_module("psycopg")

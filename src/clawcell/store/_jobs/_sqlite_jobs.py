@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import ClosedError, InputError
-from . import _jobs_sql as q
-from ._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
-from ._jobs import JobRun
-from ._jobs_rows import SQLJobRows
+from ...errors import ClosedError, InputError
+from .._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
+from . import _statements as q
+from ._job_store import JobRun
+from ._sql_rows import SQLJobRows
 
 __all__ = ["SQLiteJobStore"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from ._jobs import LOST, JobRecord, JobRun
+from ._job_store import LOST, JobRecord, JobRun
 
 __all__ = ["MemoryJobStore"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from ..errors import ConfigurationError
-from ._jobs import JobStore
-from ._jobs_memory import MemoryJobStore
-from ._memory import MemoryStore
+from ...errors import ConfigurationError
+from .._memory import MemoryStore
+from ._job_store import JobStore
+from ._memory_jobs import MemoryJobStore
 
 __all__ = ["job_store_for"]
 
@@ -31,11 +31,11 @@ def job_store_for(store: Any) -> JobStore:
         return _MEMORY.setdefault(store, MemoryJobStore())
     kind = type(store).__name__
     if kind == "SQLiteStore":
-        from ._jobs_sqlite import SQLiteJobStore
+        from ._sqlite_jobs import SQLiteJobStore
 
         return SQLiteJobStore(store.path)
     if kind == "PostgresStore":
-        from ._jobs_postgres import PostgresJobStore
+        from ._postgres_jobs import PostgresJobStore
 
         return PostgresJobStore(store._dsn, schema=store.schema)
     raise ConfigurationError(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final, LiteralString, cast
 
-from ._jobs import LOST, JobRecord, JobRun
+from ._job_store import LOST, JobRecord, JobRun
 
 __all__ = [
     "ACTIVE",
