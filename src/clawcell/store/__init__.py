@@ -15,7 +15,7 @@ from ._directory import SessionDirectory, SessionPage, SessionRecord
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._first import FirstWriter
 from ._keeper import LeaseKeeper
-from ._memory import MemoryStore
+from ._memory._store import MemoryStore
 from ._protocol import (
     ClaimedRun,
     DocumentStore,

@@ -6,7 +6,7 @@ import weakref
 from typing import Any
 
 from ...errors import ConfigurationError
-from .._memory import MemoryStore
+from .._memory._store import MemoryStore
 from ._job_store import JobStore
 from ._memory_jobs import MemoryJobStore
 

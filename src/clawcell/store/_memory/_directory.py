@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._directory import (
+from .._directory import (
     SessionPage,
     SessionRecord,
     check_page,
@@ -15,7 +15,7 @@ from ._directory import (
     default_title,
     encode_cursor,
 )
-from ._records import ParkedRun, StoredValue
+from .._records import ParkedRun, StoredValue
 
 __all__ = ["MemoryDirectory", "MemoryMeta"]
 

@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from ..errors import ClosedError
-from ._documents import check_document, encode_entries
-from ._errors import TOTAL_MESSAGE, StoreRangeError
-from ._leases import check_claim, check_lease_seconds, stale_error
-from ._memory_directory import MemoryDirectory, MemoryMeta
-from ._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
-from ._runmeta import encode_meta, expiry_of, merge_patch
-from ._waiting import Poll, Waiters, wait_for_revision
+from ...errors import ClosedError
+from .._documents import check_document, encode_entries
+from .._errors import TOTAL_MESSAGE, StoreRangeError
+from .._leases import check_claim, check_lease_seconds, stale_error
+from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
+from .._runmeta import encode_meta, expiry_of, merge_patch
+from .._waiting import Poll, Waiters, wait_for_revision
+from ._directory import MemoryDirectory, MemoryMeta
 
 __all__ = ["MemoryStore"]
 
