@@ -26,8 +26,8 @@ LAZY_MODULES = [
     "clawcell.runtime._wasm._snapshot",
     "clawcell.runtime._v8",
     "clawcell.runtime._v8._process",
-    "clawcell.store._sqlite",
-    "clawcell.store._postgres",
+    "clawcell.store._sqlite._store",
+    "clawcell.store._postgres._store",
     "jsonschema_rs",
     "sqlite3",
 ]

@@ -13,7 +13,7 @@ from clawcell.catalog import Catalog, call_session
 from clawcell.store import PostgresStore, TranscriptSearch
 
 # The store's own query, to ask the planner whether it can use the index.
-from clawcell.store._postgres_search import _QUERY  # pyright: ignore[reportPrivateUsage]
+from clawcell.store._postgres._search import _QUERY  # pyright: ignore[reportPrivateUsage]
 
 from .conftest import StoreFactory
 

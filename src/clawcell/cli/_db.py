@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..errors import ClawcellError
 from ..store._opening import POSTGRES_SCHEMES, open_store
-from ..store._postgres import PostgresStore
-from ..store._sqlite import SQLiteStore
+from ..store._postgres._store import PostgresStore
+from ..store._sqlite._store import SQLiteStore
 from ._files import check_store_file
 
 __all__ = ["configure", "run"]

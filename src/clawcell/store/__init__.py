@@ -15,7 +15,7 @@ from ._directory import SessionDirectory, SessionPage, SessionRecord
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._first import FirstWriter
 from ._keeper import LeaseKeeper
-from ._memory import MemoryStore
+from ._memory._store import MemoryStore
 from ._protocol import (
     ClaimedRun,
     DocumentStore,
@@ -36,28 +36,28 @@ from ._turns import SessionTurns, TurnHold
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
-    from ._jobs import JobRecord, JobRun, JobStore
-    from ._jobs_memory import MemoryJobStore
-    from ._jobs_opening import job_store_for
-    from ._jobs_postgres import PostgresJobStore
-    from ._jobs_sqlite import SQLiteJobStore
+    from ._jobs._job_store import JobRecord, JobRun, JobStore
+    from ._jobs._memory_jobs import MemoryJobStore
+    from ._jobs._opening import job_store_for
+    from ._jobs._postgres_jobs import PostgresJobStore
+    from ._jobs._sqlite_jobs import SQLiteJobStore
     from ._opening import open_store
-    from ._postgres import PostgresStore
-    from ._sqlite import SQLiteStore
+    from ._postgres._store import PostgresStore
+    from ._sqlite._store import SQLiteStore
 
 # The durable backends and the job stores load on first use: running cells needs none of
 # them (about 10 ms of imports, `sqlite3` among them, off every process's start).
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
-        "_sqlite": ["SQLiteStore"],
-        "_postgres": ["PostgresStore"],
+        "_sqlite._store": ["SQLiteStore"],
+        "_postgres._store": ["PostgresStore"],
         "_opening": ["open_store"],
-        "_jobs": ["JobRecord", "JobRun", "JobStore"],
-        "_jobs_memory": ["MemoryJobStore"],
-        "_jobs_opening": ["job_store_for"],
-        "_jobs_sqlite": ["SQLiteJobStore"],
-        "_jobs_postgres": ["PostgresJobStore"],
+        "_jobs._job_store": ["JobRecord", "JobRun", "JobStore"],
+        "_jobs._memory_jobs": ["MemoryJobStore"],
+        "_jobs._opening": ["job_store_for"],
+        "_jobs._sqlite_jobs": ["SQLiteJobStore"],
+        "_jobs._postgres_jobs": ["PostgresJobStore"],
     },
 )
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ._postgres import PostgresStore
-from ._sqlite import SQLiteStore
+from ._postgres._store import PostgresStore
+from ._sqlite._store import SQLiteStore
 
 __all__ = ["POSTGRES_SCHEMES", "open_store"]
 

@@ -1,0 +1,28 @@
+"""PostgreSQL failures translated once, at the store boundary: text PostgreSQL cannot hold is
+the caller's input (`InputError`, `invalid_input`), anything else the store's
+(`StoreUnavailableError`).
+
+PostgreSQL `text` and `jsonb` cannot hold U+0000 (psycopg refuses it in a parameter, the
+server refuses the `\\u0000` escape in JSON), and no UTF-8 encoder takes a lone surrogate;
+both come from guest or model text, not from a broken server, so they are reported as bad
+input naming what to change, where SQLite and memory stores would have kept them.
+"""
+
+from __future__ import annotations
+
+from ...errors import ClawcellError, InputError
+from .._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
+
+__all__ = ["translated"]
+
+
+def translated(exc: Exception, where: str, hint: str = "") -> ClawcellError:
+    """The clawcell error for a psycopg failure (or a text encoding one) at `where`."""
+    import psycopg
+    from psycopg import errors
+
+    if isinstance(exc, UnicodeEncodeError | errors.UntranslatableCharacter) or (
+        isinstance(exc, psycopg.DataError) and "NUL (0x00)" in str(exc)
+    ):
+        return InputError(UNSTORABLE_MESSAGE.format(where=where, exc=exc))
+    return StoreUnavailableError(f"{where} failed: {type(exc).__name__}: {exc}.{hint}")

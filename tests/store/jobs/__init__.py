@@ -1,0 +1,1 @@
+"""Tests of `store/_jobs/`: the `JobStore` contract on every backend."""

@@ -1,0 +1,1 @@
+"""Tests of `store/_memory/`: what only the memory store does."""

@@ -1,0 +1,1 @@
+"""Tests of `store/_postgres/`: the PostgreSQL store, its listener and its upgrades."""

@@ -1,0 +1,1 @@
+"""Tests of `store/_sqlite/`: the SQLite connection, its WAL mode and its retries."""
