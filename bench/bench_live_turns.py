@@ -39,8 +39,8 @@ from psycopg import sql
 
 from _common import machine_meta, write_results
 from clawcell.store import PostgresStore, SessionStore, SQLiteStore
-from clawcell.ui._store_turns import StoreTurns
-from clawcell.ui._turns import LiveTurn
+from clawcell.ui._chat._store_turns import StoreTurns
+from clawcell.ui._chat._turns import LiveTurn
 
 DSN_VARIABLE = "CLAWCELL_TEST_POSTGRES_DSN"
 ROUNDS = 6

@@ -22,6 +22,7 @@ from ..reply import project_chat_display_messages
 from ._approvals import with_pending
 from ._attachments import Uploads
 from ._canvas_host import canvas_origin, create_canvas_app
+from ._chat._turn_routes import ChatTurns
 from ._jobs_panel import JobsPanel
 from ._markdown import highlight_css
 from ._mcp_app_api import McpAppApi
@@ -42,7 +43,6 @@ from ._subagent_rows import (
 )
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
-from ._turn_routes import ChatTurns
 
 __all__ = ["create_app", "page_csp"]
 

@@ -31,8 +31,8 @@ import logging
 import time
 from typing import Any, Final, cast
 
-from ..errors import StaleRunError, StoreUnavailableError
-from ..store import FirstWriter, SessionStore, StoredValue
+from ...errors import StaleRunError, StoreUnavailableError
+from ...store import FirstWriter, SessionStore, StoredValue
 from ._turns import RETAIN_S, RETAIN_TURNS, LiveTurn, QueuedMessage
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from clawcell.ui._interrupted import WORKER_LOST, interrupted_messages
+from clawcell.ui._chat._interrupted import WORKER_LOST, interrupted_messages
 from clawcell.ui._stream import sse_message
 from clawcell.ui._templates import fragment
 

@@ -15,22 +15,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..agent import Attachment
-from ..errors import InputError
-from ..mcp import mcp_app_sink
-from ..store import MemoryStore, SessionStore
-from ._approvals import DECIDED_BY, read_decision
-from ._attachments import Uploads, sent_blocks
+from ...agent import Attachment
+from ...errors import InputError
+from ...mcp import mcp_app_sink
+from ...store import MemoryStore, SessionStore
+from .._approvals import DECIDED_BY, read_decision
+from .._attachments import Uploads, sent_blocks
+from .._mcp_app_api import McpAppApi
+from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
+from .._render import Renderer
+from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
+from .._session_paths import path_session
+from .._stream import TurnStream, sse_message, stream_turn
+from .._subagent_rows import CHILD_SESSION_ID, RunWatch
+from .._templates import fragment
 from ._interrupted import interrupted_messages
-from ._mcp_app_api import McpAppApi
-from ._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
-from ._render import Renderer
-from ._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
-from ._session_paths import path_session
 from ._store_turns import StoreTurns
-from ._stream import TurnStream, sse_message, stream_turn
-from ._subagent_rows import CHILD_SESSION_ID, RunWatch
-from ._templates import fragment
 from ._turns import MAX_QUEUED, LiveTurn, LocalTurns, TurnRegistry
 from ._turns import Producer as _Producer
 

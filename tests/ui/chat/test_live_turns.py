@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-import clawcell.ui._turns as turns_module
+import clawcell.ui._chat._turns as turns_module
 from clawcell.ui import UiSettings, create_app
-from clawcell.ui._turns import RETAIN_S, LiveTurn, LocalTurns
+from clawcell.ui._chat._turns import RETAIN_S, LiveTurn, LocalTurns
 from tests.ui._client import BASE, TOKEN, sse
 from tests.ui._fakes import Documents, Event, FakeAgent, Turn, reply_event, reply_turn
 

@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any, Final, cast
 
-from ._stream import sse_message
-from ._templates import fragment
+from .._stream import sse_message
+from .._templates import fragment
 
 __all__ = ["WORKER_LOST", "interrupted_messages"]
 

@@ -28,8 +28,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
-from ..errors import ConfigurationError, StoreUnavailableError
-from ..store import FirstWriter, SessionStore, StoredValue
+from ...errors import ConfigurationError, StoreUnavailableError
+from ...store import FirstWriter, SessionStore, StoredValue
 from ._live_follow import follow_rows
 from ._live_rows import (
     FLUSH_SECONDS,

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from clawcell.store import SQLiteStore, StoredValue
-from clawcell.ui._live_rows import CHUNK_BYTES, INDEX
-from clawcell.ui._store_turns import StoreTurns
-from clawcell.ui._turns import LiveTurn
+from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX
+from clawcell.ui._chat._store_turns import StoreTurns
+from clawcell.ui._chat._turns import LiveTurn
 
 Body = Callable[[StoreTurns, StoreTurns, list[tuple[str, str]]], Awaitable[None]]
 DEAD = ['event: error\ndata: {"worker": "lost"}\n\n']
