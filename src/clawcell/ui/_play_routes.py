@@ -27,7 +27,7 @@ from ._playground import EXAMPLE_CELL, panel_fragment, playground_events
 from ._protocol import ChatAgent
 from ._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
 from ._session_paths import bad_session, path_session, session_problem
-from ._stream import Op, sse_message
+from ._stream._events import Op, sse_message
 
 __all__ = ["PageRenderer", "Playground"]
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from ._play_runs import PlayHistory, waiting_approvals
 from ._protocol import CellRunner
-from ._stream import Op, sse_message
+from ._stream._events import Op, sse_message
 from ._templates import TEMPLATES, fragment, render_template
 
 __all__ = ["EXAMPLE_CELL", "RUNS_TOP", "panel_fragment", "playground_events"]

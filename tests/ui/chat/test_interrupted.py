@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from clawcell.ui._chat._interrupted import WORKER_LOST, interrupted_messages
-from clawcell.ui._stream import sse_message
+from clawcell.ui._stream._events import sse_message
 from clawcell.ui._templates import fragment
 
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, Final, cast
 
-from .._stream import sse_message
+from .._stream._events import sse_message
 from .._templates import fragment
 
 __all__ = ["WORKER_LOST", "interrupted_messages"]

@@ -26,7 +26,7 @@ from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from .._render import Renderer
 from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
 from .._session_paths import path_session
-from .._stream import TurnStream, sse_message, stream_turn
+from .._stream._events import TurnStream, sse_message, stream_turn
 from .._subagent_rows import CHILD_SESSION_ID, RunWatch
 from .._templates import fragment
 from ._interrupted import interrupted_messages

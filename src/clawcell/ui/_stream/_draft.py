@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 
-from ..reply import strip_inline_directive_tags_for_display
+from ...reply import strip_inline_directive_tags_for_display
 
 __all__ = ["DraftFilter", "DraftPiece", "Placeholder"]
 

@@ -16,16 +16,16 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from .._markdown import join_parts, render_markdown
+from .._protocol import AgentEvent
+from .._render import Renderer
+from .._subagent_rows import SUBAGENT_EVENT, RunWatch, subagent_view
+from .._templates import fragment
+from .._views import HtmlView, ItemView, MessageView
 from ._coalesce import coalesce_deltas
 from ._draft import DraftFilter, Placeholder
 from ._draft_markdown import DraftMarkdown
-from ._markdown import join_parts, render_markdown
 from ._ops import Op
-from ._protocol import AgentEvent
-from ._render import Renderer
-from ._subagent_rows import SUBAGENT_EVENT, RunWatch, subagent_view
-from ._templates import fragment
-from ._views import HtmlView, ItemView, MessageView
 
 __all__ = ["Op", "TurnStream", "sse_message"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clawcell.ui._coalesce import coalesce_deltas
+from clawcell.ui._stream._coalesce import coalesce_deltas
 
 
 def _delta(text: str) -> dict[str, Any]:

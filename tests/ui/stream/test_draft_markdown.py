@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from clawcell.ui._draft_markdown import TAIL_CHARS, DraftMarkdown
 from clawcell.ui._markdown import render_markdown
-from clawcell.ui._ops import Op
+from clawcell.ui._stream._draft_markdown import TAIL_CHARS, DraftMarkdown
+from clawcell.ui._stream._ops import Op
 
 _SHELL = re.compile(
     r'(<div class="code-block draft-code" id="[^"]+"><pre tabindex="0"><code '

@@ -16,7 +16,7 @@ import time
 from clawcell.ui import UiSettings
 from clawcell.ui._media import MediaRoots
 from clawcell.ui._render import Renderer
-from clawcell.ui._stream import TurnStream
+from clawcell.ui._stream._events import TurnStream
 from tests._growth import tail_growth
 
 _BOUND = 4.0
