@@ -9,7 +9,7 @@ import pytest
 
 from clawcell.ui import UiSettings
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._messages import Renderer
 from clawcell.ui._stream._draft import DraftFilter, DraftPiece, Placeholder
 from clawcell.ui._stream._events import TurnStream
 from tests._growth import tail_growth

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from clawcell.ui._markdown import render_markdown
+from clawcell.ui._render._markdown import render_markdown
 from clawcell.ui._stream._draft_markdown import TAIL_CHARS, DraftMarkdown
 from clawcell.ui._stream._ops import Op
 

@@ -8,7 +8,7 @@ import sys
 _FIRST_TURN_ID = """
 from clawcell.ui import UiSettings
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._messages import Renderer
 from clawcell.ui._stream._events import TurnStream
 renderer = Renderer(settings=UiSettings(), media=MediaRoots([]), canvas_host_url=None)
 print(TurnStream(renderer=renderer, container="transcript").turn)

@@ -15,7 +15,7 @@ import time
 
 from clawcell.ui import UiSettings
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._messages import Renderer
 from clawcell.ui._stream._events import TurnStream
 from tests._growth import tail_growth
 

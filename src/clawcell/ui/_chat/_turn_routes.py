@@ -23,7 +23,7 @@ from .._approvals import DECIDED_BY, read_decision
 from .._attachments import Uploads, sent_blocks
 from .._mcp_app_api import McpAppApi
 from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
-from .._render import Renderer
+from .._render._messages import Renderer
 from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
 from .._session_paths import path_session
 from .._stream._events import TurnStream, sse_message, stream_turn

@@ -16,12 +16,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from .._markdown import join_parts, render_markdown
 from .._protocol import AgentEvent
-from .._render import Renderer
+from .._render._markdown import join_parts, render_markdown
+from .._render._messages import Renderer
+from .._render._views import HtmlView, ItemView, MessageView
 from .._subagent_rows import SUBAGENT_EVENT, RunWatch, subagent_view
 from .._templates import fragment
-from .._views import HtmlView, ItemView, MessageView
 from ._coalesce import coalesce_deltas
 from ._draft import DraftFilter, Placeholder
 from ._draft_markdown import DraftMarkdown

@@ -13,19 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ..reply import (
+from ...reply import (
     expand_text_content,
     parse_inline_directives,
     resolve_canvas_iframe_url,
     resolve_embed_sandbox,
     split_canvas_shortcodes,
 )
-from ._attachments import sent_file_views
+from .._attachments import sent_file_views
+from .._media import MediaRoots
+from .._settings import UiSettings
+from .._subagent_rows import SUBAGENT_ROLE, subagent_view
 from ._blocked import BLOCKED_KEY, blocked_directives
 from ._markdown import join_parts, render_markdown_parts
-from ._media import MediaRoots
-from ._settings import UiSettings
-from ._subagent_rows import SUBAGENT_ROLE, subagent_view
 from ._surfaces import surface_view
 from ._views import AttachmentView, CanvasView, CellView, HtmlView, ItemView, MessageView
 

@@ -23,7 +23,7 @@ import pygments.util
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..reply import is_allowed_remote_media_url
+from ...reply import is_allowed_remote_media_url
 from ._markdown_rules import use_bare_links, use_task_lists
 
 __all__ = ["PART_CHARS", "highlight_css", "join_parts", "render_markdown", "render_markdown_parts"]

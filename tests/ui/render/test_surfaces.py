@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clawcell.ui import UiSettings
-from clawcell.ui._surfaces import McpAppView, WidgetView, YouTubeView, surface_view
+from clawcell.ui._render._surfaces import McpAppView, WidgetView, YouTubeView, surface_view
 
 HOST = "http://127.0.0.1:8788/__openclaw__/cap/c"
 WIDGET_URL = "/__openclaw__/canvas/widgets/wg_0123/index.html"

@@ -10,10 +10,10 @@ import pytest
 
 from clawcell.reply import build_reply
 from clawcell.ui import UiSettings
-from clawcell.ui._markdown import highlight_css, render_markdown
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
-from clawcell.ui._views import AttachmentView, CanvasView, HtmlView
+from clawcell.ui._render._markdown import highlight_css, render_markdown
+from clawcell.ui._render._messages import Renderer
+from clawcell.ui._render._views import AttachmentView, CanvasView, HtmlView
 
 TOKEN = "t" * 20
 HOST = "http://127.0.0.1:8787/__openclaw__/cap/abc"
@@ -281,7 +281,7 @@ def test_video_and_document_attachments_get_a_player_and_a_link() -> None:
 
 
 def test_fenced_code_is_highlighted_on_the_server_and_gets_a_copy_button() -> None:
-    from clawcell.ui._markdown import render_markdown
+    from clawcell.ui._render._markdown import render_markdown
 
     html = render_markdown('```python\nx = "<b>"\n```\n\nSee `<pre><code>`.')
     assert html.startswith(
@@ -293,7 +293,7 @@ def test_fenced_code_is_highlighted_on_the_server_and_gets_a_copy_button() -> No
 
 
 def test_an_unknown_language_is_shown_plain_and_span_classes_stay_token_names() -> None:
-    from clawcell.ui._markdown import render_markdown
+    from clawcell.ui._render._markdown import render_markdown
 
     assert '<code class="language-nope">a &lt; b\n</code>' in render_markdown("```nope\na < b\n```")
     assert "<span" not in render_markdown('<span class="x" onclick="y">z</span>')

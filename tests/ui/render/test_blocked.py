@@ -8,11 +8,11 @@ import pytest
 
 from clawcell.reply import expand_text_content
 from clawcell.ui import UiSettings
-from clawcell.ui._blocked import BLOCKED_KEY, blocked_directives, refusal_of
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._blocked import BLOCKED_KEY, blocked_directives, refusal_of
+from clawcell.ui._render._messages import Renderer
+from clawcell.ui._render._views import AttachmentView, HtmlView
 from clawcell.ui._templates import fragment
-from clawcell.ui._views import AttachmentView, HtmlView
 
 
 def _renderer() -> Renderer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from clawcell.ui._markdown import join_parts, render_markdown, render_markdown_parts
+from clawcell.ui._render._markdown import join_parts, render_markdown, render_markdown_parts
 from tests.ui._client import client, post, sse
 from tests.ui._fakes import FakeAgent, reply_turn
 
