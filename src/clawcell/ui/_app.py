@@ -26,7 +26,7 @@ from ._chat._turn_routes import ChatTurns
 from ._jobs_panel import JobsPanel
 from ._mcp_app_api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
-from ._play_routes import Playground
+from ._playground._routes import Playground
 from ._protocol import ChatAgent, DocumentStore, SessionSummary, SharedTurnsAgent
 from ._render._markdown import highlight_css
 from ._render._messages import Renderer, grouped, with_delivery_facts

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcell.store import EntryStore, PostgresStore, SQLiteStore
-from clawcell.ui._play_runs import PlayHistory, PlayRun, RunView, waiting_approvals
+from clawcell.ui._playground._runs import PlayHistory, PlayRun, RunView, waiting_approvals
 from tests.ui._client import client, post
 from tests.ui._fakes import FakeAgent
 

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
-from ..approvals import ApprovalDecision
-from ..store import EntryStore, FirstWriter, MemoryStore, StoredValue
-from ._protocol import CellRunner
+from ...approvals import ApprovalDecision
+from ...store import EntryStore, FirstWriter, MemoryStore, StoredValue
+from .._protocol import CellRunner
 
 __all__ = ["ApprovingRunner", "PlayHistory", "PlayRun", "RunView", "waiting_approvals"]
 

@@ -18,16 +18,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..approvals import ApprovalDecision
-from ..errors import InputError
-from ..store import EntryStore
-from ._approvals import DECIDED_BY, read_decision
-from ._play_runs import ApprovingRunner, PlayHistory
-from ._playground import EXAMPLE_CELL, panel_fragment, playground_events
-from ._protocol import ChatAgent
-from ._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
-from ._session_paths import bad_session, path_session, session_problem
-from ._stream._events import Op, sse_message
+from ...approvals import ApprovalDecision
+from ...errors import InputError
+from ...store import EntryStore
+from .._approvals import DECIDED_BY, read_decision
+from .._protocol import ChatAgent
+from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
+from .._session_paths import bad_session, path_session, session_problem
+from .._stream._events import Op, sse_message
+from ._exec import EXAMPLE_CELL, panel_fragment, playground_events
+from ._runs import ApprovingRunner, PlayHistory
 
 __all__ = ["PageRenderer", "Playground"]
 

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ._play_runs import PlayHistory, waiting_approvals
-from ._protocol import CellRunner
-from ._stream._events import Op, sse_message
-from ._templates import TEMPLATES, fragment, render_template
+from .._protocol import CellRunner
+from .._stream._events import Op, sse_message
+from .._templates import TEMPLATES, fragment, render_template
+from ._runs import PlayHistory, waiting_approvals
 
 __all__ = ["EXAMPLE_CELL", "RUNS_TOP", "panel_fragment", "playground_events"]
 
