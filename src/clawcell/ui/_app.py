@@ -24,7 +24,7 @@ from ._attachments import Uploads
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._chat._turn_routes import ChatTurns
 from ._jobs_panel import JobsPanel
-from ._mcp_app_api import McpAppApi
+from ._mcp_apps._api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
 from ._playground._routes import Playground
 from ._protocol import ChatAgent, DocumentStore, SessionSummary, SharedTurnsAgent

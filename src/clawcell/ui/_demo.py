@@ -27,7 +27,7 @@ from ..mcp import ServerConfig, StdioServer, mcp_app_sink
 from ..store import MemoryStore
 from ._demo_media import write_demo_media
 from ._documents import canvas_tool
-from ._mcp_app_api import McpAppApi
+from ._mcp_apps._api import McpAppApi
 from ._protocol import ChatAgent
 from ._widgets import widget_tool
 

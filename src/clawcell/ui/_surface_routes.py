@@ -13,7 +13,7 @@ from typing import Final
 from starlette.routing import BaseRoute, Route
 
 from ._canvas_host import CANVAS_PREFIX
-from ._mcp_apps import MCP_APPS_PATH, mcp_app_route
+from ._mcp_apps._host import MCP_APPS_PATH, mcp_app_route
 from ._protocol import DocumentStore
 from ._settings import UiSettings
 from ._widget_page import WIDGETS_PATH, widget_route

@@ -21,7 +21,7 @@ from ...mcp import mcp_app_sink
 from ...store import MemoryStore, SessionStore
 from .._approvals import DECIDED_BY, read_decision
 from .._attachments import Uploads, sent_blocks
-from .._mcp_app_api import McpAppApi
+from .._mcp_apps._api import McpAppApi
 from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from .._render._messages import Renderer
 from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse

@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
-from ..store import ResultStore
+from ...store import ResultStore
 
 __all__ = ["MAX_ROWS_SHOWN", "TRIGGERS", "ActivityLog", "Trigger"]
 

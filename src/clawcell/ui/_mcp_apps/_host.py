@@ -18,9 +18,9 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from ._protocol import DocumentStore
-from ._realm import REALM_POLICY, with_realm_guard
-from ._settings import EmbedSandbox
+from .._protocol import DocumentStore
+from .._realm import REALM_POLICY, with_realm_guard
+from .._settings import EmbedSandbox
 
 __all__ = ["MCP_APPS_PATH", "mcp_app_csp", "mcp_app_route"]
 

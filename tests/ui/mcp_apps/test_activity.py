@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from clawcell.ui._mcp_app_activity import ActivityLog
+from clawcell.ui._mcp_apps._activity import ActivityLog
 
-from ..store.conftest import StoreFactory, new_durable_store, postgres_dsn, postgres_schema
+from ...store.conftest import StoreFactory, new_durable_store, postgres_dsn, postgres_schema
 
 __all__ = ["new_durable_store", "postgres_dsn", "postgres_schema"]
 

@@ -31,11 +31,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import InputError
-from ..mcp import McpAppView
-from ._mcp_app_activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
-from ._protocol import ChatAgent, DocumentStore
-from ._session_paths import path_session
+from ...errors import InputError
+from ...mcp import McpAppView
+from .._protocol import ChatAgent, DocumentStore
+from .._session_paths import path_session
+from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
 __all__ = ["McpAppApi"]
 
