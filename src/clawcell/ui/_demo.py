@@ -29,7 +29,7 @@ from ._demo_media import write_demo_media
 from ._documents import canvas_tool
 from ._mcp_apps._api import McpAppApi
 from ._protocol import ChatAgent
-from ._widgets import widget_tool
+from ._widgets._tool import widget_tool
 
 __all__ = ["DEMO_SESSION", "demo_agent", "demo_script"]
 

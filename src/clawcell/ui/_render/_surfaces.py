@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, cast
 
 from ...reply import youtube_card
 from .._settings import UiSettings
-from .._widget_page import REPORT_PREFIX, REPORT_SANDBOX
+from .._widgets._page import REPORT_PREFIX, REPORT_SANDBOX
 
 __all__ = ["McpAppView", "WidgetView", "YouTubeView", "surface_view"]
 

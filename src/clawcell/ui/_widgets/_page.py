@@ -28,10 +28,10 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from ..errors import ToolError
-from ._protocol import DocumentStore
-from ._realm import REALM_POLICY, with_realm_guard
-from ._settings import EmbedSandbox
+from ...errors import ToolError
+from .._protocol import DocumentStore
+from .._realm import REALM_POLICY, with_realm_guard
+from .._settings import EmbedSandbox
 
 __all__ = [
     "BASE_CSS",
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 WIDGETS_PATH: Final = "/__openclaw__/canvas/widgets/{ref}/index.html"
-_HERE: Final = Path(__file__).with_name("widget")
+_HERE: Final = Path(__file__).parents[1] / "widget"
 BASE_CSS: Final = (_HERE / "base.css").read_text("utf-8")
 _BRIDGE_JS: Final = (_HERE / "bridge.js").read_text("utf-8")
 _JS_TYPES: Final = frozenset(
@@ -68,7 +68,7 @@ _POLICY: Final = (
 )
 
 REPORT_PREFIX: Final = "wgr_"
-"""The refs of `show_widget` reports (`_widget_report`): static documents, no script."""
+"""The refs of `show_widget` reports (`_report`): static documents, no script."""
 REPORT_SANDBOX: Final = "allow-popups allow-popups-to-escape-sandbox"
 """A report's frame and document sandbox: no script; a clicked link opens a new tab."""
 REPORT_CSP: Final = (
@@ -139,7 +139,7 @@ def inline_scripts(code: str) -> Iterator[InlineScript]:
 
 def check_widget_scripts(code: str) -> None:
     """Parse every inline script of `code`; the first syntax error raises `ToolError`."""
-    from ..runtime import script_failure
+    from ...runtime import script_failure
 
     for number, script in enumerate(inline_scripts(code), 1):
         try:

@@ -17,8 +17,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-from ..errors import ToolError
-from ._widget_page import BASE_CSS
+from ...errors import ToolError
+from ._page import BASE_CSS
 
 __all__ = ["check_report", "report_height", "report_page"]
 

@@ -1,7 +1,7 @@
 """The built-in `show_widget` tool: an inline HTML (or SVG) widget shown in the chat reply.
 
 The tool checks the input (a title; `widget_code` of at most 262,144 characters whose inline
-scripts all parse), wraps the code once in the canonical page (`_widget_page`), stores it as
+scripts all parse), wraps the code once in the canonical page (`_page`), stores it as
 a document `wg_<hex>` and returns a canvas preview handle (`details.mcpAppPreview`), so the
 turn's reply carries a canvas block and the chat renders the widget, also after a history
 reload. Each session keeps its 32 newest widgets: creating another replaces the oldest
@@ -22,12 +22,12 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-from .. import Tool
-from ..catalog import call_session
-from ..errors import ToolError
-from ._protocol import DocumentStore
-from ._widget_page import REPORT_PREFIX, WIDGETS_PATH, check_widget_scripts, widget_page
-from ._widget_report import check_report, report_height, report_page
+from ... import Tool
+from ...catalog import call_session
+from ...errors import ToolError
+from .._protocol import DocumentStore
+from ._page import REPORT_PREFIX, WIDGETS_PATH, check_widget_scripts, widget_page
+from ._report import check_report, report_height, report_page
 
 __all__ = [
     "MAX_TITLE_CHARS",

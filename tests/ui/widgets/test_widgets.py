@@ -14,8 +14,8 @@ from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, canvas_tool, create_app, widget_tool
 from clawcell.ui._security import Secrets
-from clawcell.ui._widget_page import inline_scripts, widget_page
-from clawcell.ui._widgets import MAX_WIDGET_CHARS, MAX_WIDGETS_PER_SESSION
+from clawcell.ui._widgets._page import inline_scripts, widget_page
+from clawcell.ui._widgets._tool import MAX_WIDGET_CHARS, MAX_WIDGETS_PER_SESSION
 from tests.ui._client import BASE, TOKEN
 
 CAP = Secrets(token=TOKEN).canvas_cap

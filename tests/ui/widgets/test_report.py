@@ -119,7 +119,7 @@ def test_the_chat_draws_a_report_as_a_scriptless_frame() -> None:
 
 
 def test_the_report_cell_in_the_widgets_page_runs_as_written() -> None:
-    page = (Path(__file__).resolve().parents[2] / "docs" / "widgets.md").read_text("utf-8")
+    page = (Path(__file__).resolve().parents[3] / "docs" / "widgets.md").read_text("utf-8")
     section = page[page.index("### Report mode") :]
     cell = re.search(r"^```js\n(.*?)^```", section, re.M | re.S)
     assert cell is not None
