@@ -4,7 +4,7 @@ At start the demo plays eight scripted turns into the session `demo` (Markdown, 
 voice note with a reply target, canvases, a stored canvas with a `strict` sandbox ceiling, a
 truncated cell, a waiting cell continued by `wait`, a failed cell, a `show_widget` widget with
 `sendPrompt` buttons, a YouTube card and an MCP App from the demo's own MCP server
-(`_demo_app_server`, with the `[mcp]` extra), and last a cell whose `deploy` call waits for
+(`_app_server`, with the `[mcp]` extra), and last a cell whose `deploy` call waits for
 approval, so the page opens on an approval card); every later message gets a cell with live
 output and an echo.
 """
@@ -21,15 +21,15 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-from .. import Tool
-from ..agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call, wait_call
-from ..mcp import ServerConfig, StdioServer, mcp_app_sink
-from ..store import MemoryStore
-from ._demo_media import write_demo_media
-from ._documents import canvas_tool
-from ._mcp_apps._api import McpAppApi
-from ._protocol import ChatAgent
-from ._widgets._tool import widget_tool
+from ... import Tool
+from ...agent import Agent, ModelRequest, ScriptedModel, ScriptedTurn, exec_call, wait_call
+from ...mcp import ServerConfig, StdioServer, mcp_app_sink
+from ...store import MemoryStore
+from .._documents import canvas_tool
+from .._mcp_apps._api import McpAppApi
+from .._protocol import ChatAgent
+from .._widgets._tool import widget_tool
+from ._media_files import write_demo_media
 
 __all__ = ["DEMO_SESSION", "demo_agent", "demo_script"]
 
@@ -222,7 +222,7 @@ def _demo_servers() -> dict[str, ServerConfig]:
     """The demo's MCP server (an MCP App), when the `[mcp]` extra is installed."""
     if importlib.util.find_spec("mcp") is None:
         return {}
-    module, root = "clawcell.ui._demo_app_server", Path(__file__).parents[2]  # this clawcell
+    module, root = "clawcell.ui._demo._app_server", Path(__file__).parents[3]  # this clawcell
     server = StdioServer(command=sys.executable, args=["-m", module], cwd=str(root),
                          ask=["increment"])  # fmt: skip
     return {"demo": server}

@@ -4,7 +4,7 @@
 extension's postMessage protocol by hand (no SDK in the page): it initialises with the host,
 shows the tool's input and result, calls `increment` (which the demo's configuration makes
 ask for approval) and sends a message to the chat. Run over stdio:
-`python -m clawcell.ui._demo_app_server`.
+`python -m clawcell.ui._demo._app_server`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["VIEW_URI", "server"]
 
 VIEW_URI: Final = "ui://demo/counter.html"
 _MIME: Final = "text/html;profile=mcp-app"
-_VIEW: Final = (Path(__file__).with_name("widget") / "demo-counter-app.html").read_text("utf-8")
+_VIEW: Final = (Path(__file__).parents[1] / "widget" / "demo-counter-app.html").read_text("utf-8")
 _TOOLS: Final = [
     types.Tool(
         name="show_counter",
