@@ -31,8 +31,8 @@ from _common import machine_meta, write_results
 from _postgres import StoreMakers, backends_table, latency_stats, on_both_backends
 from _postgres import postgres_dsn_or_rerun as _dsn
 from clawcell.store import SessionStore
-from clawcell.ui._store_turns import StoreTurns
-from clawcell.ui._turns import LiveTurn
+from clawcell.ui._chat._store_turns import StoreTurns
+from clawcell.ui._chat._turns import LiveTurn
 
 ROUNDS = 6
 MESSAGES = 50

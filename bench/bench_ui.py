@@ -23,7 +23,7 @@ from clawcell.agent import Agent, ScriptedModel, exec_call
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._messages import Renderer
 from clawcell.ui._security import Secrets
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -44,9 +44,6 @@ def test_the_tests_mirror_the_package_folders() -> None:
 
 
 MAX_MODULES_PER_FOLDER = 20
-# Folders still flat while other branches change them (issue 40): their families get folders
-# once those branches merge, and each leaves this set then.
-FOLDERS_AWAITING_FAMILIES = {"ui"}
 
 
 def _modules_directly_in(folder: Path) -> int:
@@ -59,23 +56,11 @@ def test_no_folder_holds_more_than_20_modules_directly() -> None:
     crowded = {
         str(folder.relative_to(PACKAGE)): count
         for folder in sorted(path.parent for path in PACKAGE.rglob("__init__.py"))
-        if folder.relative_to(PACKAGE).parts[:1]
-        not in {(name,) for name in FOLDERS_AWAITING_FAMILIES}
-        and (count := _modules_directly_in(folder)) > MAX_MODULES_PER_FOLDER
+        if (count := _modules_directly_in(folder)) > MAX_MODULES_PER_FOLDER
     }
     assert crowded == {}, (
         f"give a family of these folders a folder (limit {MAX_MODULES_PER_FOLDER})"
     )
-
-
-def test_the_folders_awaiting_families_are_still_crowded() -> None:
-    # Once a folder is split, it leaves `FOLDERS_AWAITING_FAMILIES` so the limit holds it.
-    split = sorted(
-        name
-        for name in FOLDERS_AWAITING_FAMILIES
-        if _modules_directly_in(PACKAGE / name) <= MAX_MODULES_PER_FOLDER
-    )
-    assert split == []
 
 
 def test_the_tests_mirror_the_family_folders() -> None:

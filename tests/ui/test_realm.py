@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from clawcell.ui._mcp_apps import mcp_app_csp
+from clawcell.ui._mcp_apps._host import mcp_app_csp
 from clawcell.ui._realm import REALM_POLICY, REALM_SCRIPT, with_realm_guard, without_frames
-from clawcell.ui._widget_page import widget_csp
+from clawcell.ui._widgets._page import widget_csp
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ from clawcell.agent import (
 from clawcell.store import MemoryStore
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._media import MediaRoots
-from clawcell.ui._render import Renderer
+from clawcell.ui._render._messages import Renderer
 from clawcell.ui._security import Secrets
-from clawcell.ui._stream import TurnStream, stream_turn
+from clawcell.ui._stream._events import TurnStream, stream_turn
 from clawcell.ui._subagent_rows import RunWatch, with_subagent_runs
 from tests.conftest import run
 from tests.ui._client import BASE, TOKEN, sse

@@ -54,7 +54,7 @@ AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]
 
 
 def _demo_factory(media: Path) -> AgentFactory:
-    from ..ui._demo import demo_agent
+    from ..ui._demo._agent import demo_agent
 
     return lambda: demo_agent(media)
 

@@ -33,7 +33,7 @@ from ._protocol import (
 )
 from ._servers import UiServers, serve_ui
 from ._settings import EmbedSandbox, UiSettings, load_settings
-from ._widgets import widget_tool
+from ._widgets._tool import widget_tool
 
 __all__ = [
     "AgentEvent",

@@ -22,13 +22,14 @@ from ..reply import project_chat_display_messages
 from ._approvals import with_pending
 from ._attachments import Uploads
 from ._canvas_host import canvas_origin, create_canvas_app
+from ._chat._turn_routes import ChatTurns
 from ._jobs_panel import JobsPanel
-from ._markdown import highlight_css
-from ._mcp_app_api import McpAppApi
+from ._mcp_apps._api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
-from ._play_routes import Playground
+from ._playground._routes import Playground
 from ._protocol import ChatAgent, DocumentStore, SessionSummary, SharedTurnsAgent
-from ._render import Renderer, grouped, with_delivery_facts
+from ._render._markdown import highlight_css
+from ._render._messages import Renderer, grouped, with_delivery_facts
 from ._responses import bad_request as _bad_request
 from ._security import CAP_PREFIX, Guard, Secrets
 from ._session_paths import SessionSegments, bad_session, path_session, session_problem
@@ -42,7 +43,6 @@ from ._subagent_rows import (
 )
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, fragment, render_template
-from ._turn_routes import ChatTurns
 
 __all__ = ["create_app", "page_csp"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ._protocol import CellRunner
-from ._views import CellView, MessageView
+from ._render._views import CellView, MessageView
 
 __all__ = ["DECIDED_BY", "MAX_NOTE_CHARS", "DecisionBody", "read_decision", "with_pending"]
 

@@ -43,10 +43,10 @@ from ..agent import Attachment
 from ..errors import InputError
 from ..store import ResultStore
 from ._protocol import ChatAgent
+from ._render._views import AttachmentView
 from ._responses import read_capped
 from ._session_paths import path_session
 from ._settings import UiSettings
-from ._views import AttachmentView
 
 __all__ = ["UPLOAD_SECONDS", "Uploads", "attachment_url", "sent_blocks", "sent_file_views"]
 

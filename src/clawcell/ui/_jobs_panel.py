@@ -25,8 +25,8 @@ from starlette.routing import Route
 
 from ..catalog import Tool, ToolResult
 from ..errors import ToolError
-from ._play_routes import PageRenderer
-from ._playground import panel_fragment
+from ._playground._exec import panel_fragment
+from ._playground._routes import PageRenderer
 from ._protocol import ChatAgent
 from ._responses import bad_request
 

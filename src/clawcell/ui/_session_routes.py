@@ -35,10 +35,10 @@ from ..store import (
     TranscriptSearch,
     TranscriptStore,
 )
+from ._chat._turns import TurnRegistry
 from ._protocol import ChatAgent
 from ._responses import bad_request, json_body
 from ._session_paths import path_session
-from ._turns import TurnRegistry
 
 __all__ = ["MAX_HITS", "SCAN_SESSIONS", "SessionList", "directory_of"]
 

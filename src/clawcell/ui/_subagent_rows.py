@@ -27,7 +27,7 @@ from typing import Any, Final, cast
 from urllib.parse import quote
 
 from ..store import EntryStore
-from ._views import MessageView, SubagentRowView
+from ._render._views import MessageView, SubagentRowView
 
 __all__ = [
     "CHILD_SESSION_ID",

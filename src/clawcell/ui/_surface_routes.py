@@ -1,8 +1,8 @@
 """The canvas-host routes of widgets and MCP App views, and the app's YouTube frame origin.
 
 Both serve documents of the store that only their own tools write (`RESERVED_REFS`): widget
-pages (`wg_…`, `_widget_page.widget_route`) and MCP App views (`ma_…`, the `ui://` HTML an
-MCP server declared, `_mcp_apps.mcp_app_route`). They are added to `create_canvas_app` as
+pages (`wg_…`, `_widgets._page.widget_route`) and MCP App views (`ma_…`, the `ui://` HTML an
+MCP server declared, `_mcp_apps._host.mcp_app_route`). They are added to `create_canvas_app` as
 `routes`, so they sit behind the canvas capability like hosted documents.
 """
 
@@ -13,11 +13,11 @@ from typing import Final
 from starlette.routing import BaseRoute, Route
 
 from ._canvas_host import CANVAS_PREFIX
-from ._mcp_apps import MCP_APPS_PATH, mcp_app_route
+from ._mcp_apps._host import MCP_APPS_PATH, mcp_app_route
 from ._protocol import DocumentStore
 from ._settings import UiSettings
-from ._widget_page import WIDGETS_PATH, widget_route
-from ._widgets import is_widget_ref
+from ._widgets._page import WIDGETS_PATH, widget_route
+from ._widgets._tool import is_widget_ref
 
 __all__ = ["YOUTUBE_PLAYER_ORIGIN", "surface_routes"]
 

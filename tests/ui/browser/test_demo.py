@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from clawcell.ui._demo import demo_agent
+from clawcell.ui._demo._agent import demo_agent
 from tests.ui.browser.conftest import expand, screenshot, send, serve_agent
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser

@@ -1,4 +1,4 @@
-// Widgets, YouTube cards and MCP Apps in the chat (the host side; see `_surfaces.py`).
+// Widgets, YouTube cards and MCP Apps in the chat (the host side; see `ui/_render/_surfaces.py`).
 //
 // Frames are drawn without `src` (`data-src`); this module sets it once its `message`
 // listener is in place, so no offer is missed: a widget's bridge and every app document's

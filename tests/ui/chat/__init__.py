@@ -1,0 +1,1 @@
+"""Tests of `clawcell.ui._chat`: turns, their registries and live rows."""

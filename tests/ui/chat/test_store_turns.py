@@ -1,0 +1,194 @@
+"""`StoreTurns`: two workers (two store objects on one SQLite file, one event loop here) see
+one truth for a session's turns and queue, a page on either follows a turn running on the
+other, a Stop reaches the turn's worker, writes are bounded, and a dead worker's turn is
+ended by the other (its pages told, the transcript mended, the queue's next message run)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from clawcell.store import SQLiteStore, StoredValue
+from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX
+from clawcell.ui._chat._store_turns import StoreTurns
+from clawcell.ui._chat._turns import LiveTurn
+
+Body = Callable[[StoreTurns, StoreTurns, list[tuple[str, str]]], Awaitable[None]]
+DEAD = ['event: error\ndata: {"worker": "lost"}\n\n']
+
+
+def _run(tmp_path: Path, body: Body, *, flush: float = 0.1) -> list[str]:
+    """Run `body` with workers A and B; returns the sessions B recovered."""
+    recovered: list[str] = []
+
+    async def main() -> None:
+        started: list[tuple[str, str]] = []
+
+        async def recover(session_id: str) -> None:
+            recovered.append(session_id)
+
+        def next_turn(name: str) -> Callable[[str, str], None]:
+            return lambda session, text: started.append((name, text))
+
+        stores = [SQLiteStore(tmp_path / "state.db") for _ in range(2)]
+        a = StoreTurns(stores[0], next_turn("a"), owner="a", flush_seconds=flush)
+        b = StoreTurns(stores[1], next_turn("b"), owner="b", flush_seconds=flush,
+                       interrupted=lambda stored: DEAD, recover=recover)  # fmt: skip
+        try:
+            await body(a, b, started)
+        finally:
+            for turns, store in ((a, stores[0]), (b, stores[1])):
+                await turns.close()
+                await store.close()
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))
+    return recovered
+
+
+def _held(gate: asyncio.Event, entered: asyncio.Event) -> Callable[[LiveTurn], AsyncIterator[str]]:
+    async def produce(turn: LiveTurn) -> AsyncIterator[str]:
+        turn.history_index = 0
+        turn.indexed.set()
+        yield "event: one\ndata: {}\n\n"
+        entered.set()
+        either = {asyncio.ensure_future(turn.stop.wait()), asyncio.ensure_future(gate.wait())}
+        await asyncio.wait(either, return_when="FIRST_COMPLETED")
+        yield "event: two\ndata: {}\n\n"
+
+    return produce
+
+
+async def _follow(turns: StoreTurns, until: str, turn_id: str | None = None) -> list[Any]:
+    seen: list[Any] = []
+    async for kind, data in turns.follow("s", turn_id, 0):
+        seen.append((kind, data.get("sse", data.get("state", data.get("queue")))))
+        if kind == until:
+            return seen
+    return seen
+
+
+def test_both_workers_see_the_running_turn_and_one_queue_they_both_change(
+    tmp_path: Path,
+) -> None:
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("s", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        on_b = await b.current("s")
+        assert on_b is not None and on_b.turn_id == turn.turn_id and on_b.history_index == 0
+        assert await b.start("s", _held(gate, entered)) is None  # the session's turn is A's
+        first = await b.enqueue("s", "first")
+        second = await a.enqueue("s", "second")
+        assert first is not None and second is not None
+        assert await a.edit("s", first.id, "first, edited") is not None
+        assert await b.drop("s", second.id) and not await a.drop("s", second.id)
+        assert [(m.id, m.text) for m in await a.queue("s")] == [(first.id, "first, edited")]
+        assert await b.queue("s") == await a.queue("s")
+        gate.set()
+        ended, queue = False, None
+        async for kind, data in b.follow("s", turn.turn_id, 0):
+            ended = ended or (kind, data.get("state")) == ("turn_end", "finished")
+            queue = data["queue"] if kind == "queue" else queue
+            if ended and queue == []:
+                break  # the turn ended and the queued message left the queue
+        while not started:  # A hands the message on right after taking it
+            await asyncio.sleep(0.01)
+        assert started == [("a", "first, edited")]  # A ended its turn and took the next
+        assert await b.queue("s") == ()
+
+    _run(tmp_path, body)
+
+
+def test_a_page_on_another_worker_follows_the_turn_live_and_its_stop_reaches_it(
+    tmp_path: Path,
+) -> None:
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("s", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        follower = asyncio.create_task(_follow(b, "turn_end"))
+        assert await b.stop("s", turn.turn_id) == "running"  # recorded in the store
+        seen = await follower
+        one, two = "event: one\ndata: {}\n\n", "event: two\ndata: {}\n\n"
+        assert seen == [("queue", []), ("turn", "running"), ("message", one),
+                        ("message", two), ("turn_end", "stopped")]  # fmt: skip
+        assert turn.state == "stopped" and await b.stop("s", turn.turn_id) == "stopped"
+
+    _run(tmp_path, body)
+
+
+def test_a_fast_turn_is_stored_in_a_few_bounded_chunks_not_a_write_per_message(
+    tmp_path: Path,
+) -> None:
+    message = "event: text\ndata: " + "x" * 1000 + "\n\n"
+
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        async def produce(turn: LiveTurn) -> AsyncIterator[str]:
+            for _ in range(300):
+                yield message
+
+        turn = await a.start("s", produce)
+        assert turn is not None
+        seen = await _follow(b, "turn_end", turn.turn_id)
+        assert [s for kind, s in seen if kind == "message"] == [message] * 300
+        chunks = (await _meta(b))["turns"][turn.turn_id]["chunks"]
+        # What came before the writer first ran is written at once (one message or all of
+        # them, as the tasks happen to run); the rest waits for the next write (an hour here,
+        # so only the turn's end writes it), in whole chunks of at most CHUNK_BYTES.
+        per_chunk = CHUNK_BYTES // len(message)
+        assert chunks in (-(-300 // per_chunk), 1 + -(-299 // per_chunk))
+
+    _run(tmp_path, body, flush=3600.0)
+
+
+async def _meta(turns: StoreTurns) -> dict[str, Any]:
+    meta, _ = await turns._rows.load("s")  # pyright: ignore[reportPrivateUsage]
+    return meta
+
+
+def test_a_dead_workers_turn_is_ended_by_the_sweep_of_another_and_its_pages_are_told(
+    tmp_path: Path,
+) -> None:
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("s", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        assert await b.enqueue("s", "after") is not None
+        follower = asyncio.create_task(_follow(b, "turn_end", turn.turn_id))
+        assert await b.sweep() == 0  # A is alive
+        lapsed = StoredValue(json=json.dumps({"until": 0}))  # A's heartbeat ran out: dead
+        await b._rows.store.put("clawcell\x1fworkers", "a", lapsed)  # pyright: ignore[reportPrivateUsage]
+        assert await b.sweep() == 1
+        seen = await follower
+        assert seen[-2:] == [("message", DEAD[0]), ("turn_end", "interrupted")]
+        while not started:  # B mends the transcript, then runs the queue's next message
+            await asyncio.sleep(0.01)
+        assert started == [("b", "after")]
+        assert await b._rows.store.items(INDEX) == {}  # pyright: ignore[reportPrivateUsage]
+        assert await b.sweep() == 0  # ended once
+
+    assert _run(tmp_path, body) == ["s"]
+
+
+def test_a_request_that_finds_a_dead_workers_turn_ends_it_at_once(tmp_path: Path) -> None:
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("s", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        lapsed = StoredValue(json=json.dumps({"until": 0}))
+        await b._rows.store.put("clawcell\x1fworkers", "a", lapsed)  # pyright: ignore[reportPrivateUsage]
+        assert await b.current("s") is None  # ended: a new message starts a turn
+        record = (await _meta(b))["turns"][turn.turn_id]
+        assert record["state"] == "interrupted" and record["takenOverBy"] == "b"
+        again = await b.start("s", _held(asyncio.Event(), asyncio.Event()))
+        assert again is not None and again.seq == turn.seq + 1
+        await b.stop("s", again.turn_id)
+
+    _run(tmp_path, body)

@@ -1,0 +1,1 @@
+"""Tests of `clawcell.ui._playground`: runs, their history and their approvals."""
