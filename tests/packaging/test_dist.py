@@ -80,6 +80,21 @@ def test_the_sdist_carries_acorn_its_licence_and_what_a_wheel_build_needs(dist: 
     assert not {name for name in names if name.startswith(("tests/", ".venv/", "bench/"))}
 
 
+def test_the_wheel_carries_every_data_file_beside_the_modules(dist: Path) -> None:
+    # Modules read their scripts, styles and pages from beside themselves (the guest
+    # controller, the V8 worker in `runtime/_v8/`, the UI's files): one that moves into a
+    # family folder must still ship.
+    package = ROOT / "src"
+    data = {
+        str(path.relative_to(package))
+        for path in (package / "clawcell").rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    }
+    assert "clawcell/runtime/_v8/v8_worker.js" in data
+    with _wheel(dist) as wheel:
+        assert data - set(wheel.namelist()) == set()
+
+
 def test_the_wheel_built_from_the_sdist_carries_acorn_and_both_licences(dist: Path) -> None:
     with _wheel(dist) as wheel:
         names = set(wheel.namelist())
