@@ -8,6 +8,9 @@ from typing import Any, cast
 import pytest
 
 import clawcell
+import clawcell._cell
+import clawcell._runs
+import clawcell._source
 import clawcell.automations
 import clawcell.catalog
 import clawcell.reply
@@ -65,6 +68,10 @@ RUNTIME = [
 ]
 MODULES = [
     clawcell,
+    # The engine stages: what one stage may take from another (tests/test_imports.py).
+    clawcell._cell,
+    clawcell._runs,
+    clawcell._source,
     clawcell.automations,
     clawcell.catalog,
     clawcell.reply,
