@@ -1,17 +1,22 @@
-"""No module imports a `_private` module of a sibling subpackage (STYLE.md, issue 9).
+"""No module reaches into another folder's private modules or names (STYLE.md, issues 9, 40).
 
-A subpackage may use its own private modules and the root package's private helpers
-(`clawcell._jsonvalue`, `clawcell._limits`, …: the parent's internals); anything it needs from
-another subpackage must be a name that subpackage exports. One exception: the faces that were
-split out of a package to break import loops (issue 27) keep access to that package's private
-modules: the commands (`cli`, from `agent`, `ui` and `store`) and the MCP server (`mcp_server`,
-from `mcp`). They sit above everything and nothing imports them.
+Each top folder of the package (`clawcell.store`, `clawcell.agent`, the engine stages
+`clawcell._runs`, `clawcell._cell`, `clawcell._source`, …) is a unit: its private modules and
+private names are its own. Anything another unit needs from it is a name its `__init__`
+exports. The root's own modules (`clawcell._limits`, `clawcell._lazy`, …: the parent's
+internals, the shared vocabulary) may be imported by every unit, but a private *name* in them
+(`clawcell._limits._RANGES`) belongs to the root.
+
+The faces (`cli`, `mcp_server`) are held to more: from the root they import only what it
+exports (`clawcell.CodeMode`, not `clawcell._codemode.CodeMode`) and the shared vocabulary
+(`_lazy`'s install hints, `_session_ids`), never the root's stages (`_codemode`, `_config`,
+`_runs`, `_cell`, `_source`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -36,23 +41,20 @@ def _imported(node: ast.Import | ast.ImportFrom, package: tuple[str, ...]) -> It
     yield from (".".join([*module, alias.name]) for alias in node.names)
 
 
-SPLIT_FACES: dict[tuple[str, ...], set[tuple[str, ...]]] = {
-    ("clawcell", "cli"): {("clawcell", "agent"), ("clawcell", "ui"), ("clawcell", "store")},
-    ("clawcell", "mcp_server"): {("clawcell", "mcp")},
-}
+def _unit(parts: Sequence[str]) -> tuple[str, ...]:
+    """The top folder a dotted name lies in (`clawcell.store`, `clawcell._runs`), or the root
+    package for the root's own modules."""
+    if len(parts) > 1 and (SOURCE / parts[0] / parts[1]).is_dir():
+        return tuple(parts[:2])
+    return tuple(parts[:1])
 
 
 def foreign_private(name: str, package: tuple[str, ...]) -> bool:
-    """Whether `name` reaches a private module owned by a subpackage `package` is not in."""
+    """Whether `name` reaches a private module or name of a unit `package` is not in."""
     parts = name.split(".")
-    if parts[0] != "clawcell":
+    if parts[0] != "clawcell" or _unit(parts) == _unit(package):
         return False
-    for index, part in enumerate(parts):
-        if part.startswith("_") and not part.startswith("__"):
-            owner = tuple(parts[:index])
-            allowed = SPLIT_FACES.get(package[:2], set())
-            return len(owner) > 1 and package[: len(owner)] != owner and owner not in allowed
-    return False
+    return any(p.startswith("_") and not p.startswith("__") for p in parts[2:])
 
 
 def violations(path: Path) -> list[str]:
@@ -84,17 +86,86 @@ def test_no_module_imports_a_private_module_of_another_subpackage(path: Path) ->
         ("clawcell._jsonvalue", ("clawcell", "mcp"), False),
         ("clawcell.store._postgres", ("clawcell", "store", "sub"), False),
         ("clawcell.cli._db.__name__", ("clawcell", "cli"), False),
-        ("clawcell.agent._agent", ("clawcell", "cli"), False),
+        ("clawcell.agent._agent", ("clawcell", "cli"), True),
+        ("clawcell.agent.Agent", ("clawcell", "cli"), False),
         ("clawcell.catalog._names", ("clawcell", "cli"), True),
-        ("clawcell.mcp._sdk", ("clawcell", "mcp_server"), False),
+        ("clawcell.mcp._sdk", ("clawcell", "mcp_server"), True),
         ("clawcell.ui._app", ("clawcell", "mcp_server"), True),
         ("json._private", ("clawcell", "cli"), False),
+        ("clawcell.tools._web._fetch", ("clawcell", "tools"), False),
+        ("clawcell._cell._cell.Cell", ("clawcell", "_runs"), True),
+        ("clawcell._cell.Cell", ("clawcell", "_runs"), False),
+        ("clawcell._runs._host", ("clawcell",), True),
+        ("clawcell._runs.CellHost", ("clawcell",), False),
+        ("clawcell._limits._RANGES", ("clawcell", "cli"), True),
+        ("clawcell._limits._RANGES", ("clawcell",), False),
+        ("clawcell._lazy.install_hint", ("clawcell", "cli"), False),
     ],
 )
 def test_the_rule_tells_foreign_private_names_from_allowed_ones(
     name: str, package: tuple[str, ...], foreign: bool
 ) -> None:
     assert foreign_private(name, package) is foreign
+
+
+FACES = ("cli", "mcp_server")
+
+
+def face_violations(path: Path, exported: Sequence[str]) -> list[str]:
+    """`<line>: <name>` for every import of a face that reaches past the root's exports: a
+    root stage (`clawcell._codemode`, `clawcell._runs`, …), or a name the root exports taken
+    from the vocabulary module it lives in."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found += [
+                f"{node.lineno}: {name}"
+                for name in dict.fromkeys(_imported(node, _package(path)))
+                if _past_the_root(name.split("."), exported)
+            ]
+    return found
+
+
+def _past_the_root(parts: list[str], exported: Sequence[str]) -> bool:
+    if parts[0] != "clawcell" or len(parts) < 2 or not parts[1].startswith("_"):
+        return False
+    # What every folder may use of the root besides its exports: the vocabulary (`LAYERS`).
+    if LAYERS.get(parts[1]) != 0:
+        return not parts[1].startswith("__")
+    return len(parts) > 2 and parts[2] in exported
+
+
+def _root_exports() -> list[str]:
+    tree = ast.parse((SOURCE / "clawcell" / "__init__.py").read_text("utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("clawcell/__init__.py has no __all__")
+
+
+FACE_MODULES = [p for p in MODULES if _package(p)[:2] in {("clawcell", f) for f in FACES}]
+
+
+@pytest.mark.parametrize("path", FACE_MODULES, ids=lambda p: str(p.relative_to(SOURCE)))
+def test_a_face_takes_from_the_root_only_what_it_exports_and_the_vocabulary(path: Path) -> None:
+    assert face_violations(path, _root_exports()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "past"),
+    [
+        ("clawcell._codemode.CodeMode", True),
+        ("clawcell._runs", True),
+        ("clawcell._limits.Limits", True),
+        ("clawcell.CodeMode", False),
+        ("clawcell._lazy.install_hint", False),
+        ("clawcell._session_ids.check_session_id", False),
+        ("clawcell.__version__", False),
+        ("clawcell.errors.ConfigurationError", False),
+    ],
+)
+def test_the_face_rule_tells_the_roots_exports_from_its_internals(name: str, past: bool) -> None:
+    assert _past_the_root(name.split("."), _root_exports()) is past
 
 
 def test_relative_imports_are_resolved_against_the_importing_package() -> None:

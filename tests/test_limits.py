@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from clawcell import Limits
+from clawcell.errors import ConfigurationError
 
 # field, camelCase key, default, minimum, maximum
 TABLE = [
@@ -44,6 +45,26 @@ def test_each_value_is_clamped_into_its_range(
     assert getattr(Limits.from_config({name: 10**12}), name) == high
     middle = (low + high) // 2
     assert getattr(Limits.from_config({name: middle}), name) == middle
+
+
+@pytest.mark.parametrize(("name", "camel", "default", "low", "high"), FIELDS)
+def test_bounds_names_each_range_by_either_spelling(
+    name: str, camel: str, default: int, low: int, high: int
+) -> None:
+    del default
+    assert Limits.bounds(name) == Limits.bounds(camel) == (low, high)
+
+
+def test_bounds_of_an_unknown_name_lists_the_limits() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Limits.bounds("timeout")
+    assert caught.value.message == (
+        "'timeout' is not a limit; the limits are "
+        + ", ".join(row[0] for row in TABLE[:6])
+        + ", max_search_limit, search_default_limit (or camelCase: "
+        + ", ".join(row[1] for row in TABLE[:6])
+        + ", searchDefaultLimit, maxSearchLimit)."
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ MOVED = [
     ("clawcell.agent", "run_chat", "clawcell.cli._chat"),
     ("clawcell.ui", "configure", "clawcell.cli._serve"),
     ("clawcell.ui", "run", "clawcell.cli._serve"),
+    ("clawcell.automations", "automations_tool", "clawcell.tools._automations._tool"),
 ]
 
 
@@ -30,3 +31,14 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
     mcp = importlib.import_module("clawcell.mcp")
     with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         _ = mcp.nothing_here
+
+
+def test_a_name_moved_to_a_private_home_says_what_to_use_instead() -> None:
+    automations = importlib.import_module("clawcell.automations")
+    with pytest.warns(DeprecationWarning) as caught:
+        _ = automations.automations_tool
+    assert str(caught[0].message) == (
+        "`clawcell.automations.automations_tool` moved to "
+        "`clawcell.tools._automations._tool.automations_tool`; build the tool with "
+        "`clawcell.tools.automations(store, …)` (the old name goes away in the next release)"
+    )

@@ -8,6 +8,9 @@ from typing import Any, cast
 import pytest
 
 import clawcell
+import clawcell._cell
+import clawcell._runs
+import clawcell._source
 import clawcell.automations
 import clawcell.catalog
 import clawcell.reply
@@ -63,8 +66,22 @@ RUNTIME = [
     "script_failure",
     "wire",
 ]
+AUTOMATIONS = [
+    "Outcome",
+    "PayloadRunner",
+    "Scheduler",
+    "TurnRunner",
+    "check_schedule",
+    "delete_job_session",
+    "embedded_worker",
+    "next_after",
+]
 MODULES = [
     clawcell,
+    # The engine stages: what one stage may take from another (tests/test_imports.py).
+    clawcell._cell,
+    clawcell._runs,
+    clawcell._source,
     clawcell.automations,
     clawcell.catalog,
     clawcell.reply,
@@ -92,6 +109,12 @@ def test_the_package_exports_exactly_its_public_names() -> None:
 
 def test_the_runtime_exports_exactly_its_public_names() -> None:
     assert clawcell.runtime.__all__ == RUNTIME
+
+
+def test_automations_export_what_fires_jobs_and_the_job_rules_not_a_second_tool_entry() -> None:
+    # The tool's one entry is `clawcell.tools.automations` (issue 40).
+    assert clawcell.automations.__all__ == AUTOMATIONS
+    assert all(getattr(clawcell.automations, name).__doc__ for name in AUTOMATIONS)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

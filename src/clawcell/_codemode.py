@@ -12,11 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from ._config import CodeModeKeywords, CodeModeOptions, approvals_from, tools_from
 from ._progress import OnUpdate
-from ._runs._decisions import ApprovalDesk
-from ._runs._host import CellHost
-from ._runs._lifecycle import Lifecycle
-from ._runs._parked import RunHome
-from ._source._call import ExecArgs, read_call, read_exec_args, read_wait_args
+from ._runs import ApprovalDesk, CellHost, Lifecycle, RunHome
+from ._source import ExecArgs, read_call, read_exec_args, read_wait_args
 from .approvals import ApprovalDecision, PendingApproval
 from .catalog import Tool
 from .envelope import ResultsStore, render

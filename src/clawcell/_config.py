@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack, cast
 
 from ._limits import Limits
-from ._runs._parked import RunHome
+from ._runs import RunHome
 from ._session_ids import check_session_id
 from .approvals import Approvals, DecisionLedger, ToolPolicy
 from .catalog import Tool
@@ -25,7 +25,7 @@ from .runtime import EXECUTOR_NAMES, Executor, executor_named
 from .store import SessionStore
 
 if TYPE_CHECKING:
-    from ._runs._host import CellHost
+    from ._runs import CellHost
     from .catalog import AfterToolCall, BeforeToolCall
     from .mcp import ServerConfig
 

@@ -36,12 +36,18 @@ def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable
 
 
 def moved_exports(
-    package: str, moved: Mapping[str, str], fallback: Callable[[str], object] | None = None
+    package: str,
+    moved: Mapping[str, str],
+    fallback: Callable[[str], object] | None = None,
+    *,
+    advice: Mapping[str, str] | None = None,
 ) -> Callable[[str], object]:
     """A `__getattr__` for `package` that keeps names which moved elsewhere reachable for one
     release: reading one of `moved`'s names (`{name: "new.module"}`) warns with a
     `DeprecationWarning` that names the new home and returns the value from there. Other names
-    go to `fallback` (another `__getattr__`, such as `lazy_exports`'s), else `AttributeError`."""
+    go to `fallback` (another `__getattr__`, such as `lazy_exports`'s), else `AttributeError`.
+    `advice` says what to use instead of a name whose new home is private, in place of
+    "import it from there"."""
 
     def load(name: str) -> object:
         home = moved.get(name)
@@ -50,7 +56,8 @@ def moved_exports(
                 return fallback(name)
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         warnings.warn(
-            f"`{package}.{name}` moved to `{home}.{name}`; import it from there "
+            f"`{package}.{name}` moved to `{home}.{name}`; "
+            f"{(advice or {}).get(name, 'import it from there')} "
             "(the old name goes away in the next release)",
             DeprecationWarning,
             stacklevel=2,

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .errors import ConfigurationError
+
 __all__ = ["Limits"]
 
 _RANGES: Final[dict[str, tuple[int, int, int]]] = {
@@ -92,6 +94,26 @@ class Limits:
             if name in known:
                 values[name] = value
         return cls(**values)
+
+    @staticmethod
+    def bounds(name: str) -> tuple[int, int]:
+        """The smallest and largest value the limit `name` keeps (snake_case or camelCase);
+        a value outside is clamped, so a configuration reader can refuse it instead.
+
+        >>> Limits.bounds("timeoutMs")
+        (100, 60000)
+
+        Raises:
+            ConfigurationError: `name` is not a limit.
+        """
+        field = _CAMEL.get(name, name)
+        if field not in _RANGES:
+            raise ConfigurationError(
+                f"{name!r} is not a limit; the limits are {', '.join(_RANGES)} "
+                f"(or camelCase: {', '.join(_CAMEL)})."
+            )
+        _, low, high = _RANGES[field]
+        return low, high
 
     @property
     def inbox_bytes(self) -> int:

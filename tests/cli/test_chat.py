@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from clawcell._lazy import install_hint
 from clawcell.agent import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
 
 # `build_model` is the chat command's seam; tested directly to cover each API without a server.
 from clawcell.cli._chat import build_model  # pyright: ignore[reportPrivateUsage]
 from clawcell.cli._main import main
+from clawcell.errors import ConfigurationError
 from tests.agent._wire import WireServer
 from tests.agent.models.test_openai_chat import text_stream, tool_call_stream
 from tests.conftest import run
@@ -105,6 +107,25 @@ def test_each_api_gets_its_adapter_and_key(spec: str, kind: type, variable: str)
     model = build_model(spec, base_url=None, environ={variable: "sk-test"})
     assert isinstance(model, kind)
     assert model.name == spec.partition(":")[2]
+
+
+@pytest.mark.parametrize(
+    ("spec", "module"),
+    [
+        ("openai:gpt-5.1", "openai"),
+        ("openai-responses:gpt-5.1", "openai"),
+        ("anthropic:claude-sonnet-4-5", "anthropic"),
+    ],
+)
+def test_a_missing_sdk_names_the_install_that_adds_it(
+    spec: str, module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if the extra were not installed
+    with pytest.raises(ConfigurationError) as caught:
+        build_model(spec, base_url=None, environ={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+    assert caught.value.message == (
+        f"--model {spec!r} needs the `{module}` package: {install_hint(module)}."
+    )
 
 
 def test_ctrl_c_at_the_prompt_exits_130_without_waiting_for_a_line() -> None:

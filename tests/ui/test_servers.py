@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from clawcell.errors import ConfigurationError
-from clawcell.ui import UiSettings, serve_ui
+from clawcell.ui import UiSettings, bind_listeners, serve_ui
 from clawcell.ui._servers import bind  # pyright: ignore[reportPrivateUsage]
 from tests._sockets import accepted_nodelay, answered_connection
 from tests.ui._fakes import FakeAgent
@@ -43,3 +43,23 @@ def test_a_host_that_cannot_be_bound_is_told_about_the_host_not_the_port(
         bind(host, 0)
     assert says in caught.value.message
     assert "port" not in caught.value.message
+
+
+def test_bind_listeners_leaves_nothing_open_when_the_canvas_port_is_taken() -> None:
+    with bind("127.0.0.1", 0) as busy:
+        busy_port = busy.getsockname()[1]
+        with bind("127.0.0.1", 0) as probe:
+            app_port = probe.getsockname()[1]
+        settings = UiSettings(token="t" * 20, port=app_port, canvas_port=busy_port)
+        with pytest.raises(ConfigurationError, match=f"cannot bind 127.0.0.1:{busy_port}"):
+            bind_listeners(settings)
+    # A listening socket left on the app's port would make this bind fail.
+    with bind("127.0.0.1", app_port) as again:
+        assert again.getsockname()[1] == app_port
+
+
+def test_bind_listeners_binds_the_app_and_the_canvas_host_for_serve_ui() -> None:
+    app, canvas = bind_listeners(UiSettings(token="t" * 20, port=0, canvas_port=0))
+    with app, canvas:
+        assert app.getsockname()[1] != canvas.getsockname()[1]
+        assert app.getblocking() is False and canvas.getblocking() is False

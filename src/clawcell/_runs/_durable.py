@@ -46,7 +46,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from .._cell._bridge import Reply
+from .._cell import Reply
 from .._jsjson import utf8_len
 from ..envelope import ResultsStore, SavedResult
 from ..errors import SnapshotError, StaleRunError, StoreUnavailableError

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._cell._bridge import Bridge
+from .._cell import Bridge
 from .._limits import Limits
 from ..approvals import RunApprovals
 from ..catalog import Catalog, Tool, close_tools

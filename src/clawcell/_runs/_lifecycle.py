@@ -21,12 +21,10 @@ import dataclasses
 import time
 from typing import Final
 
-from .._cell._cell import Cell
-from .._cell._outcome import LegOutcome, failed_outcome
+from .._cell import Cell, LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4
-from .._source._call import ExecArgs
-from .._source._checks import check_source
+from .._source import ExecArgs, check_source
 from ..approvals import Approvals
 from ..envelope import (
     Envelope,

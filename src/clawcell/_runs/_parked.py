@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from .._cell._cell import Cell
+from .._cell import Cell
 from ..approvals import PendingApproval
 from ..envelope import OutputLedger
 from ..errors import SnapshotError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._cell._outcome import LegOutcome
+from .._cell import LegOutcome
 from ..envelope import (
     Envelope,
     Projection,

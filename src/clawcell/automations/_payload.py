@@ -12,9 +12,11 @@ from typing import Any, Final, Literal, Protocol, cast
 
 from ..catalog import HookDecision, Tool, ToolCallEvent
 from ..store import JobRecord, JobRun
-from ._jobs import SUMMARY_CHARS
 
-__all__ = ["Outcome", "PayloadRunner", "TurnRunner", "storable"]
+__all__ = ["SUMMARY_CHARS", "Outcome", "PayloadRunner", "TurnRunner", "storable"]
+
+SUMMARY_CHARS: Final = 500
+"""The most characters of a run's summary or error any store keeps."""
 
 TOOL_BUDGET_EXCEEDED: Final = "tool_budget_exceeded"
 _UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")

@@ -37,7 +37,7 @@ def _invalid(message: str) -> ToolError:
 
 
 def check_schedule(schedule: Mapping[str, Any]) -> dict[str, Any]:
-    """The schedule, validated and normalized.
+    """A job's `schedule` object (one of the three shapes above), checked and normalized.
 
     Raises:
         ToolError: `invalid_schedule`, saying what is wrong and how to write it.
@@ -114,8 +114,9 @@ def _parse_time(value: object) -> float:
 
 
 def next_after(schedule: Mapping[str, Any], after: float, *, anchor: float) -> float | None:
-    """The first occurrence strictly after `after` (seconds since the epoch), or `None` when
-    there is none up to `LAST_TIME` (an `at` in the past, a cron that never matches)."""
+    """The first occurrence of a checked `schedule` strictly after `after` (seconds since the
+    epoch), or `None` when there is none up to the year 9999 (an `at` in the past, a cron that
+    never matches). An `every` schedule counts from `anchor`, the job's creation."""
     found = _next(schedule, after, anchor)
     return found if found is not None and found <= LAST_TIME else None
 

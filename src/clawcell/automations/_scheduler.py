@@ -28,7 +28,7 @@ from ..store import JobRecord, JobRun, JobStore
 from ._payload import Outcome, PayloadRunner, storable
 from ._schedule import next_after
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "delete_job_session"]
 
 
 class Scheduler:
@@ -184,7 +184,7 @@ class Scheduler:
         if job is None or not job.removed or await self.jobs.active_runs(job_id):
             return
         await self.jobs.delete_job(job_id)
-        await clean_session(self._session_store, job_id)
+        await delete_job_session(self._session_store, job_id)
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Pass every `poll_seconds` until `stop` is set (or cancelled); then wait for the
@@ -218,8 +218,9 @@ class Scheduler:
         return min(self.poll_seconds, max(0.0, soonest - self.clock()) + 0.001)
 
 
-async def clean_session(store: Any, job_id: str) -> None:
-    """Delete the entries of the job's `automation:<job id>` session, if there is a store."""
+async def delete_job_session(store: Any, job_id: str) -> None:
+    """Delete the entries of a removed job's session (`automation:<job id>`, where its
+    headless cells kept their state) from `store`; nothing when `store` is `None`."""
     if store is None:
         return
     session = f"automation:{job_id}"

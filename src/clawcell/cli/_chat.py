@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from .. import Tool
-from ..agent._agent import Agent
-from ..agent._model import Model
-from ..agent._models._anthropic import AnthropicModel, anthropic_sdk
-from ..agent._models._openai_chat import OpenAIChatModel, openai_sdk
-from ..agent._models._openai_responses import OpenAIResponsesModel
+from .._lazy import install_hint
+from ..agent import Agent, AnthropicModel, Model, OpenAIChatModel, OpenAIResponsesModel
 from ..errors import ClawcellError, ConfigurationError
 from ._chat_view import ChatView, terminal_safe
 from ._lines import read_line
@@ -162,12 +160,21 @@ def build_model(spec: str, *, base_url: str | None, environ: Mapping[str, str]) 
             "needs none."
         )
     if api == "anthropic":
-        client = anthropic_sdk().AsyncAnthropic(api_key=key, base_url=base_url)
+        client = _sdk(spec, "anthropic").AsyncAnthropic(api_key=key, base_url=base_url)
         return AnthropicModel(name, client=client)
     adapter = OpenAIChatModel if api == "openai" else OpenAIResponsesModel
-    return adapter(
-        name, client=openai_sdk(adapter.__name__).AsyncOpenAI(api_key=key, base_url=base_url)
-    )
+    return adapter(name, client=_sdk(spec, "openai").AsyncOpenAI(api_key=key, base_url=base_url))
+
+
+def _sdk(spec: str, module: str) -> Any:
+    """The SDK `module` the command builds the model's client with (the adapters build one
+    only from the environment, and `--base-url` and the key are the command's)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"--model {spec!r} needs the `{module}` package: {install_hint(module)}."
+        ) from exc
 
 
 async def _chat(

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final, TextIO
 
-from ..agent._events import (
+from ..agent import (
     AgentEvent,
     CellFinished,
     CellOutput,

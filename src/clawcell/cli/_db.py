@@ -15,9 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ClawcellError
-from ..store._opening import POSTGRES_SCHEMES, open_store
-from ..store._postgres._store import PostgresStore
-from ..store._sqlite._store import SQLiteStore
+from ..store import PostgresStore, SQLiteStore, open_store
 from ._files import check_store_file
 
 __all__ = ["configure", "run"]
@@ -40,14 +38,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run `clawcell db upgrade`; the exit status (0, or 2 with the reason on stderr)."""
     try:
-        if not str(args.store).startswith(POSTGRES_SCHEMES):
+        store = open_store(str(args.store), schema=str(args.schema))  # opens nothing yet
+        if isinstance(store, SQLiteStore):
             check_store_file(
                 Path(args.store),
                 create=False,
                 missing="so there is nothing to upgrade; name the store your agents or "
                 "workers use (a new store gets the current schema when it is first opened).",
             )
-        store = open_store(str(args.store), schema=str(args.schema))
         name = (
             f"PostgreSQL schema {store.schema!r}"
             if isinstance(store, PostgresStore)

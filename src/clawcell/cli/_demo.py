@@ -9,10 +9,8 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-from .._codemode import CodeMode
+from .. import CodeMode, Limits, Tool
 from .._lazy import install_hint
-from .._limits import Limits
-from ..catalog import Tool
 from ..errors import ToolError
 
 __all__ = ["run_demo"]

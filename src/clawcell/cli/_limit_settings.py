@@ -75,8 +75,6 @@ def parse_limits(pairs: Sequence[str]) -> dict[str, int]:
 
 def _check_range(where: str, name: str, value: int) -> None:
     """Refuse a value `Limits` would silently replace by its default or clamp."""
-    from .._limits import _CAMEL, _RANGES  # pyright: ignore[reportPrivateUsage]
-
-    _, low, high = _RANGES[_CAMEL[name]]
+    low, high = Limits.bounds(name)
     if not low <= value <= high:
         raise ConfigurationError(f"{where}: {value} is outside {low}–{high}; pick a value in it.")

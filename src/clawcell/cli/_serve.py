@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..errors import ConfigurationError
-from ..ui._protocol import ChatAgent
-from ..ui._settings import UiSettings, load_settings
+from ..ui import ChatAgent, UiSettings, load_settings
 from ._serve_options import configure
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ AgentFactory = Callable[[], contextlib.AbstractAsyncContextManager[ChatAgent]]
 
 
 def _demo_factory(media: Path) -> AgentFactory:
-    from ..ui._demo._agent import demo_agent
+    from ..ui import demo_agent
 
     return lambda: demo_agent(media)
 
@@ -141,16 +140,10 @@ async def serve(
     out: TextIO | None = None,
 ) -> None:
     """Serve the UI (and its canvas host) for the agent `factory` yields until stopped."""
-    from ..ui import serve_ui
-    from ..ui._servers import bind
+    from ..ui import bind_listeners, serve_ui
 
     out = out or sys.stdout
-    sock = bind(settings.host, settings.port)
-    try:
-        canvas = bind(settings.host, settings.canvas_port)
-    except BaseException:
-        sock.close()
-        raise
+    sock, canvas = bind_listeners(settings)  # a taken port fails before the agent is built
     try:
         async with factory() as agent, serve_ui(agent, settings, sockets=(sock, canvas)) as ui:
             print(access_url(settings, sock.getsockname()[1]), file=out, flush=True)

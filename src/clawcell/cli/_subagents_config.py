@@ -25,11 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from .. import Limits, Tool
-from ..agent._agent import Agent
-from ..agent._model import Model
-from ..agent._subagents._profile import SubagentProfile
-from ..agent._subagents._run_book import KEEP_FINISHED_RUNS
-from ..agent._subagents._subagents import subagent_tools
+from ..agent import Agent, Model, SubagentProfile, subagent_tools
 from ..errors import ConfigurationError
 
 __all__ = ["configure_subagents"]
@@ -68,13 +64,9 @@ def configure_subagents(
     built = [
         _profile(name, value, agent.model, by_name, build_model) for name, value in profiles.items()
     ]
-    subagent_tools(
-        agent,
-        built,
-        max_depth=top.get("max_depth", 1),
-        max_children=top.get("max_children", 4),
-        keep_finished_runs=top.get("keep_finished_runs", KEEP_FINISHED_RUNS),
-    )
+    # Only the caps the table names: their defaults are `subagent_tools`' own.
+    caps = {key: top[key] for key in _TOP if key != "profiles" and key in top}
+    subagent_tools(agent, built, **caps)
 
 
 def _profile(
@@ -95,8 +87,7 @@ def _profile(
         instructions=_text(where, table, "instructions"),
         tools=_tools(where, table.get("tools", []), tools),
         limits=None if limits is None else Limits.from_config(_mapping(limits, where, None)),
-        max_model_turns=table.get("max_model_turns", 16),
-        max_turn_seconds=table.get("max_turn_seconds", 600.0),
+        **{key: table[key] for key in ("max_model_turns", "max_turn_seconds") if key in table},
     )
 
 

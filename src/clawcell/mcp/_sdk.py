@@ -1,4 +1,6 @@
-"""The one place that imports the `mcp` SDK; it is optional (`pip install 'clawcell[mcp]'`)."""
+"""The bridge's one place that imports the `mcp` SDK; it is optional (`pip install
+'clawcell[mcp]'`). The server face, `clawcell.mcp_server`, imports the SDK's server side
+itself."""
 
 from __future__ import annotations
 

@@ -22,11 +22,12 @@ and a retried call with a state this server did not issue is refused and decides
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from ..errors import ClawcellError, ConfigurationError
-from ..mcp._sdk import require_sdk
+from .._lazy import install_hint
+from ..errors import ClawcellError, ConfigurationError, McpError
 from ..store import state_keys_for
 from ._approvals import (
     APPROVAL_SCHEMA,
@@ -77,7 +78,7 @@ class CodeModeServer:
     def __init__(
         self, mode: CodeMode, *, name: str = "clawcell", approvals: ApprovalPolicy = "elicit"
     ) -> None:
-        require_sdk()
+        _require_sdk()
         if approvals not in _POLICIES:
             raise ConfigurationError(
                 f"`approvals` must be one of {', '.join(_POLICIES)}, got {approvals!r}."
@@ -257,6 +258,15 @@ def _input_required(pending: list[dict[str, Any]], state: str) -> Any:
         for a in pending
     }
     return types.InputRequiredResult(input_requests=requests, request_state=state)
+
+
+def _require_sdk() -> None:
+    """Fail first, with the install command, when the `mcp` SDK is missing (the server is
+    built on it at once: `_sdk_server`)."""
+    try:
+        importlib.import_module("mcp.server")
+    except ImportError as exc:
+        raise McpError(f"`CodeModeServer` needs the `mcp` package: {install_hint('mcp')}.") from exc
 
 
 def _sdk_server(

@@ -9,7 +9,7 @@ and web search.
 
 from __future__ import annotations
 
-from ._automations import automations
+from ._automations._automations import automations
 from ._browser._browser import browser
 from ._browser._browser_settings import BrowserSettings
 from ._guard import AddressGuard, Resolver, SystemResolver

@@ -142,7 +142,7 @@ def _shell(section: dict[str, Any]) -> list[Tool]:
 
 def _automations(section: dict[str, Any], visibility: SessionVisibility | None) -> list[Tool]:
     from ..store import open_store
-    from ._automations import automations
+    from ._automations._automations import automations
 
     target = section.get("store")
     if not isinstance(target, str) or not target:

@@ -22,6 +22,7 @@ except ImportError as exc:
 
 from .. import _lazy
 from ._app import create_app
+from ._demo._agent import demo_agent
 from ._documents import canvas_tool
 from ._protocol import (
     AgentEvent,
@@ -31,7 +32,7 @@ from ._protocol import (
     PendingPrompt,
     SessionSummary,
 )
-from ._servers import UiServers, serve_ui
+from ._servers import UiServers, bind_listeners, serve_ui
 from ._settings import EmbedSandbox, UiSettings, load_settings
 from ._widgets._tool import widget_tool
 
@@ -45,8 +46,10 @@ __all__ = [
     "SessionSummary",
     "UiServers",
     "UiSettings",
+    "bind_listeners",
     "canvas_tool",
     "create_app",
+    "demo_agent",
     "load_settings",
     "serve_ui",
     "widget_tool",

@@ -24,7 +24,7 @@ from ._app import create_app
 from ._protocol import ChatAgent, DocumentStore
 from ._settings import UiSettings
 
-__all__ = ["UiServers", "bind", "serve_ui"]
+__all__ = ["UiServers", "bind", "bind_listeners", "serve_ui"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -47,6 +47,25 @@ def bind(host: str, port: int) -> socket.socket:
     sock.listen(128)
     sock.setblocking(False)
     return sock
+
+
+def bind_listeners(settings: UiSettings) -> tuple[socket.socket, socket.socket]:
+    """The app's and the canvas host's listening sockets for `serve_ui(sockets=…)`.
+
+    Both bind `settings.host`, on `settings.port` and `settings.canvas_port` (`0` picks a
+    free port). A caller that binds first learns of a taken port before it builds its agent;
+    it closes the sockets after serving.
+
+    Raises:
+        ConfigurationError: a port cannot be bound (say which, and what to do); nothing is
+            left open.
+    """
+    app = bind(settings.host, settings.port)
+    try:
+        return app, bind(settings.host, settings.canvas_port)
+    except BaseException:
+        app.close()
+        raise
 
 
 def _bind_failure(host: str, port: int, exc: OSError) -> str:
@@ -109,10 +128,9 @@ async def serve_ui(
     """
     async with contextlib.AsyncExitStack() as stack:
         if sockets is None:
-            sockets = (
-                stack.enter_context(contextlib.closing(bind(settings.host, settings.port))),
-                stack.enter_context(contextlib.closing(bind(settings.host, settings.canvas_port))),
-            )
+            sockets = bind_listeners(settings)
+            for sock in sockets:
+                stack.enter_context(contextlib.closing(sock))
         port, canvas_port = (s.getsockname()[1] for s in sockets)
         settings = dataclasses.replace(settings, port=port, canvas_port=canvas_port)
         app = create_app(agent, settings, documents=documents, automations=automations)

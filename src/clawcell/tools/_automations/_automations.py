@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Tool
-from ._sessions._sessions_policy import SessionVisibility
+from ...catalog import Tool
+from .._sessions._sessions_policy import SessionVisibility
 
 __all__ = ["automations"]
 
@@ -39,8 +39,8 @@ def automations(
     Raises:
         ConfigurationError: `store` is not a store.
     """
-    from ..automations import automations_tool
-    from ..store import SessionStore, job_store_for
+    from ...store import SessionStore, job_store_for
+    from ._tool import automations_tool
 
     jobs = scheduler.jobs if scheduler is not None else job_store_for(store)
     session_store = store if isinstance(store, SessionStore) else None

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
-from ..errors import ToolError
-from ..store import JobRecord, JobRun
-from ._schedule import check_schedule, next_after
+from ...automations import check_schedule, next_after
+from ...errors import ToolError
+from ...store import JobRecord, JobRun
 
 __all__ = [
     "DEFAULT_MAX_HISTORY",
@@ -24,7 +24,6 @@ __all__ = [
 
 DEFAULT_MAX_HISTORY: Final = 50
 MAX_HISTORY: Final = 1_000
-SUMMARY_CHARS: Final = 500
 _SPEC_KEYS: Final = (
     "name", "schedule", "payload", "enabled", "catchUp", "maxHistory", "declarationKey",
 )  # fmt: skip

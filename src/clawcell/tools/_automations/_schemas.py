@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..catalog import define_output_schema
+from ...catalog import define_output_schema
 
 __all__ = ["ACTIONS", "AUTOMATIONS_INPUT", "AUTOMATIONS_OUTPUT"]
 

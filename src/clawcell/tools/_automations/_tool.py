@@ -7,11 +7,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast
 
-from ..catalog import Tool, call_session
-from ..errors import ConfigurationError, ToolError
-from ..store import JobRecord, JobRun, JobStore
+from ...automations import Scheduler, delete_job_session, next_after
+from ...catalog import Tool, call_session
+from ...errors import ConfigurationError, ToolError
+from ...store import JobRecord, JobRun, JobStore
 from ._jobs import job_json, job_owner, job_summary, new_job, run_json, updated_job
-from ._scheduler import Scheduler, clean_session
 from ._schemas import AUTOMATIONS_INPUT, AUTOMATIONS_OUTPUT
 
 __all__ = ["automations_tool"]
@@ -150,7 +150,7 @@ class _Actions:
             await self.jobs.save_job(_replace(job, removed=True, enabled=False, now=self.clock()))
             return {"ok": True, "removed": True, "sessionCleanup": "pending"}
         await self.jobs.delete_job(job.id)
-        await clean_session(self.session_store, job.id)
+        await delete_job_session(self.session_store, job.id)
         return {"ok": True, "removed": True}
 
     async def run(self, params: Mapping[str, Any]) -> Any:
@@ -179,7 +179,7 @@ class _Actions:
         job = await self.job(params)
         resumed = updated_job(job, {"enabled": True}, self.clock())
         if job.next_due_at is not None and job.next_due_at < self.clock():
-            from ._schedule import next_after  # a paused job does not catch up on resume
+            # A paused job does not catch up on resume.
 
             later = next_after(job.spec["schedule"], self.clock(), anchor=job.spec["anchor"])
             resumed = _replace(resumed, next_due_at=later, now=self.clock())
