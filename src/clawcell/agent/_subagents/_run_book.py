@@ -147,8 +147,8 @@ class RunBook:
 async def subagent_runs(store: EntryStore, session_id: str) -> list[dict[str, Any]]:
     """The sub-agent runs `session_id` started, read from their records in `store` (by any
     process, this one's included), oldest first: what `agents_wait` reports of each, with its
-    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the next process
-    whose session uses the tools resumes it). For views such as the Control UI; it changes
+    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the sweep of a
+    live process with its profile resumes it). For views such as the Control UI; it changes
     nothing.
     """
     return [
