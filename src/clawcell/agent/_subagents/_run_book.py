@@ -10,7 +10,7 @@ orphan, resumed by the first process that finds it. Which process resumes is set
 once exactly one resumes it.
 
 Finding orphans without their parent: every run in flight is also listed in the store-wide
-index `clawcell\\x1fsubagents\\x1findex` (key: run id, value: its parent), written with each
+index `\\x1fclawcell\\x1fsubagents` (key: run id, value: its parent), written with each
 save of a running record and deleted by the save that ends it. Every process's registry
 sweeps the index (`indexed`) on its heartbeat, so a dead worker's runs are picked up by any
 live one; an entry whose run has ended or is gone is deleted by the sweep that finds it
@@ -35,9 +35,10 @@ from ._run import SubagentRun
 
 __all__ = ["INDEX", "KEEP_FINISHED_RUNS", "RunBook", "subagent_runs"]
 
-INDEX: Final = "clawcell\x1fsubagents\x1findex"
-"""The runs in flight of every parent session (key: run id, value: `{"parent": …}`); two
-separators, so no session's derived `<session>\\x1f<suffix>` can name it."""
+INDEX: Final = "\x1fclawcell\x1fsubagents"
+"""The runs in flight of every parent session (key: run id, value: `{"parent": …}`). It starts
+with the separator, so no session's derived `<session>\\x1f<suffix>` is it, nor begins it (a
+session id is never empty)."""
 
 KEEP_FINISHED_RUNS: Final = 100
 """Finished run records kept per parent session by default (running ones are all kept)."""
