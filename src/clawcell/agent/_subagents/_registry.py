@@ -5,12 +5,21 @@ earlier process's, or another worker's) have none until this process resumes the
 change of a driven run is saved through the `RunBook` under one lock, so a heartbeat can never
 overwrite a run's final record. When a run ends, its parent's finished runs but the newest
 `keep` are dropped from the store and from memory (running ones are all kept).
+
+Every third of the lease the registry renews its runs' records (the heartbeat) and, with a
+store that outlives the agent, sweeps the store's index of runs in flight: an orphan of a
+profile it has (its worker died, or closed and left it interrupted) is claimed and resumed
+here, whoever its parent is and whether or not the parent does anything. Runs of profiles
+it lacks are left for a registry that has them (or for their parent's `sync`, which ends
+them `failed`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import logging
 import os
 import socket
 import time
@@ -21,7 +30,7 @@ from typing import Final
 from ...store import SessionStore
 from .._agent import Agent
 from ._run import SubagentRun, cancel, drive, settled
-from ._run_book import HEARTBEAT_S, KEEP_FINISHED_RUNS, STALE_S, RunBook
+from ._run_book import KEEP_FINISHED_RUNS, RunBook
 
 __all__ = ["RESUME_TEXT", "RunRegistry"]
 
@@ -30,6 +39,7 @@ RESUME_TEXT: Final = (
     "is above; carry on from there and end with your final answer. The task:\n\n{task}"
 )
 """The user message that resumes an interrupted child turn in its own session."""
+_log = logging.getLogger("clawcell.agent")
 
 
 class RunRegistry:
@@ -41,6 +51,8 @@ class RunRegistry:
         durable: Whether the store outlives the agent: runs in flight at `close` are then
             left `interrupted` (resumable) rather than cancelled.
         keep: Finished runs kept per parent session (the newest by start).
+        lease_seconds: A run whose record was not renewed for this long belongs to a
+            process that is gone; records are renewed every third of it.
     """
 
     def __init__(
@@ -50,6 +62,7 @@ class RunRegistry:
         *,
         durable: bool,
         keep: int = KEEP_FINISHED_RUNS,
+        lease_seconds: float = 30.0,
     ) -> None:
         self.runs: dict[str, SubagentRun] = {}
         self.depths: dict[str, int] = {}  # child session -> its depth (parents' are 0)
@@ -57,11 +70,15 @@ class RunRegistry:
         self._children = children
         self._durable = durable
         self._keep = keep
+        self._lease = lease_seconds
         self._book = RunBook(store)
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._save_lock = asyncio.Lock()
+        # One sync or sweep at a time: each checks "driven here?" before a claim it awaits.
+        self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
 
     @property
     def durable(self) -> bool:
@@ -80,30 +97,68 @@ class RunRegistry:
             self._drive(run, text), name=f"sub-agent {run.run_id}", context=contextvars.Context()
         )
         run.handle.add_done_callback(lambda task: self._settled(run, task))
-        if self._heartbeat is None:
-            self._heartbeat = asyncio.get_running_loop().create_task(
-                self._beat(), name="sub-agent heartbeat", context=contextvars.Context()
-            )
+        self.tend()
+
+    def tend(self) -> None:
+        """Start the heartbeat and sweep (once; a no-op without a running loop or once
+        closed)."""
+        if self._heartbeat is not None or self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # built outside a loop: the first spawn or sync starts it
+        self._heartbeat = loop.create_task(
+            self._beat(), name="sub-agent heartbeat", context=contextvars.Context()
+        )
 
     async def sync(self, parent: str) -> list[str]:
         """Take in the stored runs of `parent` this process does not drive and resume the
         orphans among them; the ids of the runs resumed here."""
         resumed: list[str] = []
-        for stored in await self._book.load(parent):
-            mine = self.runs.get(stored.run_id)
-            if mine is not None and mine.handle is not None:
-                continue  # driven here: memory is ahead of the store
-            self.runs[stored.run_id] = stored
-            self.depths.setdefault(stored.session_id, stored.depth)
-            if (
-                not self.closed
-                and stored.orphaned(time.time(), STALE_S)
-                and await self._book.claim(stored, self._owner)
-            ):
-                stored.resumes += 1
-                await self._adopt(stored)
-                resumed.append(stored.run_id)
+        async with self._sync_lock:
+            for stored in await self._book.load(parent):
+                mine = self.runs.get(stored.run_id)
+                if mine is not None and mine.handle is not None:
+                    continue  # driven here: memory is ahead of the store
+                self.runs[stored.run_id] = stored
+                self.depths.setdefault(stored.session_id, stored.depth)
+                if await self._take(stored):
+                    await self._adopt(stored)
+                    resumed.append(stored.run_id)
         return resumed
+
+    async def sweep(self) -> list[str]:
+        """Resume the orphans of the profiles this registry has among every parent's runs
+        in flight (the store's index), and unlist the runs that ended; the ids resumed."""
+        resumed: list[str] = []
+        async with self._sync_lock:
+            for parent, run_ids in (await self._book.indexed()).items():
+                stored = {run.run_id: run for run in await self._book.load(parent)}
+                for run_id in run_ids:
+                    run = stored.get(run_id)
+                    if run is None or run.status != "running":
+                        await self._book.unindex(run_id)  # ended, pruned, or never saved
+                        continue
+                    mine = self.runs.get(run_id)
+                    if (mine is not None and mine.handle is not None) or (
+                        run.profile not in self._children
+                    ):
+                        continue
+                    if await self._take(run):
+                        self.runs[run_id] = run
+                        await self._adopt(run)
+                        resumed.append(run_id)
+        return resumed
+
+    async def _take(self, run: SubagentRun) -> bool:
+        """Whether this registry won the claim to resume the orphan `run`."""
+        if self.closed or not run.orphaned(time.time(), self._lease):
+            return False
+        if not await self._book.claim(run, self._owner):
+            return False
+        run.resumes += 1
+        return True
 
     def cancel_tree(self, session_id: str, reason: str) -> list[asyncio.Task[None]]:
         """Cancel the runs `session_id` started here, and theirs; their tasks."""
@@ -119,8 +174,10 @@ class RunRegistry:
         """Stop every run driven here (interrupted when durable, else cancelled) and wait
         until their records are saved."""
         self.closed = True
+        self._closing.set()  # the heartbeat ends even if a store call swallowed its cancel
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
         tasks = [r.handle for r in self.runs.values() if r.handle and not r.handle.done()]
         for run in self.runs.values():
             if self._durable and run.handle is not None and not run.handle.done():
@@ -177,7 +234,16 @@ class RunRegistry:
             self.depths.pop(run.session_id, None)
 
     async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(HEARTBEAT_S)
+        while not self.closed:
+            if self._durable:  # only a store that outlives the agent can hold orphans
+                try:
+                    await self.sweep()
+                except Exception:  # the next beat sweeps again; the heartbeat must go on
+                    _log.warning("the sweep of sub-agent runs failed", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._lease / 3):
+                    await self._closing.wait()
+            if self.closed:
+                return
             for run in [r for r in self.runs.values() if r.owner == self._owner]:
                 await self._save(run, beat=True)

@@ -2,12 +2,19 @@
 
 A run's record is an entry of a derived session of its parent, `<parent>\\x1fsubagents`, keyed
 by run id (session ids may not hold control characters, so no cell's `store`/`load` and no
-other session can reach it). It is written when the run starts, every `HEARTBEAT_S` while it
-runs (`aliveAt`), and when it ends. A record that says `running` but whose process is gone —
-closed cleanly with a durable store (`interrupted`), or silent for `STALE_S` (a crash) — is
-an orphan: the first process that looks at its parent's runs resumes it. Which process
-resumes is settled by `put_new` on a claim entry (`<runId>#resume<n>`), so of two workers
-that find one orphan at once exactly one resumes it.
+other session can reach it). It is written when the run starts, every third of the lease while
+it runs (`aliveAt`), and when it ends. A record that says `running` but whose process is gone —
+closed cleanly with a durable store (`interrupted`), or silent for a lease (a crash) — is an
+orphan, resumed by the first process that finds it. Which process resumes is settled by
+`put_new` on a claim entry (`<runId>#resume<n>`), so of two workers that find one orphan at
+once exactly one resumes it.
+
+Finding orphans without their parent: every run in flight is also listed in the store-wide
+index `\\x1fclawcell\\x1fsubagents` (key: run id, value: its parent), written with each
+save of a running record and deleted by the save that ends it. Every process's registry
+sweeps the index (`indexed`) on its heartbeat, so a dead worker's runs are picked up by any
+live one; an entry whose run has ended or is gone is deleted by the sweep that finds it
+(`unindex`).
 
 Retention: `prune` keeps the newest `keep` finished runs of a parent (by start) and every run
 still `running` (an interrupted one included); older finished records go with their claim
@@ -26,12 +33,12 @@ from ...errors import ClawcellError
 from ...store import EntryStore, FirstWriter, StoredValue
 from ._run import SubagentRun
 
-__all__ = ["HEARTBEAT_S", "KEEP_FINISHED_RUNS", "STALE_S", "RunBook", "subagent_runs"]
+__all__ = ["INDEX", "KEEP_FINISHED_RUNS", "RunBook", "subagent_runs"]
 
-HEARTBEAT_S: Final = 10.0
-"""How often a process re-writes the records of the runs it drives (`aliveAt`)."""
-STALE_S: Final = 30.0
-"""A `running` record not re-written for this long belongs to a process that is gone."""
+INDEX: Final = "\x1fclawcell\x1fsubagents"
+"""The runs in flight of every parent session (key: run id, value: `{"parent": …}`). It starts
+with the separator, so no session's derived `<session>\\x1f<suffix>` is it, nor begins it (a
+session id is never empty)."""
 
 KEEP_FINISHED_RUNS: Final = 100
 """Finished run records kept per parent session by default (running ones are all kept)."""
@@ -48,12 +55,44 @@ class RunBook:
         self._store = store
 
     async def save(self, run: SubagentRun) -> None:
-        """Write `run`'s record; a store outage is logged (the run goes on in memory)."""
+        """Write `run`'s record, then list it in the index while it runs and take it out once
+        it ended; a store outage is logged (the run goes on in memory; the next save of a
+        running record lists it again)."""
         text = json.dumps(run.record(), ensure_ascii=False, separators=(",", ":"))
         try:
             await self._store.put(run.parent + _SUFFIX, run.run_id, StoredValue(json=text))
+            if run.status == "running":
+                listed = json.dumps({"parent": run.parent}, ensure_ascii=False)
+                await self._store.put(INDEX, run.run_id, StoredValue(json=listed))
+            else:
+                await self._store.delete(INDEX, run.run_id)
         except ClawcellError:
             _log.warning("saving sub-agent run %r failed", run.run_id, exc_info=True)
+
+    async def indexed(self) -> dict[str, list[str]]:
+        """The runs the index lists as in flight, by parent session (`{}` on a store outage,
+        logged; unreadable entries are skipped)."""
+        try:
+            items = await self._store.items(INDEX)
+        except ClawcellError:
+            _log.warning("reading the index of sub-agent runs failed", exc_info=True)
+            return {}
+        parents: dict[str, list[str]] = {}
+        for run_id, value in items.items():
+            try:
+                parent = json.loads(value.json)["parent"]
+            except (ValueError, TypeError, KeyError):
+                parent = None
+            if isinstance(parent, str):
+                parents.setdefault(parent, []).append(run_id)
+        return parents
+
+    async def unindex(self, run_id: str) -> None:
+        """Take a run that ended (or whose record is gone) out of the index."""
+        try:
+            await self._store.delete(INDEX, run_id)
+        except ClawcellError:
+            _log.warning("unlisting sub-agent run %r failed", run_id, exc_info=True)
 
     async def load(self, parent: str) -> list[SubagentRun]:
         """The runs `parent` started, oldest first; unreadable records are logged and skipped."""
@@ -109,8 +148,8 @@ class RunBook:
 async def subagent_runs(store: EntryStore, session_id: str) -> list[dict[str, Any]]:
     """The sub-agent runs `session_id` started, read from their records in `store` (by any
     process, this one's included), oldest first: what `agents_wait` reports of each, with its
-    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the next process
-    whose session uses the tools resumes it). For views such as the Control UI; it changes
+    `task`, `startedAt` and `interrupted` (a run in flight whose process stopped; the sweep of a
+    live process with its profile resumes it). For views such as the Control UI; it changes
     nothing.
     """
     return [

@@ -15,8 +15,11 @@ error) cancels its children and theirs.
 Every run has a record in the store (`RunBook`), so runs outlive their process: closing the
 agent with a store of its caller's (one that outlives it) leaves its runs in flight
 `interrupted` rather than cancelled, and a later process over the same store resumes them
-(their child turns carry on in the same child sessions) when their parent's session next uses
-the tools — a parked `agents_wait` continued by `wait` included (it is replay-safe).
+(their child turns carry on in the same child sessions): its registry's sweep finds them in
+the store's index of runs in flight within a third of the agent's turn lease, and the parent
+session's next use of the tools does too — a parked `agents_wait` continued by `wait`
+included (it is replay-safe). A worker that dies mid-run is noticed the same way once its
+records go a lease without a heartbeat.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ class Subagents:
             self._children,
             durable=not agent._owns_store,  # pyright: ignore[reportPrivateUsage]
             keep=keep,
+            lease_seconds=agent.turn_lease_seconds,
         )
         self._runs = self._registry.runs
         self._depths = self._registry.depths
@@ -101,6 +105,7 @@ class Subagents:
         agent.attach(self)
         for child in self._children.values():
             child.attach(self)
+        self._registry.tend()  # a worker sweeps for dead workers' runs from the start
 
     def _child_agent(self, profile: SubagentProfile) -> Agent:
         nested = self.tools if self._max_depth > 1 else ()
@@ -115,6 +120,8 @@ class Subagents:
             limits=profile.limits,
             max_model_turns=profile.max_model_turns,
             max_turn_seconds=profile.max_turn_seconds,
+            # A resumed child turn takes over its session's turn lease: as soon as a run's.
+            turn_lease_seconds=self._agent.turn_lease_seconds,
         )
 
     # -- the host API -------------------------------------------------------------------
@@ -128,7 +135,15 @@ class Subagents:
         """Read the runs `session_id` started from the store and resume those whose process
         is gone (what the tools do on their own when that session next uses them); returns
         the ids of the runs resumed here."""
+        self._registry.tend()
         return await self._registry.sync(session_id)
+
+    async def sweep(self) -> list[str]:
+        """Resume now the runs whose process is gone, of every parent session in the store
+        (what the runtime does on its own every third of the agent's turn lease); returns the
+        ids of the runs resumed here."""
+        self._registry.tend()
+        return await self._registry.sweep()
 
     def child(self, profile: str) -> Agent:
         """The child agent of `profile` (for `decide`, `history`, …).
