@@ -143,8 +143,10 @@ class Sandbox:
         """`"bwrap"` or `"none"`, as results report it."""
         return "bwrap" if self.bwrap else "none"
 
-    def argv(self, command: list[str], workdir: Path) -> SandboxArgv:
-        """`command` wrapped to run in `workdir` (inside the sandbox when there is one)."""
+    def argv(self, command: list[str], workdir: Path, *, source: Path | None = None) -> SandboxArgv:
+        """`command` wrapped to run in `workdir` (inside the sandbox when there is one);
+        `source` is what is mounted at the workspace root (the root itself by default; an
+        idmapped mount of it for a command under a leased uid, `_uid_leases`)."""
         if self.bwrap is None:
             reaper = [sys.executable, "-I", "-S", str(_REAPER)] if self.reaper else []
             return SandboxArgv(argv=[*reaper, *command])
@@ -163,7 +165,7 @@ class Sandbox:
             wrapped += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
             wrapped += ["--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
             wrapped += ["--size", size, "--tmpfs", "/tmp"]
-            wrapped += ["--bind", str(self.root), str(self.root)]
+            wrapped += ["--bind", str(source or self.root), str(self.root)]
             wrapped += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(workdir)]
             program = _seccomp.program()
             if program is not None:
