@@ -13,7 +13,7 @@ files root owns as its own, and what it writes is root's on disk, as without a l
 
 Leases are host state, shared by every clawcell process of the machine: a lease is an
 exclusive `flock` on `/run/clawcell/uids/<uid>`, released by the kernel when its holder dies.
-A lease file that does not say `clean` was left by a holder that died mid-command: the next
+A lease file that still says `busy` was left by a holder that died mid-command: the next
 holder kills whatever still runs as that uid before it starts anything.
 
 The range: the `clawcell` entry of `/etc/subuid` (`clawcell:FIRST:COUNT`) when there is one,
@@ -44,6 +44,7 @@ DEFAULT_FIRST: Final = 0x7000_0000
 DEFAULT_COUNT: Final = 4096
 _STATE: Final = Path("/run/clawcell")
 _CLEAN: Final = b"clean"
+_BUSY: Final = b"busy"
 _END_SECONDS: Final = 5.0
 _NEXT: Final = itertools.count(random.randrange(1 << 30))
 _log = logging.getLogger("clawcell.tools")
@@ -65,13 +66,18 @@ class UidLease:
         kill_uid(self.uid)
 
     def release(self) -> None:
-        """Kill what still runs as the uid, remove the mount, and free the uid (idempotent)."""
+        """Once the command's processes ended, remove the mount and free the uid (idempotent).
+
+        Call it after the command's leader ended. Nothing is killed here: every process of the
+        command lives in its sandbox's PID namespace, which the kernel empties when the
+        sandbox's PID 1 ends (bubblewrap's `--die-with-parent` ends it with the leader); this
+        waits for that. A holder that died before releasing leaves its lease `busy`, and
+        the next holder of the uid kills every process of it (`kill_uid`) first."""
         with self._released:
             if not self._open:
                 return
             self._open = False
         try:
-            kill_uid(self.uid)
             _wait_ended(self.uid)
             unmount(self.source)
             os.ftruncate(self._lock, 0)
@@ -187,10 +193,11 @@ class UidRange:
         )
 
     def _take(self, uid: int, lock: int, workspace: Path, target: Path) -> UidLease:
-        if os.pread(lock, len(_CLEAN), 0) != _CLEAN:
+        if os.pread(lock, len(_BUSY), 0) == _BUSY:
             kill_uid(uid)  # a holder died mid-command: nothing of its command may remain
             _wait_ended(uid)
         os.ftruncate(lock, 0)
+        os.pwrite(lock, _BUSY, 0)
         target.mkdir(mode=0o700, exist_ok=True)
         unmount(target)
         mount_idmapped(workspace, target, uid)
