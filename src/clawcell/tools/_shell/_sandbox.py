@@ -25,7 +25,9 @@ privileged helper, bubblewrap can map the sandbox uid only onto the uid that sta
 that is root, files the command writes are root's on the host, and files it can reach (only
 the read-only mounts above and the workspace) are checked as their owner would be, which is
 why `/etc` is an allow list. For the same reason `RLIMIT_NPROC` does not bind a root host; the
-process bound then comes from a pids cgroup (`_cgroup`). Without bubblewrap (`sandbox =
+process bound then comes from a pids cgroup (`_cgroup`) or, where none can be made, from a host
+uid leased to the command (`_uid_leases`), which bubblewrap is started as (then the sandbox uid
+is that unprivileged uid outside, and `source` is an idmapped mount of the workspace). Without bubblewrap (`sandbox =
 "off"`, or `"auto"` where it cannot run) commands run as the host user, confined only by their
 working directory, environment scrubbing and resource limits.
 
