@@ -24,7 +24,7 @@ import pytest
 from clawcell.catalog import Catalog
 from clawcell.errors import ConfigurationError
 from clawcell.tools import ShellSettings, shell
-from clawcell.tools._shell import _process_bound
+from clawcell.tools._shell import _process_bound, _uid_leases
 from clawcell.tools._shell._cgroup import Cgroups
 from clawcell.tools._shell._uid_leases import UidRange
 
@@ -32,6 +32,7 @@ from .test_shell import run
 from .test_shell_bounds import FORKS, gone
 
 BOUND = 16
+WAIT = {"yieldMs": 600_000}  # wait for the end however loaded the host is (no deadline)
 # Starts a bomb, then forks until the kernel refuses (the bound was reached) and reports the
 # most tasks (threads included) its PID namespace ever held while it looked.
 SATURATE = """python3 -c '
@@ -146,7 +147,10 @@ def test_leased_uids_are_this_hosts_process_bound(root: Path) -> None:
 @pytest.mark.parametrize("bomb", list(BOMBS))
 def test_a_bomb_is_bounded_and_the_next_command_runs(root: Path, bomb: str) -> None:
     tools = shell(root, settings=_settings(max_processes=BOUND, timeout_seconds=300))
-    done, after = run(tools, ("exec", {"command": BOMBS[bomb]}), ("exec", {"command": "echo ok"}))
+    done, after = run(
+        tools, ("exec", {"command": BOMBS[bomb], **WAIT}), ("exec", {"command": "echo ok", **WAIT})
+    )
+    assert "stdout" in done, done
     peak, refused = done["stdout"].split()
     assert refused == "True", done  # the kernel refused a fork: the bound was reached
     assert int(peak) < BOUND  # bubblewrap's own processes outside the namespace count too
@@ -159,7 +163,7 @@ def test_a_bomb_is_bounded_and_the_next_command_runs(root: Path, bomb: str) -> N
 @pytest.mark.parametrize("sandbox", ["required", "auto"])
 def test_an_os_fork_loop_under_a_small_bound(root: Path, sandbox: str) -> None:
     settings = ShellSettings(approval="never", sandbox=sandbox, max_processes=BOUND)  # type: ignore[arg-type]
-    [done] = run(shell(root, settings=settings), ("exec", {"command": FORKS}))
+    [done] = run(shell(root, settings=settings), ("exec", {"command": FORKS, **WAIT}))
     assert 1 <= int(done["stdout"]) < BOUND
 
 
@@ -179,7 +183,7 @@ def test_two_sessions_commands_do_not_share_a_count(root: Path) -> None:
         polled = await catalog.call("process", {"action": "poll", "sessionId": sid})
         while not polled["aggregated"].strip():
             polled = await catalog.call("process", {"action": "poll", "sessionId": sid})
-        other = await catalog.call("exec", {"command": ten})
+        other = await catalog.call("exec", {"command": ten, **WAIT})
         await catalog.call("process", {"action": "kill", "sessionId": sid})
         return polled["aggregated"], other
 
@@ -196,7 +200,7 @@ def test_two_sessions_commands_do_not_share_a_count(root: Path) -> None:
 def test_the_workspace_stays_writable_and_roots_on_disk(root: Path) -> None:
     (root / "existing.txt").write_text("before\n")
     command = "echo after >> existing.txt && mkdir made && echo new > made/new.txt && id -u"
-    [done] = run(shell(root, settings=_settings()), ("exec", {"command": command}))
+    [done] = run(shell(root, settings=_settings()), ("exec", {"command": command, **WAIT}))
     assert (done["status"], done["stdout"]) == ("completed", "1000\n"), done
     assert (root / "existing.txt").read_text() == "before\nafter\n"
     for path in (root / "existing.txt", root / "made", root / "made" / "new.txt"):
@@ -243,6 +247,30 @@ def test_a_lease_left_by_a_dead_holder_kills_what_still_runs_as_its_uid(
             os.kill(leftover, 9)
 
 
+def test_a_release_while_the_uid_still_runs_leaves_it_for_the_next_holder_to_sweep(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing of a sandboxed command outlives its PID namespace, but if a process of the uid
+    # still ran, the uid must not be handed on as clean.
+    monkeypatch.setattr(_uid_leases, "_END_SECONDS", 0.0)
+    state, first = tmp_path / "state", 0x7000_F002
+    uids = UidRange(first=first, count=1, state=state)
+    lease = uids.lease(root)
+    left = subprocess.Popen(
+        ["sleep", "300"], user=first, group=first, cwd="/", stdout=subprocess.DEVNULL
+    )
+    try:
+        lease.release()
+        assert (state / "uids" / str(first)).read_bytes() == b"busy"
+        assert not gone(left.pid)
+        uids.lease(root).release()  # the next holder kills it first, then frees the uid
+        assert left.wait(timeout=60) == -9
+        assert (state / "uids" / str(first)).read_bytes() == b"clean"
+    finally:
+        left.kill()
+        left.wait()
+
+
 def test_every_uid_leased_is_a_spawn_failure_not_an_unbounded_command(
     root: Path, tmp_path: Path
 ) -> None:
@@ -272,7 +300,7 @@ def test_an_unset_bound_nothing_can_enforce_is_logged_once(
     warned = [r for r in caplog.records if "no process bound" in r.getMessage()]
     assert len(warned) == 1
     assert "commands run without bubblewrap" in warned[0].getMessage()
-    [done] = run(tools, ("exec", {"command": "echo still runs"}))
+    [done] = run(tools, ("exec", {"command": "echo still runs", **WAIT}))
     assert done["stdout"] == "still runs\n"
 
 

@@ -27,9 +27,10 @@ the read-only mounts above and the workspace) are checked as their owner would b
 why `/etc` is an allow list. For the same reason `RLIMIT_NPROC` does not bind a root host; the
 process bound then comes from a pids cgroup (`_cgroup`) or, where none can be made, from a host
 uid leased to the command (`_uid_leases`), which bubblewrap is started as (then the sandbox uid
-is that unprivileged uid outside, and `source` is an idmapped mount of the workspace). Without bubblewrap (`sandbox =
-"off"`, or `"auto"` where it cannot run) commands run as the host user, confined only by their
-working directory, environment scrubbing and resource limits.
+is that unprivileged uid outside, and `source` is an idmapped mount of the workspace).
+Without bubblewrap (`sandbox = "off"`, or `"auto"` where it cannot run) commands run as the
+host user, confined only by their working directory, environment scrubbing and resource
+limits.
 
 Floors: bubblewrap older than 0.12.0 can follow a symbolic link in a parent of a mount target
 onto the host while it builds the new root (CVE-2026-87766); clawcell warns once when it

@@ -61,10 +61,6 @@ class UidLease:
         self._released = threading.Lock()
         self._open = True
 
-    def kill(self) -> None:
-        """SIGKILL every process of the leased uid."""
-        kill_uid(self.uid)
-
     def release(self) -> None:
         """Once the command's processes ended, remove the mount and free the uid (idempotent).
 
@@ -78,10 +74,11 @@ class UidLease:
                 return
             self._open = False
         try:
-            _wait_ended(self.uid)
+            ended = _wait_ended(self.uid)
             unmount(self.source)
-            os.ftruncate(self._lock, 0)
-            os.pwrite(self._lock, _CLEAN, 0)
+            if ended:  # else it stays `busy`: the next holder kills what is left first
+                os.ftruncate(self._lock, 0)
+                os.pwrite(self._lock, _CLEAN, 0)
         finally:
             os.close(self._lock)  # the kernel drops the flock with the last descriptor
 
@@ -124,20 +121,26 @@ def _live(pid: str) -> bool:
     return state not in (b"Z", b"X")
 
 
-def _wait_ended(uid: int) -> None:
-    """Wait (up to `_END_SECONDS`) until no process of `uid` runs: `kill(-1)` sends SIGKILL,
-    and the processes end a moment later. (Their zombies may outlive this: bubblewrap's outer
-    process exits as soon as its command did, so the sandbox's PID 1 ends as an orphan that
-    the host's init reaps. Until then it counts against the uid's `RLIMIT_NPROC`, one reason
-    leases rotate through the range rather than reuse the lowest free uid.)"""
+def _wait_ended(uid: int) -> bool:
+    """Wait (up to `_END_SECONDS`) until no process of `uid` runs; whether none does.
+
+    The processes of a sandbox's PID namespace end a moment after its PID 1. (Their zombies may
+    outlive this: bubblewrap's outer process exits as soon as its command did, so the
+    sandbox's PID 1 ends as an orphan that the host's init reaps. Until then it counts against
+    the uid's `RLIMIT_NPROC`, one reason leases rotate through the range rather than reuse the
+    lowest free uid.)"""
     deadline = time.monotonic() + _END_SECONDS
     while uid_processes(uid):
         if time.monotonic() >= deadline:
             _log.warning(
-                "Processes of leased uid %d still run %g s after SIGKILL.", uid, _END_SECONDS
+                "Processes of leased uid %d still run %g s after its command ended; the next "
+                "holder of the uid kills them.",
+                uid,
+                _END_SECONDS,
             )
-            return
+            return False
         time.sleep(0.002)
+    return True
 
 
 @dataclass(frozen=True, kw_only=True)
