@@ -36,7 +36,7 @@ print(n)
 DAEMON = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &"
 
 
-def _gone(pid: int) -> bool:
+def gone(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
@@ -82,7 +82,7 @@ def test_a_setsid_daemon_does_not_survive_process_kill(root: Path, cgroups: str)
         while "up" not in polled["aggregated"]:
             polled = await catalog.call("process", {"action": "poll", "sessionId": sid})
         daemon = int((root / "daemon.pid").read_text())
-        assert not _gone(daemon)
+        assert not gone(daemon)
         return daemon, await catalog.call("process", {"action": "kill", "sessionId": sid})
 
     daemon, killed = asyncio.run(main())
@@ -90,7 +90,7 @@ def test_a_setsid_daemon_does_not_survive_process_kill(root: Path, cgroups: str)
         if tool.on_close is not None:
             tool.on_close()
     assert killed["wasRunning"] is True
-    assert _gone(daemon)
+    assert gone(daemon)
 
 
 def test_a_setsid_daemon_does_not_outlive_a_command_that_ended(root: Path, cgroups: str) -> None:
@@ -98,7 +98,7 @@ def test_a_setsid_daemon_does_not_outlive_a_command_that_ended(root: Path, cgrou
     command = f"{DAEMON} while [ ! -s daemon.pid ]; do :; done; echo done"
     [done] = run(shell(root, settings=settings), ("exec", {"command": command}))
     assert (done["status"], done["stdout"]) == ("completed", "done\n")
-    assert _gone(int((root / "daemon.pid").read_text()))
+    assert gone(int((root / "daemon.pid").read_text()))
 
 
 @pytest.mark.parametrize("sandbox", ["required", "off"])

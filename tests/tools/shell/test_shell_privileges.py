@@ -3,7 +3,8 @@
 The probe (`data/sandbox_probe.py`) runs inside the sandbox and reports what it may do. As
 root it runs through `exec`; as an unprivileged host user the same sandbox argument vector
 runs under `setpriv` with an unused uid, the code path where bubblewrap maps the sandbox uid
-onto an unprivileged host uid. Both must give the same answers.
+onto an unprivileged host uid; and as root on a host without a pids cgroup, where `exec`
+starts bubblewrap as a leased host uid. All must give the same answers.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 from clawcell.tools import ShellSettings, shell
+from clawcell.tools._shell._cgroup import Cgroups
 from clawcell.tools._shell._rlimits import Rlimits
 from clawcell.tools._shell._sandbox import ETC_ENTRIES, SANDBOX_UID, Sandbox
 from clawcell.tools._shell._seccomp import TABLES
@@ -36,8 +38,8 @@ AS_UNPRIVILEGED = ("setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED
                    "--clear-groups", "--")  # fmt: skip
 
 
-def _as_root(workspace: Path) -> dict[str, Any]:
-    settings = ShellSettings(approval="never", sandbox="required")
+def _as_root(workspace: Path, max_processes: int | None = None) -> dict[str, Any]:
+    settings = ShellSettings(approval="never", sandbox="required", max_processes=max_processes)
     [done] = run(shell(workspace, settings=settings), ("exec", {"command": COMMAND}))
     assert done["status"] == "completed", done["stderr"]
     return json.loads(done["stdout"])
@@ -68,15 +70,25 @@ def run_as_unprivileged(workspace: Path, command: str, limits: Rlimits | None = 
     return done.stdout
 
 
-@pytest.fixture(scope="module", params=["root", "unprivileged"])
+def _no_cgroups() -> None:
+    return None
+
+
+@pytest.fixture(scope="module", params=["root", "root, leased uid", "unprivileged"])
 def probed(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The probe's report, run by root and by an unprivileged host user."""
+    """The probe's report, run by root (with a pids cgroup, and without one: then the command
+    runs as a leased host uid) and by an unprivileged host user."""
     workspace = Path(tempfile.mkdtemp(prefix="clawcell-probe-")).resolve()
     try:
         (workspace / "probe.py").write_text(PROBE)
         if request.param == "unprivileged":
             os.chown(workspace, UNPRIVILEGED, UNPRIVILEGED)
             yield "unprivileged", _as_unprivileged(workspace)
+        elif request.param == "root, leased uid":
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(Cgroups, "find", _no_cgroups)
+                report = _as_root(workspace, 4096)  # set: raises unless a lease binds it
+            yield "root, leased uid", report
         else:
             yield "root", _as_root(workspace)
     finally:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._rlimits import Rlimits
+from ._uid_leases import UidLease
 
 __all__ = ["Launch"]
 
@@ -27,6 +28,8 @@ class Launch:
         limits: Resource limits.
         fds: Descriptors the sandbox reads at start (passed to the child, then closed).
         reaped: Whether `argv` runs under `_reaper`, which `SIGTERM` makes kill its tree.
+        lease: The host uid the command runs as (root hosts without a pids cgroup), which
+            the session releases when the command ended.
     """
 
     command: str
@@ -38,9 +41,16 @@ class Launch:
     limits: Rlimits
     fds: tuple[int, ...] = ()
     reaped: bool = False
+    lease: UidLease | None = None
 
     def close_fds(self) -> None:
         """Close `fds` in this process (once the child holds them, or when it never starts)."""
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def abandon(self) -> None:
+        """Give back what was taken for a command that never started."""
+        self.close_fds()
+        if self.lease is not None:
+            self.lease.release()

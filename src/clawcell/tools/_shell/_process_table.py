@@ -11,6 +11,7 @@ from ...errors import ToolError
 from ._cgroup import Cgroups, CommandCgroup
 from ._launch import Launch
 from ._processes import SESSION_ID, ProcessSession
+from ._uid_leases import UidLease, UidRange
 from ._write_budget import WriteBudget
 
 __all__ = ["ProcessTable"]
@@ -27,6 +28,7 @@ class ProcessTable:
         capacity: int,
         max_processes: int = 4096,
         cgroups: Cgroups | None = None,
+        uids: UidRange | None = None,
         write_root: Path | None = None,
         max_write_bytes: int = 0,
     ) -> None:
@@ -35,6 +37,7 @@ class ProcessTable:
         self._max_write_bytes = max_write_bytes
         self._max_processes = max_processes
         self._cgroups = cgroups
+        self._uids = uids
         self._max_finished = max_finished
         self._capacity = capacity
         self._sessions: dict[str, ProcessSession] = {}
@@ -50,6 +53,7 @@ class ProcessTable:
         Raises:
             ToolError: `too_many_sessions` or `spawn_failed`.
         """
+        started = False
         try:
             with self._lock:
                 running = [s for s in self._sessions.values() if s.running]
@@ -79,11 +83,15 @@ class ProcessTable:
                         f"Could not start {launch.argv[0]!r}: {reason or exc}.",
                         code="spawn_failed",
                     ) from exc
+                started = True
                 self._sessions[session.id] = session
                 self._trim()
                 return session
         finally:
-            launch.close_fds()
+            if started:
+                launch.close_fds()
+            else:
+                launch.abandon()
 
     def _cgroup(self) -> CommandCgroup | None:
         """The new command's cgroup; where cgroups work, none is an error (fail closed: the
@@ -99,6 +107,25 @@ class ProcessTable:
                 code="spawn_failed",
             )
         return made
+
+    def lease(self) -> UidLease | None:
+        """A uid of its own for the next command, where processes are bounded by leased uids
+        (`None` elsewhere); `Launch.abandon` or the session's end gives it back.
+
+        Raises:
+            ToolError: `spawn_failed` (every uid leased, or the workspace mount failed; fail
+                closed: the process bound depends on it).
+        """
+        if self._uids is None or self._write_root is None:
+            return None
+        try:
+            return self._uids.lease(self._write_root)
+        except OSError as exc:
+            raise ToolError(
+                f"Could not lease a uid of its own for the command (it bounds its processes): "
+                f"{exc}.",
+                code="spawn_failed",
+            ) from exc
 
     def _budget(self) -> WriteBudget | None:
         if self._write_root is None:

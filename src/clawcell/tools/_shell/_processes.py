@@ -5,8 +5,10 @@ between fork and exec (`preexec_fn`: joining its pids cgroup when there is one, 
 `RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NPROC` and, on Linux, a parent-death `SIGKILL`). Two
 reader threads per command move its stdout and stderr into ring buffers; a watcher thread
 enforces the lifetime and the workspace write budget and, when the command's leader exits,
-kills what is left (its cgroup, its group; unsandboxed without a cgroup, `_reaper` already
-did), so nothing it started outlives it.
+kills what is left (its cgroup, its group, its leased uid's processes; unsandboxed without a
+cgroup, `_reaper` already did), so nothing it started outlives it. A command with a leased uid
+(`_uid_leases`) starts as that uid (set by `Popen` before `preexec_fn`, so the limits and the
+parent-death signal apply to it).
 
 Threads rather than asyncio subprocesses: a session outlives the event loop of the call that
 started it (a parked cell resumes on another loop; `process` may poll from anywhere).
@@ -75,6 +77,7 @@ class ProcessSession:
         if budget is not None:
             budget.start()
         preexec = launch.limits.preexec(cgroup.joiner() if cgroup is not None else None)
+        uid = -1 if launch.lease is None else launch.lease.uid  # set before `preexec` runs
         self._proc = subprocess.Popen(
             launch.argv,
             stdin=subprocess.PIPE,
@@ -86,6 +89,9 @@ class ProcessSession:
             preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit, prctl and a cgroup join run in it
             close_fds=True,
             pass_fds=launch.fds,
+            user=None if uid < 0 else uid,
+            group=None if uid < 0 else uid,
+            extra_groups=None if uid < 0 else [],
         )
         self.pid = self._proc.pid
         assert self._proc.stdin is not None
@@ -238,6 +244,8 @@ class ProcessSession:
             reader.join(timeout=2.0)
         if self._cgroup is not None:
             self._cgroup.kill(wait=5.0)  # returns once every member has ended
+        if self.launch.lease is not None:
+            self.launch.lease.release()  # kills what still runs as its uid
         self._close_stdin()
         self.exit = exit_info(code, self._kill_reason)
         self._done.set()

@@ -25,9 +25,12 @@ privileged helper, bubblewrap can map the sandbox uid only onto the uid that sta
 that is root, files the command writes are root's on the host, and files it can reach (only
 the read-only mounts above and the workspace) are checked as their owner would be, which is
 why `/etc` is an allow list. For the same reason `RLIMIT_NPROC` does not bind a root host; the
-process bound then comes from a pids cgroup (`_cgroup`). Without bubblewrap (`sandbox =
-"off"`, or `"auto"` where it cannot run) commands run as the host user, confined only by their
-working directory, environment scrubbing and resource limits.
+process bound then comes from a pids cgroup (`_cgroup`) or, where none can be made, from a host
+uid leased to the command (`_uid_leases`), which bubblewrap is started as (then the sandbox uid
+is that unprivileged uid outside, and `source` is an idmapped mount of the workspace).
+Without bubblewrap (`sandbox = "off"`, or `"auto"` where it cannot run) commands run as the
+host user, confined only by their working directory, environment scrubbing and resource
+limits.
 
 Floors: bubblewrap older than 0.12.0 can follow a symbolic link in a parent of a mount target
 onto the host while it builds the new root (CVE-2026-87766); clawcell warns once when it
@@ -143,8 +146,10 @@ class Sandbox:
         """`"bwrap"` or `"none"`, as results report it."""
         return "bwrap" if self.bwrap else "none"
 
-    def argv(self, command: list[str], workdir: Path) -> SandboxArgv:
-        """`command` wrapped to run in `workdir` (inside the sandbox when there is one)."""
+    def argv(self, command: list[str], workdir: Path, *, source: Path | None = None) -> SandboxArgv:
+        """`command` wrapped to run in `workdir` (inside the sandbox when there is one);
+        `source` is what is mounted at the workspace root (the root itself by default; an
+        idmapped mount of it for a command under a leased uid, `_uid_leases`)."""
         if self.bwrap is None:
             reaper = [sys.executable, "-I", "-S", str(_REAPER)] if self.reaper else []
             return SandboxArgv(argv=[*reaper, *command])
@@ -163,7 +168,7 @@ class Sandbox:
             wrapped += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
             wrapped += ["--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
             wrapped += ["--size", size, "--tmpfs", "/tmp"]
-            wrapped += ["--bind", str(self.root), str(self.root)]
+            wrapped += ["--bind", str(source or self.root), str(self.root)]
             wrapped += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", str(workdir)]
             program = _seccomp.program()
             if program is not None:

@@ -8,6 +8,7 @@ import os
 from ...catalog import Tool
 from .._workspace._confinement import Confinement
 from ._cgroup import Cgroups
+from ._process_bound import leased_uids
 from ._process_table import ProcessTable
 from ._process_tool import process_tool
 from ._sandbox import Sandbox, check_root_visible
@@ -36,8 +37,9 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
         `exec` and `process`, sharing one table of sessions.
 
     Raises:
-        ConfigurationError: `root` is not a directory, or `sandbox = "required"` and
-            bubblewrap cannot run.
+        ConfigurationError: `root` is not a directory, `sandbox = "required"` and
+            bubblewrap cannot run, or `max_processes` is set and nothing on this host can
+            enforce it (see `_process_bound`).
     """
     chosen = settings or ShellSettings()
     confinement = Confinement.at(root)
@@ -51,8 +53,9 @@ def shell(root: str | os.PathLike[str], *, settings: ShellSettings | None = None
         max_sessions=chosen.max_sessions,
         max_finished=chosen.max_finished_sessions,
         capacity=chosen.max_output_chars,
-        max_processes=chosen.max_processes,
+        max_processes=chosen.processes,
         cgroups=cgroups,
+        uids=leased_uids(chosen, sandbox, cgroups),
         write_root=confinement.root,
         max_write_bytes=chosen.max_write_bytes,
     )

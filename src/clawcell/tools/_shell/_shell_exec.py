@@ -67,7 +67,7 @@ class ShellContext:
             cpu_seconds=s.cpu_seconds,
             address_space_bytes=s.address_space_bytes,
             file_size_bytes=s.file_size_bytes,
-            max_processes=s.max_processes,
+            max_processes=s.processes,
             write_bytes=s.max_write_bytes,
         )
 
@@ -137,7 +137,14 @@ def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
             code="invalid_input",
         )
     env = context.environment(cast(Mapping[str, str], params.get("env") or {}))
-    wrapped = context.sandbox.argv([settings.shell, "-c", command], real)
+    lease = context.table.lease()
+    try:
+        source = None if lease is None else lease.source
+        wrapped = context.sandbox.argv([settings.shell, "-c", command], real, source=source)
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
     return Launch(
         command=command,
         argv=wrapped.argv,
@@ -148,6 +155,7 @@ def _launch(context: ShellContext, params: Mapping[str, Any]) -> Launch:
         limits=context.rlimits(),
         fds=wrapped.fds,
         reaped=context.sandbox.reaped,
+        lease=lease,
     )
 
 

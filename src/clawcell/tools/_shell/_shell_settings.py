@@ -8,17 +8,19 @@ from typing import Final, Literal, cast
 
 from ...errors import ConfigurationError
 
-__all__ = ["DEFAULT_ENV_ALLOW", "SandboxMode", "ShellSettings"]
+__all__ = ["DEFAULT_ENV_ALLOW", "DEFAULT_MAX_PROCESSES", "SandboxMode", "ShellSettings"]
 
 SandboxMode = Literal["auto", "required", "off"]
 
 DEFAULT_ENV_ALLOW: Final = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "PATH", "TERM", "TZ")
 """Variables of the host environment a command inherits; everything else is dropped."""
 
+DEFAULT_MAX_PROCESSES: Final = 4096
+"""The process bound of a command when `max_processes` is left unset."""
+
 _POSITIVE: Final = (
     "timeout_seconds", "yield_ms", "max_output_chars", "max_sessions", "max_finished_sessions",
-    "cpu_seconds", "address_space_bytes", "file_size_bytes", "max_processes", "tmp_bytes",
-    "max_write_bytes",
+    "cpu_seconds", "address_space_bytes", "file_size_bytes", "tmp_bytes", "max_write_bytes",
 )  # fmt: skip
 
 
@@ -38,10 +40,13 @@ class ShellSettings:
         cpu_seconds: `RLIMIT_CPU` of each command (`SIGXCPU`, then `SIGKILL`).
         address_space_bytes: `RLIMIT_AS` of each command (allocations fail past it).
         file_size_bytes: `RLIMIT_FSIZE` of each command (`SIGXFSZ` past it).
-        max_processes: Most processes of one command. `RLIMIT_NPROC` where the host user is
-            not root (Linux counts every process of that user, per user namespace, so keep it
-            above what the user already runs); a pids cgroup per command where one can be
-            made (root hosts, delegated cgroups), which binds root too.
+        max_processes: Most processes (threads included) of one command: a pids cgroup per
+            command where one can be made; on a root host without one, `RLIMIT_NPROC` under a
+            host uid leased to the command (sandboxed commands); on a non-root host,
+            `RLIMIT_NPROC` (Linux counts every process of that user, so keep it above what the
+            user already runs). `None` (the default) means `DEFAULT_MAX_PROCESSES` where one
+            of these binds, and one logged warning where none does; a number set here is a
+            requirement: `shell(...)` raises `ConfigurationError` where nothing can enforce it.
         max_write_bytes: How much one command may grow the workspace (allocated bytes,
             measured when it starts and every 0.25 s or more while it runs); past it the
             command is killed (`exitReason: "write_limit"`). A check, not a wall: a fast
@@ -67,7 +72,7 @@ class ShellSettings:
     cpu_seconds: int = 600
     address_space_bytes: int = 4 * 1024**3
     file_size_bytes: int = 1024**3
-    max_processes: int = 4096
+    max_processes: int | None = None
     tmp_bytes: int = 128 * 1024**2
     max_write_bytes: int = 1024**3
     sandbox: SandboxMode = "auto"
@@ -83,6 +88,14 @@ class ShellSettings:
                 raise ConfigurationError(
                     f"Shell setting `{name}` must be a positive number, got {value!r}."
                 )
+        bound = cast(object, self.max_processes)  # configuration files may hold any type
+        if bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, int) or bound <= 0
+        ):
+            raise ConfigurationError(
+                f"Shell setting `max_processes` must be a positive integer (or unset), got "
+                f"{bound!r}."
+            )
         if self.max_timeout_seconds < self.timeout_seconds:
             raise ConfigurationError(
                 f"Shell setting `max_timeout_seconds` ({self.max_timeout_seconds!r}) must be at "
@@ -97,6 +110,11 @@ class ShellSettings:
             raise ConfigurationError(
                 f"Shell setting `shell` must be an absolute path, got {self.shell!r}."
             )
+
+    @property
+    def processes(self) -> int:
+        """The process bound in force: `max_processes`, or `DEFAULT_MAX_PROCESSES`."""
+        return DEFAULT_MAX_PROCESSES if self.max_processes is None else self.max_processes
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
