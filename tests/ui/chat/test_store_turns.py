@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcell.store import SQLiteStore, StoredValue
-from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX
+from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX, row_of
 from clawcell.ui._chat._store_turns import StoreTurns
 from clawcell.ui._chat._turns import LiveTurn
 
@@ -146,6 +146,13 @@ def test_a_fast_turn_is_stored_in_a_few_bounded_chunks_not_a_write_per_message(
     _run(tmp_path, body, flush=3600.0)
 
 
+async def _lapse(turns: StoreTurns, owner: str) -> None:
+    # Both rows a heartbeat is written to (this release's and the one before's).
+    lapsed = StoredValue(json=json.dumps({"until": 0}))
+    for row in ("\x1fclawcell\x1fworkers", "clawcell\x1fworkers"):
+        await turns._rows.store.put(row, owner, lapsed)  # pyright: ignore[reportPrivateUsage]
+
+
 async def _meta(turns: StoreTurns) -> dict[str, Any]:
     meta, _ = await turns._rows.load("s")  # pyright: ignore[reportPrivateUsage]
     return meta
@@ -162,8 +169,7 @@ def test_a_dead_workers_turn_is_ended_by_the_sweep_of_another_and_its_pages_are_
         assert await b.enqueue("s", "after") is not None
         follower = asyncio.create_task(_follow(b, "turn_end", turn.turn_id))
         assert await b.sweep() == 0  # A is alive
-        lapsed = StoredValue(json=json.dumps({"until": 0}))  # A's heartbeat ran out: dead
-        await b._rows.store.put("clawcell\x1fworkers", "a", lapsed)  # pyright: ignore[reportPrivateUsage]
+        await _lapse(b, "a")  # A's heartbeat ran out: dead
         assert await b.sweep() == 1
         seen = await follower
         assert seen[-2:] == [("message", DEAD[0]), ("turn_end", "interrupted")]
@@ -182,13 +188,53 @@ def test_a_request_that_finds_a_dead_workers_turn_ends_it_at_once(tmp_path: Path
         turn = await a.start("s", _held(gate, entered))
         assert turn is not None
         await entered.wait()
-        lapsed = StoredValue(json=json.dumps({"until": 0}))
-        await b._rows.store.put("clawcell\x1fworkers", "a", lapsed)  # pyright: ignore[reportPrivateUsage]
+        await _lapse(b, "a")
         assert await b.current("s") is None  # ended: a new message starts a turn
         record = (await _meta(b))["turns"][turn.turn_id]
         assert record["state"] == "interrupted" and record["takenOverBy"] == "b"
         again = await b.start("s", _held(asyncio.Event(), asyncio.Event()))
         assert again is not None and again.seq == turn.seq + 1
         await b.stop("s", again.turn_id)
+
+    _run(tmp_path, body)
+
+
+def test_a_session_named_clawcell_keeps_its_turn_through_another_workers_sweep(
+    tmp_path: Path,
+) -> None:
+    # The store-wide rows (the index of running turns, the heartbeats) once had the shape of a
+    # session's derived rows: the index was the live row of a session named "clawcell", whose
+    # entries a sweep then read as sessions, deleting that session's turn record.
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("clawcell", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        assert await b.sweep() == 0
+        on_b = await b.current("clawcell")
+        assert on_b is not None and on_b.turn_id == turn.turn_id
+        assert row_of("clawcell") != INDEX and not INDEX.startswith("clawcell")
+        gate.set()
+
+    _run(tmp_path, body)
+
+
+def test_a_worker_of_the_release_before_is_alive_by_its_heartbeat_in_the_old_row(
+    tmp_path: Path,
+) -> None:
+    # A rolling upgrade: a worker of the release before writes its heartbeat only to
+    # `clawcell\x1fworkers`; this release's workers must not take its turns for dead.
+    async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        turn = await a.start("s", _held(gate, entered))
+        assert turn is not None
+        await entered.wait()
+        store = b._rows.store  # pyright: ignore[reportPrivateUsage]
+        beat = await store.get("clawcell\x1fworkers", "a")
+        assert beat is not None  # this release writes the old row too
+        await store.delete("\x1fclawcell\x1fworkers", "a")  # as a worker of the release before
+        assert await b.sweep() == 0 and await b.current("s") is not None
+        await _lapse(b, "a")
+        assert await b.sweep() == 1
 
     _run(tmp_path, body)

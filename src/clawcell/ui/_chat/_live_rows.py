@@ -59,9 +59,14 @@ CHUNK_BYTES: Final = 32_768
 MAX_TURN_BYTES: Final = 16 * 1024 * 1024
 """Characters of one turn's messages stored at most; later ones stay on their worker."""
 RUN: Final = "live"
-INDEX: Final = "clawcell\x1flive"
+# Store-wide rows start with the separator: a session's derived rows are `<session>\x1f<what>`
+# and session ids hold no control character, so no session's row can be one of these.
+INDEX: Final = "\x1fclawcell\x1flive"
 """The sessions with a running turn (key: session id, value: its turn and worker)."""
-_WORKERS: Final = "clawcell\x1fworkers"
+_WORKERS: Final = "\x1fclawcell\x1fworkers"
+# Where workers before this release wrote their heartbeats: written and read as well until the
+# next release, so that in a rolling upgrade neither version takes the other's workers for dead.
+_OLD_WORKERS: Final = "clawcell\x1fworkers"
 _RETRY: Final = 0.05
 _log = logging.getLogger("clawcell.ui")
 
@@ -151,15 +156,18 @@ class LiveRows:
         if now < self._beat_until - self.lease * 5 / 6:
             return
         until = now + self.lease
-        await self.store.put(_WORKERS, self.owner, value_of({"until": until}))
+        for row in (_WORKERS, _OLD_WORKERS):
+            await self.store.put(row, self.owner, value_of({"until": until}))
         self._beat_until = until
 
     async def alive(self, owner: object) -> bool:
         if owner == self.owner:
             return not self.closing.is_set()
-        beat = await self.store.get(_WORKERS, str(owner))
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
-            return beat is not None and float(json.loads(beat.json)["until"]) > time.time()
+        for row in (_WORKERS, _OLD_WORKERS):
+            beat = await self.store.get(row, str(owner))
+            with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
+                if beat is not None and float(json.loads(beat.json)["until"]) > time.time():
+                    return True
         return False
 
     async def wait(self, session_id: str, *, timeout: float, since: int | None) -> bool:
@@ -179,7 +187,8 @@ class LiveRows:
 
     async def withdraw(self) -> None:
         """Delete this worker's heartbeat (it stops)."""
-        await self.store.delete(_WORKERS, self.owner)
+        for row in (_WORKERS, _OLD_WORKERS):
+            await self.store.delete(row, self.owner)
 
     async def unlist(self, session_id: str, turn_id: str) -> None:
         """Take the session out of the index of running turns, if `turn_id` is what it names."""
