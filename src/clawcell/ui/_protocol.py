@@ -12,10 +12,12 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .. import CellUpdate
+from ..approvals import ApprovalDecision
 from ..store import DocumentStore
 
 __all__ = [
     "AgentEvent",
+    "ApprovingRunner",
     "CellRunner",
     "ChatAgent",
     "DocumentStore",
@@ -77,6 +79,34 @@ class CellRunner(Protocol):
 
     async def pending_approvals(self, run_id: str) -> Sequence[PendingPrompt]:
         """The calls the parked run `run_id` waits to have decided."""
+        ...
+
+
+@runtime_checkable
+class ApprovingRunner(CellRunner, Protocol):
+    """A `CellRunner` that also decides and expires approvals (`clawcell.CodeMode` fits)."""
+
+    async def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> ApprovalDecision:
+        """Record a decision on a pending approval."""
+        ...
+
+    async def expire_approvals(
+        self, run_ids: Sequence[str] = (), *, reason: str = "superseded"
+    ) -> list[ApprovalDecision]:
+        """Expire the undecided approvals of `run_ids` (and of runs parked in-process)."""
+        ...
+
+    async def approval_audit(self) -> list[ApprovalDecision]:
+        """Every decision recorded in the session."""
         ...
 
 

@@ -33,7 +33,8 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from ...mcp import McpAppView
-from .._protocol import ChatAgent, DocumentStore
+from .._approvals import decided_by, read_decision
+from .._protocol import ApprovingRunner, ChatAgent, DocumentStore
 from .._session_paths import path_session
 from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
@@ -41,7 +42,6 @@ __all__ = ["McpAppApi"]
 
 _CALL_FILE: Final = "call.json"
 _VIEW: Final = re.compile(r"ma_[A-Za-z0-9_-]{1,61}")
-_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 _CALLABLE: Final = re.compile(r"MCP(?:\.[A-Za-z_$][A-Za-z0-9_$]*){2}")
 MAX_ARGUMENTS_BYTES: Final = 64 * 1024
 _PATH: Final = "/api/sessions/{session}/mcp-apps/{view}"
@@ -161,18 +161,17 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, _ = found
-        run, approval = request.path_params["run"], request.path_params["approval"]
-        decision = (await _body(request)).get("decision")
-        if not (_ID.fullmatch(run) and _ID.fullmatch(approval)) or decision not in (
-            "approve",
-            "deny",
-        ):
-            return _error('the body must be `{"decision": "approve" | "deny"}`.')
-        runner: Any = self.agent.mode(session)
+        decision = await read_decision(request, by="control-ui:mcp-app")
+        if isinstance(decision, Response):
+            return decision
+        runner = self.agent.mode(session)
+        if not isinstance(runner, ApprovingRunner):
+            return _error("this agent's Code Mode cannot decide approvals.", 501)
         try:
-            await runner.decide(run, approval, decision, by="control-ui:mcp-app")
+            await decided_by(runner, decision)
         except InputError as exc:
             return _error(exc.message, 409)
+        run = decision.run_id
         row = await self.activity.waiting_row(session, run)
         return await self._answer(
             session, row, runner, await runner.call_tool("wait", {"runId": run})
