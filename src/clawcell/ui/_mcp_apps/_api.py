@@ -34,7 +34,7 @@ from starlette.routing import Route
 from ...errors import InputError
 from ...mcp import McpAppView
 from .._approvals import decided_by, read_decision
-from .._protocol import ApprovingRunner, ChatAgent, DocumentStore
+from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
 from .._session_paths import path_session
 from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
@@ -56,7 +56,7 @@ class McpAppApi:
 
     def __init__(self, agent: ChatAgent, documents: DocumentStore | None) -> None:
         self.agent, self.documents = agent, documents
-        self.activity = ActivityLog(getattr(agent, "store", None))
+        self.activity = ActivityLog(agent_store(agent))
 
     def sink_for(self, session_id: str) -> Any:
         """The `mcp_app_sink` of a turn in `session_id` (`None` without a document store)."""

@@ -22,7 +22,7 @@ from ...approvals import ApprovalDecision
 from ...errors import InputError
 from ...store import EntryStore
 from .._approvals import decided_by, read_decision
-from .._protocol import ApprovingRunner, ChatAgent
+from .._protocol import ApprovingRunner, CatalogRunner, ChatAgent, agent_store
 from .._responses import bad_request, json_body, sse
 from .._session_paths import bad_session, path_session, session_problem
 from .._stream._events import Op, sse_message
@@ -41,7 +41,7 @@ class Playground:
 
     def __init__(self, agent: ChatAgent, page: PageRenderer) -> None:
         self.agent, self.page = agent, page
-        store: object = getattr(agent, "store", None)
+        store = agent_store(agent)
         self.history = PlayHistory(store if isinstance(store, EntryStore) else None)
 
     async def view(self, request: Request) -> Response:
@@ -149,6 +149,5 @@ def _decided_op(decision: Mapping[str, Any]) -> Op:
 
 
 def _tool_names(runner: object) -> list[str]:
-    catalog = getattr(runner, "catalog", None)
-    entries: list[dict[str, Any]] = catalog.all() if catalog is not None else []
+    entries = runner.catalog.all() if isinstance(runner, CatalogRunner) else []
     return sorted(str(entry.get("callableName")) for entry in entries)
