@@ -31,8 +31,8 @@ from ._protocol import ChatAgent, DocumentStore, agent_store
 from ._render._markdown import highlight_css
 from ._render._messages import Renderer
 from ._security import CAP_PREFIX, Guard, Secrets
-from ._session_paths import SessionSegments, path_session
-from ._session_routes import SessionList
+from ._sessions._paths import SessionSegments, path_session
+from ._sessions._routes import SessionList
 from ._settings import UiSettings
 from ._surface_routes import YOUTUBE_PLAYER_ORIGIN, surface_routes
 from ._templates import STATIC_DIR, render_template

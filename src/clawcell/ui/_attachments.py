@@ -45,7 +45,7 @@ from ..store import ResultStore
 from ._protocol import ChatAgent, TranscriptAgent, agent_store
 from ._render._views import AttachmentView
 from ._responses import read_capped
-from ._session_paths import path_session
+from ._sessions._paths import path_session
 from ._settings import UiSettings
 
 __all__ = ["UPLOAD_SECONDS", "Uploads", "attachment_url", "sent_blocks", "sent_file_views"]

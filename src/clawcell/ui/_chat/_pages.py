@@ -24,8 +24,8 @@ from .._attachments import Uploads
 from .._protocol import ChatAgent, SessionSummary, SharedTurnsAgent, TranscriptAgent
 from .._render._messages import Renderer, grouped, with_delivery_facts
 from .._responses import bad_request
-from .._session_paths import bad_session, path_session, session_problem
-from .._session_routes import SessionList
+from .._sessions._paths import bad_session, path_session, session_problem
+from .._sessions._routes import SessionList
 from .._subagent_rows import CHILD_SESSION_ID, parent_of, stored_runs, with_subagent_runs
 from .._templates import fragment
 from ._turns import TurnRegistry

@@ -25,7 +25,7 @@ from .._mcp_apps._api import McpAppApi
 from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from .._render._messages import Renderer
 from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
-from .._session_paths import path_session
+from .._sessions._paths import path_session
 from .._stream._events import TurnStream, sse_message, stream_turn
 from .._subagent_rows import CHILD_SESSION_ID, RunWatch
 from .._templates import fragment

@@ -35,7 +35,7 @@ from ...errors import InputError
 from ...mcp import McpAppView
 from .._approvals import decided_by, read_decision
 from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
-from .._session_paths import path_session
+from .._sessions._paths import path_session
 from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
 __all__ = ["McpAppApi"]

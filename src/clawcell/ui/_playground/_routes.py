@@ -24,7 +24,7 @@ from ...store import EntryStore
 from .._approvals import decided_by, read_decision
 from .._protocol import ApprovingRunner, CatalogRunner, ChatAgent, agent_store
 from .._responses import bad_request, json_body, sse
-from .._session_paths import bad_session, path_session, session_problem
+from .._sessions._paths import bad_session, path_session, session_problem
 from .._stream._events import Op, sse_message
 from ._exec import EXAMPLE_CELL, panel_fragment, playground_events
 from ._runs import PlayHistory

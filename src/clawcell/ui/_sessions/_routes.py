@@ -25,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import InputError
-from ..store import (
+from ...errors import InputError
+from ...store import (
     SessionDirectory,
     SessionRecord,
     SessionStore,
@@ -35,10 +35,10 @@ from ..store import (
     TranscriptSearch,
     TranscriptStore,
 )
-from ._chat._turns import TurnRegistry
-from ._protocol import ChatAgent, agent_store
-from ._responses import bad_request, json_body
-from ._session_paths import path_session
+from .._chat._turns import TurnRegistry
+from .._protocol import ChatAgent, agent_store
+from .._responses import bad_request, json_body
+from ._paths import path_session
 
 __all__ = ["MAX_HITS", "SCAN_SESSIONS", "SessionList", "directory_of"]
 
