@@ -222,3 +222,18 @@ def test_a_decision_on_a_views_call_for_a_bad_id_says_which_id(
     url = f"/api/sessions/s/mcp-apps/{view}/calls/{tail}"
     response = client.post(url, json={"decision": "approve"}, headers=CSRF)
     assert (response.status_code, response.json()) == (400, {"error": error})
+
+
+def test_a_views_tool_call_over_the_json_body_cap_is_refused_unread_and_nothing_runs(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    # Every route reads its JSON body through one capped reader (`_responses.json_body`):
+    # the view's tool calls too, whatever the arguments' own limit.
+    client, _, view = ui
+    body = {"name": "increment", "arguments": {"by": 1}, "trigger": "gesture",
+            "padding": "x" * (4 * 1024 * 1024)}  # fmt: skip
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    response = client.post(url, json=body, headers=CSRF)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("the body must be a JSON object of at most")
+    assert client.get(f"/api/sessions/s/mcp-apps/{view}").json()["activity"] == []

@@ -35,6 +35,7 @@ from ...errors import InputError
 from ...mcp import McpAppView
 from .._approvals import decided_by, read_decision
 from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
+from .._responses import MAX_JSON_BODY, json_body
 from .._sessions._paths import path_session
 from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
@@ -120,7 +121,12 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, call = found
-        body = await _body(request)
+        body = await json_body(request)
+        if body is None:
+            return _error(
+                f"the body must be a JSON object of at most {MAX_JSON_BODY} bytes: "
+                '`{"name", "arguments", "trigger"}`.'
+            )
         name, arguments, trigger = body.get("name"), body.get("arguments", {}), body.get("trigger")
         tools = cast(Mapping[str, str], call.get("tools") or {})
         callable_name = tools.get(name) if isinstance(name, str) else None
@@ -206,11 +212,3 @@ class McpAppApi:
             Route(_PATH + "/calls", self.tool_call, methods=["POST"]),
             Route(_PATH + "/calls/{run}/approvals/{approval}", self.decide, methods=["POST"]),
         ]
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body: object = json.loads(await request.body())
-    except (ValueError, RecursionError):
-        return {}
-    return cast(dict[str, Any], body) if isinstance(body, dict) else {}
