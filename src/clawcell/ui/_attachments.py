@@ -32,7 +32,7 @@ import re
 import secrets
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 from starlette.requests import Request
@@ -42,10 +42,10 @@ from starlette.routing import Route
 from ..agent import Attachment
 from ..errors import InputError
 from ..store import ResultStore
-from ._protocol import ChatAgent
+from ._protocol import ChatAgent, TranscriptAgent, agent_store
 from ._render._views import AttachmentView
 from ._responses import read_capped
-from ._session_paths import path_session
+from ._sessions._paths import path_session
 from ._settings import UiSettings
 
 __all__ = ["UPLOAD_SECONDS", "Uploads", "attachment_url", "sent_blocks", "sent_file_views"]
@@ -107,15 +107,11 @@ def _refusal(status: int, code: str, message: str) -> Response:
 class Uploads:
     """The attachment routes over `agent` (its store keeps the uploads)."""
 
-    def __init__(
-        self,
-        agent: ChatAgent,
-        settings: UiSettings,
-        transcript: Callable[[str], Awaitable[list[dict[str, Any]]]] | None,
-    ) -> None:
-        store: object = getattr(agent, "store", None)
+    def __init__(self, agent: ChatAgent, settings: UiSettings) -> None:
+        store = agent_store(agent)
         self.store = store if isinstance(store, ResultStore) else None
-        self.settings, self.transcript = settings, transcript
+        self.settings = settings
+        self.transcript = agent.transcript if isinstance(agent, TranscriptAgent) else None
         try:
             takes = "attachments" in inspect.signature(agent.run).parameters
         except (TypeError, ValueError):  # a callable without a signature: assume the old shape

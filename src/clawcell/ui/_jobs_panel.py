@@ -27,7 +27,7 @@ from ..catalog import Tool, ToolResult
 from ..errors import ToolError
 from ._playground._exec import panel_fragment
 from ._playground._routes import PageRenderer
-from ._protocol import ChatAgent
+from ._protocol import CatalogRunner, ChatAgent
 from ._responses import bad_request
 
 __all__ = ["JobsPanel", "schedule_words"]
@@ -121,7 +121,8 @@ class JobsPanel:
         """The `automations` tool: the one given, else the agent's own (looked up once)."""
         if not self._looked:
             self._looked = True
-            catalog = getattr(self.agent.mode("playground"), "catalog", None)
+            runner = self.agent.mode("playground")
+            catalog = runner.catalog if isinstance(runner, CatalogRunner) else None
             binding = catalog.binding("automations") if catalog is not None else None
             self._tool = binding.tool if binding is not None else None
         return self._tool

@@ -3,6 +3,14 @@
 `clawcell.agent.Agent` satisfies these structurally; tests and the demo use doubles. The
 document store is the store's own role, `clawcell.store.DocumentStore` (re-exported here):
 every `SessionStore` backend is one.
+
+Beyond `ChatAgent`, an agent or its Code Mode may have optional capabilities, each named
+here as a protocol the UI checks with `isinstance` (a double without one still works, with
+less): `SharedTurnsAgent` (Stops heard across workers, the reply streamed on another
+worker), `StoreAgent` (a store whose roles back the session drawer, search, the playground
+history, sub-agent rows, uploads and the MCP App activity log), `TranscriptAgent` (the raw
+transcript, paged and projected by the UI), `ApprovingRunner` (decides and expires
+approvals) and `CatalogRunner` (the tools a Code Mode binds).
 """
 
 from __future__ import annotations
@@ -12,16 +20,23 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .. import CellUpdate
+from ..approvals import ApprovalDecision
+from ..catalog import Catalog
 from ..store import DocumentStore
 
 __all__ = [
     "AgentEvent",
+    "ApprovingRunner",
+    "CatalogRunner",
     "CellRunner",
     "ChatAgent",
     "DocumentStore",
     "PendingPrompt",
     "SessionSummary",
     "SharedTurnsAgent",
+    "StoreAgent",
+    "TranscriptAgent",
+    "agent_store",
 ]
 
 
@@ -77,6 +92,34 @@ class CellRunner(Protocol):
 
     async def pending_approvals(self, run_id: str) -> Sequence[PendingPrompt]:
         """The calls the parked run `run_id` waits to have decided."""
+        ...
+
+
+@runtime_checkable
+class ApprovingRunner(CellRunner, Protocol):
+    """A `CellRunner` that also decides and expires approvals (`clawcell.CodeMode` fits)."""
+
+    async def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        decision: Literal["approve", "deny"],
+        *,
+        note: str = "",
+        remember: bool = False,
+        by: str = "",
+    ) -> ApprovalDecision:
+        """Record a decision on a pending approval."""
+        ...
+
+    async def expire_approvals(
+        self, run_ids: Sequence[str] = (), *, reason: str = "superseded"
+    ) -> list[ApprovalDecision]:
+        """Expire the undecided approvals of `run_ids` (and of runs parked in-process)."""
+        ...
+
+    async def approval_audit(self) -> list[ApprovalDecision]:
+        """Every decision recorded in the session."""
         ...
 
 
@@ -149,4 +192,44 @@ class SharedTurnsAgent(ChatAgent, Protocol):
 
     async def partial_reply(self, session_id: str) -> str | None:
         """What the running turn (on any worker) has streamed of its reply so far."""
+        ...
+
+
+@runtime_checkable
+class StoreAgent(Protocol):
+    """An agent that keeps its sessions in a store (`clawcell.agent.Agent` fits): the UI uses
+    each role of it that it has (`clawcell.store`'s `SessionDirectory`, `TranscriptSearch`,
+    `EntryStore`, `ResultStore`, `DocumentStore`, …), so the store every worker shares is the
+    truth of what the pages show."""
+
+    @property
+    def store(self) -> object:
+        """The agent's session store."""
+        ...
+
+
+def agent_store(agent: object) -> object:
+    """The agent's store (`None` for an agent without one); check the role you need of it."""
+    return agent.store if isinstance(agent, StoreAgent) else None
+
+
+@runtime_checkable
+class TranscriptAgent(Protocol):
+    """An agent that gives its raw transcript (`clawcell.agent.Agent` fits): the chat pages
+    it, projects only the page for display and keeps delivery facts; without it the chat
+    shows `ChatAgent.history` whole."""
+
+    async def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's stored messages, as the model saw them."""
+        ...
+
+
+@runtime_checkable
+class CatalogRunner(Protocol):
+    """A Code Mode whose tools the UI can read (`clawcell.CodeMode` fits): the playground
+    lists them, the Jobs panel calls the `automations` tool through its binding."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The tools the session's cells call."""
         ...

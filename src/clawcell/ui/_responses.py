@@ -1,5 +1,5 @@
 """What every route shares: reading a JSON body safely, the id pattern, refusals, SSE
-(session ids: `_session_paths`)."""
+(session ids: `_sessions/_paths.py`)."""
 
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 from urllib.parse import quote
 
 from ..store import EntryStore
+from ._protocol import agent_store
 from ._render._views import MessageView, SubagentRowView
 
 __all__ = [
@@ -60,7 +61,7 @@ def parent_of(session_id: str) -> str:
 
 async def stored_runs(agent: object, session_id: str) -> list[dict[str, Any]]:
     """The runs `session_id` started, when the agent keeps them in a store (else none)."""
-    store = getattr(agent, "store", None)
+    store = agent_store(agent)
     if not isinstance(store, EntryStore):
         return []
     from ..agent import subagent_runs

@@ -180,3 +180,60 @@ def test_every_app_tool_call_is_an_activity_row_and_a_pending_approval_survives_
     assert after["pending"] == []
     # Rows belong to the session: another session sees none of them.
     assert client.get(f"/api/sessions/other/mcp-apps/{view}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ([1], 'the body must be a JSON object `{"decision": "approve" | "deny", …}`.'),
+        ({"decision": "maybe"}, "`decision` must be 'approve' or 'deny', got 'maybe'."),
+        ({"decision": "approve", "note": 5}, "`note` must be a string, got 5."),
+        ({"decision": "approve", "remember": "yes"},
+         "`remember` must be true or false, got 'yes'."),
+    ],
+    ids=["not-an-object", "bad-decision", "note-not-text", "remember-not-bool"],
+)  # fmt: skip
+def test_a_malformed_decision_on_a_views_call_is_refused_as_the_chats_is_and_nothing_runs(
+    ui: tuple[TestClient, TestClient, str], body: object, error: str
+) -> None:
+    # The three decision routes (chat, playground, MCP App) read the body with one helper:
+    # the same refusals, and a call decided only by a well-formed decision.
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    call = {"name": "increment", "arguments": {"by": 2}, "trigger": "gesture"}
+    approval = client.post(url, json=call, headers=CSRF).json()["approval"]
+    [pending] = approval["approvals"]
+    decide = f"{url}/{approval['runId']}/approvals/{pending['id']}"
+    response = client.post(decide, json=body, headers=CSRF)
+    assert (response.status_code, response.json()) == (400, {"error": error})
+    assert client.get(f"/api/sessions/s/mcp-apps/{view}").json()["pending"] == [approval]
+
+
+@pytest.mark.parametrize(
+    ("tail", "error"),
+    [("cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed."),
+     ("cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed.")],
+    ids=["run", "approval"],
+)  # fmt: skip
+def test_a_decision_on_a_views_call_for_a_bad_id_says_which_id(
+    ui: tuple[TestClient, TestClient, str], tail: str, error: str
+) -> None:
+    client, _, view = ui
+    url = f"/api/sessions/s/mcp-apps/{view}/calls/{tail}"
+    response = client.post(url, json={"decision": "approve"}, headers=CSRF)
+    assert (response.status_code, response.json()) == (400, {"error": error})
+
+
+def test_a_views_tool_call_over_the_json_body_cap_is_refused_unread_and_nothing_runs(
+    ui: tuple[TestClient, TestClient, str],
+) -> None:
+    # Every route reads its JSON body through one capped reader (`_responses.json_body`):
+    # the view's tool calls too, whatever the arguments' own limit.
+    client, _, view = ui
+    body = {"name": "increment", "arguments": {"by": 1}, "trigger": "gesture",
+            "padding": "x" * (4 * 1024 * 1024)}  # fmt: skip
+    url = f"/api/sessions/s/mcp-apps/{view}/calls"
+    response = client.post(url, json=body, headers=CSRF)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("the body must be a JSON object of at most")
+    assert client.get(f"/api/sessions/s/mcp-apps/{view}").json()["activity"] == []

@@ -19,13 +19,13 @@ from ...agent import Attachment
 from ...errors import InputError
 from ...mcp import mcp_app_sink
 from ...store import MemoryStore, SessionStore
-from .._approvals import DECIDED_BY, read_decision
+from .._approvals import decided, read_decision
 from .._attachments import Uploads, sent_blocks
 from .._mcp_apps._api import McpAppApi
 from .._protocol import AgentEvent, ChatAgent, SharedTurnsAgent
 from .._render._messages import Renderer
 from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
-from .._session_paths import path_session
+from .._sessions._paths import path_session
 from .._stream._events import TurnStream, sse_message, stream_turn
 from .._subagent_rows import CHILD_SESSION_ID, RunWatch
 from .._templates import fragment
@@ -312,24 +312,14 @@ class ChatTurns:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        run_id, approval_id = request.path_params["run"], request.path_params["approval"]
-        for name, value in (("run", run_id), ("approval", approval_id)):
-            if not RUN_OR_APPROVAL_ID.fullmatch(value):
-                return bad_request(f"{name} id {value!r:.80} is not allowed.")
-        body = read_decision(await json_body(request))
-        if isinstance(body, str):
-            return bad_request(body)
+        decision = await read_decision(request)
+        if isinstance(decision, Response):
+            return decision
         if (running := await self.turns.current(session_id)) is not None:
             return _conflict(f"turn {running.turn_id!r} is running in session {session_id!r:.80}:"
                              " decide once it ended (or stop it).")  # fmt: skip
         remote, agent = asyncio.Event(), self.agent  # remote: a Stop from another worker
-        events = aiter(agent.decide(
-            session_id, run_id, approval_id, body.decision,
-            note=body.note, remember=body.remember, by=DECIDED_BY, stop=remote,
-        ) if isinstance(agent, SharedTurnsAgent) else agent.decide(
-            session_id, run_id, approval_id, body.decision,
-            note=body.note, remember=body.remember, by=DECIDED_BY,
-        ))  # fmt: skip
+        events = aiter(decided(agent, session_id, decision, stop=remote))
         try:  # the agent refuses on its first step, before anything was streamed
             first = await anext(events)
         except InputError as exc:

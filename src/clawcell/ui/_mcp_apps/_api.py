@@ -33,15 +33,16 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from ...mcp import McpAppView
-from .._protocol import ChatAgent, DocumentStore
-from .._session_paths import path_session
+from .._approvals import decided_by, read_decision
+from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
+from .._responses import MAX_JSON_BODY, json_body
+from .._sessions._paths import path_session
 from ._activity import MAX_ROWS_SHOWN, TRIGGERS, ActivityLog, Trigger
 
 __all__ = ["McpAppApi"]
 
 _CALL_FILE: Final = "call.json"
 _VIEW: Final = re.compile(r"ma_[A-Za-z0-9_-]{1,61}")
-_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 _CALLABLE: Final = re.compile(r"MCP(?:\.[A-Za-z_$][A-Za-z0-9_$]*){2}")
 MAX_ARGUMENTS_BYTES: Final = 64 * 1024
 _PATH: Final = "/api/sessions/{session}/mcp-apps/{view}"
@@ -56,7 +57,7 @@ class McpAppApi:
 
     def __init__(self, agent: ChatAgent, documents: DocumentStore | None) -> None:
         self.agent, self.documents = agent, documents
-        self.activity = ActivityLog(getattr(agent, "store", None))
+        self.activity = ActivityLog(agent_store(agent))
 
     def sink_for(self, session_id: str) -> Any:
         """The `mcp_app_sink` of a turn in `session_id` (`None` without a document store)."""
@@ -120,7 +121,12 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, call = found
-        body = await _body(request)
+        body = await json_body(request)
+        if body is None:
+            return _error(
+                f"the body must be a JSON object of at most {MAX_JSON_BODY} bytes: "
+                '`{"name", "arguments", "trigger"}`.'
+            )
         name, arguments, trigger = body.get("name"), body.get("arguments", {}), body.get("trigger")
         tools = cast(Mapping[str, str], call.get("tools") or {})
         callable_name = tools.get(name) if isinstance(name, str) else None
@@ -161,18 +167,17 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, _ = found
-        run, approval = request.path_params["run"], request.path_params["approval"]
-        decision = (await _body(request)).get("decision")
-        if not (_ID.fullmatch(run) and _ID.fullmatch(approval)) or decision not in (
-            "approve",
-            "deny",
-        ):
-            return _error('the body must be `{"decision": "approve" | "deny"}`.')
-        runner: Any = self.agent.mode(session)
+        decision = await read_decision(request, by="control-ui:mcp-app")
+        if isinstance(decision, Response):
+            return decision
+        runner = self.agent.mode(session)
+        if not isinstance(runner, ApprovingRunner):
+            return _error("this agent's Code Mode cannot decide approvals.", 501)
         try:
-            await runner.decide(run, approval, decision, by="control-ui:mcp-app")
+            await decided_by(runner, decision)
         except InputError as exc:
             return _error(exc.message, 409)
+        run = decision.run_id
         row = await self.activity.waiting_row(session, run)
         return await self._answer(
             session, row, runner, await runner.call_tool("wait", {"runId": run})
@@ -207,11 +212,3 @@ class McpAppApi:
             Route(_PATH + "/calls", self.tool_call, methods=["POST"]),
             Route(_PATH + "/calls/{run}/approvals/{approval}", self.decide, methods=["POST"]),
         ]
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body: object = json.loads(await request.body())
-    except (ValueError, RecursionError):
-        return {}
-    return cast(dict[str, Any], body) if isinstance(body, dict) else {}

@@ -21,13 +21,13 @@ from starlette.routing import Route
 from ...approvals import ApprovalDecision
 from ...errors import InputError
 from ...store import EntryStore
-from .._approvals import DECIDED_BY, read_decision
-from .._protocol import ChatAgent
-from .._responses import RUN_OR_APPROVAL_ID, bad_request, json_body, sse
-from .._session_paths import bad_session, path_session, session_problem
+from .._approvals import decided_by, read_decision
+from .._protocol import ApprovingRunner, CatalogRunner, ChatAgent, agent_store
+from .._responses import bad_request, json_body, sse
+from .._sessions._paths import bad_session, path_session, session_problem
 from .._stream._events import Op, sse_message
 from ._exec import EXAMPLE_CELL, panel_fragment, playground_events
-from ._runs import ApprovingRunner, PlayHistory
+from ._runs import PlayHistory
 
 __all__ = ["PageRenderer", "Playground"]
 
@@ -41,7 +41,7 @@ class Playground:
 
     def __init__(self, agent: ChatAgent, page: PageRenderer) -> None:
         self.agent, self.page = agent, page
-        store: object = getattr(agent, "store", None)
+        store = agent_store(agent)
         self.history = PlayHistory(store if isinstance(store, EntryStore) else None)
 
     async def view(self, request: Request) -> Response:
@@ -84,23 +84,16 @@ class Playground:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        run_id, approval_id = request.path_params["run"], request.path_params["approval"]
-        for name, value in (("run", run_id), ("approval", approval_id)):
-            if not RUN_OR_APPROVAL_ID.fullmatch(value):
-                return bad_request(f"{name} id {value!r:.80} is not allowed.")
-        body = read_decision(await json_body(request))
-        if isinstance(body, str):
-            return bad_request(body)
+        decision = await read_decision(request)
+        if isinstance(decision, Response):
+            return decision
         runner = self.agent.mode(session_id)
         if not isinstance(runner, ApprovingRunner):
             return JSONResponse(
                 {"error": "this agent's Code Mode cannot decide approvals."}, status_code=501
             )
         try:
-            record = await runner.decide(
-                run_id, approval_id, body.decision,
-                note=body.note, remember=body.remember, by=DECIDED_BY,
-            )  # fmt: skip
+            record = await decided_by(runner, decision)
         except InputError as exc:
             return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
         return sse(self._continued(runner, session_id, record))
@@ -156,6 +149,5 @@ def _decided_op(decision: Mapping[str, Any]) -> Op:
 
 
 def _tool_names(runner: object) -> list[str]:
-    catalog = getattr(runner, "catalog", None)
-    entries: list[dict[str, Any]] = catalog.all() if catalog is not None else []
+    entries = runner.catalog.all() if isinstance(runner, CatalogRunner) else []
     return sorted(str(entry.get("callableName")) for entry in entries)

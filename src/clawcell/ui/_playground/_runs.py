@@ -13,47 +13,18 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final
 
-from ...approvals import ApprovalDecision
 from ...store import EntryStore, FirstWriter, MemoryStore, StoredValue
-from .._protocol import CellRunner
+from .._protocol import ApprovingRunner, CellRunner
 
-__all__ = ["ApprovingRunner", "PlayHistory", "PlayRun", "RunView", "waiting_approvals"]
+__all__ = ["PlayHistory", "PlayRun", "RunView", "waiting_approvals"]
 
 MAX_RUNS: Final = 50
 """Runs each session's history keeps (older ones drop off)."""
 _SUFFIX: Final = "\x1fplay"  # the derived session whose entries are a session's runs
-
-
-@runtime_checkable
-class ApprovingRunner(CellRunner, Protocol):
-    """A `CellRunner` that also decides and expires approvals (`clawcell.CodeMode` fits)."""
-
-    async def decide(
-        self,
-        run_id: str,
-        approval_id: str,
-        decision: Literal["approve", "deny"],
-        *,
-        note: str = "",
-        remember: bool = False,
-        by: str = "",
-    ) -> ApprovalDecision:
-        """Record a decision on a pending approval."""
-        ...
-
-    async def expire_approvals(
-        self, run_ids: Sequence[str] = (), *, reason: str = "superseded"
-    ) -> list[ApprovalDecision]:
-        """Expire the undecided approvals of `run_ids` (and of runs parked in-process)."""
-        ...
-
-    async def approval_audit(self) -> list[ApprovalDecision]:
-        """Every decision recorded in the session."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)

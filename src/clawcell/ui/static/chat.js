@@ -1,5 +1,5 @@
 // The chat view: sends a turn and streams its reply into the transcript.
-import { applied, onApplied, postJson, readStream } from "./stream.js";
+import { applied, onApplied, postDecision, postJson, readStream } from "./stream.js";
 import "./media.js";  // the image viewer
 import * as attachments from "./attachments.js";
 
@@ -307,26 +307,15 @@ async function send(text, files = []) {
 
 // An approval card: Approve / Deny post the decision; the continued turn comes live.
 async function decide(card, decision) {
-  const error = card.querySelector(".approval-error");
-  const buttons = card.querySelectorAll("button");
   const url = `${api}/runs/${encodeURIComponent(card.dataset.run)}`
     + `/approvals/${encodeURIComponent(card.dataset.approval)}?follow=0`;
-  const body = {
-    decision,
-    note: card.elements.namedItem("note").value,
-    remember: card.elements.namedItem("remember").checked,
-  };
-  for (const button of buttons) button.disabled = true;
-  error.textContent = "";
   field.focus();  // the buttons become the decision's words: focus stays on the composer
   try {
     running(true);
-    await postJson(url, body);
-  } catch (failure) {
+    await postDecision(url, card, decision);
+  } catch {
     running(false);
-    error.textContent = `⚠ ${failure.message}`;
-    for (const button of buttons) button.disabled = false;
-    buttons[0]?.focus();
+    card.querySelector("button")?.focus();
   }
 }
 

@@ -16,6 +16,8 @@
 // `ui/message` needs a gesture (one message per gesture, 10 a minute);
 // `ui/open-link` needs a gesture. Every call is an activity row of the session, listed under
 // the view; approvals a call still waits for come back after a reload.
+import { postDecision } from "./stream.js";
+
 const PROTOCOL_VERSION = "2026-01-26";
 const state = new WeakMap();
 const MAX_REFUSED_ROWS = 5;
@@ -126,9 +128,9 @@ function askApproval(figure, pending) {
     card.addEventListener("click", async (event) => {
       const button = event.target.closest("button[data-decision]");
       if (!button || !first) return;
-      for (const b of card.querySelectorAll("button")) b.disabled = true;
       const url = api(figure, `/calls/${encodeURIComponent(pending.runId)}/approvals/${encodeURIComponent(first.id)}`);
-      const answer = await postJson(url, { decision: button.dataset.decision });
+      const answer = await postDecision(url, card, button.dataset.decision)
+        .catch((failure) => ({ error: failure.message }));
       card.remove();
       resolve(answer);
     });

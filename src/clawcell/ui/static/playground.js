@@ -1,6 +1,6 @@
 // The playground: runs a cell (`exec`) or continues one (`wait`) and streams its output into
 // the run history (newest first); approval cards post decisions and stream the run going on.
-import { postStream } from "./stream.js";
+import { postDecision, postStream } from "./stream.js";
 
 const form = document.getElementById("cell-form");
 const runId = document.getElementById("run-id");
@@ -48,26 +48,16 @@ async function run(tool, args) {
   }
 }
 
-// An approval card: Approve / Deny post the decision (CSRF header added by postStream); the
+// An approval card: Approve / Deny post the decision (`postDecision`, with the CSRF header); the
 // server answers 409 when the approval is no longer pending, and the card says why.
 async function decide(card, decision) {
-  const error = card.querySelector(".approval-error");
-  const buttons = card.querySelectorAll("button");
   const url = `/api/playground/${encodeURIComponent(session)}/runs/${encodeURIComponent(card.dataset.run)}`
     + `/approvals/${encodeURIComponent(card.dataset.approval)}`;
-  const body = {
-    decision,
-    note: card.elements.namedItem("note").value,
-    remember: card.elements.namedItem("remember").checked,
-  };
-  for (const button of buttons) button.disabled = true;
-  error.textContent = "";
   busy(1);
   try {
-    await postStream(url, body, onMessage);
-  } catch (failure) {
-    error.textContent = `⚠ ${failure.message}`;
-    for (const button of buttons) button.disabled = false;
+    await postDecision(url, card, decision, onMessage);
+  } catch {
+    // the card shows the refusal (postDecision)
   } finally {
     busy(-1);
   }

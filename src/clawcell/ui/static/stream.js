@@ -198,6 +198,33 @@ export async function postJson(url, body, method = "POST") {
   return response.json();
 }
 
+// An approval decision, as every card posts it (chat, playground, an MCP App's call): `card`
+// is the card's form, `decision` "approve" or "deny"; its `note` and `remember` fields go too
+// when the card has them (the server reads the body with one helper, `ui/_approvals.py`
+// `read_decision`). Its buttons are disabled while the decision is posted, and enabled again
+// with the refusal in its `.approval-error` when the server refuses (the promise then
+// rejects). With `onMessage` the answer is a stream (applied as `postStream` does), else the
+// JSON answer is returned.
+export async function postDecision(url, card, decision, onMessage) {
+  const field = (name) => card.elements.namedItem(name);
+  const body = {
+    decision: decision === "approve" ? "approve" : "deny",
+    note: field("note")?.value ?? "",
+    remember: field("remember")?.checked ?? false,
+  };
+  const buttons = card.querySelectorAll("button");
+  const error = card.querySelector(".approval-error");
+  for (const button of buttons) button.disabled = true;
+  if (error) error.textContent = "";
+  try {
+    return await (onMessage ? postStream(url, body, onMessage) : postJson(url, body));
+  } catch (failure) {
+    if (error) error.textContent = `⚠ ${failure.message}`;
+    for (const button of buttons) button.disabled = false;
+    throw failure;
+  }
+}
+
 // Apply each message of an SSE `response` (`onMessage` sees them too, with their `id`)
 // until it ends; an aborted read resolves. `onData` hears of every chunk (keepalives too).
 export async function readStream(response, onMessage, onData) {

@@ -25,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import InputError
-from ..store import (
+from ...errors import InputError
+from ...store import (
     SessionDirectory,
     SessionRecord,
     SessionStore,
@@ -35,10 +35,10 @@ from ..store import (
     TranscriptSearch,
     TranscriptStore,
 )
-from ._chat._turns import TurnRegistry
-from ._protocol import ChatAgent
-from ._responses import bad_request, json_body
-from ._session_paths import path_session
+from .._chat._turns import TurnRegistry
+from .._protocol import ChatAgent, agent_store
+from .._responses import bad_request, json_body
+from ._paths import path_session
 
 __all__ = ["MAX_HITS", "SCAN_SESSIONS", "SessionList", "directory_of"]
 
@@ -51,7 +51,7 @@ _SNIPPET: Final = 160
 
 def directory_of(agent: ChatAgent) -> SessionDirectory | None:
     """The agent's store when it keeps a session list."""
-    store: object = getattr(agent, "store", None)
+    store = agent_store(agent)
     return store if isinstance(store, SessionDirectory) else None
 
 
@@ -117,7 +117,7 @@ class SessionList:
             return self._missing()
         if await self.turns.current(session_id) is not None or await self.turns.queue(session_id):
             return _running(session_id)
-        store = getattr(self.agent, "store", None)
+        store = agent_store(self.agent)
         hold = None
         if isinstance(store, SessionStore):
             hold = await SessionTurns(store).hold(session_id, wait=0)
@@ -142,7 +142,7 @@ class SessionList:
         if not tokens or len(query) > 200:
             return bad_request(f"`q` must be 1 to 200 characters of words, got {query!r:.40}.")
         sessions = None if only is None else [only]
-        store: object = getattr(self.agent, "store", None)
+        store = agent_store(self.agent)
         if isinstance(store, TranscriptSearch):
             found = await store.search_transcripts(tokens, limit=MAX_HITS, sessions=sessions)
             hits, truncated = list(found.hits), found.truncated

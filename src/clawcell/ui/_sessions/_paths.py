@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .._session_ids import check_session_id
-from ..errors import ConfigurationError
-from ._responses import bad_request
+from ..._session_ids import check_session_id
+from ...errors import ConfigurationError
+from .._responses import bad_request
 
 __all__ = [
     "MAX_SESSION_ID_CHARS",

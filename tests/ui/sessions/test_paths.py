@@ -13,7 +13,7 @@ from markupsafe import escape
 from clawcell.agent import Agent, ScriptedModel
 from clawcell.store import MemoryStore, StoredValue
 from clawcell.ui import UiSettings, create_app
-from clawcell.ui._session_paths import SessionSegments
+from clawcell.ui._sessions._paths import SessionSegments
 from tests.ui._client import BASE, TOKEN, client, csrf, sse
 from tests.ui._fakes import FakeAgent, reply_turn
 
