@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -137,6 +136,8 @@ def _announce_compile(cache: Path, *, writable: bool) -> None:
 
 def _writable(directory: Path) -> bool:
     """Whether a cache file can be created in `directory` (made if missing)."""
+    import tempfile  # here: a start that finds the cache never loads it (nor shutil, bz2, lzma)
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
@@ -154,6 +155,8 @@ def _wasmtime_build() -> str:
 
 
 def _write_cache(path: Path, data: bytes) -> None:
+    import tempfile  # here: see `_writable`
+
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
