@@ -27,7 +27,13 @@ from .._process import PerProcess
 from ._backstop import Watchdog
 from ._reactor import WASM_SHA256, load_verified_wasm, patch_exports
 
-__all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
+__all__ = [
+    "EXPORTED_FUNCTIONS",
+    "CompiledReactor",
+    "Watchdog",
+    "compiled_reactor",
+    "engine_cache_file",
+]
 
 # Compiled files of other builds (other environments on the machine) kept beside this one.
 _KEPT_BUILDS = 3
@@ -91,6 +97,12 @@ class CompiledReactor:
         if cache is not None:
             _write_cache(cache, bytes(module.serialize()))
         return module
+
+
+def engine_cache_file() -> Path | None:
+    """The compiled engine's cache file (it need not exist), or `None` when caching is off;
+    other per-build caches (the guests' pristine images) live beside it."""
+    return _cache_path()
 
 
 def _cache_path() -> Path | None:
