@@ -211,3 +211,15 @@ def test_a_new_process_starts_from_the_image_a_previous_one_stored(tmp_path: Pat
     assert stored.stat().st_mtime_ns == written  # read, not written again
     assert first[0] == second[0] == 42
     assert first[1] != second[1]  # each cell's Math.random is seeded anew
+
+
+@pytest.mark.parametrize("handle", ["rt", "ctx", "scratch", "argv", "staging", "filename"])
+def test_an_image_whose_buffers_lie_outside_its_memory_is_refused(cache: Path, handle: str) -> None:
+    guest()
+    [path] = cache.glob("img-*.bin")
+    stored = read_image(path, max_size=2 * LIMIT)
+    assert stored is not None
+    for outside in (stored.size, -1):
+        moved = {**stored.handles, handle: outside}
+        write_image(path, dataclasses.replace(stored, handles=moved))
+        assert read_image(path, max_size=2 * LIMIT) is None

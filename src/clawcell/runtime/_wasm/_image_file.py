@@ -2,20 +2,22 @@
 
 Building a process's first guest evaluates the controller, installs the catalog and captures
 the image (about a tenth of a cold start); every later guest of the same configuration is a
-copy of that image. The image does not depend on the process: the controller and catalog are
-the same text, QuickJS allocates deterministically, and the values that differ per process
-(QuickJS's own clocks and random seed at context creation) are never read by a cell, whose
-`Math.random` is seeded by the host at its start. So the first process of a configuration
-writes its image here and later processes load it instead of building it.
+copy of that image. The image hardly depends on the process: the controller and catalog are
+the same text and QuickJS allocates deterministically. What differs is set when the context
+is created: QuickJS's random seed, which no cell reads (`Math.random` is the controller's,
+seeded by the host at each cell's start), and the origin of `performance.now()`, which a
+copy of an image already takes from the store that made it (docs/runtime.md). So the first
+process of a configuration writes its image here and later processes load it instead.
 
 The file's name is a digest of everything the image depends on (the engine cache's name,
 which carries the wasm digest, the export patch and the wasmtime build; the controller's
 text; the install configuration; the heap limit and headroom; this format), so a change of
 any of them is another file. Only the image's non-blank pages are stored (about 0.5 MiB of a
-6.6 MiB memory). A file that is truncated, damaged (its CRC-32 disagrees) or malformed is
-ignored: the guest is built as before and the file written again. The directory is the
-engine cache's, trusted as that cache is (whoever can write there can replace the compiled
-engine's native code already); `CLAWCELL_NO_MODULE_CACHE` turns both off.
+6.6 MiB memory). A file that is truncated, damaged (its CRC-32 disagrees) or malformed (page
+runs or buffer addresses outside the memory) is ignored: the guest is built as before and the
+file written again. The directory is the engine cache's, trusted as that cache is (whoever can
+write there can replace the compiled engine's native code already);
+`CLAWCELL_NO_MODULE_CACHE` turns both off.
 
 Layout (little-endian): magic `CLAWIMG1` | u32 meta bytes | u32 CRC-32 of what follows |
 meta JSON (size, stack pointer, page runs, host-held handles) | the runs' pages.
@@ -42,6 +44,8 @@ MAGIC: Final = b"CLAWIMG1"
 _HEADER = struct.Struct("<8sII")
 _KEPT_IMAGES: Final = 16
 """Image files kept per cache directory (the newest; one per configuration in use)."""
+_POINTERS: Final = ("rt", "ctx", "scratch", "argv", "staging", "filename")
+"""Handles that are addresses in linear memory (the others are JS values and table slots)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +104,10 @@ def _decode(blob: bytes, max_size: int) -> StoredImage | None:
     total = sum(count for _, count in runs)
     if not 0 < size <= max_size or size % PAGE_BYTES or len(pages) != total * PAGE_BYTES:
         return None
+    if any(not 0 <= value < 1 << 64 for value in handles.values()):
+        return None
+    if any(not 0 <= handles.get(name, 0) < size for name in _POINTERS):
+        return None  # the host writes through these: they must lie inside the memory
     end = -1
     for first, count in runs:  # ascending, disjoint, inside the memory
         if first <= end or count <= 0 or (first + count) * PAGE_BYTES > size:
