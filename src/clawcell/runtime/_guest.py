@@ -22,7 +22,7 @@ from ._callbacks import interrupt_check, rejection_tracker, set_tracker
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
-from ._wasm._image_file import StoredImage, guest_image_path, read_image, write_image
+from ._wasm._image_file import StoredImage, guest_image_path, read_image, write_image_soon
 from ._wasm._instance import CANONICAL_MEMORY_LIMIT, Instance
 from ._wasm._linear_memory import memory_cap
 from ._worker import next_lane
@@ -115,7 +115,7 @@ class Guest:
         inst.memory.capture_image()
         self._pristine = self._entry_points()
         if path is not None:
-            write_image(path, inst.memory.stored_image(self._handles()))
+            write_image_soon(path, inst.memory.stored_image(self._handles()))
 
     def _set_up(
         self,

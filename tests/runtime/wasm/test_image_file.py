@@ -22,6 +22,7 @@ from clawcell.runtime import (
 from clawcell.runtime._wasm._engine import engine_cache_file
 from clawcell.runtime._wasm._image_file import (
     StoredImage,
+    flush_writes,
     image_path,
     read_image,
     write_image,
@@ -41,7 +42,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def guest(install: str = INSTALL) -> Guest:
-    return Guest(compiled_reactor(), memory_limit_bytes=LIMIT, install_config=install)
+    built = Guest(compiled_reactor(), memory_limit_bytes=LIMIT, install_config=install)
+    flush_writes()  # a first guest stores its image on a thread of its own
+    return built
 
 
 def script(g: Guest, source: str) -> str:

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import struct
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,15 @@ from typing import Any, Final, cast
 from ._engine import engine_cache_file
 from ._pages import PAGE_BYTES
 
-__all__ = ["StoredImage", "guest_image_path", "image_path", "read_image", "write_image"]
+__all__ = [
+    "StoredImage",
+    "flush_writes",
+    "guest_image_path",
+    "image_path",
+    "read_image",
+    "write_image",
+    "write_image_soon",
+]
 
 MAGIC: Final = b"CLAWIMG1"
 _HEADER = struct.Struct("<8sII")
@@ -137,6 +146,25 @@ def write_image(path: Path, image: StoredImage) -> None:
     with contextlib.suppress(OSError):
         aside.unlink(missing_ok=True)
     _prune(path.parent)
+
+
+_writers: list[threading.Thread] = []
+
+
+def write_image_soon(path: Path, image: StoredImage) -> None:
+    """`write_image` on a thread of its own: the guest that made the image does not wait for
+    the disk (about 1.3 ms of CPU and several of wall time on a loaded machine). The thread is
+    not a daemon, so a process that ends right after its first cell still stores the image
+    (the interpreter waits for it at exit)."""
+    writer = threading.Thread(target=write_image, args=(path, image), name="clawcell-image")
+    _writers[:] = [w for w in _writers if w.is_alive()] + [writer]
+    writer.start()
+
+
+def flush_writes() -> None:
+    """Wait until every image `write_image_soon` started is written (or given up)."""
+    for writer in list(_writers):
+        writer.join()
 
 
 def _prune(directory: Path) -> None:
