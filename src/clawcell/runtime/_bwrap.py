@@ -9,7 +9,6 @@ shared, answered once per process.
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 
 __all__ = ["bwrap_binary"]
@@ -22,6 +21,8 @@ def bwrap_binary() -> str | None:
 
     The answer is probed once (a `bwrap --unshare-all … /bin/true` run) and cached.
     """
+    import shutil  # here: a first cell never probes bubblewrap (shutil loads bz2, lzma)
+
     found = shutil.which("bwrap")
     if found is None:
         return None

@@ -11,19 +11,18 @@ again if a handler is attached later, even after a `wait`.
 
 from __future__ import annotations
 
-import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-import wasmtime
-
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
+from ._callbacks import interrupt_check, rejection_tracker, set_tracker
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
+from ._wasm._image_file import StoredImage, guest_image_path, read_image, write_image_soon
 from ._wasm._instance import CANONICAL_MEMORY_LIMIT, Instance
 from ._wasm._linear_memory import memory_cap
 from ._worker import next_lane
@@ -49,6 +48,9 @@ _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 _T = TypeVar("_T")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
+
+
+_ENTRY_POINTS: Final = ("install", "start", "step", "settle", "describe")
 
 
 def _controller_source() -> str:
@@ -81,18 +83,23 @@ class Guest:
         """The guest thread that runs this guest's segments (see `run_on_guest_thread`)."""
         self.reactor = reactor
         self._max_memory_bytes = memory_cap(memory_limit_bytes)
-        self.instance = Instance(
-            reactor,
-            memory_limit_bytes=memory_limit_bytes,
-            interrupt=_interrupt_check(weakref.ref(self)),
-            template=None if template is None else template.instance,
-        )
         self._rejections: dict[int, tuple[int, int]] = {}
-        tracker = _rejection_tracker(weakref.WeakMethod(self._on_rejection))
-        self._tracker_slot = _set_tracker(self.instance, tracker, set_handler=template is None)
         if template is not None:
-            self._copy_of(template)
+            self._set_up(memory_limit_bytes, template=template.instance)
+            self._take_handles(template._handles())  # pyright: ignore[reportPrivateUsage]
             return
+        # A previous process may have stored this configuration's image (`_image_file`).
+        limits = (str(memory_limit_bytes), str(HEAP_HEADROOM_BYTES))
+        path = guest_image_path(_controller_source(), install_config, *limits)
+        stored = None if path is None else read_image(path, max_size=self._max_memory_bytes)
+        if stored is not None:
+            try:
+                self._set_up(memory_limit_bytes, template=stored)
+                self._take_handles(stored.handles)
+                return
+            except (RuntimeUnavailableError, ValueError, MemoryError, KeyError):
+                pass  # it does not fit this process (other callback slots): built anew
+        self._set_up(memory_limit_bytes)
         inst = self.instance
         (self._install, self._start, self._step, self._settle, self._describe) = _load_controller(
             inst
@@ -107,6 +114,24 @@ class Guest:
         inst.reserve_heap(HEAP_HEADROOM_BYTES)
         inst.memory.capture_image()
         self._pristine = self._entry_points()
+        if path is not None:
+            write_image_soon(path, inst.memory.stored_image(self._handles()))
+
+    def _set_up(
+        self,
+        memory_limit_bytes: int,
+        *,
+        template: Instance | StoredImage | None = None,
+    ) -> None:
+        """A new instance (blank, or a copy of `template`'s image), callbacks in place."""
+        self.instance = Instance(
+            self.reactor,
+            memory_limit_bytes=memory_limit_bytes,
+            interrupt=interrupt_check(weakref.ref(self)),
+            template=template,
+        )
+        tracker = rejection_tracker(weakref.WeakMethod(self._on_rejection))
+        self._tracker_slot = set_tracker(self.instance, tracker, set_handler=template is None)
 
     @property
     def snapshots(self) -> bool:
@@ -115,14 +140,23 @@ class Guest:
 
     # -- host callbacks -------------------------------------------------------------------
 
-    def _copy_of(self, template: Guest) -> None:
-        """Take over a template's controller entry points (its image is already loaded)."""
-        if self._tracker_slot != template._tracker_slot:  # pyright: ignore[reportPrivateUsage]
+    def _handles(self) -> dict[str, int]:
+        """The host-held values of this guest's pristine image, by name."""
+        names = dict(zip(_ENTRY_POINTS, self._pristine, strict=True))
+        return {**self.instance.stored_handles(), **names, "tracker": self._tracker_slot}
+
+    def _take_handles(self, handles: dict[str, int]) -> None:
+        """Take over the controller entry points of an image (already loaded)."""
+        if self._tracker_slot != handles["tracker"]:
             raise RuntimeUnavailableError("host callback slots differ between guests")
-        self._install, self._start = template._install, template._start  # pyright: ignore[reportPrivateUsage]
-        self._step, self._settle = template._step, template._settle  # pyright: ignore[reportPrivateUsage]
-        self._describe = template._describe  # pyright: ignore[reportPrivateUsage]
-        self._pristine = self._entry_points()
+        self._pristine = (
+            handles["install"],
+            handles["start"],
+            handles["step"],
+            handles["settle"],
+            handles["describe"],
+        )
+        (self._install, self._start, self._step, self._settle, self._describe) = self._pristine
 
     def _entry_points(self) -> tuple[int, int, int, int, int]:
         return (self._install, self._start, self._step, self._settle, self._describe)
@@ -335,22 +369,6 @@ class Guest:
         return inst.take_string(inst.call(self._describe, reason))
 
 
-# Host callbacks live in wasmtime-py's process-wide function slab until their store is
-# deleted, and the store is deleted only when its guest is freed: a callback that held the
-# guest would keep it, its store and its linear memory alive forever. They hold weak
-# references only.
-
-
-def _set_tracker(inst: Instance, tracker: Callable[..., None], *, set_handler: bool) -> int:
-    """Put the promise-rejection tracker in the table (its slot is the same in every instance);
-    `set_handler` also registers it with the runtime (a copy of an image has it already)."""
-    i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-    slot = inst.callback_slot(wasmtime.FuncType([i32, i64, i64, i32, i32], []), tracker)
-    if set_handler:
-        inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
-    return slot
-
-
 def _load_controller(inst: Instance) -> tuple[int, int, int, int, int]:
     """Evaluate the controller; its entry points `install`, `start`, `step`, `settle` and
     `describeError`."""
@@ -366,33 +384,9 @@ def _fresh_image(reactor: CompiledReactor) -> bytes:
     """The memory of a new instance right after the controller was evaluated, before any
     install: what the canonical image is made of (built twice, once per process)."""
     inst = Instance(reactor, memory_limit_bytes=CANONICAL_MEMORY_LIMIT, interrupt=lambda: False)
-    _set_tracker(inst, lambda *_: None, set_handler=True)
+    set_tracker(inst, lambda *_: None, set_handler=True)
     _load_controller(inst)
     return inst.memory.copy()
-
-
-def _interrupt_check(guest: weakref.ref[Guest]) -> Callable[[], bool]:
-    def interrupted() -> bool:
-        alive = guest()
-        if alive is None:
-            return True
-        if time.monotonic() > alive.deadline:
-            alive.interrupted = True
-            return True
-        return False
-
-    return interrupted
-
-
-def _rejection_tracker(
-    method: weakref.WeakMethod[Callable[[int, int, int, int, int], None]],
-) -> Callable[[int, int, int, int, int], None]:
-    def track(ctx: int, promise: int, reason: int, handled: int, op: int) -> None:
-        bound = method()
-        if bound is not None:
-            bound(ctx, promise, reason, handled, op)
-
-    return track
 
 
 _canonical: list[CanonicalImage] = []

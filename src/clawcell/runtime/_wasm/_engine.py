@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -28,7 +27,13 @@ from .._process import PerProcess
 from ._backstop import Watchdog
 from ._reactor import WASM_SHA256, load_verified_wasm, patch_exports
 
-__all__ = ["EXPORTED_FUNCTIONS", "CompiledReactor", "Watchdog", "compiled_reactor"]
+__all__ = [
+    "EXPORTED_FUNCTIONS",
+    "CompiledReactor",
+    "Watchdog",
+    "compiled_reactor",
+    "engine_cache_file",
+]
 
 # Compiled files of other builds (other environments on the machine) kept beside this one.
 _KEPT_BUILDS = 3
@@ -94,6 +99,12 @@ class CompiledReactor:
         return module
 
 
+def engine_cache_file() -> Path | None:
+    """The compiled engine's cache file (it need not exist), or `None` when caching is off;
+    other per-build caches (the guests' pristine images) live beside it."""
+    return _cache_path()
+
+
 def _cache_path() -> Path | None:
     """Where the compiled module is cached, or `None` when caching is turned off.
 
@@ -137,6 +148,8 @@ def _announce_compile(cache: Path, *, writable: bool) -> None:
 
 def _writable(directory: Path) -> bool:
     """Whether a cache file can be created in `directory` (made if missing)."""
+    import tempfile  # here: a start that finds the cache never loads it (nor shutil, bz2, lzma)
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
@@ -154,6 +167,8 @@ def _wasmtime_build() -> str:
 
 
 def _write_cache(path: Path, data: bytes) -> None:
+    import tempfile  # here: see `_writable`
+
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")

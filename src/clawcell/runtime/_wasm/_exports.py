@@ -14,9 +14,10 @@ import wasmtime
 from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
 from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
 
+from ...errors import RuntimeUnavailableError
 from ._engine import EXPORTED_FUNCTIONS
 
-__all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap"]
+__all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap", "export_of", "fast_export"]
 
 I32: Final = "i32"
 I64: Final = "i64"
@@ -87,3 +88,23 @@ class FastExport:
         if self._result == I32:
             return buf[0].i32 & 0xFFFF_FFFF
         return 0
+
+
+def fast_export(store: wasmtime.Store, exports: Any, name: str, sig: tuple[Any, Any]) -> FastExport:
+    """The export `name` as a `FastExport`, once its signature is checked to be `sig`."""
+    func = export_of(exports, name, wasmtime.Func)
+    ty = func.type(store)
+    actual = (tuple(str(p) for p in ty.params), tuple(str(r) for r in ty.results))
+    if actual != sig:
+        raise RuntimeUnavailableError(
+            f"QuickJS export {name} has signature {actual}, expected {sig}"
+        )
+    return FastExport(store, func, sig)
+
+
+def export_of(exports: Any, name: str, kind: type[Any]) -> Any:
+    """The export `name`, which must be a `kind`."""
+    item = exports.get(name) if hasattr(exports, "get") else exports[name]
+    if not isinstance(item, kind):
+        raise RuntimeUnavailableError(f"the QuickJS reactor does not export {name!r}")
+    return item

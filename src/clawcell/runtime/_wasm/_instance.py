@@ -24,7 +24,8 @@ from ...errors import RuntimeUnavailableError
 from .._failure import JSException
 from ._backstop import install_backstop, interrupt_handler, interrupt_type
 from ._engine import CompiledReactor
-from ._exports import SIGNATURES, FastExport
+from ._exports import SIGNATURES, export_of, fast_export
+from ._image_file import StoredImage
 from ._linear_memory import LinearMemory, memory_cap
 from ._reactor import STACK_POINTER_EXPORT, TABLE_EXPORT
 
@@ -39,6 +40,8 @@ _EVAL_GLOBAL_ASYNC: Final = 0
 _EVAL_COMPILE_ONLY: Final = 1 << 5
 _MAX_ARGS: Final = 8
 _STAGING_BYTES: Final = 64 * 1024
+_HANDLES: Final = ("rt", "ctx", "_scratch", "_argv", "_staging", "_filename", "_interrupt_slot")
+"""Host-held values pointing into a pristine image (with `raw_strings`), the callback slot last."""
 
 
 def _tag(value: int) -> int:
@@ -52,8 +55,8 @@ class Instance:
         reactor: The process-wide compiled reactor.
         memory_limit_bytes: QuickJS heap limit; the wasm memory is capped a little above it.
         interrupt: Called about every 10,000 interpreter ticks; return True to interrupt.
-        template: Start as a copy of this instance's pristine image instead of creating a
-            runtime (see `clone_of`).
+        template: Start as a copy of this instance's pristine image, or of one another
+            process stored (`_image_file`), instead of creating a runtime (see `_clone_of`).
     """
 
     def __init__(
@@ -62,7 +65,7 @@ class Instance:
         *,
         memory_limit_bytes: int,
         interrupt: Callable[[], bool],
-        template: Instance | None = None,
+        template: Instance | StoredImage | None = None,
     ) -> None:
         self.reactor = reactor
         self.store = wasmtime.Store(reactor.engine)
@@ -76,12 +79,12 @@ class Instance:
         exports = self._wasm.exports(self.store)
         self.memory = LinearMemory(
             self.store,
-            _export(exports, "memory", wasmtime.Memory),
-            _export(exports, STACK_POINTER_EXPORT, wasmtime.Global),
+            export_of(exports, "memory", wasmtime.Memory),
+            export_of(exports, STACK_POINTER_EXPORT, wasmtime.Global),
         )
-        self._table = _export(exports, TABLE_EXPORT, wasmtime.Table)
-        self._f = {name: self._fast(exports, name, sig) for name, sig in SIGNATURES.items()}
-        self._f_init = _export(exports, "_initialize", wasmtime.Func)
+        self._table = export_of(exports, TABLE_EXPORT, wasmtime.Table)
+        self._f = {n: fast_export(self.store, exports, n, sig) for n, sig in SIGNATURES.items()}
+        self._f_init = export_of(exports, "_initialize", wasmtime.Func)
         self._call_init()
         if template is not None:
             self._clone_of(template, interrupt)
@@ -105,39 +108,41 @@ class Instance:
 
     # -- construction helpers -------------------------------------------------------------
 
-    def _fast(self, exports: Any, name: str, sig: tuple[Any, Any]) -> FastExport:
-        func = _export(exports, name, wasmtime.Func)
-        ty = func.type(self.store)
-        actual = (tuple(str(p) for p in ty.params), tuple(str(r) for r in ty.results))
-        if actual != sig:
-            raise RuntimeUnavailableError(
-                f"QuickJS export {name} has signature {actual}, expected {sig}"
-            )
-        return FastExport(self.store, func, sig)
-
     def _call_init(self) -> None:
         try:
             self._f_init(self.store)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
             raise RuntimeUnavailableError(f"the QuickJS reactor failed to start: {exc}") from exc
 
-    def _clone_of(self, template: Instance, interrupt: Callable[[], bool]) -> None:
+    def _clone_of(self, template: Instance | StoredImage, interrupt: Callable[[], bool]) -> None:
         """Become a copy of `template`'s pristine image (its runtime, context and buffers).
 
         Everything the guest owns lives in linear memory and the stack pointer, and host
         callbacks take the same table slots in every instance, so copying the image is a
         complete copy of a freshly set-up runtime, at a fraction of the cost.
         """
+        if isinstance(template, StoredImage):
+            self._take_handles(template.handles, interrupt)
+            self.memory.load_image(template)
+            return
         if not template.memory.image:
             raise RuntimeUnavailableError("a template instance needs a captured image")
-        self.rt, self.ctx = template.rt, template.ctx
-        self._scratch, self._argv = template._scratch, template._argv  # pyright: ignore[reportPrivateUsage]
-        self._staging, self._filename = template._staging, template._filename  # pyright: ignore[reportPrivateUsage]
-        self.raw_strings = template.raw_strings
-        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
-        if self._interrupt_slot != template._interrupt_slot:  # pyright: ignore[reportPrivateUsage]
-            raise RuntimeUnavailableError("host callback slots differ between instances")
+        self._take_handles(template.stored_handles(), interrupt)
         self.memory.adopt_image(template.memory)
+
+    def stored_handles(self) -> dict[str, int]:
+        """The host-held values of a pristine image, by name (what `_take_handles` takes)."""
+        handles = {name.lstrip("_"): int(getattr(self, name)) for name in _HANDLES}
+        return {**handles, "raw_strings": int(self.raw_strings)}
+
+    def _take_handles(self, handles: dict[str, int], interrupt: Callable[[], bool]) -> None:
+        """Take an image's host-held values; the interrupt callback must get its slot."""
+        for name in _HANDLES[:-1]:
+            setattr(self, name, handles[name.lstrip("_")])
+        self.raw_strings = bool(handles["raw_strings"])
+        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
+        if self._interrupt_slot != handles["interrupt_slot"]:
+            raise RuntimeUnavailableError("host callback slots differ between instances")
 
     def callback_slot(self, ty: wasmtime.FuncType, callback: Callable[..., Any]) -> int:
         """Add a host function to the table; its slot is its C function pointer."""
@@ -384,10 +389,3 @@ class Instance:
             return JSException(text, stack)
         finally:
             self.free_value(error)
-
-
-def _export(exports: Any, name: str, kind: type[Any]) -> Any:
-    item = exports.get(name) if hasattr(exports, "get") else exports[name]
-    if not isinstance(item, kind):
-        raise RuntimeUnavailableError(f"the QuickJS reactor does not export {name!r}")
-    return item

@@ -21,6 +21,7 @@ from typing import Final
 import wasmtime
 from wasmtime import _bindings, _ffi  # pyright: ignore[reportPrivateUsage]
 
+from ._image_file import StoredImage
 from ._pages import (
     CHUNK_BYTES,
     MIN_RUN_BYTES,
@@ -71,6 +72,8 @@ class LinearMemory:
         self.image = memoryview(b"")
         """The pristine image, read-only (see `capture_image`)."""
         self._image_address = 0
+        self._blank = 0
+        """A bit per page of the image: set where the page is all zeros."""
         self.image_sp = 0
         self._zero_runs: list[tuple[int, int]] = []
         """The image's long runs of zero pages, dropped instead of copied by `reset`."""
@@ -198,16 +201,57 @@ class LinearMemory:
         size = self.size
         blank = blank_pages(self.base, size)
         self.image, self._image_address = _sparse_copy(self.base, size, blank)
-        self.image_sp = self.stack_pointer
+        self._take_image(blank, self.stack_pointer)
+
+    def _take_image(self, blank: int, stack_pointer: int) -> None:
+        """Adopt the image just copied in (`blank`: a bit per blank page of it)."""
+        size = len(self.image)
+        self._blank = blank
+        self.image_sp = stack_pointer
         self._zero_runs = self._droppable(zero_runs(blank, size // PAGE_BYTES))
         self._run_pages = run_bits(self._zero_runs, size)
         self._unlike_base = None
+
+    def stored_image(self, handles: dict[str, int]) -> StoredImage:
+        """The pristine image as stored (its non-blank pages), with host-held `handles`."""
+        pages = len(self.image) // PAGE_BYTES
+        runs = bit_runs(~self._blank & ((1 << pages) - 1), pages)
+        data = b"".join(self.image[f * PAGE_BYTES : (f + n) * PAGE_BYTES] for f, n in runs)
+        return StoredImage(
+            size=len(self.image),
+            stack_pointer=self.image_sp,
+            runs=runs,
+            pages=data,
+            handles=handles,
+        )
+
+    def load_image(self, stored: StoredImage) -> None:
+        """Take `stored` (another memory's `stored_image`) as the pristine image, and load
+        it (as a reset does)."""
+        size, runs, data = stored.size, stored.runs, stored.pages
+        pages = size // PAGE_BYTES
+        if size % PAGE_BYTES or len(data) != sum(n for _, n in runs) * PAGE_BYTES:
+            raise ValueError(f"an image of {size} bytes cannot hold {len(data)} bytes of pages")
+        if any(first < 0 or count <= 0 or first + count > pages for first, count in runs):
+            raise ValueError(f"an image's page runs {runs!r} lie outside its {pages} pages")
+        self._grow_to(size)  # first: a memory that cannot grow is left as it was
+        region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        target = ctypes.addressof(ctypes.c_char.from_buffer(region))
+        source, copied, kept = address_of(data), 0, 0
+        for first, count in runs:
+            ctypes.memmove(target + first * PAGE_BYTES, source + copied, count * PAGE_BYTES)
+            copied += count * PAGE_BYTES
+            kept |= ((1 << count) - 1) << first
+        self.image, self._image_address = memoryview(region).toreadonly(), target
+        self._take_image(((1 << pages) - 1) & ~kept, stored.stack_pointer)
+        self.reset()
 
     def adopt_image(self, template: LinearMemory) -> None:
         """Take `template`'s pristine image as this memory's own, and load it (as a reset
         does: its zero runs are dropped, not copied)."""
         self.image, self.image_sp = template.image, template.image_sp
         self._image_address = template._image_address  # pyright: ignore[reportPrivateUsage]
+        self._blank = template._blank  # pyright: ignore[reportPrivateUsage]
         self._zero_runs = template._zero_runs  # pyright: ignore[reportPrivateUsage]
         self._unlike_base = template._unlike_base  # pyright: ignore[reportPrivateUsage]
         self._run_pages = template._run_pages  # pyright: ignore[reportPrivateUsage]

@@ -20,7 +20,6 @@ the untouched ones need not be read (reading a dropped page faults it in).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import os
 import sys
@@ -61,7 +60,9 @@ def _libc() -> Any:
     try:
         if sys.platform.startswith("linux"):
             return ctypes.CDLL(None, use_errno=True)
-        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        from ctypes import util  # off Linux only: it loads shutil and tempfile (bz2, lzma)
+
+        return ctypes.CDLL(util.find_library("c") or None, use_errno=True)
     except OSError:
         return None
 
