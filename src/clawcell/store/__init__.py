@@ -32,6 +32,7 @@ from ._protocol import (
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
 from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
+from ._transcript_text import transcript_text
 from ._turns import SessionTurns, TurnHold
 from ._view import SessionView
 
@@ -104,4 +105,5 @@ __all__ = [
     "job_store_for",
     "open_store",
     "state_keys_for",
+    "transcript_text",
 ]

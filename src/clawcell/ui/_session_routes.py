@@ -18,8 +18,7 @@ text search); a store without one (the in-memory store) is scanned, bounded to t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,6 +33,7 @@ from ..store import (
     TranscriptHit,
     TranscriptSearch,
     TranscriptStore,
+    transcript_text,
 )
 from ._protocol import ChatAgent
 from ._responses import bad_request, json_body
@@ -182,7 +182,7 @@ async def _scan(
     hits: list[TranscriptHit] = []
     for session_id in sessions:
         for index, entry in enumerate(await directory.read_transcript(session_id)):
-            text = _entry_text(entry)
+            text = transcript_text(entry)
             folded = text.casefold()
             if all(token in folded for token in tokens):
                 at = max(0, folded.find(tokens[0]) - 40)
@@ -209,17 +209,6 @@ def _change(body: dict[str, Any] | None) -> dict[str, Any] | str:
             wanted = "text" if kind is str else "true or false"
             return f"`{name}` must be {wanted}, got {body[name]!r:.80}."
     return body
-
-
-def _entry_text(entry: Mapping[str, Any]) -> str:
-    content = entry.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    items = cast(list[Any], content)
-    blocks = [cast(Mapping[str, Any], b) for b in items if isinstance(b, Mapping)]
-    return " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
 
 
 def _hit(hit: TranscriptHit, record: SessionRecord | None) -> dict[str, Any]:
