@@ -2,7 +2,8 @@
 
 `SessionStore` is the sum of five role protocols (`EntryStore`, `RunStore`, `ResultStore`,
 `TranscriptStore`, `DocumentStore`); ask for the role you read. Every backend also offers
-`TranscriptSearch` (the durable ones) and `SessionDirectory` (the session list).
+`TranscriptSearch` (full-text indexes in the durable ones, a bounded scan in memory) and
+`SessionDirectory` (the session list); `transcript_text` reads an entry's text for all of them.
 """
 
 from __future__ import annotations
