@@ -10,6 +10,7 @@ pipelines them in one round trip). The test side of issue 39's statements-per-tu
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncGenerator, Generator, Sequence
@@ -53,27 +54,35 @@ class Counts:
 
 
 @contextlib.contextmanager
-def counting() -> Generator[Counts]:
-    """Count the statements and commits made while the block runs."""
+def counting(*, this_task_only: bool = False) -> Generator[Counts]:
+    """Count the statements and commits made while the block runs: by every task, or only
+    by the task that enters it (leaving out background tasks such as a hold's watch)."""
     counts = Counts()
+    owner = asyncio.current_task() if this_task_only else None
+
+    def counted() -> bool:
+        return owner is None or asyncio.current_task() is owner
+
     execute = psycopg.AsyncCursor.execute
     executemany = psycopg.AsyncCursor.executemany
     transaction = psycopg.AsyncConnection.transaction
 
     async def counted_execute(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        counts.note(self.connection, query)
+        if counted():
+            counts.note(self.connection, query)
         return await execute(self, query, params, **kwargs)
 
     async def counted_executemany(
         self: Any, query: Any, params_seq: Sequence[Any], **kwargs: Any
     ) -> Any:
         rows = list(params_seq)
-        counts.note(self.connection, query, len(rows))
+        if counted():
+            counts.note(self.connection, query, len(rows))
         return await executemany(self, query, rows, **kwargs)
 
     @contextlib.asynccontextmanager
     async def counted_transaction(self: Any, *args: Any, **kwargs: Any) -> AsyncGenerator[Any]:
-        outer = self.info.transaction_status == pq.TransactionStatus.IDLE
+        outer = counted() and self.info.transaction_status == pq.TransactionStatus.IDLE
         async with transaction(self, *args, **kwargs) as block:
             yield block
         if outer:

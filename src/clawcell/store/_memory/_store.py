@@ -279,6 +279,20 @@ class MemoryStore(MemoryDirectory):
             self._updated[session_id] = time.time()
             self._appended(session_id, entries)
 
+    async def append_transcript_fenced(
+        self,
+        session_id: str,
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        lease: Lease,
+        lease_seconds: float,
+    ) -> Lease:
+        """Renew `lease`, then append (`FencedAppend`): atomic, as neither suspends. (Entries
+        refused as bad input leave the lease renewed, which is harmless.)"""
+        renewed = await self.renew_lease(lease, lease_seconds=lease_seconds)
+        await self.append_transcript(session_id, entries)
+        return renewed
+
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         self._ensure_open()
         return [json.loads(text) for text in self._transcripts.get(session_id, [])]

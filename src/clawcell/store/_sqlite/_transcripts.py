@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import _directory_sql as directory_sql
@@ -23,11 +23,18 @@ def append(
     session_id: str,
     entries: Sequence[str],
     now: float,
+    *,
     title: str | None = None,
+    fence: Callable[[sqlite3.Connection], None] | None = None,
 ) -> None:
     """Append encoded entries after the session's last one, bump its summary and give it
-    `title` when it has none yet (`_directory.default_title`)."""
+    `title` when it has none yet (`_directory.default_title`); after `fence` (a fenced lease
+    renewal) in the same transaction, when given."""
     with write(conn):
+        if fence is not None:
+            fence(conn)
+        if not entries:
+            return
         total = conn.execute(
             sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
         ).fetchall()[0][0]
