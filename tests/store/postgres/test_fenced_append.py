@@ -40,3 +40,25 @@ def test_a_held_turns_append_renews_its_lease_and_appends_in_one_commit(
     assert statements["UPDATE runs"] == 1  # the fenced renewal
     assert statements["INSERT transcripts"] == 2
     assert after > before
+
+
+def test_a_message_to_a_titled_session_leaves_its_title_row_alone(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    user = {"role": "user", "content": [{"type": "text", "text": "the first words"}]}
+
+    async def body() -> tuple[dict[str, int], dict[str, int], str]:
+        async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+            await store.list_sessions()  # the schema is created outside the count
+            with counting() as first:
+                await store.append_transcript("s", [user])
+            with counting() as second:
+                await store.append_transcript("s", [dict(user, content="other words")])
+            record = await store.session_record("s")
+            assert record is not None
+            return dict(first.statements), dict(second.statements), record.title
+
+    first, second, title = run(body())
+    assert first.get("UPDATE sessions") == 1  # the default title, once
+    assert "UPDATE sessions" not in second
+    assert title == "the first words"

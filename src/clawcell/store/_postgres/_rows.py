@@ -105,7 +105,8 @@ async def append(
             _pg(sql.INSERT_TRANSCRIPT),
             [(session_id, first + i, text) for i, text in enumerate(encoded)],
         )
-    if (title := default_title(entries)) is not None:
+    untitled = row is not None and row[1] is None  # a titled session needs no UPDATE
+    if untitled and (title := default_title(entries)) is not None:
         await conn.execute(_pg(directory_sql.DEFAULT_TITLE), (title, session_id))
 
 

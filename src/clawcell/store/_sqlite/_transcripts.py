@@ -35,15 +35,15 @@ def append(
             fence(conn)
         if not entries:
             return
-        total = conn.execute(
+        total, titled = conn.execute(
             sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
-        ).fetchall()[0][0]
+        ).fetchall()[0]
         first = int(total) - len(entries)
         conn.executemany(
             sql.INSERT_TRANSCRIPT,
             [(session_id, first + i, text) for i, text in enumerate(entries)],
         )
-        if title is not None:
+        if title is not None and titled is None:  # a titled session needs no UPDATE
             conn.execute(directory_sql.DEFAULT_TITLE, (title, session_id))
 
 
