@@ -14,7 +14,6 @@ from clawcell.store import (
     SessionPage,
     SessionRecord,
     StoredValue,
-    TranscriptSearch,
 )
 
 from .conftest import AnyStore, StoreFactory
@@ -185,28 +184,23 @@ def test_deleting_a_session_removes_its_transcript_state_and_search_rows(
         await store.append_transcript("kept", [user("quokka census")])
         await store.put("gone", "k", StoredValue(json="1"))
         await store.save_run("gone", "cm_1", b"snap", {})
-        searchable = isinstance(store, TranscriptSearch)
-        if isinstance(store, TranscriptSearch):
-            await store.search_transcripts(["quokka"], limit=10)  # builds SQLite's index
+        await store.search_transcripts(["quokka"], limit=10)  # builds SQLite's index
         deleted, again = await store.delete_session("gone"), await store.delete_session("gone")
         await store.append_transcript("gone", [user("a fresh start about quokka")])
-        hits: list[tuple[str, int]] = []
-        if isinstance(store, TranscriptSearch):
-            found = await store.search_transcripts(["quokka"], limit=10)
-            hits = sorted((hit.session_id, hit.index) for hit in found.hits)
+        found = await store.search_transcripts(["quokka"], limit=10)
+        hits = sorted((hit.session_id, hit.index) for hit in found.hits)
         left = (
             await store.read_transcript("gone"),
             await store.get("gone", "k"),
             await store.load_run("gone", "cm_1"),
             await store.session_record("gone"),
         )
-        return deleted, again, left, hits, searchable
+        return deleted, again, left, hits
 
-    deleted, again, left, hits, searchable = run(new_store, body)
+    deleted, again, left, hits = run(new_store, body)
     assert (deleted, again) == (True, False)
     transcript, value, parked, record = left
     assert transcript == [user("a fresh start about quokka")]
     assert (value, parked) == (None, None)
     assert record.title == "a fresh start about quokka" and record.entries == 1
-    if searchable:
-        assert hits == [("gone", 0), ("kept", 0)]
+    assert hits == [("gone", 0), ("kept", 0)]

@@ -1,4 +1,5 @@
-"""Full-text transcript search of the durable backends (`TranscriptSearch`), through the tool."""
+"""Transcript search (`TranscriptSearch`) on every backend: the durable ones' full-text indexes
+and the memory store's scan, through the tool and the store."""
 
 from __future__ import annotations
 
@@ -17,20 +18,18 @@ from clawcell.store._postgres._search import _QUERY  # pyright: ignore[reportPri
 
 from .conftest import StoreFactory
 
-ENGINES = {"SQLiteStore": "fts5", "PostgresStore": "postgres"}
+ENGINES = {"MemoryStore": "scan", "SQLiteStore": "fts5", "PostgresStore": "postgres"}
 
 
 def entry(role: str, text: str) -> dict[str, Any]:
     return {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
 
 
-def test_sessions_search_finds_a_phrase_in_another_session(
-    new_durable_store: StoreFactory,
-) -> None:
+def test_sessions_search_finds_a_phrase_in_another_session(new_store: StoreFactory) -> None:
     from clawcell.tools import sessions
 
     async def main() -> tuple[str, Any, Any]:
-        store = new_durable_store()
+        store = new_store()
         holder: list[Agent] = []
         tools = sessions(lambda: holder[0])
         holder.append(Agent(model=ScriptedModel([]), tools=tools, store=store))
@@ -59,10 +58,27 @@ def test_sessions_search_finds_a_phrase_in_another_session(
     assert sorted(h["index"] for h in second["results"]) == [0, 2]  # the index caught up
 
 
-def test_the_memory_store_has_no_search_of_its_own(new_store: StoreFactory) -> None:
-    store = new_store()
-    assert isinstance(store, TranscriptSearch) == (type(store).__name__ != "MemoryStore")
-    asyncio.run(store.close())
+def test_every_backend_searches_only_the_sessions_asked_for(new_store: StoreFactory) -> None:
+    async def main() -> tuple[list[tuple[str, int]], bool, list[tuple[str, int]], bool]:
+        store = new_store()
+        assert isinstance(store, TranscriptSearch)
+        for session_id in ("a", "b", "c"):
+            await store.append_transcript(
+                session_id, [entry("user", "the quokka hops"), entry("assistant", "no match")]
+            )
+        one = await store.search_transcripts(["QUOKKA"], limit=5, sessions=["b"])
+        every = await store.search_transcripts(["quokka", "hops"], limit=2)
+        await store.close()
+        return (
+            [(h.session_id, h.index) for h in one.hits],
+            one.truncated,
+            sorted((h.session_id, h.index) for h in every.hits),
+            every.truncated,
+        )
+
+    one, one_truncated, every, every_truncated = asyncio.run(main())
+    assert (one, one_truncated) == ([("b", 0)], False)
+    assert len(every) == 2 and {index for _, index in every} == {0} and every_truncated
 
 
 def test_a_version_2_postgres_schema_gets_the_search_index_over_its_old_transcripts(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any, cast
 
 import pytest
 
 from clawcell.errors import StaleRunError
 from clawcell.store import MemoryStore, SessionTurns
+from clawcell.store._turns import FencedAppend
 from tests.conftest import run
 
 from .conftest import StoreFactory
@@ -96,6 +98,70 @@ def test_a_holder_whose_lease_lapsed_and_was_taken_is_fenced_out(
             await taken.release()
 
     run(body())
+
+
+def _entry(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+class _Unfenced:
+    """A store without `append_transcript_fenced` (one written before it): a memory store's
+    methods but that one."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "append_transcript_fenced":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def test_an_append_by_a_holder_whose_lease_was_taken_is_refused_and_stores_nothing(
+    new_durable_store: StoreFactory,
+) -> None:
+    async def body() -> list[dict[str, Any]]:
+        async with new_durable_store() as store_a, new_durable_store() as store_b:
+            a = SessionTurns(store_a, lease_seconds=0.2)
+            b = SessionTurns(store_b, lease_seconds=30)
+            stalled = await a.hold("s", wait=0)
+            assert stalled is not None
+            await stalled.append([_entry("first")])
+            await stalled._keeper.close()  # pyright: ignore[reportPrivateUsage]
+            taken = await b.hold("s", wait=60)  # waits for the stalled lease to lapse
+            assert taken is not None
+            with pytest.raises(StaleRunError):
+                await stalled.append([_entry("late")])
+            await taken.append([_entry("second")])
+            await stalled.release()
+            await taken.release()
+            return await store_b.read_transcript("s")
+
+    assert [e["content"][0]["text"] for e in run(body())] == ["first", "second"]
+
+
+@pytest.mark.parametrize("wrap", [False, True], ids=["fenced-append", "renew-then-append"])
+def test_an_append_on_one_memory_store_is_fenced_with_or_without_the_capability(
+    wrap: bool,
+) -> None:
+    async def body() -> list[dict[str, Any]]:
+        shared = MemoryStore()
+        store = cast(MemoryStore, _Unfenced(shared)) if wrap else shared
+        assert isinstance(store, FencedAppend) is not wrap
+        a = SessionTurns(store, lease_seconds=0.2)
+        b = SessionTurns(store, lease_seconds=30)
+        stalled = await a.hold("s", wait=0)
+        assert stalled is not None
+        await stalled._keeper.close()  # pyright: ignore[reportPrivateUsage]
+        taken = await b.hold("s", wait=60)
+        assert taken is not None
+        with pytest.raises(StaleRunError):
+            await stalled.append([_entry("late")])
+        await taken.append([_entry("kept")])
+        await taken.release()
+        return await shared.read_transcript("s")
+
+    assert [e["content"][0]["text"] for e in run(body())] == ["kept"]
 
 
 def test_workers_of_one_memory_store_share_its_turn_leases() -> None:

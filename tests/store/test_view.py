@@ -44,6 +44,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "configured_state_keys",
         "job_store_for",
         "state_keys_for",
+        "transcript_text",
         "DocumentStore",
         "EntryStore",
         "Lease",

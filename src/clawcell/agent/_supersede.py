@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from .. import CodeMode
 from ..approvals import ApprovalDecision
+from ..store import transcript_text
 from ._events import ApprovalDecided
 
 __all__ = ["supersede_approvals"]
@@ -38,8 +39,7 @@ def parked_on_approval(messages: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _waiting_run(message: Mapping[str, Any]) -> str | None:
-    blocks = cast(Sequence[Mapping[str, Any]], message.get("content") or ())
-    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    text = transcript_text(message)
     if '"approval"' not in text:
         return None
     try:

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from ..store import transcript_text
 from ._model import ModelResponse, ToolCall
 
 __all__ = [
@@ -174,9 +175,8 @@ def _arguments(call: ToolCall) -> dict[str, Any] | str:
 
 
 def message_text(message: Mapping[str, Any]) -> str:
-    """The text blocks of a stored message, joined (other blocks are left out)."""
-    blocks = cast(Sequence[Mapping[str, Any]], message.get("content") or ())
-    return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    """The text blocks of a stored message, one per line (`clawcell.store.transcript_text`)."""
+    return transcript_text(message)
 
 
 def tool_calls_of(message: Mapping[str, Any]) -> list[ToolCall]:

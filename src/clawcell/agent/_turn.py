@@ -341,8 +341,9 @@ class Turn:
     async def _append(self, entries: list[dict[str, Any]]) -> None:
         entries = valid_json(entries)  # what a guest or a model wrote may not be UTF-8
         if self._session.hold is not None:  # still this worker's turn? (StaleRunError if not)
-            await self._session.hold.check()
-        await self._settings.store.append_transcript(self._session.session_id, entries)
+            await self._session.hold.append(entries)  # fenced, one commit where it can
+        else:
+            await self._settings.store.append_transcript(self._session.session_id, entries)
         self._messages.extend(entries)
 
     def _wall_time_error(self) -> TurnLimitError:

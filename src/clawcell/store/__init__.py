@@ -2,7 +2,8 @@
 
 `SessionStore` is the sum of five role protocols (`EntryStore`, `RunStore`, `ResultStore`,
 `TranscriptStore`, `DocumentStore`); ask for the role you read. Every backend also offers
-`TranscriptSearch` (the durable ones) and `SessionDirectory` (the session list).
+`TranscriptSearch` (full-text indexes in the durable ones, a bounded scan in memory) and
+`SessionDirectory` (the session list); `transcript_text` reads an entry's text for all of them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ._protocol import (
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
 from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
+from ._transcript_text import transcript_text
 from ._turns import SessionTurns, TurnHold
 from ._view import SessionView
 
@@ -104,4 +106,5 @@ __all__ = [
     "job_store_for",
     "open_store",
     "state_keys_for",
+    "transcript_text",
 ]

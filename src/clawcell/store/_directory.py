@@ -28,9 +28,10 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, cast, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from ..errors import InputError
+from ._transcript_text import transcript_text
 
 __all__ = [
     "DEFAULT_TITLE_CHARS",
@@ -156,21 +157,11 @@ def default_title(entries: Sequence[Mapping[str, Any]]) -> str | None:
     for entry in entries:
         if entry.get("role") != "user":
             continue
-        text = _SPACE.sub(" ", _text_of(entry.get("content"))).strip().replace("\x00", "")
+        text = _SPACE.sub(" ", transcript_text(entry)).strip().replace("\x00", "")
         if text:
             cut = DEFAULT_TITLE_CHARS
             return text if len(text) <= cut else text[: cut - 1].rstrip() + "…"
     return None
-
-
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    items = cast(list[Any], content)
-    blocks = [cast(Mapping[str, Any], b) for b in items if isinstance(b, Mapping)]
-    return " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
 
 
 def record_from_row(row: Sequence[Any]) -> SessionRecord:

@@ -1,8 +1,9 @@
 """`TranscriptSearch`: the optional full-text search a store backend offers over transcripts.
 
-Kept apart from `SessionStore` (a role of its own): `SQLiteStore` implements it with FTS5
-and `PostgresStore` with PostgreSQL's text search; stores without it are searched by a
-bounded scan in `clawcell.tools.sessions`.
+Kept apart from `SessionStore` (a role of its own): `SQLiteStore` implements it with FTS5,
+`PostgresStore` with PostgreSQL's text search and `MemoryStore` with a bounded scan of what
+it holds. Callers ask the store only (the Control UI's search answers 404 without it); the
+sessions tool alone still scans a third-party store that lacks it.
 """
 
 from __future__ import annotations

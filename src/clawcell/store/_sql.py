@@ -128,11 +128,13 @@ SWEEP_RUNS: Final = (
     "RETURNING session_id, run_id"
 )
 
-# session_id, updated_at, count, count
+# session_id, updated_at, count, count; returns the entries after it and the title (`NULL`:
+# none yet, the only case a default title is worth an UPDATE). The title itself, not
+# `title IS NULL`: SQLite 3.40 answers 0 for that in this RETURNING though the title is NULL.
 UPSERT_SESSION: Final = (
     "INSERT INTO sessions (session_id, updated_at, entries) VALUES (?, ?, ?) "
     "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at, "
-    "entries = sessions.entries + ? RETURNING entries"
+    "entries = sessions.entries + ? RETURNING entries, title"
 )
 INSERT_TRANSCRIPT: Final = "INSERT INTO transcripts (session_id, seq, entry) VALUES (?, ?, ?)"
 TRANSCRIPT: Final = "SELECT entry FROM transcripts WHERE session_id = ? ORDER BY seq"

@@ -14,9 +14,12 @@ the `runs` trigger's `NOTIFY`, heard on the store's one `LISTEN` connection).
   the first time a session has a turn: an entry of the derived session, written with
   `put_new`, elects the one creator, so two first turns never both write the row (an
   unfenced write would fence out a holder).
-* **Fencing** (`TurnHold.check`): a fenced renewal before each write the turn makes (its
-  transcript appends). A worker that stalled past its lease and lost the session to another
-  gets `StaleRunError` there and stops, so two turns' history never interleaves.
+* **Fencing** (`TurnHold.append`, `TurnHold.check`): each transcript append of the turn is
+  fenced by a renewal of its lease. A worker that stalled past its lease and lost the session
+  to another gets `StaleRunError` there, nothing of it is appended, and it stops, so two
+  turns' history never interleaves. A store that can (`FencedAppend`: every backend of
+  clawcell) renews and appends in one transaction, one commit per append instead of two; a
+  store without it gets the renewal and then the append.
 * **Control messages** (`stop`): a JSON Merge Patch on the row's `meta`, fenced by the
   holder's version, so a Stop reaches the turn that was running when it was sent and never
   a later one. The holder watches its row (`wait_for_change`) and sets `stop_requested`.
@@ -34,7 +37,8 @@ import os
 import socket
 import time
 import uuid
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol, runtime_checkable
 
 from .._session_ids import check_session_id
 from ..errors import StaleRunError, StoreUnavailableError
@@ -44,7 +48,7 @@ from ._leases import check_lease_seconds
 from ._protocol import SessionStore
 from ._records import Lease, StoredValue
 
-__all__ = ["SessionTurns", "TurnHold"]
+__all__ = ["FencedAppend", "SessionTurns", "TurnHold"]
 
 _SUFFIX: Final = "\x1fturn"
 _RUN: Final = "turn"
@@ -52,6 +56,30 @@ _CREATOR: Final = "creator"
 _RETRY: Final = 0.05
 """Seconds between two looks at a row another worker is creating (a few milliseconds' work)."""
 _log = logging.getLogger("clawcell.store")
+
+
+@runtime_checkable
+class FencedAppend(Protocol):
+    """A store that appends to a transcript in the transaction that renews a lease.
+
+    A capability, not a `SessionStore` method, so stores written before it keep working
+    (`TurnHold.append` then renews and appends one after the other)."""
+
+    async def append_transcript_fenced(
+        self,
+        session_id: str,
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        lease: Lease,
+        lease_seconds: float,
+    ) -> Lease:
+        """`renew_lease(lease)` and `append_transcript(session_id, entries)` as one atomic
+        write: the entries are stored only while `lease` still holds.
+
+        Raises:
+            StaleRunError: the lease was taken (or released); nothing was appended.
+        """
+        ...
 
 
 def _row(session_id: str) -> str:
@@ -115,6 +143,23 @@ class TurnHold:
         """
         lease = self._keeper.lease
         await self._store.renew_lease(lease, lease_seconds=self._seconds)
+
+    async def append(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Append `entries` to this session's transcript while this worker holds its turn:
+        the fenced renewal and the append commit together where the store can
+        (`FencedAppend`).
+
+        Raises:
+            StaleRunError: another worker holds the session's turn now; nothing was appended.
+        """
+        store, lease = self._store, self._keeper.lease
+        if isinstance(store, FencedAppend):
+            await store.append_transcript_fenced(
+                self.session_id, entries, lease=lease, lease_seconds=self._seconds
+            )
+            return
+        await self.check()
+        await store.append_transcript(self.session_id, entries)
 
     async def _watching(self, revision: int) -> None:
         row, version = self._keeper.lease.session_id, self.version

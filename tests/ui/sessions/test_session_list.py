@@ -8,14 +8,14 @@ import re
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from starlette.testclient import TestClient
 
 from clawcell import Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
-from clawcell.store import PostgresStore, SessionTurns, SQLiteStore
+from clawcell.store import MemoryStore, PostgresStore, SessionTurns, SQLiteStore
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN
@@ -254,3 +254,51 @@ def test_a_search_hit_opens_its_session_at_the_message(two: tuple[TestClient, Te
     first = re.search(r'<article class="message message-(\w+)', transcript)
     assert first is not None and first.group(1) == "assistant"  # the hit, not the question
     assert "Load older messages" in transcript  # the messages before it are one click away
+
+
+class _NoSearch:
+    """A store with a session list and no transcript search (a third-party backend's shape):
+    a memory store's methods, but `search_transcripts`."""
+
+    def __init__(self) -> None:
+        self._store = MemoryStore()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "search_transcripts":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def _memory_worker(store: MemoryStore | _NoSearch) -> TestClient:
+    agent = Agent(model=ScriptedModel([]), tools=[], store=cast(MemoryStore, store))
+    return TestClient(create_app(agent, UiSettings(token=TOKEN)), base_url=BASE)
+
+
+def test_the_memory_store_answers_transcript_search_itself() -> None:
+    store = MemoryStore()
+
+    async def fill() -> None:
+        await store.append_transcript(
+            "s-mid", [user("Fix the flaky quokka test"), reply("The quokka fixture leaks.")]
+        )
+        await store.append_transcript("s-new", [user("Groceries for Sunday")])
+
+    asyncio.run(fill())
+    with _memory_worker(store) as a:
+        login(a)
+        found = a.get("/api/search?q=QUOKKA+fixture").json()
+    assert found["truncated"] is False
+    assert [(h["sessionId"], h["index"], h["role"], h["title"]) for h in found["hits"]] == [
+        ("s-mid", 1, "assistant", "Fix the flaky quokka test")
+    ]
+
+
+def test_a_store_without_transcript_search_answers_search_with_404() -> None:
+    with _memory_worker(_NoSearch()) as a:
+        login(a)
+        response = a.get("/api/search?q=quokka")
+    assert (response.status_code, response.json()["error"]) == (
+        404,
+        "this agent's store does not search transcripts; give the agent a `clawcell.store` "
+        "backend (memory, SQLite or PostgreSQL).",
+    )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from ...errors import ClawcellError
+from ...store import transcript_text
 from .._agent import Agent
 from .._events import ReplyEvent, TurnFinished
 from ._contracts import REPLY_MAX_CHARS
@@ -131,7 +132,7 @@ async def drive(run: SubagentRun, agent: Agent, text: str | None = None) -> None
         async with aclosing(agent.run(run.session_id, text or run.task)) as events:
             async for event in events:
                 if isinstance(event, ReplyEvent):
-                    run.reply = _text(event.content)
+                    run.reply = transcript_text({"content": event.content})
                 elif isinstance(event, TurnFinished):
                     run.usage = _usage(event)
                     if event.state == "waiting_approval":
@@ -178,10 +179,6 @@ def _str(value: object) -> str:
 
 def _opt(value: object) -> str | None:
     return None if value is None else _str(value)
-
-
-def _text(content: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
 
 
 def _usage(event: TurnFinished) -> dict[str, Any]:

@@ -9,14 +9,13 @@ that saw the same due time find the row changed, so each occurrence fires once.
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
-from ...errors import ClosedError, ConfigurationError
+from ...errors import ClosedError
 from .._postgres._schema import check_schema_name
-from .._postgres._translate import translated
+from .._postgres._translate import require_driver, translated
 from . import _statements as q
 from ._job_store import JobRun
 from ._sql_rows import SQLJobRows
@@ -46,13 +45,7 @@ class PostgresJobStore(SQLJobRows):
     """
 
     def __init__(self, dsn: str, *, schema: str = "clawcell", max_size: int = 4) -> None:
-        from .._postgres._store import MISSING_DRIVER
-
-        try:
-            importlib.import_module("psycopg")
-            importlib.import_module("psycopg_pool")
-        except ImportError as exc:
-            raise ConfigurationError(MISSING_DRIVER) from exc
+        require_driver()
         self._dsn = dsn
         self._schema = check_schema_name(schema)
         self._max_size = max_size

@@ -19,8 +19,10 @@ from .._errors import TOTAL_MESSAGE, StoreRangeError
 from .._leases import check_claim, check_lease_seconds, stale_error
 from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from .._runmeta import encode_meta, expiry_of, merge_patch
+from .._search import TranscriptHits
 from .._waiting import Poll, Waiters, wait_for_revision
 from ._directory import MemoryDirectory, MemoryMeta
+from ._search import search
 
 __all__ = ["MemoryStore"]
 
@@ -277,6 +279,20 @@ class MemoryStore(MemoryDirectory):
             self._updated[session_id] = time.time()
             self._appended(session_id, entries)
 
+    async def append_transcript_fenced(
+        self,
+        session_id: str,
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        lease: Lease,
+        lease_seconds: float,
+    ) -> Lease:
+        """Renew `lease`, then append (`FencedAppend`): atomic, as neither suspends. (Entries
+        refused as bad input leave the lease renewed, which is harmless.)"""
+        renewed = await self.renew_lease(lease, lease_seconds=lease_seconds)
+        await self.append_transcript(session_id, entries)
+        return renewed
+
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         self._ensure_open()
         return [json.loads(text) for text in self._transcripts.get(session_id, [])]
@@ -288,6 +304,17 @@ class MemoryStore(MemoryDirectory):
             for sid, entries in self._transcripts.items()
         ]
         return sorted(infos, key=lambda info: (-info.updated_at, info.session_id))
+
+    async def search_transcripts(
+        self, tokens: Sequence[str], *, limit: int, sessions: Sequence[str] | None = None
+    ) -> TranscriptHits:
+        """A bounded scan of this process's transcripts, most recent session first (see
+        `_search.py`)."""
+        self._ensure_open()
+        only = None if sessions is None else set(sessions)
+        recent = sorted(self._transcripts, key=lambda sid: (-self._updated[sid], sid))
+        chosen = ((sid, self._transcripts[sid]) for sid in recent if only is None or sid in only)
+        return search(chosen, tuple(tokens), limit)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         self._ensure_open()

@@ -16,7 +16,8 @@ from .. import _directory_sql as directory_sql
 from .. import _sql as sql
 from .._directory import default_title
 from .._errors import TOTAL_MESSAGE, StoreRangeError
-from .._records import SessionInfo, StoredValue, SweepReport
+from .._leases import stale_error
+from .._records import Lease, SessionInfo, StoredValue, SweepReport
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
 __all__ = [
     "append",
     "apply",
+    "fenced",
     "put_document",
     "put_new",
     "read",
+    "renew",
     "result_ids",
     "sessions",
     "sweep",
@@ -37,6 +40,20 @@ __all__ = [
 _pg = sql.for_postgres
 _ENTRY_LOCK: Final = 0x656E7472  # "entr"
 _DOCUMENT_LOCK: Final = 0x646F6375  # "docu"
+
+
+async def fenced(conn: Connection, key: tuple[str, str], version: int, rows: int) -> None:
+    """`StaleRunError` naming the run's version now when a fenced statement changed no row."""
+    if rows == 0:
+        row = await (await conn.execute(_pg(sql.RUN_VERSION), key)).fetchone()
+        raise stale_error(*key, version, None if row is None else int(row[0]))
+
+
+async def renew(conn: Connection, lease: Lease, until: float) -> None:
+    """The fenced renewal of `lease` until `until` (`StaleRunError` when it was taken)."""
+    key = (lease.session_id, lease.run_id)
+    cursor = await conn.execute(_pg(sql.RENEW_LEASE), (until, *key, lease.version, lease.owner))
+    await fenced(conn, key, lease.version, cursor.rowcount)
 
 
 async def _lock(conn: Connection, kind: int, name: str) -> None:
@@ -88,7 +105,8 @@ async def append(
             _pg(sql.INSERT_TRANSCRIPT),
             [(session_id, first + i, text) for i, text in enumerate(encoded)],
         )
-    if (title := default_title(entries)) is not None:
+    untitled = row is not None and row[1] is None  # a titled session needs no UPDATE
+    if untitled and (title := default_title(entries)) is not None:
         await conn.execute(_pg(directory_sql.DEFAULT_TITLE), (title, session_id))
 
 

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
-from ..._lazy import install_hint
 from ...errors import ClosedError, ConfigurationError
 from .. import _sql as sql
 from .._documents import check_document, encode_entries
@@ -39,7 +37,7 @@ from . import _search as transcript_search
 from ._directory import PostgresDirectory
 from ._listener import Listener
 from ._schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
-from ._translate import translated
+from ._translate import require_driver, translated
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -47,24 +45,12 @@ if TYPE_CHECKING:
 
     Connection = AsyncConnection[tuple[Any, ...]]
 
-__all__ = ["MISSING_DRIVER", "PostgresStore"]
+__all__ = ["PostgresStore"]
 
-MISSING_DRIVER: Final = (
-    "`PostgresStore` needs psycopg 3 with its pool, which is not installed; "
-    f"install it with {install_hint('postgres')}."
-)
 _pg = sql.for_postgres
 _RETRY: Final = " Check that the server is reachable and the role may use the schema, then retry."
 # NOTIFY wakes waiters at once; the poll only covers a lost LISTEN connection.
 _POLL: Final = Poll(first=0.5, cap=3.0)
-
-
-def _require_driver() -> None:
-    try:
-        importlib.import_module("psycopg")
-        importlib.import_module("psycopg_pool")
-    except ImportError as exc:
-        raise ConfigurationError(MISSING_DRIVER) from exc
 
 
 class PostgresStore(PostgresDirectory):
@@ -94,7 +80,7 @@ class PostgresStore(PostgresDirectory):
         max_size: int = 10,
         timeout: float = 30.0,
     ) -> None:
-        _require_driver()
+        require_driver()
         if not 1 <= min_size <= max_size:
             raise ConfigurationError(
                 f"pool sizes need 1 ≤ `min_size` ≤ `max_size`, got {min_size!r} and {max_size!r}."
@@ -185,13 +171,6 @@ class PostgresStore(PostgresDirectory):
         async with self._connection() as conn:
             return (await conn.execute(statement, params)).rowcount
 
-    async def _fenced(
-        self, conn: Connection, key: tuple[str, str], version: int, rows: int
-    ) -> None:
-        if rows == 0:
-            row = await (await conn.execute(_pg(sql.RUN_VERSION), key)).fetchone()
-            raise stale_error(*key, version, None if row is None else int(row[0]))
-
     # --- entries --------------------------------------------------------------------------
 
     async def get(self, session_id: str, key: str) -> StoredValue | None:
@@ -249,7 +228,7 @@ class PostgresStore(PostgresDirectory):
                 return 0 if row is None else int(row[0])
             params = (bytes(blob), text, now, expiry, *key, expected_version)
             cursor = await conn.execute(_pg(sql.SAVE_RUN_FENCED), params)
-            await self._fenced(conn, key, expected_version, cursor.rowcount)
+            await rows.fenced(conn, key, expected_version, cursor.rowcount)
         return expected_version
 
     async def load_run(self, session_id: str, run_id: str) -> ParkedRun | None:
@@ -286,11 +265,8 @@ class PostgresStore(PostgresDirectory):
 
     async def renew_lease(self, lease: Lease, *, lease_seconds: float) -> Lease:
         until = time.time() + check_lease_seconds(lease_seconds)
-        key = (lease.session_id, lease.run_id)
         async with self._connection() as conn:
-            params = (until, *key, lease.version, lease.owner)
-            cursor = await conn.execute(_pg(sql.RENEW_LEASE), params)
-            await self._fenced(conn, key, lease.version, cursor.rowcount)
+            await rows.renew(conn, lease, until)
         return replace(lease, expires_at=until)
 
     async def release_run(self, lease: Lease) -> None:
@@ -298,7 +274,7 @@ class PostgresStore(PostgresDirectory):
         async with self._connection() as conn:
             params = (*key, lease.version, lease.owner)
             cursor = await conn.execute(_pg(sql.RELEASE_RUN), params)
-            await self._fenced(conn, key, lease.version, cursor.rowcount)
+            await rows.fenced(conn, key, lease.version, cursor.rowcount)
 
     async def update_run_meta(
         self, session_id: str, run_id: str, *, version: int, patch: Mapping[str, Any]
@@ -363,6 +339,23 @@ class PostgresStore(PostgresDirectory):
         if encoded:
             async with self._connection() as conn, conn.transaction():
                 await rows.append(conn, session_id, encoded, time.time(), entries)
+
+    async def append_transcript_fenced(
+        self,
+        session_id: str,
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        lease: Lease,
+        lease_seconds: float,
+    ) -> Lease:
+        """Renew `lease` and append `entries` in one transaction (`FencedAppend`): a turn's
+        append commits once, and not at all once its lease was taken (`StaleRunError`)."""
+        until, encoded = time.time() + check_lease_seconds(lease_seconds), encode_entries(entries)
+        async with self._connection() as conn, conn.transaction():
+            await rows.renew(conn, lease, until)
+            if encoded:
+                await rows.append(conn, session_id, encoded, time.time(), entries)
+        return replace(lease, expires_at=until)
 
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         async with self._connection() as conn:

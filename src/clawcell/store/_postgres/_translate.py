@@ -10,10 +10,28 @@ input naming what to change, where SQLite and memory stores would have kept them
 
 from __future__ import annotations
 
-from ...errors import ClawcellError, InputError
+import importlib
+from typing import Final
+
+from ..._lazy import install_hint
+from ...errors import ClawcellError, ConfigurationError, InputError
 from .._errors import UNSTORABLE_MESSAGE, StoreUnavailableError
 
-__all__ = ["translated"]
+__all__ = ["MISSING_DRIVER", "require_driver", "translated"]
+
+MISSING_DRIVER: Final = (
+    "`PostgresStore` needs psycopg 3 with its pool, which is not installed; "
+    f"install it with {install_hint('postgres')}."
+)
+
+
+def require_driver() -> None:
+    """`ConfigurationError` saying how to install psycopg when it (or its pool) is missing."""
+    try:
+        importlib.import_module("psycopg")
+        importlib.import_module("psycopg_pool")
+    except ImportError as exc:
+        raise ConfigurationError(MISSING_DRIVER) from exc
 
 
 def translated(exc: Exception, where: str, hint: str = "") -> ClawcellError:

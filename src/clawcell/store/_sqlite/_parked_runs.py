@@ -88,8 +88,16 @@ def renew(
     conn: sqlite3.Connection, key: tuple[str, str], owner: str, version: int, until: float
 ) -> None:
     with write(conn):
-        cursor = conn.execute(sql.RENEW_LEASE, (until, *key, version, owner))
-        _check_fenced(conn, key, version, cursor.rowcount)
+        fence(conn, key, owner, version, until)
+
+
+def fence(
+    conn: sqlite3.Connection, key: tuple[str, str], owner: str, version: int, until: float
+) -> None:
+    """The fenced renewal, inside the caller's write transaction (`StaleRunError` when the
+    lease was taken; the caller's transaction then rolls back)."""
+    cursor = conn.execute(sql.RENEW_LEASE, (until, *key, version, owner))
+    _check_fenced(conn, key, version, cursor.rowcount)
 
 
 def release(conn: sqlite3.Connection, key: tuple[str, str], owner: str, version: int) -> None:

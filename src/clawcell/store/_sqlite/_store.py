@@ -315,6 +315,27 @@ class SQLiteStore:
             )
             await self._run(action)
 
+    async def append_transcript_fenced(
+        self,
+        session_id: str,
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        lease: Lease,
+        lease_seconds: float,
+    ) -> Lease:
+        """Renew `lease` and append `entries` in one write transaction (`FencedAppend`)."""
+        until = time.time() + check_lease_seconds(lease_seconds)
+        key = (lease.session_id, lease.run_id)
+        fence = functools.partial(
+            runs.fence, key=key, owner=lease.owner, version=lease.version, until=until
+        )
+        action = functools.partial(
+            transcripts.append, session_id=session_id, entries=encode_entries(entries),
+            now=time.time(), title=default_title(entries), fence=fence
+        )  # fmt: skip
+        await self._run(action)
+        return replace(lease, expires_at=until)
+
     async def read_transcript(self, session_id: str) -> list[dict[str, Any]]:
         return await self._run(functools.partial(transcripts.read, session_id=session_id))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import _directory_sql as directory_sql
@@ -23,20 +23,27 @@ def append(
     session_id: str,
     entries: Sequence[str],
     now: float,
+    *,
     title: str | None = None,
+    fence: Callable[[sqlite3.Connection], None] | None = None,
 ) -> None:
     """Append encoded entries after the session's last one, bump its summary and give it
-    `title` when it has none yet (`_directory.default_title`)."""
+    `title` when it has none yet (`_directory.default_title`); after `fence` (a fenced lease
+    renewal) in the same transaction, when given."""
     with write(conn):
-        total = conn.execute(
+        if fence is not None:
+            fence(conn)
+        if not entries:
+            return
+        total, titled = conn.execute(
             sql.UPSERT_SESSION, (session_id, now, len(entries), len(entries))
-        ).fetchall()[0][0]
+        ).fetchall()[0]
         first = int(total) - len(entries)
         conn.executemany(
             sql.INSERT_TRANSCRIPT,
             [(session_id, first + i, text) for i, text in enumerate(entries)],
         )
-        if title is not None:
+        if title is not None and titled is None:  # a titled session needs no UPDATE
             conn.execute(directory_sql.DEFAULT_TITLE, (title, session_id))
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from ...catalog import Tool, call_session
 from ...errors import ToolError
+from ...store import transcript_text
 from ._sessions_contract import (
     HISTORY_INPUT,
     HISTORY_OUTPUT,
@@ -42,17 +43,8 @@ _START_WAIT: Final = 5.0
 
 
 def message_text(entry: Mapping[str, Any]) -> str:
-    """The text blocks of a transcript entry, joined."""
-    content = entry.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    blocks = [
-        cast(Mapping[str, Any], b) for b in cast(list[Any], content) if isinstance(b, Mapping)
-    ]
-    texts = [str(block.get("text", "")) for block in blocks if block.get("type") == "text"]
-    return "\n".join(texts)
+    """The text blocks of a transcript entry, one per line (`clawcell.store.transcript_text`)."""
+    return transcript_text(entry)
 
 
 @runtime_checkable

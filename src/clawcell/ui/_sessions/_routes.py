@@ -10,16 +10,14 @@ Deleting refuses a session whose turn runs, here or on another worker: the route
 session's turn lease (`clawcell.store.SessionTurns`) while it deletes, so no turn can start
 in between, and a lease held by a running turn is a 409 that says what to do.
 
-Transcript search uses the store's full-text search (`TranscriptSearch`: FTS5 or PostgreSQL
-text search); a store without one (the in-memory store) is scanned, bounded to the
-`SCAN_SESSIONS` most recent sessions.
+Transcript search is the store's own (`TranscriptSearch`: FTS5, PostgreSQL text search, or
+the memory store's bounded scan); a store without one answers it with 404.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -33,20 +31,16 @@ from ...store import (
     SessionTurns,
     TranscriptHit,
     TranscriptSearch,
-    TranscriptStore,
 )
 from .._chat._turns import TurnRegistry
 from .._protocol import ChatAgent, agent_store
 from .._responses import bad_request, json_body
 from ._paths import path_session
 
-__all__ = ["MAX_HITS", "SCAN_SESSIONS", "SessionList", "directory_of"]
+__all__ = ["MAX_HITS", "SessionList", "directory_of"]
 
 MAX_HITS: Final = 20
 """Transcript search hits one request returns at most."""
-SCAN_SESSIONS: Final = 200
-"""Sessions a store without full-text search has scanned per search (the most recent)."""
-_SNIPPET: Final = 160
 
 
 def directory_of(agent: ChatAgent) -> SessionDirectory | None:
@@ -143,11 +137,10 @@ class SessionList:
             return bad_request(f"`q` must be 1 to 200 characters of words, got {query!r:.40}.")
         sessions = None if only is None else [only]
         store = agent_store(self.agent)
-        if isinstance(store, TranscriptSearch):
-            found = await store.search_transcripts(tokens, limit=MAX_HITS, sessions=sessions)
-            hits, truncated = list(found.hits), found.truncated
-        else:
-            hits, truncated = await _scan(self.directory, tokens, sessions)
+        if not isinstance(store, TranscriptSearch):
+            return _unsearchable()
+        found = await store.search_transcripts(tokens, limit=MAX_HITS, sessions=sessions)
+        hits, truncated = list(found.hits), found.truncated
         titles = await _titles(self.directory, {hit.session_id for hit in hits})
         return JSONResponse(
             {"hits": [_hit(hit, titles.get(hit.session_id)) for hit in hits],
@@ -168,34 +161,6 @@ async def _titles(directory: SessionDirectory, session_ids: set[str]) -> dict[st
     return {record.session_id: record for record in found if record is not None}
 
 
-async def _scan(
-    directory: SessionDirectory, tokens: list[str], sessions: list[str] | None
-) -> tuple[list[TranscriptHit], bool]:
-    """A bounded scan for stores without full-text search (their transcripts are theirs)."""
-    if not isinstance(directory, TranscriptStore):
-        return [], False
-    if sessions is None:
-        page = await directory.session_page(limit=100)
-        archived = await directory.session_page(limit=100, archived=True)
-        listed = [*page.sessions, *archived.sessions][:SCAN_SESSIONS]
-        sessions = [record.session_id for record in listed]
-    hits: list[TranscriptHit] = []
-    for session_id in sessions:
-        for index, entry in enumerate(await directory.read_transcript(session_id)):
-            text = _entry_text(entry)
-            folded = text.casefold()
-            if all(token in folded for token in tokens):
-                at = max(0, folded.find(tokens[0]) - 40)
-                snippet = ("…" if at else "") + text[at : at + _SNIPPET]
-                role = str(entry.get("role", ""))
-                hits.append(TranscriptHit(
-                    session_id=session_id, index=index, role=role, snippet=snippet
-                ))  # fmt: skip
-                if len(hits) > MAX_HITS:
-                    return hits[:MAX_HITS], True
-    return hits, False
-
-
 def _change(body: dict[str, Any] | None) -> dict[str, Any] | str:
     """The fields a `PATCH` changes, or why the body is refused."""
     fields = {"title": str, "pinned": bool, "archived": bool}
@@ -211,17 +176,6 @@ def _change(body: dict[str, Any] | None) -> dict[str, Any] | str:
     return body
 
 
-def _entry_text(entry: Mapping[str, Any]) -> str:
-    content = entry.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    items = cast(list[Any], content)
-    blocks = [cast(Mapping[str, Any], b) for b in items if isinstance(b, Mapping)]
-    return " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-
-
 def _hit(hit: TranscriptHit, record: SessionRecord | None) -> dict[str, Any]:
     return {
         "sessionId": hit.session_id,
@@ -230,6 +184,14 @@ def _hit(hit: TranscriptHit, record: SessionRecord | None) -> dict[str, Any]:
         "role": hit.role,
         "snippet": hit.snippet,
     }
+
+
+def _unsearchable() -> Response:
+    return JSONResponse(
+        {"error": "this agent's store does not search transcripts; give the agent a "
+                  "`clawcell.store` backend (memory, SQLite or PostgreSQL)."},
+        status_code=404,
+    )  # fmt: skip
 
 
 def _running(session_id: str) -> Response:
