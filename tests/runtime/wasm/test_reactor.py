@@ -308,11 +308,11 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
         pytest.raises(JSException, match="interrupted"),
         clone.instance.backstop(time.monotonic() + 2),
     ):
-        clone.start(clone.compile("while (true) {}"))
+        clone.start_turn(clone.compile("while (true) {}"))
     clone.reset()
     clone.deadline = time.monotonic() + 5
-    clone.start(clone.compile("const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"))
-    report = clone.turn(None)
+    code = "const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"
+    report = clone.start_turn(clone.compile(code))
     assert (report.state, report.value_json) == (1, "2")
     unhandled = clone.unhandled_rejection()
     assert unhandled is not None
