@@ -273,7 +273,10 @@ class Guest:
         if script is None:
             return self._guarded(lambda: self.turn(batch), deadline)
         if batch is not None:
-            raise ValueError(f"a cell's first segment settles no batch (got {batch!r})")
+            raise ValueError(
+                f"a cell's first segment settles no batch (got {batch!r}): "
+                "settle it in the next run_segment, with script=None"
+            )
         return self._guarded(lambda: self.start_turn(script), deadline)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:

@@ -404,3 +404,11 @@ def test_a_long_source_is_compiled_from_a_guest_allocation() -> None:
     assert isinstance(script, int)
     report = g.run_segment(script, None, time.monotonic() + 30)
     assert not isinstance(report, EngineFailure) and report.value_json == "100000"
+
+
+def test_a_first_segment_refuses_a_batch_to_settle() -> None:
+    g = guest()
+    script = g.parse_cell("return 1;", time.monotonic() + 30)
+    assert isinstance(script, int)
+    with pytest.raises(ValueError, match=r"settles no batch \(got '\[\]'\): settle it"):
+        g.run_segment(script, "[]", time.monotonic() + 30)
