@@ -64,9 +64,7 @@ def _parked_guest(pool: GuestPool, code: str) -> Guest:
     """A guest whose cell has run up to its `yield_control()` (the state a park snapshots)."""
     guest = pool.acquire()
     guest.deadline = time.monotonic() + 30
-    guest.start(guest.compile(code))
-    guest.pump()
-    report = guest.step()
+    report = guest.start_turn(guest.compile(code))
     assert [request[1] for request in report.requests] == ["yield"], report
     return guest
 

@@ -4,6 +4,8 @@ guest whose image cannot be restored is retired."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import secrets
 import threading
 import time
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from clawcell import CodeMode, Limits, Tool
 from clawcell.errors import RuntimeUnavailableError
 from clawcell.runtime import GuestPool
+from clawcell.runtime._guest import Guest  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._linear_memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
 
 INSTALL = '{"maxPending":1,"bindings":[],"test":"reset"}'
@@ -110,3 +113,50 @@ def test_the_pool_never_hands_out_a_guest_whose_reset_failed(
     pool.release(guest)
     assert pool.acquire() is not guest
     pool.close()
+
+
+def test_the_next_cell_of_another_codemode_finds_nothing_of_a_secret_in_heap_or_stack() -> None:
+    """A cell leaves a secret in the guest's heap (a kept string) and on its shadow stack
+    (number formatting's digit buffer); the next cell, of another `CodeMode` on the same guest,
+    finds none of it anywhere in the guest's memory."""
+    secret = str(secrets.randbelow(9 * 10**14) + 10**15)
+    seen: list[tuple[LinearMemory, list[int]]] = []
+
+    async def probe(_args: dict[str, Any]) -> Any:
+        running = [g for g in gc.get_objects() if isinstance(g, Guest) and not g.retired]
+        for guest in running:
+            memory = guest.instance.memory
+            data, hits = memory.copy(), list[int]()
+            at = data.find(secret.encode())
+            while at >= 0:
+                hits.append(at)
+                at = data.find(secret.encode(), at + 1)
+            seen.append((memory, hits))
+        return len(seen)
+
+    tools = [Tool(name="leak_probe", execute=probe, parameters={"type": "object"})]
+    writer = (
+        f"const n = Number('0.{secret}');\n"
+        "globalThis.kept = 'k' + String(n);\n"
+        "await leak_probe({});\nreturn kept.length;"
+    )
+
+    async def main() -> tuple[list[Any], list[Any]]:
+        first = CodeMode(tools=tools)
+        await first.exec(writer)
+        written = list(seen)
+        await first.aclose()  # its idle guest goes back to the shelf the next one takes from
+        seen.clear()
+        second = CodeMode(tools=tools)
+        await second.exec("await leak_probe({});\nreturn 2;")
+        await second.aclose()
+        return written, list(seen)
+
+    written, after = asyncio.run(main())
+    [(memory, hits)] = [(m, h) for m, h in written if h]
+    stack_top = memory.image_sp
+    assert any(stack_top - 64 * 1024 <= hit < stack_top for hit in hits), (hits, stack_top)
+    assert any(hit >= stack_top for hit in hits), (hits, stack_top)
+    # The second cell ran on that same memory, and no byte of the secret is left in it.
+    assert [h for m, h in after if m is memory] == [[]]
+    assert all(not h for _, h in after)

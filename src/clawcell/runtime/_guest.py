@@ -233,16 +233,12 @@ class Guest:
         """
         return self.instance.compile(_CELL_HEAD + code + _CELL_TAIL)
 
-    def start(self, script: int) -> None:
-        """Run a compiled cell up to its first await; raises `JSException` or `GuestTrap`."""
+    def start_turn(self, script: int) -> StepResult:
+        """Start a compiled cell, run every pending job and report: one guest crossing."""
         inst = self.instance
-        cell = inst.run_compiled(script)
-        seed = inst.new_string(random_bytes(16).hex())
-        try:
-            inst.free_value(inst.call(self._start, cell, seed))
-        finally:
-            inst.free_value(seed)
-            inst.free_value(cell)
+        seed = random_bytes(16).hex().encode()
+        value = inst.start_turn(self._start, self._step, script, seed)
+        return parse_report(inst.take_string(value, strict=True))
 
     def pump(self) -> None:
         self.instance.run_jobs()
@@ -274,12 +270,14 @@ class Guest:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
 
-        def segment() -> StepResult:
-            if script is not None:
-                self.start(script)
-            return self.turn(batch)
-
-        return self._guarded(segment, deadline)
+        if script is None:
+            return self._guarded(lambda: self.turn(batch), deadline)
+        if batch is not None:
+            raise ValueError(
+                f"a cell's first segment settles no batch (got {batch!r}): "
+                "settle it in the next run_segment, with script=None"
+            )
+        return self._guarded(lambda: self.start_turn(script), deadline)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it

@@ -17,7 +17,7 @@ import wasmtime
 
 from clawcell import CodeMode, Limits, RuntimeUnavailableError
 from clawcell.runtime import Guest, GuestPool, compiled_reactor
-from clawcell.runtime._failure import JSException
+from clawcell.runtime._failure import EngineFailure, JSException
 from clawcell.runtime._wasm import _reactor
 from clawcell.runtime._wasm._engine import (
     EXPORTED_FUNCTIONS,
@@ -308,11 +308,11 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
         pytest.raises(JSException, match="interrupted"),
         clone.instance.backstop(time.monotonic() + 2),
     ):
-        clone.start(clone.compile("while (true) {}"))
+        clone.start_turn(clone.compile("while (true) {}"))
     clone.reset()
     clone.deadline = time.monotonic() + 5
-    clone.start(clone.compile("const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"))
-    report = clone.turn(None)
+    code = "const x = 1;\nvoid Promise.reject(new Error('lost')); return 2;"
+    report = clone.start_turn(clone.compile(code))
     assert (report.state, report.value_json) == (1, "2")
     unhandled = clone.unhandled_rejection()
     assert unhandled is not None
@@ -333,3 +333,82 @@ def test_a_forked_child_runs_cells_with_its_own_engine_threads() -> None:
         return b"ok" if done and busy else b"bad"
 
     assert in_forked_child(child) == b"ok"
+
+
+class _Counted:
+    """A fast export that records its name on each call."""
+
+    def __init__(self, name: str, inner: Any, calls: list[str]) -> None:
+        self.name, self.inner, self.calls = name, inner, calls
+
+    def __call__(self, *args: int) -> int:
+        self.calls.append(self.name)
+        return self.inner(*args)
+
+
+def _counting(g: Guest) -> list[str]:
+    calls: list[str] = []
+    exports = g.instance._f  # pyright: ignore[reportPrivateUsage]
+    for name, inner in list(exports.items()):
+        exports[name] = _Counted(name, inner, calls)  # pyright: ignore[reportArgumentType]
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("code", "state", "value"),
+    [
+        ("return 6 * 7;", 1, "42"),
+        ("await Promise.resolve(); return 'after a job';", 1, '"after a job"'),
+    ],
+)
+def test_a_cells_first_leg_is_three_crossings(code: str, state: int, value: str | None) -> None:
+    """Parse (one `JS_Eval`, the source staged without a guest malloc), then start, jobs and
+    step in one `clawcell_start`, then the report string freed. (A cell that throws adds the
+    rejection tracker's own calls, which are not the leg's.)"""
+    g = guest()
+    calls = _counting(g)
+    script = g.parse_cell(code, time.monotonic() + 30)
+    assert isinstance(script, int)
+    report = g.run_segment(script, None, time.monotonic() + 30)
+    assert not isinstance(report, EngineFailure)
+    assert report.state == state
+    if value is not None:
+        assert report.value_json == value
+    assert calls == ["JS_Eval", "clawcell_start", "JS_FreeValue"]
+
+
+def test_a_script_that_throws_when_run_reports_its_exception_from_clawcell_start() -> None:
+    """Code closing the cell's wrapper early runs (and throws) in `JS_EvalFunction`, inside
+    `clawcell_start`: the exception is left pending, and the leg fails with it."""
+    g = guest()
+    script = g.parse_cell(
+        "}); throw new RangeError('early'); (async () => {", time.monotonic() + 30
+    )
+    assert isinstance(script, int)
+    failure = g.run_segment(script, None, time.monotonic() + 30)
+    assert isinstance(failure, EngineFailure)
+    assert "RangeError: early" in failure.message
+    # The guest is usable afterwards.
+    g.reset()
+    script = g.parse_cell("return 1;", time.monotonic() + 30)
+    assert isinstance(script, int)
+    report = g.run_segment(script, None, time.monotonic() + 30)
+    assert not isinstance(report, EngineFailure) and report.value_json == "1"
+
+
+def test_a_long_source_is_compiled_from_a_guest_allocation() -> None:
+    """A source larger than the staging buffer still parses and runs (malloc'd, then freed)."""
+    g = guest()
+    code = "const s = '" + "x" * 100_000 + "';\nreturn s.length;"
+    script = g.parse_cell(code, time.monotonic() + 30)
+    assert isinstance(script, int)
+    report = g.run_segment(script, None, time.monotonic() + 30)
+    assert not isinstance(report, EngineFailure) and report.value_json == "100000"
+
+
+def test_a_first_segment_refuses_a_batch_to_settle() -> None:
+    g = guest()
+    script = g.parse_cell("return 1;", time.monotonic() + 30)
+    assert isinstance(script, int)
+    with pytest.raises(ValueError, match=r"settles no batch \(got '\[\]'\): settle it"):
+        g.run_segment(script, "[]", time.monotonic() + 30)

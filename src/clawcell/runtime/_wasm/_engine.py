@@ -38,7 +38,7 @@ __all__ = [
 # Compiled files of other builds (other environments on the machine) kept beside this one.
 _KEPT_BUILDS = 3
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
-_PATCH_VERSION: Final = "5"
+_PATCH_VERSION: Final = "6"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
 MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 

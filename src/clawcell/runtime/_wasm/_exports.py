@@ -43,6 +43,7 @@ SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "JS_SetHostPromiseRejectionTracker": ((I32, I32, I32), ()),
     "JS_EvalFunction": ((I32, I64), (I64,)),
     "clawcell_turn": ((I32, I32, I64, I64, I32, I32, I32, I32), (I64,)),
+    "clawcell_start": ((I32, I32, I64, I64, I32, I32, I32, I32, I64), (I64,)),
 }
 assert set(EXPORTED_FUNCTIONS) <= set(SIGNATURES)
 

@@ -217,18 +217,24 @@ class Instance:
         return self._check(value)
 
     def compile(self, source: str) -> int:
-        """Parse global code without running it; raises `JSException` for a syntax error."""
-        data = source.encode("utf-8", "surrogatepass")
-        ptr = self.put_cstring(data)
-        try:
-            value = self._f["JS_Eval"](self.ctx, ptr, len(data), self._filename, _EVAL_COMPILE_ONLY)
-        finally:
-            self.free(ptr)
-        return self._check(value)
+        """Parse global code without running it; raises `JSException` for a syntax error.
+        (A source that fits goes through the staging buffer: no guest malloc.)"""
+        data = source.encode("utf-8", "surrogatepass") + b"\0"
+        if len(data) > _STAGING_BYTES:
+            with self._staged(data) as ptr:
+                return self._check(self._eval(ptr, len(data) - 1, _EVAL_COMPILE_ONLY))
+        ctypes.memmove(self.memory.base + self._staging, data, len(data))
+        return self._check(self._eval(self._staging, len(data) - 1, _EVAL_COMPILE_ONLY))
 
-    def run_compiled(self, script: int) -> int:
-        """Run a script from `compile` (consumes it); returns its completion value."""
-        return self._check(self._f["JS_EvalFunction"](self.ctx, script))
+    def _eval(self, ptr: int, size: int, flags: int) -> int:
+        return self._f["JS_Eval"](self.ctx, ptr, size, self._filename, flags)
+
+    def start_turn(self, start: int, step: int, script: int, seed: bytes) -> int:
+        """Run a compiled script (consumed), call `start(completion, seed)`, run every
+        pending job and return `step()`'s value, in one crossing (`clawcell_start`)."""
+        ctypes.memmove(self.memory.base + self._staging, seed, len(seed))
+        args = (self._staging, len(seed), self._argv, self._scratch, script)
+        return self._check(self._f["clawcell_start"](self.ctx, self.rt, start, step, *args))
 
     def call(self, func: int, *args: int) -> int:
         """Call a JS function value with JSValue arguments; raises `JSException`."""

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Final
 
 from ...errors import RuntimeUnavailableError
-from ._turn import TURN_EXPORT, TURN_NEEDS, TURN_TYPE, turn_body
+from ._turn import (
+    START_EXPORT,
+    START_TYPE,
+    TURN_EXPORT,
+    TURN_NEEDS,
+    TURN_TYPE,
+    start_body,
+    turn_body,
+)
 
 __all__ = [
     "MIN_VERSION",
@@ -217,15 +225,26 @@ def _appended(payload: bytes, item: bytes) -> tuple[bytes, int]:
 def _with_turn(
     sections: dict[int, bytes], names: dict[str, int], extra: list[tuple[str, int, int]]
 ) -> dict[int, bytes]:
-    """Type, function and code sections with `clawcell_turn` added (export into `extra`)."""
+    """Type, function and code sections with `clawcell_turn` and `clawcell_start` added
+    (their exports into `extra`)."""
     missing = [name for name in TURN_NEEDS if name not in names]
     if missing:
         raise RuntimeUnavailableError(f"the QuickJS reactor lacks {missing!r}")
-    types, type_index = _appended(sections[_SECTION_TYPE], TURN_TYPE)
-    functions, defined = _appended(sections[_SECTION_FUNCTION], _uleb(type_index))
-    code, _ = _appended(sections[_SECTION_CODE], turn_body(names))
-    index = _imported_functions(sections.get(_SECTION_IMPORT, b"\0")) + defined
-    extra.append((TURN_EXPORT, _KIND_FUNC, index))
+    types, functions, code = (
+        sections[_SECTION_TYPE],
+        sections[_SECTION_FUNCTION],
+        sections[_SECTION_CODE],
+    )
+    imported = _imported_functions(sections.get(_SECTION_IMPORT, b"\0"))
+    added = (
+        (TURN_EXPORT, TURN_TYPE, turn_body(names)),
+        (START_EXPORT, START_TYPE, start_body(names)),
+    )
+    for export, signature, body in added:
+        types, type_index = _appended(types, signature)
+        functions, defined = _appended(functions, _uleb(type_index))
+        code, _ = _appended(code, body)
+        extra.append((export, _KIND_FUNC, imported + defined))
     return {_SECTION_TYPE: types, _SECTION_FUNCTION: functions, _SECTION_CODE: code}
 
 
@@ -261,7 +280,8 @@ def _extended_exports(payload: bytes, extra: list[tuple[str, int, int]]) -> byte
 
 
 def patch_exports(wasm: bytes, functions: Iterable[str]) -> bytes:
-    """Return `wasm` with the named functions, `clawcell_turn`, table 0 and global 0 exported.
+    """Return `wasm` with the named functions, `clawcell_turn`, `clawcell_start`, table 0 and
+    global 0 exported.
 
     Raises:
         RuntimeUnavailableError: a function is not named in the module's `name` section.

@@ -18,8 +18,24 @@ i64 clawcell_turn(i32 ctx, i32 rt, i64 settle, i64 step, i32 text, i32 len, i32 
   return JS_Call(ctx, step, undefined, 0, argv)  ;; the step report (or an exception)
 ```
 
+A cell's first segment used to take seven more crossings before that turn: run the compiled
+script (`JS_EvalFunction`), make the seed string, call the controller's `start`, free the three
+values. `clawcell_start` does those and then the turn's pump and step, in one crossing:
+
+```text
+i64 clawcell_start(i32 ctx, i32 rt, i64 start, i64 step, i32 seed, i32 len, i32 argv,
+                   i32 pctx, i64 script)
+  cell = JS_EvalFunction(ctx, script)            ;; consumes script; exception -> return it
+  s = JS_NewStringLen(ctx, seed, len)            ;; exception -> free cell, return it
+  argv[0] = cell; argv[1] = s
+  r = JS_Call(ctx, start, undefined, 2, argv); JS_FreeValue(ctx, s); JS_FreeValue(ctx, cell)
+  if r is an exception: return r
+  JS_FreeValue(ctx, r)
+  (the pump and the step of clawcell_turn)
+```
+
 Every exception path leaves the exception pending in the context, exactly as the C calls
-it replaces would, so the host reads it with `JS_GetException` as before.
+they replace would, so the host reads it with `JS_GetException` as before.
 """
 
 from __future__ import annotations
@@ -27,16 +43,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["TURN_EXPORT", "TURN_NEEDS", "TURN_TYPE", "turn_body"]
+__all__ = [
+    "START_EXPORT",
+    "START_TYPE",
+    "TURN_EXPORT",
+    "TURN_NEEDS",
+    "TURN_TYPE",
+    "start_body",
+    "turn_body",
+]
 
 TURN_EXPORT: Final = "clawcell_turn"
-TURN_NEEDS: Final = ("JS_NewStringLen", "JS_Call", "JS_FreeValue", "JS_ExecutePendingJob")
+START_EXPORT: Final = "clawcell_start"
+TURN_NEEDS: Final = (
+    "JS_NewStringLen",
+    "JS_Call",
+    "JS_FreeValue",
+    "JS_ExecutePendingJob",
+    "JS_EvalFunction",
+)
 
 _I32, _I64 = 0x7F, 0x7E
 # (i32 ctx, i32 rt, i64 settle, i64 step, i32 text, i32 len, i32 argv, i32 pctx) -> i64
 TURN_TYPE: Final = bytes([0x60, 8, _I32, _I32, _I64, _I64, _I32, _I32, _I32, _I32, 1, _I64])
 
+# (i32 ctx, i32 rt, i64 start, i64 step, i32 seed, i32 len, i32 argv, i32 pctx, i64 script) -> i64
+START_TYPE: Final = bytes([0x60, 9, _I32, _I32, _I64, _I64, _I32, _I32, _I32, _I32, _I64, 1, _I64])
+
 _CTX, _RT, _SETTLE, _STEP, _TEXT, _LEN, _ARGV, _PCTX, _S, _R, _N = range(11)
+# clawcell_start's own: `start` takes `settle`'s place, the seed `text`'s; then `script`.
+_SCRIPT, _CELL, _SEED, _RESULT, _JOBS = range(8, 13)
 _UNDEFINED: Final = 3 << 32
 _EXCEPTION: Final = 6 << 32
 _TAG_EXCEPTION: Final = 6
@@ -126,7 +162,8 @@ def _settle(f: Mapping[str, int]) -> bytes:
     return has_text + bytes([_IF, _VOID]) + body + bytes([_END])
 
 
-def _pump(f: Mapping[str, int]) -> bytes:
+def _pump(f: Mapping[str, int], jobs: int = _N) -> bytes:
+    """Run every pending job (its count goes to local `jobs`); an exception returns."""
     run_job = _get(_RT) + _get(_PCTX) + _call(f["JS_ExecutePendingJob"])
     failed = (
         bytes([_I32_CONST])
@@ -135,9 +172,9 @@ def _pump(f: Mapping[str, int]) -> bytes:
         + _sleb(_EXCEPTION)
         + bytes([_RETURN, _END])
     )
-    again = _get(_N) + bytes([_BR_IF, 0])
+    again = _get(jobs) + bytes([_BR_IF, 0])
     return (
-        bytes([_LOOP, _VOID]) + run_job + bytes([_LOCAL_TEE, _N]) + failed + again + bytes([_END])
+        bytes([_LOOP, _VOID]) + run_job + bytes([_LOCAL_TEE, jobs]) + failed + again + bytes([_END])
     )
 
 
@@ -149,6 +186,53 @@ def turn_body(functions: Mapping[str, int]) -> bytes:
         + _settle(functions)
         + _pump(functions)
         + _call_with_undefined_this(_STEP, functions["JS_Call"], 0)
+        + bytes([_END])
+    )
+    return _uleb(len(code)) + code
+
+
+def _free(f: Mapping[str, int], local: int) -> bytes:
+    return _get(_CTX) + _get(local) + _call(f["JS_FreeValue"])
+
+
+def start_body(functions: Mapping[str, int]) -> bytes:
+    """The code-section entry (size-prefixed) of `clawcell_start` for these function indices."""
+    f = functions
+    locals_ = bytes([2, 3, _I64, 1, _I32])  # cell, seed, result: i64; jobs: i32
+    run_script = _get(_CTX) + _get(_SCRIPT) + _call(f["JS_EvalFunction"])
+    make_seed = _get(_CTX) + _get(_TEXT) + _get(_LEN) + _call(f["JS_NewStringLen"])
+    seed_failed = (
+        _is_exception(_SEED)
+        + bytes([_IF, _VOID])
+        + _free(f, _CELL)
+        + _get(_SEED)
+        + bytes([_RETURN, _END])
+    )
+    store_args = (
+        _get(_ARGV)
+        + _get(_CELL)
+        + bytes([_I64_STORE, 3, 0])
+        + _get(_ARGV)
+        + _get(_SEED)
+        + bytes([_I64_STORE, 3, 8])
+    )
+    code = (
+        locals_
+        + run_script
+        + bytes([_LOCAL_SET, _CELL])
+        + _return_if_exception(_CELL)
+        + make_seed
+        + bytes([_LOCAL_SET, _SEED])
+        + seed_failed
+        + store_args
+        + _call_with_undefined_this(_SETTLE, f["JS_Call"], 2)
+        + bytes([_LOCAL_SET, _RESULT])
+        + _free(f, _SEED)
+        + _free(f, _CELL)
+        + _return_if_exception(_RESULT)
+        + _free(f, _RESULT)
+        + _pump(f, _JOBS)
+        + _call_with_undefined_this(_STEP, f["JS_Call"], 0)
         + bytes([_END])
     )
     return _uleb(len(code)) + code
