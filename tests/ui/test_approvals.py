@@ -27,6 +27,10 @@ WAITING = {
 }
 DECIDE = "/api/sessions/s/runs/cm_1/approvals/ap_1"
 
+_ID_RULE = (
+    ": ids are 1 to 200 letters, digits, `_`, `.`, `:` or `-`, as the waiting envelope gives them."
+)
+
 
 async def _parking_turn(_: str) -> AsyncIterator[Event]:
     yield Event(type="turn_started")
@@ -177,8 +181,9 @@ def test_a_malformed_decision_is_refused_before_the_agent_is_asked(
     [
         ("/api/sessions/a%00b/runs/cm_1/approvals/ap_1",
          "session id 'a\\x00b' is not allowed: it holds the control character '\\x00'."),
-        ("/api/sessions/s/runs/cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed."),
-        ("/api/sessions/s/runs/cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed."),
+        ("/api/sessions/s/runs/cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed" + _ID_RULE),
+        ("/api/sessions/s/runs/cm_1/approvals/ap%201",
+         "approval id 'ap 1' is not allowed" + _ID_RULE),
     ],
     ids=["session", "run", "approval"],
 )  # fmt: skip

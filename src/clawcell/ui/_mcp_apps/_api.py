@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from ...mcp import McpAppView
-from .._approvals import decided_by, read_decision
+from .._approvals import read_decision
 from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
 from .._responses import MAX_JSON_BODY, json_body
 from .._sessions._paths import path_session
@@ -174,7 +174,7 @@ class McpAppApi:
         if not isinstance(runner, ApprovingRunner):
             return _error("this agent's Code Mode cannot decide approvals.", 501)
         try:
-            await decided_by(runner, decision)
+            await runner.answer(decision)
         except InputError as exc:
             return _error(exc.message, 409)
         run = decision.run_id
