@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from clawcell.approvals import ApprovalAnswer
+from clawcell.ui._templates import TEMPLATES, fragment
 from tests.ui._client import BASE, TOKEN, client, csrf, post, sse
 from tests.ui._fakes import Event, FakeAgent, reply_event
 
@@ -240,3 +242,15 @@ def test_a_same_origin_decision_with_a_bearer_token_is_accepted() -> None:
     response = test_client.post(DECIDE, json={"decision": "approve"}, headers=headers)
     assert response.status_code == 200
     assert sse(response.text)[-1][0] == "done"
+
+
+def test_a_cards_note_field_stops_where_the_answers_check_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(TEMPLATES.globals, "max_note_chars", 17)  # the card follows the value
+    card = fragment("approval", value=APPROVAL, run_id="cm_1")
+    monkeypatch.undo()
+    assert 'name="note" placeholder="note (optional)" aria-label="note" maxlength="17"' in card
+    assert f'maxlength="{ApprovalAnswer.MAX_NOTE_CHARS}"' in fragment(
+        "approval", value=APPROVAL, run_id="cm_1"
+    )
