@@ -2,7 +2,7 @@
 
 A turn whose cell waits only for approvals ends with `turn_finished` in state
 `waiting_approval`; the page shows one card per pending approval, and a decision is a POST
-that `Agent.decide` answers with the continued turn. A person who reloads the page still gets
+that `Agent.answer` answers with the continued turn. A person who reloads the page still gets
 the cards: the session's last cells that parked on approvals are asked for what is still
 pending (`CodeMode.pending_approvals`), which reads the parked run from the store.
 """
@@ -41,9 +41,9 @@ async def read_decision(request: Request, *, by: str = DECIDED_BY) -> ApprovalAn
     body = await json_body(request)
     if body is None:
         return bad_request(_NOT_AN_OBJECT)
-    ids = {"run_id": request.path_params["run"], "approval_id": request.path_params["approval"]}
+    run_id, approval_id = request.path_params["run"], request.path_params["approval"]
     try:
-        return ApprovalAnswer.from_json(body, **ids, by=by)
+        return ApprovalAnswer.from_json(body, run_id=run_id, approval_id=approval_id, by=by)
     except InputError as exc:
         return bad_request(exc.message)
 

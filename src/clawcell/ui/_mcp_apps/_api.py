@@ -167,17 +167,17 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, _ = found
-        decision = await read_decision(request, by="control-ui:mcp-app")
-        if isinstance(decision, Response):
-            return decision
+        answer = await read_decision(request, by="control-ui:mcp-app")
+        if isinstance(answer, Response):
+            return answer
         runner = self.agent.mode(session)
         if not isinstance(runner, ApprovingRunner):
             return _error("this agent's Code Mode cannot decide approvals.", 501)
         try:
-            await runner.answer(decision)
+            await runner.answer(answer)
         except InputError as exc:
             return _error(exc.message, 409)
-        run = decision.run_id
+        run = answer.run_id
         row = await self.activity.waiting_row(session, run)
         return await self._answer(
             session, row, runner, await runner.call_tool("wait", {"runId": run})
