@@ -8,13 +8,13 @@ saved results; `Lifecycle` (`_runs/_lifecycle.py`) every run from its first `exe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from ._config import CodeModeKeywords, CodeModeOptions, approvals_from, tools_from
 from ._progress import OnUpdate
 from ._runs import ApprovalDesk, CellHost, Lifecycle, RunHome
 from ._source import ExecArgs, read_call, read_exec_args, read_wait_args
-from .approvals import ApprovalDecision, PendingApproval
+from .approvals import ApprovalAnswer, ApprovalDecision, Decision, PendingApproval
 from .catalog import Tool
 from .envelope import ResultsStore, render
 from .store import MemoryStore, SessionStore
@@ -139,13 +139,14 @@ class CodeMode:
         self,
         run_id: str,
         approval_id: str,
-        decision: Literal["approve", "deny"],
+        decision: Decision,
         *,
         note: str = "",
         remember: bool = False,
         by: str = "",
     ) -> ApprovalDecision:
-        """Decide a call that waits for approval (its id is in `pendingApprovals`).
+        """Decide a call that waits for approval (its id is in `pendingApprovals`): `answer`
+        with the `ApprovalAnswer` of these fields.
 
         The decision is recorded (durably with a durable store, so another process may make
         it) and delivered at the run's next `wait`: an approved call runs then, a denied one
@@ -153,12 +154,29 @@ class CodeMode:
         `remember=True` applies the decision to the tool for the rest of the session.
 
         Raises:
-            InputError: the approval is not pending, or `decision` is neither value.
+            InputError: a field is invalid (`decision` neither value, `note` too long, an id
+                no run could have), or the approval is not pending.
         """
         self._runs.check_open()
-        return await self._desk.decide(
-            run_id, approval_id, decision, note=note, remember=remember, by=by
+        answer = ApprovalAnswer(
+            run_id=run_id,
+            approval_id=approval_id,
+            decision=decision,
+            note=note,
+            remember=remember,
+            by=by,
         )
+        return await self._desk.decide(answer)
+
+    async def answer(self, answer: ApprovalAnswer) -> ApprovalDecision:
+        """Record a person's answer to a call that waits for approval; as `decide`, for a
+        face that already holds the value (the Control UI's cards, `clawcell mcp serve`).
+
+        Raises:
+            InputError: the approval is not pending (unknown, decided already, expired).
+        """
+        self._runs.check_open()
+        return await self._desk.decide(answer)
 
     async def pending_approvals(self, run_id: str) -> list[PendingApproval]:
         """The calls a parked run waits to have approved."""

@@ -9,6 +9,7 @@ import pytest
 
 from clawcell import InputError, Limits, Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
+from clawcell.approvals import ApprovalAnswer
 
 
 def _agent(model: ScriptedModel, runs: list[dict[str, Any]]) -> Agent:
@@ -77,3 +78,39 @@ def test_deciding_a_foreign_approval_through_the_agent_is_an_input_error() -> No
                 await _collect(agent.decide("s1", requested.run_id, "ap_forged", "approve"))
 
     asyncio.run(main())
+
+
+def test_an_answer_handed_to_the_agent_whole_continues_the_turn() -> None:
+    runs: list[dict[str, Any]] = []
+    model = ScriptedModel([exec_call("return await pay({ amount: 9 })"), "Paid."])
+
+    async def main() -> list[Any]:
+        async with _agent(model, runs) as agent:
+            first = await _collect(agent.run("s1", "pay"))
+            requested = next(e for e in first if e.type == "approval_requested")
+            answer = ApprovalAnswer(run_id=requested.run_id, approval_id=requested.approval["id"],
+                                    decision="approve", note="yes", by="ana")  # fmt: skip
+            return await _collect(agent.answer("s1", answer))
+
+    events = asyncio.run(main())
+    decided = events[0]
+    assert (decided.type, decided.decision, decided.note, decided.by) == (
+        "approval_decided", "approve", "yes", "ana",
+    )  # fmt: skip
+    assert events[-1].state == "replied" and runs == [{"amount": 9}]
+
+
+def test_the_agent_refuses_a_bad_decision_when_asked_before_any_turn_is_held() -> None:
+    model = ScriptedModel([exec_call("return await pay({ amount: 1 })")])
+
+    async def main() -> tuple[str, list[Any]]:
+        async with _agent(model, []) as agent:
+            first = await _collect(agent.run("s1", "pay"))
+            requested = next(e for e in first if e.type == "approval_requested")
+            with pytest.raises(InputError) as caught:
+                agent.decide("s1", requested.run_id, requested.approval["id"], "later")  # pyright: ignore[reportArgumentType]
+            return caught.value.message, await agent.mode("s1").approval_audit()
+
+    message, audit = asyncio.run(main())
+    assert message == "`decision` must be 'approve' or 'deny', got 'later'."
+    assert audit == []

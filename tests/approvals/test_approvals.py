@@ -273,7 +273,7 @@ def test_deciding_an_unknown_or_decided_approval_is_an_input_error() -> None:
         "approval 'ap_nope' of run 'cm_…' is not pending; it may have been decided already, "
         "expired, or belong to another run."
     )
-    assert run_id_free[1] == "decision must be 'approve' or 'deny', got 'maybe'."
+    assert run_id_free[1] == "`decision` must be 'approve' or 'deny', got 'maybe'."
     assert run_id_free[2].endswith("was already decided.")
 
 

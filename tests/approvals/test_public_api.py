@@ -8,6 +8,7 @@ import clawcell.approvals
 
 def test_the_approvals_package_exports_a_deliberate_list() -> None:
     assert clawcell.approvals.__all__ == [
+        "ApprovalAnswer",
         "ApprovalDecision",
         "ApprovalRule",
         "Approvals",

@@ -171,3 +171,11 @@ def test_parallel_approvals_are_asked_in_one_round_and_decided_one_by_one() -> N
     first = "1 EUR" in asked.asked[0].message
     assert envelope["value"] == (["fulfilled", "rejected"] if first else ["rejected", "fulfilled"])
     assert paid == [1 if first else 2]
+
+
+def test_the_note_a_client_sends_is_capped_by_the_form_and_cut_when_the_client_ignores_it() -> None:
+    asked = Elicitations(_accept(True, "n" * 3000))
+    envelope, paid, audit = run(_exec("elicit", asked))
+    assert asked.asked[0].requested_schema["properties"]["note"]["maxLength"] == 2000
+    assert (envelope["status"], paid) == ("completed", [500])
+    assert [(d.decision, d.note) for d in audit] == [("approve", "n" * 2000)]

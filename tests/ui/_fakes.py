@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from clawcell import CodeMode, InputError, Tool
+from clawcell.approvals import ApprovalAnswer
 from clawcell.reply import build_reply
 
 
@@ -128,26 +129,17 @@ class FakeAgent:
                 transcript.append({"role": "assistant", "content": event.fields["content"]})
             yield event
 
-    async def decide(
-        self,
-        session_id: str,
-        run_id: str,
-        approval_id: str,
-        decision: Literal["approve", "deny"],
-        *,
-        note: str = "",
-        remember: bool = False,
-        by: str = "",
-    ) -> AsyncIterator[Event]:
+    async def answer(self, session_id: str, answer: ApprovalAnswer) -> AsyncIterator[Event]:
         """Accept a pending approval once, then play the next scripted turn as its sequel."""
+        run_id, approval_id = answer.run_id, answer.approval_id
         if self.pending.get(approval_id) != run_id:
             raise InputError(f"approval {approval_id!r} of run {run_id!r} is not pending.")
         del self.pending[approval_id]
         fields = {"sessionId": session_id, "runId": run_id, "approvalId": approval_id,
-                  "decision": decision, "note": note, "by": by}  # fmt: skip
-        self.decisions.append({**fields, "remember": remember})
+                  "decision": answer.decision, "note": answer.note, "by": answer.by}  # fmt: skip
+        self.decisions.append({**fields, "remember": answer.remember})
         yield Event(type="approval_decided", fields=fields)
-        async for event in self.turns.pop(0)(decision):
+        async for event in self.turns.pop(0)(answer.decision):
             yield event
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:

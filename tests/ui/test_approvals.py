@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from clawcell.approvals import ApprovalAnswer
+from clawcell.ui._templates import TEMPLATES, fragment
 from tests.ui._client import BASE, TOKEN, client, csrf, post, sse
 from tests.ui._fakes import Event, FakeAgent, reply_event
 
@@ -26,6 +28,10 @@ WAITING = {
     "pendingApprovals": [APPROVAL],
 }
 DECIDE = "/api/sessions/s/runs/cm_1/approvals/ap_1"
+
+_ID_RULE = (
+    ": ids are 1 to 200 letters, digits, `_`, `.`, `:` or `-`, as the waiting envelope gives them."
+)
 
 
 async def _parking_turn(_: str) -> AsyncIterator[Event]:
@@ -177,8 +183,9 @@ def test_a_malformed_decision_is_refused_before_the_agent_is_asked(
     [
         ("/api/sessions/a%00b/runs/cm_1/approvals/ap_1",
          "session id 'a\\x00b' is not allowed: it holds the control character '\\x00'."),
-        ("/api/sessions/s/runs/cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed."),
-        ("/api/sessions/s/runs/cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed."),
+        ("/api/sessions/s/runs/cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed" + _ID_RULE),
+        ("/api/sessions/s/runs/cm_1/approvals/ap%201",
+         "approval id 'ap 1' is not allowed" + _ID_RULE),
     ],
     ids=["session", "run", "approval"],
 )  # fmt: skip
@@ -235,3 +242,15 @@ def test_a_same_origin_decision_with_a_bearer_token_is_accepted() -> None:
     response = test_client.post(DECIDE, json={"decision": "approve"}, headers=headers)
     assert response.status_code == 200
     assert sse(response.text)[-1][0] == "done"
+
+
+def test_a_cards_note_field_stops_where_the_answers_check_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(TEMPLATES.globals, "max_note_chars", 17)  # the card follows the value
+    card = fragment("approval", value=APPROVAL, run_id="cm_1")
+    monkeypatch.undo()
+    assert 'name="note" placeholder="note (optional)" aria-label="note" maxlength="17"' in card
+    assert f'maxlength="{ApprovalAnswer.MAX_NOTE_CHARS}"' in fragment(
+        "approval", value=APPROVAL, run_id="cm_1"
+    )

@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Iterable
 
-from ..approvals import ApprovalDecision, Approvals, PendingApproval
+from ..approvals import ApprovalAnswer, ApprovalDecision, Approvals, PendingApproval
 from ..errors import InputError, SnapshotError
 from ._parked import ParkedRecord, RunHome
 from ._sealed import open_record
@@ -30,24 +30,15 @@ class ApprovalDesk:
         self._durable = home.durable
         self._home = home
 
-    async def decide(
-        self,
-        run_id: str,
-        approval_id: str,
-        decision: str,
-        *,
-        note: str,
-        remember: bool,
-        by: str,
-    ) -> ApprovalDecision:
-        """Record a person's decision on a pending approval of a run (live or durable).
+    async def decide(self, answer: ApprovalAnswer) -> ApprovalDecision:
+        """Record a person's answer on a pending approval of a run (live or durable); the
+        answer checked its own fields when it was made.
 
         Raises:
-            InputError: an unknown decision, or an approval that is not pending (unknown,
-                decided already, or expired).
+            InputError: an approval that is not pending (unknown, decided already, or
+                expired).
         """
-        if decision not in ("approve", "deny"):
-            raise InputError(f"decision must be 'approve' or 'deny', got {decision!r}.")
+        run_id, approval_id = answer.run_id, answer.approval_id
         asked, run_expires_at = await self._asked(run_id)
         approval = next((a for a in asked if a.id == approval_id), None)
         if approval is None:
@@ -60,10 +51,10 @@ class ApprovalDesk:
             approval_id=approval_id,
             run_id=run_id,
             tool=approval.tool,
-            decision="approve" if decision == "approve" else "deny",
-            note=note,
-            remember="session" if remember else "once",
-            by=by,
+            decision=answer.decision,
+            note=answer.note,
+            remember="session" if answer.remember else "once",
+            by=answer.by,
             decided_at=self._approvals.clock(),
         )
         if not await self._approvals.record(record):

@@ -17,10 +17,11 @@ import contextlib
 import math
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, Protocol, Unpack, cast
+from typing import Any, Protocol, Unpack, cast
 
 from .. import CodeMode, CodeModeOptions, MemoryStore, Tool
 from .._config import CodeModeKeywords, tools_from
+from ..approvals import ApprovalAnswer, Decision
 from ..catalog import close_tools
 from ..errors import ClosedError, ConfigurationError, TurnLimitError
 from ..reply import project_chat_display_messages
@@ -310,48 +311,46 @@ class Agent:
             if not finished:
                 await self._turn_stopped(session_id)
 
-    async def decide(
+    def decide(
         self,
         session_id: str,
         run_id: str,
         approval_id: str,
-        decision: Literal["approve", "deny"],
+        decision: Decision,
         *,
         note: str = "",
         remember: bool = False,
         by: str = "",
         stop: asyncio.Event | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
-        """Decide a call that waits for approval; yield `approval_decided`, then, once the
-        run waits for no other decision, the events of the turn continuing (the cell is
-        resumed with `wait`, then the model carries on as after any tool result).
-
-        `stop` is as for `run`.
+        """`answer` with the `ApprovalAnswer` of these fields (see `CodeMode.decide`).
 
         Raises:
-            InputError: The approval is not pending (see `CodeMode.decide`).
+            InputError: A field is invalid (when called), or the approval is not pending
+                (when iterated).
         """
+        answer = ApprovalAnswer(run_id=run_id, approval_id=approval_id, decision=decision,
+                                note=note, remember=remember, by=by)  # fmt: skip
+        return self.answer(session_id, answer, stop=stop)
+
+    async def answer(
+        self, session_id: str, answer: ApprovalAnswer, *, stop: asyncio.Event | None = None
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Record a person's answer to a call that waits for approval; yield
+        `approval_decided`, then, once the run waits for no other decision, the events of the
+        turn continuing (the cell resumed with `wait`, then the model carrying on as after
+        any tool result). `stop` is as for `run`. Raises `InputError` when the approval is
+        not pending (see `CodeMode.answer`)."""
         session = self._session(session_id)
         async with session.lock, self._held(session, stop) as failed:
             if failed is not None:
                 yield failed
                 raise failed.error or TurnLimitError(failed.message, code=failed.code)
-            mode = session.mode
-            record = await mode.decide(
-                run_id, approval_id, decision, note=note, remember=remember, by=by
-            )
-            yield ApprovalDecided(
-                session_id=session_id,
-                run_id=run_id,
-                approval_id=approval_id,
-                decision=record.decision,
-                note=record.note,
-                by=record.by,
-                decided_at=record.to_json()["decidedAt"],
-            )
-            if await mode.pending_approvals(run_id):
+            record = await session.mode.answer(answer)
+            yield ApprovalDecided.of(session_id, record)
+            if await session.mode.pending_approvals(answer.run_id):
                 return  # other calls of the run still wait for a decision
-            turn = Turn(self._settings, session, None, None, resume_run=run_id)
+            turn = Turn(self._settings, session, None, None, resume_run=answer.run_id)
             async with aclosing(self._watched(session_id, turn)) as events:
                 async for event in events:
                     yield event

@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+
+if TYPE_CHECKING:
+    from ..approvals import ApprovalDecision
 
 __all__ = [
     "AgentEvent",
@@ -214,6 +217,20 @@ class ApprovalDecided(_Event):
     by: str = ""
     decided_at: str = ""
     reason: str = ""
+
+    @classmethod
+    def of(cls, session_id: str, record: ApprovalDecision) -> ApprovalDecided:
+        """The event of a decision (or expiry) the audit trail recorded."""
+        return cls(
+            session_id=session_id,
+            run_id=record.run_id,
+            approval_id=record.approval_id,
+            decision=record.decision,
+            note=record.note,
+            by=record.by,
+            decided_at=record.to_json()["decidedAt"],
+            reason=record.reason,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

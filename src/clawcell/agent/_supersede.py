@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from .. import CodeMode
-from ..approvals import ApprovalDecision
 from ..store import transcript_text
 from ._events import ApprovalDecided
 
@@ -59,17 +58,4 @@ async def supersede_approvals(
 ) -> list[ApprovalDecided]:
     """Expire what the session waited on before this message; one event per expiry."""
     expired = await mode.expire_approvals(parked_on_approval(messages), reason="superseded")
-    return [_event(session_id, record) for record in expired]
-
-
-def _event(session_id: str, record: ApprovalDecision) -> ApprovalDecided:
-    return ApprovalDecided(
-        session_id=session_id,
-        run_id=record.run_id,
-        approval_id=record.approval_id,
-        decision=record.decision,
-        note=record.note,
-        by=record.by,
-        decided_at=record.to_json()["decidedAt"],
-        reason=record.reason,
-    )
+    return [ApprovalDecided.of(session_id, record) for record in expired]

@@ -1,18 +1,21 @@
 """Approvals and tool policy for nested calls: a cell that waits for a person, durably.
 
 See `docs/approvals.md`. `ToolPolicy` and `Tool(..., approval=…)` decide which calls need a
-decision; the gate keeps them undispatched until `CodeMode.decide` (or `Agent.decide`) records
-one; the decision ledger keeps decisions and the audit trail in the session store.
+decision; the gate keeps them undispatched until a person's `ApprovalAnswer` is recorded
+(`CodeMode.decide`, `Agent.decide`); the decision ledger keeps decisions and the audit trail in
+the session store.
 """
 
 from __future__ import annotations
 
+from ._answer import ApprovalAnswer
 from ._gate import Approvals, RunApprovals, gate_context
 from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, Verdict, rule_reason
 from ._types import ApprovalDecision, Decision, PendingApproval, PendingApprovalJson, Remember
 
 __all__ = [
+    "ApprovalAnswer",
     "ApprovalDecision",
     "ApprovalRule",
     "Approvals",

@@ -9,17 +9,20 @@ decides each approval and continues the cell within the same tool call:
   is refused, as the policy for clients that cannot ask;
 * `allow` / `deny`: decided without asking.
 
-Every decision goes through `CodeMode.decide`, so it lands in the audit with `by` naming where
-it came from (`mcp-elicitation`, `policy:allow`, …). SDK types stay in `_server.py`; this
-module sees answers as `ElicitAnswer`s.
+Every decision is an `ApprovalAnswer` recorded by `CodeMode.answer`, so it lands in the audit
+with `by` naming where it came from (`mcp-elicitation`, `policy:allow`, …). SDK types stay in
+`_server.py`; this module sees the client's answers as `ElicitAnswer`s.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
+
+from ..approvals import ApprovalAnswer
 
 if TYPE_CHECKING:
     from .. import CodeMode
@@ -54,6 +57,7 @@ APPROVAL_SCHEMA: Final[dict[str, Any]] = {
         },
         "note": {
             "type": "string",
+            "maxLength": ApprovalAnswer.MAX_NOTE_CHARS,
             "title": "Note",
             "description": "Optional; a denied call reports it to the model.",
         },
@@ -104,21 +108,25 @@ def approval_message(approval: Mapping[str, Any]) -> str:
     return f"{head}{f' ({reason})' if reason else ''} with input {shown}. Approve this call?"
 
 
-def _decision(
-    answer: ElicitAnswer | None, policy: ApprovalPolicy
-) -> tuple[Literal["approve", "deny"], str, str]:
-    """(decision, note, by) for one approval."""
+def _answer(
+    run_id: str, approval_id: str, answer: ElicitAnswer | None, policy: ApprovalPolicy
+) -> ApprovalAnswer:
+    """What the user (or, unasked, the policy) answered about one approval."""
+    answered = functools.partial(ApprovalAnswer, run_id=run_id, approval_id=approval_id)
     if answer is None:
         if policy == "allow":
-            return "approve", "", "policy:allow"
-        return "deny", _REFUSALS[policy], f"policy:{policy}"
+            return answered(decision="approve", by="policy:allow")
+        return answered(decision="deny", note=_REFUSALS[policy], by=f"policy:{policy}")
     note = answer.content.get("note")
-    note = note.strip() if isinstance(note, str) else ""
+    # The form caps the note (`maxLength`); a client that ignores it is cut, not refused: the
+    # person's decision counts more than the end of their note.
+    note = note.strip()[: ApprovalAnswer.MAX_NOTE_CHARS] if isinstance(note, str) else ""
+    by = "mcp-elicitation"
     if answer.action != "accept":
-        return "deny", note or _REFUSALS[answer.action], "mcp-elicitation"
+        return answered(decision="deny", note=note or _REFUSALS[answer.action], by=by)
     if answer.content.get("approve") is True:
-        return "approve", note, "mcp-elicitation"
-    return "deny", note or _REFUSALS["denied"], "mcp-elicitation"
+        return answered(decision="approve", note=note, by=by)
+    return answered(decision="deny", note=note or _REFUSALS["denied"], by=by)
 
 
 async def _decide_all(
@@ -129,8 +137,7 @@ async def _decide_all(
     policy: ApprovalPolicy,
 ) -> dict[str, Any]:
     for approval_id in approval_ids:
-        decision, note, by = _decision(answers.get(approval_id), policy)
-        await mode.decide(run_id, approval_id, decision, note=note, by=by)
+        await mode.answer(_answer(run_id, approval_id, answers.get(approval_id), policy))
     return await mode.wait(run_id)
 
 

@@ -9,7 +9,7 @@ here as a protocol the UI checks with `isinstance` (a double without one still w
 less): `SharedTurnsAgent` (Stops heard across workers, the reply streamed on another
 worker), `StoreAgent` (a store whose roles back the session drawer, search, the playground
 history, sub-agent rows, uploads and the MCP App activity log), `TranscriptAgent` (the raw
-transcript, paged and projected by the UI), `ApprovingRunner` (decides and expires
+transcript, paged and projected by the UI), `ApprovingRunner` (answers and expires
 approvals) and `CatalogRunner` (the tools a Code Mode binds).
 """
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .. import CellUpdate
-from ..approvals import ApprovalDecision
+from ..approvals import ApprovalAnswer, ApprovalDecision
 from ..catalog import Catalog
 from ..store import DocumentStore
 
@@ -99,17 +99,8 @@ class CellRunner(Protocol):
 class ApprovingRunner(CellRunner, Protocol):
     """A `CellRunner` that also decides and expires approvals (`clawcell.CodeMode` fits)."""
 
-    async def decide(
-        self,
-        run_id: str,
-        approval_id: str,
-        decision: Literal["approve", "deny"],
-        *,
-        note: str = "",
-        remember: bool = False,
-        by: str = "",
-    ) -> ApprovalDecision:
-        """Record a decision on a pending approval."""
+    async def answer(self, answer: ApprovalAnswer) -> ApprovalDecision:
+        """Record a person's answer to a pending approval."""
         ...
 
     async def expire_approvals(
@@ -130,18 +121,9 @@ class ChatAgent(Protocol):
         """Run one turn, yielding its events as they happen."""
         ...
 
-    def decide(
-        self,
-        session_id: str,
-        run_id: str,
-        approval_id: str,
-        decision: Literal["approve", "deny"],
-        *,
-        note: str = "",
-        remember: bool = False,
-        by: str = "",
-    ) -> AsyncIterator[AgentEvent]:
-        """Record a decision, yielding `approval_decided` and then the continued turn's events.
+    def answer(self, session_id: str, answer: ApprovalAnswer) -> AsyncIterator[AgentEvent]:
+        """Record a person's answer to a pending approval, yielding `approval_decided` and
+        then the continued turn's events.
 
         Raises `clawcell.InputError` (on first iteration) when the approval is not pending.
         """
@@ -171,19 +153,10 @@ class SharedTurnsAgent(ChatAgent, Protocol):
         """Run one turn; `stop` is set when a Stop for it arrives through the store."""
         ...
 
-    def decide(
-        self,
-        session_id: str,
-        run_id: str,
-        approval_id: str,
-        decision: Literal["approve", "deny"],
-        *,
-        note: str = "",
-        remember: bool = False,
-        by: str = "",
-        stop: asyncio.Event | None = None,
+    def answer(
+        self, session_id: str, answer: ApprovalAnswer, *, stop: asyncio.Event | None = None
     ) -> AsyncIterator[AgentEvent]:
-        """As `ChatAgent.decide`; `stop` as for `run`."""
+        """As `ChatAgent.answer`; `stop` as for `run`."""
         ...
 
     async def stop(self, session_id: str) -> bool:

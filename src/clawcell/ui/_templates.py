@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from ..approvals import ApprovalAnswer
 
 __all__ = ["STATIC_DIR", "TEMPLATES", "fragment", "render_template"]
 
@@ -37,6 +39,8 @@ def _when(value: object) -> str:
 
 TEMPLATES.filters["pretty"] = _pretty
 TEMPLATES.filters["when"] = _when
+# An approval card's note field stops where the answer's check would refuse it.
+cast(dict[str, Any], TEMPLATES.globals)["max_note_chars"] = ApprovalAnswer.MAX_NOTE_CHARS
 
 
 def render_template(name: str, **context: Any) -> str:

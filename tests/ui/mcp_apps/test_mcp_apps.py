@@ -21,6 +21,10 @@ from tests.ui._client import BASE, TOKEN
 CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
 CAP = Secrets(token=TOKEN).canvas_cap
 
+_ID_RULE = (
+    ": ids are 1 to 200 letters, digits, `_`, `.`, `:` or `-`, as the waiting envelope gives them."
+)
+
 
 @pytest.fixture
 def ui() -> Iterator[tuple[TestClient, TestClient, str]]:
@@ -211,8 +215,8 @@ def test_a_malformed_decision_on_a_views_call_is_refused_as_the_chats_is_and_not
 
 @pytest.mark.parametrize(
     ("tail", "error"),
-    [("cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed."),
-     ("cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed.")],
+    [("cm%3C1/approvals/ap_1", "run id 'cm<1' is not allowed" + _ID_RULE),
+     ("cm_1/approvals/ap%201", "approval id 'ap 1' is not allowed" + _ID_RULE)],
     ids=["run", "approval"],
 )  # fmt: skip
 def test_a_decision_on_a_views_call_for_a_bad_id_says_which_id(

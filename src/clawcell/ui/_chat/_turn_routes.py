@@ -312,14 +312,14 @@ class ChatTurns:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        decision = await read_decision(request)
-        if isinstance(decision, Response):
-            return decision
+        answer = await read_decision(request)
+        if isinstance(answer, Response):
+            return answer
         if (running := await self.turns.current(session_id)) is not None:
             return _conflict(f"turn {running.turn_id!r} is running in session {session_id!r:.80}:"
                              " decide once it ended (or stop it).")  # fmt: skip
         remote, agent = asyncio.Event(), self.agent  # remote: a Stop from another worker
-        events = aiter(decided(agent, session_id, decision, stop=remote))
+        events = aiter(decided(agent, session_id, answer, stop=remote))
         try:  # the agent refuses on its first step, before anything was streamed
             first = await anext(events)
         except InputError as exc:

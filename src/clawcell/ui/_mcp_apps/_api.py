@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from ...errors import InputError
 from ...mcp import McpAppView
-from .._approvals import decided_by, read_decision
+from .._approvals import read_decision
 from .._protocol import ApprovingRunner, ChatAgent, DocumentStore, agent_store
 from .._responses import MAX_JSON_BODY, json_body
 from .._sessions._paths import path_session
@@ -167,17 +167,17 @@ class McpAppApi:
         if isinstance(found, Response):
             return found
         session, _ = found
-        decision = await read_decision(request, by="control-ui:mcp-app")
-        if isinstance(decision, Response):
-            return decision
+        answer = await read_decision(request, by="control-ui:mcp-app")
+        if isinstance(answer, Response):
+            return answer
         runner = self.agent.mode(session)
         if not isinstance(runner, ApprovingRunner):
             return _error("this agent's Code Mode cannot decide approvals.", 501)
         try:
-            await decided_by(runner, decision)
+            await runner.answer(answer)
         except InputError as exc:
             return _error(exc.message, 409)
-        run = decision.run_id
+        run = answer.run_id
         row = await self.activity.waiting_row(session, run)
         return await self._answer(
             session, row, runner, await runner.call_tool("wait", {"runId": run})

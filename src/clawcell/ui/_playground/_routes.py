@@ -21,7 +21,7 @@ from starlette.routing import Route
 from ...approvals import ApprovalDecision
 from ...errors import InputError
 from ...store import EntryStore
-from .._approvals import decided_by, read_decision
+from .._approvals import read_decision
 from .._protocol import ApprovingRunner, CatalogRunner, ChatAgent, agent_store
 from .._responses import bad_request, json_body, sse
 from .._sessions._paths import bad_session, path_session, session_problem
@@ -84,16 +84,16 @@ class Playground:
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
-        decision = await read_decision(request)
-        if isinstance(decision, Response):
-            return decision
+        answer = await read_decision(request)
+        if isinstance(answer, Response):
+            return answer
         runner = self.agent.mode(session_id)
         if not isinstance(runner, ApprovingRunner):
             return JSONResponse(
                 {"error": "this agent's Code Mode cannot decide approvals."}, status_code=501
             )
         try:
-            record = await decided_by(runner, decision)
+            record = await runner.answer(answer)
         except InputError as exc:
             return JSONResponse({"error": exc.message, "code": exc.code}, status_code=409)
         return sse(self._continued(runner, session_id, record))
