@@ -9,6 +9,7 @@ from typing import Any
 
 from clawcell import ClawcellError
 from clawcell.agent import Agent, AgentEvent, Model, ReplyEvent
+from tests.agent._helpers import collect
 from tests.agent._wire import Answer, Request, WireServer
 
 
@@ -63,6 +64,17 @@ async def session_on_wire(
     async with WireServer(answers, check=check) as server:
         outcomes, transcript = await run_session(model_on(server), texts)
         return outcomes, transcript, server
+
+
+async def turn_on_wire(
+    model_on: Callable[[WireServer], Model], answers: list[Answer], *, check: Check
+) -> tuple[list[AgentEvent], WireServer]:
+    """One turn ("What is 6 * 7?") of a model built by `model_on` for a fake server that plays
+    `answers` and refuses what `check` refuses: its events and the server."""
+    async with WireServer(answers, check=check) as server:
+        agent = Agent(model=model_on(server), instructions="Be brief.")
+        async with agent:
+            return await collect(agent, "s", "What is 6 * 7?"), server
 
 
 def assert_the_next_turn_works(
