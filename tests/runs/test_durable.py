@@ -1,7 +1,7 @@
 """Leases on durable parked runs (`_runs/_durable.py`): one worker continues a run however many
-race for it, a second `wait` in one process is refused, and a reply that settles after the park
-is written back for whichever worker continues the run. The store's side of leases is in
-`tests/store/test_leases.py`."""
+race for it, and a reply that settles after the park is written back for whichever worker
+continues the run. A second `wait` in one process is in `test_lifecycle.py`; the store's side
+of leases in `tests/store/test_leases.py`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from clawcell import Tool
 from clawcell._runs._durable import stale_message
 from clawcell.store import SQLiteStore
-from tests.conftest import failure, run
+from tests.conftest import run
 from tests.runs._durable_modes import (
     SESSION,
     UNAVAILABLE,
@@ -50,33 +50,6 @@ def test_two_processes_racing_to_wait_on_one_run_continue_it_once(tmp_path: Path
         {"status": "completed", "value": "continued"},
     ]
     assert run(parked_runs(db)) == []
-
-
-def test_a_second_wait_in_one_process_is_refused_with_a_durable_store(tmp_path: Path) -> None:
-    gate = asyncio.Event()
-
-    async def slow(_: dict[str, Any]) -> Any:
-        await gate.wait()
-        return "done"
-
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with durable(tmp_path / "s.sqlite", [Tool(name="slow", execute=slow)]) as mode:
-            parked = await mode.exec("return await slow();")
-            assert parked["status"] == "waiting"
-            first = asyncio.ensure_future(mode.wait(parked["runId"]))
-            await asyncio.sleep(0)  # let the first wait start; no time passes
-            second = await mode.call_tool("wait", {"runId": parked["runId"]})
-            gate.set()
-            return await asyncio.wait_for(first, 10), second
-
-    first, second = run(main())
-    assert failure(second) == (
-        "invalid_input",
-        "input",
-        "code mode run is already being resumed.",
-        False,
-    )
-    assert first["value"] == "done"
 
 
 def test_a_result_that_settles_after_a_durable_park_is_delivered_by_another_worker(
