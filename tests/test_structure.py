@@ -105,3 +105,32 @@ def test_every_socket_the_package_makes_names_its_protocol() -> None:
         if (lines := _sockets_made_without_a_protocol(path))
     }
     assert found == {}, "pass `socket.IPPROTO_TCP` (or the protocol meant) as the third argument"
+
+
+ENGINE_STAGES = ("_cell", "_runs", "_source")
+
+
+def _test_file_of(module: Path) -> Path:
+    """`src/clawcell/_cell/_cell.py` is tested in `tests/cell/test_cell.py` (STYLE.md, "Tests
+    mirror the package tree"; a leading underscore is dropped from folders and modules)."""
+    relative = module.relative_to(PACKAGE)
+    folders = (part.lstrip("_") for part in relative.parts[:-1])
+    return Path(__file__).parent.joinpath(*folders, f"test_{module.stem.lstrip('_')}.py")
+
+
+def test_every_module_of_an_engine_stage_has_its_test_file() -> None:
+    # The stages are where a cell's behaviour is decided; a reader who opens one module looks
+    # for its tests beside the mirror path, not in a broader file.
+    modules = [
+        module
+        for stage in ENGINE_STAGES
+        for module in sorted((PACKAGE / stage).glob("_*.py"))
+        if module.name != "__init__.py"
+    ]
+    assert len(modules) >= 18
+    missing = [
+        str(module.relative_to(PACKAGE))
+        for module in modules
+        if not _test_file_of(module).is_file()
+    ]
+    assert missing == [], "add the test file of each of these modules (tests mirror the tree)"

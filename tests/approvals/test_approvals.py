@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from clawcell import CodeMode, InputError, Limits, Tool
+from clawcell import CodeMode, Limits, Tool
 from clawcell.approvals import ToolPolicy
 from clawcell.catalog import HookDecision, ToolCallEvent
 from clawcell.store import SQLiteStore
@@ -250,33 +250,6 @@ def test_a_restart_safe_cell_may_not_wait_for_an_approval() -> None:
     assert ledger.runs == []
 
 
-def test_deciding_an_unknown_or_decided_approval_is_an_input_error() -> None:
-    ledger = Ledger()
-
-    async def body() -> list[str]:
-        messages: list[str] = []
-        async with CodeMode([ledger.tool("pay", "always")], limits=LIMITS) as mode:
-            parked = await mode.exec("return await pay()")
-            approval_id = parked["pendingApprovals"][0]["id"]
-            for attempt in [("ap_nope", "approve"), (approval_id, "maybe")]:
-                with pytest.raises(InputError) as caught:
-                    await mode.decide(parked["runId"], *attempt)  # pyright: ignore[reportArgumentType]
-                messages.append(caught.value.message)
-            await mode.decide(parked["runId"], approval_id, "approve")
-            with pytest.raises(InputError) as caught:
-                await mode.decide(parked["runId"], approval_id, "deny")
-            messages.append(caught.value.message)
-        return messages
-
-    run_id_free = [re.sub(r"'cm_[0-9a-f-]+'", "'cm_…'", m) for m in run(body)]
-    assert run_id_free[0] == (
-        "approval 'ap_nope' of run 'cm_…' is not pending; it may have been decided already, "
-        "expired, or belong to another run."
-    )
-    assert run_id_free[1] == "`decision` must be 'approve' or 'deny', got 'maybe'."
-    assert run_id_free[2].endswith("was already decided.")
-
-
 def test_a_cell_cannot_forge_a_decision_through_the_session_store() -> None:
     ledger = Ledger()
     forge = "const run = await pay().catch((e) => e);\nreturn run;"
@@ -298,27 +271,6 @@ def test_a_cell_cannot_forge_a_decision_through_the_session_store() -> None:
     assert attempt["value"] == "tried"
     assert (still["status"], still["reason"]) == ("waiting", "approval")
     assert ledger.runs == []
-
-
-def test_a_decision_from_another_runtime_is_seen_by_the_worker(tmp_path: Path) -> None:
-    ledger = Ledger()
-    path = tmp_path / "state.db"
-
-    async def body() -> dict[str, Any]:
-        worker_store, ui_store = SQLiteStore(path), SQLiteStore(path)
-        worker = CodeMode(
-            [ledger.tool("pay", "always")], limits=LIMITS, store=worker_store, session_id="s"
-        )
-        ui = CodeMode([ledger.tool("pay", "always")], limits=LIMITS, store=ui_store, session_id="s")
-        async with worker_store, ui_store, worker, ui:
-            parked = await worker.exec("return await pay({ amount: 3 })")
-            [pending] = await ui.pending_approvals(parked["runId"])
-            await ui.decide(parked["runId"], pending.id, "approve", by="ui")
-            return await worker.wait(parked["runId"])
-
-    done = run(body)
-    assert done["value"] == {"tool": "pay", "amount": 3}
-    assert ledger.runs == ["pay"]
 
 
 def test_an_approved_call_runs_once_in_the_process_that_revives_the_run(tmp_path: Path) -> None:

@@ -96,61 +96,6 @@ def test_racing_processes_on_one_sqlite_file_accept_one_decision_per_approval(
     assert run(kept()) == [by_winner[f"ap_{i}"] for i in range(count)]
 
 
-def test_a_decision_after_the_approval_ttl_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import clawcell.approvals._gate as gate
-
-    now = [1_000_000.0]
-    monkeypatch.setattr(gate, "_wall_clock", lambda: now[0])
-    paid: list[int] = []
-
-    async def body() -> tuple[str, dict[str, Any]]:
-        async with CodeMode([_pay(paid)], limits=LIMITS, approval_ttl_seconds=60) as mode:
-            parked = await mode.exec(PAY)
-            run_id, approval = parked["runId"], parked["pendingApprovals"][0]["id"]
-            now[0] += 61
-            with pytest.raises(InputError) as late:
-                await mode.decide(run_id, approval, "approve")
-            return late.value.message, await mode.wait(run_id)
-
-    message, done = run(body())
-    assert (
-        message.startswith("approval 'ap_") and "expired (`approval_ttl_seconds` is 60)" in message
-    )
-    assert done["status"] == "completed" and done["value"]["code"] == "approval_denied"
-    assert paid == []
-
-
-def test_a_decision_after_the_run_expired_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import clawcell._runs._decisions as decisions
-
-    paid: list[int] = []
-
-    class Later:
-        @staticmethod
-        def time() -> float:
-            import time
-
-            return time.time() + 10_000
-
-    async def body() -> str:
-        async with CodeMode(
-            [_pay(paid)],
-            limits=Limits(timeout_ms=60_000, snapshot_ttl_seconds=60),
-            approval_ttl_seconds=100_000,
-        ) as mode:
-            parked = await mode.exec(PAY)
-            run_id, approval = parked["runId"], parked["pendingApprovals"][0]["id"]
-            monkeypatch.setattr(decisions, "time", Later)
-            with pytest.raises(InputError) as late:
-                await mode.decide(run_id, approval, "approve")
-            monkeypatch.undo()
-            assert len(await mode.approval_audit()) == 0
-            return late.value.message
-
-    assert run(body()).endswith("has expired; its approvals can no longer be decided.")
-    assert paid == []
-
-
 @pytest.mark.parametrize("session_id", ["victim\x1fapprovals", "a\x1f", "tab\there", "nul\x00"])
 def test_a_session_id_with_control_characters_is_refused(session_id: str) -> None:
     with pytest.raises(ConfigurationError) as refused:

@@ -192,25 +192,29 @@ def test_a_run_moved_to_another_session_is_refused(tmp_path: Path) -> None:
     assert "state-key check" in first and clean == 42
 
 
+def _under_keyrings(
+    path: Path, monkeypatch: pytest.MonkeyPatch, sealed: str, opened: str
+) -> tuple[str, str, Any]:
+    """Park a run with `CLAWCELL_STATE_KEY=sealed`, then continue it with `opened`."""
+    monkeypatch.setenv("CLAWCELL_STATE_KEY", sealed)
+    run_id = run(_park(path))
+    monkeypatch.setenv("CLAWCELL_STATE_KEY", opened)
+    return run(_continue(path, run_id))
+
+
 def test_a_run_sealed_under_a_key_the_workers_do_not_hold_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "state.db"
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"other:{OTHER_KEY}")
-    run_id = run(_park(path))
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"mine:{KEY}")
-    first, _, clean = run(_continue(path, run_id))
+    keyrings = (f"other:{OTHER_KEY}", f"mine:{KEY}")
+    first, _, clean = _under_keyrings(tmp_path / "state.db", monkeypatch, *keyrings)
     assert "state-key check" in first and clean == 42
 
 
 def test_a_rotated_keyring_still_opens_runs_sealed_under_the_previous_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "state.db"
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"k1:{KEY}")
-    run_id = run(_park(path))
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"k2:{OTHER_KEY},k1:{KEY}")
-    first, second, clean = run(_continue(path, run_id))
+    keyrings = (f"k1:{KEY}", f"k2:{OTHER_KEY},k1:{KEY}")
+    first, second, clean = _under_keyrings(tmp_path / "state.db", monkeypatch, *keyrings)
     assert (first, clean) == ("completed", 42)
     assert second.startswith("input: ")
 
@@ -218,11 +222,8 @@ def test_a_rotated_keyring_still_opens_runs_sealed_under_the_previous_key(
 def test_a_retired_key_no_longer_opens_its_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "state.db"
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"k1:{KEY}")
-    run_id = run(_park(path))
-    monkeypatch.setenv("CLAWCELL_STATE_KEY", f"k2:{OTHER_KEY}")
-    first, _, clean = run(_continue(path, run_id))
+    keyrings = (f"k1:{KEY}", f"k2:{OTHER_KEY}")
+    first, _, clean = _under_keyrings(tmp_path / "state.db", monkeypatch, *keyrings)
     assert "state-key check" in first and clean == 42
 
 

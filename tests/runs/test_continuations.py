@@ -1,17 +1,13 @@
-"""Continuations through `CodeMode`: durable parking in SQLite, `wait` after SIGKILL in a new
-process, replay safety, racing waits, capacity, TTL expiry, snapshot limits, host calls that
-keep running while a cell is parked, and output delivered incrementally across restarts."""
+"""Continuations through `CodeMode`: durable parking in SQLite, capacity, TTL expiry, snapshot
+limits, host calls that keep running while a cell is parked, and output delivered incrementally
+across restarts. Replay after SIGKILL is in `test_replay.py`; leases and racing workers in
+`test_durable.py`."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import signal
-import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,43 +15,9 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, InputError, Limits, Tool
-from clawcell._cell._cell import RESTART_MESSAGE
 from clawcell.store import SQLiteStore
 from tests.conftest import FAST, failure, run
-
-ROOT = Path(__file__).resolve().parents[2]
-SESSION = "restart-session"  # the session of tests/_restart_worker.py
-UNAVAILABLE = "code mode run is unavailable or expired."
-
-
-def worker(*args: str, stdin: int | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests._restart_worker", *args],
-        cwd=ROOT,
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def read_json_line(proc: subprocess.Popen[str]) -> Any:
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line:
-        _, err = proc.communicate(timeout=10)
-        raise AssertionError(f"worker exited without output: {err}")
-    return json.loads(line)
-
-
-def durable(path: Path, tools: list[Tool] | None = None, **options: Any) -> CodeMode:
-    options.setdefault("limits", FAST)
-    return CodeMode(tools or [], store=SQLiteStore(path), session_id=SESSION, **options)
-
-
-async def parked_runs(path: Path) -> list[str]:
-    async with SQLiteStore(path) as store:
-        return [parked.run_id for parked in await store.list_runs(SESSION)]
+from tests.runs._durable_modes import SESSION, UNAVAILABLE, durable, parked_runs
 
 
 def fake_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
@@ -74,80 +36,7 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return now
 
 
-# -- restart --------------------------------------------------------------------------
-
-
-def test_a_cell_parked_before_sigkill_completes_in_a_new_process(tmp_path: Path) -> None:
-    db, marker = tmp_path / "session.sqlite", tmp_path / "calls.log"
-    parker = worker("park", str(db), str(marker))
-    try:
-        parked = read_json_line(parker)
-    finally:
-        os.kill(parker.pid, signal.SIGKILL)
-        parker.communicate(timeout=10)
-    assert parker.returncode == -signal.SIGKILL
-    assert parked["status"] == "waiting", parked
-    assert parked["reason"] == "pending_tools"
-    assert [call["method"] for call in parked["pendingToolCalls"]] == ["callValue", "callValue"]
-    assert parked["output"] == [{"type": "text", "text": "before"}]
-    # Both tools really started before the kill, and the park was committed first.
-    assert Counter(marker.read_text().splitlines()) == {"fetchPage park": 1, "charge park": 1}
-    assert run(parked_runs(db)) == [parked["runId"]]
-
-    resumer = worker("resume", str(db), str(marker), parked["runId"])
-    out, err = resumer.communicate(timeout=30)
-    assert resumer.returncode == 0, err
-    result = json.loads(out)
-    envelope = result["envelope"]
-    assert envelope["status"] == "completed", envelope
-    assert envelope["value"] == {
-        "fetched": {"page": 1, "fetchedBy": "resume"},
-        "charged": {
-            "name": "Error",
-            "message": RESTART_MESSAGE,
-            "code": "tool_error",
-            "effectStatus": "unknown",
-        },
-        "note": {"saved": "before the restart"},
-    }
-    assert envelope["output"] == [{"type": "text", "text": "after"}]
-    # The replay-safe call ran again exactly once; the other one never ran a second time.
-    assert Counter(marker.read_text().splitlines()) == {
-        "fetchPage park": 1,
-        "charge park": 1,
-        "fetchPage resume": 1,
-    }
-    # The buffered store write was committed when the cell completed.
-    assert result["reloaded"] == {"saved": "before the restart"}
-    assert json.loads(result["stored"]) == {"saved": "before the restart"}
-    assert run(parked_runs(db)) == []
-
-
-def test_two_processes_racing_to_wait_on_one_run_continue_it_once(tmp_path: Path) -> None:
-    db = tmp_path / "session.sqlite"
-
-    async def park() -> str:
-        async with durable(db) as mode:
-            parked = await mode.exec("await yield_control('race');\nreturn 'continued';")
-        return parked["runId"]
-
-    run_id = run(park())
-    racers = [worker("race", str(db), run_id, stdin=subprocess.PIPE) for _ in range(2)]
-    try:
-        assert [read_json_line(racer) for racer in racers] == ["ready", "ready"]
-        for racer in racers:
-            assert racer.stdin is not None
-            racer.stdin.write("go\n")
-            racer.stdin.flush()
-        outcomes = [read_json_line(racer) for racer in racers]
-    finally:
-        for racer in racers:
-            racer.communicate(timeout=30)
-    assert sorted(outcomes, key=json.dumps) == [
-        {"error": "InputError", "message": UNAVAILABLE},
-        {"status": "completed", "value": "continued"},
-    ]
-    assert run(parked_runs(db)) == []
+# -- after a restart ----------------------------------------------------------------------
 
 
 def test_output_stays_incremental_across_waits_after_a_restart(tmp_path: Path) -> None:
@@ -192,34 +81,7 @@ def test_parked_runs_are_looked_up_within_their_session(tmp_path: Path) -> None:
     assert run(main()) == (UNAVAILABLE, "mine")
 
 
-# -- races, capacity, expiry, size --------------------------------------------------------
-
-
-def test_a_second_wait_in_one_process_is_refused_with_a_durable_store(tmp_path: Path) -> None:
-    gate = asyncio.Event()
-
-    async def slow(_: dict[str, Any]) -> Any:
-        await gate.wait()
-        return "done"
-
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with durable(tmp_path / "s.sqlite", [Tool(name="slow", execute=slow)]) as mode:
-            parked = await mode.exec("return await slow();")
-            assert parked["status"] == "waiting"
-            first = asyncio.ensure_future(mode.wait(parked["runId"]))
-            await asyncio.sleep(0)  # let the first wait start; no time passes
-            second = await mode.call_tool("wait", {"runId": parked["runId"]})
-            gate.set()
-            return await asyncio.wait_for(first, 10), second
-
-    first, second = run(main())
-    assert failure(second) == (
-        "invalid_input",
-        "input",
-        "code mode run is already being resumed.",
-        False,
-    )
-    assert first["value"] == "done"
+# -- capacity, expiry, size --------------------------------------------------------
 
 
 def test_the_65th_parked_run_is_refused_with_a_durable_store(tmp_path: Path) -> None:
@@ -329,38 +191,3 @@ def test_a_tool_that_finishes_while_parked_is_delivered_by_the_next_wait(
     assert parked["status"] == "waiting"
     assert (resumed["status"], resumed["value"]) == ("completed", 42)
     assert calls == [21]
-
-
-def test_a_result_that_settles_after_a_durable_park_is_delivered_by_another_worker(
-    tmp_path: Path,
-) -> None:
-    release = asyncio.Event()
-    calls: list[str] = []
-
-    async def charge(_: dict[str, Any]) -> Any:
-        calls.append("charge")
-        await release.wait()
-        return "charged"
-
-    async def written_back(store: SQLiteStore, run_id: str) -> dict[str, Any]:
-        while True:
-            parked = await store.load_run(SESSION, run_id)
-            assert parked is not None
-            if "settled" in parked.meta:
-                return parked.meta["settled"]
-            await store.wait_for_change(SESSION, run_id, timeout=30, since=parked.revision)
-
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        db = tmp_path / "s.sqlite"
-        async with durable(db, [Tool(name="charge", execute=charge)]) as parker:
-            parked = await parker.exec("return await charge({});")
-            release.set()
-            async with SQLiteStore(db) as store:
-                settled = await asyncio.wait_for(written_back(store, parked["runId"]), 60)
-            async with durable(db) as other:  # another worker, without the tool
-                return settled, await other.wait(parked["runId"])
-
-    settled, resumed = run(main())
-    assert [reply["ok"] for reply in settled.values()] == [True]
-    assert (resumed["status"], resumed["value"]) == ("completed", "charged")
-    assert calls == ["charge"]  # delivered from the written-back result, not run again

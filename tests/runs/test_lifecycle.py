@@ -8,6 +8,7 @@ import contextlib
 import re
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from clawcell import ClosedError, CodeMode, InputError, Limits, Tool
 from tests.conftest import ROOMY, echo_tool, failure, run, with_mode
+from tests.runs._durable_modes import durable
 
 
 def test_output_is_delivered_incrementally_across_yield_and_wait() -> None:
@@ -48,25 +50,32 @@ def test_a_finished_run_cannot_be_waited_on_again() -> None:
     assert with_mode(body) == "code mode run is unavailable or expired."
 
 
-def test_a_second_wait_while_one_is_in_flight_is_refused() -> None:
+@pytest.mark.parametrize("durable_store", [False, True], ids=["memory", "sqlite"])
+def test_a_second_wait_while_one_is_in_flight_is_refused(
+    tmp_path: Path, durable_store: bool
+) -> None:
     gate = asyncio.Event()
 
     async def slow(_: dict[str, Any]) -> Any:
         await gate.wait()
         return "done"
 
-    async def body(mode: CodeMode) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        parked = await mode.exec("return await slow();")
-        assert parked["status"] == "waiting"
-        first = asyncio.ensure_future(mode.wait(parked["runId"]))
-        await asyncio.sleep(0)  # let the first wait start; no time passes
-        second = await mode.call_tool("wait", {"runId": parked["runId"]})
-        gate.set()
-        return parked, await first, second
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        tools, limits = [Tool(name="slow", execute=slow)], Limits(timeout_ms=200)
+        if durable_store:  # the run is also claimed in the store: still one `wait` at a time
+            mode = durable(tmp_path / "s.sqlite", tools, limits=limits)
+        else:
+            mode = CodeMode(tools, limits=limits)
+        async with mode:
+            parked = await mode.exec("return await slow();")
+            assert parked["status"] == "waiting"
+            first = asyncio.ensure_future(mode.wait(parked["runId"]))
+            await asyncio.sleep(0)  # let the first wait start; no time passes
+            second = await mode.call_tool("wait", {"runId": parked["runId"]})
+            gate.set()
+            return parked, await asyncio.wait_for(first, 60), second
 
-    parked, first, second = with_mode(
-        body, tools=[Tool(name="slow", execute=slow)], limits=Limits(timeout_ms=200)
-    )
+    parked, first, second = run(main())
     assert parked["reason"] == "pending_tools"
     assert parked["pendingToolCalls"] == [{"id": "bridge:callValue:1", "method": "callValue"}]
     assert failure(second) == (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from clawcell.ui._security import Secrets
+from clawcell.ui._security import HostCheck, Secrets
+from clawcell.ui._settings import UiSettings
 from tests.ui._client import BASE, CANVAS, TOKEN, canvas_client, client, csrf
 
 UNAUTHORIZED = (
@@ -163,3 +164,27 @@ def test_a_websocket_is_closed_without_being_let_in() -> None:
     with pytest.raises(WebSocketDisconnect) as caught, client().websocket_connect("/"):
         pass
     assert caught.value.code == 1008
+
+
+@pytest.mark.parametrize(
+    ("bind", "header", "admitted"),
+    [
+        ("127.0.0.1", "localhost:8000", True),
+        ("127.0.0.1", "[::1]:8000", True),
+        ("127.0.0.1", "proxy.example", True),  # an `allowedHosts` name
+        ("127.0.0.1", "evil.example", False),  # DNS rebinding: a name nobody allowed
+        ("127.0.0.1", "10.0.0.5:8000", False),  # an IP literal, on a loopback-only bind
+        ("0.0.0.0", "10.0.0.5:8000", True),  # bound to every address: reached by its IP
+        ("0.0.0.0", "evil.example", False),
+        ("127.0.0.1", "localhost:port", False),  # a malformed port
+        ("127.0.0.1", "", False),
+    ],
+)
+def test_both_listeners_admit_the_host_names_they_serve(
+    bind: str, header: str, admitted: bool
+) -> None:
+    check = HostCheck.of(UiSettings(host=bind, allowed_hosts=("proxy.example",)))
+    assert check.admits(header) is admitted
+    # The canvas host admits the same names, and its proxy's name on top.
+    canvas = HostCheck.of(UiSettings(host=bind), also=frozenset({"canvas.example"}))
+    assert canvas.admits("canvas.example:443")

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._documents import document_route
 from ._protocol import DocumentStore
-from ._security import CAP_PREFIX, Secrets, allowed_host_names, host_name, with_default_headers
+from ._security import CAP_PREFIX, HostCheck, Secrets, host_name, with_default_headers
 from ._settings import UiSettings
 
 __all__ = ["CANVAS_PREFIX", "DOCUMENTS_PATH", "canvas_origin", "create_canvas_app"]
@@ -64,10 +64,9 @@ class _CanvasGuard:
 
     def __init__(self, app: ASGIApp, *, settings: UiSettings, secrets: Secrets) -> None:
         self.app = app
-        self.hosts = allowed_host_names(settings)
-        if settings.canvas_origin is not None:  # the proxy's name for this listener only
-            self.hosts |= {str(urllib.parse.urlsplit(settings.canvas_origin).hostname)}
-        self.any_ip = settings.host in ("0.0.0.0", "::")
+        origin = settings.canvas_origin  # the proxy's name for this listener only
+        also = frozenset([str(urllib.parse.urlsplit(origin).hostname)] if origin else [])
+        self.hosts = HostCheck.of(settings, also=also)
         self.prefix = CAP_PREFIX + secrets.canvas_cap + "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -84,8 +83,7 @@ class _CanvasGuard:
         await self.app(scope, receive, with_default_headers(send))
 
     def _refusal(self, scope: Scope) -> Response | None:
-        name = host_name(Headers(scope=scope).get("host", ""))
-        if name is None or not (name in self.hosts or (self.any_ip and _is_ip_literal(name))):
+        if not self.hosts.admits(Headers(scope=scope).get("host", "")):
             return PlainTextResponse("Refused: unexpected Host header.", status_code=403)
         if scope["method"] not in ("GET", "HEAD"):
             return PlainTextResponse("Refused: the canvas host is read-only.", status_code=405)
@@ -94,16 +92,6 @@ class _CanvasGuard:
         if not hmac.compare_digest(given.encode(), self.prefix.encode()):
             return PlainTextResponse("Not found: unknown canvas capability.", status_code=404)
         return None
-
-
-def _is_ip_literal(name: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 def create_canvas_app(

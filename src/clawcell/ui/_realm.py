@@ -2,7 +2,7 @@
 
 Threat model: the app's code is hostile and WebRTC sends UDP to any host and port, past the
 documents' `connect-src 'none'` (Chromium does not enforce CSP's `webrtc` directive). So the
-canvas host serves every widget and MCP App document with `widget/realm.js` as its first
+canvas host serves every widget and MCP App document with `widget_assets/realm.js` as its first
 script, which deletes every `RTC*` interface from the realm, and with a policy that requires
 Trusted Types (`REALM_POLICY`), so the guard's `default` policy sees every HTML string the app
 turns into markup and refuses frames: a `srcdoc` frame is the one way to run the app's script
@@ -19,7 +19,7 @@ from typing import Final
 
 __all__ = ["REALM_POLICY", "REALM_SCRIPT", "with_realm_guard", "without_frames"]
 
-REALM_SCRIPT: Final = (Path(__file__).with_name("widget") / "realm.js").read_text("utf-8")
+REALM_SCRIPT: Final = (Path(__file__).with_name("widget_assets") / "realm.js").read_text("utf-8")
 REALM_POLICY: Final = "require-trusted-types-for 'script'; trusted-types default"
 _DOCTYPE: Final = re.compile(
     rb"\A(?:\xef\xbb\xbf)?(?:\s|<!--.*?-->)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL

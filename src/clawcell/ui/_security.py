@@ -39,8 +39,8 @@ from ._settings import UiSettings
 __all__ = [
     "CAP_PREFIX",
     "Guard",
+    "HostCheck",
     "Secrets",
-    "allowed_host_names",
     "host_name",
     "with_default_headers",
 ]
@@ -93,6 +93,34 @@ def host_name(host_header: str) -> str | None:
     return parsed.hostname
 
 
+def _allowed_host_names(settings: UiSettings) -> frozenset[str]:
+    """Host names a request may carry: the bind address, loopback names, configured extras."""
+    names = {"localhost", "127.0.0.1", "::1", settings.host.lower().strip("[]")}
+    return frozenset(names | {h.lower() for h in settings.allowed_hosts})
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostCheck:
+    """Which `Host` header names a listener answers (DNS rebinding): the allowed names, and
+    any IP literal when it is bound to every address (a LAN peer reaches it by its IP)."""
+
+    names: frozenset[str]
+    any_ip: bool
+
+    @classmethod
+    def of(cls, settings: UiSettings, *, also: frozenset[str] = frozenset()) -> HostCheck:
+        """The check of a listener of `settings`, admitting the names `also` as well."""
+        any_ip = settings.host in ("0.0.0.0", "::")
+        return cls(names=_allowed_host_names(settings) | also, any_ip=any_ip)
+
+    def admits(self, host_header: str) -> bool:
+        """Whether a request with this `Host` header is for this listener."""
+        name = host_name(host_header)
+        if name is None:
+            return False
+        return name in self.names or (self.any_ip and _is_ip(name))
+
+
 def _is_ip(name: str) -> bool:
     try:
         ipaddress.ip_address(name)
@@ -101,20 +129,13 @@ def _is_ip(name: str) -> bool:
     return True
 
 
-def allowed_host_names(settings: UiSettings) -> frozenset[str]:
-    """Host names a request may carry: the bind address, loopback names, configured extras."""
-    names = {"localhost", "127.0.0.1", "::1", settings.host.lower().strip("[]")}
-    return frozenset(names | {h.lower() for h in settings.allowed_hosts})
-
-
 class Guard:
     """ASGI middleware that admits only requests with a valid Host and credentials."""
 
     def __init__(self, app: ASGIApp, *, settings: UiSettings, secrets: Secrets) -> None:
         self.app = app
         self.secrets = secrets
-        self.hosts = allowed_host_names(settings)
-        self.any_ip = settings.host in ("0.0.0.0", "::")
+        self.hosts = HostCheck.of(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":  # the UI has none; never let one past unchecked
@@ -131,8 +152,7 @@ class Guard:
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = Headers(scope=scope)
-        name = host_name(headers.get("host", ""))
-        if name is None or not (name in self.hosts or (self.any_ip and _is_ip(name))):
+        if not self.hosts.admits(headers.get("host", "")):
             return PlainTextResponse(
                 f"Refused: unexpected Host header {headers.get('host', '')!r} "
                 "(add it to `allowedHosts` if a proxy sends it).",

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import anthropic
 import pytest
 
 import clawcell
-from clawcell.agent import Agent, AnthropicModel, CellFinished, ReplyEvent, TurnFinished
+from clawcell.agent import AnthropicModel, CellFinished, ReplyEvent, TurnFinished
 from tests.agent import _fake_messages as fake
-from tests.agent._helpers import collect, last_of, types
+from tests.agent._helpers import last_of, types
+from tests.agent._sessions import turn_on_wire
 from tests.agent._wire import Answer, WireServer, error_answer
 from tests.conftest import run
 
@@ -41,10 +43,8 @@ def _model(server: WireServer, max_retries: int = 0) -> AnthropicModel:
 
 
 async def _turn(answers: list[Answer], *, max_retries: int = 0) -> tuple[list[Any], WireServer]:
-    async with WireServer(answers, check=fake.MessagesAPI().check) as server:
-        agent = Agent(model=_model(server, max_retries), instructions="Be brief.")
-        async with agent:
-            return await collect(agent, "s", "What is 6 * 7?"), server
+    model_on = partial(_model, max_retries=max_retries)
+    return await turn_on_wire(model_on, answers, check=fake.MessagesAPI().check)
 
 
 def test_a_streamed_tool_use_runs_a_cell_and_the_tool_result_goes_back() -> None:

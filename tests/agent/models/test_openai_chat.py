@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import openai
@@ -12,6 +13,7 @@ import clawcell
 from clawcell.agent import Agent, CellFinished, OpenAIChatModel, ReplyEvent, TurnFinished
 from tests.agent import _fake_chat as fake
 from tests.agent._helpers import collect, last_of, types
+from tests.agent._sessions import turn_on_wire
 from tests.agent._wire import Answer, WireServer, error_answer
 from tests.conftest import run
 
@@ -57,10 +59,8 @@ def _model(server: WireServer, max_retries: int = 0) -> OpenAIChatModel:
 
 
 async def _turn(answers: list[Answer], *, max_retries: int = 0) -> tuple[list[Any], WireServer]:
-    async with WireServer(answers, check=fake.check) as server:
-        agent = Agent(model=_model(server, max_retries), instructions="Be brief.")
-        async with agent:
-            return await collect(agent, "s", "What is 6 * 7?"), server
+    model_on = partial(_model, max_retries=max_retries)
+    return await turn_on_wire(model_on, answers, check=fake.check)
 
 
 def test_a_streamed_tool_call_split_across_chunks_runs_a_cell_and_the_answer_streams() -> None:

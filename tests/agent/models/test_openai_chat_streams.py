@@ -7,6 +7,7 @@ output limit (`finish_reason: "length"`), options the SDK call cannot take, non-
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import openai
@@ -15,7 +16,7 @@ import pytest
 import clawcell
 from clawcell.agent import OpenAIChatModel, ReplyEvent, TextDelta
 from tests.agent import _fake_chat as fake
-from tests.agent._sessions import Outcome, run_session
+from tests.agent._sessions import Outcome, assert_the_next_turn_works, session_on_wire
 from tests.agent._wire import Answer, WireServer
 from tests.conftest import run
 
@@ -38,9 +39,8 @@ def _model(server: WireServer, **options: Any) -> OpenAIChatModel:
 async def _session(
     answers: list[Answer], texts: list[str], **options: Any
 ) -> tuple[list[Outcome], list[dict[str, Any]], WireServer]:
-    async with WireServer(answers, check=fake.check) as server:
-        outcomes, transcript = await run_session(_model(server, **options), texts)
-        return outcomes, transcript, server
+    model_on = partial(_model, **options)
+    return await session_on_wire(model_on, answers, texts, check=fake.check)
 
 
 IN_STREAM_ERROR = Answer(
@@ -81,15 +81,7 @@ FAULTS: dict[str, tuple[list[Answer], str]] = {
 def test_a_session_survives_each_fault_and_the_next_turn_works(fault: str) -> None:
     answers, first = FAULTS[fault]
     outcomes, _, server = run(_session([*answers, fake.text("recovered")], ["one", "two"]))
-    one, two = outcomes
-    if first == "reply":
-        assert one.error is None, one.error
-    else:
-        assert one.error is not None and one.error.code == first
-        assert "cell_started" not in one.kinds()
-    assert two.error is None, two.error
-    assert two.reply == "recovered"
-    assert server.refused == []
+    assert_the_next_turn_works(outcomes, server, first)
 
 
 def test_a_stream_cut_before_its_finish_reason_is_a_model_error_and_no_cell_runs() -> None:

@@ -8,6 +8,7 @@ call cannot take, and non-streaming.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import openai
@@ -16,7 +17,7 @@ import pytest
 import clawcell
 from clawcell.agent import OpenAIResponsesModel, ReplyEvent
 from tests.agent import _fake_responses as fake
-from tests.agent._sessions import Outcome, run_session
+from tests.agent._sessions import Outcome, assert_the_next_turn_works, session_on_wire
 from tests.agent._wire import Answer, WireServer
 from tests.conftest import run
 
@@ -33,9 +34,8 @@ def _model(server: WireServer, **options: Any) -> OpenAIResponsesModel:
 async def _session(
     answers: list[Answer], texts: list[str], *, api: fake.ResponsesAPI = API, **options: Any
 ) -> tuple[list[Outcome], list[dict[str, Any]], WireServer]:
-    async with WireServer(answers, check=api.check) as server:
-        outcomes, transcript = await run_session(_model(server, **options), texts)
-        return outcomes, transcript, server
+    model_on = partial(_model, **options)
+    return await session_on_wire(model_on, answers, texts, check=api.check)
 
 
 def _half_call() -> Answer:
@@ -97,15 +97,7 @@ FAULTS: dict[str, tuple[list[Answer], str]] = {
 def test_a_session_survives_each_fault_and_the_next_turn_works(fault: str) -> None:
     answers, first = FAULTS[fault]
     outcomes, _, server = run(_session([*answers, API.text("recovered")], ["one", "two"]))
-    one, two = outcomes
-    if first == "reply":
-        assert one.error is None, one.error
-    else:
-        assert one.error is not None and one.error.code == first
-        assert "cell_started" not in one.kinds()
-    assert two.error is None, two.error
-    assert two.reply == "recovered"
-    assert server.refused == []
+    assert_the_next_turn_works(outcomes, server, first)
 
 
 def test_a_stream_cut_before_response_completed_is_a_model_error() -> None:

@@ -160,51 +160,11 @@ def test_a_version_1_schema_is_upgraded_and_keeps_its_data(
     assert asyncio.run(upgrade()) == ((1, 4), StoredValue(json="[1]"), "1", ("", 2))
 
 
-def test_without_listen_a_waiter_still_sees_the_change_by_polling(
-    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    waiting_started = asyncio.Event()
-
-    async def refuse(self: object) -> None:
-        raise psycopg.OperationalError("LISTEN is unavailable")
-
-    async def observed(
-        *,
-        event: asyncio.Event,
-        revision: Callable[[], Awaitable[int | None]],
-        since: int | None,
-        timeout: float,
-        poll: Any,
-    ) -> bool:
-        async def watched() -> int | None:
-            value = await revision()
-            waiting_started.set()  # the waiter has its starting revision
-            return value
-
-        return await wait_for_revision(
-            event=event, revision=watched, since=since, timeout=timeout, poll=poll
-        )
-
-    monkeypatch.setattr("clawcell.store._postgres._listener.Listener.ensure_listening", refuse)
-    monkeypatch.setattr("clawcell.store._postgres._store.wait_for_revision", observed)
-
-    async def scenario() -> bool:
-        async with (
-            PostgresStore(postgres_dsn, schema=postgres_schema) as waiting,
-            PostgresStore(postgres_dsn, schema=postgres_schema) as working,
-        ):
-            version = await working.save_run("s", "cm_1", b"", {})
-            waiter = asyncio.create_task(waiting.wait_for_change("s", "cm_1", timeout=3600))
-            await waiting_started.wait()
-            await working.update_run_meta("s", "cm_1", version=version, patch={"r": 1})
-            return await asyncio.wait_for(waiter, 3600)
-
-    assert asyncio.run(scenario()) is True
-
-
-def test_a_waiter_is_woken_by_notify_without_polling(
-    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _observe_waiting(
+    monkeypatch: pytest.MonkeyPatch, *, schedule: Poll | None = None
+) -> asyncio.Event:
+    """Patch the store's waiting so the event is set once a waiter has its starting
+    revision (and, with `schedule`, so it polls on that schedule instead of its own)."""
     waiting_started = asyncio.Event()
 
     async def observed(
@@ -220,25 +180,52 @@ def test_a_waiter_is_woken_by_notify_without_polling(
             waiting_started.set()
             return value
 
-        never = Poll(first=3600, cap=3600)  # only the NOTIFY can wake it
         return await wait_for_revision(
-            event=event, revision=watched, since=since, timeout=timeout, poll=never
+            event=event, revision=watched, since=since, timeout=timeout, poll=schedule or poll
         )
 
     monkeypatch.setattr("clawcell.store._postgres._store.wait_for_revision", observed)
+    return waiting_started
+
+
+def _woken_by_an_update(
+    dsn: str, schema: str, waiting_started: asyncio.Event, *, within: float
+) -> bool:
+    """Whether a waiter on one store is woken when another store updates the run."""
 
     async def scenario() -> bool:
         async with (
-            PostgresStore(postgres_dsn, schema=postgres_schema) as waiting,
-            PostgresStore(postgres_dsn, schema=postgres_schema) as working,
+            PostgresStore(dsn, schema=schema) as waiting,
+            PostgresStore(dsn, schema=schema) as working,
         ):
             version = await working.save_run("s", "cm_1", b"", {})
             waiter = asyncio.create_task(waiting.wait_for_change("s", "cm_1", timeout=3600))
             await waiting_started.wait()
             await working.update_run_meta("s", "cm_1", version=version, patch={"r": 1})
-            return await asyncio.wait_for(waiter, 60)  # a lost NOTIFY fails, not hangs
+            return await asyncio.wait_for(waiter, within)
 
-    assert asyncio.run(scenario()) is True
+    return asyncio.run(scenario())
+
+
+def test_without_listen_a_waiter_still_sees_the_change_by_polling(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def refuse(self: object) -> None:
+        raise psycopg.OperationalError("LISTEN is unavailable")
+
+    monkeypatch.setattr("clawcell.store._postgres._listener.Listener.ensure_listening", refuse)
+    started = _observe_waiting(monkeypatch)
+    assert _woken_by_an_update(postgres_dsn, postgres_schema, started, within=3600) is True
+
+
+def test_a_waiter_is_woken_by_notify_without_polling(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _observe_waiting(
+        monkeypatch, schedule=Poll(first=3600, cap=3600)
+    )  # only NOTIFY wakes
+    # A lost NOTIFY fails within a minute rather than hanging.
+    assert _woken_by_an_update(postgres_dsn, postgres_schema, started, within=60) is True
 
 
 def test_a_wait_begun_before_the_store_closed_opens_no_listen_connection(

@@ -61,6 +61,16 @@ def _held(gate: asyncio.Event, entered: asyncio.Event) -> Callable[[LiveTurn], A
     return produce
 
 
+async def _held_turn(turns: StoreTurns, session: str = "s") -> tuple[LiveTurn, asyncio.Event]:
+    """A turn started on `turns` that sent its first message and is held until the gate is
+    set (or it is stopped): the turn and its gate."""
+    gate, entered = asyncio.Event(), asyncio.Event()
+    turn = await turns.start(session, _held(gate, entered))
+    assert turn is not None
+    await entered.wait()
+    return turn, gate
+
+
 async def _follow(turns: StoreTurns, until: str, turn_id: str | None = None) -> list[Any]:
     seen: list[Any] = []
     async for kind, data in turns.follow("s", turn_id, 0):
@@ -74,13 +84,10 @@ def test_both_workers_see_the_running_turn_and_one_queue_they_both_change(
     tmp_path: Path,
 ) -> None:
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("s", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        turn, gate = await _held_turn(a)
         on_b = await b.current("s")
         assert on_b is not None and on_b.turn_id == turn.turn_id and on_b.history_index == 0
-        assert await b.start("s", _held(gate, entered)) is None  # the session's turn is A's
+        assert await b.start("s", _held(gate, asyncio.Event())) is None  # the turn is A's
         first = await b.enqueue("s", "first")
         second = await a.enqueue("s", "second")
         assert first is not None and second is not None
@@ -107,10 +114,7 @@ def test_a_page_on_another_worker_follows_the_turn_live_and_its_stop_reaches_it(
     tmp_path: Path,
 ) -> None:
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("s", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        turn, _ = await _held_turn(a)
         follower = asyncio.create_task(_follow(b, "turn_end"))
         assert await b.stop("s", turn.turn_id) == "running"  # recorded in the store
         seen = await follower
@@ -162,10 +166,7 @@ def test_a_dead_workers_turn_is_ended_by_the_sweep_of_another_and_its_pages_are_
     tmp_path: Path,
 ) -> None:
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("s", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        turn, _ = await _held_turn(a)
         assert await b.enqueue("s", "after") is not None
         follower = asyncio.create_task(_follow(b, "turn_end", turn.turn_id))
         assert await b.sweep() == 0  # A is alive
@@ -184,10 +185,7 @@ def test_a_dead_workers_turn_is_ended_by_the_sweep_of_another_and_its_pages_are_
 
 def test_a_request_that_finds_a_dead_workers_turn_ends_it_at_once(tmp_path: Path) -> None:
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("s", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        turn, _ = await _held_turn(a)
         await _lapse(b, "a")
         assert await b.current("s") is None  # ended: a new message starts a turn
         record = (await _meta(b))["turns"][turn.turn_id]
@@ -206,10 +204,7 @@ def test_a_session_named_clawcell_keeps_its_turn_through_another_workers_sweep(
     # session's derived rows: the index was the live row of a session named "clawcell", whose
     # entries a sweep then read as sessions, deleting that session's turn record.
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("clawcell", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        turn, gate = await _held_turn(a, "clawcell")
         assert await b.sweep() == 0
         on_b = await b.current("clawcell")
         assert on_b is not None and on_b.turn_id == turn.turn_id
@@ -225,10 +220,7 @@ def test_a_worker_of_the_release_before_is_alive_by_its_heartbeat_in_the_old_row
     # A rolling upgrade: a worker of the release before writes its heartbeat only to
     # `clawcell\x1fworkers`; this release's workers must not take its turns for dead.
     async def body(a: StoreTurns, b: StoreTurns, started: list[tuple[str, str]]) -> None:
-        gate, entered = asyncio.Event(), asyncio.Event()
-        turn = await a.start("s", _held(gate, entered))
-        assert turn is not None
-        await entered.wait()
+        await _held_turn(a)
         store = b._rows.store  # pyright: ignore[reportPrivateUsage]
         beat = await store.get("clawcell\x1fworkers", "a")
         assert beat is not None  # this release writes the old row too

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = [
+    "OpenAICall",
     "OpenAIChatModel",
     "model_error",
     "openai_sdk",
@@ -57,6 +59,30 @@ def openai_sdk(adapter: str) -> Any:
             f"`{adapter}` needs the OpenAI SDK: {install_hint('openai')}."
         ) from exc
     return openai
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAICall:
+    """What an OpenAI adapter fixes when it is built: the SDK module, its client, whether it
+    streams, and its options checked against the SDK method it will call."""
+
+    sdk: Any
+    client: Any
+    streaming: bool
+    options: dict[str, Any]
+
+    @classmethod
+    def build(
+        cls, adapter: str, client: Any, method: str, options: dict[str, Any], *,
+        reserved: Sequence[str],
+    ) -> OpenAICall:  # fmt: skip
+        """Raises `ConfigurationError` for a missing SDK, a bad `stream=` or an option
+        `method` does not take (or the adapter sets itself)."""
+        sdk = openai_sdk(adapter)
+        client = client if client is not None else sdk.AsyncOpenAI()
+        stream = streaming(adapter, options)
+        checked = checked_options(adapter, client, method, options, reserved=reserved)
+        return cls(sdk=sdk, client=client, streaming=stream, options=checked)
 
 
 def model_error(sdk: Any, api: str, model: str, exc: Exception) -> ModelError:
@@ -94,17 +120,11 @@ class OpenAIChatModel:
     tool_style: Literal["openai-chat"] = "openai-chat"
 
     def __init__(self, model: str, *, client: openai.AsyncOpenAI | None = None, **options: Any):
-        self._sdk = openai_sdk("OpenAIChatModel")
-        self._client: Any = client if client is not None else self._sdk.AsyncOpenAI()
-        self._model = model
-        self._streaming = streaming("OpenAIChatModel", options)
-        self._options = checked_options(
-            "OpenAIChatModel",
-            self._client,
-            "chat.completions.create",
-            options,
-            reserved=_RESERVED,
+        call = OpenAICall.build(
+            "OpenAIChatModel", client, "chat.completions.create", options, reserved=_RESERVED
         )
+        self._sdk, self._client, self._model = call.sdk, call.client, model
+        self._streaming, self._options = call.streaming, call.options
 
     @property
     def name(self) -> str:

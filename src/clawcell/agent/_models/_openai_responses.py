@@ -23,8 +23,7 @@ from ...errors import ModelError
 from .._attachments import Attachment, attachments_of, file_part_text
 from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
 from .._transcript import arguments_json, message_text, thinking_of, tool_calls_of
-from ._openai_chat import model_error, openai_sdk, parse_arguments
-from ._sdk_call import checked_options, streaming
+from ._openai_chat import OpenAICall, model_error, parse_arguments
 
 if TYPE_CHECKING:
     import openai
@@ -52,17 +51,11 @@ class OpenAIResponsesModel:
     tool_style: Literal["openai-responses"] = "openai-responses"
 
     def __init__(self, model: str, *, client: openai.AsyncOpenAI | None = None, **options: Any):
-        self._sdk = openai_sdk("OpenAIResponsesModel")
-        self._client: Any = client if client is not None else self._sdk.AsyncOpenAI()
-        self._model = model
-        self._streaming = streaming("OpenAIResponsesModel", options)
-        self._options = checked_options(
-            "OpenAIResponsesModel",
-            self._client,
-            "responses.create",
-            options,
-            reserved=_RESERVED,
+        call = OpenAICall.build(
+            "OpenAIResponsesModel", client, "responses.create", options, reserved=_RESERVED
         )
+        self._sdk, self._client, self._model = call.sdk, call.client, model
+        self._streaming, self._options = call.streaming, call.options
 
     @property
     def name(self) -> str:

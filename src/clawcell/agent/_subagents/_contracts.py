@@ -45,23 +45,18 @@ _USAGE: Final = _obj(
         "wallMs": {"type": "number"},
     }
 )
-_RUN: Final = _obj(
-    {
-        "runId": _STRING,
-        "sessionId": _STRING,
-        "profile": _STRING,
-        "label": _NULL_STRING,
-        "status": _STATUS,
-        "startedAt": {"type": "number"},
-    }
-)
+_RUN_FIELDS: Final = {
+    "runId": _STRING,
+    "sessionId": _STRING,
+    "profile": _STRING,
+    "label": _NULL_STRING,
+    "status": _STATUS,
+}
+"""What names a run, in `agents_list` and in `agents_wait`'s results alike."""
+_RUN: Final = _obj({**_RUN_FIELDS, "startedAt": {"type": "number"}})
 _RESULT: Final = _obj(
     {
-        "runId": _STRING,
-        "sessionId": _STRING,
-        "profile": _STRING,
-        "label": _NULL_STRING,
-        "status": _STATUS,
+        **_RUN_FIELDS,
         "reply": _NULL_STRING,
         "truncated": {"type": "boolean"},
         "error": _NULL_STRING,

@@ -21,7 +21,8 @@ __all__ = ["VIEW_URI", "server"]
 
 VIEW_URI: Final = "ui://demo/counter.html"
 _MIME: Final = "text/html;profile=mcp-app"
-_VIEW: Final = (Path(__file__).parents[1] / "widget" / "demo-counter-app.html").read_text("utf-8")
+_ASSETS: Final = Path(__file__).parents[1] / "widget_assets"
+_VIEW: Final = (_ASSETS / "demo-counter-app.html").read_text("utf-8")
 _TOOLS: Final = [
     types.Tool(
         name="show_counter",

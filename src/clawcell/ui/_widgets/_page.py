@@ -3,9 +3,10 @@
 `show_widget` code is checked before anything is stored: every inline `<script>` the browser
 would run as JavaScript (classic or module; not one with `src` or another `type`) is parsed
 with acorn, and the first syntax error rejects the call with its line and column in the
-widget code. The code is then wrapped once in the canonical page (`widget/base.css`, the
-design tokens, and `widget/bridge.js`, which runs before the widget's own scripts). The canvas
-host serves it with the realm guard (`_realm.py`: no WebRTC, no frames) as its first script.
+widget code. The code is then wrapped once in the canonical page (`widget_assets/base.css`,
+the design tokens, and `widget_assets/bridge.js`, which runs before the widget's own scripts).
+The canvas host serves it with the realm guard (`_realm.py`: no WebRTC, no frames) as its
+first script.
 
 Threat model: widget code is model-written and hostile. It is served only by the canvas host
 (another origin than the app), with `Content-Security-Policy: sandbox allow-scripts` (plain
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 WIDGETS_PATH: Final = "/__openclaw__/canvas/widgets/{ref}/index.html"
-_HERE: Final = Path(__file__).parents[1] / "widget"
+_HERE: Final = Path(__file__).parents[1] / "widget_assets"
 BASE_CSS: Final = (_HERE / "base.css").read_text("utf-8")
 _BRIDGE_JS: Final = (_HERE / "bridge.js").read_text("utf-8")
 _JS_TYPES: Final = frozenset(

@@ -2,7 +2,7 @@
 //
 // Frames are drawn without `src` (`data-src`); this module sets it once its `message`
 // listener is in place, so no offer is missed: a widget's bridge and every app document's
-// realm guard (`widget/realm.js`) offer their port once, at the top of the document, before
+// realm guard (`widget_assets/realm.js`) offer their port once, at the top of the document, before
 // app code runs, and the chat adopts only that first offer from a frame it drew.
 //
 // Apps act only when the user acts. A gesture is proven here, never by the app's say-so: the

@@ -1,0 +1,143 @@
+"""A cell's pending requests (`_cell/_pending.py`): replies handed back in completion order,
+parked `yield`s answered by a `wait`, and the saved state of a parked cell revived in another
+process (replay-safe requests run again; others fail with `RESTART_MESSAGE`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from clawcell._cell._bridge import Reply
+from clawcell._cell._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+from tests.conftest import run
+
+INBOX = 1 << 20
+
+
+def _ignore(request_id: str, pending: PendingRequest) -> None:
+    del request_id, pending
+
+
+def _ready(requests: PendingRequests, request_id: str, payload: str = "1") -> None:
+    reply = Reply(id=request_id, ok=True, payload=payload)
+    requests.ready(request_id, PendingRequest("callValue", [], reply=reply))
+
+
+def test_replies_go_back_named_ones_first_then_in_completion_order() -> None:
+    requests = PendingRequests(INBOX)
+    for request_id in ("a", "b", "c"):
+        _ready(requests, request_id)
+    assert [reply.id for reply in requests.take(["b"])] == ["b", "a", "c"]
+    assert len(requests) == 0
+
+
+def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
+    requests = PendingRequests(INBOX)
+    requests.park_yield("y1", ["approval"])
+    assert (requests.has_yield, requests.only_yields, requests.answered_yields()) == (
+        True,
+        True,
+        [],
+    )
+    requests.answer_yields()
+    assert (requests.has_yield, requests.answered_yields()) == (False, ["y1"])
+    (reply,) = requests.take(["y1"])
+    assert json.loads(reply.payload) == {"status": "yielded", "reason": "approval"}
+
+
+def test_a_task_that_settles_is_counted_and_reported_once() -> None:
+    async def main() -> tuple[int, int, list[str], list[Reply]]:
+        requests = PendingRequests(INBOX)
+        settled: list[str] = []
+        gate = asyncio.Event()
+
+        async def work() -> Reply:
+            await gate.wait()
+            return Reply(id="t1", ok=True, payload="42")
+
+        requests.start("t1", "callValue", ["tool"], work(), lambda rid, _: settled.append(rid))
+        running = requests.running
+        gate.set()
+        while not settled:
+            await asyncio.sleep(0)
+        return running, requests.running, settled, requests.take([])
+
+    running, after, settled, replies = run(main())
+    assert (running, after, settled) == (1, 0, ["t1"])
+    assert replies == [Reply(id="t1", ok=True, payload="42")]
+
+
+def test_a_withdrawn_request_is_cancelled_and_no_longer_running() -> None:
+    async def main() -> tuple[int, bool, int]:
+        requests = PendingRequests(INBOX)
+        never = asyncio.Event()
+
+        async def work() -> Reply:
+            await never.wait()
+            raise AssertionError("unreachable")
+
+        requests.start("t1", "callValue", [], work(), _ignore)
+        requests.withdraw("t1")
+        task = asyncio.all_tasks() - {asyncio.current_task()}
+        await asyncio.gather(*task, return_exceptions=True)
+        return requests.running, all(t.cancelled() for t in task), len(requests)
+
+    assert run(main()) == (0, True, 0)
+
+
+def test_the_saved_state_keeps_ready_replies_and_leaves_running_requests_without_one() -> None:
+    async def main() -> list[dict[str, Any]]:
+        requests = PendingRequests(INBOX)
+        never = asyncio.Event()
+
+        async def work() -> Reply:
+            await never.wait()
+            raise AssertionError("unreachable")
+
+        requests.start("t1", "callValue", ["slow"], work(), _ignore)
+        _ready(requests, "r1", '"done"')
+        requests.park_yield("y1", ["why"])
+        state = requests.state()
+        requests.cancel()
+        return state
+
+    assert run(main()) == [
+        {"id": "t1", "method": "callValue", "args": ["slow"]},
+        {"id": "r1", "method": "callValue", "args": [], "reply": {"ok": True, "payload": '"done"'}},
+        {"id": "y1", "method": "yield", "args": ["why"]},
+    ]
+
+
+def test_a_revived_request_runs_again_only_when_replay_safe() -> None:
+    requests = PendingRequests(INBOX)
+    dispatched: list[tuple[str, str, list[Any]]] = []
+
+    def dispatch(request_id: str, method: str, args: list[Any]) -> None:
+        dispatched.append((request_id, method, args))
+
+    saved = {"method": "callValue", "args": ["tool"]}
+    requests.revive({"id": "safe", **saved}, replay_safe=True, run=dispatch)
+    requests.revive({"id": "unsafe", **saved}, replay_safe=False, run=dispatch)
+    requests.revive({"id": "y", "method": "yield", "args": []}, replay_safe=False, run=dispatch)
+    reply = {"ok": True, "payload": "7"}
+    requests.revive({"id": "r", **saved, "reply": reply}, replay_safe=False, run=dispatch)
+
+    assert dispatched == [("safe", "callValue", ["tool"])]
+    assert requests.has_yield
+    unsafe, answered = requests.take([])
+    assert (unsafe.id, unsafe.ok, answered) == (
+        "unsafe",
+        False,
+        Reply(id="r", ok=True, payload="7"),
+    )
+    assert json.loads(unsafe.payload) == {"message": RESTART_MESSAGE, "code": "tool_error"}
+
+
+def test_a_request_over_the_inbox_budget_is_answered_at_once_with_a_refusal() -> None:
+    requests = PendingRequests(256)
+    assert requests.admit("big", "callValue", json.dumps(["x" * 1024])) is None
+    (refusal,) = requests.take([])
+    assert (refusal.id, refusal.ok) == ("big", False)
+    assert "pending-request budget exceeded" in json.loads(refusal.payload)["message"]
+    assert requests.admit("small", "callValue", '["ok"]') == ["ok"]
