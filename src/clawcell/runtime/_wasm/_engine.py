@@ -33,6 +33,7 @@ __all__ = [
     "Watchdog",
     "compiled_reactor",
     "engine_cache_file",
+    "keep_newest",
 ]
 
 # Compiled files of other builds (other environments on the machine) kept beside this one.
@@ -179,7 +180,13 @@ def _write_cache(path: Path, data: bytes) -> None:
     # wasmtime on the same machine): removing them all made two environments recompile each
     # other's file on every start. The newest few stay; older ones are never read again.
     others = [stale for stale in path.parent.glob("qjs-*.cwasm") if stale != path]
-    for stale in sorted(others, key=_mtime, reverse=True)[_KEPT_BUILDS:]:
+    keep_newest(others, _KEPT_BUILDS)
+
+
+def keep_newest(files: list[Path], kept: int) -> None:
+    """Remove all but the `kept` most recently modified of `files` (cache files other
+    processes may be removing too: a file already gone is no error)."""
+    for stale in sorted(files, key=_mtime, reverse=True)[kept:]:
         with contextlib.suppress(OSError):
             stale.unlink()
 

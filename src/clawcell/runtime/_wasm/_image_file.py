@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
-from ._engine import engine_cache_file
+from ._engine import engine_cache_file, keep_newest
 from ._pages import PAGE_BYTES
 
 __all__ = [
@@ -169,14 +169,4 @@ def flush_writes() -> None:
 
 def _prune(directory: Path) -> None:
     with contextlib.suppress(OSError):
-        kept = sorted(directory.glob("img-*.bin"), key=_mtime, reverse=True)
-        for stale in kept[_KEPT_IMAGES:]:
-            with contextlib.suppress(OSError):
-                stale.unlink()
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
+        keep_newest(list(directory.glob("img-*.bin")), _KEPT_IMAGES)
