@@ -234,16 +234,23 @@ class RunRegistry:
             self.depths.pop(run.session_id, None)
 
     async def _beat(self) -> None:
+        # A cancelled heartbeat stops even when a store call it was in swallowed the
+        # cancellation (a pool's connection wait can): an event loop closing with the agent
+        # still open cancels this task and then waits for it, forever if it looped on.
+        task = asyncio.current_task()
+        cancelled = lambda: task is not None and task.cancelling() > 0  # noqa: E731
         while not self.closed:
             if self._durable:  # only a store that outlives the agent can hold orphans
                 try:
                     await self.sweep()
                 except Exception:  # the next beat sweeps again; the heartbeat must go on
                     _log.warning("the sweep of sub-agent runs failed", exc_info=True)
+            if cancelled():
+                return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._lease / 3):
                     await self._closing.wait()
-            if self.closed:
+            if self.closed or cancelled():
                 return
             for run in [r for r in self.runs.values() if r.owner == self._owner]:
                 await self._save(run, beat=True)

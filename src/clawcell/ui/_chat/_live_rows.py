@@ -43,6 +43,7 @@ __all__ = [
     "LiveRows",
     "Record",
     "TurnWriter",
+    "cancelled",
     "evictable",
     "queue_of",
     "row_of",
@@ -71,6 +72,14 @@ _RETRY: Final = 0.05
 _log = logging.getLogger("clawcell.ui")
 
 Record = dict[str, Any]
+
+
+def cancelled() -> bool:
+    """Whether the running task was asked to stop, even if a store call it awaited swallowed
+    the `CancelledError` (a pool's connection wait can): its loops must end then too, or an
+    event loop closing around them waits forever."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def row_of(session_id: str) -> str:

@@ -37,6 +37,7 @@ from ._live_rows import (
     LiveRows,
     Record,
     TurnWriter,
+    cancelled,
     evictable,
     queue_of,
     row_of,
@@ -356,14 +357,14 @@ class StoreTurns:
 
     async def _sweeping(self) -> None:
         """Every third of the lease: renew the heartbeat, end dead workers' turns."""
-        while not self._closing.is_set():
+        while not self._closing.is_set() and not cancelled():
             try:
                 await self._rows.beat()
                 await self.sweep()
             except StoreUnavailableError:
                 _log.warning("the turn sweep failed; retrying", exc_info=True)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._lease / 3):
+                async with asyncio.timeout(0 if cancelled() else self._lease / 3):
                     await self._closing.wait()
 
     async def sweep(self) -> int:
