@@ -191,6 +191,11 @@ def test_a_session_whose_turn_runs_is_not_deleted_and_the_drawer_says_why(
         page.fill("#composer textarea", "hold on")
         page.press("#composer textarea", "Enter")
         page.get_by_role("button", name="Stop").wait_for()
+        # The turn stores the user's message as it starts; the Stop button can show first.
+        for _ in range(300):
+            if running.call(running.store.read_transcript("busy")):
+                break
+            page.wait_for_timeout(100)
         page.reload()  # the turn runs on: the page lists the session, titled, and follows it
         page.get_by_role("button", name="Stop").wait_for()
         page.get_by_role("button", name="Actions for hold on").click()

@@ -244,7 +244,7 @@ class LinearMemory:
             kept |= ((1 << count) - 1) << first
         self.image, self._image_address = memoryview(region).toreadonly(), target
         self._take_image(((1 << pages) - 1) & ~kept, stored.stack_pointer)
-        self.reset()
+        self._restore()  # the guest's first image, not a reset between cells
 
     def adopt_image(self, template: LinearMemory) -> None:
         """Take `template`'s pristine image as this memory's own, and load it (as a reset
@@ -275,6 +275,9 @@ class LinearMemory:
         not copied: only the pages a cell touched come back, as zeros (see `_pages`); runs
         `drop_zero_runs` dropped already are left alone.
         """
+        self._restore()
+
+    def _restore(self) -> None:
         dropped, self._runs_dropped = self._runs_dropped, False
         if not self._zero_runs:
             self._replace()
