@@ -70,3 +70,26 @@ def serve_html(page: bytes) -> Generator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+async def timed_true_commands(tools: list[Any], calls: int) -> list[float]:
+    """Seconds per `exec` of `true` through a catalog of the shell `tools`, `calls` times after
+    two to warm up; closes the tools."""
+    import time
+
+    from clawcell.catalog import Catalog
+
+    catalog = Catalog(tools)
+    samples: list[float] = []
+    try:
+        for index in range(calls + 2):
+            start = time.perf_counter()
+            done = await catalog.call("exec", {"command": "true"})
+            if index >= 2:
+                samples.append(time.perf_counter() - start)
+            assert done["status"] == "completed", done
+    finally:
+        for tool in tools:
+            if tool.on_close is not None:
+                tool.on_close()
+    return samples

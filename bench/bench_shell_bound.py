@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import timed_true_commands
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 ROUNDS = 8
@@ -55,27 +57,13 @@ def _no_cgroups() -> None:
 
 
 async def _child(host: str, workspace: str) -> list[float]:
-    from clawcell.catalog import Catalog
     from clawcell.tools import ShellSettings, shell
     from clawcell.tools._shell._cgroup import Cgroups
 
     if host == "no cgroup":
         Cgroups.find = _no_cgroups  # type: ignore[method-assign]
     tools = shell(workspace, settings=ShellSettings(approval="never", sandbox="required"))
-    catalog = Catalog(tools)
-    samples: list[float] = []
-    try:
-        for index in range(CALLS + 2):
-            start = time.perf_counter()
-            done = await catalog.call("exec", {"command": "true"})
-            if index >= 2:
-                samples.append(time.perf_counter() - start)
-            assert done["status"] == "completed", done
-    finally:
-        for tool in tools:
-            if tool.on_close is not None:
-                tool.on_close()
-    return samples
+    return await timed_true_commands(tools, CALLS)
 
 
 def _lease_child(workspace: str) -> list[float]:

@@ -18,9 +18,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Literal
+
+from _common import timed_true_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -30,25 +31,11 @@ MODES = ("required", "off")
 
 
 async def _child(mode: str, workspace: str) -> list[float]:
-    from clawcell.catalog import Catalog
     from clawcell.tools import ShellSettings, shell
 
     sandbox: Literal["required", "off"] = "required" if mode == "required" else "off"
     tools = shell(workspace, settings=ShellSettings(approval="never", sandbox=sandbox))
-    catalog = Catalog(tools)
-    samples: list[float] = []
-    try:
-        for index in range(CALLS + 2):
-            start = time.perf_counter()
-            done = await catalog.call("exec", {"command": "true"})
-            if index >= 2:
-                samples.append(time.perf_counter() - start)
-            assert done["status"] == "completed", done
-    finally:
-        for tool in tools:
-            if tool.on_close is not None:
-                tool.on_close()
-    return samples
+    return await timed_true_commands(tools, CALLS)
 
 
 def _run_child(src: Path, mode: str, workspace: str) -> list[float]:
