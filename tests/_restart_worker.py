@@ -24,7 +24,11 @@ from clawcell import CodeMode, InputError, Limits, Tool
 from clawcell.store import SQLiteStore
 
 SESSION = "restart-session"
-LIMITS = Limits(timeout_ms=300)
+PARK_LIMITS = Limits(timeout_ms=300)
+"""How `park` parks: the cell's budget ends while its tools are still in flight."""
+LIMITS = Limits(timeout_ms=60_000)
+"""`resume` and `race` end by their cell, never by a deadline: a loaded machine must not turn
+a continuation into a timeout."""
 
 PARKING_CELL = """
 text('before');
@@ -70,7 +74,9 @@ def _emit(value: Any) -> None:
 
 
 async def park(db: Path, marker: Path) -> None:
-    mode = CodeMode(tools(marker, "park"), limits=LIMITS, store=SQLiteStore(db), session_id=SESSION)
+    mode = CodeMode(
+        tools(marker, "park"), limits=PARK_LIMITS, store=SQLiteStore(db), session_id=SESSION
+    )
     _emit(await mode.exec(PARKING_CELL))
     await asyncio.Event().wait()  # hold the tools in flight until SIGKILL
 

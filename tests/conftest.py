@@ -12,10 +12,18 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from clawcell import CodeMode, Limits, Tool
 
 T = TypeVar("T")
+
+# Hypothesis's per-example deadline and its "too slow" health check are timing assertions:
+# on a shared two-core machine, under coverage or beside other test workers, an example that
+# takes 10 ms alone can take 700 ms, and the test failed for the load, not for the code.
+# Property tests here assert behaviour only (timing lives in bench/), for every test at once.
+settings.register_profile("clawcell", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("clawcell")
 
 FAST = Limits(timeout_ms=250)
 """A short budget, only for tests that must reach a deadline (busy loops, parking)."""
