@@ -62,6 +62,7 @@ RUNTIME = [
     "compiled_reactor",
     "executor_named",
     "parse_failure",
+    "pid_guard",
     "run_on_guest_thread",
     "script_failure",
     "wire",

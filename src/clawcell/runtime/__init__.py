@@ -16,7 +16,7 @@ import typing
 
 from .. import _lazy
 from . import _wire as wire
-from ._bwrap import bwrap_binary
+from ._bwrap import bwrap_binary, pid_guard
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
@@ -58,6 +58,7 @@ __all__ = [
     "compiled_reactor",
     "executor_named",
     "parse_failure",
+    "pid_guard",
     "run_on_guest_thread",
     "script_failure",
     "wire",
