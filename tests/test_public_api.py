@@ -60,6 +60,7 @@ RUNTIME = [
     "bwrap_binary",
     "checked_executor_name",
     "compiled_reactor",
+    "die_with_parent",
     "executor_named",
     "parse_failure",
     "pid_guard",

@@ -34,15 +34,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import functools
 import json
 import os
 import select
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -51,6 +48,7 @@ from typing import Any, Final
 from ..._lazy import install_hint
 from ...errors import RuntimeUnavailableError
 from .._bwrap import bwrap_binary, pid_guard
+from .._parent_death import die_with_parent
 from ._watch import SAMPLE_S, ResidentWatch
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
@@ -189,24 +187,11 @@ def _popen(
         cwd="/tmp",
         start_new_session=True,
         pass_fds=fds,
-        # The child runs only `prctl` (through a library loaded before) and `getppid`: no
-        # import, lock or allocation of Python's that another thread could hold at the fork.
-        preexec_fn=functools.partial(_die_with, host),  # noqa: PLW1509
+        # only `prctl`, `getppid` and `_exit` run in the child (`_parent_death`)
+        preexec_fn=functools.partial(die_with_parent, host),  # noqa: PLW1509
     )
 
 
-def _die_with(host: int) -> None:
-    """In the child, before exec: be killed when the spawning thread (the host) ends."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != host:  # the host died before the signal was set
-        os._exit(1)
-
-
-_PR_SET_PDEATHSIG: Final = 1
-_LIBC: Final[ctypes.CDLL | None] = (
-    ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
-)
 SPAWNER: Final = _Spawner()
 
 
