@@ -16,11 +16,12 @@ import typing
 
 from .. import _lazy
 from . import _wire as wire
-from ._bwrap import bwrap_binary
+from ._bwrap import bwrap_binary, pid_guard
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._named import EXECUTOR_NAMES, checked_executor_name, executor_named
+from ._parent_death import die_with_parent
 from ._pool import GuestPool
 from ._report import StepResult
 from ._wasm._engine import compiled_reactor
@@ -56,8 +57,10 @@ __all__ = [
     "bwrap_binary",
     "checked_executor_name",
     "compiled_reactor",
+    "die_with_parent",
     "executor_named",
     "parse_failure",
+    "pid_guard",
     "run_on_guest_thread",
     "script_failure",
     "wire",

@@ -15,7 +15,14 @@ import pytest
 
 from clawcell import CodeMode, ConfigurationError, Limits, SnapshotError, Tool
 from clawcell.cli import load_settings
-from clawcell.runtime import EngineFailure, GuestConfig, V8Executor, bwrap_binary, executor_named
+from clawcell.runtime import (
+    EngineFailure,
+    GuestConfig,
+    V8Executor,
+    bwrap_binary,
+    executor_named,
+    pid_guard,
+)
 from clawcell.runtime._v8._process import WORKER_SCRIPT, worker_argv
 from clawcell.store import SQLiteStore
 from tests.conftest import FAST, echo_tool, run
@@ -162,8 +169,11 @@ def test_the_worker_has_no_permissions_and_runs_in_the_sandbox_when_it_can() -> 
     argv = worker_argv("/opt/deno", 96, sandbox=True)
     assert not [arg for arg in argv if arg.startswith("--allow")]
     assert "--v8-flags=--max-old-space-size=96" in argv
-    if bwrap_binary() is not None:
-        assert argv[0] == bwrap_binary()
+    bwrap = bwrap_binary()
+    if bwrap is not None:
+        # bubblewrap is PID 1 of a PID namespace of its own when `unshare` can make one
+        guard = list(pid_guard(bwrap))
+        assert argv[: len(guard) + 1] == [*guard, bwrap]
         assert "--unshare-all" in argv
         assert "--clearenv" in argv
         binds = [argv[i + 1] for i, arg in enumerate(argv) if arg in ("--bind", "--ro-bind")]

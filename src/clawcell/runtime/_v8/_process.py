@@ -15,12 +15,14 @@ binds a workspace read-write; this one binds nothing writable, so it is built he
 the one probe, `clawcell.runtime.bwrap_binary`.
 
 A worker never outlives its host, whatever it is doing. Every worker is started from one
-long-lived thread of the host (`_SPAWNER`) with a parent-death signal (`PR_SET_PDEATHSIG`,
+long-lived thread of the host (`SPAWNER`) with a parent-death signal (`PR_SET_PDEATHSIG`,
 `SIGKILL`) set in the child before it execs: the kernel sends it when the thread that forked
 the child ends, so a worker started from a short-lived thread (an event loop's executor
 thread) would be killed early, and one started without it (as before) outlived a host that
-was killed. Bubblewrap's `--die-with-parent` passes it on to the sandboxed Deno, and the
-worker also exits when its stdin closes, even with timers pending.
+was killed. Bubblewrap's `--die-with-parent` passes it on to the sandboxed Deno, but not in
+the first moments of a sandbox (containers/bubblewrap#633): bubblewrap runs as PID 1 of a
+PID namespace of its own (`clawcell.runtime._bwrap.pid_guard`), whose end kills the whole
+sandbox. The worker also exits when its stdin closes, even with timers pending.
 
 `Channel` speaks the line-delimited JSON protocol with deadlines: every read and write polls
 the pipes, so a worker that computes past a deadline is simply killed. While it waits, the
@@ -32,15 +34,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import functools
 import json
 import os
 import select
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -48,7 +47,8 @@ from typing import Any, Final
 
 from ..._lazy import install_hint
 from ...errors import RuntimeUnavailableError
-from .._bwrap import bwrap_binary
+from .._bwrap import bwrap_binary, pid_guard
+from .._parent_death import die_with_parent
 from ._watch import SAMPLE_S, ResidentWatch
 
 __all__ = ["INSTALL_HINT", "Channel", "WorkerDied", "WorkerTimeout", "deno_binary", "spawn"]
@@ -118,12 +118,13 @@ def worker_argv(deno: str, heap_mb: int, *, sandbox: bool) -> list[str]:
     wrapped += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     wrapped += ["--ro-bind", deno, command[0], "--ro-bind", str(WORKER_SCRIPT), script]
     wrapped += ["--chdir", "/tmp"]
-    for name, value in _environment().items():
+    for name, value in environment().items():
         wrapped += ["--setenv", name, value]
-    return [*wrapped, "--", *command]
+    return [*pid_guard(bwrap), *wrapped, "--", *command]
 
 
-def _environment() -> dict[str, str]:
+def environment() -> dict[str, str]:
+    """The worker's whole environment (inside bubblewrap, `--setenv` sets it again)."""
     return {
         "DENO_DIR": "/tmp/deno",
         "HOME": "/tmp",
@@ -143,11 +144,11 @@ def spawn(heap_mb: int, *, sandbox: bool = True) -> subprocess.Popen[bytes]:
     if deno is None:
         raise RuntimeUnavailableError(INSTALL_HINT)
     argv = worker_argv(deno, heap_mb, sandbox=sandbox)
-    env = _environment()
+    env = environment()
     if not argv[0].endswith("bwrap"):
         env["DENO_DIR"] = str(Path(os.environ.get("TMPDIR", "/tmp")) / "clawcell-deno")
     try:
-        return _SPAWNER.run(argv, env)
+        return SPAWNER.run(argv, env)
     except OSError as exc:
         raise RuntimeUnavailableError(f"the V8 worker could not start ({exc!r})") from exc
 
@@ -161,16 +162,22 @@ class _Spawner:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pid = 0
 
-    def run(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    def run(
+        self, argv: list[str], env: dict[str, str], fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen[bytes]:
+        """Start `argv` (with `env`, and the descriptors `fds` left open in it) from the
+        spawning thread."""
         with self._lock:
             if self._pool is None or self._pid != os.getpid():  # none yet, or a forked child
                 self._pool = concurrent.futures.ThreadPoolExecutor(1, "clawcell-v8-spawn")
                 self._pid = os.getpid()
             pool = self._pool
-        return pool.submit(_popen, argv, env, os.getpid()).result()
+        return pool.submit(_popen, argv, env, fds, os.getpid()).result()
 
 
-def _popen(argv: list[str], env: dict[str, str], host: int) -> subprocess.Popen[bytes]:
+def _popen(
+    argv: list[str], env: dict[str, str], fds: tuple[int, ...], host: int
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -179,25 +186,13 @@ def _popen(argv: list[str], env: dict[str, str], host: int) -> subprocess.Popen[
         env=env,
         cwd="/tmp",
         start_new_session=True,
-        # The child runs only `prctl` (through a library loaded before) and `getppid`: no
-        # import, lock or allocation of Python's that another thread could hold at the fork.
-        preexec_fn=functools.partial(_die_with, host),  # noqa: PLW1509
+        pass_fds=fds,
+        # only `prctl`, `getppid` and `_exit` run in the child (`_parent_death`)
+        preexec_fn=functools.partial(die_with_parent, host),  # noqa: PLW1509
     )
 
 
-def _die_with(host: int) -> None:
-    """In the child, before exec: be killed when the spawning thread (the host) ends."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != host:  # the host died before the signal was set
-        os._exit(1)
-
-
-_PR_SET_PDEATHSIG: Final = 1
-_LIBC: Final[ctypes.CDLL | None] = (
-    ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
-)
-_SPAWNER: Final = _Spawner()
+SPAWNER: Final = _Spawner()
 
 
 class Channel:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import ctypes
+import os
 import resource
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+
+from ...runtime import die_with_parent
 
 __all__ = ["Rlimits"]
-
-_PR_SET_PDEATHSIG: Final = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,15 +32,14 @@ class Rlimits:
             (resource.RLIMIT_NPROC, self.max_processes, self.max_processes),
         ]
         limits = [(kind, *_clamped(kind, soft, hard)) for kind, soft, hard in pairs]
-        prctl = _prctl()
+        host = os.getpid()
 
         def apply() -> None:
             if join is not None:
                 join()
             for kind, soft, hard in limits:
                 resource.setrlimit(kind, (soft, hard))
-            if prctl is not None:
-                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            die_with_parent(host)  # exits at once if the host died since the fork
 
         return apply
 
@@ -52,10 +49,3 @@ def _clamped(kind: int, soft: int, hard: int) -> tuple[int, int]:
     if ceiling == resource.RLIM_INFINITY:
         return soft, hard
     return min(soft, ceiling), min(hard, ceiling)
-
-
-def _prctl() -> Callable[[int, int], int] | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None

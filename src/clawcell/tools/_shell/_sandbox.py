@@ -18,7 +18,10 @@ root included (CI, containers). Inside bubblewrap a command gets:
   `passwd`/`group` naming only `root`, the sandbox user and `nobody`; home directories,
   `/work`, `/var`, `/root` and the rest are absent;
 * its own `/proc` and a minimal `/dev`; new PID, IPC, UTS and (where possible) cgroup
-  namespaces, a new session (no terminal injection) and `--die-with-parent`.
+  namespaces, a new session (no terminal injection) and `--die-with-parent`; bubblewrap
+  itself runs as PID 1 of a PID namespace of its own (`clawcell.runtime.pid_guard`), so a
+  sandbox whose bubblewrap is killed before it has set its parent-death signal
+  (containers/bubblewrap#633) is ended by the kernel, not left waiting forever.
 
 Limits, honestly: the sandbox shares the host kernel, so a kernel exploit escapes it. Without a
 privileged helper, bubblewrap can map the sandbox uid only onto the uid that started it: when
@@ -52,7 +55,7 @@ from pathlib import Path
 from typing import Final
 
 from ...errors import ConfigurationError
-from ...runtime import bwrap_binary
+from ...runtime import bwrap_binary, pid_guard
 from . import _seccomp
 from ._shell_settings import SandboxMode
 
@@ -178,7 +181,8 @@ class Sandbox:
             for fd in fds:
                 os.close(fd)
             raise
-        return SandboxArgv(argv=[*wrapped, "--", *command], fds=tuple(fds))
+        guard = pid_guard(self.bwrap)  # bubblewrap as PID 1: its death ends the sandbox
+        return SandboxArgv(argv=[*guard, *wrapped, "--", *command], fds=tuple(fds))
 
 
 def _namespaces() -> list[str]:
