@@ -17,7 +17,11 @@ FastMCP runs in its own virtual environment, never clawcell's:
     /tmp/fastmcp-venv/bin/pip install "fastmcp[code-mode]==4.2.3"
     .venv/bin/python bench/compare_fastmcp.py --fastmcp-python /tmp/fastmcp-venv/bin/python
 
-`--baseline SRC` adds a third server: `clawcell mcp serve` from another tree's `src/`.
+`--baseline SRC` adds a server: `clawcell mcp serve` from another tree's `src/`, run by
+`--baseline-python` (default: this one) so that it can have that tree's own dependencies
+(uvicorn picks httptools, and clawcell uvloop, whenever they import). Each `--variant
+NAME=MODULES` adds this tree's server with those installed modules made unimportable
+(`_without.py`): `--variant h11=httptools,uvloop` measures it without either.
 """
 
 from __future__ import annotations
@@ -73,11 +77,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _clawcell(name: str, source: Path | None) -> Server:
+def _clawcell(
+    name: str, source: Path | None, *, python: str = sys.executable, without: str = ""
+) -> Server:
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = str(source)
-    command = [sys.executable, "-m", "clawcell", "mcp", "serve", "--http", "--port", "0"]
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave the other tree as it is
+    launcher = [python, str(ROOT / "bench" / "_without.py"), without] if without else [python, "-m"]
+    command = [*launcher, "clawcell", "mcp", "serve", "--http", "--port", "0"]
     command += ["--token", TOKEN, "--store", ":memory:", "--tools", "bench._mcp_tools:TOOLS"]
     return Server(name=name, command=command, env=env, tool="exec", code=CELL_JS)
 
@@ -261,14 +269,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fastmcp-python", required=True, help="python of FastMCP's venv")
     parser.add_argument("--baseline", type=Path, help="another clawcell tree's src/")
+    parser.add_argument("--baseline-python", default=sys.executable, help="python for --baseline")
+    parser.add_argument(
+        "--variant", action="append", default=[], metavar="NAME=MODULES",
+        help="this tree's server with MODULES (comma-separated) unimportable",
+    )  # fmt: skip
+    parser.add_argument("--output", default="fastmcp_comparison", help="results file stem")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sessions", default="1,8,32")
     parser.add_argument("--calls", type=int, default=128, help="timed requests per level")
     args = parser.parse_args()
     levels = [int(n) for n in args.sessions.split(",")]
     servers = [_clawcell("clawcell", None), _fastmcp(args.fastmcp_python)]
+    for variant in args.variant:
+        label, _, modules = variant.partition("=")
+        servers.append(_clawcell(f"clawcell ({label})", None, without=modules))
     if args.baseline is not None:
-        servers.append(_clawcell("clawcell (baseline)", args.baseline.resolve()))
+        servers.append(
+            _clawcell("clawcell (baseline)", args.baseline.resolve(), python=args.baseline_python)
+        )
     rounds: list[dict[str, Any]] = []
     loads: list[float] = []
     for _ in range(args.rounds):
@@ -291,11 +310,13 @@ def main() -> None:
         "load_after_each_round": loads,
         "cpus": os.cpu_count(),
         "baseline": None if args.baseline is None else str(args.baseline),
+        "baseline_python": args.baseline_python,
+        "variants": args.variant,
     }
     RESULTS.mkdir(exist_ok=True)
     payload = {"meta": meta, "rows": rows, "rounds": rounds}
-    (RESULTS / "fastmcp_comparison.json").write_text(json.dumps(payload, indent=2) + "\n")
-    (RESULTS / "fastmcp_comparison.md").write_text(table)
+    (RESULTS / f"{args.output}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (RESULTS / f"{args.output}.md").write_text(table)
     print(table)
 
 

@@ -30,7 +30,7 @@ from .._lazy import install_hint
 from ..agent import Agent, AnthropicModel, Model, OpenAIChatModel, OpenAIResponsesModel
 from ..errors import ClawcellError, ConfigurationError
 from ._chat_view import ChatView, terminal_safe
-from ._lines import read_line
+from ._event_loop import read_line
 
 if TYPE_CHECKING:
     from ._settings import Settings

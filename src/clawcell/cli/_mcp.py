@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import secrets
@@ -11,6 +10,7 @@ import sys
 from typing import cast
 
 from ..errors import ConfigurationError
+from ._event_loop import run_serving
 from ._runtime import add_cell_options, open_mode, settings_from
 from ._settings import Settings, state_directory
 from ._values import TOKEN_CHARACTERS, bind_host, http_token, port_number
@@ -60,7 +60,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="clawcell: %(message)s")
     settings = settings_from(args)
-    asyncio.run(_serve(settings, args))
+    run_serving(_serve(settings, args))
     return 0
 
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from .. import CodeMode
 from ..errors import ClawcellError
-from ._lines import read_line
+from ._event_loop import read_line
 from ._runtime import add_cell_options, open_mode, settings_from
 from ._settings import Settings
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import importlib
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..errors import ConfigurationError
 from ..ui import ChatAgent, UiSettings, load_settings
+from ._event_loop import run_serving
 from ._serve_options import configure
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                 factory = _agent_factory(settings, args.config, args.store)
             # Ctrl-C ends the server gracefully, then comes back as KeyboardInterrupt, which
             # the command line turns into "interrupted" and exit status 130.
-            asyncio.run(serve(factory, settings))
+            run_serving(serve(factory, settings))
         except ConfigurationError as exc:
             print(f"clawcell: {exc}", file=sys.stderr)
             return 2

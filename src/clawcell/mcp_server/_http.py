@@ -14,6 +14,7 @@ place it is kept (the environment variable or the file that holds it).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import socket
@@ -149,6 +150,9 @@ async def serve_http(
             non-loopback address.
         on_ready: Called with the endpoint URL once the socket listens.
 
+    Cancelling it stops the server in order: the listener and every connection are closed,
+    requests still in flight are cancelled, and the application's lifespan ends.
+
     Raises:
         ConfigurationError: The address cannot be bound, or the token is empty.
     """
@@ -168,7 +172,21 @@ async def serve_http(
     config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
     if on_ready is not None:
         on_ready(f"http://{hosts[0] if host in ('0.0.0.0', '::') else hosts[-1]}{PATH}")
+    http = uvicorn.Server(config)
+    serving = asyncio.ensure_future(http.serve(sockets=[sock]))
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        await _stopped(http, serving)
+        raise
     finally:
         sock.close()
+
+
+async def _stopped(http: Any, serving: asyncio.Future[None]) -> None:
+    """Stop `http` now, through its own shutdown: a cancelled `serve` never closed its
+    listener (uvloop reports the open server as a `ResourceWarning` when its loop closes),
+    nor ended the lifespan. Requests in flight are cancelled, not waited for."""
+    http.config.timeout_graceful_shutdown = 0
+    http.should_exit = True
+    await serving
