@@ -94,11 +94,11 @@ typecheck: $(TEST_STAMP)
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 2)')
 ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
-# Which lines of the package the parallel run executes (pytest-cov, the workers' data combined):
-# the modules below 100 % are printed, least covered first, and the run fails under the floor
-# `fail_under` in pyproject.toml. `make coverage` is `make test` with it; `make test` leaves it
-# out by default, to stay under ten minutes on two cores (it cost ~50 s of a 9 min 59 s run).
-COVERAGE ?=
+# Which lines of the package the parallel run executes (SlipCover, the workers' data combined):
+# the files below 100 % are printed and the run fails under the floor `fail-under` in
+# pyproject.toml. `make test COVERAGE=0` runs the suite without it.
+COVERAGE ?= 1
+PYTEST := $(PY) -m $(if $(filter 1,$(COVERAGE)),slipcover -m pytest,pytest)
 
 # pyright runs beside the tests (its report follows theirs): alone it kept one core idle.
 test: $(TEST_STAMP) $(ACORN) $(AXE)
@@ -107,13 +107,13 @@ test: $(TEST_STAMP) $(ACORN) $(AXE)
 	$(DENO_LINT)
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
 	$(VENV)/bin/pyright > $(VENV)/.pyright.log 2>&1 & pyright=$$!; \
-	scripts/pg-test-env $(PY) -m pytest -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup \
-		--durations=30 $(COVERAGE); status=$$?; \
+	scripts/pg-test-env $(PYTEST) -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup \
+		--durations=30; status=$$?; \
 	wait $$pyright || status=1; echo "pyright:"; cat $(VENV)/.pyright.log; exit $$status
 	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 
-coverage:
-	$(MAKE) test COVERAGE="--cov --cov-report=term"
+coverage:  # kept for habit: `make test` measures coverage
+	$(MAKE) test COVERAGE=1
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py
