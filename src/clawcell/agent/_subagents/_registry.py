@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Final
 
-from ...store import SessionStore
+from ...store import SessionStore, cancel_requested
 from .._agent import Agent
 from ._run import SubagentRun, cancel, drive, settled
 from ._run_book import KEEP_FINISHED_RUNS, RunBook
@@ -235,22 +235,20 @@ class RunRegistry:
 
     async def _beat(self) -> None:
         # A cancelled heartbeat stops even when a store call it was in swallowed the
-        # cancellation (a pool's connection wait can): an event loop closing with the agent
-        # still open cancels this task and then waits for it, forever if it looped on.
-        task = asyncio.current_task()
-        cancelled = lambda: task is not None and task.cancelling() > 0  # noqa: E731
-        while not self.closed:
+        # cancellation (`cancel_requested`): an event loop closing with the agent still open
+        # cancels this task and then waits for it, forever if it looped on.
+        while not self.closed and not cancel_requested():
             if self._durable:  # only a store that outlives the agent can hold orphans
                 try:
                     await self.sweep()
                 except Exception:  # the next beat sweeps again; the heartbeat must go on
                     _log.warning("the sweep of sub-agent runs failed", exc_info=True)
-            if cancelled():
+            if cancel_requested():
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._lease / 3):
                     await self._closing.wait()
-            if self.closed or cancelled():
+            if self.closed or cancel_requested():
                 return
             for run in [r for r in self.runs.values() if r.owner == self._owner]:
                 await self._save(run, beat=True)

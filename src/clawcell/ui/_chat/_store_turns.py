@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
 from ...errors import ConfigurationError, StoreUnavailableError
-from ...store import FirstWriter, SessionStore, StoredValue
+from ...store import FirstWriter, SessionStore, StoredValue, cancel_requested
 from ._live_follow import follow_rows
 from ._live_rows import (
     FLUSH_SECONDS,
@@ -37,7 +37,6 @@ from ._live_rows import (
     LiveRows,
     Record,
     TurnWriter,
-    cancelled,
     evictable,
     queue_of,
     row_of,
@@ -226,17 +225,18 @@ class StoreTurns:
     async def _control(self, session_id: str, turn: LiveTurn) -> None:
         """Set the turn's `stop` when a Stop for it is recorded (by any worker)."""
         revision: int | None = None
-        while not turn.stop.is_set():
+        while not turn.stop.is_set() and not cancel_requested():
             try:
                 meta, revision = await self._rows.load(session_id)
                 stops = meta.get("stops")
                 if isinstance(stops, dict) and cast(Record, stops).get(turn.turn_id):
                     turn.stop.set()
+                if turn.stop.is_set() or cancel_requested():  # the read may have swallowed it
                     return
                 await self._rows.wait(session_id, timeout=self._lease / 3, since=revision)
             except StoreUnavailableError:
                 _log.warning("watching turn %r for a Stop failed", turn.turn_id, exc_info=True)
-                await asyncio.sleep(self._lease / 10)
+                await asyncio.sleep(0 if cancel_requested() else self._lease / 10)
 
     async def stop(self, session_id: str, turn_id: str) -> TurnState | None:
         if (owned := self._owned.get(turn_id)) is not None:
@@ -357,14 +357,14 @@ class StoreTurns:
 
     async def _sweeping(self) -> None:
         """Every third of the lease: renew the heartbeat, end dead workers' turns."""
-        while not self._closing.is_set() and not cancelled():
+        while not self._closing.is_set() and not cancel_requested():
             try:
                 await self._rows.beat()
                 await self.sweep()
             except StoreUnavailableError:
                 _log.warning("the turn sweep failed; retrying", exc_info=True)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(0 if cancelled() else self._lease / 3):
+                async with asyncio.timeout(0 if cancel_requested() else self._lease / 3):
                     await self._closing.wait()
 
     async def sweep(self) -> int:
