@@ -250,7 +250,7 @@ def test_a_loop_closing_with_the_registry_open_ends_its_sweeper() -> None:
     # a sweep whose store read swallowed the cancellation once made it sweep on forever.
     async def main() -> None:
         turns = StoreTurns(_Swallowing(), lambda s, t: None, owner="a")
-        turns._ensure_sweeper()  # pyright: ignore[reportPrivateUsage]
+        turns.tend()
         await asyncio.sleep(0.05)  # the sweeper is in its first sweep's read
 
     runner = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
