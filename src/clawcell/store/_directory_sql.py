@@ -48,9 +48,8 @@ DELETE: Final[tuple[LiteralString, ...]] = (
 # `COLLATE "C"` for PostgreSQL, whose database collation may order control characters
 # anywhere (a range there would miss rows or take another session's).
 DELETE_DERIVED: Final[tuple[LiteralString, ...]] = (
-    'DELETE FROM entries WHERE session_id{c} >= ? AND session_id{c} < ?',
-    'DELETE FROM runs WHERE session_id{c} >= ? AND session_id{c} < ?',
-    'DELETE FROM results WHERE scope{c} >= ? AND scope{c} < ?',
+    "DELETE FROM entries WHERE session_id{c} >= ? AND session_id{c} < ?",
+    "DELETE FROM runs WHERE session_id{c} >= ? AND session_id{c} < ?",
+    "DELETE FROM results WHERE scope{c} >= ? AND scope{c} < ?",
 )
 POSTGRES_BYTE_ORDER: Final = ' COLLATE "C"'
-
