@@ -3,6 +3,13 @@
 A session's decisions and audit trail live under derived ids (`<session>\\x1fapprovals`), so
 a session id with control characters could name another session's ledger; such ids are
 refused wherever a session id comes in.
+
+Every row a package keeps for one session (its live turn row, play runs, ledgers, sub-agent
+records, …) is a derived id `<session>\\x1f<what>`, and every store-wide row (an index of all
+sessions' running turns, the workers' heartbeats) begins with the separator itself. Since no
+session id is empty or holds a control character, the ids from `derived_bounds(session)[0]`
+up to (not including) `[1]`, in code point order, are exactly that session's derived rows:
+neither another session's (`ab` is not derived from `a`) nor a store-wide one.
 """
 
 from __future__ import annotations
@@ -11,7 +18,10 @@ import unicodedata
 
 from .errors import ConfigurationError
 
-__all__ = ["check_session_id"]
+__all__ = ["DERIVED_SEPARATOR", "check_session_id", "derived_bounds"]
+
+DERIVED_SEPARATOR = "\x1f"
+"""What joins a session id and the name of one of its derived rows (`<session>\\x1flive`)."""
 
 
 def check_session_id(session_id: object) -> str:
@@ -29,3 +39,11 @@ def check_session_id(session_id: object) -> str:
                 "printable characters only (ids such as `user-42` or a UUID)."
             )
     return session_id
+
+
+def derived_bounds(session_id: str) -> tuple[str, str]:
+    """The half-open range of ids holding exactly `session_id`'s derived rows: every id `d`
+    with `low <= d < high` in code point order (also UTF-8 byte order, as SQLite's default
+    collation and PostgreSQL's `COLLATE "C"` compare) begins `<session>\\x1f`, and no other."""
+    low = check_session_id(session_id) + DERIVED_SEPARATOR
+    return low, session_id + chr(ord(DERIVED_SEPARATOR) + 1)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 
 from clawcell import Tool
 from clawcell.automations import PayloadRunner, Scheduler
 from clawcell.catalog import Catalog
-from clawcell.store import MemoryStore, job_store_for
+from clawcell.store import JobRun, JobStore, MemoryStore, job_store_for
 from clawcell.tools import automations
+from tests._swallowing import Swallower, ends_when_its_loop_closes
 
 _T = TypeVar("_T")
 EVERY_SECOND = {"kind": "every", "everyMs": 1000}
@@ -303,3 +304,32 @@ def test_an_agent_turn_payload_sends_the_prompt_to_the_agent() -> None:
     entry = run(body)
     assert seen and seen[0][1] == "check mail" and seen[0][0].startswith("automation:job_")
     assert (entry["status"], entry["summary"]) == ("ok", "done: 3 new mails")
+
+
+def test_a_scheduler_ends_when_its_loop_closes_though_a_store_call_swallowed_the_cancel() -> None:
+    # The loop closing around a running scheduler cancels it once and waits for it; a call of
+    # its job store swallowed that, and the old scheduler polled on forever.
+    async def main() -> None:
+        jobs = job_store_for(MemoryStore())
+        swallower = Swallower(jobs, "expire_runs")
+        scheduler = Scheduler(jobs, PayloadRunner(tools=[]), poll_seconds=0.001)
+        asyncio.get_running_loop().create_task(scheduler.run())
+        await swallower.entered.wait()
+
+    assert ends_when_its_loop_closes(main)
+
+
+def test_a_run_lease_renewal_ends_when_its_loop_closes_though_a_renewal_swallowed() -> None:
+    class Renewing:
+        async def renew_run(self, run_id: str, *, worker: str, lease_expires_at: float) -> bool:
+            return True
+
+    async def main() -> None:
+        jobs = Renewing()
+        swallower = Swallower(jobs, "renew_run")
+        scheduler = Scheduler(cast(JobStore, jobs), PayloadRunner(tools=[]), lease_seconds=0.003)
+        renewing = scheduler._renew(JobRun(run_id="jrun_1", job_id="job_1"))  # pyright: ignore[reportPrivateUsage]
+        asyncio.get_running_loop().create_task(renewing)
+        await swallower.entered.wait()
+
+    assert ends_when_its_loop_closes(main)

@@ -1,6 +1,7 @@
 """The hostile corpus by family: each case ends in its recorded envelope, in guest-thread and
-loop-thread mode alike, and a clean probe cell in the same `CodeMode` afterwards sees nothing
-of it (globals, intrinsics, output, tools and timers all as in a fresh runtime).
+loop-thread mode alike, and a clean probe cell on the same guests afterwards sees nothing of it
+(globals, intrinsics, output, tools and timers all as in a fresh runtime); the probes have a
+roomy budget of their own (`test_hostile_cells.probed`), only the case has its tight one.
 
 The recorded envelopes live in `data/`; `_traps.py` and `_corpus.py` hold the cells.
 """
@@ -22,6 +23,7 @@ from tests.hostile import _corpus as corpus
 from tests.hostile._traps import SINKS, TRAPS, trap_code
 from tests.hostile.test_hostile_cells import (
     _probe,  # pyright: ignore[reportPrivateUsage]
+    probed,
 )
 
 DATA = Path(__file__).with_name("data")
@@ -109,14 +111,7 @@ def run_case(
     if executor == "v8":
         return _run_v8(code, v8_limits(limits, code))
 
-    async def body(mode: CodeMode) -> tuple[Any, dict[str, Any], Any]:
-        before = await _probe(mode)
-        envelope = await mode.exec(code)
-        return before, envelope, await _probe(mode)
-
-    before, envelope, after = with_mode(
-        body, tools=_tools(), limits=limits, guest_thread=guest_thread
-    )
+    before, envelope, after = probed(code, tools=_tools(), limits=limits, guest_thread=guest_thread)
     assert after == before
     return _summary(envelope)
 

@@ -11,6 +11,7 @@ import pytest
 
 from clawcell.errors import StaleRunError
 from clawcell.store import ClaimedRun, Lease, LeaseKeeper, SessionStore
+from tests._swallowing import CancelSwallowingStore, ends_when_its_loop_closes
 
 from .conftest import StoreFactory
 
@@ -89,3 +90,17 @@ def test_closing_a_keeper_stops_it_even_when_a_renewal_swallows_the_cancellation
             return swallowing.renewals
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)) == 1
+
+
+def test_a_keeper_never_closed_ends_when_its_loop_closes_though_a_renewal_swallowed() -> None:
+    # The loop closing around a keeper nobody closed cancels its task once and waits for it;
+    # the renewal swallowed that, and the old keeper renewed on forever.
+    async def main() -> None:
+        store = CancelSwallowingStore("renew_lease")
+        await store.save_run("s", "cm_1", b"", LATER)
+        claimed = await store.claim_run("s", "cm_1", owner="a", lease_seconds=60)
+        assert claimed is not None
+        await LeaseKeeper(store, claimed.lease, lease_seconds=60, every=0.001).__aenter__()
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clawcell.errors import InputError
+from clawcell.errors import ConfigurationError, InputError
 from clawcell.store import (
     SessionDirectory,
     SessionPage,
@@ -204,3 +204,59 @@ def test_deleting_a_session_removes_its_transcript_state_and_search_rows(
     assert (value, parked) == (None, None)
     assert record.title == "a fresh start about quokka" and record.entries == 1
     assert hits == [("gone", 0), ("kept", 0)]
+
+
+GONE = "a"
+# Sessions whose ids sort next to `a`'s derived rows (`a\x1f…`) in one order or another — a
+# longer id, the first printable character after the separator, a child session — and the
+# store-wide rows, which begin with the separator: none of them is `a`'s.
+NEIGHBOURS = ("ab", "a ", "a!", "A", "a/sub/1", "\x1fclawcell\x1flive", "\x1fclawcell\x1fworkers")
+DERIVED = ("a\x1flive", "a\x1fturn", "a\x1fsubagents", "a\x1fplay", "a\x1fapprovals")
+
+
+def test_deleting_a_session_removes_its_derived_rows_and_no_one_elses(
+    new_store: StoreFactory,
+) -> None:
+    async def body(store: AnyStore) -> tuple[Any, ...]:
+        for row in (GONE, *NEIGHBOURS, *DERIVED):
+            await store.put(row, GONE, StoredValue(json="1"))  # keyed like its session, too
+            await store.save_run(row, "live", b"", {})
+            await store.put_result(row, "r1", "{}")
+        for session in (GONE, *NEIGHBOURS[:5]):
+            await store.append_transcript(session, [user(f"hello from {session}")])
+        deleted = await store.delete_session(GONE)
+        left = {
+            row: (
+                await store.get(row, GONE) is not None,
+                await store.load_run(row, "live") is not None,
+                await store.get_result(row, "r1") is not None,
+            )
+            for row in (GONE, *NEIGHBOURS, *DERIVED)
+        }
+        sessions = [await store.session_record(s) is not None for s in NEIGHBOURS[:5]]
+        return deleted, left, sessions
+
+    deleted, left, sessions = run(new_store, body)
+    assert deleted
+    assert {row: kept for row, kept in left.items() if row in (GONE, *DERIVED)} == {
+        row: (False, False, False) for row in (GONE, *DERIVED)
+    }
+    assert {row: kept for row, kept in left.items() if row in NEIGHBOURS} == {
+        row: (True, True, True) for row in NEIGHBOURS
+    }
+    assert sessions == [True] * 5
+
+
+@pytest.mark.parametrize("session_id", ["", "a\x1flive"], ids=["empty", "a-derived-row"])
+def test_deleting_a_session_refuses_an_id_that_is_no_session(
+    new_store: StoreFactory, session_id: str
+) -> None:
+    # An empty id's "derived rows" would be every store-wide row.
+    async def body(store: AnyStore) -> str:
+        await store.put("\x1fclawcell\x1flive", "s", StoredValue(json="1"))
+        with pytest.raises(ConfigurationError) as raised:
+            await store.delete_session(session_id)
+        assert await store.get("\x1fclawcell\x1flive", "s") is not None
+        return str(raised.value)
+
+    assert "`session_id`" in run(new_store, body)

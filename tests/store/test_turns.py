@@ -10,6 +10,7 @@ import pytest
 from clawcell.errors import StaleRunError
 from clawcell.store import MemoryStore, SessionTurns
 from clawcell.store._turns import FencedAppend
+from tests._swallowing import HANG_CEILING_S, CancelSwallowingStore, ends_when_its_loop_closes
 from tests.conftest import run
 
 from .conftest import StoreFactory
@@ -231,3 +232,34 @@ def test_release_ends_even_when_the_watch_loses_its_cancellation() -> None:
         return True
 
     assert run(body())
+
+
+def test_a_hold_never_released_ends_its_watch_when_its_loop_closes_though_a_wait_swallowed() -> (
+    None
+):
+    # The loop closing around a turn that never released cancels its watch once and waits for
+    # it; the watch's wait swallowed that, and the old watch went on watching forever.
+    async def main() -> None:
+        store = CancelSwallowingStore("wait_for_change")
+        assert await SessionTurns(store, lease_seconds=30).hold("s", wait=0) is not None
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)
+
+
+def test_a_cancelled_wait_for_a_held_session_ends_though_the_store_swallowed_the_cancel() -> None:
+    async def body() -> None:
+        store = CancelSwallowingStore("wait_for_change", armed=False)
+        first = await SessionTurns(store, lease_seconds=30).hold("s", wait=0)
+        assert first is not None
+        for _ in range(5):  # its watch waits for a change now, not armed
+            await asyncio.sleep(0)
+        store.armed = True
+        waiting = asyncio.create_task(SessionTurns(store, lease_seconds=30).hold("s", wait=3600))
+        await store.entered.wait()
+        waiting.cancel()
+        await asyncio.wait({waiting}, timeout=HANG_CEILING_S)  # the old code waited an hour
+        assert waiting.cancelled()
+        await first.release()
+
+    run(body())

@@ -41,6 +41,7 @@ def test_the_public_surface_is_deliberate() -> None:
         "TranscriptHit",
         "TranscriptHits",
         "TranscriptSearch",
+        "cancel_requested",
         "configured_state_keys",
         "job_store_for",
         "state_keys_for",

@@ -23,6 +23,7 @@ from clawcell.ui._render._messages import Renderer
 from clawcell.ui._security import Secrets
 from clawcell.ui._stream._events import TurnStream, stream_turn
 from clawcell.ui._subagent_rows import RunWatch, with_subagent_runs
+from tests._swallowing import CancelSwallowingStore, ends_when_its_loop_closes
 from tests.conftest import run
 from tests.ui._client import BASE, TOKEN, sse
 from tests.ui._gated import CHILD_REPLY, gated_agent
@@ -191,3 +192,24 @@ def test_a_change_the_poll_saw_but_the_page_never_got_is_sent_at_the_end() -> No
     polled, at_end = run(main())
     assert polled == "completed"
     assert at_end == ["completed"]
+
+
+def test_a_run_watch_ends_when_its_loop_closes_though_a_store_read_swallowed_the_cancel() -> None:
+    # The loop closing around a page's watch cancels it once and waits for it; the read of the
+    # runs swallowed that, and the old watch polled on forever.
+    class Holder:
+        def __init__(self, store: MemoryStore) -> None:
+            self.store = store
+
+    async def main() -> None:
+        store = CancelSwallowingStore("items")
+        watch = RunWatch(Holder(store), "s")
+
+        async def follow() -> None:
+            async for _ in watch.events(interval=0.001):
+                pass
+
+        asyncio.get_running_loop().create_task(follow())
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)

@@ -4,6 +4,7 @@ another hears (each worker here is its own app, event loop, agent and store obje
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections.abc import AsyncIterator
@@ -21,11 +22,15 @@ from clawcell.agent import (
     ScriptedModel,
     exec_call,
 )
+from clawcell.store import StoredValue
 from clawcell.ui import UiSettings, create_app
+from clawcell.ui._chat._live_rows import INDEX as RUNNING_TURNS
+from clawcell.ui._chat._live_rows import LiveRows, row_of
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN, sse
 
 CSRF = {"x-csrf-token": Secrets(token=TOKEN).csrf}
+HEARTBEATS = "\x1fclawcell\x1fworkers"
 
 
 def _worker(path: Path, model: ScriptedModel, tools: list[Tool] | None = None) -> TestClient:
@@ -135,3 +140,57 @@ def test_a_page_loaded_from_another_worker_mid_reply_follows_the_turn_live_from_
     relayed = "\n".join(seen)
     assert relayed.index("Hello") < relayed.index("world") < relayed.index('"turn_end"')
     assert "event: done" in rest and "Hello world" in after
+
+
+def _dead_workers_turn(path: Path) -> None:
+    """Leave in the store what a worker killed mid-turn leaves: the session's running turn and
+    its entry in the index of running turns, and no heartbeat."""
+
+    async def main() -> None:
+        async with SQLiteStore(path) as store:
+            rows = LiveRows(store, store, "dead-worker", 30.0)
+            record = {"seq": 1, "owner": "dead-worker", "state": "running", "count": 0}
+            await rows.patch("s", {"last": 1, "turns": {"t1-dead": record | {"chunks": 0}}})
+            listed = {"turnId": "t1-dead", "owner": "dead-worker"}
+            await store.put(RUNNING_TURNS, "s", StoredValue(json=json.dumps(listed)))
+
+    asyncio.run(main())
+
+
+def _turn_state_once_ended(path: Path) -> str:
+    """The dead worker's turn's state once it is no longer `running` (ceiling: 60 s)."""
+
+    async def main() -> str:
+        async with SQLiteStore(path) as store, asyncio.timeout(60):
+            while True:
+                run = await store.load_run(row_of("s"), "live")
+                assert run is not None
+                state = str(run.meta["turns"]["t1-dead"]["state"])
+                if state != "running":
+                    return state
+                await store.wait_for_change(row_of("s"), "live", timeout=5, since=run.revision)
+
+    return asyncio.run(main())
+
+
+def _items(path: Path, row: str) -> dict[str, StoredValue]:
+    async def main() -> dict[str, StoredValue]:
+        async with SQLiteStore(path) as store:
+            return await store.items(row)
+
+    return asyncio.run(main())
+
+
+def test_a_worker_that_ran_no_turn_ends_a_dead_workers_turn_and_stops_sweeping_as_it_stops(
+    tmp_path: Path,
+) -> None:
+    # The sweep starts with the app, not with the worker's first turn: a worker that only
+    # serves pages (or none yet) still ends the turns of workers that died.
+    path = tmp_path / "state.db"
+    _dead_workers_turn(path)
+    with _worker(path, ScriptedModel([])):
+        state = _turn_state_once_ended(path)
+        assert len(_items(path, HEARTBEATS)) == 1  # this worker's, renewed by its sweep
+    assert state == "interrupted"
+    assert _items(path, RUNNING_TURNS) == {}
+    assert _items(path, HEARTBEATS) == {}  # stopped with the app: its heartbeat withdrawn

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..store import JobRecord, JobRun, JobStore
+from ..store import JobRecord, JobRun, JobStore, cancel_requested
 from ._payload import Outcome, PayloadRunner, storable
 from ._schedule import next_after
 
@@ -170,7 +170,8 @@ class Scheduler:
         await self._after_end(job.id)
 
     async def _renew(self, run: JobRun) -> None:
-        while True:
+        # `cancel_requested`: a renewal may swallow the cancellation that ends this loop.
+        while not cancel_requested():
             await asyncio.sleep(self.lease_seconds / 3)
             lease = self.clock() + self.lease_seconds
             if not await self.jobs.renew_run(
@@ -192,7 +193,7 @@ class Scheduler:
         halt = stop or asyncio.Event()
         self.running = True
         try:
-            while not halt.is_set():
+            while not halt.is_set() and not cancel_requested():
                 await self.tick()
                 self._wake.clear()
                 waits = [asyncio.create_task(e.wait()) for e in (halt, self._wake)]

@@ -12,6 +12,7 @@ import typing
 
 from .. import _lazy
 from ..errors import StaleRunError
+from ._cancellation import cancel_requested
 from ._directory import SessionDirectory, SessionPage, SessionRecord
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._first import FirstWriter
@@ -102,6 +103,7 @@ __all__ = [
     "TranscriptSearch",
     "TranscriptStore",
     "TurnHold",
+    "cancel_requested",
     "configured_state_keys",
     "job_store_for",
     "open_store",

@@ -17,9 +17,16 @@ rename on one worker is what every other worker lists next.
   not per message), which is cheap at the thousands of sessions a person keeps.
 * **Archived** sessions are listed only when asked for (`archived=True`), never mixed in.
 * **Deleting** removes the transcript, the session row and its search index rows; the
-  session's stored entries and parked runs are the Code Mode state of that id, which a
-  deleted chat must not leave behind, so they go too. It is the caller's job not to delete a
-  session whose turn runs (the UI holds the session's turn lease while it deletes).
+  session's stored entries, parked runs and saved results are the Code Mode state of that
+  id, which a deleted chat must not leave behind, so they go too, and so do its **derived
+  rows** (`<session>\\x1f…`: the turn lease, the UI's live row and play runs, the approval
+  ledger and audit trail, sub-agent records, send windows), all in one transaction. Rows of
+  other sessions stay, whatever their id shares with this one (`ab`, `a/sub/1` for `a`), and
+  so do the store-wide rows, which begin with the separator: a package that lists sessions
+  in one (the UI's running turns) takes the session out itself. An id that is no session id
+  (empty, or holding a control character, as a derived row's does) raises
+  `ConfigurationError`. It is the caller's job not to delete a session whose turn runs (the
+  UI holds the session's turn lease while it deletes).
 """
 
 from __future__ import annotations
@@ -133,8 +140,12 @@ class SessionDirectory(Protocol):
         ...
 
     async def delete_session(self, session_id: str) -> bool:
-        """Delete the session's transcript, record, entries and parked runs; whether it had
-        a record."""
+        """Delete the session's transcript, record, entries, parked runs, saved results and
+        derived rows (`<session>\\x1f…`); whether it had a record.
+
+        Raises:
+            ConfigurationError: for an id that is no session id (see `check_session_id`).
+        """
         ...
 
 

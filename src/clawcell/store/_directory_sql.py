@@ -9,6 +9,7 @@ from typing import Final, LiteralString
 __all__ = [
     "DEFAULT_TITLE",
     "DELETE",
+    "DELETE_DERIVED",
     "PAGE",
     "RECORD",
     "UPDATE",
@@ -34,10 +35,21 @@ PAGE: Final = (
 )
 SQLITE_CONTAINS: Final = "instr(casefold(coalesce(title, '') || ' ' || session_id), ?) > 0"
 POSTGRES_CONTAINS: Final = "strpos(lower(coalesce(title, '') || ' ' || session_id), ?) > 0"
-# session_id (each)
+# session_id (each); the last one's row count says whether the session had a record
 DELETE: Final[tuple[LiteralString, ...]] = (
     "DELETE FROM transcripts WHERE session_id = ?",
     "DELETE FROM entries WHERE session_id = ?",
     "DELETE FROM runs WHERE session_id = ?",
+    "DELETE FROM results WHERE scope = ?",
     "DELETE FROM sessions WHERE session_id = ?",
 )
+# The session's derived rows (`<session>\x1f…`): low, high of `derived_bounds` (each).
+# `{c}` is the dialect's byte-order collation: none for SQLite (its default compares bytes),
+# `COLLATE "C"` for PostgreSQL, whose database collation may order control characters
+# anywhere (a range there would miss rows or take another session's).
+DELETE_DERIVED: Final[tuple[LiteralString, ...]] = (
+    "DELETE FROM entries WHERE session_id{c} >= ? AND session_id{c} < ?",
+    "DELETE FROM runs WHERE session_id{c} >= ? AND session_id{c} < ?",
+    "DELETE FROM results WHERE scope{c} >= ? AND scope{c} < ?",
+)
+POSTGRES_BYTE_ORDER: Final = ' COLLATE "C"'

@@ -11,7 +11,8 @@ Stopping does not rely on the cancellation reaching the renewal: Python 3.11's
 `asyncio.wait_for` (used by the PostgreSQL pool while it hands out a connection) swallows a
 cancellation that arrives as its inner wait completes, and a keeper relying on it then kept
 renewing forever while `close()` waited for it (seen in the scale-out proof load). The loop
-also checks a flag that `close()` sets first.
+also checks a flag that `close()` sets first, and `cancel_requested()` for a cancellation that
+came without `close()` (an event loop closing around a keeper never closed).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import contextlib
 import logging
 
 from ..errors import StaleRunError, StoreUnavailableError
+from ._cancellation import cancel_requested
 from ._leases import check_lease_seconds
 from ._protocol import RunStore
 from ._records import Lease
@@ -72,9 +74,9 @@ class LeaseKeeper:
         await self.close()
 
     async def _renew(self) -> None:
-        while not self._stopping:
+        while not self._stopping and not cancel_requested():
             await asyncio.sleep(self._every)
-            if self._stopping:
+            if self._stopping or cancel_requested():
                 return
             try:
                 self._lease = await self._store.renew_lease(

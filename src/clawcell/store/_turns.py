@@ -42,6 +42,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from .._session_ids import check_session_id
 from ..errors import StaleRunError, StoreUnavailableError
+from ._cancellation import cancel_requested
 from ._first import FirstWriter
 from ._keeper import LeaseKeeper
 from ._leases import check_lease_seconds
@@ -171,8 +172,10 @@ class TurnHold:
                 run = await self._store.load_run(row, _RUN)
             except StoreUnavailableError:
                 _log.warning("watching the turn of %r failed", self.session_id, exc_info=True)
+                if cancel_requested():
+                    return
                 continue
-            if self._stopping:
+            if self._stopping or cancel_requested():
                 return
             if run is None or run.version != version:
                 self.lost.set()
@@ -230,6 +233,8 @@ class SessionTurns:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(wait, 0.0)
         while True:
+            if cancel_requested():  # a store call swallowed the caller's cancellation
+                raise asyncio.CancelledError
             run = await self._store.load_run(row, _RUN)
             if run is None:
                 await self._create(row)

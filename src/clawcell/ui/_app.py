@@ -10,6 +10,9 @@ inline script.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
 from starlette.applications import Starlette
@@ -22,7 +25,9 @@ from ..catalog import Tool
 from ._attachments import Uploads
 from ._canvas_host import canvas_origin, create_canvas_app
 from ._chat._pages import ChatPages, Transcripts
+from ._chat._store_turns import StoreTurns
 from ._chat._turn_routes import ChatTurns
+from ._chat._turns import TurnRegistry
 from ._jobs_panel import JobsPanel
 from ._mcp_apps._api import McpAppApi
 from ._media import MEDIA_PATH, MediaRoots, media_route
@@ -115,6 +120,24 @@ class _Ui:
 _HIGHLIGHT_CSS: Final = highlight_css()
 
 
+def _lifespan(turns: TurnRegistry) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's life: a registry shared through the store starts its sweep with the app,
+    so a worker that has run no turn yet still ends dead workers' turns; the registry is
+    closed (turns stopped, streams ended, the sweep stopped, the heartbeat withdrawn) as the
+    app stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        if isinstance(turns, StoreTurns):
+            turns.tend()
+        try:
+            yield
+        finally:
+            await turns.close()
+
+    return lifespan
+
+
 async def _highlight_css(_: Request) -> Response:
     return Response(_HIGHLIGHT_CSS, media_type="text/css")
 
@@ -144,9 +167,9 @@ def create_app(
     if documents is None and isinstance(store, DocumentStore):
         documents = store
     ui = _Ui(agent, settings, documents, automations)
-    app = Starlette(routes=ui.routes())
+    app = Starlette(routes=ui.routes(), lifespan=_lifespan(ui.turns.turns))
     app.state.ui_settings = settings
-    app.state.turns = ui.turns.turns  # `serve_ui` closes it as it stops (streams end, turns stop)
+    app.state.turns = ui.turns.turns  # `serve_ui` closes it first: live streams end, turns stop
     routes = surface_routes(documents, settings)
     app.state.canvas_app = create_canvas_app(documents, settings, ui.secrets, routes=routes)
     app.add_middleware(SessionSegments)

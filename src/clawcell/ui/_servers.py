@@ -134,7 +134,7 @@ async def serve_ui(
         port, canvas_port = (s.getsockname()[1] for s in sockets)
         settings = dataclasses.replace(settings, port=port, canvas_port=canvas_port)
         app = create_app(agent, settings, documents=documents, automations=automations)
-        servers = (_server(app), _server(app.state.canvas_app))
+        servers = (_server(app, lifespan=True), _server(app.state.canvas_app))
         tasks = (
             asyncio.create_task(servers[0].serve(sockets=[sockets[0]])),
             asyncio.create_task(servers[1].serve(sockets=[sockets[1]])),
@@ -150,7 +150,8 @@ async def serve_ui(
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _server(app: Any) -> Any:
+def _server(app: Any, *, lifespan: bool = False) -> Any:
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    mode = "on" if lifespan else "off"
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=mode))

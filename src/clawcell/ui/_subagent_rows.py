@@ -26,7 +26,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Final, cast
 from urllib.parse import quote
 
-from ..store import EntryStore
+from ..store import EntryStore, cancel_requested
 from ._protocol import agent_store
 from ._render._views import MessageView, SubagentRowView
 
@@ -108,7 +108,7 @@ class RunWatch:
 
     async def events(self, interval: float = WATCH_INTERVAL_S) -> AsyncGenerator[dict[str, Any]]:
         """New or changed runs, looked at every `interval` seconds, until closed."""
-        while True:
+        while not cancel_requested():  # a store read may have swallowed the cancellation
             await asyncio.sleep(interval)
             for run in await stored_runs(self._agent, self._session_id):
                 run_id, fingerprint = str(run["runId"]), _fingerprint(run)

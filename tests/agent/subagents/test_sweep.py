@@ -24,6 +24,7 @@ from clawcell.agent import (
 from clawcell.agent._subagents._registry import RunRegistry
 from clawcell.agent._subagents._run import SubagentRun
 from clawcell.agent._subagents._run_book import INDEX, RunBook
+from clawcell.errors import StoreUnavailableError
 from clawcell.store import MemoryStore, SessionStore, StoredValue
 from tests.agent._helpers import collect
 from tests.conftest import run
@@ -237,3 +238,39 @@ def test_a_loop_closing_with_the_registry_open_ends_its_heartbeat() -> None:
     runner.start()
     runner.join(timeout=60)
     assert not runner.is_alive(), "the loop is still waiting for the heartbeat"
+
+
+class _FinalSavesFail(MemoryStore):
+    """A store that is down, while `down`, for the write of a run's final record only."""
+
+    down = True
+
+    async def put(self, session_id: str, key: str, value: StoredValue) -> None:
+        if self.down and session_id.endswith("\x1fsubagents") and '"running"' not in value.json:
+            raise StoreUnavailableError("the store is down (a test double).")
+        await super().put(session_id, key, value)
+
+
+def test_a_run_whose_final_save_failed_is_saved_finished_by_the_next_sweep_not_resumed() -> None:
+    async def main() -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]], list[str]]:
+        store = _FinalSavesFail()
+        child = Agent(model=ScriptedModel(["the answer"]), store=store)
+        registry = RunRegistry(store, {"slow": child}, durable=True, lease_seconds=HOUR)
+        job = _left_running(alive_at=time.time())
+        await registry.start(job)
+        assert job.handle is not None
+        await job.handle
+        left = await subagent_runs(store, "chat")  # the final save failed: still "running"
+        store.down = False
+        resumed = await registry.sweep()
+        after = await subagent_runs(store, "chat")
+        index = sorted(await store.items(INDEX))
+        await registry.close()
+        await child.aclose()
+        return left, resumed, after, index
+
+    left, resumed, after, index = run(main())
+    assert [r["status"] for r in left] == ["running"]
+    assert resumed == []
+    assert [(r["status"], r["reply"]) for r in after] == [("completed", "the answer")]
+    assert index == []

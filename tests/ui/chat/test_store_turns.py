@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from clawcell.store import MemoryStore, SQLiteStore, StoredValue
-from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX, row_of
+from clawcell.ui._chat._live_follow import follow_rows
+from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX, LiveRows, Record, TurnWriter, row_of
 from clawcell.ui._chat._store_turns import StoreTurns
 from clawcell.ui._chat._turns import LiveTurn
+from tests._swallowing import CancelSwallowingStore, ends_when_its_loop_closes
 
 Body = Callable[[StoreTurns, StoreTurns, list[tuple[str, str]]], Awaitable[None]]
 DEAD = ['event: error\ndata: {"worker": "lost"}\n\n']
@@ -248,10 +250,59 @@ def test_a_loop_closing_with_the_registry_open_ends_its_sweeper() -> None:
     # a sweep whose store read swallowed the cancellation once made it sweep on forever.
     async def main() -> None:
         turns = StoreTurns(_Swallowing(), lambda s, t: None, owner="a")
-        turns._ensure_sweeper()  # pyright: ignore[reportPrivateUsage]
+        turns.tend()
         await asyncio.sleep(0.05)  # the sweeper is in its first sweep's read
 
     runner = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
     runner.start()
     runner.join(timeout=60)
     assert not runner.is_alive(), "the loop is still waiting for the sweeper"
+
+
+def test_a_turn_of_a_registry_never_closed_ends_its_stop_watch_when_its_loop_closes() -> None:
+    # The Stop watch of a running turn reads the live row; the read swallowed the loop's one
+    # cancellation, and the old watch waited for a Stop forever.
+    async def main() -> None:
+        store = CancelSwallowingStore("load_run")
+        turns = StoreTurns(store, lambda s, t: None, owner="a")
+        turn = LiveTurn(turn_id="t1", session_id="s", seq=1)
+        watch = turns._control("s", turn)  # pyright: ignore[reportPrivateUsage]
+        asyncio.get_running_loop().create_task(watch)
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)
+
+
+def test_a_turn_writer_ends_when_its_loop_closes_though_a_write_swallowed_the_cancel() -> None:
+    # The writer was storing a chunk when the loop closed; the write swallowed the one
+    # cancellation, and the old writer then waited for more messages forever.
+    async def main() -> None:
+        store = CancelSwallowingStore("apply")
+        rows = LiveRows(store, store, "a", 30.0)
+        turn = LiveTurn(turn_id="t1", session_id="s", seq=1, messages=["first"])
+        writer = TurnWriter(rows, turn, 0.01)
+        writer.wake.set()
+        asyncio.get_running_loop().create_task(writer.run())
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)
+
+
+def test_a_follower_ends_when_its_loop_closes_though_a_read_swallowed_the_cancel() -> None:
+    # A page following a session whose read swallowed the loop's one cancellation: the old
+    # follower sent keepalives forever.
+    async def main() -> None:
+        store = CancelSwallowingStore("load_run")
+        rows = LiveRows(store, store, "a", 30.0)
+
+        async def end_dead(session_id: str, turn_id: str, record: Record) -> None:
+            raise AssertionError("no turn runs")
+
+        async def follow() -> None:
+            async for _ in follow_rows(rows, "s", None, 0, until_idle=False, end_dead=end_dead):
+                pass
+
+        asyncio.get_running_loop().create_task(follow())
+        await store.entered.wait()
+
+    assert ends_when_its_loop_closes(main)

@@ -4,6 +4,7 @@ agents and store objects over one database): what one worker changes, the other 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections.abc import Callable, Generator
@@ -15,7 +16,8 @@ from starlette.testclient import TestClient
 
 from clawcell import Tool
 from clawcell.agent import Agent, ScriptedModel, exec_call
-from clawcell.store import MemoryStore, PostgresStore, SessionTurns, SQLiteStore
+from clawcell.agent._subagents._run import SubagentRun
+from clawcell.store import MemoryStore, PostgresStore, SessionTurns, SQLiteStore, StoredValue
 from clawcell.ui import UiSettings, create_app
 from clawcell.ui._security import Secrets
 from tests.ui._client import BASE, TOKEN
@@ -302,3 +304,65 @@ def test_a_store_without_transcript_search_answers_search_with_404() -> None:
         "this agent's store does not search transcripts; give the agent a `clawcell.store` "
         "backend (memory, SQLite or PostgreSQL).",
     )
+
+
+def _rows(new_store: Factory, writes: dict[tuple[str, str], str | None]) -> dict[str, bool]:
+    """Write (or, for `None`, only look at) entries; which of them exist afterwards."""
+
+    async def main() -> dict[str, bool]:
+        async with new_store() as store:
+            for (row, key), json in writes.items():
+                if json is not None:
+                    await store.put(row, key, StoredValue(json=json))
+            return {f"{row}/{key}": await store.get(row, key) is not None for row, key in writes}
+
+    return asyncio.run(main())
+
+
+def _running_record(parent: str) -> str:
+    record = SubagentRun(
+        run_id="sub_1", session_id=f"{parent}/sub/1", parent=parent, profile="p", label=None,
+        task="t", owner="gone-worker",
+    ).record()  # fmt: skip
+    return json.dumps(record)
+
+
+def test_deleting_removes_the_sessions_derived_rows_and_its_entry_in_the_running_turns_index(
+    new_store: Factory, two: tuple[TestClient, TestClient]
+) -> None:
+    a, _ = two
+    stale = json.dumps({"turnId": "t1", "owner": "gone-worker"})
+    rows: dict[tuple[str, str], str | None] = {
+        ("s-mid\x1fplay", "run:1"): "{}",
+        ("s-mid\x1fapprovals", "d1"): "{}",
+        ("s-mid/sub/1", "k"): "1",  # a child session is a session of its own
+        ("s-midnight", "k"): "1",
+        ("\x1fclawcell\x1flive", "s-mid"): stale,
+        ("\x1fclawcell\x1flive", "s-new"): stale,
+        ("\x1fclawcell\x1fworkers", "s-mid"): "{}",  # keyed like it by chance: not its row
+    }
+    _rows(new_store, rows)
+    assert a.delete("/api/sessions/s-mid", headers=CSRF).status_code == 200
+    assert _rows(new_store, dict.fromkeys(rows)) == {
+        "s-mid\x1fplay/run:1": False,
+        "s-mid\x1fapprovals/d1": False,
+        "s-mid/sub/1/k": True,
+        "s-midnight/k": True,
+        "\x1fclawcell\x1flive/s-mid": False,
+        "\x1fclawcell\x1flive/s-new": True,
+        "\x1fclawcell\x1fworkers/s-mid": True,
+    }
+
+
+def test_a_session_whose_sub_agent_run_runs_cannot_be_deleted(
+    new_store: Factory, two: tuple[TestClient, TestClient]
+) -> None:
+    # Its heartbeat would write the session's derived rows again after the delete.
+    a, _ = two
+    _rows(new_store, {("s-mid\x1fsubagents", "sub_1"): _running_record("s-mid")})
+    refused = a.delete("/api/sessions/s-mid", headers=CSRF)
+    assert (refused.status_code, refused.json()) == (409, {
+        "error": "session 's-mid' has sub-agent runs running: wait for them to end, then "
+                 "delete the session.", "code": "subagents_running",
+    })  # fmt: skip
+    assert len(a.get("/api/sessions/s-mid/history").json()) == 2

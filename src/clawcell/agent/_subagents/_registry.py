@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Final
 
-from ...store import SessionStore
+from ...store import SessionStore, cancel_requested
 from .._agent import Agent
 from ._run import SubagentRun, cancel, drive, settled
 from ._run_book import KEEP_FINISHED_RUNS, RunBook
@@ -77,6 +77,10 @@ class RunRegistry:
         # One sync or sweep at a time: each checks "driven here?" before a claim it awaits.
         self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
+        # Runs that ended here but whose final record the store refused (it was down): their
+        # record still says `running`, so each sweep saves them again before anything else,
+        # or a sweep (here or on another worker) would resume a run that finished.
+        self._unsaved: dict[str, SubagentRun] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
 
@@ -133,6 +137,8 @@ class RunRegistry:
         in flight (the store's index), and unlist the runs that ended; the ids resumed."""
         resumed: list[str] = []
         async with self._sync_lock:
+            for run in list(self._unsaved.values()):
+                await self._save(run)
             for parent, run_ids in (await self._book.indexed()).items():
                 stored = {run.run_id: run for run in await self._book.load(parent)}
                 for run_id in run_ids:
@@ -218,9 +224,14 @@ class RunRegistry:
                 if run.status != "running" or run.handle is None or run.handle.done():
                     return
                 run.alive_at = time.time()
-            await self._book.save(run)
-        if not beat and run.status != "running":
-            await self._retain(run.parent)
+            saved = await self._book.save(run)
+        if beat or run.status == "running":
+            return
+        if not saved:
+            self._unsaved[run.run_id] = run
+            return
+        self._unsaved.pop(run.run_id, None)
+        await self._retain(run.parent)
 
     async def _retain(self, parent: str) -> None:
         """Keep `parent`'s newest `keep` finished runs, in the store and in memory."""
@@ -235,22 +246,20 @@ class RunRegistry:
 
     async def _beat(self) -> None:
         # A cancelled heartbeat stops even when a store call it was in swallowed the
-        # cancellation (a pool's connection wait can): an event loop closing with the agent
-        # still open cancels this task and then waits for it, forever if it looped on.
-        task = asyncio.current_task()
-        cancelled = lambda: task is not None and task.cancelling() > 0  # noqa: E731
-        while not self.closed:
+        # cancellation (`cancel_requested`): an event loop closing with the agent still open
+        # cancels this task and then waits for it, forever if it looped on.
+        while not self.closed and not cancel_requested():
             if self._durable:  # only a store that outlives the agent can hold orphans
                 try:
                     await self.sweep()
                 except Exception:  # the next beat sweeps again; the heartbeat must go on
                     _log.warning("the sweep of sub-agent runs failed", exc_info=True)
-            if cancelled():
+            if cancel_requested():
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._lease / 3):
                     await self._closing.wait()
-            if self.closed or cancelled():
+            if self.closed or cancel_requested():
                 return
             for run in [r for r in self.runs.values() if r.owner == self._owner]:
                 await self._save(run, beat=True)

@@ -54,10 +54,11 @@ class RunBook:
     def __init__(self, store: EntryStore) -> None:
         self._store = store
 
-    async def save(self, run: SubagentRun) -> None:
+    async def save(self, run: SubagentRun) -> bool:
         """Write `run`'s record, then list it in the index while it runs and take it out once
-        it ended; a store outage is logged (the run goes on in memory; the next save of a
-        running record lists it again)."""
+        it ended; whether the record was written. A store outage is logged (the run goes on
+        in memory; the next save of a running record lists it again, and the registry saves
+        a final record again until it is written)."""
         text = json.dumps(run.record(), ensure_ascii=False, separators=(",", ":"))
         try:
             await self._store.put(run.parent + _SUFFIX, run.run_id, StoredValue(json=text))
@@ -68,6 +69,8 @@ class RunBook:
                 await self._store.delete(INDEX, run.run_id)
         except ClawcellError:
             _log.warning("saving sub-agent run %r failed", run.run_id, exc_info=True)
+            return False
+        return True
 
     async def indexed(self) -> dict[str, list[str]]:
         """The runs the index lists as in flight, by parent session (`{}` on a store outage,

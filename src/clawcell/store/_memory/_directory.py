@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..._session_ids import derived_bounds
 from .._directory import (
     SessionPage,
     SessionRecord,
@@ -16,6 +17,7 @@ from .._directory import (
     encode_cursor,
 )
 from .._records import ParkedRun, StoredValue
+from .._waiting import Waiters
 
 __all__ = ["MemoryDirectory", "MemoryMeta"]
 
@@ -37,6 +39,8 @@ class MemoryDirectory:
     _transcripts: dict[str, list[str]]
     _updated: dict[str, float]
     _meta: dict[str, MemoryMeta]
+    _results: dict[tuple[str, str], tuple[str, float | None]]
+    _waiters: Waiters
 
     def _ensure_open(self) -> None:
         raise NotImplementedError  # `MemoryStore` provides it
@@ -107,6 +111,14 @@ class MemoryDirectory:
 
     async def delete_session(self, session_id: str) -> bool:
         self._ensure_open()
-        for rows in (self._entries, self._runs, self._updated, self._meta):
+        prefix, _ = derived_bounds(session_id)
+        for row in [r for r in self._runs if r == session_id or r.startswith(prefix)]:
+            for run_id in self._runs.pop(row):
+                self._waiters.notify((row, run_id))  # its followers learn it is gone
+        for row in [r for r in self._entries if r == session_id or r.startswith(prefix)]:
+            del self._entries[row]
+        for key in [k for k in self._results if k[0] == session_id or k[0].startswith(prefix)]:
+            del self._results[key]
+        for rows in (self._updated, self._meta):
             rows.pop(session_id, None)
         return self._transcripts.pop(session_id, None) is not None

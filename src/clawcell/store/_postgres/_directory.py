@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
+from ..._session_ids import derived_bounds
 from .. import _directory_sql as sql
 from .._directory import (
     SessionPage,
@@ -28,6 +29,9 @@ __all__ = ["PostgresDirectory"]
 
 _PAGE: Final = for_postgres(sql.PAGE.replace("{contains}", sql.POSTGRES_CONTAINS))
 _DELETE: Final[tuple[LiteralString, ...]] = tuple(for_postgres(s) for s in sql.DELETE)
+_DELETE_DERIVED: Final[tuple[LiteralString, ...]] = tuple(
+    for_postgres(s.replace("{c}", sql.POSTGRES_BYTE_ORDER)) for s in sql.DELETE_DERIVED
+)
 
 
 class PostgresDirectory:
@@ -72,8 +76,10 @@ class PostgresDirectory:
         return None if row is None else record_from_row(row)
 
     async def delete_session(self, session_id: str) -> bool:
-        rows = 0
+        rows, bounds = 0, derived_bounds(session_id)
         async with self._connection() as conn, conn.transaction():
+            for statement in _DELETE_DERIVED:
+                await conn.execute(statement, bounds)
             for statement in _DELETE:
                 rows = (await conn.execute(statement, (session_id,))).rowcount
         return rows > 0

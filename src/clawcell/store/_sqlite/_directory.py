@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..._session_ids import derived_bounds
 from .. import _directory_sql as sql
 from .._directory import SessionPage, SessionRecord, decode_cursor, encode_cursor, record_from_row
 from ._connection import write
@@ -11,6 +12,7 @@ from ._connection import write
 __all__ = ["delete", "page", "record", "update"]
 
 _PAGE = sql.PAGE.replace("{contains}", sql.SQLITE_CONTAINS)
+_DELETE_DERIVED = tuple(s.replace("{c}", "") for s in sql.DELETE_DERIVED)
 _SEARCH_TABLES = (
     "DELETE FROM transcript_fts WHERE session_id = ?",
     "DELETE FROM transcript_fts_state WHERE session_id = ?",
@@ -51,13 +53,17 @@ def update(
 
 
 def delete(conn: sqlite3.Connection, session_id: str) -> bool:
-    """Remove the session's rows (and its full-text index rows, once that index exists)."""
+    """Remove the session's rows and its derived rows (and its full-text index rows, once
+    that index exists)."""
+    bounds = derived_bounds(session_id)
     with write(conn):
         indexed = conn.execute(
             "SELECT count(*) FROM sqlite_master WHERE name = 'transcript_fts_state'"
         ).fetchone()[0]
         for statement in _SEARCH_TABLES if indexed else ():
             conn.execute(statement, (session_id,))
+        for statement in _DELETE_DERIVED:
+            conn.execute(statement, bounds)
         rows = 0
         for statement in sql.DELETE:
             rows = conn.execute(statement, (session_id,)).rowcount

@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from ...store import cancel_requested
 from . import _turns
 from ._live_rows import LiveRows, Record, queue_of, row_of, running_of, turns_of
 
@@ -45,7 +46,7 @@ async def follow_rows(
         running = running_of(meta)
         done = int(running[1]["seq"]) - 1 if running else int(meta.get("last", 0))
     offset, chunk, sent_queue, followed = start, 0, None, None
-    while not rows.closing.is_set():
+    while not rows.closing.is_set() and not cancel_requested():
         queue = [m.to_json() for m in queue_of(meta)]
         if queue != sent_queue:
             sent_queue = queue

@@ -32,7 +32,7 @@ import time
 from typing import Any, Final, cast
 
 from ...errors import StaleRunError, StoreUnavailableError
-from ...store import FirstWriter, SessionStore, StoredValue
+from ...store import FirstWriter, SessionStore, StoredValue, cancel_requested
 from ._turns import RETAIN_S, RETAIN_TURNS, LiveTurn, QueuedMessage
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "LiveRows",
     "Record",
     "TurnWriter",
-    "cancelled",
     "evictable",
     "queue_of",
     "row_of",
@@ -72,14 +71,6 @@ _RETRY: Final = 0.05
 _log = logging.getLogger("clawcell.ui")
 
 Record = dict[str, Any]
-
-
-def cancelled() -> bool:
-    """Whether the running task was asked to stop, even if a store call it awaited swallowed
-    the `CancelledError` (a pool's connection wait can): its loops must end then too, or an
-    event loop closing around them waits forever."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 def row_of(session_id: str) -> str:
@@ -232,7 +223,7 @@ class TurnWriter:
                 await self._write()
             except StoreUnavailableError:
                 _log.warning("storing the messages of turn %r failed", turn.turn_id, exc_info=True)
-            if self.done.is_set() and self.sent >= len(turn.messages):
+            if cancel_requested() or (self.done.is_set() and self.sent >= len(turn.messages)):
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._flush):

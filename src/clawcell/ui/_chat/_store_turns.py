@@ -9,8 +9,8 @@ disjoint keys, woken by `NOTIFY` or polling), `put_new` elections (who starts th
 in chunks written at most every 0.1 s, and the workers' heartbeats.
 
 A running turn whose worker's heartbeat lapsed is ended by the first worker that notices (a
-request, a follower, or each worker's sweep): see `docs/scale-out.md`. This worker's own
-turns are tasks here; memory holds nothing else, so nothing can go stale in it.
+request, a follower, or each worker's sweep, started with the app: `tend`): see
+`docs/scale-out.md`. This worker's own turns are tasks here; nothing else is in memory.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
-from ...errors import ConfigurationError, StoreUnavailableError
-from ...store import FirstWriter, SessionStore, StoredValue
+from ...errors import ClosedError, ConfigurationError, StoreUnavailableError
+from ...store import FirstWriter, SessionStore, StoredValue, cancel_requested
 from ._live_follow import follow_rows
 from ._live_rows import (
     FLUSH_SECONDS,
@@ -37,7 +37,6 @@ from ._live_rows import (
     LiveRows,
     Record,
     TurnWriter,
-    cancelled,
     evictable,
     queue_of,
     row_of,
@@ -137,7 +136,7 @@ class StoreTurns:
 
     async def start(self, session_id: str, producer: Producer) -> LiveTurn | None:
         await self._rows.beat()
-        self._ensure_sweeper()
+        self.tend()
         row = row_of(session_id)
         for _ in range(5):
             meta, _revision = await self._rows.load(session_id)
@@ -226,24 +225,24 @@ class StoreTurns:
     async def _control(self, session_id: str, turn: LiveTurn) -> None:
         """Set the turn's `stop` when a Stop for it is recorded (by any worker)."""
         revision: int | None = None
-        while not turn.stop.is_set():
+        while not turn.stop.is_set() and not cancel_requested():
             try:
                 meta, revision = await self._rows.load(session_id)
                 stops = meta.get("stops")
                 if isinstance(stops, dict) and cast(Record, stops).get(turn.turn_id):
                     turn.stop.set()
+                if turn.stop.is_set() or cancel_requested():  # the read may have swallowed it
                     return
                 await self._rows.wait(session_id, timeout=self._lease / 3, since=revision)
             except StoreUnavailableError:
                 _log.warning("watching turn %r for a Stop failed", turn.turn_id, exc_info=True)
-                await asyncio.sleep(self._lease / 10)
+                await asyncio.sleep(0 if cancel_requested() else self._lease / 10)
 
     async def stop(self, session_id: str, turn_id: str) -> TurnState | None:
         if (owned := self._owned.get(turn_id)) is not None:
-            state = owned.state
-            if state == "running":
+            if owned.state == "running":
                 owned.stop.set()
-            return state
+            return owned.state
         meta, _ = await self._rows.load(session_id)
         record = turns_of(meta).get(turn_id)
         if record is None:
@@ -351,20 +350,21 @@ class StoreTurns:
         finally:
             self._ending.discard(turn_id)
 
-    def _ensure_sweeper(self) -> None:
+    def tend(self) -> None:
+        """Start sweeping (the app's lifespan does; a first turn does without one)."""
         if self._sweeper is None and not self._closing.is_set():
             self._sweeper = asyncio.get_running_loop().create_task(self._sweeping())
 
     async def _sweeping(self) -> None:
         """Every third of the lease: renew the heartbeat, end dead workers' turns."""
-        while not self._closing.is_set() and not cancelled():
+        while not self._closing.is_set() and not cancel_requested():
             try:
                 await self._rows.beat()
                 await self.sweep()
             except StoreUnavailableError:
                 _log.warning("the turn sweep failed; retrying", exc_info=True)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(0 if cancelled() else self._lease / 3):
+                async with asyncio.timeout(0 if cancel_requested() else self._lease / 3):
                     await self._closing.wait()
 
     async def sweep(self) -> int:
@@ -391,10 +391,9 @@ class StoreTurns:
             turn.stop.set()
         if self._sweeper is not None:
             self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         tasks = list(self._tasks)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        with contextlib.suppress(StoreUnavailableError):
+        with contextlib.suppress(StoreUnavailableError, ClosedError):  # closed first: it lapses
             await self._rows.withdraw()

@@ -32,9 +32,11 @@ from ...store import (
     TranscriptHit,
     TranscriptSearch,
 )
+from .._chat._live_rows import INDEX as RUNNING_TURNS
 from .._chat._turns import TurnRegistry
 from .._protocol import ChatAgent, agent_store
 from .._responses import bad_request, json_body
+from .._subagent_rows import stored_runs
 from ._paths import path_session
 
 __all__ = ["MAX_HITS", "SessionList", "directory_of"]
@@ -102,8 +104,10 @@ class SessionList:
         return JSONResponse(record.to_json())
 
     async def delete(self, request: Request) -> Response:
-        """`DELETE /api/sessions/{session}`: the transcript, record and state; 409 while a
-        turn runs (or messages wait in its queue)."""
+        """`DELETE /api/sessions/{session}`: the transcript, record, state and derived rows,
+        and its entry in the index of running turns; 409 while a turn runs (or messages wait
+        in its queue) or a sub-agent run it started runs (its heartbeat would write the
+        session's rows again)."""
         session_id = path_session(request)
         if isinstance(session_id, Response):
             return session_id
@@ -111,6 +115,8 @@ class SessionList:
             return self._missing()
         if await self.turns.current(session_id) is not None or await self.turns.queue(session_id):
             return _running(session_id)
+        if any(run.get("status") == "running" for run in await stored_runs(self.agent, session_id)):
+            return _subagents_running(session_id)
         store = agent_store(self.agent)
         hold = None
         if isinstance(store, SessionStore):
@@ -119,6 +125,8 @@ class SessionList:
                 return _running(session_id)
         try:
             deleted = await self.directory.delete_session(session_id)
+            if isinstance(store, SessionStore):  # no turn of it runs: an entry left is stale
+                await store.delete(RUNNING_TURNS, session_id)
         finally:
             if hold is not None:
                 await hold.release()
@@ -198,6 +206,14 @@ def _running(session_id: str) -> Response:
     return JSONResponse(
         {"error": f"session {session_id!r:.80} has a turn running (or messages queued): stop it "
                   "or wait for it to end, then delete the session.", "code": "turn_running"},
+        status_code=409,
+    )  # fmt: skip
+
+
+def _subagents_running(session_id: str) -> Response:
+    return JSONResponse(
+        {"error": f"session {session_id!r:.80} has sub-agent runs running: wait for them to "
+                  "end, then delete the session.", "code": "subagents_running"},
         status_code=409,
     )  # fmt: skip
 
