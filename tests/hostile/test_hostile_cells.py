@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from clawcell import CodeMode, Limits
+from clawcell import CodeMode, Limits, Tool
 from clawcell.runtime import V8Executor
 from tests.conftest import FAST, echo_tool, failure, with_mode
 
@@ -452,7 +452,29 @@ def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile, executor: 
     assert pristine["leak"] == "undefined"
 
 
+_V8_PRISTINE: dict[tuple[tuple[str, ...], Limits], dict[str, Any]] = {}
+
+
+def v8_pristine(tools: list[Tool] | None = None, limits: Limits = PROBE_LIMITS) -> dict[str, Any]:
+    """The probe of a fresh V8 runtime over `tools` (`None`: the echo tool).
+
+    Every V8 runtime starts in a clean worker, never one that ran a cell, so this is the same
+    for every fresh runtime over the same catalog: a test process runs it once per catalog and
+    limits (a Deno worker boot saved per case), and each case's probe afterwards, in a fresh
+    runtime, must equal it. A case that polluted anything the next runtime sees fails that
+    comparison, whichever test ran first."""
+    key = (tuple(t.name for t in tools or [echo_tool()]), limits)
+    if key not in _V8_PRISTINE:
+        executor = V8Executor(spares=0)
+        try:
+            _V8_PRISTINE[key] = with_mode(_probe, tools=tools, limits=limits, executor=executor)
+        finally:
+            executor.close()
+    return _V8_PRISTINE[key]
+
+
 def _run_v8(case: Hostile) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    pristine = v8_pristine()
     executor = V8Executor(spares=1)
     limits = case.limits
     if case.code_ != "timeout":
@@ -462,7 +484,6 @@ def _run_v8(case: Hostile) -> tuple[dict[str, Any], dict[str, Any], dict[str, An
         return await mode.exec(case.code)
 
     try:
-        pristine = with_mode(_probe, limits=PROBE_LIMITS, executor=executor)
         envelope = with_mode(run_case, limits=limits, executor=executor)
         return pristine, envelope, with_mode(_probe, limits=PROBE_LIMITS, executor=executor)
     finally:

@@ -22,6 +22,7 @@ from tests.hostile import _corpus as corpus
 from tests.hostile._traps import SINKS, TRAPS, trap_code
 from tests.hostile.test_hostile_cells import (
     _probe,  # pyright: ignore[reportPrivateUsage]
+    v8_pristine,
 )
 
 DATA = Path(__file__).with_name("data")
@@ -122,8 +123,10 @@ def run_case(
 
 
 def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
-    """On V8 the probes run with a roomy budget in runtimes that share the case's executor
-    (its pool and warm workers), so a loaded machine cannot time them out."""
+    """On V8 the probes run with a roomy budget, the one after the case in a runtime that
+    shares the case's executor (its pool and warm workers), so a loaded machine cannot time
+    them out; the one before is a fresh runtime's, the same for every case (`v8_pristine`)."""
+    before = v8_pristine(_tools(), ROOMY)
     executor = V8Executor(spares=1)
 
     async def probe(mode: CodeMode) -> Any:
@@ -133,7 +136,6 @@ def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
         return await mode.exec(code)
 
     try:
-        before = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
         envelope = with_mode(case, tools=_tools(), limits=limits, executor=executor)
         after = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
     finally:
