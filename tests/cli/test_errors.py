@@ -1,7 +1,7 @@
 """Every failure a person can cause at the command line, as docs/cli.md's Errors table lists
-it: each row runs as written, in a new process, and must exit with the documented status,
-say one line on stderr (with the documented words, never a traceback), and create or change
-no file."""
+it: each row runs as written, in a new process (forked from one that imported the command line
+once, `_forks`), and must exit with the documented status, say one line on stderr (with the
+documented words, never a traceback), and create or change no file."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from clawcell.cli._main import EXIT_BUG, EXIT_INTERRUPTED, main
+from tests.cli._forks import Done, Forks
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,18 +112,18 @@ def _environment(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    prelude = _WITHOUT_UI if argv[:1] == ["serve"] and "--demo" in argv else "import sys; "
-    return subprocess.run(
-        [sys.executable, "-c", prelude + _MAIN, *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+@pytest.fixture(scope="module")
+def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Forks]:
+    forks = Forks(_environment(tmp_path_factory.mktemp("forks")))
+    try:
+        yield forks
+    finally:
+        forks.close()
+
+
+def _run(forks: Forks, argv: list[str], cwd: Path, env: dict[str, str]) -> Done:
+    without_ui = argv[:1] == ["serve"] and "--demo" in argv
+    return forks.run(argv, cwd=cwd, env=env, without_ui=without_ui)
 
 
 ROWS = rows()
@@ -135,10 +137,10 @@ def test_the_table_lists_every_kind_of_failure() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.when for r in ROWS])
 def test_each_documented_error_is_one_line_with_its_exit_status(
-    row: Row, workdir: Path, tmp_path: Path
+    row: Row, workdir: Path, tmp_path: Path, forks: Forks
 ) -> None:
     before = _snapshot(workdir)
-    done = _run(row.argv, workdir, _environment(tmp_path))
+    done = _run(forks, row.argv, workdir, _environment(tmp_path))
     assert done.returncode == row.exit, done.stderr
     assert "Traceback" not in done.stderr
     if row.exit == 1:
@@ -205,15 +207,16 @@ def test_an_unexpected_error_is_one_line_with_the_debug_hint(
 
 
 def test_a_corrupt_store_is_refused_before_any_background_work(
-    workdir: Path, tmp_path: Path
+    workdir: Path, tmp_path: Path, forks: Forks
 ) -> None:
-    done = _run(["run", "store.js", "--store", "corrupt.db"], workdir, _environment(tmp_path))
+    argv = ["run", "store.js", "--store", "corrupt.db"]
+    done = _run(forks, argv, workdir, _environment(tmp_path))
     assert done.stderr == (
         f"clawcell: --store {str(workdir / 'corrupt.db')!r} is not a clawcell store; name a "
         "new file or one a clawcell command created.\n"
     )
     # and a good store in the same directory still works
-    done = _run(["run", "store.js", "--store", "fresh.db"], workdir, _environment(tmp_path))
+    done = _run(forks, ["run", "store.js", "--store", "fresh.db"], workdir, _environment(tmp_path))
     try:
         assert (done.returncode, done.stderr) == (0, "")
         assert re.search(r'"value": 1\b', done.stdout)

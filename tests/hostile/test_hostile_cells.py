@@ -483,7 +483,7 @@ def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile, executor: 
     if executor == "v8":  # probes with a roomy budget: see `test_hostile_corpus._run_v8`
         pristine, envelope, after = _run_v8(case)
     else:
-        pristine, envelope, after = probed(case.code, limits=case.limits)
+        pristine, envelope, after = probed(case.code, limits=case_limits(case))
     name = next(i for i, c in CASES.items() if c is case)
     if executor == "v8" and name in _V8_OUTCOME:
         assert (envelope["status"], envelope.get("code")) == _V8_OUTCOME[name], envelope
@@ -493,17 +493,45 @@ def test_hostile_cell_ends_cleanly_and_leaves_no_trace(case: Hostile, executor: 
     assert pristine["leak"] == "undefined"
 
 
+def case_limits(case: Hostile) -> Limits:
+    """A case's limits, with a roomy budget unless the case ends by its deadline: a case
+    recorded as completing (or failing otherwise) must not time out because the machine is
+    loaded; a hang would still end, at the roomy budget."""
+    if case.code_ == "timeout":
+        return case.limits
+    return dataclasses.replace(case.limits, timeout_ms=max(case.limits.timeout_ms, 10_000))
+
+
+_V8_PRISTINE: dict[tuple[tuple[str, ...], Limits], dict[str, Any]] = {}
+
+
+def v8_pristine(tools: list[Tool] | None = None, limits: Limits = PROBE_LIMITS) -> dict[str, Any]:
+    """The probe of a fresh V8 runtime over `tools` (`None`: the echo tool).
+
+    Every V8 runtime starts in a clean worker, never one that ran a cell, so this is the same
+    for every fresh runtime over the same catalog: a test process runs it once per catalog and
+    limits (a Deno worker boot saved per case), and each case's probe afterwards, in a fresh
+    runtime, must equal it. A case that polluted anything the next runtime sees fails that
+    comparison, whichever test ran first."""
+    key = (tuple(t.name for t in tools or [echo_tool()]), limits)
+    if key not in _V8_PRISTINE:
+        executor = V8Executor(spares=0)
+        try:
+            _V8_PRISTINE[key] = with_mode(_probe, tools=tools, limits=limits, executor=executor)
+        finally:
+            executor.close()
+    return _V8_PRISTINE[key]
+
+
 def _run_v8(case: Hostile) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    pristine = v8_pristine()
     executor = V8Executor(spares=1)
-    limits = case.limits
-    if case.code_ != "timeout":
-        limits = dataclasses.replace(limits, timeout_ms=max(limits.timeout_ms, 10_000))
+    limits = case_limits(case)
 
     async def run_case(mode: CodeMode) -> dict[str, Any]:
         return await mode.exec(case.code)
 
     try:
-        pristine = with_mode(_probe, limits=PROBE_LIMITS, executor=executor)
         envelope = with_mode(run_case, limits=limits, executor=executor)
         return pristine, envelope, with_mode(_probe, limits=PROBE_LIMITS, executor=executor)
     finally:

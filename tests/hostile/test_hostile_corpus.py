@@ -24,6 +24,7 @@ from tests.hostile._traps import SINKS, TRAPS, trap_code
 from tests.hostile.test_hostile_cells import (
     _probe,  # pyright: ignore[reportPrivateUsage]
     probed,
+    v8_pristine,
 )
 
 DATA = Path(__file__).with_name("data")
@@ -94,10 +95,11 @@ def _same(summary: dict[str, Any], expected: dict[str, Any], executor: str, key:
     return True
 
 
-def v8_limits(limits: Limits, code: str) -> Limits:
-    """`limits` for a case on V8: a cell that is not meant to reach its deadline gets 10 s,
-    since each bridge round trip crosses a process boundary, which a loaded machine can slow
-    past a 250 ms budget (the recorded outcome, not the budget, is what the case checks)."""
+def case_limits(limits: Limits, code: str) -> Limits:
+    """`limits` for a case: a cell that is not meant to reach its deadline gets 10 s, on
+    either executor, since a loaded machine (or a coverage run) can slow a cell that takes
+    30 ms alone past a 250 ms budget, and on V8 each bridge round trip also crosses a process
+    boundary; the recorded outcome, not the budget, is what the case checks."""
     if code in corpus.NATIVE_FLOODS.values() or "for (;;)" in code or "while (true)" in code:
         return limits
     return dataclasses.replace(limits, timeout_ms=max(limits.timeout_ms, 10_000))
@@ -108,8 +110,9 @@ def run_case(
 ) -> dict[str, Any]:
     """The case's envelope summary on `executor`, after checking that probes before and
     after agree."""
+    limits = case_limits(limits, code)
     if executor == "v8":
-        return _run_v8(code, v8_limits(limits, code))
+        return _run_v8(code, limits)
 
     before, envelope, after = probed(code, tools=_tools(), limits=limits, guest_thread=guest_thread)
     assert after == before
@@ -117,8 +120,10 @@ def run_case(
 
 
 def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
-    """On V8 the probes run with a roomy budget in runtimes that share the case's executor
-    (its pool and warm workers), so a loaded machine cannot time them out."""
+    """On V8 the probes run with a roomy budget, the one after the case in a runtime that
+    shares the case's executor (its pool and warm workers), so a loaded machine cannot time
+    them out; the one before is a fresh runtime's, the same for every case (`v8_pristine`)."""
+    before = v8_pristine(_tools(), ROOMY)
     executor = V8Executor(spares=1)
 
     async def probe(mode: CodeMode) -> Any:
@@ -128,7 +133,6 @@ def _run_v8(code: str, limits: Limits) -> dict[str, Any]:
         return await mode.exec(code)
 
     try:
-        before = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
         envelope = with_mode(case, tools=_tools(), limits=limits, executor=executor)
         after = with_mode(probe, tools=_tools(), limits=ROOMY, executor=executor)
     finally:
