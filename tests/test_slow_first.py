@@ -34,3 +34,28 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-2000:]
     workers = set(re.findall(r"\[(gw\d+)\] \[ *\d+%\] PASSED \S+@one", result.stdout))
     assert len(workers) == 1, result.stdout[-2000:]
+
+
+def test_a_module_fixture_is_made_once_though_its_tests_name_no_group(tmp_path: Path) -> None:
+    """A module whose tests share a module-scoped fixture runs on one worker in one stretch
+    (tests/conftest.py groups it), so the fixture is made once, however the other modules'
+    tests are scheduled around it."""
+    made = tmp_path / "made"
+    (tmp_path / "test_shared.py").write_text(
+        "import pytest\n"
+        "@pytest.fixture(scope='module')\n"
+        "def shared():\n"
+        f"    with open({str(made)!r}, 'a') as log: log.write('made\\n')\n"
+        + "".join(f"def test_{n}(shared) -> None: pass\n" for n in range(8))
+    )
+    for module in ("a", "b"):  # ungrouped tests that the idle worker takes in between
+        (tmp_path / f"test_{module}.py").write_text(
+            "".join(f"def test_{n}() -> None: pass\n" for n in range(8))
+        )
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-n", "2",
+               "--dist", "loadgroup", "-v", "-p", "no:cacheprovider", str(tmp_path)]  # fmt: skip
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert made.read_text() == "made\n", result.stdout[-2000:]
+    grouped = re.findall(r"PASSED \S+/test_shared\.py::test_\d+@\S*test_shared ", result.stdout)
+    assert len(grouped) == 8, result.stdout[-2000:]
