@@ -5,10 +5,13 @@ Imported as `tests.conftest` by the cell, hostile and CLI tests (no fixtures her
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import select
 import signal
+import sysconfig
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -133,6 +136,44 @@ SLOW_FIRST: tuple[str, ...] = (
 collected first so that pytest-xdist, which hands each idle worker the next test, does not
 end the run with one worker on a long test and the other idle. A hint for speed only: a file
 missing here runs in its usual place."""
+
+
+INSTALLED = tuple(Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib"))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Give a test that uses a module- or class-scoped fixture an `xdist_group` named after
+    its module (a package-scoped one: its directory), unless it has a group already; fixtures
+    of installed plugins (anyio's module-scoped `anyio_backend`) do not count. Called as each
+    test is collected, before pytest-xdist names the groups.
+
+    Under `--dist loadgroup` an ungrouped test goes to whichever worker is idle, so a
+    module's tests interleave with other modules' on every worker, and pytest tears a module
+    fixture down whenever the next test comes from another module: a fixture meant to be made
+    once a module (a Chromium launch, a built fixture tree) was made about once a test.
+    Grouped, a module's tests run one after another on one worker, and it is made once."""
+    if item.get_closest_marker("xdist_group") is not None:
+        return
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:  # not a function test (a doctest, say)
+        return
+    scopes = {
+        str(fixture.scope)
+        for fixtures in info.name2fixturedefs.values()
+        for fixture in fixtures
+        if not _installed(fixture.func)
+    }
+    module = str(item.nodeid).split("::", 1)[0].removesuffix(".py").split("/")
+    if "package" in scopes:
+        item.add_marker(pytest.mark.xdist_group(".".join(module[:-1])))
+    elif scopes & {"module", "class"}:
+        item.add_marker(pytest.mark.xdist_group(".".join(module)))
+
+
+def _installed(function: Any) -> bool:
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    path = Path(code.co_filename).resolve() if code is not None else None
+    return path is None or any(path.is_relative_to(place) for place in INSTALLED)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook has named the groups

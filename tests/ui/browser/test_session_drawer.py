@@ -1,7 +1,14 @@
 """The session drawer in Chromium at 1280 and 390 px, light and dark: rename, pin, archive and
 delete from the keyboard (delete asks first, and a running turn's session is refused with its
 message), message search whose hit opens the session at the message, and no serious axe
-violation in any of the drawer's states."""
+violation in any of the drawer's states.
+
+The matrix: each behaviour runs at both widths (at 390 px the drawer is an overlay, with its
+own open, close and focus code), once. The theme is CSS alone here (`prefers-color-scheme` in
+app.css, no colour transitions; the one script that reads it, surfaces.js, follows its changes
+and the drawer has no surface), so in every state the checks cover, `_looks` runs axe and takes
+the screenshot in light and then in dark on the same page: both themes at both widths, as the
+four-way matrix checked them, without running each behaviour four times."""
 
 from __future__ import annotations
 
@@ -18,18 +25,26 @@ from tests.ui.browser.conftest import Running, screenshot, serve
 
 pytestmark = pytest.mark.slow  # each test starts a server and a browser
 
-LOOKS = [
-    pytest.param(1280, "light", id="desktop-light"),
-    pytest.param(1280, "dark", id="desktop-dark"),
-    pytest.param(390, "light", id="phone-light"),
-    pytest.param(390, "dark", id="phone-dark"),
-]
+WIDTHS = [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
 
 
-def _page(browser: Browser, width: int, scheme: str) -> Page:
-    context = browser.new_context(viewport={"width": width, "height": 860},
-                                  color_scheme="dark" if scheme == "dark" else "light")  # fmt: skip
+def _page(browser: Browser, width: int) -> Page:
+    context = browser.new_context(viewport={"width": width, "height": 860}, color_scheme="light")
     return context.new_page()
+
+
+def _looks(page: Page, width: int, shot: str = "") -> None:
+    """No serious axe violation in light and in dark (and the screenshot `shot` of each), the
+    page left light."""
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (
+            scheme == "dark"
+        )
+        assert serious_violations(page) == [], scheme
+        if shot:
+            screenshot(page, f"{shot}-{'desktop' if width == 1280 else 'phone'}-{scheme}")
+    page.emulate_media(color_scheme="light")
 
 
 def _seed(running: Running) -> None:
@@ -69,7 +84,7 @@ def _archive(page: Page) -> None:
     archived.click()
 
 
-def _delete(page: Page, look: str) -> None:
+def _delete(page: Page, width: int) -> None:
     page.get_by_role("button", name="Actions for Fix the flaky quokka test").click()
     page.get_by_role("button", name="Delete", exact=True).click()
     dialog = page.get_by_role("dialog")
@@ -78,8 +93,7 @@ def _delete(page: Page, look: str) -> None:
         "Delete “Fix the flaky quokka test”? Its messages are removed for good."
     )
     expect(page.get_by_role("button", name="Cancel")).to_be_focused()
-    assert serious_violations(page) == []
-    screenshot(page, f"sessions-delete-{look}")
+    _looks(page, width, "sessions-delete")
     page.keyboard.press("Escape")  # cancels: nothing deleted
     expect(dialog).to_be_hidden()
     assert "Fix the flaky quokka test" in _titles(page)
@@ -89,26 +103,22 @@ def _delete(page: Page, look: str) -> None:
     expect(page.locator("#session-notice")).to_have_text("Deleted “Fix the flaky quokka test”.")
 
 
-@pytest.mark.parametrize(("width", "scheme"), LOOKS)
-def test_rename_pin_archive_and_delete_from_the_keyboard(
-    browser: Browser, width: int, scheme: str
-) -> None:
-    page = _page(browser, width, scheme)
-    look = f"{'desktop' if width == 1280 else 'phone'}-{scheme}"
+@pytest.mark.parametrize("width", WIDTHS)
+def test_rename_pin_archive_and_delete_from_the_keyboard(browser: Browser, width: int) -> None:
+    page = _page(browser, width)
     with serve([]) as running:
         _seed(running)
         _open(page, running, width)
         assert _titles(page) == [
             "Groceries for Sunday", "Fix the flaky quokka test", "Budget for the spring offsite",
         ]  # fmt: skip
-        assert serious_violations(page) == []
+        _looks(page, width)
         menu = page.get_by_role("button", name="Actions for Budget for the spring offsite")
         menu.focus()
         page.keyboard.press("Enter")
         assert menu.get_attribute("aria-expanded") == "true"
         assert page.evaluate("document.activeElement.textContent") == "Rename"
-        assert serious_violations(page) == []
-        screenshot(page, f"sessions-actions-{look}")
+        _looks(page, width, "sessions-actions")
         page.keyboard.press("Escape")  # closes the actions, not the drawer
         assert menu.get_attribute("aria-expanded") == "false"
         assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
@@ -133,18 +143,17 @@ def test_rename_pin_archive_and_delete_from_the_keyboard(
         expect(page.locator("#session-list .session-title").first).to_have_text("Offsite budget")
 
         _archive(page)
-        _delete(page, look)
+        _delete(page, width)
         expect(page.locator("#session-list .session-title")).to_have_text(["Offsite budget"])
         assert running.call(running.store.read_transcript("s-mid")) == []
     page.context.close()
 
 
-@pytest.mark.parametrize(("width", "scheme"), LOOKS)
+@pytest.mark.parametrize("width", WIDTHS)
 def test_a_message_search_hit_opens_its_session_at_the_message(
-    browser: Browser, width: int, scheme: str
+    browser: Browser, width: int
 ) -> None:
-    page = _page(browser, width, scheme)
-    look = f"{'desktop' if width == 1280 else 'phone'}-{scheme}"
+    page = _page(browser, width)
     with serve([]) as running:
         _seed(running)
         _open(page, running, width, f"{running.login_url}&session=s-new")
@@ -155,8 +164,7 @@ def test_a_message_search_hit_opens_its_session_at_the_message(
         hit = page.locator("#message-hits a")
         assert hit.locator(".hit-where").inner_text() == "Fix the flaky quokka test · assistant"
         assert hit.locator("mark").all_inner_texts() == ["quokka", "leaks"]
-        assert serious_violations(page) == []
-        screenshot(page, f"sessions-message-search-{look}")
+        _looks(page, width, "sessions-message-search")
         page.get_by_role("combobox", name="Where to search").select_option("here")
         page.get_by_role("button", name="Search", exact=True).click()
         expect(status).to_have_text("No message matches.")
@@ -184,7 +192,7 @@ def test_a_session_whose_turn_runs_is_not_deleted_and_the_drawer_says_why(
     def tools(_: MemoryStore) -> list[Tool]:
         return [Tool(name="hold", execute=hold)]
 
-    page = _page(browser, 1280, "light")
+    page = _page(browser, 1280)
     with serve([exec_call('text("holding"); return await hold();')], tools=tools) as running:
         page.goto(f"{running.login_url}&session=busy")
         page.wait_for_selector("body[data-ready=true]")
