@@ -94,11 +94,19 @@ typecheck: $(TEST_STAMP)
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 2)')
 ISOLATED_TESTS := tests/hostile/test_hostile_source.py tests/reply/test_linearity.py
 
-# Which lines of the package the parallel run executes (SlipCover, the workers' data combined):
-# the files below 100 % are printed and the run fails under the floor `fail-under` in
-# pyproject.toml. `make test COVERAGE=0` runs the suite without it.
+# Which lines of the package the parallel run executes (SlipCover, the workers' data combined in
+# $(COVERAGE_JSON)): scripts/coverage-report.py prints the files below 100 % and fails the run
+# under the floor. `make test COVERAGE=0` runs the suite without it.
 COVERAGE ?= 1
-PYTEST := $(PY) -m $(if $(filter 1,$(COVERAGE)),slipcover -m pytest,pytest)
+COVERAGE_FLOOR := 93
+COVERAGE_JSON := $(VENV)/coverage.json
+ifeq ($(COVERAGE),1)
+PYTEST := $(PY) -m slipcover --json --out $(COVERAGE_JSON) -m pytest
+COVERAGE_REPORT := $(PY) scripts/coverage-report.py $(COVERAGE_JSON) --floor $(COVERAGE_FLOOR)
+else
+PYTEST := $(PY) -m pytest
+COVERAGE_REPORT := true
+endif
 
 # The suite keeps pytest's rewritten test modules even where the environment says not to write
 # bytecode (PYTHONDONTWRITEBYTECODE=1 here): without the cache each xdist worker rewrote every
@@ -111,9 +119,11 @@ test: $(TEST_STAMP) $(ACORN) $(AXE)
 	$(VENV)/bin/ruff check src tests bench
 	$(DENO_LINT)
 	$(WARM_ENGINE)  # before the workers start, so they do not both compile it
+	rm -f $(COVERAGE_JSON)
 	$(VENV)/bin/pyright > $(VENV)/.pyright.log 2>&1 & pyright=$$!; \
 	scripts/pg-test-env $(PYTEST) -m 'not isolated' -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=30; status=$$?; \
+	$(COVERAGE_REPORT) || status=1; \
 	wait $$pyright || status=1; echo "pyright:"; cat $(VENV)/.pyright.log; exit $$status
 	$(PY) -m pytest -m isolated $(ISOLATED_TESTS)  # timing ratios, in a process of their own
 

@@ -76,8 +76,8 @@ async def _takeover(make: Callable[[], SessionStore], session: str) -> float:
         await hang.wait()
 
     try:
-        await b.sweep()  # starts nothing; B's sweeper starts with its first turn below
-        b._ensure_sweeper()  # pyright: ignore[reportPrivateUsage]
+        await b.sweep()
+        b.tend()  # B's sweeper, as its app's lifespan starts it
         turn = await a.start(session, produce)
         assert turn is not None
         await asyncio.sleep(random.uniform(0, LEASE / 3))  # a random moment of the cycle

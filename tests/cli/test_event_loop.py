@@ -50,7 +50,8 @@ def test_asking_for_uvloop_where_it_is_missing_says_how_to_install_it(
         run_serving(_loop_type())
     assert raised.value.message == (
         "$CLAWCELL_EVENT_LOOP=uvloop, but uvloop is not installed: "
-        "`pip install 'clawcell[mcp]'` (or `pip install uvloop`)."
+        "`pip install 'clawcell[mcp]'` "
+        "(in a clawcell checkout: `.venv/bin/pip install -e '.[mcp]'`)."
     )
 
 

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TextIO, TypeVar
 
+from .._lazy import install_hint
 from ..errors import ConfigurationError
 
 __all__ = ["LOOP_VARIABLE", "loop_factory", "read_line", "run_serving"]
@@ -54,8 +55,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError as exc:
         if choice == "uvloop":
             raise ConfigurationError(
-                f"${LOOP_VARIABLE}=uvloop, but uvloop is not installed: "
-                "`pip install 'clawcell[mcp]'` (or `pip install uvloop`)."
+                f"${LOOP_VARIABLE}=uvloop, but uvloop is not installed: {install_hint('mcp')}."
             ) from exc
         return None
     return uvloop.new_event_loop
