@@ -53,7 +53,7 @@ def _rows(files: dict[str, Any]) -> list[tuple[float, str, int, int, str]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Print the coverage; fail under the floor.")
     parser.add_argument("report", type=Path, help="SlipCover's JSON report")
     parser.add_argument("--floor", type=float, required=True, help="fail under this percent")
     args = parser.parse_args(argv)
