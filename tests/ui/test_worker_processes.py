@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,18 @@ def _until(live: Iterator[tuple[str, dict[str, Any]]], kind: str) -> list[str]:
     raise AssertionError(f"the live stream ended before {kind!r}: {seen}")
 
 
+def _mended(client: httpx.Client, session: str) -> list[dict[str, Any]]:
+    """The session's history once the worker that ended a dead turn mended the transcript:
+    it tells the pages first (`turn_end`) and then stores the partial reply, so a read right
+    after `turn_end` may come before it. Bounded: a mend that never comes fails the test."""
+    deadline = time.monotonic() + 30
+    while True:
+        history: list[dict[str, Any]] = client.get(f"/api/sessions/{session}/history").json()
+        if any(m["role"] == "assistant" for m in history) or time.monotonic() > deadline:
+            return history
+        time.sleep(0.05)
+
+
 def test_a_worker_killed_mid_cell_has_its_turn_ended_by_another_and_the_page_is_told(
     workers: list[Worker],
 ) -> None:
@@ -238,7 +251,7 @@ def test_a_worker_killed_mid_reply_leaves_what_it_streamed_for_every_page_and_th
         a.process.wait()
     assert _until(live, "turn_end")[-2:] == ["done", "turn_end"]
     with b.client() as client:
-        history = client.get("/api/sessions/r/history").json()
+        history = _mended(client, "r")
         assert [(m["role"], m.get("stopReason")) for m in history] == [
             ("user", None),
             ("assistant", "error"),
