@@ -6,15 +6,16 @@ import ctypes
 import resource
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
+
+from ..._lazy import value_class
 
 __all__ = ["Rlimits"]
 
 _PR_SET_PDEATHSIG: Final = 1
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Rlimits:
     """Resource limits applied to a command (values already clamped to the hard limits)."""
 
