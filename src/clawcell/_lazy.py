@@ -120,7 +120,7 @@ def value_class(cls: _Class) -> _Class:
     if "__repr__" not in body:
         _set_method(cls, "__repr__", _repr_method(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in body:
-        _set_method(cls, "__eq__", _eq_method(_field_tuple([f.name for f in fields if f.compare])))
+        _set_method(cls, "__eq__", _eq_method([f.name for f in fields if f.compare]))
     if not explicit_hash:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         _set_method(cls, "__hash__", _hash_method(_field_tuple(hashed)))
@@ -151,11 +151,35 @@ def _repr_method(names: tuple[str, ...]) -> Callable[[object], str]:
     return reprlib.recursive_repr()(repr_)
 
 
-def _eq_method(key: Callable[[object], tuple[object, ...]]) -> Callable[[object, object], object]:
+def _eq_method(names: list[str]) -> Callable[[object, object], object]:
+    if sys.version_info >= (3, 13):
+        return _eq_by_field(names)
+    key = _field_tuple(names)
+
     def eq(self: object, other: object) -> object:
         if other.__class__ is self.__class__:
             return key(self) == key(other)
         return NotImplemented
+
+    return eq
+
+
+def _eq_by_field(names: list[str]) -> Callable[[object, object], object]:
+    """Python 3.13's generated `__eq__`: the same instance is equal, else the fields compare
+    one by one, as `self.a == other.a and self.b == other.b` (no identity shortcut per field,
+    so a NaN field is unequal to itself in another instance; the last comparison's result)."""
+
+    def eq(self: object, other: object) -> object:
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        result: object = True
+        for name in names:
+            result = getattr(self, name) == getattr(other, name)
+            if not result:
+                return result
+        return result
 
     return eq
 
