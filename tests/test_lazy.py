@@ -345,4 +345,6 @@ def test_importing_the_package_collects_at_most_once_after_it() -> None:
     generation; with it, the young objects are walked once, when the collector is back on."""
     command = [sys.executable, "-c", _IMPORT_COLLECTIONS]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout) in ([], [0])
+    # (one young collection, or a middle one if the program's allocations before left the
+    # middle generation due; `make coverage`'s start-up hook changes those)
+    assert len(json.loads(done.stdout)) <= 1
