@@ -2,32 +2,44 @@
 
 from __future__ import annotations
 
-import importlib
-import typing
+import gc as _gc
 
-from ._codemode import CodeMode
-from ._config import CodeModeOptions
-from ._limits import Limits
-from ._progress import CellUpdate
-from .catalog import Tool, ToolResult
-from .envelope import render
-from .errors import (
-    ClawcellError,
-    ClosedError,
-    ConfigurationError,
-    ContractError,
-    InputError,
-    McpError,
-    ModelError,
-    RuntimeUnavailableError,
-    SnapshotError,
-    StoreRangeError,
-    StoreTypeError,
-    StoreUnavailableError,
-    ToolError,
-    TurnLimitError,
-)
-from .store import MemoryStore, SessionStore
+# No automatic collection while the package imports: the import builds tens of thousands of
+# long-lived objects (functions, classes, their dicts) and the collector would walk them dozens
+# of times on the way (docs/benchmarks.md, "Cold start, third pass"). The collector is left as
+# the importer had it, a failed import included; its thresholds are not touched.
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    import importlib
+    import typing
+
+    from ._codemode import CodeMode
+    from ._config import CodeModeOptions
+    from ._limits import Limits
+    from ._progress import CellUpdate
+    from .catalog import Tool, ToolResult
+    from .envelope import render
+    from .errors import (
+        ClawcellError,
+        ClosedError,
+        ConfigurationError,
+        ContractError,
+        InputError,
+        McpError,
+        ModelError,
+        RuntimeUnavailableError,
+        SnapshotError,
+        StoreRangeError,
+        StoreTypeError,
+        StoreUnavailableError,
+        ToolError,
+        TurnLimitError,
+    )
+    from .store import MemoryStore, SessionStore
+finally:
+    if _collecting:
+        _gc.enable()
 
 if typing.TYPE_CHECKING:
     from .store import PostgresStore as PostgresStore

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack, cast
 
+from ._lazy import value_class
 from ._limits import Limits
 from ._runs import RunHome
 from ._session_ids import check_session_id
@@ -35,7 +36,7 @@ __all__ = ["CodeModeKeywords", "CodeModeOptions", "approvals_from", "tools_from"
 _DEFAULT_LIMITS = Limits()  # frozen: one shared value instead of a checked build per runtime
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CodeModeOptions:
     """How a `CodeMode` runs cells (everything but the tools). Frozen; checked when built.
 

@@ -1,5 +1,7 @@
-"""The optional parts of the package: names a package exports but loads on first use (PEP 562
-module `__getattr__`), names that moved, and how to add a missing extra (`install_hint`).
+"""What importing the package costs: the optional parts (names a package exports but loads on
+first use, PEP 562 module `__getattr__`), names that moved, how to add a missing extra
+(`install_hint`) and the value-class decorator (`value_class`). (The collector's pause around
+the package's own import is in `clawcell/__init__.py`, before any of this loads.)
 
 Running a cell needs a fraction of what the packages export: tool authoring, declarations,
 model-tool exports, the durable stores and snapshots are used by some processes and not by
@@ -10,12 +12,20 @@ The value is then bound in the package, so later reads are plain attribute reads
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import importlib
+import operator
+import reprlib
 import sys
+import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["install_hint", "lazy_exports", "moved_exports"]
+__all__ = ["install_hint", "lazy_exports", "moved_exports", "value_class"]
+
+_Class = typing.TypeVar("_Class", bound=type)
+_PARAMS = "__dataclass_params__"  # what `dataclasses` records of a class's decorator
 
 
 def lazy_exports(package: str, modules: Mapping[str, Iterable[str]]) -> Callable[[str], object]:
@@ -75,3 +85,107 @@ def install_hint(extra: str) -> str:
     """
     checkout = f"`.venv/bin/pip install -e '.[{extra}]'`"
     return f"`pip install 'clawcell[{extra}]'` (in a clawcell checkout: {checkout})"
+
+
+@typing.dataclass_transform(
+    kw_only_default=True,
+    frozen_default=True,
+    field_specifiers=(dataclasses.field, dataclasses.Field),
+)
+def value_class(cls: _Class) -> _Class:
+    """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, at about half
+    the cost of building the class.
+
+    The standard decorator compiles six methods from source text for every frozen class
+    (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`); with the
+    package's ~60 value classes a first cell imports, that was a fifth of a cold start's
+    instructions. Here the standard decorator still collects the fields and builds `__init__`,
+    `__setattr__` and `__delattr__` (and the docs, `__match_args__`, the field checks);
+    `__repr__`, `__eq__` and `__hash__` are closures over the field names instead of compiled
+    text, with the standard ones' results: the same text, the same comparison of the same
+    field tuples, the same hash values, the same choice of fields (`repr=`, `compare=`,
+    `hash=`), and a method the class defines itself is kept as the standard decorator keeps
+    it. `__dataclass_params__` reads as for `@dataclass(frozen=True, kw_only=True)`.
+    """
+    body = cls.__dict__
+    class_hash = body.get("__hash__", dataclasses.MISSING)
+    explicit_hash = not (
+        class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in body)
+    )
+    dataclasses.dataclass(cls, frozen=True, kw_only=True, repr=False, eq=False)
+    params: object = copy.copy(getattr(cls, _PARAMS))
+    params.repr = params.eq = True  # pyright: ignore[reportAttributeAccessIssue]
+    setattr(cls, _PARAMS, params)
+    fields = dataclasses.fields(cls)
+    if "__repr__" not in body:
+        _set_method(cls, "__repr__", _repr_method(tuple(f.name for f in fields if f.repr)))
+    if "__eq__" not in body:
+        _set_method(cls, "__eq__", _eq_method([f.name for f in fields if f.compare]))
+    if not explicit_hash:
+        hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
+        _set_method(cls, "__hash__", _hash_method(_field_tuple(hashed)))
+    return cls
+
+
+def _set_method(cls: type, name: str, method: Callable[..., object]) -> None:
+    method.__name__ = name
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    setattr(cls, name, method)
+
+
+def _field_tuple(names: list[str]) -> Callable[[object], tuple[object, ...]]:
+    """The tuple of the fields `names` of an instance, as the generated methods build it."""
+    if not names:
+        return lambda _instance: ()
+    if len(names) == 1:
+        (name,) = names
+        return lambda instance: (getattr(instance, name),)
+    return operator.attrgetter(*names)
+
+
+def _repr_method(names: tuple[str, ...]) -> Callable[[object], str]:
+    def repr_(self: object) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    return reprlib.recursive_repr()(repr_)
+
+
+def _eq_method(names: list[str]) -> Callable[[object, object], object]:
+    if sys.version_info >= (3, 13):
+        return _eq_by_field(names)
+    key = _field_tuple(names)
+
+    def eq(self: object, other: object) -> object:
+        if other.__class__ is self.__class__:
+            return key(self) == key(other)
+        return NotImplemented
+
+    return eq
+
+
+def _eq_by_field(names: list[str]) -> Callable[[object, object], object]:
+    """Python 3.13's generated `__eq__`: the same instance is equal, else the fields compare
+    one by one, as `self.a == other.a and self.b == other.b` (no identity shortcut per field,
+    so a NaN field is unequal to itself in another instance; the last comparison's result)."""
+
+    def eq(self: object, other: object) -> object:
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        result: object = True
+        for name in names:
+            result = getattr(self, name) == getattr(other, name)
+            if not result:
+                return result
+        return result
+
+    return eq
+
+
+def _hash_method(key: Callable[[object], tuple[object, ...]]) -> Callable[[object], int]:
+    def hash_(self: object) -> int:
+        return hash(key(self))
+
+    return hash_

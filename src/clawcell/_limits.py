@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from ._lazy import value_class
 from .errors import ConfigurationError
 
 __all__ = ["Limits"]
@@ -46,7 +46,7 @@ def _coerce(name: str, raw: object) -> int:
     return min(max(value, low), high)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Limits:
     """Per-call budgets of a Code Mode runtime.
 

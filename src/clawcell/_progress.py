@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+from ._lazy import value_class
 
 __all__ = ["CellUpdate", "OnUpdate", "Progress"]
 
@@ -25,7 +26,7 @@ _log = logging.getLogger("clawcell")
 UpdateKind = Literal["output", "tool_started", "tool_settled"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CellUpdate:
     """One progress event of a running cell.
 

@@ -6,16 +6,16 @@ pending requests, or failed with a failure code, phase and message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from .._lazy import value_class
 from ..envelope import FailurePhase
 from ._failures import FailureCode
 
 __all__ = ["LegOutcome", "failed_outcome"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class LegOutcome:
     """How one `exec` or `wait` leg ended."""
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from .._cell import Cell
+from .._lazy import value_class
 from ..approvals import PendingApproval
 from ..envelope import OutputLedger
 from ..errors import SnapshotError
@@ -56,7 +57,7 @@ A live guest keeps its memory (about 2.6 MiB), so the bound is the process's: pe
 RECORD_VERSION: Final = 1
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class RunHome:
     """Where a session's runs live: the store, the session's id, and whether the store is
     durable (parked runs and decisions then outlive the process)."""
@@ -115,7 +116,7 @@ class Run:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ParkedRecord:
     """What a process needs, besides the guest snapshot, to continue a parked run.
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from .._lazy import value_class
 from ..errors import InputError
 
 __all__ = [
@@ -52,7 +52,7 @@ SOURCE_SIZE_MESSAGE = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ExecArgs:
     """The arguments of one `exec` call, as the caller gave them (`problem` judges them)."""
 

@@ -18,9 +18,9 @@ literals and template text, so `"require("` in a string is fine); shell-looking 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from .._lazy import value_class
 from ._shell_detection import looks_like_shell
 from ._tokenizer import Token, tokenize
 
@@ -37,7 +37,7 @@ SHELL_SOURCE_MESSAGE = (
 # --- source checks ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SourceProblem:
     """Why a cell's source is refused before it runs, with the protocol message."""
 

@@ -26,9 +26,9 @@ import binascii
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from .._lazy import value_class
 from ..errors import ConfigurationError, InputError
 
 __all__ = [
@@ -79,7 +79,7 @@ def clean_name(name: object) -> str:
     return text[:_MAX_NAME]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Attachment:
     """A file sent with a user message: an image or a UTF-8 text file.
 

@@ -9,12 +9,13 @@ copied from it. Outside an agent turn (a bare `CodeMode`), it is `None`.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+
+from .._lazy import value_class
 
 __all__ = ["Caller", "current_caller"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Caller:
     """The agent (by its turn settings, one object per agent) and session of a tool call."""
 

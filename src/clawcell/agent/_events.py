@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+
+from .._lazy import value_class
 
 if TYPE_CHECKING:
     from ..approvals import ApprovalDecision
@@ -66,7 +68,7 @@ class _Event:
         return _wire(self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TurnUsage(_Event):
     """What one turn consumed.
 
@@ -87,7 +89,7 @@ class TurnUsage(_Event):
     wall_ms: float = 0.0
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TurnStarted(_Event):
     """A user message was accepted and the turn began."""
 
@@ -97,7 +99,7 @@ class TurnStarted(_Event):
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TextDelta(_Event):
     """A piece of model text, as the model streams it."""
 
@@ -106,7 +108,7 @@ class TextDelta(_Event):
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CellStarted(_Event):
     """The model called `exec` (a new cell, with its code) or `wait` (with the `runId`).
 
@@ -127,7 +129,7 @@ class CellStarted(_Event):
     run_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CellOutput(_Event):
     """One output item of a running cell, as the guest emits it (before the cell ends)."""
 
@@ -137,7 +139,7 @@ class CellOutput(_Event):
     item: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CellFinished(_Event):
     """The cell's leg ended.
 
@@ -153,7 +155,7 @@ class CellFinished(_Event):
     error: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ReplyEvent(_Event):
     """The final reply: channel payloads and the content blocks stored in the transcript.
 
@@ -170,7 +172,7 @@ class ReplyEvent(_Event):
     stop_reason: str = "stop"
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TurnFinished(_Event):
     """The turn ended: with a reply (`state="replied"`), or with a cell that waits only for
     approvals (`state="waiting_approval"`; `Agent.decide` continues it).
@@ -182,7 +184,7 @@ class TurnFinished(_Event):
     state: Literal["replied", "waiting_approval"] = "replied"
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ApprovalRequested(_Event):
     """A call of a cell waits for a person's decision (`Agent.decide`).
 
@@ -198,7 +200,7 @@ class ApprovalRequested(_Event):
     approval: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ApprovalDecided(_Event):
     """A decision was recorded (`Agent.decide`), or an approval expired.
 
@@ -233,7 +235,7 @@ class ApprovalDecided(_Event):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ErrorEvent(_Event):
     """The turn stopped: a cap was hit or the model failed. The typed error follows it.
 

@@ -13,15 +13,15 @@ messages answering a `toolCall` by its `toolCallId`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from .._lazy import value_class
 from ..catalog import ModelToolStyle
 
 __all__ = ["Model", "ModelEvent", "ModelRequest", "ModelResponse", "ModelText", "ToolCall"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolCall:
     """One tool call a model made.
 
@@ -36,14 +36,14 @@ class ToolCall:
     arguments: Mapping[str, Any] | str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ModelText:
     """A piece of streamed assistant text."""
 
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ModelResponse:
     """The end of one model call.
 
@@ -72,7 +72,7 @@ ModelEvent: TypeAlias = ModelText | ModelResponse
 """What `Model.stream` yields: text pieces, then one `ModelResponse`."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ModelRequest:
     """One model call.
 

@@ -14,9 +14,9 @@ import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any
 
+from .._lazy import value_class
 from ..errors import ClawcellError, ModelError, TurnLimitError
 from ..reply import build_reply
 from ..store import TranscriptStore
@@ -54,7 +54,7 @@ __all__ = ["Turn", "TurnSettings"]
 _NOT_RUN = "not run: the agent turn stopped before this call."
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TurnSettings:
     """The loop's configuration, shared by every turn of an agent."""
 

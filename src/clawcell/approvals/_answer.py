@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final, cast
 
+from .._lazy import value_class
 from ..errors import InputError
 from ._types import Decision
 
@@ -28,7 +28,7 @@ _ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 id a UI route takes from its path: an id outside it names nothing that could be pending."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ApprovalAnswer:
     """A person's decision on one pending approval, as a face hands it down.
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from .._lazy import value_class
 from ..errors import ConfigurationError
 
 __all__ = ["ApprovalRule", "ToolPolicy", "Verdict", "rule_reason"]
@@ -33,7 +33,7 @@ Verdict = Literal["allow", "deny", "ask"]
 _GLOB = frozenset("*?[")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolPolicy:
     """Session-level allow / deny / ask lists by tool name or glob pattern.
 

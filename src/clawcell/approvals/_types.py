@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
+
+from .._lazy import value_class
 
 __all__ = [
     "APPROVAL_DENIED",
@@ -31,7 +32,7 @@ class PendingApprovalJson(TypedDict):
     requestedAt: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class PendingApproval:
     """A call waiting for a person's decision; it has not run.
 
@@ -64,7 +65,7 @@ class PendingApproval:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ApprovalDecision:
     """A decision, as kept for the audit trail.
 

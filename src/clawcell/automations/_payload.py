@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, cast
 
+from .._lazy import value_class
 from ..catalog import HookDecision, Tool, ToolCallEvent
 from ..store import JobRecord, JobRun
 
@@ -32,7 +33,7 @@ class TurnRunner(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Outcome:
     """How a payload ended."""
 

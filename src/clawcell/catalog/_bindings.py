@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .._jsonvalue import json_value
+from .._lazy import value_class
 from ..errors import ConfigurationError
 from ._contracts import ToolContract
 from ._names import NameRequest, assign_callable_names, locale_key
@@ -16,7 +16,7 @@ from ._typescript._hints import compact_input_hint, compact_output_hint
 __all__ = ["Binding", "build_bindings", "guest_value"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Binding:
     """One tool as the guest sees it.
 

@@ -14,11 +14,10 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
 from .._jsonvalue import model_json
-from .._lazy import install_hint
+from .._lazy import install_hint, value_class
 from ..errors import ConfigurationError
 from ._tool import ExecutionMode, Tool, ToolResult, ToolSource
 
@@ -257,7 +256,7 @@ def tool(
 ToolFactory = Callable[..., Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolPlugin:
     """A named group of tools, the Python shape of OpenClaw's `defineToolPlugin`."""
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from .._lazy import value_class
 from ..errors import ConfigurationError
 from ._json import as_list, as_mapping
 
@@ -67,7 +68,7 @@ class DiscriminatorError(ValueError):
     """A malformed annotation; the catalog reports it as `invalid_contract`."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class OutputVariants:
     """A validated annotation.
 

@@ -8,8 +8,9 @@ the source that added them; the catalog only finds and lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .._lazy import value_class
 
 if TYPE_CHECKING:
     from ._typescript._api_files import ApiFile
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["CatalogExtension", "SearchEntry"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SearchEntry:
     """One callable another source adds to `catalog.search`.
 
@@ -36,7 +37,7 @@ class SearchEntry:
     label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CatalogExtension:
     """What `Catalog.with_extension` adds: search entries and virtual API files.
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from .._lazy import value_class
 from ._tool import ToolResult
 
 __all__ = ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent", "run_maybe_async"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolCallEvent:
     """What hooks observe about one call.
 
@@ -36,7 +36,7 @@ class ToolCallEvent:
     result: ToolResult | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class HookDecision:
     """A before hook's verdict; `None` from a hook means "carry on unchanged"."""
 

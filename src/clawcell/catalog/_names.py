@@ -10,9 +10,9 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from .._lazy import value_class
 from ..runtime import wire
 
 __all__ = ["NameRequest", "assign_callable_names", "callable_base", "locale_key"]
@@ -152,7 +152,7 @@ _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_$]")
 _IDENTIFIER_START = re.compile(r"^[A-Za-z_$]")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class NameRequest:
     """One effective catalog entry asking for a callable name."""
 

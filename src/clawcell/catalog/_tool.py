@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias, cast
 
+from .._lazy import value_class
 from ..approvals import ApprovalRule
 from ..errors import ConfigurationError
 
@@ -21,7 +22,7 @@ ToolSource = Literal["openclaw", "client", "mcp"]
 _NAME = re.compile(r"^[^\x00-\x1f]{1,128}$")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolResult:
     """What a tool returns when it has rendered content besides its `details`.
 
@@ -38,7 +39,7 @@ class ToolResult:
 ToolExecute: TypeAlias = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Tool:
     """A typed tool the guest calls as an async global.
 

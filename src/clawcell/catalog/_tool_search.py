@@ -14,9 +14,9 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from .._lazy import value_class
 from ._json import as_mapping
 from ._names import locale_key
 
@@ -109,7 +109,7 @@ def parameter_text(schema: object, depth: int = 0) -> str:
     return " ".join(part for part in parts if part)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SearchDocument:
     """What one catalog entry contributes to the index."""
 

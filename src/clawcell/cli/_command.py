@@ -14,10 +14,10 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, NoReturn
 
+from .._lazy import value_class
 from ..errors import ClawcellError
 
 __all__ = ["Command", "UsageError", "build_parser", "run_cli"]
@@ -64,7 +64,7 @@ def usage_error(prog: str, message: str) -> NoReturn:
     raise UsageError
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Command:
     """One `clawcell <name>` command.
 

@@ -39,11 +39,12 @@ import os
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from .. import CodeModeOptions, Limits, Tool
+from .._lazy import value_class
 from ..errors import ConfigurationError
 from ..runtime import executor_named
 from ._limit_settings import limit_names, parse_limits, read_limits
@@ -74,7 +75,7 @@ _AGENT_KEYS: Final = ("base_url", "instructions", "model")
 _POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Settings:
     """Everything a command needs to build its `CodeMode` (`options`) or `Agent`.
 

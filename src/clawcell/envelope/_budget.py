@@ -7,10 +7,10 @@ largest smaller output budget that fits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 from .._jsjson import utf16_len
+from .._lazy import value_class
 from ..errors import ConfigurationError
 
 __all__ = ["MODEL_BUDGET_MESSAGE", "ModelBudget"]
@@ -20,7 +20,7 @@ MODEL_BUDGET_MESSAGE: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ModelBudget:
     """The share of a model's context one tool result may take.
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .._jsjson import dumps, json_string_bytes, to_well_formed, utf8_len
+from .._lazy import value_class
 
 __all__ = [
     "ERROR_TRUNCATED_SUFFIX",
@@ -97,7 +97,7 @@ def bound_error(error: str, limit: int) -> str:
     return error if json_string_bytes(error) <= limit else fit_error(error, limit)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class JsonSource:
     """A channel's compact JSON text: whole, or a retained prefix of a longer original.
 

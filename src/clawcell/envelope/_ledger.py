@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._jsjson import json_string_bytes, utf8_len
+from .._lazy import value_class
 from ..errors import ClawcellError, ConfigurationError
 from ._budget import MODEL_BUDGET_MESSAGE
 from ._fitting import (
@@ -52,7 +53,7 @@ from ._fitting import (
 __all__ = ["OutputLedger", "Projection", "ReferenceValue"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ReferenceValue:
     """A final value shown as its auto-saved reference marker (§6.5).
 
@@ -82,7 +83,7 @@ class _Summary:
 _Receipt = _Entries | _Summary
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Projection:
     """What one `exec`/`wait` response carries on its bounded channels.
 
@@ -293,7 +294,7 @@ class OutputLedger:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class _Split:
     """The allowances of §6.2 steps 1–4 for one budget."""
 

@@ -9,10 +9,10 @@ reference descriptor (`_descriptor.py`); `results.load(id)` returns the text aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from .._jsjson import utf8_len
+from .._lazy import value_class
 from ..errors import ConfigurationError, InputError
 
 if TYPE_CHECKING:  # describing a value (its shape and preview) loads on the first save
@@ -49,7 +49,7 @@ Refusal = Literal["data_allowance", "capacity"]
 """Why `ResultsStore.admit` did not save a value."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SavedResult:
     """One saved value.
 

@@ -24,9 +24,10 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from .._lazy import value_class
 from ..catalog import ToolCallEvent, ToolResult
 from ..errors import ClawcellError
 
@@ -41,7 +42,7 @@ MAX_VIEW_BYTES: Final = 2 * 1024 * 1024
 _log = logging.getLogger("clawcell.mcp")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpAppView:
     """One opened MCP App view.
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
+from .._lazy import value_class
 from ..errors import ConfigurationError
 
 __all__ = ["HttpServer", "ServerConfig", "StdioServer", "check_servers"]
@@ -34,7 +35,7 @@ def _check_policy(kind: str, policy: _Policy) -> None:
             )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class _Policy:
     allow: Sequence[str] | None = None
     """Only these MCP tool names are visible (`None`: all)."""
@@ -58,7 +59,7 @@ class _Policy:
         return any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.ask)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class StdioServer(_Policy):
     """A server started as a subprocess and spoken to over its stdin/stdout.
 
@@ -89,7 +90,7 @@ class StdioServer(_Policy):
         _check_policy("StdioServer", self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class HttpServer(_Policy):
     """A server reached over streamable HTTP.
 

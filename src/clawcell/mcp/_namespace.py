@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._lazy import value_class
 from ..catalog import locale_key
 from ._names import SERVER_SCOPE_NAMES, allocate_identifiers
 from ._types import McpListing, McpTool, Operation
@@ -73,7 +74,7 @@ def _clip_utf16(text: str, limit: int) -> str:
     return text
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpMethod:
     """One callable path under `MCP.<server>`.
 

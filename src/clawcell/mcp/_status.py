@@ -7,8 +7,9 @@ failed servers so a model does not build on them.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Final, Literal
+
+from .._lazy import value_class
 
 __all__ = ["LOGGER", "McpServerStatus", "ServerState"]
 
@@ -18,7 +19,7 @@ LOGGER: Final = logging.getLogger("clawcell.mcp")
 ServerState = Literal["pending", "connected", "failed"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpServerStatus:
     """The state of one configured MCP server.
 

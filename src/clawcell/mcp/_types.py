@@ -7,17 +7,18 @@ The SDK's pydantic models never travel past `_connection.py`: listings become `M
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast
 
 from .._jsonvalue import is_model, model_json
+from .._lazy import value_class
 
 __all__ = ["McpListing", "McpResult", "McpTool", "Operation", "result_from_mcp", "tool_from_mcp"]
 
 Operation = Literal["tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpTool:
     """One tool as listed by its server.
 
@@ -35,7 +36,7 @@ class McpTool:
     """The `ui://` view the tool declares (`_meta.ui.resourceUri`, MCP Apps), else `None`."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpListing:
     """What one server offers: its tools and whether it has resources and prompts."""
 
@@ -45,7 +46,7 @@ class McpListing:
     prompts: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpResult:
     """The JSON of one MCP result (`CallToolResult`, `ListResourcesResult`, …) as sent."""
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
+from .._lazy import value_class
 from ..approvals import ApprovalAnswer
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ _REFUSALS: Final = {
 """Notes of refused calls; the denial message adds the final period."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ElicitAnswer:
     """What the client answered to one elicitation (`elicitation/create` result)."""
 

@@ -24,6 +24,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
+from .._lazy import value_class
 from ._text import Utf16Offsets
 
 __all__ = ["CodeRegion", "find_code_blocks", "find_code_spans"]
@@ -37,7 +38,7 @@ _BACKTICKS: Final = re.compile("``*")  # a literal first character makes `re` se
 _BLANK_LINE: Final = re.compile(r"\n[ \t]*\r?(?=\n)")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CodeRegion:
     """A code region: `[start, end)` in Python string indexes, and whether it is a block."""
 

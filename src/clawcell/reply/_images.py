@@ -11,9 +11,9 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import Final
 
+from .._lazy import value_class
 from ._regions import CodeIndex
 
 __all__ = ["ImageSpan", "find_image_spans"]
@@ -32,7 +32,7 @@ def _decode_destination(raw: str) -> str:
     return _DESTINATION_ESCAPE.sub(lambda m: m.group(1) or html.unescape(m.group()), raw)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ImageSpan:
     """One inline image: `[start, end)` of its source and its destination text."""
 

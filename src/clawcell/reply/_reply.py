@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, NotRequired, TypedDict, cast
 
+from .._lazy import value_class
 from ._canvas import CanvasPreview, extract_canvas_from_details
 from ._directives import strip_malformed_leading_reply_tag
 from ._embeds import extract_canvas_shortcodes
@@ -95,7 +96,7 @@ def parse_reply_directives(
     return cast("ReplyDirectives", result)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ToolMedia:
     """Media a tool call produced for delivery.
 
@@ -158,7 +159,7 @@ def _allowed(urls: Sequence[str], trusted: bool) -> tuple[str, ...]:
     return tuple(urls) if trusted else tuple(u for u in urls if _HTTP.match(u))
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Reply:
     """What `build_reply` returns.
 

@@ -18,10 +18,10 @@ policy (`ada-url`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qs
 
+from .._lazy import value_class
 from ._urls import parse_whatwg_url
 
 __all__ = ["YouTubeCard", "youtube_card"]
@@ -35,7 +35,7 @@ _DURATION: Final = re.compile(r"(?:(\d{1,5})h)?(?:(\d{1,5})m)?(?:(\d{1,7})s?)?")
 _MAX_START: Final = 7 * 24 * 3600  # a week: longer than any video YouTube serves
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class YouTubeCard:
     """What the Control UI needs to show a YouTube video as a card.
 

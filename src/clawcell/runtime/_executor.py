@@ -15,9 +15,9 @@ maps the names `CodeMode(executor=…)` and `[limits] executor` take to them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from .._lazy import value_class
 from ._failure import EngineFailure
 from ._guest import Guest
 from ._pool import GuestPool
@@ -26,7 +26,7 @@ from ._report import StepResult
 __all__ = ["Executor", "ExecutorGuest", "GuestConfig", "QuickJSExecutor"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class GuestConfig:
     """What makes two guests interchangeable.
 

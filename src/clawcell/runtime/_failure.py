@@ -12,9 +12,9 @@ here and nowhere else.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from .._lazy import value_class
 from ._wasm._exports import GuestTrap
 
 __all__ = ["ENGINE_EXCEPTIONS", "EngineFailure", "FailureKind", "JSException", "engine_failure"]
@@ -53,7 +53,7 @@ ENGINE_EXCEPTIONS: Final = (JSException, GuestTrap, MemoryError)
 """What guest code can raise; `engine_failure` translates each."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class EngineFailure:
     """Guest code stopped without a result.
 

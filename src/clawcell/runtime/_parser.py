@@ -24,10 +24,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, cast
 
+from .._lazy import value_class
 from ._failure import JSException
 from ._wasm._engine import compiled_reactor
 from ._wasm._instance import Instance
@@ -63,7 +63,7 @@ _MEMORY_BYTES: Final = 64 * 1024 * 1024
 _DEADLINE_SECONDS: Final = 2.0
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ParseFailure:
     """Acorn's verdict on a cell: its message and the 1-based position within the cell."""
 

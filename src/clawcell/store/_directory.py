@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .._lazy import value_class
 from ..errors import InputError
 from ._transcript_text import transcript_text
 
@@ -64,7 +64,7 @@ MAX_PAGE: Final = 100
 _SPACE: Final = re.compile(r"\s+")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SessionRecord:
     """A session as the session list shows it.
 
@@ -96,7 +96,7 @@ class SessionRecord:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SessionPage:
     """One page of the session list and the cursor of the next (`None`: it was the last)."""
 

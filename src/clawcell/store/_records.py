@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from .._jsjson import utf8_len
+from .._lazy import value_class
 
 __all__ = ["ClaimedRun", "Lease", "ParkedRun", "SessionInfo", "StoredValue", "SweepReport"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class StoredValue:
     """One session-store value.
 
@@ -31,7 +31,7 @@ class StoredValue:
         return utf8_len(self.json)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ParkedRun:
     """A parked cell as a backend holds it.
 
@@ -62,7 +62,7 @@ class ParkedRun:
         return self.owner is None or (self.lease_expires_at or 0.0) <= now
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Lease:
     """A worker's hold on one parked run, and the fencing version its writes carry.
 
@@ -82,7 +82,7 @@ class Lease:
     expires_at: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ClaimedRun:
     """What `claim_run` hands the winner: the run's last saved state and the lease.
 
@@ -95,7 +95,7 @@ class ClaimedRun:
     lease: Lease
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SweepReport:
     """What one `sweep` removed.
 
@@ -108,7 +108,7 @@ class SweepReport:
     results: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SessionInfo:
     """A session that has a transcript, as `SessionStore.list_sessions` reports it.
 

@@ -39,10 +39,11 @@ import os
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Final, TypedDict
 
+from .._lazy import value_class
 from ..errors import ConfigurationError
 
 __all__ = [
@@ -75,7 +76,7 @@ class Seal(TypedDict):
     mac: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class StateKeys:
     """A keyring of state keys: `keys` by id, `active` the one that seals.
 
@@ -191,7 +192,7 @@ class StateKeys:
         return hmac.compare_digest(mac, _mac(self.keys[kid], kind, parts))
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class _FileVersion:
     """What tells one content of a key file from another without reading it: a rotated file
     (written elsewhere and renamed over it) is a new inode, one edited in place has a new

@@ -9,13 +9,14 @@ sessions tool alone still scans a third-party store that lacks it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from .._lazy import value_class
 
 __all__ = ["TranscriptHit", "TranscriptHits", "TranscriptSearch"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TranscriptHit:
     """One matching transcript entry: its session, index, role and a short snippet."""
 
@@ -25,7 +26,7 @@ class TranscriptHit:
     snippet: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class TranscriptHits:
     """The best hits, the engine that found them, and whether more matched."""
 

@@ -14,14 +14,15 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
+
+from .._lazy import value_class
 
 __all__ = ["Poll", "Waiters", "wait_for_revision"]
 
 RunKey = tuple[str, str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Poll:
     """How often a waiter re-reads the revision: `first` seconds, doubling up to `cap`."""
 

@@ -19,9 +19,10 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
+from .._lazy import value_class
 from ..errors import ToolError
 from ..reply import (
     extract_embedded_ipv4_from_ipv6,
@@ -42,7 +43,7 @@ class Resolver(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SystemResolver:
     """The operating system's resolver (`getaddrinfo`), run off the event loop."""
 
@@ -70,7 +71,7 @@ def _is_loopback(address: str) -> bool:
     return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class AddressGuard:
     """Resolves hosts and refuses any that has a special-use address.
 

@@ -15,7 +15,6 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
@@ -23,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._lazy import value_class
 from ..catalog import Tool, ToolResult
 from ..errors import ToolError
 from ._playground._exec import panel_fragment
@@ -84,7 +84,7 @@ def _relative(ms: float | None, now: float) -> str:
     return f"in {amount}" if delta >= 0 else f"{amount} ago"
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class JobCard:
     """What a job's card shows: the job, its schedule in words, its recent runs."""
 

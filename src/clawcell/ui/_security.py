@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import ipaddress
 import urllib.parse
-from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from typing import Final
 
@@ -34,6 +33,7 @@ from starlette.datastructures import URL, Headers, MutableHeaders
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._lazy import value_class
 from ._settings import UiSettings
 
 __all__ = [
@@ -53,7 +53,7 @@ _UNAUTHORIZED: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Secrets:
     """The values derived from the access token (each a separate capability)."""
 
@@ -99,7 +99,7 @@ def _allowed_host_names(settings: UiSettings) -> frozenset[str]:
     return frozenset(names | {h.lower() for h in settings.allowed_hosts})
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class HostCheck:
     """Which `Host` header names a listener answers (DNS rebinding): the allowed names, and
     any IP literal when it is bound to every address (a LAN peer reaches it by its IP)."""

@@ -13,11 +13,11 @@ import dataclasses
 import errno
 import socket
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
 
+from .._lazy import value_class
 from ..catalog import Tool
 from ..errors import ConfigurationError
 from ._app import create_app
@@ -78,7 +78,7 @@ def _bind_failure(host: str, port: int, exc: OSError) -> str:
     return f"{where}; pick another port (0 picks a free one)."
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class UiServers:
     """The running UI: its settings (with the ports bound), app, and the two servers."""
 

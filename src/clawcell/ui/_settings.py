@@ -14,10 +14,11 @@ import secrets
 import tomllib
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
+from .._lazy import value_class
 from ..errors import ConfigurationError
 from ..mcp import expand_env
 
@@ -48,7 +49,7 @@ def _new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class UiSettings:
     """Settings of the web Control UI.
 

@@ -9,16 +9,16 @@ of error result, so the model sees the protocol's message and can correct itself
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ... import CodeMode
+from ..._lazy import value_class
 from ...errors import InputError
 
 __all__ = ["Answer", "answer", "definitions"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Answer:
     """What a tool call answered: the text for the model, and whether it was rejected."""
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..._lazy import install_hint
+from ..._lazy import install_hint, value_class
 from ...errors import ConfigurationError, ModelError
 from .._attachments import attachments_of, file_part_text
 from .._model import ModelEvent, ModelRequest, ModelResponse, ModelText, ToolCall
@@ -61,7 +60,7 @@ def openai_sdk(adapter: str) -> Any:
     return openai
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class OpenAICall:
     """What an OpenAI adapter fixes when it is built: the SDK module, its client, whether it
     streams, and its options checked against the SDK method it will call."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from ... import Limits, Tool
+from ..._lazy import value_class
 from ...approvals import ToolPolicy
 from ...errors import ConfigurationError
 from .._model import Model
@@ -18,7 +18,7 @@ _GLOB = frozenset("*?[")
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SubagentProfile:
     """One kind of sub-agent a parent may spawn.
 

@@ -9,11 +9,11 @@ case reads both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Final
 
+from ..._lazy import value_class
 from ...errors import InputError
 
 __all__ = ["ApiFile", "normalize_api_path", "normalize_api_prefix", "results_api_file"]
@@ -22,7 +22,7 @@ INVALID_PATH: Final = "invalid API file path"
 RESULTS_DESCRIPTION: Final = "Temporary JSON results shared across cells in the current agent run."
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ApiFile:
     """One virtual file; `content` is `None` for tool files generated only on read."""
 

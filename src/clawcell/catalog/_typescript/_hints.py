@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from .._json import as_list, as_mapping
 from .._names import locale_key
 
@@ -51,7 +52,7 @@ MAX_PROPERTY_NAME_CHARS: Final = 128
 IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class HintLimits:
     """Bounds of one hint flavour."""
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from ..._lazy import value_class
 from .._names import locale_key
 
 __all__ = ["IndexLine", "format_quick_index"]
@@ -17,7 +17,7 @@ HEADING: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class IndexLine:
     """One binding as the index shows it."""
 

@@ -32,10 +32,10 @@ import os
 import struct
 import threading
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from ._engine import engine_cache_file, keep_newest
 from ._pages import PAGE_BYTES
 
@@ -57,7 +57,7 @@ _POINTERS: Final = ("rt", "ctx", "scratch", "argv", "staging", "filename")
 """Handles that are addresses in linear memory (the others are JS values and table slots)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class StoredImage:
     """A pristine image as stored: the memory's size and stack pointer, its non-blank pages
     as `(first page, count)` runs with their bytes one after another, and the host-held

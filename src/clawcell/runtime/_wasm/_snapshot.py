@@ -35,6 +35,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
+from ..._lazy import value_class
 from ...errors import SnapshotError
 from ._reactor import WASM_SHA256
 from ._xor import xor_bytes
@@ -105,7 +106,7 @@ class PageSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class GuestState:
     """Everything a guest needs to continue: the memory's size and the pages that differ
     from the canonical image, the stack pointer and host-held values."""

@@ -13,8 +13,10 @@ exactly one succeeds; `claim_queued` moves a queued run to `running` the same wa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..._lazy import value_class
 
 __all__ = ["LOST", "JobRecord", "JobRun", "JobStore", "RunStatus"]
 
@@ -23,7 +25,7 @@ LOST = "the worker running it stopped renewing its lease (killed or cut off)"
 """The `error` of a run found `lost`."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class JobRecord:
     """A stored job.
 
@@ -48,7 +50,7 @@ class JobRecord:
     updated_at: float = 0.0
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class JobRun:
     """One firing of a job.
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from ..._lazy import value_class
 from ..._session_ids import derived_bounds
 from .._directory import (
     SessionPage,
@@ -22,7 +23,7 @@ from .._waiting import Waiters
 __all__ = ["MemoryDirectory", "MemoryMeta"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class MemoryMeta:
     """A session's title (`None`: none yet), pin and archive flag."""
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from .._beneath import open_beneath, open_directory
 
@@ -34,7 +34,7 @@ def prepared_root(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class BrowserFolder:
     """One session's folder `root/name`, written only beneath `root`.
 

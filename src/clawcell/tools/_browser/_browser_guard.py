@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import SplitResult, urlsplit
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from .._guard import AddressGuard
 
@@ -52,7 +52,7 @@ def check_url(url: str) -> SplitResult:
     return parts
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class BrowserGuard:
     """Resolves hosts for the browser and refuses special-use addresses (unless allowed).
 

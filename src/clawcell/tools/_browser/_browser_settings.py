@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 
 __all__ = ["BrowserSettings"]
@@ -20,7 +20,7 @@ _POSITIVE = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class BrowserSettings:
     """How the `browser` tool runs Chromium.
 

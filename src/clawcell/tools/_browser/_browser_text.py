@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..._lazy import value_class
 from ...envelope import wrap_untrusted
 
 __all__ = ["Observation", "narrow"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Observation:
     """What a `snapshot` or `text` action returns about its text."""
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError, ToolError
 
 __all__ = ["SessionVisibility", "check_text"]
@@ -34,7 +34,7 @@ def check_text(name: str, value: str, *, session_id: bool = False) -> str:
     return value
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SessionVisibility:
     """Session-id patterns (`fnmatch`, case-sensitive) the session tools are held to.
 

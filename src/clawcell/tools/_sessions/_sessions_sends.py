@@ -25,9 +25,9 @@ import time
 import uuid
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError, ToolError
 from ...store import SessionStore
 
@@ -36,7 +36,7 @@ __all__ = ["SendLedger", "SendLimits", "Turn", "current_turn", "sender_mark"]
 _SCOPE_SUFFIX: Final = "\x1fsends"
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SendLimits:
     """How far `sessions_send` may go (see `docs/tools.md`, "Bounds on sends").
 
@@ -74,7 +74,7 @@ class SendLimits:
             )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Turn:
     """The calling session's current turn, as its transcript records it."""
 

@@ -21,9 +21,10 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from ..._lazy import value_class
 
 __all__ = ["Cgroups", "CommandCgroup"]
 
@@ -31,7 +32,7 @@ _PREFIX: Final = "clawcell-"
 _STALE_SECONDS: Final = 60.0
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CommandCgroup:
     """The cgroup of one command."""
 
@@ -92,7 +93,7 @@ def _ended(pidfd: int, deadline: float) -> bool:
     return bool(readable)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Cgroups:
     """Where command cgroups are made: the directory holding the host's own cgroup."""
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..._lazy import value_class
 from ._rlimits import Rlimits
 from ._uid_leases import UidLease
 
 __all__ = ["Launch"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Launch:
     """What to start.
 

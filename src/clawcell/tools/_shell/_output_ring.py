@@ -8,12 +8,13 @@ dropped, instead of silently reading something else.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+
+from ..._lazy import value_class
 
 __all__ = ["OutputRing", "Slice"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Slice:
     """Text read from a ring.
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import signal
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
+
+from ..._lazy import value_class
 
 if TYPE_CHECKING:
     from ._launch import Launch
@@ -21,7 +22,7 @@ _LIMIT_SIGNALS: Final[dict[int, EndReason]] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ExitInfo:
     """How a command ended."""
 

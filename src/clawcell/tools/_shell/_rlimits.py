@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ..._lazy import value_class
 from ...runtime import die_with_parent
 
 __all__ = ["Rlimits"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Rlimits:
     """Resource limits applied to a command (values already clamped to the hard limits)."""
 

@@ -50,10 +50,10 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 from ...runtime import bwrap_binary, pid_guard
 from . import _seccomp
@@ -83,7 +83,7 @@ _REAPER: Final = Path(__file__).with_name("_reaper.py")
 _log = logging.getLogger("clawcell.tools")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SandboxArgv:
     """A wrapped command and the descriptors it reads at start (the caller closes them).
 
@@ -97,7 +97,7 @@ class SandboxArgv:
     fds: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Sandbox:
     """How commands under `root` are wrapped.
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from ...approvals import ApprovalRule
 from ...catalog import Tool, call_session
 from ...errors import ToolError
@@ -37,7 +37,7 @@ _DESCRIPTION = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ShellContext:
     """What `exec` and `process` share: the workspace, settings, sandbox and sessions."""
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Final, Literal, cast
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 
 __all__ = ["DEFAULT_ENV_ALLOW", "DEFAULT_MAX_PROCESSES", "SandboxMode", "ShellSettings"]
@@ -24,7 +25,7 @@ _POSITIVE: Final = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ShellSettings:
     """How `exec` runs commands and what `process` keeps.
 

@@ -32,10 +32,11 @@ import random
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Final
 
+from ..._lazy import value_class
 from ._idmap import mount_idmapped, unmount
 
 __all__ = ["DEFAULT_COUNT", "DEFAULT_FIRST", "UidLease", "UidRange", "kill_uid", "uid_processes"]
@@ -143,7 +144,7 @@ def _wait_ended(uid: int) -> bool:
     return True
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class UidRange:
     """The uids commands may lease, and where leases are kept."""
 

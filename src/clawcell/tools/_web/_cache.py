@@ -7,12 +7,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 
 __all__ = ["CachedPage", "FetchCache"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CachedPage:
     """A fetched body and what is needed to serve or revalidate it.
 

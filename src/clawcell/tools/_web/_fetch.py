@@ -13,6 +13,7 @@ from typing import Final
 import httpcore
 import httpx
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from .._guard import AddressGuard
 from ._cache import CachedPage, FetchCache
@@ -31,7 +32,7 @@ _NETWORK_ERRORS: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Page:
     """A fetched page and where it came from (`cache` is `hit`, `miss` or `revalidated`)."""
 

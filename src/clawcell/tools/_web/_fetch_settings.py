@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 
 __all__ = ["FetchSettings"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class FetchSettings:
     """Caps of one `web_fetch` call.
 

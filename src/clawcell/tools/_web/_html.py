@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
 from bs4.builder._htmlparser import BeautifulSoupHTMLParser, HTMLParserTreeBuilder
 from markdownify import MarkdownConverter
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from ._charset import decode_text, html_codec
 
@@ -51,7 +51,7 @@ _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES: Final = ("text/", "application/json", "application/xml", "application/javascript")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Extracted:
     """Readable text of a body.
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 from ._web_search import SearchOutcome, SearchResult, outcome
 
@@ -85,7 +85,7 @@ def _items(value: Any, *path: str) -> list[Mapping[str, Any]] | None:
     ]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SearxngProvider:
     """A SearXNG instance's JSON API (`/search?format=json`; enable `json` in its `formats`).
 
@@ -140,7 +140,7 @@ def _answers(answer: Any) -> str:
     return "\n".join(texts)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class BraveProvider:
     """The Brave Search web API (`X-Subscription-Token`).
 

@@ -22,10 +22,10 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..._lazy import value_class
 from ...errors import ConfigurationError, ToolError
 from .._beneath import open_beneath
 
@@ -79,7 +79,7 @@ def display(parts: list[str]) -> str:
     return "/".join(parts) or "."
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Confinement:
     """Resolves model-given paths inside `root` and refuses everything else.
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from ..._lazy import value_class
 
 __all__ = ["ImageInfo", "sniff_image"]
 
 _SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class ImageInfo:
     """What a file's header says about it.
 

@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from ._confinement import Confinement
 from ._files import remove_directory, remove_file, write_bytes
@@ -23,7 +24,7 @@ from ._workspace_limits import WorkspaceLimits
 __all__ = ["Original", "commit"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Original:
     """A file as it was before the patch."""
 

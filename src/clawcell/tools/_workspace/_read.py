@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..._lazy import value_class
 from ...catalog import Tool
 from ...errors import ToolError
 from .._schema import boolean, integer, literal, obj, string
@@ -65,7 +65,7 @@ def is_daily_note(relative: str) -> bool:
     return DAILY_NOTE.match(relative) is not None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class _Window:
     offset: int
     limit: int | None

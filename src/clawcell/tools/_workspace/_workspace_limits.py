@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..._lazy import value_class
 from ...errors import ConfigurationError
 
 __all__ = ["WorkspaceLimits"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class WorkspaceLimits:
     """Caps that keep one workspace call small and quick.
 

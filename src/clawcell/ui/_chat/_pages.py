@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ..._lazy import value_class
 from ...reply import project_chat_display_messages
 from .._approvals import with_pending
 from .._attachments import Uploads
@@ -94,7 +95,7 @@ def _projected(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return project_chat_display_messages(with_delivery_facts(stored), max_chars=MAX_DISPLAY_CHARS)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@value_class
 class ChatPages:
     """The chat page and the history routes, over the agent, its turns and the drawer."""
 

@@ -30,6 +30,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
+from ..._lazy import value_class
+
 __all__ = [
     "KEEPALIVE_S",
     "MAX_QUEUED",
@@ -54,7 +56,7 @@ KEEPALIVE_S: Final = 15.0
 _SEQ = itertools.count(1)
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class QueuedMessage:
     """A message sent while a turn ran, waiting to become the next turn."""
 

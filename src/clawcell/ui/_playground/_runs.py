@@ -14,9 +14,10 @@ import dataclasses
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 
+from ..._lazy import value_class
 from ...store import EntryStore, FirstWriter, MemoryStore, StoredValue
 from .._protocol import ApprovingRunner, CellRunner
 
@@ -27,7 +28,7 @@ MAX_RUNS: Final = 50
 _SUFFIX: Final = "\x1fplay"  # the derived session whose entries are a session's runs
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class PlayRun:
     """One playground call: its card id, what ran, and its envelope once it ended."""
 
@@ -42,7 +43,7 @@ class PlayRun:
     seconds: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class RunView:
     """A run as the history draws it: the run, and each approval it asked for with its
     decision (`None` while pending)."""

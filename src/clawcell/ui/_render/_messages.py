@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from ..._lazy import value_class
 from ...reply import (
     expand_text_content,
     parse_inline_directives,
@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_CANVAS_HEIGHT", "Renderer", "grouped", "with_delivery_facts"
 DEFAULT_CANVAS_HEIGHT: Final = 360
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class Renderer:
     """Renders messages for one request (the canvas host depends on the request's origin)."""
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from ..._lazy import value_class
 from ...reply import youtube_card
 from .._settings import UiSettings
 from .._widgets._page import REPORT_PREFIX, REPORT_SANDBOX
@@ -31,7 +31,7 @@ _INITIAL_HEIGHT: Final = 120
 _VIEW_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class WidgetView:
     """A `show_widget` frame; `src` is `None` without a canvas host (shown as blocked)."""
 
@@ -45,7 +45,7 @@ class WidgetView:
     """A `show_widget` report: a static card (no script, no bridge, a fixed height)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class YouTubeView:
     """A YouTube card: a thumbnail and Play (or, under `strict`, the watch link only)."""
 
@@ -57,7 +57,7 @@ class YouTubeView:
     link_only: bool
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class McpAppView:
     """An MCP App frame and what the host bridge needs to initialise it."""
 

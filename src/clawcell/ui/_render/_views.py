@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from ..._lazy import value_class
 from ._surfaces import McpAppView, WidgetView, YouTubeView
 
 __all__ = [
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class HtmlView:
     """Sanitized HTML (rendered Markdown); `parts` is the same HTML cut between top-level
     blocks (see `render_markdown_parts`), and `id` names its element on a streamed page."""
@@ -30,7 +31,7 @@ class HtmlView:
     id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class AttachmentView:
     """A media attachment; `src` is `None` when the media policy refused it."""
 
@@ -43,7 +44,7 @@ class AttachmentView:
     refusal: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CanvasView:
     """A canvas iframe; `src` is `None` when the embed policy refused the URL."""
 
@@ -55,7 +56,7 @@ class CanvasView:
     url: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class CellView:
     """A finished `exec`/`wait` call from the transcript: its code and its envelope.
 
@@ -78,7 +79,7 @@ class CellView:
     """How long it took, from the transcript's timestamps (when they are there)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class SubagentRowView:
     """A sub-agent run in its parent's turn (`_subagent_rows.py`): a collapsed row that opens
     the child session."""
@@ -107,7 +108,7 @@ ItemView = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class MessageView:
     """One chat message: who said it, what to draw, and the reply target marker."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Final
@@ -29,6 +28,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from ..._lazy import value_class
 from ...errors import ToolError
 from .._protocol import DocumentStore
 from .._realm import REALM_POLICY, with_realm_guard
@@ -79,7 +79,7 @@ REPORT_CSP: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@value_class
 class InlineScript:
     """An inline script the browser runs as JavaScript, and where its text starts (1-based)."""
 
