@@ -14,7 +14,6 @@ and cannot make this case fail).
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ from clawcell.runtime import GuestConfig, V8Executor
 from clawcell.runtime._v8._guest import V8Guest
 from clawcell.runtime._v8._process import spawn
 from clawcell.runtime._v8._watch import process_tree
+from tests._pidfds import wait_gone
 
 ROOT = Path(__file__).resolve().parents[3]
 WAIT_S = 20.0
@@ -45,29 +45,6 @@ def _workers(marker: bytes) -> list[int]:
         if any(marker in arg for arg in cmdline.split(b"\0")):
             found.append(int(name))
     return found
-
-
-def _wait_gone(pids: list[int], deadline: float) -> list[int]:
-    """The pids of `pids` still running at `deadline` (each watched through a pidfd)."""
-    poller = select.poll()
-    fds: dict[int, int] = {}
-    for pid in pids:
-        try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        fds[fd] = pid
-        poller.register(fd, select.POLLIN)
-    try:
-        while fds and (left := deadline - time.monotonic()) > 0:
-            for fd, _ in poller.poll(left * 1000):
-                poller.unregister(fd)
-                os.close(fd)
-                del fds[fd]
-        return sorted(fds.values())
-    finally:
-        for fd in fds:
-            os.close(fd)
 
 
 def _unused_marker() -> tuple[int, bytes]:
@@ -137,8 +114,8 @@ def test_a_worker_does_not_outlive_a_killed_host(moment: str, sandbox: bool) -> 
         if host.stdout is not None:
             host.stdout.close()
     deadline = time.monotonic() + WAIT_S
-    assert _wait_gone(workers, deadline) == []
-    assert _wait_gone(_workers(marker), deadline) == []  # none started late either
+    assert wait_gone(workers, deadline) == []
+    assert wait_gone(_workers(marker), deadline) == []  # none started late either
 
 
 def test_a_worker_started_from_a_thread_that_ended_still_runs_cells() -> None:
@@ -176,7 +153,7 @@ def test_a_worker_whose_stdin_closes_while_it_boots_ends_with_all_its_processes(
         process.stdin.close()
         # `unshare`, and bubblewrap without it, ends only once the sandbox's PID 1 has ended
         assert process.wait(WAIT_S) == 0
-        assert _wait_gone(tree, time.monotonic() + WAIT_S) == []
+        assert wait_gone(tree, time.monotonic() + WAIT_S) == []
     finally:
         process.kill()
         process.wait()

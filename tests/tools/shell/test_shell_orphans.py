@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import time
 from pathlib import Path
 
 from clawcell.runtime._v8._watch import process_tree
 from clawcell.tools._shell._sandbox import Sandbox
+from tests._pidfds import wait_gone
 
 WAIT_S = 20.0
 
@@ -30,30 +30,6 @@ def _held(argv: list[str]) -> tuple[list[str], int, int]:
     held = [arg for arg in argv if arg != "--disable-userns"]
     held[at + 1 : at + 1] = ["--info-fd", "1", "--userns-block-fd", str(block)]
     return held, block, release
-
-
-def _wait_gone(pids: list[int]) -> list[int]:
-    """The pids of `pids` still running after `WAIT_S` (each watched through a pidfd)."""
-    deadline = time.monotonic() + WAIT_S
-    fds: dict[int, int] = {}
-    poller = select.poll()
-    for pid in pids:
-        try:
-            fds[os.pidfd_open(pid)] = pid
-        except ProcessLookupError:
-            continue
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
-    try:
-        while fds and (left := deadline - time.monotonic()) > 0:
-            for fd, _ in poller.poll(left * 1000):
-                poller.unregister(fd)
-                os.close(fd)
-                del fds[fd]
-        return sorted(fds.values())
-    finally:
-        for fd in fds:
-            os.close(fd)
 
 
 def test_a_sandbox_held_at_its_clone_ends_when_the_top_process_is_killed(root: Path) -> None:
@@ -79,7 +55,7 @@ def test_a_sandbox_held_at_its_clone_ends_when_the_top_process_is_killed(root: P
         assert len(tree) >= 2, tree  # bubblewrap's sandboxed process is there, waiting
         process.kill()  # what the host's death does to it (its parent-death signal)
         process.wait()
-        assert _wait_gone(tree) == []
+        assert wait_gone(tree, time.monotonic() + WAIT_S) == []
     finally:
         os.close(release)
         process.kill()
