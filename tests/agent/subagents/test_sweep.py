@@ -6,9 +6,7 @@ only while it runs."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import threading
 import time
 from typing import Any
 
@@ -26,6 +24,7 @@ from clawcell.agent._subagents._run import SubagentRun
 from clawcell.agent._subagents._run_book import INDEX, RunBook
 from clawcell.errors import StoreUnavailableError
 from clawcell.store import MemoryStore, SessionStore, StoredValue
+from tests._swallowing import CancelSwallowingStore, ends_when_its_loop_closes
 from tests.agent._helpers import collect
 from tests.conftest import run
 from tests.store.conftest import StoreFactory
@@ -216,28 +215,17 @@ def _listed(parent: str) -> Any:
     return StoredValue(json=json.dumps({"parent": parent}))
 
 
-class _Swallowing(MemoryStore):
-    """A store whose reads swallow a cancellation (as a pool's connection wait can)."""
-
-    async def items(self, session_id: str) -> dict[str, StoredValue]:
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.sleep(3600)
-        return await super().items(session_id)
-
-
 def test_a_loop_closing_with_the_registry_open_ends_its_heartbeat() -> None:
     # The event loop ends with the runtime never closed: it cancels the heartbeat and waits
     # for it; a store call that swallowed the cancellation once made the heartbeat sweep on,
     # and the loop's close (a test client's portal, `asyncio.run`) waited forever.
     async def main() -> None:
-        registry = RunRegistry(_Swallowing(), {}, durable=True)
+        store = CancelSwallowingStore("items")
+        registry = RunRegistry(store, {}, durable=True)
         registry.tend()
-        await asyncio.sleep(0.05)  # the heartbeat is in its first sweep's read
+        await store.entered.wait()  # the heartbeat is in its first sweep's read
 
-    runner = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    runner.start()
-    runner.join(timeout=60)
-    assert not runner.is_alive(), "the loop is still waiting for the heartbeat"
+    assert ends_when_its_loop_closes(main), "the loop is still waiting for the heartbeat"
 
 
 class _FinalSavesFail(MemoryStore):

@@ -6,14 +6,12 @@ ended by the other (its pages told, the transcript mended, the queue's next mess
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from clawcell.store import MemoryStore, SQLiteStore, StoredValue
+from clawcell.store import SQLiteStore, StoredValue
 from clawcell.ui._chat._live_follow import follow_rows
 from clawcell.ui._chat._live_rows import CHUNK_BYTES, INDEX, LiveRows, Record, TurnWriter, row_of
 from clawcell.ui._chat._store_turns import StoreTurns
@@ -236,27 +234,16 @@ def test_a_worker_of_the_release_before_is_alive_by_its_heartbeat_in_the_old_row
     _run(tmp_path, body)
 
 
-class _Swallowing(MemoryStore):
-    """A store whose reads swallow a cancellation (as a pool's connection wait can)."""
-
-    async def items(self, session_id: str) -> dict[str, StoredValue]:
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.sleep(3600)
-        return await super().items(session_id)
-
-
 def test_a_loop_closing_with_the_registry_open_ends_its_sweeper() -> None:
     # The loop ends with the registry never closed: it cancels the sweeper and waits for it;
     # a sweep whose store read swallowed the cancellation once made it sweep on forever.
     async def main() -> None:
-        turns = StoreTurns(_Swallowing(), lambda s, t: None, owner="a")
+        store = CancelSwallowingStore("items")
+        turns = StoreTurns(store, lambda s, t: None, owner="a")
         turns.tend()
-        await asyncio.sleep(0.05)  # the sweeper is in its first sweep's read
+        await store.entered.wait()  # the sweeper is in its first sweep's read
 
-    runner = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    runner.start()
-    runner.join(timeout=60)
-    assert not runner.is_alive(), "the loop is still waiting for the sweeper"
+    assert ends_when_its_loop_closes(main), "the loop is still waiting for the sweeper"
 
 
 def test_a_turn_of_a_registry_never_closed_ends_its_stop_watch_when_its_loop_closes() -> None:
