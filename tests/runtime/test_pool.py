@@ -63,6 +63,18 @@ def test_a_released_guest_frees_its_lane_for_the_next_one() -> None:
     assert _lanes_in_child(_one_lane_freed) == [LANES - 1]
 
 
+def _one_lane_dropped(pool: GuestPool) -> list[Guest]:
+    held = [pool.acquire() for _ in range(LANES)]
+    gone = weakref.ref(held.pop())  # never released: its cell was abandoned
+    gc.collect()
+    assert gone() is None
+    return [pool.acquire()]
+
+
+def test_a_guest_dropped_without_release_frees_its_lane() -> None:
+    assert _lanes_in_child(_one_lane_dropped) == [LANES - 1]
+
+
 def test_a_template_whose_memory_grew_is_replaced_and_freed_when_released() -> None:
     # The first guest of a configuration is its template; were it kept after its memory grew,
     # the grown memory would stay alive for the life of the process.

@@ -86,25 +86,36 @@ _SHELVES = _Shelves()
 
 
 class _LaneLoad:
-    """Which lane each guest in use runs on, process-wide (dropped guests leave by weakref)."""
+    """Which lane each guest in use runs on, process-wide (dropped guests leave by weakref).
+
+    A plain dict keyed by weak references, not a `WeakKeyDictionary`: this runs twice per
+    `exec`, and the latter's iteration guard and removal queue were most of its cost. A
+    reference whose guest is gone removes itself; a guest's reference is found again by
+    `weakref.ref(guest)`, which compares equal to it while the guest lives.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._lanes = guest_lanes()
-        self._held: weakref.WeakKeyDictionary[Guest, int] = weakref.WeakKeyDictionary()
+        self._held: dict[weakref.ref[Guest], int] = {}
 
     def assign(self, guest: Guest) -> None:
         """Put `guest` on the least busy lane (the lowest such lane on a tie)."""
         with self._lock:
             busy = [0] * self._lanes  # a list, not a `Counter`: this runs on every `exec`
-            for lane in self._held.values():
+            for lane in list(self._held.values()):  # a copy: a gone guest may leave meanwhile
                 busy[lane] += 1
             guest.lane = busy.index(min(busy))
-            self._held[guest] = guest.lane
+            self._held[weakref.ref(guest, self._gone)] = guest.lane
 
     def free(self, guest: Guest) -> None:
         with self._lock:
-            self._held.pop(guest, None)
+            self._held.pop(weakref.ref(guest), None)
+
+    def _gone(self, reference: weakref.ref[Guest]) -> None:
+        # Called by the collector, maybe on a thread that holds the lock: no lock here (one
+        # dict operation is atomic).
+        self._held.pop(reference, None)
 
 
 _LOAD = PerProcess(_LaneLoad)
