@@ -23,7 +23,6 @@ they were given; a guest keeps its lane for the whole cell (every segment runs t
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
@@ -33,7 +32,7 @@ from typing import Final
 
 from ..errors import RuntimeUnavailableError
 from ._guest import Guest
-from ._process import PerProcess
+from ._process import PerProcess, fork_count
 from ._wasm._engine import compiled_reactor
 from ._worker import guest_lanes
 
@@ -53,17 +52,15 @@ class _Shelf:
 
 
 class _Shelves:
-    """The process-wide idle guests and templates, by configuration (forks start empty)."""
+    """The process-wide idle guests and templates, by configuration (one per process: a
+    forked child starts empty, the parent's instances belong to its engine)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pid = os.getpid()
         self._shelves: OrderedDict[_Key, _Shelf] = OrderedDict()
 
     def shelf(self, key: _Key) -> _Shelf:
         with self._lock:
-            if self._pid != os.getpid():  # forked: the parent's instances belong to its engine
-                self._shelves, self._pid = OrderedDict(), os.getpid()
             shelf = self._shelves.setdefault(key, _Shelf())
             self._shelves.move_to_end(key)
             while len(self._shelves) > SHELF_KEYS:
@@ -82,7 +79,7 @@ class _Shelves:
             shelf.idle.extend(guests[: max(room, 0)])
 
 
-_SHELVES = _Shelves()
+_SHELVES = PerProcess(_Shelves)
 
 
 class _LaneLoad:
@@ -133,16 +130,16 @@ class GuestPool:
         self._idle: list[Guest] = []  # most recently released last
         self._released_at: list[float] = []
         self._max_idle = max_idle
-        self._pid = os.getpid()
+        self._forks = fork_count()
 
     def acquire(self) -> Guest:
         """A guest that starts its next cell from its pristine image (from this pool, the
         shelf, or new); a reused guest restores the image in its first segment, on its own
         thread, so the event loop does not copy it."""
-        if self._pid != os.getpid():
-            self._idle, self._released_at, self._pid = [], [], os.getpid()
+        if self._forks != fork_count():  # forked: the parent's guests belong to its engine
+            self._idle, self._released_at, self._forks = [], [], fork_count()
         self._trim()
-        guest = self._take_idle() or _SHELVES.take(self._key)
+        guest = self._take_idle() or _SHELVES.get().take(self._key)
         if guest is not None:
             guest.reset_soon()
         else:
@@ -152,7 +149,7 @@ class GuestPool:
 
     def _build(self) -> Guest:
         """A new guest, pristine already: a copy of its configuration's template, if any."""
-        shelf = _SHELVES.shelf(self._key)
+        shelf = _SHELVES.get().shelf(self._key)
         guest = self._build_from(shelf.template)
         if shelf.template is None:
             shelf.template = guest  # later guests start as copies of its pristine image
@@ -176,7 +173,7 @@ class GuestPool:
     def _replace_template(self, dropped: Guest) -> None:
         """A dropped guest that is its shelf's template would keep its grown memory alive
         for the life of the process: a copy of its pristine image takes its place."""
-        shelf = _SHELVES.shelf(self._key)
+        shelf = _SHELVES.get().shelf(self._key)
         if shelf.template is not dropped:
             return
         shelf.template = None
@@ -211,6 +208,6 @@ class GuestPool:
 
     def close(self) -> None:
         """Put idle guests back on the process-wide shelf; idempotent."""
-        if self._pid == os.getpid():
-            _SHELVES.put(self._key, self._idle[::-1])
+        if self._forks == fork_count():
+            _SHELVES.get().put(self._key, self._idle[::-1])
         self._idle, self._released_at = [], []
