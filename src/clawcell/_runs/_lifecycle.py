@@ -211,7 +211,8 @@ class Lifecycle:
                 guest.restore(run.snapshot)
                 run.cell.move_to(guest)
                 run.snapshot = None
-            await gate.deliver()
+            if not gate.idle:
+                await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
         except asyncio.CancelledError:

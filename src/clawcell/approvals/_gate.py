@@ -215,6 +215,12 @@ class RunApprovals:
         finally:
             self._waiting.pop(approval.id, None)
 
+    @property
+    def idle(self) -> bool:
+        """No call of this run waits for a decision and none is held: `deliver` has nothing
+        to do (most legs, which need no approval)."""
+        return not self._waiting and not self.decided
+
     async def deliver(self) -> None:
         """At the start of a leg: deliver decisions (made here or in another process) and
         deny the approvals that expired."""
