@@ -1,12 +1,15 @@
-"""Parking (`bench_parking.py`'s park and resume) of this tree against another source tree.
+"""Parking (`bench_parking.py`'s park and resume) and a new runtime, this tree against another.
 
 A script, not a test. Each round runs one fresh process per tree, in a shuffled order, that
 parks and resumes `--repeat` cells with the in-memory store and with a `SQLiteStore`
-(after ten to warm up) and reports per step the median wall time and the median CPU time
+(after ten to warm up), then builds `--repeat` new runtimes with one echo tool and runs one
+cell in each (`first_memory`: `compare_original.py`'s "new runtime + first cell", after
+twenty to warm up), and reports per step the median wall time and the median CPU time
 of the whole process (`time.process_time`, every thread: less sensitive than wall time to
-the other processes of a shared machine, but blind to waits for the disk). Prints the
-median of the per-round medians for both trees, their ratio and the median of the
-per-round ratios (paired), and writes `bench/results/parking_comparison.{json,md}`.
+the other processes of a shared machine, but blind to waits for the disk). Cells run on the
+default path (the guest thread). Prints the median of the per-round medians for both trees,
+their ratio and the median of the per-round ratios (paired), and writes
+`bench/results/<--stem>.{json,md}` (default `parking_comparison`).
 
     .venv/bin/python bench/compare_parking.py --baseline /path/to/other/src --rounds 8
 """
@@ -22,7 +25,7 @@ BENCH = Path(__file__).resolve().parent
 CHILD = """
 import asyncio, json, statistics, tempfile, time
 from pathlib import Path
-from clawcell import CodeMode, Limits
+from clawcell import CodeMode, Limits, Tool
 from clawcell.store import SQLiteStore
 
 CELL = "await yield_control('bench');\\nreturn 1;"
@@ -43,6 +46,22 @@ async def steps(mode, repeat):
             samples["resume_cpu"].append((end_cpu - mid_cpu) * 1000)
     return samples
 
+async def echo(params):
+    return params
+
+async def firsts(repeat):
+    tools = [Tool(name="echo", execute=echo, parameters={{"type": "object"}})]
+    walls, cpus = [], []
+    for index in range(20 + repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        async with CodeMode(tools, limits=Limits(timeout_ms=60_000)) as mode:
+            envelope = await mode.exec("return 1")
+        if index >= 20:
+            cpus.append((time.process_time() - cpu) * 1000)
+            walls.append((time.perf_counter() - wall) * 1000)
+        assert envelope["status"] == "completed", envelope
+    return {{"first_memory": statistics.median(walls), "first_cpu_memory": statistics.median(cpus)}}
+
 async def main(directory):
     out = {{}}
     for kind in ("memory", "sqlite"):
@@ -52,6 +71,7 @@ async def main(directory):
                 out[f"{{step}}_{{kind}}"] = statistics.median(values)
         if store is not None:
             await store.close()
+    out.update(await firsts({repeat}))
     return out
 
 with tempfile.TemporaryDirectory() as d:
@@ -68,10 +88,11 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, required=True, help="another tree's src/")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--stem", default="parking_comparison", help="results file name")
     args = parser.parse_args()
     rounds = alternate(args.baseline, args.rounds, lambda source: _one(source, args.repeat))
     write_comparison(
-        "parking_comparison",
+        args.stem,
         paired_rows(rounds),
         args.baseline,
         rounds=args.rounds,

@@ -246,3 +246,29 @@ def test_runtimes_without_limits_share_one_default_limits_value() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.limits.timeout_ms = 1  # type: ignore[misc]
     assert CodeMode(limits={"timeoutMs": 5000}).limits.timeout_ms == 5000
+
+
+def test_only_the_options_given_other_than_their_defaults_are_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell import _config  # pyright: ignore[reportPrivateUsage]
+
+    checked: list[str] = []
+
+    def counting(name: str, check: Any) -> Any:
+        def wrapped(value: object) -> object:
+            checked.append(name)
+            return check(value)
+
+        return wrapped
+
+    for name, check in dict(_config._CHECKS).items():  # pyright: ignore[reportPrivateUsage]
+        monkeypatch.setitem(_config._CHECKS, name, counting(name, check))  # pyright: ignore[reportPrivateUsage]
+    options = CodeModeOptions(session_id="default", guest_thread=True, store=None)
+    assert sorted(checked) == ["limits", "mcp_servers"]  # their defaults are built per value
+    assert options == CodeModeOptions()
+    checked.clear()
+    CodeModeOptions(session_id="s1", guest_thread=False, policy=ToolPolicy(deny=["x"]))
+    assert {"session_id", "guest_thread", "policy"} <= set(checked)
+    with pytest.raises(ConfigurationError):
+        CodeModeOptions(guest_thread=cast(Any, 1))  # equal to `True`, but not it: checked

@@ -98,7 +98,9 @@ class CodeModeOptions:
 
     def __post_init__(self) -> None:
         for name, check in _CHECKS.items():
-            object.__setattr__(self, name, check(getattr(self, name)))
+            value = getattr(self, name)
+            if value is not _DEFAULTS.get(name, _NO_DEFAULT):  # a default is valid as it is
+                object.__setattr__(self, name, check(value))
 
     def replace(self, **changes: Unpack[CodeModeKeywords]) -> CodeModeOptions:
         """A checked copy with `changes` (option name → value) applied.
@@ -281,6 +283,15 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
     "telemetry_in_text": _flag("telemetry_in_text"),
     "executor": _executor,
 }
+_NO_DEFAULT: Final = object()
+_DEFAULTS: Final[dict[str, object]] = {
+    option.name: option.default
+    for option in dataclasses.fields(CodeModeOptions)
+    if option.default is not dataclasses.MISSING
+    and _CHECKS[option.name](option.default) is option.default
+}
+"""The options' plain defaults that their checks return unchanged: a field given its default
+(by identity) is not checked again, which is most fields of every `CodeMode` built."""
 OPTION_NAMES: Final = tuple(sorted(_CHECKS))
 """The option names `CodeMode` and `Agent` take as keyword arguments."""
 

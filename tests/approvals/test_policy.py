@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 import pytest
 
@@ -115,3 +116,13 @@ def test_a_call_is_waived_past_the_gate_only_when_nothing_could_ask_or_deny() ->
     remembering = _gate()
     remembering.session.remembered["echo"] = "deny"
     assert remembering.waives("never", None) is False
+
+
+def test_a_gate_is_idle_only_while_no_call_waits_and_no_decision_is_held() -> None:
+    # An idle gate's `deliver` is skipped at the start of a leg; anything held makes it run.
+    gate = _gate()
+    assert gate.idle
+    gate.decided["ap_1"] = cast(Any, object())
+    assert not gate.idle
+    asyncio.run(gate.deliver())  # delivers (nothing waits for it) and lets it go
+    assert gate.idle

@@ -182,3 +182,25 @@ def test_forged_entry_points_in_a_snapshot_never_reach_a_later_cell(tmp_path: Pa
     forged, later = asyncio.run(forge_and_continue())
     assert forged["status"] == "failed"
     assert later == [0, 1, 2]
+
+
+def test_live_parked_runs_are_counted_over_the_runtimes_that_still_exist() -> None:
+    import gc
+
+    from clawcell._runs._parked import live_parked_in_process  # pyright: ignore[reportPrivateUsage]
+
+    async def park_in_two_runtimes() -> list[int]:
+        counts = [live_parked_in_process()]
+        first, second = CodeMode(limits=LIMITS), CodeMode(limits=LIMITS)
+        for mode in (first, second):
+            assert (await mode.exec("await yield_control(); return 1"))["status"] == "waiting"
+        counts.append(live_parked_in_process())
+        await first.aclose()  # its parked run ends
+        counts.append(live_parked_in_process())
+        del second, mode  # dropped without closing: its runs go with it
+        gc.collect()
+        counts.append(live_parked_in_process())
+        return counts
+
+    before, both, one, none = asyncio.run(park_in_two_runtimes())
+    assert (both - before, one - before, none - before) == (2, 1, 0)

@@ -63,6 +63,18 @@ def test_a_released_guest_frees_its_lane_for_the_next_one() -> None:
     assert _lanes_in_child(_one_lane_freed) == [LANES - 1]
 
 
+def _one_lane_dropped(pool: GuestPool) -> list[Guest]:
+    held = [pool.acquire() for _ in range(LANES)]
+    gone = weakref.ref(held.pop())  # never released: its cell was abandoned
+    gc.collect()
+    assert gone() is None
+    return [pool.acquire()]
+
+
+def test_a_guest_dropped_without_release_frees_its_lane() -> None:
+    assert _lanes_in_child(_one_lane_dropped) == [LANES - 1]
+
+
 def test_a_template_whose_memory_grew_is_replaced_and_freed_when_released() -> None:
     # The first guest of a configuration is its template; were it kept after its memory grew,
     # the grown memory would stay alive for the life of the process.
@@ -132,3 +144,46 @@ def test_a_guest_reset_after_its_release_is_its_image_byte_for_byte() -> None:
     assert again is guest
     again.reset()  # ... so the reset leaves those runs alone, and must still be exact
     assert again.instance.memory.copy() == again.instance.memory.image
+
+
+def test_a_forked_child_takes_none_of_its_parents_idle_guests() -> None:
+    pool = _pool()
+    held = [pool.acquire(), pool.acquire()]
+    for guest in held:
+        pool.release(guest)  # idle in the pool
+    shelved = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    shelved_guest = shelved.acquire()
+    shelved.release(shelved_guest)
+    shelved.close()  # idle on the process-wide shelf
+
+    def child() -> bytes:
+        taken = [
+            pool.acquire(),
+            GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL).acquire(),
+        ]
+        parents = {id(guest) for guest in [*held, shelved_guest]}
+        return json.dumps([id(guest) in parents for guest in taken]).encode()
+
+    out = in_forked_child(child)
+    assert out is not None, "the child hung"
+    assert json.loads(out) == [False, False]
+
+
+def test_acquiring_and_releasing_asks_the_kernel_for_no_process_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    pool = _pool()
+    pool.release(pool.acquire())
+
+    def no_getpid() -> int:
+        raise AssertionError("the pool called os.getpid")
+
+    monkeypatch.setattr(os, "getpid", no_getpid)
+    for _ in range(3):
+        pool.release(pool.acquire())
+    pool.close()
+    other = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    other.release(other.acquire())  # from the shelf
+    other.close()

@@ -180,7 +180,9 @@ class Cell:
                 return report
             outcome = self._absorb(report)
             if outcome is not None and outcome.status == "completed":
-                return await self._unless_rejected(outcome, deadline)
+                if self._guest.has_unhandled_rejection:
+                    return await self._unless_rejected(outcome, deadline)
+                return outcome
             if outcome is not None:
                 return outcome
             replies = await self._settlements(deadline)
@@ -244,13 +246,11 @@ class Cell:
         return LegOutcome(status="completed", value_json=self._value_json or "null")
 
     async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
-        """`completed`, or the failure of a rejection nobody handled.
+        """`completed`, or the failure of a rejection nobody handled (the guest has one).
 
         Describing the rejection reads the reason's `name` and `message`, which may be
         guest getters: it runs like any segment, off the loop and under the deadline (D5).
         """
-        if not self._guest.has_unhandled_rejection:
-            return completed
         described = await self._off_loop(self._guest.describe_rejection, deadline)
         if isinstance(described, str):
             return self._failed(*classify(described))

@@ -23,7 +23,7 @@ from typing import Final
 
 from .._cell import Cell, LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
-from .._random import random_uuid4
+from .._random import random_uuid4_text
 from .._source import ExecArgs, check_source
 from ..approvals import Approvals
 from ..envelope import (
@@ -104,14 +104,15 @@ class Lifecycle:
         if self._durable is not None:
             await self._durable.before_leg()
         host = self._host
-        await host.prepare()
+        if host.mcp is not None:
+            await host.prepare()
         try:
             guest = host.acquire()
         except RuntimeUnavailableError as exc:
             return self.failure("runtime_unavailable", "host", exc.message)
         session = SessionView(self._store, self._session_id)
         guard = self._policy.restart_guard if restart_safe else None
-        run_id = f"cm_{random_uuid4()}"
+        run_id = "cm_" + random_uuid4_text()
         gate = self.approvals.run(run_id, restart_safe=restart_safe)
         bridge = host.bridge(session, gate)
         cell = Cell(guest=guest, bridge=bridge, guard=guard, runner=host.runner)
@@ -147,7 +148,8 @@ class Lifecycle:
         """
         self.check_open()
         self.expire()
-        await self._host.prepare()  # a cell parked by another process may call MCP servers
+        if self._host.mcp is not None:  # a cell parked by another process may call them
+            await self._host.prepare()
         run = self._parked.get(run_id)
         if run is not None and run.resuming:
             return self.failure("invalid_input", "input", _RESUMING)
@@ -209,7 +211,8 @@ class Lifecycle:
                 guest.restore(run.snapshot)
                 run.cell.move_to(guest)
                 run.snapshot = None
-            await gate.deliver()
+            if not gate.idle:
+                await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
         except asyncio.CancelledError:

@@ -271,6 +271,15 @@ def _list(value: object) -> list[Any]:
     return cast(list[Any], value)
 
 
+_EVERY: Final[dict[weakref.ref[ParkedRuns], None]] = {}
+"""Every runtime's parked runs, by weak reference: a plain dict, not a `WeakSet`, whose
+iteration guard cost more than the count itself on every park."""
+
+
+def _gone(reference: weakref.ref[ParkedRuns]) -> None:
+    _EVERY.pop(reference, None)  # one dict operation: safe from the collector, on any thread
+
+
 class ParkedRuns:
     """The parked runs of one `CodeMode`: capacity, expiry, and the durable copy."""
 
@@ -279,7 +288,7 @@ class ParkedRuns:
         self._session_id = session_id
         self.durable = durable
         self._runs: dict[str, Run] = {}
-        _EVERY.add(self)
+        _EVERY[weakref.ref[ParkedRuns](self, _gone)] = None
 
     def get(self, run_id: str) -> Run | None:
         return self._runs.get(run_id)
@@ -314,9 +323,11 @@ class ParkedRuns:
         return list(self._runs.values())
 
 
-_EVERY: Final[weakref.WeakSet[ParkedRuns]] = weakref.WeakSet()
-
-
 def live_parked_in_process() -> int:
     """Parked runs holding a live guest, over every runtime of this process."""
-    return sum(parked.live_count() for parked in list(_EVERY))
+    total = 0
+    for reference in list(_EVERY):  # a copy: runtimes may come and go meanwhile
+        parked = reference()
+        if parked is not None:
+            total += parked.live_count()
+    return total

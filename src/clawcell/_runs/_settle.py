@@ -31,10 +31,14 @@ def leg_envelope(run: Run, outcome: LegOutcome, host: CellHost, policy: ReplayPo
     """The envelope of a leg that ended with `outcome` (output ledger, budgets, retention)."""
     telemetry = host.telemetry()
     gate = run.cell.approvals
-    approvals = [a.to_json() for a in gate.pending] if gate is not None else []
-    # A cell on an executor without snapshots (V8) cannot survive a restart at all.
-    replay_safe = run.cell.guest.snapshots and policy.reports_replay_safe(
-        run.restart_safe, run.cell.pending_requests()
+    waiting = outcome.status == "waiting"  # only a waiting envelope lists pending approvals
+    approvals = [a.to_json() for a in gate.pending] if waiting and gate is not None else []
+    # A cell on an executor without snapshots (V8) cannot survive a restart at all; only a
+    # restart-safe cell's pending requests are asked whether they may replay.
+    replay_safe = (
+        run.restart_safe
+        and run.cell.guest.snapshots
+        and policy.reports_replay_safe(True, run.cell.pending_requests())
     )
 
     def build(p: Projection) -> Envelope:

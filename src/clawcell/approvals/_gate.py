@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from ..errors import ApprovalDeniedError, ClawcellError
 from ._ledger import DecisionLedger
@@ -48,6 +48,10 @@ gate_context: ContextVar[tuple[RunApprovals, str] | None] = ContextVar(
 """The gate of the run, and the bridge request id, of the tool call being run."""
 
 
+_NO_POLICY: Final = ToolPolicy()
+"""The empty policy (frozen): one value for every session without a policy."""
+
+
 class Approvals:
     """The approvals of one session: policy, remembered decisions, the ledger, live runs."""
 
@@ -59,7 +63,7 @@ class Approvals:
         ttl_seconds: float,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        self.policy = policy or ToolPolicy()
+        self.policy = policy or _NO_POLICY
         self.ledger = ledger
         self.ttl_seconds = ttl_seconds
         self.clock = clock or _wall_clock
@@ -210,6 +214,12 @@ class RunApprovals:
             return await future
         finally:
             self._waiting.pop(approval.id, None)
+
+    @property
+    def idle(self) -> bool:
+        """No call of this run waits for a decision and none is held: `deliver` has nothing
+        to do (most legs, which need no approval)."""
+        return not self._waiting and not self.decided
 
     async def deliver(self) -> None:
         """At the start of a leg: deliver decisions (made here or in another process) and

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._jsonvalue import json_value
 from .._limits import Limits
+from .._random import random_token
 from ..approvals import gate_context, rule_reason
 from ..errors import ApprovalDeniedError, ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
@@ -36,7 +36,7 @@ __all__ = ["Catalog"]
 class _Counters:
     # 24 characters, as long as the original's scopes: the envelope's length feeds the
     # model-budget fitting, so the recorded E34 truncation depends on it.
-    scope: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    scope: str = field(default_factory=lambda: random_token(18))
     searches: int = 0
     describes: int = 0
     calls: int = 0

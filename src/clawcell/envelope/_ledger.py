@@ -280,9 +280,12 @@ class OutputLedger:
         prior, receipt = self._receipt, trial.receipt
         output = trial.output
         if isinstance(receipt, _Entries) and isinstance(prior, _Entries):
-            output = output[prior.count :]
+            if prior.count:
+                output = output[prior.count :]
         elif isinstance(receipt, _Summary) and prior == receipt:
             output = []
+        if output is trial.output:
+            return trial  # nothing delivered before: the trial is the response (frozen)
         return Projection(
             output=output,
             value=trial.value,

@@ -23,7 +23,6 @@ they were given; a guest keeps its lane for the whole cell (every segment runs t
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
@@ -33,7 +32,7 @@ from typing import Final
 
 from ..errors import RuntimeUnavailableError
 from ._guest import Guest
-from ._process import PerProcess
+from ._process import PerProcess, fork_count
 from ._wasm._engine import compiled_reactor
 from ._worker import guest_lanes
 
@@ -53,17 +52,15 @@ class _Shelf:
 
 
 class _Shelves:
-    """The process-wide idle guests and templates, by configuration (forks start empty)."""
+    """The process-wide idle guests and templates, by configuration (one per process: a
+    forked child starts empty, the parent's instances belong to its engine)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pid = os.getpid()
         self._shelves: OrderedDict[_Key, _Shelf] = OrderedDict()
 
     def shelf(self, key: _Key) -> _Shelf:
         with self._lock:
-            if self._pid != os.getpid():  # forked: the parent's instances belong to its engine
-                self._shelves, self._pid = OrderedDict(), os.getpid()
             shelf = self._shelves.setdefault(key, _Shelf())
             self._shelves.move_to_end(key)
             while len(self._shelves) > SHELF_KEYS:
@@ -82,29 +79,40 @@ class _Shelves:
             shelf.idle.extend(guests[: max(room, 0)])
 
 
-_SHELVES = _Shelves()
+_SHELVES = PerProcess(_Shelves)
 
 
 class _LaneLoad:
-    """Which lane each guest in use runs on, process-wide (dropped guests leave by weakref)."""
+    """Which lane each guest in use runs on, process-wide (dropped guests leave by weakref).
+
+    A plain dict keyed by weak references, not a `WeakKeyDictionary`: this runs twice per
+    `exec`, and the latter's iteration guard and removal queue were most of its cost. A
+    reference whose guest is gone removes itself; a guest's reference is found again by
+    `weakref.ref(guest)`, which compares equal to it while the guest lives.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._lanes = guest_lanes()
-        self._held: weakref.WeakKeyDictionary[Guest, int] = weakref.WeakKeyDictionary()
+        self._held: dict[weakref.ref[Guest], int] = {}
 
     def assign(self, guest: Guest) -> None:
         """Put `guest` on the least busy lane (the lowest such lane on a tie)."""
         with self._lock:
             busy = [0] * self._lanes  # a list, not a `Counter`: this runs on every `exec`
-            for lane in self._held.values():
+            for lane in list(self._held.values()):  # a copy: a gone guest may leave meanwhile
                 busy[lane] += 1
             guest.lane = busy.index(min(busy))
-            self._held[guest] = guest.lane
+            self._held[weakref.ref(guest, self._gone)] = guest.lane
 
     def free(self, guest: Guest) -> None:
         with self._lock:
-            self._held.pop(guest, None)
+            self._held.pop(weakref.ref(guest), None)
+
+    def _gone(self, reference: weakref.ref[Guest]) -> None:
+        # Called by the collector, maybe on a thread that holds the lock: no lock here (one
+        # dict operation is atomic).
+        self._held.pop(reference, None)
 
 
 _LOAD = PerProcess(_LaneLoad)
@@ -122,16 +130,16 @@ class GuestPool:
         self._idle: list[Guest] = []  # most recently released last
         self._released_at: list[float] = []
         self._max_idle = max_idle
-        self._pid = os.getpid()
+        self._forks = fork_count()
 
     def acquire(self) -> Guest:
         """A guest that starts its next cell from its pristine image (from this pool, the
         shelf, or new); a reused guest restores the image in its first segment, on its own
         thread, so the event loop does not copy it."""
-        if self._pid != os.getpid():
-            self._idle, self._released_at, self._pid = [], [], os.getpid()
+        if self._forks != fork_count():  # forked: the parent's guests belong to its engine
+            self._idle, self._released_at, self._forks = [], [], fork_count()
         self._trim()
-        guest = self._take_idle() or _SHELVES.take(self._key)
+        guest = self._take_idle() or _SHELVES.get().take(self._key)
         if guest is not None:
             guest.reset_soon()
         else:
@@ -141,7 +149,7 @@ class GuestPool:
 
     def _build(self) -> Guest:
         """A new guest, pristine already: a copy of its configuration's template, if any."""
-        shelf = _SHELVES.shelf(self._key)
+        shelf = _SHELVES.get().shelf(self._key)
         guest = self._build_from(shelf.template)
         if shelf.template is None:
             shelf.template = guest  # later guests start as copies of its pristine image
@@ -165,7 +173,7 @@ class GuestPool:
     def _replace_template(self, dropped: Guest) -> None:
         """A dropped guest that is its shelf's template would keep its grown memory alive
         for the life of the process: a copy of its pristine image takes its place."""
-        shelf = _SHELVES.shelf(self._key)
+        shelf = _SHELVES.get().shelf(self._key)
         if shelf.template is not dropped:
             return
         shelf.template = None
@@ -200,6 +208,6 @@ class GuestPool:
 
     def close(self) -> None:
         """Put idle guests back on the process-wide shelf; idempotent."""
-        if self._pid == os.getpid():
-            _SHELVES.put(self._key, self._idle[::-1])
+        if self._forks == fork_count():
+            _SHELVES.get().put(self._key, self._idle[::-1])
         self._idle, self._released_at = [], []
