@@ -34,6 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+from ._segments import off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -195,18 +196,11 @@ class Cell:
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await self._off_loop(self._guest.run_segment, None, batch, deadline)
+        result = await run_turn(self._guest, self._runner, batch, deadline)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
-        """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
-        if self._runner is None:
-            return function(*args)
-        try:
-            return await self._runner(function, *args, lane=self._guest.lane)
-        except asyncio.CancelledError:
-            self._guest.stop()  # else it spins on its thread until the leg's deadline
-            raise
+        return await off_loop(self._guest, self._runner, function, *args)
 
     def _stopped(self, failure: EngineFailure) -> LegOutcome:
         """The failure of guest code that stopped without a result."""
