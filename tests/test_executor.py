@@ -70,6 +70,10 @@ class RecordingGuest:
         self._calls.append("run_segment")
         return self.inner.run_segment(script, batch, deadline)
 
+    def turn_crossing(self, batch: str | None, deadline: float) -> None:
+        """Turns are not split here: every segment passes through `run_segment`."""
+        del batch, deadline
+
     def stop(self) -> None:
         self._calls.append("stop")
         self.inner.stop()

@@ -128,7 +128,8 @@ def _flat_copy(value: Any) -> dict[str, Any] | None:
     """
     if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
         return None
-    items = cast("dict[Any, Any]", value)
+    # Narrowed to `dict[Unknown, Unknown]` above; annotated rather than `cast` (a call).
+    items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     for key, item in items.items():
         if type(key) is not str or type(item) not in _SCALARS:
             return None

@@ -56,7 +56,8 @@ def test_a_task_that_settles_is_counted_and_reported_once() -> None:
             await gate.wait()
             return Reply(id="t1", ok=True, payload="42")
 
-        requests.start("t1", "callValue", ["tool"], work(), lambda rid, _: settled.append(rid))
+        requests.start("t1", "callValue", ["tool"], work())
+        requests.watch(lambda rid, _: settled.append(rid))
         running = requests.running
         gate.set()
         while not settled:
@@ -68,6 +69,48 @@ def test_a_task_that_settles_is_counted_and_reported_once() -> None:
     assert replies == [Reply(id="t1", ok=True, payload="42")]
 
 
+def test_a_task_that_settles_before_it_is_watched_is_swept_without_a_callback() -> None:
+    async def main() -> tuple[int, int, list[str], list[Reply]]:
+        requests = PendingRequests(INBOX)
+        swept: list[str] = []
+
+        async def work() -> Reply:
+            return Reply(id="t1", ok=True, payload="1")
+
+        requests.start("t1", "callValue", [], work())
+        await asyncio.sleep(0)  # the task's one step
+        loop = asyncio.get_running_loop()
+        ready = len(loop._ready)  # pyright: ignore[reportAttributeAccessIssue,reportUnknownArgumentType]
+        requests.sweep(lambda rid, _: swept.append(rid))
+        return ready, requests.running, swept, requests.take([])
+
+    ready, running, swept, replies = run(main())
+    # Nothing was queued on the loop for the settled task: no done-callback was attached.
+    assert (ready, running, swept) == (0, 0, ["t1"])
+    assert replies == [Reply(id="t1", ok=True, payload="1")]
+
+
+def test_watching_a_task_that_already_settled_reports_it_once() -> None:
+    async def main() -> tuple[list[str], list[Reply]]:
+        requests = PendingRequests(INBOX)
+        settled: list[str] = []
+
+        async def work() -> Reply:
+            return Reply(id="t1", ok=True, payload="2")
+
+        requests.start("t1", "callValue", [], work())
+        await asyncio.sleep(0)
+        requests.watch(lambda rid, _: settled.append(rid))
+        requests.watch(lambda rid, _: settled.append("again " + rid))  # nothing new to watch
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return settled, requests.take([])
+
+    settled, replies = run(main())
+    assert settled == ["t1"]
+    assert replies == [Reply(id="t1", ok=True, payload="2")]
+
+
 def test_a_withdrawn_request_is_cancelled_and_no_longer_running() -> None:
     async def main() -> tuple[int, bool, int]:
         requests = PendingRequests(INBOX)
@@ -77,7 +120,7 @@ def test_a_withdrawn_request_is_cancelled_and_no_longer_running() -> None:
             await never.wait()
             raise AssertionError("unreachable")
 
-        requests.start("t1", "callValue", [], work(), _ignore)
+        requests.start("t1", "callValue", [], work())
         requests.withdraw("t1")
         task = asyncio.all_tasks() - {asyncio.current_task()}
         await asyncio.gather(*task, return_exceptions=True)
@@ -95,7 +138,7 @@ def test_the_saved_state_keeps_ready_replies_and_leaves_running_requests_without
             await never.wait()
             raise AssertionError("unreachable")
 
-        requests.start("t1", "callValue", ["slow"], work(), _ignore)
+        requests.start("t1", "callValue", ["slow"], work())
         _ready(requests, "r1", '"done"')
         requests.park_yield("y1", ["why"])
         state = requests.state()

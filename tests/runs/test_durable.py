@@ -11,6 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from clawcell import Tool
 from clawcell._runs._durable import stale_message
 from clawcell.store import SQLiteStore
@@ -52,8 +54,17 @@ def test_two_processes_racing_to_wait_on_one_run_continue_it_once(tmp_path: Path
     assert run(parked_runs(db)) == []
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "return await charge({});",  # the leg's budget runs out while the call runs
+        # the leg parks on the yield in the very step that started the call
+        "const charged = charge({});\nawait yield_control('meanwhile');\nreturn await charged;",
+    ],
+    ids=["budget", "yield"],
+)
 def test_a_result_that_settles_after_a_durable_park_is_delivered_by_another_worker(
-    tmp_path: Path,
+    tmp_path: Path, code: str
 ) -> None:
     release = asyncio.Event()
     calls: list[str] = []
@@ -74,7 +85,7 @@ def test_a_result_that_settles_after_a_durable_park_is_delivered_by_another_work
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         db = tmp_path / "s.sqlite"
         async with durable(db, [Tool(name="charge", execute=charge)]) as parker:
-            parked = await parker.exec("return await charge({});")
+            parked = await parker.exec(code)
             release.set()
             async with SQLiteStore(db) as store:
                 settled = await asyncio.wait_for(written_back(store, parked["runId"]), 60)

@@ -119,7 +119,10 @@ def test_the_next_cell_of_another_codemode_finds_nothing_of_a_secret_in_heap_or_
     """A cell leaves a secret in the guest's heap (a kept string) and on its shadow stack
     (number formatting's digit buffer); the next cell, of another `CodeMode` on the same guest,
     finds none of it anywhere in the guest's memory."""
-    secret = str(secrets.randbelow(9 * 10**14) + 10**15)
+    # Fifteen digits, the last not 0: `String(Number('0.' + secret))` then writes exactly these
+    # digits (any 15 significant digits survive a double; 16, as this test once used, do
+    # not always, and then the digit buffer held other digits and the test failed at random).
+    secret = str(secrets.randbelow(9 * 10**13) + 10**14)[:-1] + str(secrets.randbelow(9) + 1)
     seen: list[tuple[LinearMemory, list[int]]] = []
 
     async def probe(_args: dict[str, Any]) -> Any:

@@ -34,6 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+from ._segments import off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -170,41 +171,38 @@ class Cell:
         *,
         first: StepResult | EngineFailure | None = None,
     ) -> LegOutcome:
-        while True:
-            if first is not None:
-                report = self._stopped(first) if isinstance(first, EngineFailure) else first
-                first = None
-            else:
-                report = await self._run_guest(deadline, replies)
-            if isinstance(report, LegOutcome):
-                return report
-            outcome = self._absorb(report)
-            if outcome is not None and outcome.status == "completed":
-                if self._guest.has_unhandled_rejection:
-                    return await self._unless_rejected(outcome, deadline)
-                return outcome
-            if outcome is not None:
-                return outcome
-            replies = await self._settlements(deadline)
-            if not replies:
-                return self._park()
+        try:
+            while True:
+                if first is not None:
+                    report = self._stopped(first) if isinstance(first, EngineFailure) else first
+                    first = None
+                else:
+                    report = await self._run_guest(deadline, replies)
+                if isinstance(report, LegOutcome):
+                    return report
+                outcome = self._absorb(report)
+                if outcome is not None and outcome.status == "completed":
+                    if self._guest.has_unhandled_rejection:
+                        return await self._unless_rejected(outcome, deadline)
+                    return outcome
+                if outcome is not None:
+                    return outcome
+                replies = await self._settlements(deadline)
+                if not replies:
+                    return self._park()
+        finally:
+            # Every task this leg started and left running reports when it settles.
+            self._pending.watch(self._on_done)
 
     async def _run_guest(
         self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await self._off_loop(self._guest.run_segment, None, batch, deadline)
+        result = await run_turn(self._guest, self._runner, batch, deadline)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
-        """`function(*args)` on the guest's thread (or inline in loop-thread mode)."""
-        if self._runner is None:
-            return function(*args)
-        try:
-            return await self._runner(function, *args, lane=self._guest.lane)
-        except asyncio.CancelledError:
-            self._guest.stop()  # else it spins on its thread until the leg's deadline
-            raise
+        return await off_loop(self._guest, self._runner, function, *args)
 
     def _stopped(self, failure: EngineFailure) -> LegOutcome:
         """The failure of guest code that stopped without a result."""
@@ -284,7 +282,7 @@ class Cell:
 
     def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
         work = self._bridge.run(request_id, method, args)
-        self._pending.start(request_id, method, args, work, self._on_done)
+        self._pending.start(request_id, method, args, work)
         if self._progress is not None and method == "callValue":
             self._progress.tool_started(request_id, str(args[0]))
 
@@ -303,6 +301,7 @@ class Cell:
             # One loop turn lets fresh tasks take their first step: fast tools finish here.
             await asyncio.sleep(0)
             pending.sweep(self._report_settled)
+        pending.watch(self._on_done)  # the wait below is woken by their done-callbacks
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:
             if self._blocked_on_approvals():
@@ -382,6 +381,7 @@ class Cell:
         for entry in state.get("pending", []):
             safe = entry["id"] in gated or replay_safe(str(entry["method"]), list(entry["args"]))
             cell._pending.revive(entry, replay_safe=safe, run=cell._start_task)
+        cell._pending.watch(cell._on_done)
         return cell
 
     # -- outcomes -------------------------------------------------------------------------

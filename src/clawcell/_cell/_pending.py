@@ -11,6 +11,7 @@ the cell dispatches them again only when they are safe to replay.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
@@ -61,6 +62,8 @@ class PendingRequests:
         """How many pending requests are `yield`s (answered or not): most cells make none,
         and then the `yield` queries below answer without looking at every request."""
         self._ledger = RequestLedger(inbox_bytes)
+        self._unwatched: list[tuple[str, asyncio.Task[Reply]]] = []
+        """Tasks started without a done-callback yet (see `start` and `watch`)."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -127,18 +130,35 @@ class PendingRequests:
         return pending
 
     def start(
-        self,
-        request_id: str,
-        method: str,
-        args: list[Any],
-        work: Coroutine[Any, Any, Reply],
-        on_done: Settled,
+        self, request_id: str, method: str, args: list[Any], work: Coroutine[Any, Any, Reply]
     ) -> None:
-        """Run `work` as the host task of a request; `on_done` hears when it settles."""
+        """Run `work` as the host task of a request. Nobody hears when it settles until
+        `watch` is called: a task that settles before then is found by `sweep`."""
         task = asyncio.get_running_loop().create_task(work)
-        task.add_done_callback(lambda _: self._done(request_id, on_done))
         self.running += 1
         self._add(request_id, PendingRequest(method, args, task=task))
+        self._unwatched.append((request_id, task))
+
+    def watch(self, on_done: Settled) -> None:
+        """Have `on_done` hear when each task started since the last `watch` settles.
+
+        Most tool calls settle in the loop turn after their task starts, where `sweep`
+        records them: a done-callback for each would be one more loop callback per call,
+        and a loop with callbacks ready makes a guest-thread hand-off take its slow path
+        (see `runtime._worker`). So a cell attaches them only before it waits for a task
+        or ends its leg with tasks still running. A task that settled meanwhile is told
+        at once (by the loop, as asyncio runs the callbacks of a done future)."""
+        unwatched = self._unwatched
+        if not unwatched:
+            return
+        for request_id, task in unwatched:
+            pending = self._items.get(request_id)
+            if pending is not None and pending.task is task and pending.reply is None:
+                task.add_done_callback(functools.partial(self._task_done, request_id, on_done))
+        unwatched.clear()
+
+    def _task_done(self, request_id: str, on_done: Settled, _task: object) -> None:
+        self._done(request_id, on_done)
 
     def _done(self, request_id: str, on_done: Settled) -> None:
         pending = self._items.get(request_id)
@@ -198,6 +218,7 @@ class PendingRequests:
                 pending.task.cancel()
         self._items.clear()
         self._completed.clear()
+        self._unwatched.clear()
         self.running = 0
         self._yields = 0
         self._ledger.release_all()

@@ -179,8 +179,10 @@ def _scan_schema(node: Mapping[str, Any], depth: int, scan: _Scan, active: set[i
 
 def selected_branch(variants: OutputVariants | None, input_value: object) -> int | None:
     """The branch an input selects: its own `inputProperty` holding a mapped string."""
+    if variants is None or not variants.can_narrow:  # most tools: no mapping check per call
+        return None
     record = as_mapping(input_value)
-    if variants is None or not variants.can_narrow or record is None:
+    if record is None:
         return None
     return variants.branch_for(record.get(variants.input_property))
 

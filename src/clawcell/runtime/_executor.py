@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from .._lazy import value_class
+from ._crossing import TurnCrossing
 from ._failure import EngineFailure
 from ._guest import Guest
 from ._pool import GuestPool
@@ -94,6 +95,14 @@ class ExecutorGuest(Protocol):
         self, script: int | None, batch: str | None, deadline: float
     ) -> StepResult | EngineFailure:
         """Start `script` (first segment) or settle the reply `batch`, and run one turn."""
+        ...
+
+    def turn_crossing(
+        self, batch: str | None, deadline: float
+    ) -> TurnCrossing | EngineFailure | None:
+        """`run_segment(None, batch, deadline)` split for a guest thread: `cross()` there,
+        `finish()` on the loop (see `_crossing`); `None` when this guest does not split
+        its turns (then `run_segment` runs whole on the guest thread)."""
         ...
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._callbacks import interrupt_check, rejection_tracker, set_tracker
+from ._crossing import TurnCrossing
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
@@ -243,16 +244,6 @@ class Guest:
     def pump(self) -> None:
         self.instance.run_jobs()
 
-    def step(self) -> StepResult:
-        inst = self.instance
-        return parse_report(inst.take_string(inst.call(self._step), strict=True))
-
-    def turn(self, batch: str | None) -> StepResult:
-        """Settle `batch` (if any), run every pending job and report: one guest crossing."""
-        inst = self.instance
-        report = inst.take_string(inst.turn(self._settle, self._step, batch), strict=True)
-        return parse_report(report)
-
     # -- segments: guest code under a leg's deadline --------------------------------------
 
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:
@@ -269,15 +260,34 @@ class Guest:
     ) -> StepResult | EngineFailure:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
-
-        if script is None:
-            return self._guarded(lambda: self.turn(batch), deadline)
+        if script is None:  # settle, run every job, report: one crossing, here
+            self._restore_image()
+            crossing = self._crossing(batch, deadline)
+            if isinstance(crossing, EngineFailure):
+                return crossing
+            crossing.cross()
+            return crossing.finish()
         if batch is not None:
             raise ValueError(
                 f"a cell's first segment settles no batch (got {batch!r}): "
                 "settle it in the next run_segment, with script=None"
             )
         return self._guarded(lambda: self.start_turn(script), deadline)
+
+    def turn_crossing(
+        self, batch: str | None, deadline: float
+    ) -> TurnCrossing | EngineFailure | None:
+        """`run_segment(None, batch, deadline)` split for a guest thread (see `_crossing`);
+        `None` when the image must be restored first (`run_segment` does it off the loop)."""
+        return None if self._stale else self._crossing(batch, deadline)
+
+    def _crossing(self, batch: str | None, deadline: float) -> TurnCrossing | EngineFailure:
+        self._begin(deadline)
+        handles = (self._settle, self._step)
+        try:
+            return TurnCrossing(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
+        except ENGINE_EXCEPTIONS as exc:
+            return engine_failure(exc, deadline=deadline)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it

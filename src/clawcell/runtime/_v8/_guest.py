@@ -204,6 +204,10 @@ class V8Guest:
             return reply
         return self._result(reply)
 
+    def turn_crossing(self, batch: str | None, deadline: float) -> None:
+        """A V8 turn is one request to the worker process: it is not split."""
+        del batch, deadline
+
     def _result(self, reply: dict[str, Any]) -> StepResult | EngineFailure:
         if not reply.get("ok"):
             # The worker, not the controller, reports the failure: the cell's code ran outside

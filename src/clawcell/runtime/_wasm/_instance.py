@@ -219,12 +219,12 @@ class Instance:
     def compile(self, source: str) -> int:
         """Parse global code without running it; raises `JSException` for a syntax error.
         (A source that fits goes through the staging buffer: no guest malloc.)"""
-        data = source.encode("utf-8", "surrogatepass") + b"\0"
-        if len(data) > _STAGING_BYTES:
-            with self._staged(data) as ptr:
-                return self._check(self._eval(ptr, len(data) - 1, _EVAL_COMPILE_ONLY))
-        ctypes.memmove(self.memory.base + self._staging, data, len(data))
-        return self._check(self._eval(self._staging, len(data) - 1, _EVAL_COMPILE_ONLY))
+        ptr, size, owned = self.stage(source + "\0")  # QuickJS reads up to a NUL
+        try:
+            return self._check(self._eval(ptr, size - 1, _EVAL_COMPILE_ONLY))
+        finally:
+            if owned:
+                self.free(owned)
 
     def _eval(self, ptr: int, size: int, flags: int) -> int:
         return self._f["JS_Eval"](self.ctx, ptr, size, self._filename, flags)
@@ -246,40 +246,37 @@ class Instance:
                 ctypes.c_uint64.from_address(base + 8 * i).value = arg
         return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
 
-    def turn(self, settle: int, step: int, batch: str | None) -> int:
-        """One bridge round trip in one crossing (see `_turn`): settle `batch` if given, run
-        every pending job, and return `step()`'s value; raises `JSException`."""
-        if batch is None:
-            return self._turn_call(settle, step, 0, -1)
-        data = batch.encode("utf-8", "surrogatepass")
+    def stage(self, text: str | None) -> tuple[int, int, int]:
+        """`text` copied into guest memory as UTF-8: `(ptr, size, owned)`, where `owned` is a
+        buffer the caller frees after use (0: it fit the staging buffer, whose contents the
+        next `stage` replaces). `None` stages nothing: `(0, -1, 0)`, `raw_turn`'s "no batch".
+
+        Raises:
+            MemoryError: the guest could not allocate a buffer for a large text.
+        """
+        if text is None:
+            return 0, -1, 0
+        data = text.encode("utf-8", "surrogatepass")
         size = len(data)
-        if size > _STAGING_BYTES:
-            with self._staged(data) as ptr:
-                return self._turn_call(settle, step, ptr, size)
-        # The common small batch: the staging buffer, without a context manager's frames.
-        ctypes.memmove(self.memory.base + self._staging, data, size)
-        return self._turn_call(settle, step, self._staging, size)
-
-    def _turn_call(self, settle: int, step: int, ptr: int, size: int) -> int:
-        return self._check(
-            self._f["clawcell_turn"](
-                self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
-            )
-        )
-
-    @contextlib.contextmanager
-    def _staged(self, data: bytes) -> Generator[int]:
-        """`data` copied into guest memory: the staging buffer, or a malloc'd one if larger."""
-        staged = len(data) <= _STAGING_BYTES
-        ptr = self._staging if staged else self._f["malloc"](len(data) + 1)
+        if size <= _STAGING_BYTES:  # the common small text
+            ctypes.memmove(self.memory.base + self._staging, data, size)
+            return self._staging, size, 0
+        ptr = self._f["malloc"](size + 1)
         if not ptr:
             raise MemoryError("guest malloc failed")
-        ctypes.memmove(self.memory.base + ptr, data, len(data))
-        try:
-            yield ptr
-        finally:
-            if not staged:
-                self.free(ptr)
+        ctypes.memmove(self.memory.base + ptr, data, size)
+        return ptr, size, ptr
+
+    def raw_turn(self, settle: int, step: int, ptr: int, size: int) -> int:
+        """The `clawcell_turn` crossing alone, on a batch `stage` placed: its raw value,
+        which may be the exception marker (`checked` reads it); raises `GuestTrap`."""
+        return self._f["clawcell_turn"](
+            self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
+        )
+
+    def checked(self, value: int) -> int:
+        """`value`, or the pending `JSException` if it is the exception marker."""
+        return self._check(value)
 
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
@@ -290,9 +287,12 @@ class Instance:
             self.free_value(string)
 
     def new_string(self, text: str) -> int:
-        data = text.encode("utf-8", "surrogatepass")
-        with self._staged(data) as ptr:
-            return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, len(data)))
+        ptr, size, owned = self.stage(text)
+        try:
+            return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, size))
+        finally:
+            if owned:
+                self.free(owned)
 
     def get_property(self, obj: int, name: str) -> int:
         ptr = self.put_cstring(name.encode())

@@ -1,0 +1,45 @@
+"""Where a cell's guest segments run: on a guest thread, or inline in loop-thread mode.
+
+A segment is guest code run until it waits on the host again (`ExecutorGuest`). With a
+`SegmentRunner` (the default: `runtime.run_on_guest_thread`) it runs off the event loop, and
+a turn that the guest can split runs only its crossing there (`runtime._crossing`): the
+Python around the crossing costs less on the loop thread, which waits for it anyway.
+Without a runner (`CodeMode(guest_thread=False)`) everything runs inline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult
+
+__all__ = ["off_loop", "run_turn"]
+
+
+async def off_loop(
+    guest: ExecutorGuest, runner: SegmentRunner | None, function: Callable[..., Any], *args: Any
+) -> Any:
+    """`function(*args)` on `guest`'s thread (or inline without a runner). A cancelled
+    caller stops the guest: else its segment would spin on until the leg's deadline."""
+    if runner is None:
+        return function(*args)
+    try:
+        return await runner(function, *args, lane=guest.lane)
+    except asyncio.CancelledError:
+        guest.stop()
+        raise
+
+
+async def run_turn(
+    guest: ExecutorGuest, runner: SegmentRunner | None, batch: str | None, deadline: float
+) -> StepResult | EngineFailure:
+    """Settle `batch` (if any) and run `guest` until it waits on the host again."""
+    crossing = guest.turn_crossing(batch, deadline) if runner is not None else None
+    if crossing is None:
+        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
+    if isinstance(crossing, EngineFailure):
+        return crossing
+    await off_loop(guest, runner, crossing.cross)
+    return crossing.finish()

@@ -1,0 +1,95 @@
+"""A guest turn split at its wasm crossing, for a segment run on a guest thread.
+
+A segment on a guest thread used to run all of `Guest.run_segment` there: staging the settle
+batch, arming the backstop, the `clawcell_turn` crossing, reading the step report, parsing
+it. Python that runs on a thread right after it was woken costs more than the same Python
+on the thread that woke it (about 1.6× for the work of a turn, whichever CPU either runs on;
+docs/benchmarks.md, "The default path's turn, split at its crossing"), and the loop thread
+waits for the segment anyway. So the loop thread does the turn's Python before the crossing
+(staging the batch, arming the backstop) and after it (parsing the report), and the guest
+thread the crossing itself, where the GIL is released, and reading its result (`cross`).
+Everything that may run guest code (reading a thrown value calls its `toString`) stays on
+the guest thread, under the backstop: guest code never runs on the event loop.
+
+A crossing is armed when it is made (the guest's deadline and the epoch backstop), and the
+guest thread disarms the backstop when the crossing returns, whatever the loop thread does
+meanwhile (a cancelled leg drops its guest: see `_runs._lifecycle`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
+from ._report import StepResult, parse_report
+
+if TYPE_CHECKING:
+    from ._wasm._instance import Instance
+
+__all__ = ["TurnCrossing"]
+
+
+class TurnCrossing:
+    """One turn (settle a batch, run every job, take the step report) in three parts: made
+    on the loop thread, `cross` on the guest thread, `finish` on the loop thread."""
+
+    __slots__ = (
+        "_deadline",
+        "_error",
+        "_instance",
+        "_owned",
+        "_ptr",
+        "_report",
+        "_settle",
+        "_size",
+        "_step",
+        "_token",
+    )
+
+    def __init__(
+        self,
+        instance: Instance,
+        handles: tuple[int, int],
+        batch: str | None,
+        deadline: float,
+        backstop_at: float,
+    ) -> None:
+        """Stage `batch` and arm the backstop at `backstop_at` (`handles`: the controller's
+        `settle` and `step`).
+
+        Raises:
+            MemoryError: the guest could not allocate a buffer for a large batch.
+        """
+        self._instance = instance
+        self._settle, self._step = handles
+        self._deadline = deadline
+        self._ptr, self._size, self._owned = instance.stage(batch)
+        self._report = ""
+        self._error: BaseException | None = None
+        self._token = instance.arm_backstop(backstop_at)
+
+    def cross(self) -> None:
+        """The crossing and what may run guest code after it (reading a thrown exception
+        calls its `toString`): the part that runs on the guest thread, under the backstop.
+        Never raises: what the engine raised is kept for `finish`."""
+        instance = self._instance
+        try:
+            value = instance.checked(
+                instance.raw_turn(self._settle, self._step, self._ptr, self._size)
+            )
+            self._report = instance.take_string(value, strict=True)
+        except BaseException as exc:
+            self._error = exc
+        finally:
+            instance.disarm_backstop(self._token)
+
+    def finish(self) -> StepResult | EngineFailure:
+        """The step report of the turn, or why guest code stopped without one."""
+        try:
+            if self._owned:
+                self._instance.free(self._owned)
+            if self._error is not None:
+                raise self._error
+            return parse_report(self._report)
+        except ENGINE_EXCEPTIONS as exc:
+            return engine_failure(exc, deadline=self._deadline)
