@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import inspect
 import json
 import re
 import subprocess
@@ -206,8 +208,10 @@ _ARGUMENTS: dict[str, list[dict[str, object]]] = {
 
 def _behaviour(cls: type, arguments: list[dict[str, object]]) -> list[object]:
     """What a program can observe of `cls` and its instances, class names aside."""
+    signature = str(inspect.signature(cls))  # (read before any instance: `__init__` deferred)
     instances = [cls(**kwargs) for kwargs in arguments]
     seen: list[object] = [
+        signature,
         cls.__doc__,
         cls.__match_args__,  # type: ignore[attr-defined]
         [(f.name, f.repr, f.compare, f.hash, f.kw_only) for f in dataclasses.fields(cls)],
@@ -217,7 +221,7 @@ def _behaviour(cls: type, arguments: list[dict[str, object]]) -> list[object]:
         },
         [
             getattr(cls.__dict__.get(name), "__qualname__", None)
-            for name in ("__repr__", "__eq__", "__hash__")
+            for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
         ],
         cls.__hash__ is None,
     ]
@@ -235,6 +239,23 @@ def _behaviour(cls: type, arguments: list[dict[str, object]]) -> list[object]:
         with pytest.raises(dataclasses.FrozenInstanceError) as deleted:
             del first.other  # type: ignore[attr-defined]
         seen.append(str(deleted.value))
+        with pytest.raises(dataclasses.FrozenInstanceError) as deleted_field:
+            del first.name  # type: ignore[attr-defined]
+        seen.append(str(deleted_field.value))
+        seen.append(copy.copy(first) == first)
+        seen.append(copy.deepcopy(first) == first)  # (`__reduce_ex__`, as pickle)
+
+    class Sub(cls):  # a plain subclass: frozen fields of `cls`, its own attributes not
+        pass
+
+    sub = Sub(**arguments[0])
+    for change in (lambda: setattr(sub, "name", "b"), lambda: setattr(sub, "other", 1)):
+        try:
+            change()
+            seen.append(sorted(vars(sub)))
+        except dataclasses.FrozenInstanceError as error:
+            seen.append(str(error))
+    seen.append(repr(sub))
     return seen
 
 
@@ -266,7 +287,10 @@ def test_a_value_class_repr_of_itself_is_cut_as_the_standard_one() -> None:
     assert ours.endswith(".Node(items=[...])")
 
 
-def test_a_value_class_compiles_half_the_source_texts_of_the_standard_decorator() -> None:
+def test_a_value_class_compiles_no_text_until_it_is_first_instantiated() -> None:
+    """The standard decorator compiles six texts per class; `value_class` none for a class with
+    a docstring, no dataclass base and no `InitVar`, until its first instance (then the three
+    of the standard `__init__`'s build), and three for the others (`Later`, `Child`)."""
     compiled: list[str | bytes] = []
 
     def count(event: str, arguments: tuple[object, ...]) -> None:
@@ -276,13 +300,52 @@ def test_a_value_class_compiles_half_the_source_texts_of_the_standard_decorator(
     compiling = False
     sys.addaudithook(count)  # (a hook cannot be removed; it is idle outside this test)
     compiling = True
-    _shapes(_lazy.value_class)
-    ours = len(compiled)
+    ours = _shapes(_lazy.value_class)
+    built = len(compiled)
+    compiled.clear()
+    for _ in range(2):
+        ours["One"](name="a")
+        ours["Fields"](name="a")
+    instantiated = len(compiled)
     compiled.clear()
     _shapes(_standard)
     standard = len(compiled)
     compiling = False
-    assert (ours, standard) == (3 * 7, 6 * 7 - 1)  # (an own `__hash__` is not built)
+    assert (built, instantiated, standard) == (3 * 2, 3 * 2, 6 * 7 - 1)  # (an own `__hash__`)
+
+
+def test_a_value_class_defining_a_frozen_method_is_the_standard_error() -> None:
+    for decorate in (_lazy.value_class, _standard):
+
+        class Own:
+            """Defines `__setattr__`."""
+
+            name: str
+
+            def __setattr__(self, name: str, value: object) -> None:
+                pass
+
+        with pytest.raises(
+            TypeError, match=r"^Cannot overwrite attribute __setattr__ in class Own$"
+        ):
+            decorate(Own)
+
+
+def test_a_value_class_init_is_built_once_and_then_is_a_plain_function() -> None:
+    @_lazy.value_class
+    class Point:
+        """Two coordinates."""
+
+        x: int
+        y: int = 0
+
+    assert not isinstance(Point.__dict__["__init__"], types.FunctionType)  # deferred
+    init = Point.__init__  # read through the class: built now
+    assert isinstance(init, types.FunctionType)
+    assert Point.__dict__["__init__"] is init
+    assert init.__qualname__ == f"{Point.__qualname__}.__init__"
+    assert init.__module__ == __name__
+    assert Point(x=1) == Point(x=1, y=0)
 
 
 def test_the_package_builds_its_value_classes_with_value_class() -> None:

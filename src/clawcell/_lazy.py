@@ -15,9 +15,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import inspect
 import operator
 import reprlib
 import sys
+import types
 import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -93,30 +95,55 @@ def install_hint(extra: str) -> str:
     field_specifiers=(dataclasses.field, dataclasses.Field),
 )
 def value_class(cls: _Class) -> _Class:
-    """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, at about half
-    the cost of building the class.
+    """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, compiling no
+    source text at import.
 
     The standard decorator compiles six methods from source text for every frozen class
     (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`); with the
     package's ~60 value classes a first cell imports, that was a fifth of a cold start's
-    instructions. Here the standard decorator still collects the fields and builds `__init__`,
-    `__setattr__` and `__delattr__` (and the docs, `__match_args__`, the field checks);
-    `__repr__`, `__eq__` and `__hash__` are closures over the field names instead of compiled
-    text, with the standard ones' results: the same text, the same comparison of the same
-    field tuples, the same hash values, the same choice of fields (`repr=`, `compare=`,
-    `hash=`), and a method the class defines itself is kept as the standard decorator keeps
-    it. `__dataclass_params__` reads as for `@dataclass(frozen=True, kw_only=True)`.
+    instructions. Here the standard decorator still collects the fields (and builds the docs,
+    `__match_args__`, the field checks), and:
+
+    * `__repr__`, `__eq__` and `__hash__` are closures over the field names with the standard
+      ones' results: the same text, the same comparison of the same field tuples, the same
+      hash values, the same choice of fields (`repr=`, `compare=`, `hash=`);
+    * `__setattr__` and `__delattr__` are closures with the standard frozen ones' checks,
+      errors and messages;
+    * `__init__` is the standard one, built the first time the class is instantiated (or its
+      `__init__` is read, as `inspect.signature` does): most value classes a program imports
+      are never instantiated by it.
+
+    A method the class defines itself is kept as the standard decorator keeps it (an own
+    `__setattr__` or `__delattr__` is the standard `TypeError`). `__dataclass_params__` reads as
+    for `@dataclass(frozen=True, kw_only=True)`. A class the shortcut does not cover (one
+    with a dataclass base, an `InitVar`, a positional field or no docstring, whose generated
+    docstring reads the `__init__`) is built as before: the standard decorator with its
+    `__init__`, `__setattr__` and `__delattr__`, the closures for the other three.
     """
     body = cls.__dict__
     class_hash = body.get("__hash__", dataclasses.MISSING)
     explicit_hash = not (
         class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in body)
     )
-    dataclasses.dataclass(cls, frozen=True, kw_only=True, repr=False, eq=False)
+    if _deferrable(cls):
+        for name in ("__setattr__", "__delattr__"):
+            if name in body:  # the standard decorator's error for a frozen class
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=True)
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields)
+        _set_method(cls, "__setattr__", _frozen_setattr(cls, names))
+        _set_method(cls, "__delattr__", _frozen_delattr(cls, names))
+        if "__init__" not in body:
+            setattr(cls, "__init__", _DeferredInit(cls))  # noqa: B010 (a method, replaced)
+    else:
+        dataclasses.dataclass(cls, frozen=True, kw_only=True, repr=False, eq=False)
+        fields = dataclasses.fields(cls)
     params: object = copy.copy(getattr(cls, _PARAMS))
-    params.repr = params.eq = True  # pyright: ignore[reportAttributeAccessIssue]
+    # (what the standard decorator records; the deferred build passed it init/frozen False)
+    params.init = params.repr = params.eq = params.frozen = True  # pyright: ignore
+
     setattr(cls, _PARAMS, params)
-    fields = dataclasses.fields(cls)
     if "__repr__" not in body:
         _set_method(cls, "__repr__", _repr_method(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in body:
@@ -125,6 +152,100 @@ def value_class(cls: _Class) -> _Class:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         _set_method(cls, "__hash__", _hash_method(_field_tuple(hashed)))
     return cls
+
+
+def _deferrable(cls: type) -> bool:
+    """Whether `cls` can have its `__init__` built later and closures for the frozen checks:
+    no dataclass base (the standard decorator checks a frozen base against the class), no
+    `InitVar`, `KW_ONLY` or positional field, and an own docstring (without one the decorator
+    writes one from the `__init__`'s signature)."""
+    if not cls.__dict__.get("__doc__"):
+        return False
+    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        return False
+    for name, annotation in inspect.get_annotations(cls).items():
+        if isinstance(annotation, str):
+            marked = "InitVar" in annotation or "KW_ONLY" in annotation
+        else:
+            marked = annotation in (dataclasses.KW_ONLY, dataclasses.InitVar) or isinstance(
+                annotation, dataclasses.InitVar
+            )
+        if marked:
+            return False
+        value = cls.__dict__.get(name)
+        if isinstance(value, dataclasses.Field) and value.kw_only is False:
+            return False
+    return True
+
+
+def _frozen_setattr(cls: type, names: tuple[str, ...]) -> Callable[[object, str, object], None]:
+    def setattr_(self: object, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return setattr_
+
+
+def _frozen_delattr(cls: type, names: tuple[str, ...]) -> Callable[[object, str], None]:
+    def delattr_(self: object, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return delattr_
+
+
+class _DeferredInit:
+    """A value class's `__init__` until first read: reading it (to instantiate the class, or
+    through the class) builds the standard frozen keyword-only `__init__` for the class's
+    fields and puts it in the class in place of this one."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: type) -> None:
+        self._owner = owner
+
+    def __get__(self, instance: object, owner: type | None = None) -> Callable[..., None]:
+        init = _standard_init(self._owner)
+        if instance is None:
+            return init
+        return types.MethodType(init, instance)
+
+
+def _standard_init(cls: type) -> Callable[..., None]:
+    """The `__init__` `@dataclass(frozen=True, kw_only=True)` would have given `cls`: the
+    standard decorator's, built for a class of the same name, module and fields (the
+    method reads nothing of its class but `__post_init__`, which it calls on the instance)."""
+    present = cls.__dict__.get("__init__")
+    if not isinstance(present, _DeferredInit):  # built meanwhile (by another thread)
+        return typing.cast(Callable[..., None], present)
+    namespace: dict[str, object] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    if hasattr(cls, "__post_init__"):
+        namespace["__post_init__"] = getattr(cls, "__post_init__")  # noqa: B009 (any class)
+    specs = [
+        (
+            f.name,
+            f.type,
+            dataclasses.field(
+                default=f.default,
+                default_factory=f.default_factory,
+                init=f.init,
+                repr=f.repr,
+                hash=f.hash,
+                compare=f.compare,
+                metadata=f.metadata,
+                kw_only=True,
+            ),
+        )
+        for f in dataclasses.fields(cls)
+    ]
+    twin = dataclasses.make_dataclass(
+        cls.__name__, specs, namespace=namespace, frozen=True, kw_only=True, repr=False, eq=False
+    )
+    init = typing.cast(Callable[..., None], twin.__dict__["__init__"])
+    setattr(cls, "__init__", init)  # noqa: B010 (a method, replaced)
+    return init
 
 
 def _set_method(cls: type, name: str, method: Callable[..., object]) -> None:
