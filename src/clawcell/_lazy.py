@@ -24,7 +24,14 @@ import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["install_hint", "lazy_exports", "moved_exports", "value_class"]
+__all__ = [
+    "install_hint",
+    "lazy_exports",
+    "moved_exports",
+    "positional_value_class",
+    "record_class",
+    "value_class",
+]
 
 _Class = typing.TypeVar("_Class", bound=type)
 _PARAMS = "__dataclass_params__"  # what `dataclasses` records of a class's decorator
@@ -116,54 +123,82 @@ def value_class(cls: _Class) -> _Class:
     A method the class defines itself is kept as the standard decorator keeps it (an own
     `__setattr__` or `__delattr__` is the standard `TypeError`). `__dataclass_params__` reads as
     for `@dataclass(frozen=True, kw_only=True)`. A class the shortcut does not cover (one
-    with a dataclass base, an `InitVar`, a positional field or no docstring, whose generated
-    docstring reads the `__init__`) is built as before: the standard decorator with its
+    with a dataclass base, an `InitVar` or no docstring, whose generated docstring reads the
+    `__init__`) is built as before: the standard decorator with its
     `__init__`, `__setattr__` and `__delattr__`, the closures for the other three.
     """
+    return _build(cls, frozen=True, kw_only=True)
+
+
+@typing.dataclass_transform(
+    frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field)
+)
+def positional_value_class(cls: _Class) -> _Class:
+    """`@dataclass(frozen=True)` (fields in order, positional or by keyword) built as
+    `value_class` builds its classes: no source text compiled at import."""
+    return _build(cls, frozen=True, kw_only=False)
+
+
+@typing.dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def record_class(cls: _Class) -> _Class:
+    """`@dataclass` (mutable, fields in order) built as `value_class` builds its classes:
+    `__repr__` and `__eq__` closures (`__hash__` None, as the standard decorator sets it for
+    a mutable class with `__eq__`), the standard `__init__` built at the first instance."""
+    return _build(cls, frozen=False, kw_only=False)
+
+
+def _build(cls: _Class, *, frozen: bool, kw_only: bool) -> _Class:
+    """`@dataclass(frozen=frozen, kw_only=kw_only)`'s class at less cost (`value_class`)."""
     body = cls.__dict__
     class_hash = body.get("__hash__", dataclasses.MISSING)
     explicit_hash = not (
         class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in body)
     )
     if _deferrable(cls):
-        for name in ("__setattr__", "__delattr__"):
+        for name in ("__setattr__", "__delattr__") if frozen else ():
             if name in body:  # the standard decorator's error for a frozen class
                 raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=True)
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
         fields = dataclasses.fields(cls)
-        names = tuple(f.name for f in fields)
-        _set_method(cls, "__setattr__", _frozen_setattr(cls, names))
-        _set_method(cls, "__delattr__", _frozen_delattr(cls, names))
+        if frozen:
+            names = tuple(f.name for f in fields)
+            _set_method(cls, "__setattr__", _frozen_setattr(cls, names))
+            _set_method(cls, "__delattr__", _frozen_delattr(cls, names))
         if "__init__" not in body:
-            setattr(cls, "__init__", _DeferredInit(cls))  # noqa: B010 (a method, replaced)
+            deferred = _DeferredInit(cls, frozen=frozen)
+            setattr(cls, "__init__", deferred)  # noqa: B010 (a method, replaced)
     else:
-        dataclasses.dataclass(cls, frozen=True, kw_only=True, repr=False, eq=False)
+        dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, repr=False, eq=False)
         fields = dataclasses.fields(cls)
     params: object = copy.copy(getattr(cls, _PARAMS))
     # (what the standard decorator records; the deferred build passed it init/frozen False)
-    params.init = params.repr = params.eq = params.frozen = True  # pyright: ignore
-
+    params.init = params.repr = params.eq = True  # pyright: ignore
+    params.frozen = frozen  # pyright: ignore
     setattr(cls, _PARAMS, params)
     if "__repr__" not in body:
         _set_method(cls, "__repr__", _repr_method(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in body:
         _set_method(cls, "__eq__", _eq_method([f.name for f in fields if f.compare]))
-    if not explicit_hash:
+    if explicit_hash:
+        pass
+    elif frozen:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         _set_method(cls, "__hash__", _hash_method(_field_tuple(hashed)))
+    else:  # mutable with `__eq__`: unhashable, as the standard decorator leaves it
+        setattr(cls, "__hash__", None)  # noqa: B010 (a method, removed)
     return cls
 
 
 def _deferrable(cls: type) -> bool:
     """Whether `cls` can have its `__init__` built later and closures for the frozen checks:
     no dataclass base (the standard decorator checks a frozen base against the class), no
-    `InitVar`, `KW_ONLY` or positional field, and an own docstring (without one the decorator
+    `InitVar` or `KW_ONLY` field, and an own docstring (without one the decorator
     writes one from the `__init__`'s signature)."""
     if not cls.__dict__.get("__doc__"):
         return False
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         return False
-    for name, annotation in inspect.get_annotations(cls).items():
+    for annotation in inspect.get_annotations(cls).values():
         if isinstance(annotation, str):
             marked = "InitVar" in annotation or "KW_ONLY" in annotation
         else:
@@ -171,9 +206,6 @@ def _deferrable(cls: type) -> bool:
                 annotation, dataclasses.InitVar
             )
         if marked:
-            return False
-        value = cls.__dict__.get(name)
-        if isinstance(value, dataclasses.Field) and value.kw_only is False:
             return False
     return True
 
@@ -201,20 +233,21 @@ class _DeferredInit:
     through the class) builds the standard frozen keyword-only `__init__` for the class's
     fields and puts it in the class in place of this one."""
 
-    __slots__ = ("_owner",)
+    __slots__ = ("_frozen", "_owner")
 
-    def __init__(self, owner: type) -> None:
+    def __init__(self, owner: type, *, frozen: bool) -> None:
         self._owner = owner
+        self._frozen = frozen
 
     def __get__(self, instance: object, owner: type | None = None) -> Callable[..., None]:
-        init = _standard_init(self._owner)
+        init = _standard_init(self._owner, frozen=self._frozen)
         if instance is None:
             return init
         return types.MethodType(init, instance)
 
 
-def _standard_init(cls: type) -> Callable[..., None]:
-    """The `__init__` `@dataclass(frozen=True, kw_only=True)` would have given `cls`: the
+def _standard_init(cls: type, *, frozen: bool) -> Callable[..., None]:
+    """The `__init__` `@dataclass(frozen=frozen)` would have given `cls`: the
     standard decorator's, built for a class of the same name, module and fields (the
     method reads nothing of its class but `__post_init__`, which it calls on the instance)."""
     present = cls.__dict__.get("__init__")
@@ -235,13 +268,13 @@ def _standard_init(cls: type) -> Callable[..., None]:
                 hash=f.hash,
                 compare=f.compare,
                 metadata=f.metadata,
-                kw_only=True,
+                kw_only=f.kw_only,
             ),
         )
         for f in dataclasses.fields(cls)
     ]
     twin = dataclasses.make_dataclass(
-        cls.__name__, specs, namespace=namespace, frozen=True, kw_only=True, repr=False, eq=False
+        cls.__name__, specs, namespace=namespace, frozen=frozen, repr=False, eq=False
     )
     init = typing.cast(Callable[..., None], twin.__dict__["__init__"])
     setattr(cls, "__init__", init)  # noqa: B010 (a method, replaced)
