@@ -136,7 +136,7 @@ ours = sorted(name for name in sys.modules if name.split(".")[0] == "clawcell")
 print(json.dumps([compiled, ours]))
 """
 
-FIRST_CELL_DATACLASS_TEXTS = {"import": 18, "run": 44}
+FIRST_CELL_DATACLASS_TEXTS = {"import": 10, "run": 18}
 """Methods compiled from source by the dataclass machinery in a first cell (192 before
 `value_class` deferred `__init__` and made `__setattr__`/`__delattr__` closures)."""
 
@@ -212,6 +212,13 @@ def _shapes(decorate: Callable[[type], type]) -> dict[str, type]:
         def __post_init__(self, scale: int) -> None:
             object.__setattr__(self, "name", self.name * scale)
 
+    class Odd:
+        """A field named `self`, fields out of `__init__` (a default, a factory)."""
+
+        self: int
+        kept: int = dataclasses.field(default=5, init=False)
+        made: list[int] = dataclasses.field(default_factory=list[int], init=False, hash=False)
+
     built = {
         name: decorate(cls)
         for name, cls in [
@@ -221,6 +228,7 @@ def _shapes(decorate: Callable[[type], type]) -> dict[str, type]:
             ("OwnEq", OwnEq),
             ("OwnHashAndRepr", OwnHashAndRepr),
             ("Later", Later),
+            ("Odd", Odd),
         ]
     }
 
@@ -268,6 +276,7 @@ _ARGUMENTS: dict[str, list[dict[str, object]]] = {
     "OwnEq": [{"name": "a"}, {"name": "b"}],
     "OwnHashAndRepr": [{"name": "a"}],
     "Later": [{"name": "ab"}, {"name": "ab", "scale": 2}],
+    "Odd": [{"self": 1}, {"self": 2}],
     "Child": [{"name": "a"}, {"name": "a", "extra": 1}],
 }
 
@@ -353,8 +362,8 @@ def test_a_value_class_repr_of_itself_is_cut_as_the_standard_one() -> None:
 
 def test_a_value_class_compiles_no_text_until_it_is_first_instantiated() -> None:
     """The standard decorator compiles six texts per class; `value_class` none for a class with
-    a docstring, no dataclass base and no `InitVar`, until its first instance (then the three
-    of the standard `__init__`'s build), and three for the others (`Later`, `Child`)."""
+    a docstring, no dataclass base and no `InitVar`, until its first instance (then one, the
+    `__init__`), and three for the others (`Later`, `Child`)."""
     compiled: list[str | bytes] = []
 
     def count(event: str, arguments: tuple[object, ...]) -> None:
@@ -375,7 +384,23 @@ def test_a_value_class_compiles_no_text_until_it_is_first_instantiated() -> None
     _shapes(_standard)
     standard = len(compiled)
     compiling = False
-    assert (built, instantiated, standard) == (3 * 2, 3 * 2, 6 * 7 - 1)  # (an own `__hash__`)
+    assert (built, instantiated, standard) == (3 * 2, 1 * 2, 6 * 8 - 1)  # (an own `__hash__`)
+
+
+def test_a_positional_field_without_default_after_one_with_is_the_standard_error() -> None:
+    errors: list[str] = []
+    for decorate in (_lazy.positional_value_class, _lazy.record_class, dataclasses.dataclass):
+
+        class Disordered:
+            """`late` has no default but follows `early`, which has one."""
+
+            early: int = 0
+            late: int
+
+        with pytest.raises(TypeError) as raised:
+            decorate(Disordered)
+        errors.append(str(raised.value))
+    assert errors == ["non-default argument 'late' follows default argument"] * 3
 
 
 def test_a_value_class_defining_a_frozen_method_is_the_standard_error() -> None:

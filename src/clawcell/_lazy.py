@@ -103,29 +103,23 @@ def install_hint(extra: str) -> str:
 )
 def value_class(cls: _Class) -> _Class:
     """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, compiling no
-    source text at import.
+    source text at import (the standard decorator compiles six methods per frozen class: a
+    fifth of a cold start's instructions with the ~60 value classes a first cell imports).
 
-    The standard decorator compiles six methods from source text for every frozen class
-    (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`); with the
-    package's ~60 value classes a first cell imports, that was a fifth of a cold start's
-    instructions. Here the standard decorator still collects the fields (and builds the docs,
-    `__match_args__`, the field checks), and:
+    The standard decorator still collects the fields (and builds the docs, `__match_args__`,
+    the field checks), and:
 
     * `__repr__`, `__eq__` and `__hash__` are closures over the field names with the standard
-      ones' results: the same text, the same comparison of the same field tuples, the same
-      hash values, the same choice of fields (`repr=`, `compare=`, `hash=`);
-    * `__setattr__` and `__delattr__` are closures with the standard frozen ones' checks,
-      errors and messages;
-    * `__init__` is the standard one, built the first time the class is instantiated (or its
-      `__init__` is read, as `inspect.signature` does): most value classes a program imports
-      are never instantiated by it.
+      ones' results (same text, same field tuples compared and hashed, same field choices);
+    * `__setattr__` and `__delattr__` are closures with the standard frozen checks and messages;
+    * `__init__` is the standard one's text, compiled the first time the class is instantiated
+      or its `__init__` read (`inspect.signature`): most classes a program imports it never
+      instantiates.
 
-    A method the class defines itself is kept as the standard decorator keeps it (an own
-    `__setattr__` or `__delattr__` is the standard `TypeError`). `__dataclass_params__` reads as
-    for `@dataclass(frozen=True, kw_only=True)`. A class the shortcut does not cover (one
-    with a dataclass base, an `InitVar` or no docstring, whose generated docstring reads the
-    `__init__`) is built as before: the standard decorator with its
-    `__init__`, `__setattr__` and `__delattr__`, the closures for the other three.
+    A method the class defines is kept as the standard decorator keeps it (an own `__setattr__`
+    or `__delattr__` is its `TypeError`); `__dataclass_params__` reads as the standard's. A
+    class with a dataclass base, an `InitVar` or no docstring (the decorator writes one from
+    the `__init__`) gets the standard `__init__`, `__setattr__` and `__delattr__` at once.
     """
     return _build(cls, frozen=True, kw_only=True)
 
@@ -160,6 +154,7 @@ def _build(cls: _Class, *, frozen: bool, kw_only: bool) -> _Class:
                 raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
         dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
         fields = dataclasses.fields(cls)
+        _check_default_order(fields)
         if frozen:
             names = tuple(f.name for f in fields)
             _set_method(cls, "__setattr__", _frozen_setattr(cls, names))
@@ -187,6 +182,19 @@ def _build(cls: _Class, *, frozen: bool, kw_only: bool) -> _Class:
     else:  # mutable with `__eq__`: unhashable, as the standard decorator leaves it
         setattr(cls, "__hash__", None)  # noqa: B010 (a method, removed)
     return cls
+
+
+def _check_default_order(fields: tuple[dataclasses.Field[object], ...]) -> None:
+    """The standard decorator's check of positional parameters, which it makes when it
+    builds `__init__` (here at the decoration too, though `__init__` is built later)."""
+    seen_default = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
 def _deferrable(cls: type) -> bool:
@@ -247,38 +255,84 @@ class _DeferredInit:
 
 
 def _standard_init(cls: type, *, frozen: bool) -> Callable[..., None]:
-    """The `__init__` `@dataclass(frozen=frozen)` would have given `cls`: the
-    standard decorator's, built for a class of the same name, module and fields (the
-    method reads nothing of its class but `__post_init__`, which it calls on the instance)."""
+    """The `__init__` `@dataclass(frozen=frozen)` would have given `cls`, put in the class.
+
+    Its text is the standard decorator's for the shapes `_deferrable` lets through (no
+    `InitVar`, no `KW_ONLY`): the parameters in field order, the keyword-only ones after a
+    `*`, `_dflt_<name>` for a default, the factory marker for a default factory (shown as
+    `<factory>` in the signature), each field assigned through `object.__setattr__` when
+    frozen, a field out of `__init__` with a factory set from it, and `__post_init__` called
+    last. It is compiled in the class's module, as the standard one is, so its globals,
+    `__module__`, annotations and error messages are the same (`tests/test_lazy.py` compares
+    them with the standard decorator's on every shape)."""
     present = cls.__dict__.get("__init__")
     if not isinstance(present, _DeferredInit):  # built meanwhile (by another thread)
         return typing.cast(Callable[..., None], present)
-    namespace: dict[str, object] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
-    if hasattr(cls, "__post_init__"):
-        namespace["__post_init__"] = getattr(cls, "__post_init__")  # noqa: B009 (any class)
-    specs = [
-        (
-            f.name,
-            f.type,
-            dataclasses.field(
-                default=f.default,
-                default_factory=f.default_factory,
-                init=f.init,
-                repr=f.repr,
-                hash=f.hash,
-                compare=f.compare,
-                metadata=f.metadata,
-                kw_only=f.kw_only,
-            ),
-        )
-        for f in dataclasses.fields(cls)
-    ]
-    twin = dataclasses.make_dataclass(
-        cls.__name__, specs, namespace=namespace, frozen=frozen, repr=False, eq=False
+    fields = dataclasses.fields(cls)
+    self_name = "__dataclass_self__" if any(f.name == "self" for f in fields) else "self"
+    names: dict[str, object] = {f"_type_{f.name}": f.type for f in fields}
+    names.update(
+        MISSING=dataclasses.MISSING,
+        _HAS_DEFAULT_FACTORY=_FACTORY,
+        __dataclass_builtins_object__=object,
     )
-    init = typing.cast(Callable[..., None], twin.__dict__["__init__"])
+    body: list[str] = []
+    positional: list[str] = []
+    keyword: list[str] = []
+    for f in fields:
+        default = f"_dflt_{f.name}"
+        value: str | None = None
+        if f.default_factory is not dataclasses.MISSING:
+            names[default] = f.default_factory
+            value = f"{default}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}"
+            value = value if f.init else f"{default}()"
+        elif f.init:
+            if f.default is not dataclasses.MISSING:
+                names[default] = f.default
+            value = f.name
+        if value is not None:
+            body.append(
+                f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})"
+                if frozen
+                else f"{self_name}.{f.name}={value}"
+            )
+        if f.init:
+            if f.default_factory is not dataclasses.MISSING:
+                marker = "=_HAS_DEFAULT_FACTORY"
+            else:
+                marker = "" if f.default is dataclasses.MISSING else f"={default}"
+            (keyword if f.kw_only else positional).append(f"{f.name}:_type_{f.name}{marker}")
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{self_name}.__post_init__()")
+    parameters = [self_name, *positional, *(["*", *keyword] if keyword else [])]
+    names["_return_type"] = None
+    text = (
+        f"def __create_fn__({', '.join(names)}):\n"
+        f" def __init__({','.join(parameters)})->_return_type:\n"
+        + "\n".join(f"  {line}" for line in body or ["pass"])
+        + "\n return __init__"
+    )
+    module = sys.modules.get(cls.__module__)
+    built: dict[str, Callable[..., Callable[..., None]]] = {}
+    # (`dont_inherit`: not this module's `from __future__ import annotations`, as the standard)
+    code = compile(text, "<string>", "exec", dont_inherit=True)
+    exec(code, module.__dict__ if module is not None else {}, built)
+    init = built["__create_fn__"](**names)
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
     setattr(cls, "__init__", init)  # noqa: B010 (a method, replaced)
     return init
+
+
+class _FactoryMarker:
+    """The default of a parameter whose field has a default factory (`<factory>`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _FactoryMarker()
 
 
 def _set_method(cls: type, name: str, method: Callable[..., object]) -> None:
