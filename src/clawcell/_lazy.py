@@ -1,6 +1,7 @@
 """What importing the package costs: the optional parts (names a package exports but loads on
 first use, PEP 562 module `__getattr__`), names that moved, how to add a missing extra
-(`install_hint`) and the value-class decorator (`value_class`). (The collector's pause around
+(`install_hint`) and the dataclass decorators that compile nothing at import (`value_class`,
+`positional_value_class`, `record_class`). (The collector's pause around
 the package's own import is in `clawcell/__init__.py`, before any of this loads.)
 
 Running a cell needs a fraction of what the packages export: tool authoring, declarations,
