@@ -1,6 +1,7 @@
 """What importing the package costs: the optional parts (names a package exports but loads on
 first use, PEP 562 module `__getattr__`), names that moved, how to add a missing extra
-(`install_hint`) and the value-class decorator (`value_class`). (The collector's pause around
+(`install_hint`) and the dataclass decorators that compile nothing at import (`value_class`,
+`positional_value_class`, `record_class`). (The collector's pause around
 the package's own import is in `clawcell/__init__.py`, before any of this loads.)
 
 Running a cell needs a fraction of what the packages export: tool authoring, declarations,
@@ -15,14 +16,23 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import inspect
 import operator
 import reprlib
 import sys
+import types
 import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["install_hint", "lazy_exports", "moved_exports", "value_class"]
+__all__ = [
+    "install_hint",
+    "lazy_exports",
+    "moved_exports",
+    "positional_value_class",
+    "record_class",
+    "value_class",
+]
 
 _Class = typing.TypeVar("_Class", bound=type)
 _PARAMS = "__dataclass_params__"  # what `dataclasses` records of a class's decorator
@@ -93,38 +103,237 @@ def install_hint(extra: str) -> str:
     field_specifiers=(dataclasses.field, dataclasses.Field),
 )
 def value_class(cls: _Class) -> _Class:
-    """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, at about half
-    the cost of building the class.
+    """`@dataclass(frozen=True, kw_only=True)` for the package's value objects, compiling no
+    source text at import (the standard decorator compiles six methods per frozen class: a
+    fifth of a cold start's instructions with the ~60 value classes a first cell imports).
 
-    The standard decorator compiles six methods from source text for every frozen class
-    (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`); with the
-    package's ~60 value classes a first cell imports, that was a fifth of a cold start's
-    instructions. Here the standard decorator still collects the fields and builds `__init__`,
-    `__setattr__` and `__delattr__` (and the docs, `__match_args__`, the field checks);
-    `__repr__`, `__eq__` and `__hash__` are closures over the field names instead of compiled
-    text, with the standard ones' results: the same text, the same comparison of the same
-    field tuples, the same hash values, the same choice of fields (`repr=`, `compare=`,
-    `hash=`), and a method the class defines itself is kept as the standard decorator keeps
-    it. `__dataclass_params__` reads as for `@dataclass(frozen=True, kw_only=True)`.
+    The standard decorator still collects the fields (and builds the docs, `__match_args__`,
+    the field checks), and:
+
+    * `__repr__`, `__eq__` and `__hash__` are closures over the field names with the standard
+      ones' results (same text, same field tuples compared and hashed, same field choices);
+    * `__setattr__` and `__delattr__` are closures with the standard frozen checks and messages;
+    * `__init__` is the standard one's text, compiled the first time the class is instantiated
+      or its `__init__` read (`inspect.signature`): most classes a program imports it never
+      instantiates.
+
+    A method the class defines is kept as the standard decorator keeps it (an own `__setattr__`
+    or `__delattr__` is its `TypeError`); `__dataclass_params__` reads as the standard's. A
+    class with a dataclass base, an `InitVar` or no docstring (the decorator writes one from
+    the `__init__`) gets the standard `__init__`, `__setattr__` and `__delattr__` at once.
     """
+    return _build(cls, frozen=True, kw_only=True)
+
+
+@typing.dataclass_transform(
+    frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field)
+)
+def positional_value_class(cls: _Class) -> _Class:
+    """`@dataclass(frozen=True)` (fields in order, positional or by keyword) built as
+    `value_class` builds its classes: no source text compiled at import."""
+    return _build(cls, frozen=True, kw_only=False)
+
+
+@typing.dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def record_class(cls: _Class) -> _Class:
+    """`@dataclass` (mutable, fields in order) built as `value_class` builds its classes:
+    `__repr__` and `__eq__` closures (`__hash__` None, as the standard decorator sets it for
+    a mutable class with `__eq__`), the standard `__init__` built at the first instance."""
+    return _build(cls, frozen=False, kw_only=False)
+
+
+def _build(cls: _Class, *, frozen: bool, kw_only: bool) -> _Class:
+    """`@dataclass(frozen=frozen, kw_only=kw_only)`'s class at less cost (`value_class`)."""
     body = cls.__dict__
     class_hash = body.get("__hash__", dataclasses.MISSING)
     explicit_hash = not (
         class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in body)
     )
-    dataclasses.dataclass(cls, frozen=True, kw_only=True, repr=False, eq=False)
+    if _deferrable(cls):
+        for name in ("__setattr__", "__delattr__") if frozen else ():
+            if name in body:  # the standard decorator's error for a frozen class
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+        fields = dataclasses.fields(cls)
+        _check_default_order(fields)
+        if frozen:
+            names = tuple(f.name for f in fields)
+            _set_method(cls, "__setattr__", _frozen_setattr(cls, names))
+            _set_method(cls, "__delattr__", _frozen_delattr(cls, names))
+        if "__init__" not in body:
+            deferred = _DeferredInit(cls, frozen=frozen)
+            setattr(cls, "__init__", deferred)  # noqa: B010 (a method, replaced)
+    else:
+        dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, repr=False, eq=False)
+        fields = dataclasses.fields(cls)
     params: object = copy.copy(getattr(cls, _PARAMS))
-    params.repr = params.eq = True  # pyright: ignore[reportAttributeAccessIssue]
+    # (what the standard decorator records; the deferred build passed it init/frozen False)
+    params.init = params.repr = params.eq = True  # pyright: ignore
+    params.frozen = frozen  # pyright: ignore
     setattr(cls, _PARAMS, params)
-    fields = dataclasses.fields(cls)
     if "__repr__" not in body:
         _set_method(cls, "__repr__", _repr_method(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in body:
         _set_method(cls, "__eq__", _eq_method([f.name for f in fields if f.compare]))
-    if not explicit_hash:
+    if explicit_hash:
+        pass
+    elif frozen:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         _set_method(cls, "__hash__", _hash_method(_field_tuple(hashed)))
+    else:  # mutable with `__eq__`: unhashable, as the standard decorator leaves it
+        setattr(cls, "__hash__", None)  # noqa: B010 (a method, removed)
     return cls
+
+
+def _check_default_order(fields: tuple[dataclasses.Field[object], ...]) -> None:
+    """The standard decorator's check of positional parameters, which it makes when it
+    builds `__init__` (here at the decoration too, though `__init__` is built later)."""
+    seen_default = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _deferrable(cls: type) -> bool:
+    """Whether `cls` can have its `__init__` built later and closures for the frozen checks:
+    no dataclass base (the standard decorator checks a frozen base against the class), no
+    `InitVar` or `KW_ONLY` field, and an own docstring (without one the decorator
+    writes one from the `__init__`'s signature)."""
+    if not cls.__dict__.get("__doc__"):
+        return False
+    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        return False
+    for annotation in inspect.get_annotations(cls).values():
+        if isinstance(annotation, str):
+            marked = "InitVar" in annotation or "KW_ONLY" in annotation
+        else:
+            marked = annotation in (dataclasses.KW_ONLY, dataclasses.InitVar) or isinstance(
+                annotation, dataclasses.InitVar
+            )
+        if marked:
+            return False
+    return True
+
+
+def _frozen_setattr(cls: type, names: tuple[str, ...]) -> Callable[[object, str, object], None]:
+    def setattr_(self: object, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return setattr_
+
+
+def _frozen_delattr(cls: type, names: tuple[str, ...]) -> Callable[[object, str], None]:
+    def delattr_(self: object, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return delattr_
+
+
+class _DeferredInit:
+    """A value class's `__init__` until first read: reading it (to instantiate the class, or
+    through the class) builds the standard frozen keyword-only `__init__` for the class's
+    fields and puts it in the class in place of this one."""
+
+    __slots__ = ("_frozen", "_owner")
+
+    def __init__(self, owner: type, *, frozen: bool) -> None:
+        self._owner = owner
+        self._frozen = frozen
+
+    def __get__(self, instance: object, owner: type | None = None) -> Callable[..., None]:
+        init = _standard_init(self._owner, frozen=self._frozen)
+        if instance is None:
+            return init
+        return types.MethodType(init, instance)
+
+
+def _standard_init(cls: type, *, frozen: bool) -> Callable[..., None]:
+    """The `__init__` `@dataclass(frozen=frozen)` would have given `cls`, put in the class.
+
+    Its text is the standard decorator's for the shapes `_deferrable` lets through (no
+    `InitVar`, no `KW_ONLY`): the parameters in field order, the keyword-only ones after a
+    `*`, `_dflt_<name>` for a default, the factory marker for a default factory (shown as
+    `<factory>` in the signature), each field assigned through `object.__setattr__` when
+    frozen, a field out of `__init__` with a factory set from it, and `__post_init__` called
+    last. It is compiled in the class's module, as the standard one is, so its globals,
+    `__module__`, annotations and error messages are the same (`tests/test_lazy.py` compares
+    them with the standard decorator's on every shape)."""
+    present = cls.__dict__.get("__init__")
+    if not isinstance(present, _DeferredInit):  # built meanwhile (by another thread)
+        return typing.cast(Callable[..., None], present)
+    fields = dataclasses.fields(cls)
+    self_name = "__dataclass_self__" if any(f.name == "self" for f in fields) else "self"
+    names: dict[str, object] = {f"_type_{f.name}": f.type for f in fields}
+    names.update(
+        MISSING=dataclasses.MISSING,
+        _HAS_DEFAULT_FACTORY=_FACTORY,
+        __dataclass_builtins_object__=object,
+    )
+    body: list[str] = []
+    positional: list[str] = []
+    keyword: list[str] = []
+    for f in fields:
+        default = f"_dflt_{f.name}"
+        value: str | None = None
+        if f.default_factory is not dataclasses.MISSING:
+            names[default] = f.default_factory
+            value = f"{default}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}"
+            value = value if f.init else f"{default}()"
+        elif f.init:
+            if f.default is not dataclasses.MISSING:
+                names[default] = f.default
+            value = f.name
+        if value is not None:
+            body.append(
+                f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})"
+                if frozen
+                else f"{self_name}.{f.name}={value}"
+            )
+        if f.init:
+            if f.default_factory is not dataclasses.MISSING:
+                marker = "=_HAS_DEFAULT_FACTORY"
+            else:
+                marker = "" if f.default is dataclasses.MISSING else f"={default}"
+            (keyword if f.kw_only else positional).append(f"{f.name}:_type_{f.name}{marker}")
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{self_name}.__post_init__()")
+    parameters = [self_name, *positional, *(["*", *keyword] if keyword else [])]
+    names["_return_type"] = None
+    text = (
+        f"def __create_fn__({', '.join(names)}):\n"
+        f" def __init__({','.join(parameters)})->_return_type:\n"
+        + "\n".join(f"  {line}" for line in body or ["pass"])
+        + "\n return __init__"
+    )
+    module = sys.modules.get(cls.__module__)
+    built: dict[str, Callable[..., Callable[..., None]]] = {}
+    # (`dont_inherit`: not this module's `from __future__ import annotations`, as the standard)
+    code = compile(text, "<string>", "exec", dont_inherit=True)
+    exec(code, module.__dict__ if module is not None else {}, built)
+    init = built["__create_fn__"](**names)
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    setattr(cls, "__init__", init)  # noqa: B010 (a method, replaced)
+    return init
+
+
+class _FactoryMarker:
+    """The default of a parameter whose field has a default factory (`<factory>`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _FactoryMarker()
 
 
 def _set_method(cls: type, name: str, method: Callable[..., object]) -> None:

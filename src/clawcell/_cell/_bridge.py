@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, cast
 
 from .._jsjson import dumps
 from .._jsonvalue import json_text
+from .._lazy import positional_value_class
 from ..approvals import RunApprovals, gate_context
 from ..catalog import call_session
 from ..envelope import ResultsStore
@@ -66,7 +66,7 @@ class BridgeFailure(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
+@positional_value_class
 class RawJson:
     """A reply that already is compact JSON text (saved results, stored values)."""
 

@@ -17,11 +17,10 @@ import functools
 import time
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from .._cell import Cell
-from .._lazy import value_class
+from .._lazy import record_class, value_class
 from ..approvals import PendingApproval
 from ..envelope import OutputLedger
 from ..errors import SnapshotError
@@ -85,7 +84,7 @@ class RunHome:
         configured_state_keys(self.store, durable=self.durable)
 
 
-@dataclass
+@record_class
 class Run:
     """A cell between its first `exec` and its end."""
 

@@ -11,8 +11,9 @@ source just yields tokens up to the end of the text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+from .._lazy import positional_value_class
 
 __all__ = ["Token", "TokenKind", "tokenize"]
 
@@ -50,7 +51,7 @@ _KEYWORDS_BEFORE_EXPRESSION = _words(
 )
 
 
-@dataclass(frozen=True)
+@positional_value_class
 class Token:
     """One significant token; a literal's `text` is empty."""
 

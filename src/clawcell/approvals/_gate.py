@@ -17,9 +17,10 @@ import time
 import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, cast
 
+from .._lazy import record_class
 from ..errors import ApprovalDeniedError, ClawcellError
 from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, rule_reason
@@ -111,13 +112,15 @@ class Approvals:
         return recorded
 
 
-@dataclass
+@record_class
 class _Waiting:
+    """An approval a run waits for, and the future its decision resolves."""
+
     approval: PendingApproval
     future: asyncio.Future[ApprovalDecision]
 
 
-@dataclass
+@record_class
 class RunApprovals:
     """The approvals of one run."""
 

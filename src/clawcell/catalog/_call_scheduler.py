@@ -11,20 +11,23 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._lazy import record_class
 from ._tool import ExecutionMode
 
 __all__ = ["CallScheduler"]
 
 
-@dataclass
+@record_class
 class _Waiter:
+    """A call waiting for admission."""
+
     exclusive: bool
     ready: asyncio.Future[None]
 
 
-@dataclass
+@record_class
 class CallScheduler:
     """FIFO shared/exclusive admission of tool calls."""
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._jsonvalue import json_value
+from .._lazy import record_class
 from .._limits import Limits
 from .._random import random_token
 from ..approvals import gate_context, rule_reason
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["Catalog"]
 
 
-@dataclass
+@record_class
 class _Counters:
+    """The catalog's scope name and counters of the ids it hands out."""
+
     # 24 characters, as long as the original's scopes: the envelope's length feeds the
     # model-budget fitting, so the recorded E34 truncation depends on it.
     scope: str = field(default_factory=lambda: random_token(18))

@@ -11,9 +11,10 @@ import json
 import math
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, cast
 
+from .._lazy import record_class
 from ..errors import ContractError
 from ._discriminator import (
     DiscriminatorError,
@@ -212,7 +213,7 @@ def _invalid(name: str, which: str, cause: str) -> ContractError:
     )
 
 
-@dataclass
+@record_class
 class ToolContract:
     """Compiled contracts of one trusted tool; build once, check on every call.
 

@@ -15,10 +15,9 @@ finds a `$ref`, `$dynamicRef` or `$recursiveRef`, a cycle, or more than 4,096 no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from .._lazy import value_class
+from .._lazy import record_class, value_class
 from ..errors import ConfigurationError
 from ._json import as_list, as_mapping
 
@@ -132,8 +131,10 @@ def _read_mapping(raw: Mapping[Any, Any], size: int) -> list[tuple[str, int]]:
     return entries
 
 
-@dataclass
+@record_class
 class _Scan:
+    """The nodes a scan may still visit."""
+
     remaining: int = MAX_SCAN_NODES
 
 

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._jsjson import json_string_bytes, utf8_len
-from .._lazy import value_class
+from .._lazy import positional_value_class, value_class
 from ..errors import ClawcellError, ConfigurationError
 from ._budget import MODEL_BUDGET_MESSAGE
 from ._fitting import (
@@ -69,13 +69,17 @@ class ReferenceValue:
     render: Callable[[int], dict[str, Any] | None]
 
 
-@dataclass(frozen=True)
+@positional_value_class
 class _Entries:
+    """How many entries a channel shows."""
+
     count: int
 
 
-@dataclass(frozen=True)
+@positional_value_class
 class _Summary:
+    """A summarized value's sizes."""
+
     original_bytes: int
     prefix_bytes: int
 

@@ -27,9 +27,10 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 
+from .._lazy import record_class
 from ..errors import RuntimeUnavailableError
 from ._guest import Guest
 from ._process import PerProcess, fork_count
@@ -45,8 +46,10 @@ KEEP_WARM_S: Final = 30.0
 _Key = tuple[int, str]
 
 
-@dataclass
+@record_class
 class _Shelf:
+    """A configuration's template guest and its idle guests."""
+
     template: Guest | None = None
     idle: list[Guest] = field(default_factory=list[Guest])
 

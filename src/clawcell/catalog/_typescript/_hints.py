@@ -11,10 +11,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ..._lazy import value_class
+from ..._lazy import positional_value_class, value_class
 from .._json import as_list, as_mapping
 from .._names import locale_key
 
@@ -66,8 +65,10 @@ INPUT_LIMITS: Final = HintLimits(max_chars=300, max_depth=4, max_properties=16, 
 OUTPUT_LIMITS: Final = HintLimits(max_chars=800, max_depth=6, max_properties=20, comments=False)
 
 
-@dataclass(frozen=True)
+@positional_value_class
 class _Hint:
+    """A hint's text and whether it says all there is."""
+
     text: str
     complete: bool
 

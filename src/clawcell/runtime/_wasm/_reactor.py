@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..._lazy import record_class
 from ...errors import RuntimeUnavailableError
 from ._turn import (
     START_EXPORT,
@@ -114,8 +114,10 @@ def _release(version: str) -> tuple[int, ...] | None:
     return (int(parts[0]), int(parts[1]), int(patch))
 
 
-@dataclass
+@record_class
 class _Reader:
+    """Bytes read from a position."""
+
     data: bytes
     pos: int = 0
 
