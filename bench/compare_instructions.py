@@ -54,6 +54,10 @@ NAMES = {
     "first_sqlite": "new CodeMode + first cell, SQLite",
     "first_tools": "new CodeMode (echo tool) + first cell, memory",
     "loop": "1e5-iteration loop, × repeat",
+    "calls": "300 sequential echo calls, × repeat",
+    "calls_l": "300 sequential echo calls, × repeat [loop thread]",
+    "call_batches": "300 echo calls in batches of 128, × repeat",
+    "call_batches_l": "300 echo calls in batches of 128, × repeat [loop thread]",
 }
 _DUMP = re.compile(r"out\.(\d+)")
 
