@@ -788,8 +788,12 @@
     if (!fastSites || userPrepare !== undefined || getLimit(ErrorCtor) !== DEFAULT_LIMIT) return undefined;
     const site = { __proto__: null };
     setLimit(ErrorCtor, DEFAULT_LIMIT - 2);
-    captureStackTrace(site, fn);
-    setLimit(ErrorCtor, DEFAULT_LIMIT);
+    try {
+      captureStackTrace(site, fn);
+    } finally {
+      // Also when the capture throws (a call at the stack's end overflows it).
+      setLimit(ErrorCtor, DEFAULT_LIMIT);
+    }
     return site;
   }
 
