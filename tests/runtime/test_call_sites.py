@@ -21,6 +21,7 @@ from tests.conftest import echo_tool, with_mode
 
 USER = "openclaw-code-mode:user.js"
 RECURSE = "function a(n) { return n ? a(n - 1) : boom({}); }\n"
+DEEP = "try { await a(12); } catch (e) { return e.stack; }"
 
 
 def frames(*lines: str) -> str:
@@ -33,7 +34,7 @@ async def _boom(params: dict[str, Any]) -> dict[str, Any]:
 
 CASES: dict[str, tuple[str, Any]] = {
     "deeper_than_the_limit": (
-        RECURSE + "try { await a(12); } catch (e) { return e.stack; }",
+        RECURSE + DEEP,
         frames(f"a ({USER}:1:39)", *[f"a ({USER}:1:34)"] * 7),
     ),
     "exactly_the_limit": (
@@ -41,15 +42,15 @@ CASES: dict[str, tuple[str, Any]] = {
         frames(f"a ({USER}:1:39)", *[f"a ({USER}:1:34)"] * 6, f"<anonymous> ({USER}:2:13)"),
     ),
     "a_lower_limit_of_the_cells_own": (
-        "Error.stackTraceLimit = 3;\n" + RECURSE + "try { await a(2); } catch (e) { return e.stack; }",
+        "Error.stackTraceLimit = 3;\n" + RECURSE + DEEP.replace("12", "2"),
         frames(f"a ({USER}:2:39)"),
     ),
     "a_higher_limit_of_the_cells_own": (
-        "Error.stackTraceLimit = 12;\n" + RECURSE + "try { await a(12); } catch (e) { return e.stack; }",
+        "Error.stackTraceLimit = 12;\n" + RECURSE + DEEP,
         frames(f"a ({USER}:2:39)", *[f"a ({USER}:2:34)"] * 9),
     ),
     "the_default_limit_written_as_a_float": (
-        "Error.stackTraceLimit = 10.0;\n" + RECURSE + "try { await a(12); } catch (e) { return e.stack; }",
+        "Error.stackTraceLimit = 10.0;\n" + RECURSE + DEEP,
         frames(f"a ({USER}:2:39)", *[f"a ({USER}:2:34)"] * 7),
     ),
     "a_native_frame_between": (
