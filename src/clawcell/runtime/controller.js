@@ -27,6 +27,7 @@
   const parse = JSON.parse;
   const PromiseCtor = Promise;
   const promiseThen = uncurry(Promise.prototype.then);
+  const withResolvers = uncurry(Promise.withResolvers);
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
@@ -133,7 +134,7 @@
   // ---- state of the current cell (reset with the whole memory image between cells) ----
   let maxPending = 16;
   let inflight = 0;
-  const waiters = new MapCtor(); // id -> {resolve, reject, site}
+  const waiters = new MapCtor(); // id -> [resolve, reject, site]
   const queue = list(); // [id, method, argsJson] waiting for an in-flight slot
   const outbox = list(); // [id, method, argsJson] admitted, not yet handed to the host
   const cancelled = list(); // ids the host must cancel
@@ -514,23 +515,6 @@
     );
   }
 
-  function nextId(method) {
-    const n = (counters[method] || 0) + 1;
-    counters[method] = n;
-    return "bridge:" + method + ":" + n;
-  }
-
-  function admit(entry) {
-    if (inflight < maxPending) {
-      inflight += 1;
-      append(outbox, entry);
-      return true;
-    }
-    if (queue.length >= MAX_QUEUED) return false;
-    append(queue, entry);
-    return true;
-  }
-
   // Queue one bridge request; the promise settles when the host answers it. `site` is where
   // the call was made (see `fastSite`), shown only if the call fails.
   function request(method, args, site) {
@@ -557,15 +541,27 @@
     return send("callValue", head + (text === undefined ? "null" : text) + "]", site);
   }
 
+  // Number the request (`bridge:<method>:<n>`), admit it (in flight while fewer than
+  // `maxPending` are, else queued, up to MAX_QUEUED), and make the promise its reply settles.
+  // This runs once per tool call, so it is written out here rather than split into helpers,
+  // and the waiter is `[resolve, reject, site]` from `Promise.withResolvers` (no executor).
   function send(method, argsJson, site) {
-    const id = nextId(method);
-    if (!admit([id, method, argsJson])) {
+    const n = (counters[method] || 0) + 1;
+    counters[method] = n;
+    const id = "bridge:" + method + ":" + n;
+    const entry = [id, method, argsJson];
+    if (inflight < maxPending) {
+      inflight += 1;
+      outbox[outbox.length] = entry;
+    } else if (queue.length < MAX_QUEUED) {
+      queue[queue.length] = entry;
+    } else {
       overflow = new ErrorCtor(overflowMessage());
       throw overflow;
     }
-    return new PromiseCtor((resolve, reject) => {
-      mapSet(waiters, id, { __proto__: null, resolve, reject, site });
-    });
+    const capability = withResolvers(PromiseCtor);
+    mapSet(waiters, id, [capability.resolve, capability.reject, site]);
+    return capability.promise;
   }
 
   function promote() {
@@ -602,8 +598,8 @@
       if (waiter === undefined) continue;
       mapDelete(waiters, id);
       inflight -= 1;
-      if (batch[i][1]) waiter.resolve(batch[i][2]);
-      else waiter.reject(toolError(batch[i][2], waiter.site));
+      if (batch[i][1]) waiter[0](batch[i][2]);
+      else waiter[1](toolError(batch[i][2], waiter[2]));
     }
     promote();
   }
