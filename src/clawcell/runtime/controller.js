@@ -593,15 +593,16 @@
   function settle(batchText) {
     const batch = parse(batchText);
     for (let i = 0; i < batch.length; i++) {
-      const id = batch[i][0];
+      const reply = batch[i];
+      const id = reply[0];
       const waiter = mapGet(waiters, id);
       if (waiter === undefined) continue;
       mapDelete(waiters, id);
       inflight -= 1;
-      if (batch[i][1]) waiter[0](batch[i][2]);
-      else waiter[1](toolError(batch[i][2], waiter[2]));
+      if (reply[1]) waiter[0](reply[2]);
+      else waiter[1](toolError(reply[2], waiter[2]));
     }
-    promote();
+    if (queue.length > 0) promote();
   }
 
   // Guest -> host: one JSON text with new output, admitted requests and the cell state.
