@@ -27,7 +27,8 @@
   const parse = JSON.parse;
   const PromiseCtor = Promise;
   const promiseThen = uncurry(Promise.prototype.then);
-  const withResolvers = uncurry(Promise.withResolvers);
+  // Bound to their receiver (one native call instead of `uncurry`'s two): once per tool call.
+  const newCapability = Promise.withResolvers.bind(PromiseCtor);
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
@@ -135,6 +136,9 @@
   let maxPending = 16;
   let inflight = 0;
   const waiters = new MapCtor(); // id -> [resolve, reject, site]
+  const waiterGet = MapCtor.prototype.get.bind(waiters);
+  const waiterSet = MapCtor.prototype.set.bind(waiters);
+  const waiterDelete = MapCtor.prototype.delete.bind(waiters);
   const queue = list(); // [id, method, argsJson] waiting for an in-flight slot
   const outbox = list(); // [id, method, argsJson] admitted, not yet handed to the host
   const cancelled = list(); // ids the host must cancel
@@ -559,8 +563,8 @@
       overflow = new ErrorCtor(overflowMessage());
       throw overflow;
     }
-    const capability = withResolvers(PromiseCtor);
-    mapSet(waiters, id, [capability.resolve, capability.reject, site]);
+    const capability = newCapability();
+    waiterSet(id, [capability.resolve, capability.reject, site]);
     return capability.promise;
   }
 
@@ -595,9 +599,9 @@
     for (let i = 0; i < batch.length; i++) {
       const reply = batch[i];
       const id = reply[0];
-      const waiter = mapGet(waiters, id);
+      const waiter = waiterGet(id);
       if (waiter === undefined) continue;
-      mapDelete(waiters, id);
+      waiterDelete(id);
       inflight -= 1;
       if (reply[1]) waiter[0](reply[2]);
       else waiter[1](toolError(reply[2], waiter[2]));
@@ -774,22 +778,22 @@
     typeof limitDescriptor.get === "function" &&
     typeof limitDescriptor.set === "function" &&
     apply(limitDescriptor.get, ErrorCtor, []) === DEFAULT_LIMIT;
-  const getLimit = fastSites ? uncurry(limitDescriptor.get) : undefined;
-  const setLimit = fastSites ? uncurry(limitDescriptor.set) : undefined;
+  const getLimit = fastSites ? limitDescriptor.get.bind(ErrorCtor) : undefined;
+  const setLimit = fastSites ? limitDescriptor.set.bind(ErrorCtor) : undefined;
   const HIDDEN_FRAME = "    at callSite (" + CONTROLLER_FILE + ":1:1)\n";
 
   // The captured site of a call made by `fn`, or `undefined` when a cell's settings rule it out:
   // then `fn` calls `callSite()` itself (`fastSite(fn) ?? callSite()`), so that the stack has
   // the same frames as before.
   function fastSite(fn) {
-    if (!fastSites || userPrepare !== undefined || getLimit(ErrorCtor) !== DEFAULT_LIMIT) return undefined;
+    if (!fastSites || userPrepare !== undefined || getLimit() !== DEFAULT_LIMIT) return undefined;
     const site = { __proto__: null };
-    setLimit(ErrorCtor, DEFAULT_LIMIT - 2);
+    setLimit(DEFAULT_LIMIT - 2);
     try {
       captureStackTrace(site, fn);
     } finally {
       // Also when the capture throws (a call at the stack's end overflows it).
-      setLimit(ErrorCtor, DEFAULT_LIMIT);
+      setLimit(DEFAULT_LIMIT);
     }
     return site;
   }
