@@ -9,7 +9,8 @@ file named by `$LABELS` (one a line; `warm:` stretches are warm-up and not count
 Figures: `exec`, `seq`, `batch` (warm `exec('return 1')` ×20 per repeat, 100 sequential echo
 calls, 256 calls in `Promise.all` batches of 128 — a tenth and a quarter of `bench_runtime.py`'s,
 so a cell stays within its 60 s budget under valgrind; `_l` runs them on the loop thread),
-`loop` (a 1e5-iteration loop, a hundredth of `bench_runtime.py`'s), `park_memory` and
+`loop` (a 1e5-iteration loop, a hundredth of `bench_runtime.py`'s), `calls` and
+`call_batches` (one cell of 300 echo calls, sequential and in batches of 128), `park_memory` and
 `park_sqlite` (one dump for the `exec` that parks, one for the `wait` that completes),
 `first_memory` and `first_sqlite` (a new `CodeMode` and its first cell), `first_tools` (the
 same with the echo tool, as `compare_original.py`'s "new runtime + first cell").
@@ -36,7 +37,22 @@ PARALLEL = (
 )
 LOOP = "let s = 0; for (let i = 0; i < 1e5; i++) s += i; return s;"
 PARK = "await yield_control('bench');\nreturn 1;"
-CODE = {"exec": "return 1", "seq": SEQUENTIAL, "batch": PARALLEL, "loop": LOOP}
+# A cell of 300 calls, sequential and in batches of 128 (the guest's cost per call: issue 39).
+CALLS = "for (let i = 0; i < 300; i++) await echo({ i }); return 1;"
+CALL_BATCHES = (
+    "for (let b = 0; b < 300; b += 128) {\n"
+    "  const n = Math.min(128, 300 - b);\n"
+    "  await Promise.all(Array.from({ length: n }, (_, i) => echo({ i: b + i })));\n"
+    "}\nreturn 1;"
+)
+CODE = {
+    "exec": "return 1",
+    "seq": SEQUENTIAL,
+    "batch": PARALLEL,
+    "loop": LOOP,
+    "calls": CALLS,
+    "call_batches": CALL_BATCHES,
+}
 LIMITS = Limits(timeout_ms=60_000)
 _labels: list[str] = []
 

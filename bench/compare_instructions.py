@@ -7,9 +7,9 @@ the machine's load. `_instructions_child.py` runs the figures under
 `valgrind --tool=callgrind --dump-before=math_lgamma`, one dump per measured stretch with the
 instructions of every thread (the guest's wasm code included); this prints the median per
 stretch for both trees and their ratio, and writes
-`bench/results/instructions_comparison.{json,md}`. With `--keep DIR` the dumps stay in
-`DIR/0` (baseline) and `DIR/1` (this tree), one per stretch in the order of `labels`, for
-`callgrind_annotate`.
+`bench/results/instructions_comparison.{json,md}` (or `--stem`'s name). With `--keep DIR`
+the dumps stay in `DIR/0` (baseline) and `DIR/1` (this tree), one per stretch in the order of
+`labels`, for `callgrind_annotate`.
 
     .venv/bin/python bench/compare_instructions.py --baseline /path/to/other/src
 
@@ -54,6 +54,10 @@ NAMES = {
     "first_sqlite": "new CodeMode + first cell, SQLite",
     "first_tools": "new CodeMode (echo tool) + first cell, memory",
     "loop": "1e5-iteration loop, × repeat",
+    "calls": "300 sequential echo calls, × repeat",
+    "calls_l": "300 sequential echo calls, × repeat [loop thread]",
+    "call_batches": "300 echo calls in batches of 128, × repeat",
+    "call_batches_l": "300 echo calls in batches of 128, × repeat [loop thread]",
 }
 _DUMP = re.compile(r"out\.(\d+)")
 
@@ -95,6 +99,7 @@ def main() -> None:
     parser.add_argument("--figures", default=FIGURES, help=f"comma-separated ({FIGURES})")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="keep the callgrind dumps in this folder")
+    parser.add_argument("--stem", default="instructions_comparison", help="results file name")
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "this tree": HERE}
     counts: dict[str, dict[str, list[int]]] = {}
@@ -138,8 +143,8 @@ def _write(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "repeat": args.repeat}
     payload = {"meta": meta, "baseline": str(args.baseline), "rows": rows}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "instructions_comparison.json").write_text(json.dumps(payload, indent=2) + "\n")
-    (RESULTS / "instructions_comparison.md").write_text(table + "\n")
+    (RESULTS / f"{args.stem}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (RESULTS / f"{args.stem}.md").write_text(table + "\n")
     print(table)
 
 

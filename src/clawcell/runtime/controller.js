@@ -27,6 +27,8 @@
   const parse = JSON.parse;
   const PromiseCtor = Promise;
   const promiseThen = uncurry(Promise.prototype.then);
+  // Bound to their receiver (one native call instead of `uncurry`'s two): once per tool call.
+  const newCapability = Promise.withResolvers.bind(PromiseCtor);
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
@@ -51,6 +53,13 @@
       });
     }
     return n;
+  }
+  // The controller's own lists (the bridge's queues, the output not yet handed over) have no
+  // prototype: an element is added by assignment, which no setter can see, at a fraction of a
+  // `push`'s cost (one runs per tool call), and `splice` looks up no species constructor.
+  const list = () => setPrototypeOf([], null);
+  function append(array, value) {
+    array[array.length] = value;
   }
   const shift = uncurry(Array.prototype.shift);
   const splice = uncurry(Array.prototype.splice);
@@ -86,6 +95,8 @@
   // CallSite methods are captured now, before user code can replace them.
   // (On V8 the worker installed a hook of its own, not configurable, that does the same.)
   const prepareDescriptor = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+  let userPrepare;
+  let prepareTracked = false;
   if (
     prepareDescriptor !== undefined &&
     typeof prepareDescriptor.set === "function" &&
@@ -96,7 +107,7 @@
     const probeSites = new ErrorCtor().stack;
     apply(setPrepare, ErrorCtor, [undefined]);
     const siteFileName = uncurry(getPrototypeOf(probeSites[0]).getFileName);
-    let userPrepare;
+    prepareTracked = true;
     const filteredPrepare = (error, sites) => {
       const kept = [];
       for (let i = 0; i < sites.length; i++) {
@@ -124,12 +135,15 @@
   // ---- state of the current cell (reset with the whole memory image between cells) ----
   let maxPending = 16;
   let inflight = 0;
-  const waiters = new MapCtor(); // id -> {resolve, reject, site, method}
-  const queue = []; // [id, method, argsJson] waiting for an in-flight slot
-  let outbox = []; // [id, method, argsJson] admitted, not yet handed to the host
-  let cancelled = []; // ids the host must cancel
+  const waiters = new MapCtor(); // id -> [resolve, reject, site]
+  const waiterGet = MapCtor.prototype.get.bind(waiters);
+  const waiterSet = MapCtor.prototype.set.bind(waiters);
+  const waiterDelete = MapCtor.prototype.delete.bind(waiters);
+  const queue = list(); // [id, method, argsJson] waiting for an in-flight slot
+  const outbox = list(); // [id, method, argsJson] admitted, not yet handed to the host
+  const cancelled = list(); // ids the host must cancel
   const counters = { __proto__: null };
-  let output = []; // item JSON texts not yet handed to the host
+  const output = list(); // item JSON texts not yet handed to the host
   let state = 0; // 0 running, 1 value ready, 2 failed
   let valueJson = "null";
   let failure = "";
@@ -379,7 +393,7 @@
   }
 
   function emit(item) {
-    push(output, stringify(item));
+    append(output, stringify(item));
   }
 
   function text(value) {
@@ -390,7 +404,7 @@
 
   function json(value) {
     // Spliced as text: re-stringifying parsed arrays would apply a polluted toJSON twice.
-    push(output, '{"type":"json","value":' + toJsonText(value, false) + "}");
+    append(output, '{"type":"json","value":' + toJsonText(value, false) + "}");
     return undefined;
   }
 
@@ -491,7 +505,7 @@
         return undefined;
       }
       consoleUnits += item.length;
-      push(output, item);
+      append(output, item);
       return undefined;
     };
   }
@@ -505,24 +519,8 @@
     );
   }
 
-  function nextId(method) {
-    const n = (counters[method] || 0) + 1;
-    counters[method] = n;
-    return "bridge:" + method + ":" + n;
-  }
-
-  function admit(entry) {
-    if (inflight < maxPending) {
-      inflight += 1;
-      push(outbox, entry);
-      return true;
-    }
-    if (queue.length >= MAX_QUEUED) return false;
-    push(queue, entry);
-    return true;
-  }
-
-  // Queue one bridge request; the promise settles when the host answers it.
+  // Queue one bridge request; the promise settles when the host answers it. `site` is where
+  // the call was made (see `fastSite`), shown only if the call fails.
   function request(method, args, site) {
     if (overflow !== null) throw overflow;
     let argsJson;
@@ -531,20 +529,49 @@
     } catch (error) {
       return new PromiseCtor((_, reject) => reject(error));
     }
-    const id = nextId(method);
-    if (!admit([id, method, argsJson === undefined ? "null" : argsJson])) {
+    return send(method, argsJson, site);
+  }
+
+  // `request("callValue", [name, input], site)` of a tool handle, whose name's JSON text
+  // (`head`: `[<name>,`) is made once per handle: only the input is stringified per call.
+  function callValue(head, input, site) {
+    if (overflow !== null) throw overflow;
+    let text;
+    try {
+      text = stringify(input);
+    } catch (error) {
+      return new PromiseCtor((_, reject) => reject(error));
+    }
+    return send("callValue", head + (text === undefined ? "null" : text) + "]", site);
+  }
+
+  // Number the request (`bridge:<method>:<n>`), admit it (in flight while fewer than
+  // `maxPending` are, else queued, up to MAX_QUEUED), and make the promise its reply settles.
+  // This runs once per tool call, so it is written out here rather than split into helpers,
+  // and the waiter is `[resolve, reject, site]` from `Promise.withResolvers` (no executor).
+  function send(method, argsJson, site) {
+    const n = (counters[method] || 0) + 1;
+    counters[method] = n;
+    const id = "bridge:" + method + ":" + n;
+    const entry = [id, method, argsJson];
+    if (inflight < maxPending) {
+      inflight += 1;
+      outbox[outbox.length] = entry;
+    } else if (queue.length < MAX_QUEUED) {
+      queue[queue.length] = entry;
+    } else {
       overflow = new ErrorCtor(overflowMessage());
       throw overflow;
     }
-    return new PromiseCtor((resolve, reject) => {
-      mapSet(waiters, id, { __proto__: null, resolve, reject, site, method });
-    });
+    const capability = newCapability();
+    waiterSet(id, [capability.resolve, capability.reject, site]);
+    return capability.promise;
   }
 
   function promote() {
     while (queue.length > 0 && inflight < maxPending) {
       inflight += 1;
-      push(outbox, shift(queue));
+      append(outbox, shift(queue));
     }
   }
 
@@ -553,7 +580,7 @@
     const code = payload !== null && typeof payload === "object" ? payload.code : undefined;
     const Ctor = code === "store_type" ? TypeErrorCtor : code === "store_range" ? RangeErrorCtor : ErrorCtor;
     const error = new Ctor(message);
-    const location = userFrames(site);
+    const location = userFrames(siteText(site));
     if (payload !== null && typeof payload === "object" && payload.code !== undefined) {
       setOwn(error, "location", location);
       setOwn(error, "code", StringCtor(payload.code));
@@ -570,15 +597,16 @@
   function settle(batchText) {
     const batch = parse(batchText);
     for (let i = 0; i < batch.length; i++) {
-      const id = batch[i][0];
-      const waiter = mapGet(waiters, id);
+      const reply = batch[i];
+      const id = reply[0];
+      const waiter = waiterGet(id);
       if (waiter === undefined) continue;
-      mapDelete(waiters, id);
+      waiterDelete(id);
       inflight -= 1;
-      if (batch[i][1]) waiter.resolve(batch[i][2]);
-      else waiter.reject(toolError(batch[i][2], waiter.site));
+      if (reply[1]) waiter[0](reply[2]);
+      else waiter[1](toolError(reply[2], waiter[2]));
     }
-    promote();
+    if (queue.length > 0) promote();
   }
 
   // Guest -> host: one JSON text with new output, admitted requests and the cell state.
@@ -588,11 +616,11 @@
     let text = '{"s":' + status + ',"q":' + queue.length;
     if (output.length > 0) {
       text += ',"o":' + jsonArray(output);
-      output = [];
+      output.length = 0;
     }
     if (cancelled.length > 0) {
       text += ',"c":' + jsonArray(cancelled);
-      cancelled = [];
+      cancelled.length = 0;
     }
     // The value's JSON text follows the report on the first line of its own (see below), so
     // a large value is neither escaped into a second copy here nor unescaped on the host.
@@ -603,12 +631,14 @@
     let args = status === 1 ? "\n" + valueJson : "";
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      text += (i ? ",[" : "[") + stringify(r[0]) + "," + stringify(r[1]) + "]";
+      // An id is `bridge:<method>:<n>` and a method one of the controller's own names: both
+      // are letters, digits and colons, which JSON writes as they are.
+      text += (i ? ',["' : '["') + r[0] + '","' + r[1] + '"]';
       // Each request's arguments follow the report on a line of their own (JSON text never
       // holds a raw newline), so the host can size them before it parses them.
       args += "\n" + r[2];
     }
-    outbox = [];
+    outbox.length = 0;
     return text + "]}" + args;
   }
 
@@ -655,7 +685,7 @@
       }
     }
     inflight -= 1;
-    push(cancelled, requestId);
+    append(cancelled, requestId);
     promote();
     return undefined;
   }
@@ -729,6 +759,53 @@
     return stackOf(new ErrorCtor());
   }
 
+  // Where a tool call was made, for the location its error shows if it fails (most never do).
+  // `callSite()` formats the whole stack, the controller's two frames (`callSite` and the
+  // handle) included, on every call. When nothing a cell set can take part in formatting (no
+  // `Error.prepareStackTrace` of its own, the default `Error.stackTraceLimit`), the frames
+  // below the handle are captured instead with `Error.captureStackTrace`, under a limit of 8
+  // (the 10 less the two frames it leaves out), into a record `siteText` reads if the call
+  // fails: the same frames, two fewer to format, and no `Error` object. The limit is set and
+  // restored around the capture, where no user code can run (QuickJS reads a frame's name
+  // from its own data property, and the limit is a number).
+  const captureStackTrace = ErrorCtor.captureStackTrace;
+  const limitDescriptor = getOwnPropertyDescriptor(ErrorCtor, "stackTraceLimit");
+  const DEFAULT_LIMIT = 10;
+  const fastSites =
+    prepareTracked &&
+    typeof captureStackTrace === "function" &&
+    limitDescriptor !== undefined &&
+    typeof limitDescriptor.get === "function" &&
+    typeof limitDescriptor.set === "function" &&
+    apply(limitDescriptor.get, ErrorCtor, []) === DEFAULT_LIMIT;
+  const getLimit = fastSites ? limitDescriptor.get.bind(ErrorCtor) : undefined;
+  const setLimit = fastSites ? limitDescriptor.set.bind(ErrorCtor) : undefined;
+  const HIDDEN_FRAME = "    at callSite (" + CONTROLLER_FILE + ":1:1)\n";
+
+  // The captured site of a call made by `fn`, or `undefined` when a cell's settings rule it out:
+  // then `fn` calls `callSite()` itself (`fastSite(fn) ?? callSite()`), so that the stack has
+  // the same frames as before.
+  function fastSite(fn) {
+    if (!fastSites || userPrepare !== undefined || getLimit() !== DEFAULT_LIMIT) return undefined;
+    const site = { __proto__: null };
+    setLimit(DEFAULT_LIMIT - 2);
+    try {
+      captureStackTrace(site, fn);
+    } finally {
+      // Also when the capture throws (a call at the stack's end overflows it).
+      setLimit(DEFAULT_LIMIT);
+    }
+    return site;
+  }
+
+  // The stack text `callSite()` would have returned for `site` (for `userFrames`, which hides
+  // the controller's frames: one stands for both).
+  function siteText(site) {
+    if (typeof site === "string") return site;
+    const stack = site.stack;
+    return typeof stack === "string" ? HIDDEN_FRAME + stack : "";
+  }
+
   // A model that forgets `await` reads a property of the Promise (`catalog.search("x").map`).
   // The Promises of the guest API say so instead of answering `undefined`: their prototype,
   // one per API name and below Promise.prototype, has getters for the names models reach for.
@@ -738,6 +815,11 @@
   const hintProtos = new MapCtor();
 
   function hinted(promise, label) {
+    setPrototypeOf(promise, hintProto(label));
+    return promise;
+  }
+
+  function hintProto(label) {
     let proto = mapGet(hintProtos, label);
     if (proto === undefined) {
       proto = { __proto__: PromiseCtor.prototype };
@@ -753,14 +835,19 @@
       }
       mapSet(hintProtos, label, freeze(proto));
     }
-    setPrototypeOf(promise, proto);
-    return promise;
+    return proto;
   }
 
   function makeHandle(meta) {
     const name = meta.callableName;
+    const head = "[" + stringify(name) + ",";
+    let proto;
     const handle = function (input) {
-      return hinted(request("callValue", [name, input === undefined ? {} : input], callSite()), name);
+      const value = input === undefined ? {} : input;
+      const promise = callValue(head, value, fastSite(handle) ?? callSite());
+      if (proto === undefined) proto = hintProto(name);
+      setPrototypeOf(promise, proto);
+      return promise;
     };
     defineProperty(handle, "name", { value: name });
     const names = keys(meta);
@@ -843,7 +930,7 @@
       if (missing.length > 0) {
         return rejected(mcpError(ErrorCtor, (missing.length === 1 ? MISSING_ONE : MISSING_MANY) + join(missing, ", ")));
       }
-      return request("callValue", [name, input], callSite());
+      return request("callValue", [name, input], fastSite(method) ?? callSite());
     };
     defineProperty(method, "name", { value: name });
     const names = keys(meta);
