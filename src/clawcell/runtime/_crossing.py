@@ -7,9 +7,10 @@ on the thread that woke it (about 1.6× for the work of a turn, whichever CPU ei
 docs/benchmarks.md, "The default path's turn, split at its crossing"), and the loop thread
 waits for the segment anyway. So the loop thread does the turn's Python before the crossing
 (staging the batch, arming the backstop) and after it (parsing the report), and the guest
-thread the crossing itself, where the GIL is released, and reading its result (`cross`).
-Everything that may run guest code (reading a thrown value calls its `toString`) stays on
-the guest thread, under the backstop: guest code never runs on the event loop.
+thread the crossing itself, where the GIL is released (`cross`). Reading a report that is a
+flat string runs no guest code and is left to the loop thread too; everything that may run
+guest code (reading a thrown value calls its `toString`) stays on the guest thread, under
+the backstop: guest code never runs on the event loop.
 
 A crossing is armed when it is made (the guest's deadline and the epoch backstop), and the
 guest thread disarms the backstop when the crossing returns, whatever the loop thread does
@@ -44,6 +45,7 @@ class TurnCrossing:
         "_size",
         "_step",
         "_token",
+        "_value",
     )
 
     def __init__(
@@ -65,6 +67,7 @@ class TurnCrossing:
         self._deadline = deadline
         self._ptr, self._size, self._owned = instance.stage(batch)
         self._report = ""
+        self._value = 0
         self._error: BaseException | None = None
         self._token = instance.arm_backstop(backstop_at)
 
@@ -74,10 +77,11 @@ class TurnCrossing:
         Never raises: what the engine raised is kept for `finish`."""
         instance = self._instance
         try:
-            value = instance.checked(
-                instance.raw_turn(self._settle, self._step, self._ptr, self._size)
-            )
-            self._report = instance.take_string(value, strict=True)
+            value = instance.raw_turn(self._settle, self._step, self._ptr, self._size)
+            if instance.reads_flat(value):  # the usual report: `finish` reads it
+                self._value = value
+            else:
+                self._report = instance.take_string(instance.checked(value), strict=True)
         except BaseException as exc:
             self._error = exc
         finally:
@@ -90,6 +94,8 @@ class TurnCrossing:
                 self._instance.free(self._owned)
             if self._error is not None:
                 raise self._error
+            if self._value:
+                self._report = self._instance.take_string(self._value, strict=True)
             return parse_report(self._report)
         except ENGINE_EXCEPTIONS as exc:
             return engine_failure(exc, deadline=self._deadline)

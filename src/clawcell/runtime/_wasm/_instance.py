@@ -320,10 +320,14 @@ class Instance:
         self._f["JS_FreeCString"](self.ctx, ptr)
         return text
 
+    def reads_flat(self, value: int) -> bool:
+        """Whether `take_string(value)` only reads memory (a flat string): no guest code."""
+        return self.raw_strings and _tag(value) == TAG_STRING
+
     def take_string(self, value: int, *, strict: bool = False) -> str:
         """`to_string` then free the value."""
         try:
-            if self.raw_strings and _tag(value) == TAG_STRING:
+            if self.reads_flat(value):
                 return self.memory.flat_string(value & 0xFFFF_FFFF)
             return self.to_string(value, strict=strict)
         finally:
