@@ -248,12 +248,9 @@ class Instance:
 
     def stage(self, text: str | None) -> tuple[int, int, int]:
         """`text` copied into guest memory as UTF-8: `(ptr, size, owned)`, where `owned` is a
-        buffer the caller frees after use (0: it fit the staging buffer, whose contents the
-        next `stage` replaces). `None` stages nothing: `(0, -1, 0)`, `raw_turn`'s "no batch".
-
-        Raises:
-            MemoryError: the guest could not allocate a buffer for a large text.
-        """
+        buffer the caller frees after use (0: it fit the staging buffer, which the next
+        `stage` overwrites); `None` is `(0, -1, 0)`, `raw_turn`'s "no batch". Raises
+        `MemoryError` when the guest cannot allocate a buffer for a large text."""
         if text is None:
             return 0, -1, 0
         data = text.encode("utf-8", "surrogatepass")
