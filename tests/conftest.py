@@ -111,9 +111,6 @@ def in_forked_child(child: Callable[[], bytes], timeout: float = 60.0) -> bytes 
 
 SLOW_FIRST: tuple[str, ...] = (
     "tests/packaging/test_fresh_venv.py",
-    "tests/hostile/test_hostile_cells.py::test_returning_100_mb_completes_with_a_truncation_marker",
-    "tests/ui/stream/test_stream_growth.py",
-    "tests/hostile/test_hostile_corpus.py::test_output_flood_is_bounded",
     "tests/envelope/test_results.py",
     "tests/mcp_server/test_http.py",
     "tests/mcp_server/test_stdio.py",
@@ -134,18 +131,11 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/tools/browser/test_browser.py",
     "tests/ui/browser/test_mcp_apps.py",
     "tests/test_imports.py",
-    "tests/reply/test_fast_paths.py",
-    "tests/hostile/test_hostile_bridge.py::test_arguments_that_parse_into_huge_host_objects_are_refused_before_parsing",
-    "tests/hostile/test_hostile_bridge.py::test_a_step_report_too_large_for_guest_memory_is_an_out_of_memory_envelope",
-    "tests/hostile/test_hostile_bridge.py::test_eight_parallel_4mb_tool_calls_overflow_the_cell_allowance_catchably",
-    "tests/reply/test_properties.py",
 )
-"""Files whose single tests take longest (from `--durations`), in that order, or single tests
-of a large file (`path::test_name`, every parametrised case of it). They are collected first
-so that pytest-xdist, which hands each idle worker the next test, does not end the run with
-one worker on a long test and the others idle. (Under `--dist loadgroup` the `xdist_group`s
-are handed out before any ungrouped test, largest group first: the order here is that of the
-ungrouped tests.) A hint for speed only: a test missing here runs in its usual place."""
+"""Files whose single tests take longest (from `--durations`), in that order. They are
+collected first so that pytest-xdist, which hands each idle worker the next test, does not
+end the run with one worker on a long test and the other idle. A hint for speed only: a file
+missing here runs in its usual place."""
 
 
 INSTALLED = tuple(Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib"))
@@ -191,12 +181,10 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
     """Collect the `SLOW_FIRST` files first (each keeps its own order; the rest follow in
     the usual order), and make `xdist_group` marks count."""
     _carry_xdist_groups(items)
-    rank = {entry: index for index, entry in enumerate(SLOW_FIRST)}
+    rank = {path: index for index, path in enumerate(SLOW_FIRST)}
 
     def key(item: Any) -> int:
-        path, _, rest = str(item.nodeid).partition("::")
-        test = f"{path}::{rest.split('[', 1)[0].split('@', 1)[0]}"
-        return rank.get(test, rank.get(path, len(rank)))
+        return rank.get(str(item.nodeid).split("::", 1)[0], len(rank))
 
     items.sort(key=key)
 
