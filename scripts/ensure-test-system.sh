@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The system packages `make test` needs, with one apt run: Debian's `chromium` (and a font)
-# for the browser tests, `bubblewrap` for the sandbox tests and `postgresql` for the store
-# tests. Each is checked as its own script checks it (scripts/ensure-chromium.sh,
-# scripts/ensure-bubblewrap.sh, scripts/pg-test-env); only what is missing is installed,
-# said first on stderr. Without root (or without apt) those scripts say what to run.
+# The system packages `make test` needs, with one apt run: Debian's `chromium` and
+# `chromium-headless-shell` (and a font) for the browser tests, `bubblewrap` for the sandbox
+# tests and `postgresql` for the store tests. Each is checked as its own script checks it
+# (scripts/ensure-chromium.sh, scripts/ensure-bubblewrap.sh, scripts/pg-test-env); only what
+# is missing is installed, said first on stderr. Without root (or without apt) those scripts
+# say what to run.
 set -euo pipefail
 here="${BASH_SOURCE[0]%/*}"
 missing=()
-command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromium-headless-shell >/dev/null 2>&1; then
+    missing+=(chromium chromium-headless-shell fonts-dejavu-core)
+fi
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # A given CLAWCELL_TEST_POSTGRES_DSN is used instead of a local server (scripts/pg-test-env).
 if [ -z "${CLAWCELL_TEST_POSTGRES_DSN:-}" ]; then

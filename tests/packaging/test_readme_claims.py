@@ -42,7 +42,13 @@ def test_the_demo_is_four_cells_and_an_agent_turn_as_the_readme_says() -> None:
 
 def test_the_readme_names_every_package_make_test_installs_and_the_command_without_root() -> None:
     packages = _apt_packages("ensure-test-system.sh")
-    assert packages == {"chromium", "fonts-dejavu-core", "bubblewrap", "postgresql"}
+    assert packages == {
+        "chromium",
+        "chromium-headless-shell",
+        "fonts-dejavu-core",
+        "bubblewrap",
+        "postgresql",
+    }
     # the scripts each test file's own setup names install nothing else
     alone = {"ensure-chromium.sh", "ensure-bubblewrap.sh", "pg-test-env"}
     assert set().union(*(_apt_packages(script) for script in alone)) == packages

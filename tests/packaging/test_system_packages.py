@@ -43,14 +43,16 @@ def test_without_root_a_missing_chromium_is_one_line_naming_the_command(tmp_path
     done = _ensure_chromium(_fake_bin(tmp_path / "bin", uid=1000))
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
-    assert "sudo apt-get install chromium fonts-dejavu-core" in line
+    assert "sudo apt-get install chromium chromium-headless-shell fonts-dejavu-core" in line
     assert "APT-GET" not in done.stderr
 
 
 def test_as_root_what_apt_installs_is_said_before_apt_runs(tmp_path: Path) -> None:
     done = _ensure_chromium(_fake_bin(tmp_path / "bin", uid=0))
     said, *apt = done.stderr.splitlines()
-    assert said.startswith("ensure-chromium: installing chromium fonts-dejavu-core with apt")
+    assert said.startswith(
+        "ensure-chromium: installing chromium chromium-headless-shell fonts-dejavu-core with apt"
+    )
     assert [line.split()[:2] for line in apt] == [["APT-GET", "update"], ["APT-GET", "install"]]
     assert done.returncode == 1  # the fake installed nothing
 
@@ -75,7 +77,10 @@ def _ensure_test_system(path: Path, **env: str) -> subprocess.CompletedProcess[s
 def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path: Path) -> None:
     done = _ensure_test_system(_fake_bin(tmp_path / "bin", uid=0))  # no chromium, no bwrap
     said, *apt = done.stderr.splitlines()
-    assert said.startswith("ensure-test-system: installing chromium fonts-dejavu-core bubblewrap")
+    assert said.startswith(
+        "ensure-test-system: installing chromium chromium-headless-shell fonts-dejavu-core"
+        " bubblewrap"
+    )
     assert [line.split()[:2] for line in apt] == [["APT-GET", "update"], ["APT-GET", "install"]]
     assert done.returncode == 0  # the fake apt-get succeeds
 
@@ -83,13 +88,14 @@ def test_make_test_installs_what_is_missing_with_one_apt_run_said_first(tmp_path
 def test_without_root_make_test_says_what_to_run_and_installs_nothing(tmp_path: Path) -> None:
     done = _ensure_test_system(_fake_bin(tmp_path / "bin", uid=1000))
     assert done.returncode == 1
-    assert "sudo apt-get install chromium fonts-dejavu-core" in done.stderr
+    assert "sudo apt-get install chromium chromium-headless-shell fonts-dejavu-core" in done.stderr
     assert "APT-GET" not in done.stderr
 
 
 def test_without_root_a_missing_postgresql_is_named_unless_a_dsn_is_given(tmp_path: Path) -> None:
     fake = _fake_bin(tmp_path / "bin", uid=1000)
-    for name in ("chromium", "bwrap"):  # present: only PostgreSQL can be missing
+    # present: only PostgreSQL can be missing
+    for name in ("chromium", "chromium-headless-shell", "bwrap"):
         (fake / name).write_text(f"#!{BASH}\n", "utf-8")
         (fake / name).chmod(0o755)
     done = _ensure_test_system(fake)

@@ -1,18 +1,17 @@
-"""Code mode inside other agent frameworks, each run with the real library and no network."""
+"""Code mode inside other agent frameworks, each run with the real library and no network.
+
+Each test imports its framework itself, and the module runs on one xdist worker: pytest
+imports every test module in every worker to collect it, and openai-agents, pydantic-ai and
+langchain-core at the top of this module (about 1.4 s of CPU, a sixth of collecting the whole
+suite) were imported by all four workers for five tests on one of them.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import openai
-from agents import Agent as OpenAIAgent
-from agents import OpenAIChatCompletionsModel, RunConfig, Runner
-from langchain_core.messages import ToolMessage
-from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+import pytest
 
 import clawcell
 from clawcell.agent import (
@@ -25,6 +24,12 @@ from tests.agent._helpers import shipment_tools
 from tests.agent._wire import Answer, WireServer
 from tests.conftest import run
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo
+
+pytestmark = pytest.mark.xdist_group("tests.agent.frameworks.test_integrations")
+
 CELL = "const rows = await list_shipments(); return rows.filter((r) => !r.paid).map((r) => r.id);"
 
 
@@ -33,6 +38,10 @@ def _value(rendered: str) -> Any:
 
 
 def test_pydantic_ai_agent_runs_exec_and_reads_the_envelope() -> None:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
     seen: list[Any] = []
 
     def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -53,6 +62,10 @@ def test_pydantic_ai_agent_runs_exec_and_reads_the_envelope() -> None:
 
 
 def test_pydantic_ai_sees_a_rejected_call_as_a_failed_tool_result() -> None:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
     seen: list[Any] = []
 
     def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -85,6 +98,10 @@ def _chat_completion(message: dict[str, Any]) -> Answer:
 
 
 def test_openai_agents_runner_calls_the_function_tools() -> None:
+    import openai
+    from agents import Agent as OpenAIAgent
+    from agents import OpenAIChatCompletionsModel, RunConfig, Runner
+
     call = {
         "id": "call_1",
         "type": "function",
@@ -133,6 +150,8 @@ def _message(content: list[dict[str, Any]], stop: str) -> Answer:
 
 
 def test_anthropic_tool_runner_calls_the_tools_and_reports_rejections_as_errors() -> None:
+    import anthropic
+
     uses = [
         {"type": "tool_use", "id": "toolu_1", "name": "exec", "input": {"code": CELL}},
         {"type": "tool_use", "id": "toolu_2", "name": "wait", "input": {"runId": "cm_x"}},
@@ -171,6 +190,8 @@ def _text_of(content: Any) -> str:
 
 
 def test_langchain_structured_tools_answer_tool_calls() -> None:
+    from langchain_core.messages import ToolMessage
+
     async def main() -> tuple[Any, Any, list[str]]:
         async with clawcell.CodeMode(shipment_tools()) as mode:
             exec_tool, wait_tool = langchain_tools(mode)

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from clawcell import Limits
 from clawcell.agent import (
@@ -67,7 +67,9 @@ def test_a_sub_agent_row_opens_its_child_session(browser: Browser, width: int, h
             assert box is not None and box["x"] + box["width"] <= width
             rows.nth(1).locator("a.subagent-open").click()
             page.wait_for_selector("p.child-session")
-            assert page.locator("#composer").is_hidden()
+            # Waits for the page's stylesheets too: the `hidden` composer is hidden by
+            # subagents.css's rule, which can apply after the paragraph is shown.
+            expect(page.locator("#composer")).to_be_hidden()
             assert "One line on comets, please." in page.locator("#transcript").inner_text()
             screenshot(page, f"subagents-child-{width}")
             page.click("p.child-session a")
