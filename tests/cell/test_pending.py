@@ -15,10 +15,6 @@ from tests.conftest import run
 INBOX = 1 << 20
 
 
-def _ignore(request_id: str, pending: PendingRequest) -> None:
-    del request_id, pending
-
-
 def _ready(requests: PendingRequests, request_id: str, payload: str = "1") -> None:
     reply = Reply(id=request_id, ok=True, payload=payload)
     requests.ready(request_id, PendingRequest("callValue", [], reply=reply))
@@ -80,7 +76,8 @@ def test_a_task_that_settles_before_it_is_watched_is_swept_without_a_callback() 
         requests.start("t1", "callValue", [], work())
         await asyncio.sleep(0)  # the task's one step
         loop = asyncio.get_running_loop()
-        ready = len(loop._ready)  # pyright: ignore[reportAttributeAccessIssue,reportUnknownArgumentType]
+        queued: Any = getattr(loop, "_ready")  # noqa: B009 - asyncio's private ready queue
+        ready = len(queued)
         requests.sweep(lambda rid, _: swept.append(rid))
         return ready, requests.running, swept, requests.take([])
 

@@ -8,6 +8,7 @@ import os
 import resource
 import threading
 import time
+from typing import Any
 
 from clawcell.runtime import GuestPool, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
@@ -123,6 +124,34 @@ def test_a_cancelled_wait_leaves_nothing_in_flight_and_the_next_job_runs() -> No
         return idle, await run_on_guest_thread(_sleep_then, 0.0, "next")
 
     assert asyncio.run(main()) == (True, "next")
+
+
+def test_a_job_handed_back_to_a_loop_that_closes_unrun_is_not_left_in_flight() -> None:
+    # A job stays "in flight" until it is collected; a loop that closed before it ran the
+    # hand-back callback never collects it, and every later job of the process then took the
+    # slow path (found when a test cancelled a cell and its loop ended at once).
+    release = threading.Event()
+    loop = asyncio.new_event_loop()
+
+    async def submit() -> asyncio.Future[object]:
+        job = asyncio.ensure_future(run_on_guest_thread(release.wait, 60))
+        await asyncio.sleep(20 * SYNC_WAIT_S)  # past the wait: awaited through a future
+        return job
+
+    job = loop.run_until_complete(submit())
+    try:
+        release.set()
+        ready: Any = getattr(loop, "_ready")  # noqa: B009 - asyncio's private ready queue
+        for _ in range(6000):  # the lane's thread hands it back (the loop does not run)
+            if ready:
+                break
+            time.sleep(0.01)
+        assert ready  # the hand-back callback is queued, and will never run
+        assert not _lanes.get().in_flight
+    finally:
+        job.cancel()
+        loop.run_until_complete(asyncio.gather(job, return_exceptions=True))
+        loop.close()
 
 
 def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:

@@ -199,10 +199,13 @@ class _Worker:
 
 
 def _hand_back(future: asyncio.Future[Any], job: _Job, in_flight: set[_Job]) -> None:
-    try:
+    try:  # noqa: SIM105 - the same shape as `_signal`
         future.get_loop().call_soon_threadsafe(_settle, future, job, in_flight)
     except RuntimeError:  # the loop closed meanwhile: nobody awaits the job any more
-        in_flight.discard(job)
+        pass
+    # No longer running on a lane: a loop that closes before it runs `_settle` must not leave
+    # the job "in flight" for good (every later job would take the slow path).
+    in_flight.discard(job)
 
 
 def _settle(future: asyncio.Future[Any], job: _Job, in_flight: set[_Job]) -> None:
