@@ -205,27 +205,6 @@ def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after
     assert os.sched_getaffinity(tid) == before
 
 
-def test_the_loop_thread_is_held_on_its_cpu_only_while_it_waits_for_a_quick_job() -> None:
-    loop_tid = threading.get_native_id()
-    before = os.sched_getaffinity(0)
-
-    def loop_cpus() -> set[int]:  # read on the lane's thread while the loop thread waits
-        return os.sched_getaffinity(loop_tid)
-
-    async def main() -> tuple[set[int], set[int]]:
-        during = before
-        for _ in range(100):  # on a loaded machine a few jobs may be awaited, not waited for
-            during = await run_on_guest_thread(loop_cpus)
-            if len(during) == 1:
-                break
-        return during, os.sched_getaffinity(0)
-
-    assert _lanes.get().follow  # the default where the C library tells the current CPU
-    during, after = asyncio.run(main())
-    assert len(during) == 1 and during <= before  # held on the CPU it waited on
-    assert after == before  # and given every CPU back once the job was collected
-
-
 def _voluntary_switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 

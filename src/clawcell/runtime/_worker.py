@@ -26,16 +26,13 @@ runs to its next call), whose cost is mostly the hand-off itself:
   in parallel while it serves them.
 - `FOLLOW_THE_LOOP` keeps a lane's thread on the CPU the loop thread ran on when it
   submitted a job it waits for (`sched_setaffinity` on the thread, only when that CPU
-  changed), holds the loop thread on that CPU while it waits (its affinity is read before
-  and restored as soon as the wait ends), and gives the lane's thread back every CPU for an
-  awaited job or one that outlasted the wait. On an otherwise idle machine the scheduler
-  wakes a sleeping thread on an idle core, so the two threads ended up on different CPUs for
-  every segment, each hand-off woke an idle core, and the Python after it ran slower there.
-  Following the lane's thread alone did not keep them together (the loop thread, woken,
-  moved to the idle core); holding both does: 1.38 → 1.18 times the loop-thread path's
-  time per sequential call on a quiet machine, 1.56 → 1.07 with two busy processes beside
-  it (docs/benchmarks.md, "The default path's turn, split at its crossing"). The loop
-  thread is held only while it sleeps in the wait, never while it runs.
+  changed), and gives the thread back every CPU for an awaited job or one that outlasted
+  the wait. On an otherwise idle machine the scheduler wakes a thread on an idle core, so
+  the two threads ended up on different CPUs for every segment, and each hand-off woke an
+  idle core and moved the cell's data between caches (guest/loop 1.60; 1.34 following).
+  A loaded machine co-locates them anyway, and there following changed nothing measurable;
+  a later quiet window showed no gain either, so it is off by default (a switch for
+  measurements, not an option).
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -63,11 +60,12 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
 
-FOLLOW_THE_LOOP = True
-"""Keep a lane's thread, and the loop thread while it waits, on the loop thread's CPU for the
-jobs the loop waits for (read when the lanes start; see the module's docstring). On where the
-C library can tell the current CPU; a process that may not set affinities turns it off by
-itself at the first refusal."""
+FOLLOW_THE_LOOP = False
+"""Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
+the lanes start; see the module's docstring and docs/benchmarks.md). Off: quiet-machine runs
+disagreed (guest/loop 1.34/1.22/1.21 following against 1.60/1.33/1.40 in one window; 1.36
+and 1.48 following against 1.41 and 1.48 not following in another), and a library should
+not move its host's threads between CPUs for a gain it cannot show."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -272,24 +270,6 @@ class _Lanes:
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
 
-    def hold_here(self) -> set[int] | None:
-        """Keep the calling thread (the loop's, about to wait) on its CPU: the CPUs it may
-        use until `let_go`, or `None` when it may not be held (following stops then)."""
-        try:
-            free = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, (_current_cpu(),))  # pyright: ignore[reportOptionalCall]
-        except (OSError, ValueError):  # not allowed here, or the C library said -1
-            self.follow = False
-            return None
-        return free
-
-    def let_go(self, free: set[int]) -> None:
-        """Give the calling thread back the CPUs `hold_here` found."""
-        try:  # noqa: SIM105 - once per quick job
-            os.sched_setaffinity(0, free)
-        except OSError:  # pragma: no cover - it could be held, so it can be let go
-            pass
-
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
         if job.finished:
@@ -349,11 +329,7 @@ async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: in
         worker.release()
     worker.submit(job)
     if quick:
-        held = lanes.hold_here() if lanes.follow else None
-        finished = lanes.wait_for(job)
-        if held is not None:
-            lanes.let_go(held)
-        if finished:
+        if lanes.wait_for(job):
             in_flight.discard(job)
             return job.outcome()
         worker.release()  # it computes: on any core, beside the loop rather than under it
