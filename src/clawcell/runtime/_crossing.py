@@ -2,15 +2,15 @@
 
 A segment on a guest thread used to run all of `Guest.run_segment` there: staging the settle
 batch, arming the backstop, the `clawcell_turn` crossing, reading the step report, parsing
-it. Python that runs on a thread right after it was woken costs more than the same Python
-on the thread that woke it (about 1.6× for the work of a turn, whichever CPU either runs on;
-docs/benchmarks.md, "The default path's turn, split at its crossing"), and the loop thread
-waits for the segment anyway. So the loop thread does the turn's Python before the crossing
-(staging the batch, arming the backstop) and after it (parsing the report), and the guest
-thread the crossing itself, where the GIL is released (`cross`). Reading a report that is a
-flat string runs no guest code and is left to the loop thread too; everything that may run
-guest code (reading a thrown value calls its `toString`) stays on the guest thread, under
-the backstop: guest code never runs on the event loop.
+it. Python that runs on a thread right after it was woken costs more than the same Python on
+the thread that woke it (1.46× for the work of a turn on a busy machine, 1.12× on a quiet
+one; `bench/bench_woken_python.py`, docs/benchmarks.md "The default path's turn, split at
+its crossing"), and the loop thread waits for the segment anyway. So the loop thread does
+the turn's Python before the crossing (staging the batch, arming the backstop) and after it
+(parsing the report), and the guest thread the crossing itself, where the GIL is released
+(`cross`). Reading a report that is a flat string runs no guest code and is left to the loop
+thread too; everything that may run guest code (reading a thrown value calls its `toString`)
+stays on the guest thread, under the backstop: guest code never runs on the event loop.
 
 A crossing is armed when it is made (the guest's deadline and the epoch backstop), and the
 guest thread disarms the backstop when the crossing returns, whatever the loop thread does
