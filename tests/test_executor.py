@@ -227,8 +227,9 @@ class WatchingExecutor(RecordingExecutor):
 def test_cancelling_a_spinning_cell_stops_its_guest_rather_than_leaving_it_to_the_deadline() -> (
     None
 ):
-    # With a 10-minute budget, a guest nobody stops keeps its thread for 10 minutes; the
-    # 2-minute wait below is only a hang guard.
+    # The budget asked for is clamped to the largest, 60 s: a guest nobody stops keeps its
+    # thread that long and then ends interrupted too, so the `stop` call is what the test
+    # checks; the 2-minute wait below is only a hang guard.
     executor = WatchingExecutor()
 
     async def main() -> bool:
