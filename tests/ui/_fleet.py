@@ -99,13 +99,10 @@ def _config(store: str, model: str, ui_host: str, canvas_origin: str, pool: int)
     )
 
 
-def _free_ports(count: int) -> list[int]:
-    """Ports free a moment ago (each worker's canvas host binds its own)."""
-    socks = [loopback_socket() for _ in range(count)]
-    ports = [sock.getsockname()[1] for sock in socks]
-    for sock in socks:
-        sock.close()
-    return ports
+def _free_port() -> int:
+    """A port free a moment ago (each worker's canvas host binds its own)."""
+    with contextlib.closing(loopback_socket()) as sock:
+        return sock.getsockname()[1]
 
 
 def _start(args: list[str], env: dict[str, str], *, stderr: bool) -> Worker:
@@ -120,13 +117,52 @@ def _start(args: list[str], env: dict[str, str], *, stderr: bool) -> Worker:
     return Worker(process)
 
 
+class _Exited(AssertionError):
+    """A fleet worker exited before it printed the line it serves on."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"a fleet worker exited before it served (status {status})")
+        self.status = status
+
+
 def _ready(worker: Worker, pattern: str, stream_name: str) -> str:
     stream = getattr(worker.process, stream_name)
     assert stream is not None
     for line in stream:
         if match := re.search(pattern, line):
             return match.group(1)
-    raise AssertionError(f"a fleet worker exited before it served (status {worker.process.wait()})")
+    raise _Exited(worker.process.wait())
+
+
+def _start_ui(tmp: Path, shared: str, n: int, env: dict[str, str]) -> tuple[Worker, int]:
+    """Start UI worker `n` on a canvas port free a moment ago."""
+    port = _free_port()
+    (tmp / f"worker-{n}.toml").write_text(shared + f"canvasPort = {port}\n")
+    return _start(["serve", "--config", str(tmp / f"worker-{n}.toml")], env, stderr=False), port
+
+
+def _serving_ui(
+    tmp: Path, shared: str, env: dict[str, str], count: int
+) -> list[tuple[Worker, int]]:
+    """`count` UI workers started together, each serving, with its canvas port.
+
+    Another process (an xdist worker's ephemeral port) may take a canvas port before its
+    worker binds it; `clawcell serve` then exits 2 ("cannot bind"), and that worker is
+    started again on another port, up to three times."""
+    started = [_start_ui(tmp, shared, n, env) for n in range(count)]
+    for n in range(count):
+        for attempt in range(3):
+            worker = started[n][0]
+            try:
+                worker.url = _ready(worker, r"(http://[^/]+)/\?token=", "stdout")
+                break
+            except _Exited as exc:
+                _stop([worker])
+                if exc.status != 2 or attempt == 2:
+                    _stop([w for w, _ in started])
+                    raise
+                started[n] = _start_ui(tmp, shared, n, env)
+    return started
 
 
 def _stop(workers: list[Worker]) -> None:
@@ -165,21 +201,18 @@ def start_fleet(
                      url_of(canvas_sock), store_pool)  # fmt: skip
     config = tmp / "clawcell.toml"
     config.write_text(shared)
-    canvas_ports = _free_ports(ui_workers)
-    for n, port in enumerate(canvas_ports):
-        (tmp / f"worker-{n}.toml").write_text(shared + f"canvasPort = {port}\n")
     key = base64.b64encode(secrets.token_bytes(32)).decode()
     env = {**os.environ, "CLAWCELL_TEST_UI_TOKEN": TOKEN, "CLAWCELL_MCP_TOKEN": MCP_TOKEN,
            "CLAWCELL_STATE_KEY": f"fleet:{key}", LOG: str(tmp / "deployed.log"), STORE: store,
            "PYTHONPATH": str(ROOT)}  # fmt: skip
     mcp = ["mcp", "serve", "--http", "--config", str(config), "--port", "0",
            "--allow-host", mcp_host]  # fmt: skip
-    ui = [_start(["serve", "--config", str(tmp / f"worker-{n}.toml")], env, stderr=False)
-          for n in range(ui_workers)]  # fmt: skip
     mcps = [_start(mcp, env, stderr=True) for _ in range(mcp_workers)]
+    ui: list[Worker] = []
     try:
-        for worker in ui:
-            worker.url = _ready(worker, r"(http://[^/]+)/\?token=", "stdout")
+        serving = _serving_ui(tmp, shared, env, ui_workers)
+        ui = [worker for worker, _ in serving]
+        canvas_ports = [port for _, port in serving]
         for worker in mcps:
             worker.url = _ready(worker, r"MCP endpoint (http://\S+)/mcp", "stderr")
         ui_proxy = loopback.proxy(ui_sock, [w.url for w in ui])
@@ -193,6 +226,8 @@ def start_fleet(
     finally:
         _stop([*ui, *mcps])
         loopback.close()
+        for sock in (ui_sock, mcp_sock, canvas_sock):  # a proxy never started leaves its socket
+            sock.close()
         _database(postgres_dsn, name, drop=True)
 
 
