@@ -131,3 +131,25 @@ def test_a_1_mb_streamed_reply_completes(page: Page) -> None:
         assert page.locator(".draft").count() == 0  # the final Markdown replaced the draft
         text = message.locator(".message-body").text_content() or ""
         assert text.count("line after line") == len(reply) // len(line)
+
+
+def test_the_hidden_attribute_hides_every_element_whatever_its_display_rule(
+    browser: Browser,
+) -> None:
+    """`.composer { display: flex }` once beat `hidden` until a later stylesheet loaded:
+    every element of a chat page, given `hidden`, must compute `display: none`."""
+    page = _page(browser, 1280)
+    with serve([REPLY]) as running:
+        page.goto(running.login_url)
+        send(page, "show me the basics")
+        shown = page.evaluate(
+            """() => [...document.querySelectorAll('body *')].flatMap((el) => {
+                 const had = el.hidden;
+                 el.hidden = true;
+                 const display = getComputedStyle(el).display;
+                 el.hidden = had;
+                 return display === 'none' ? [] : [el.tagName + '.' + el.className];
+               })"""
+        )
+        assert page.locator("body *").count() > 50  # a rendered reply, not an empty page
+        assert shown == []
