@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make sure `chromium` and `chromium-headless-shell` are on PATH for the browser tests: the
-# Control UI's tests (tests/ui/browser) drive the headless shell, the browser tool's tests
-# (tests/tools/browser) the `chromium` it finds as a user's would. Playwright drives these
+# Control UI's tests (tests/ui/browser) drive the headless shell, and so does the browser
+# tool (tests/tools/browser) when headless, as a user's would; one of its tests names the
+# full `chromium`, which a window needs. Playwright drives these
 # system executables; its own browser download is not used. When one is missing, root on a
 # Debian-like system gets both through apt (said first, on stderr); anyone else is told the
 # one command to run.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,11 @@ def ref(snapshot: str, pattern: str) -> str:
     return found.group(1)
 
 
-def test_snapshot_refs_drive_a_form_submit(server: LocalServer) -> None:
+@pytest.mark.parametrize("executable", ["found on PATH", "chromium"])
+def test_snapshot_refs_drive_a_form_submit(server: LocalServer, executable: str) -> None:
+    """Headless finds the headless shell first; a full `chromium` named by the settings
+    (what a window needs) drives the same form."""
+
     async def scenario(catalog: Catalog, server: LocalServer) -> Any:
         opened = await catalog.call("browser", {"action": "open", "url": f"{server.base}/"})
         snap = await catalog.call("browser", {"action": "snapshot"})
@@ -80,7 +85,10 @@ def test_snapshot_refs_drive_a_form_submit(server: LocalServer) -> None:
         )
         return opened, snap, sent
 
-    opened, snap, sent = run(scenario, server)
+    path = shutil.which(executable) if executable == "chromium" else None
+    settings = BrowserSettings(executable_path=path)
+    tool = browser(settings=settings, allow_loopback_for_tests=True)
+    opened, snap, sent = run(scenario, server, tool)
     assert opened == {"action": "open", "targetId": "t1", "url": f"{server.base}/",
                       "title": "Sign up", "status": 200}  # fmt: skip
     assert snap["text"].startswith("SECURITY NOTICE:")
@@ -376,3 +384,17 @@ def test_an_idle_session_is_closed_and_chromium_stops(server: LocalServer) -> No
     opened, reopened = run(scenario, server, tool)
     assert opened == (["default"], True)
     assert reopened["tabs"] == []  # a fresh context: the idle one was closed
+
+
+def test_headless_prefers_the_headless_shell_and_a_window_needs_chromium(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("chromium", "chromium-headless-shell"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert find_chromium(BrowserSettings()) == str(tmp_path / "chromium-headless-shell")
+    assert find_chromium(BrowserSettings(headless=False)) == str(tmp_path / "chromium")
+    (tmp_path / "chromium").unlink()
+    with pytest.raises(ConfigurationError, match="looked for chromium, chromium-browser"):
+        find_chromium(BrowserSettings(headless=False))

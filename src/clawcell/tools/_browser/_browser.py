@@ -31,6 +31,10 @@ from ._browser_settings import BrowserSettings
 __all__ = ["BrowserPool", "browser", "find_chromium"]
 
 _CANDIDATES: Final = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+_HEADLESS_SHELL: Final = "chromium-headless-shell"
+"""Chromium's headless-only build (Debian's `chromium-headless-shell`, what Playwright
+launches for headless by default): preferred when headless, it costs about half the CPU of
+a full `chromium --headless` for the same pages."""
 _FLAGS: Final = (
     "--no-sandbox",  # containers run as root; the context isolation is Chromium's own
     "--disable-gpu",
@@ -60,13 +64,14 @@ def find_chromium(settings: BrowserSettings) -> str:
             f"Browser setting `executable_path` {settings.executable_path!r} is not a file. "
             "Point it at a Chromium or Chrome executable."
         )
-    for name in _CANDIDATES:
+    names = (_HEADLESS_SHELL, *_CANDIDATES) if settings.headless else _CANDIDATES
+    for name in names:
         found = shutil.which(name)
         if found is not None:
             return found
     raise ConfigurationError(
         "The `browser` tool needs Chromium, and none was found on PATH (looked for "
-        + ", ".join(_CANDIDATES)
+        + ", ".join(names)
         + "). Install it (for example `apt-get install chromium`) or set "
         "`BrowserSettings(executable_path=...)`."
     )

@@ -26,7 +26,8 @@ class BrowserSettings:
 
     Attributes:
         executable_path: Chromium's executable; `None` looks for `chromium`,
-            `chromium-browser`, `google-chrome` and `google-chrome-stable` on `PATH`.
+            `chromium-browser`, `google-chrome` and `google-chrome-stable` on `PATH`, and
+            first for `chromium-headless-shell` when `headless`.
         headless: Run without a window (the default; a window needs a display).
         max_tabs: Most open tabs per session; pages a site opens beyond it are closed.
         max_chars: Default and ceiling of `maxChars` for `snapshot` and `text` (at most
