@@ -18,6 +18,7 @@ from clawcell import Tool
 from clawcell.catalog import Catalog
 from clawcell.catalog._bindings import (
     BINDINGS_CACHE_SIZE,
+    BINDINGS_CACHE_TOOLS,
     Binding,
     _content,  # pyright: ignore[reportPrivateUsage]
     _derive,  # pyright: ignore[reportPrivateUsage]
@@ -235,7 +236,7 @@ def test_an_invalid_schema_is_not_kept_and_each_catalog_raises_its_own_error() -
 
 
 def test_the_cache_keeps_the_most_recently_used_entries_up_to_its_size() -> None:
-    cache = _DerivedCache(2)
+    cache = _DerivedCache(2, 100)
     sets = {name: [_content(_tool(name))] for name in ("a", "b", "c")}
     first_a = cache.derived(sets["a"], ())
     first_b = cache.derived(sets["b"], ())
@@ -246,6 +247,21 @@ def test_the_cache_keeps_the_most_recently_used_entries_up_to_its_size() -> None
     assert BINDINGS_CACHE_SIZE >= 16
 
 
+def test_the_cache_holds_at_most_its_budget_of_tools_and_never_a_larger_set() -> None:
+    cache = _DerivedCache(10, 3)
+    pair = [_content(_tool("a")), _content(_tool("b"))]
+    other = [_content(_tool("c")), _content(_tool("d"))]
+    large = [_content(_tool(name)) for name in "efgh"]
+    first = cache.derived(pair, ())
+    assert cache.derived(pair, ()) is first
+    kept = cache.derived(other, ())  # 4 tools > 3: the pair makes room
+    assert cache.derived(other, ()) is kept
+    assert cache.derived(pair, ()) is not first
+    assert cache.derived(large, ()) is not cache.derived(large, ())
+    assert [d.callable_name for d in cache.derived(large, ())] == list("efgh")
+    assert BINDINGS_CACHE_TOOLS >= 16 * BINDINGS_CACHE_SIZE
+
+
 def test_many_tool_sets_stay_correct_past_the_cache_size() -> None:
     sets = [[_tool(f"tool{i}", parameters=_typed("string")), _tool("x")] for i in range(300)]
     for tools in [*sets, *reversed(sets)]:
@@ -254,7 +270,7 @@ def test_many_tool_sets_stay_correct_past_the_cache_size() -> None:
 
 
 def test_threads_building_catalogs_at_once_each_get_their_own_contents_derivations() -> None:
-    cache = _DerivedCache(3)
+    cache = _DerivedCache(3, 100)
     sets = [
         [_tool(f"t{i}", parameters=_typed(kind))] for i in range(6) for kind in ("string", "number")
     ]
@@ -288,7 +304,7 @@ def test_uncached_and_cached_derivations_are_alike() -> None:
         _tool("b", source="client"),
     ]
     contents = [_content(t) for t in tools[:3]]
-    cache = _DerivedCache(4)
+    cache = _DerivedCache(4, 100)
     for derived in (cache.derived(contents, ()), cache.derived(contents, ())):
         assert [(d.callable_name, d.input_hint, d.output_hint, d.metadata) for d in derived] == [
             (d.callable_name, d.input_hint, d.output_hint, d.metadata)

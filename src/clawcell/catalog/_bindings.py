@@ -21,7 +21,13 @@ from ._names import NameRequest, assign_callable_names, locale_key
 from ._tool import JsonValue, Tool, ToolResult, ToolSource, catalog_id_for
 from ._typescript._hints import compact_input_hint, compact_output_hint
 
-__all__ = ["BINDINGS_CACHE_SIZE", "Binding", "build_bindings", "guest_value"]
+__all__ = [
+    "BINDINGS_CACHE_SIZE",
+    "BINDINGS_CACHE_TOOLS",
+    "Binding",
+    "build_bindings",
+    "guest_value",
+]
 
 
 @value_class
@@ -157,6 +163,9 @@ def _derive(contents: Sequence[_Content], reserved: Sequence[str]) -> tuple[_Der
 
 BINDINGS_CACHE_SIZE: Final = 128
 """How many tool sets' derivations a process keeps (least recently used dropped first)."""
+BINDINGS_CACHE_TOOLS: Final = 4096
+"""How many tools' derivations (each with its compiled validators) those sets may hold in
+all: a larger set is derived every time, and older sets make room for a new one."""
 
 
 class _DerivedCache:
@@ -172,9 +181,11 @@ class _DerivedCache:
     an edit of a schema in place after a catalog was built is new content for the next one.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, tools: int) -> None:
         self.size = size
+        self.tools = tools
         self._entries: dict[bytes, tuple[_Derived, ...]] = {}
+        self._held = 0  # the tools of every entry
         self._lock = threading.Lock()
 
     def derived(self, contents: list[_Content], reserved: Sequence[str]) -> tuple[_Derived, ...]:
@@ -191,20 +202,20 @@ class _DerivedCache:
         own: tuple[tuple[str, ...], tuple[_Content, ...]] = marshal.loads(key)
         own_reserved, own_contents = own
         entry = _derive(own_contents, own_reserved)
-        if all(d.contract.valid for d in entry):  # an invalid contract raises its own error
-            with self._lock:
-                self._entries[key] = entry
-                while len(self._entries) > self.size:
-                    del self._entries[next(iter(self._entries))]
+        if len(entry) <= self.tools and all(d.contract.valid for d in entry):
+            self._keep(key, entry)  # (an invalid contract raises its own error in each)
         return entry
 
-    def clear(self) -> None:
-        """Forget every entry."""
+    def _keep(self, key: bytes, entry: tuple[_Derived, ...]) -> None:
         with self._lock:
-            self._entries.clear()
+            previous = self._entries.pop(key, None)  # another thread derived it meanwhile
+            self._held += len(entry) - (0 if previous is None else len(previous))
+            self._entries[key] = entry
+            while len(self._entries) > self.size or self._held > self.tools:
+                self._held -= len(self._entries.pop(next(iter(self._entries))))
 
 
-_cache: Final = _DerivedCache(BINDINGS_CACHE_SIZE)
+_cache: Final = _DerivedCache(BINDINGS_CACHE_SIZE, BINDINGS_CACHE_TOOLS)
 
 
 def build_bindings(tools: Sequence[Tool], *, reserved: Sequence[str] = ()) -> tuple[Binding, ...]:
