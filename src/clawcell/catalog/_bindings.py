@@ -190,6 +190,8 @@ class _DerivedCache:
 
     def derived(self, contents: list[_Content], reserved: Sequence[str]) -> tuple[_Derived, ...]:
         """The derivations of `contents`, from the cache when this content was seen."""
+        if len(contents) > self.tools:  # never kept: no key, no copy
+            return _derive(contents, reserved)
         try:
             key = marshal.dumps(cast(Any, (tuple(reserved), tuple(contents))), 2)
         except ValueError:  # not plain built-in values: nothing to key them by
@@ -202,7 +204,7 @@ class _DerivedCache:
         own: tuple[tuple[str, ...], tuple[_Content, ...]] = marshal.loads(key)
         own_reserved, own_contents = own
         entry = _derive(own_contents, own_reserved)
-        if len(entry) <= self.tools and all(d.contract.valid for d in entry):
+        if all(d.contract.valid for d in entry):
             self._keep(key, entry)  # (an invalid contract raises its own error in each)
         return entry
 
