@@ -1,7 +1,8 @@
 """Bindings and the per-process cache of what they derive from the tools' content.
 
-Every test here would fail if the cache served a derivation of other content than the
-catalog's own tools (a stale hint, name or contract), or held on to a caller's object.
+The tests check that the cache never serves a derivation of other content than the
+catalog's own tools (a stale hint, name or contract), never holds on to a caller's object,
+and stays within its bounds.
 """
 
 from __future__ import annotations
