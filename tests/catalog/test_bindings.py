@@ -316,3 +316,17 @@ def test_uncached_and_cached_derivations_are_alike() -> None:
     catalog = Catalog(tools)
     assert [b.tool for b in catalog.bindings] == [tools[1], tools[3], tools[2]]
     assert cast(Any, catalog.binding("b")).tool.source == "client"
+
+
+def test_runtimes_built_over_equal_tools_share_the_derivations() -> None:
+    from clawcell import CodeMode
+
+    async def build() -> list[Binding]:
+        bound: list[Binding] = []
+        for _ in range(2):
+            async with CodeMode([_tool("echo", parameters=_typed("string"))]) as mode:
+                bound.append(_only(mode.catalog))
+        return bound
+
+    first, second = asyncio.run(build())
+    assert first.contract is second.contract and first.tool is not second.tool
