@@ -249,6 +249,11 @@ class ToolContract:
             self._problem = _invalid(self.name, which, str(exc))
             return None
 
+    @property
+    def valid(self) -> bool:
+        """False when a schema failed to compile (`ensure_valid` raises then)."""
+        return self._problem is None
+
     def ensure_valid(self) -> None:
         """Raise the `invalid_contract` error, if any, before the tool runs."""
         if self._problem is not None:

@@ -5,19 +5,31 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._lazy import value_class
 from ..approvals import ApprovalRule
 from ..errors import ConfigurationError
 
-__all__ = ["ExecutionMode", "JsonValue", "Tool", "ToolResult", "ToolSource"]
+__all__ = ["ExecutionMode", "JsonValue", "Tool", "ToolResult", "ToolSource", "catalog_id_for"]
 
 JsonValue: TypeAlias = Any
 """Any value `json.dumps` accepts: dict, list, str, int, float, bool or None."""
 
 ExecutionMode = Literal["parallel", "sequential"]
 ToolSource = Literal["openclaw", "client", "mcp"]
+
+_ID_PREFIXES: Final[dict[str, str]] = {
+    "openclaw": "openclaw:core",
+    "client": "client",
+    "mcp": "mcp",
+}
+
+
+def catalog_id_for(source: ToolSource, name: str) -> str:
+    """The opaque catalog id of a tool named `name` from `source`."""
+    return f"{_ID_PREFIXES[source]}:{name}"
+
 
 _NAME = re.compile(r"^[^\x00-\x1f]{1,128}$")
 
@@ -113,5 +125,4 @@ class Tool:
     @property
     def catalog_id(self) -> str:
         """The opaque catalog id (`openclaw:core:<name>` for host tools)."""
-        prefix = {"openclaw": "openclaw:core", "client": "client", "mcp": "mcp"}[self.source]
-        return f"{prefix}:{self.name}"
+        return catalog_id_for(self.source, self.name)
