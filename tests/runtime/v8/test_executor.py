@@ -359,7 +359,10 @@ def test_a_flood_past_the_guard_is_killed_by_the_watchdog_and_the_worker_replace
 def test_the_watchdog_failure_reads_as_out_of_memory() -> None:
     code = "const a = new Float64Array({ length: 2 ** 26 });\nreturn a.length;"
     flooded, after = _cells([code, "return 'next'"], limits=SMALL)
-    assert (flooded["code"], flooded["error"]) == ("internal_error", OOM)
+    # The watchdog's kill reads as the bare error; on a loaded machine its samples may come
+    # late and the guard refuse the finished buffer first (catchable, with the cell's frame).
+    assert flooded["code"] == "internal_error"
+    assert flooded["error"] == OOM or flooded["error"].startswith(OOM + "\n    at ")
     assert after["value"] == "next"
 
 
