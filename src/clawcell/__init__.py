@@ -39,6 +39,15 @@ try:
     from .store import MemoryStore, SessionStore
 finally:
     if _collecting:
+        # What the import made (modules, classes, functions: alive as long as the process)
+        # would be walked by the collection its allocations made due, a middle one of ~20,000
+        # objects (5 ms, a twelfth of the import; docs/benchmarks.md, "Cold start, fifth
+        # pass"). `freeze` then `unfreeze` moves every tracked object to the oldest generation
+        # without walking it, where surviving that collection would soon have put it; nothing
+        # stays frozen. A program that froze objects itself is left as it was.
+        if _gc.get_freeze_count() == 0:
+            _gc.freeze()
+            _gc.unfreeze()
         _gc.enable()
 
 if typing.TYPE_CHECKING:
