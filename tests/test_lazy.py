@@ -42,6 +42,13 @@ LAZY_MODULES = [
     "tempfile",
     "bz2",
     "lzma",
+    # `secrets` (with `random`, which seeds a generator at import), `hmac` and `uuid`: the
+    # process's state key is `os.urandom`, a record is sealed or checked only when parked or
+    # saved, and run, approval and owner ids come from `clawcell._random`.
+    "secrets",
+    "random",
+    "hmac",
+    "uuid",
 ]
 """Modules a cell that returns a small value never uses (the cold-start bench's cell)."""
 
