@@ -149,8 +149,9 @@ print(json.dumps([compiled, ours]))
 FIRST_CELL_DATACLASS_TEXTS = {"import": 8, "run": 17}
 """Methods compiled from source by the dataclass machinery in the first cell of a machine's
 first process (192 before `value_class` deferred `__init__` and made `__setattr__` and
-`__delattr__` closures). One text moved from the run to the import when the shared empty `ToolPolicy` became a module
-constant (`approvals/_gate.py`): its `__init__` is compiled when that constant is made."""
+`__delattr__` closures). One text moved from the run to the import when the shared empty
+`ToolPolicy` became a module constant (`approvals/_gate.py`): its `__init__` is compiled when
+that constant is made."""
 
 LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 """The same in every later process: `value_class`'s `__init__` texts are read compiled from the
