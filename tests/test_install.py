@@ -29,7 +29,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 def test_no_message_spells_an_install_command_by_hand() -> None:
     found: list[str] = []
     for path in sorted(SOURCE.rglob("*.py")):
-        if path.relative_to(SOURCE).as_posix() == "_lazy.py":  # where the hint is worded
+        if path.relative_to(SOURCE).as_posix() == "_lazy/__init__.py":  # where the hint is worded
             continue
         tree = ast.parse(path.read_text("utf-8"))
         docstrings = _docstrings(tree)

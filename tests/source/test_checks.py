@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import clawcell._source._checks as checks_module
+import clawcell._source._tokenizer as tokenizer_module
 from clawcell._source._checks import (
     MODULE_ACCESS_MESSAGE,
     SHELL_SOURCE_MESSAGE,
@@ -87,7 +87,7 @@ def test_source_without_import_or_require_is_never_tokenized(
     def refuse(source: str) -> object:
         raise AssertionError(f"tokenized {source!r}")
 
-    monkeypatch.setattr(checks_module, "tokenize", refuse)
+    monkeypatch.setattr(tokenizer_module, "tokenize", refuse)  # (`check_source` imports it)
     assert check_source(code) is None
 
 

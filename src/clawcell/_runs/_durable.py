@@ -42,12 +42,12 @@ import logging
 import os
 import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .._cell import Reply
 from .._jsjson import utf8_len
+from .._random import random_uuid4_text
 from ..envelope import ResultsStore, SavedResult
 from ..errors import SnapshotError, StaleRunError, StoreUnavailableError
 from ..store import ClaimedRun, LeaseKeeper, SessionStore, StateKeys
@@ -108,7 +108,7 @@ class DurableRuns:
                 store, session_id, results, ttl_seconds=results_ttl_seconds, keys=keys
             )
         )
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{random_uuid4_text()}"
         self._lease_seconds = LEASE_SECONDS if lease_seconds is None else lease_seconds
         self._sweep_every = sweep_every
         self._last_sweep: float | None = None

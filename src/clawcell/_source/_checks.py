@@ -18,11 +18,13 @@ literals and template text, so `"require("` in a string is fine); shell-looking 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .._lazy import value_class
 from ._shell_detection import looks_like_shell
-from ._tokenizer import Token, tokenize
+
+if TYPE_CHECKING:
+    from ._tokenizer import Token
 
 __all__ = ["MODULE_ACCESS_MESSAGE", "SHELL_SOURCE_MESSAGE", "SourceProblem", "check_source"]
 
@@ -49,9 +51,14 @@ def check_source(code: str) -> SourceProblem | None:
     """Refuse module access and shell commands; `None` when the source may run."""
     # Token texts are slices of the source (escapes are not decoded), so source without
     # either word has no token to find: most cells skip the tokenizer (4 ms of a 200-byte
-    # cell's request in `clawcell mcp serve` under load).
-    if ("import" in code or "require" in code) and _accesses_modules(tokenize(code)):
-        return SourceProblem(kind="module_access", message=MODULE_ACCESS_MESSAGE)
+    # cell's request in `clawcell mcp serve` under load), and a process whose cells name
+    # neither never loads it (its seven patterns and `Token`: docs/benchmarks.md, "Cold
+    # start, fifth pass").
+    if "import" in code or "require" in code:
+        from ._tokenizer import tokenize
+
+        if _accesses_modules(tokenize(code)):
+            return SourceProblem(kind="module_access", message=MODULE_ACCESS_MESSAGE)
     if looks_like_shell(code):
         return SourceProblem(kind="shell", message=SHELL_SOURCE_MESSAGE)
     return None

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import field
 from typing import Any, Final, cast
 
 from .._lazy import record_class
+from .._random import random_uuid4_text
 from ..errors import ApprovalDeniedError, ClawcellError
 from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, rule_reason
@@ -196,7 +196,7 @@ class RunApprovals:
         self, request_id: str, tool: str, tool_input: Any, reason: str
     ) -> ApprovalDecision:
         approval = self.restored.pop(request_id, None) or PendingApproval(
-            id=f"ap_{uuid.uuid4()}",
+            id=f"ap_{random_uuid4_text()}",
             run_id=self.run_id,
             request_id=request_id,
             tool=tool,

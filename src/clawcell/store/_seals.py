@@ -33,10 +33,8 @@ import binascii
 import contextlib
 import functools
 import hashlib
-import hmac
 import json
 import os
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import field
@@ -189,6 +187,8 @@ class StateKeys:
         kid, mac = seal.get("kid"), seal.get("mac")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         if not isinstance(kid, str) or not isinstance(mac, str) or kid not in self.keys:
             return False
+        import hmac  # here: a process that seals nothing does not load it
+
         return hmac.compare_digest(mac, _mac(self.keys[kid], kind, parts))
 
 
@@ -235,12 +235,16 @@ def _parsed(text: str, source: str) -> StateKeys:
 
 @functools.cache
 def _process_keys() -> StateKeys:
-    return StateKeys(keys={"process": secrets.token_bytes(32)}, active="process")
+    # (`os.urandom` is what `secrets.token_bytes` returns; `secrets` imports `random`, which
+    # seeds a generator nobody here uses: 1 ms of every start)
+    return StateKeys(keys={"process": os.urandom(32)}, active="process")
 
 
 def _mac(key: bytes, kind: str, parts: tuple[Part, ...]) -> str:
     """HMAC-SHA256 over the domain, the kind and every part, each length-prefixed (so no
     two different part lists hash alike)."""
+    import hmac  # here: see `StateKeys.verify`
+
     digest = hmac.new(key, digestmod=hashlib.sha256)
     for part in (_DOMAIN, kind, *parts):
         data = _bytes(canonical_json(part) if isinstance(part, Mapping) else part)
@@ -261,8 +265,8 @@ def canonical_json(value: Any) -> str:
 def _create_key_file(file: Path) -> None:
     """Write a fresh key to `file` atomically (a racing process keeps whichever came first)."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    text = "dev:" + base64.b64encode(secrets.token_bytes(32)).decode("ascii") + "\n"
-    temporary = file.with_name(f".{file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    text = "dev:" + base64.b64encode(os.urandom(32)).decode("ascii") + "\n"
+    temporary = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

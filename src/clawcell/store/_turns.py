@@ -36,10 +36,10 @@ import logging
 import os
 import socket
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .._random import random_uuid4_text
 from .._session_ids import check_session_id
 from ..errors import StaleRunError, StoreUnavailableError
 from ._cancellation import cancel_requested
@@ -100,7 +100,7 @@ def _forget(task: asyncio.Task[None]) -> None:
 
 def worker_id() -> str:
     """An owner id unique to this process: `host:pid:uuid4`."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
+    return f"{socket.gethostname()}:{os.getpid()}:{random_uuid4_text()}"
 
 
 class TurnHold:

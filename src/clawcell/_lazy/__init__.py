@@ -1,8 +1,7 @@
 """What importing the package costs: the optional parts (names a package exports but loads on
 first use, PEP 562 module `__getattr__`), names that moved, how to add a missing extra
 (`install_hint`) and the dataclass decorators that compile nothing at import (`value_class`,
-`positional_value_class`, `record_class`). (The collector's pause around
-the package's own import is in `clawcell/__init__.py`, before any of this loads.)
+`positional_value_class`, `record_class`; the collector's pause is in `clawcell/__init__.py`).
 
 Running a cell needs a fraction of what the packages export: tool authoring, declarations,
 model-tool exports, the durable stores and snapshots are used by some processes and not by
@@ -24,6 +23,8 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+
+from ._code_cache import compiled
 
 __all__ = [
     "install_hint",
@@ -315,8 +316,7 @@ def _standard_init(cls: type, *, frozen: bool) -> Callable[..., None]:
     )
     module = sys.modules.get(cls.__module__)
     built: dict[str, Callable[..., Callable[..., None]]] = {}
-    # (`dont_inherit`: not this module's `from __future__ import annotations`, as the standard)
-    code = compile(text, "<string>", "exec", dont_inherit=True)
+    code = compiled(text)  # (kept on disk for the next process: `_code_cache`)
     exec(code, module.__dict__ if module is not None else {}, built)
     init = built["__create_fn__"](**names)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
