@@ -7,8 +7,8 @@ end, a test client's portal, a server's exit) cancels each of its tasks once and
 of them, so it waits for that worker forever. A store that opens a pool therefore starts a
 guard task on the same loop: cancelled with the others as the loop ends, it closes the store,
 which tells the pool's workers to stop; `release()` (from the store's own `close()`) ends it
-quietly. A store is bound to that loop anyway (the pool's locks and tasks are), so closing it
-with the loop costs nothing that still worked.
+quietly. A store belongs to that loop anyway: its pool's tasks run there and end with it, so
+from a later loop the pool could no longer grow or replace a connection.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ _log = logging.getLogger("clawcell.store")
 
 _GUARDS: set[asyncio.Task[None]] = set()
 """The pending guards: a loop holds its tasks weakly, and a store dropped unclosed must still
-be closed when its loop ends."""
+be closed when its loop ends (a loop closed without cancelling its tasks keeps its guard
+here, as it keeps the pool's own tasks pending)."""
 
 
 class LoopGuard:
