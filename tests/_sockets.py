@@ -1,4 +1,5 @@
-"""Look at the server side of a loopback TCP connection served by this very process.
+"""Look at the server side of a loopback TCP connection served by this very process, and
+hold a loopback port that refuses connections (`refusing_port`).
 
 A listener whose socket is made without `IPPROTO_TCP` leaves Nagle's algorithm on for every
 connection it accepts (asyncio only sets `TCP_NODELAY` on sockets whose `proto` says TCP), so
@@ -9,8 +10,10 @@ a loaded machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Generator
 from pathlib import Path
 
 
@@ -78,3 +81,13 @@ def answered_connection(host: str, port: int, request: bytes) -> socket.socket:
         client.close()
         raise AssertionError(f"not an HTTP/1.1 response: {start[:80]!r}")
     return client
+
+
+@contextlib.contextmanager
+def refusing_port() -> Generator[int]:
+    """A loopback TCP port that refuses connections while the block lasts: bound and not
+    listening, so no other process (another xdist worker, a child's ephemeral port) can take
+    it. A port that was merely free a moment ago may answer by the time it is dialled."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from clawcell import CodeMode, Limits, Tool
+from tests._watchdog import install as install_watchdog
 
 T = TypeVar("T")
 
@@ -174,6 +175,10 @@ def _installed(function: Any) -> bool:
     code = getattr(inspect.unwrap(function), "__code__", None)
     path = Path(code.co_filename).resolve() if code is not None else None
     return path is None or any(path.is_relative_to(place) for place in INSTALLED)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    install_watchdog(config)  # a test past its limit writes every task's and thread's stack
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook has named the groups

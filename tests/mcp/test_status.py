@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import sys
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 
 from clawcell import CodeMode, McpError
 from clawcell.mcp import HttpServer, McpServerStatus, ServerConfig, StdioServer
+from tests._sockets import refusing_port
 
 from ._helpers import kitchen, value
 
@@ -28,12 +28,6 @@ catch (error) { return { message: error.message, code: error.code }; }
 
 def _ghost() -> StdioServer:
     return StdioServer(command="/nonexistent/mcp-server", timeout=5.0)
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def _session(
@@ -109,10 +103,11 @@ def test_each_failed_attempt_is_logged_on_the_clawcell_mcp_logger(
 
 
 def test_an_http_server_that_is_not_listening_names_the_connect_error_not_a_task_group() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/mcp"
-    status, (envelope,), _ = asyncio.run(
-        _session({"docs": HttpServer(url=url, timeout=10.0)}, CATCH % "MCP.docs.search({})")
-    )
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        status, (envelope,), _ = asyncio.run(
+            _session({"docs": HttpServer(url=url, timeout=10.0)}, CATCH % "MCP.docs.search({})")
+        )
     cause = status["docs"].cause
     assert cause == (
         "MCP server `docs` could not be started or reached: All connection attempts failed. "

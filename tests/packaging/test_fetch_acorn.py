@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -19,16 +18,18 @@ from typing import ClassVar
 
 import pytest
 
+from tests._sockets import refusing_port
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fetch-acorn.py"
 TARBALL_PATH = "/acorn/-/acorn-8.18.0.tgz"
 
 
-def _dead_registry() -> str:
-    """A loopback URL nothing listens on (the port was free a moment ago)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/"
+@pytest.fixture
+def dead_registry() -> Iterator[str]:
+    """A loopback URL that refuses connections (its port stays bound, unlistened, throughout:
+    no other process can start answering on it)."""
+    with refusing_port() as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 class _Registry(http.server.BaseHTTPRequestHandler):
@@ -94,8 +95,10 @@ def _fake_npm(directory: Path, registry: str) -> str:
     return str(directory)
 
 
-def test_an_unreachable_registry_is_one_line_and_make_demo_goes_on(tmp_path: Path) -> None:
-    registry = _dead_registry()
+def test_an_unreachable_registry_is_one_line_and_make_demo_goes_on(
+    tmp_path: Path, dead_registry: str
+) -> None:
+    registry = dead_registry
     done = _fetch(tmp_path / "vendor", "--optional", env={"NPM_CONFIG_REGISTRY": registry})
     assert done.returncode == 0
     assert done.stdout == ""
@@ -106,8 +109,10 @@ def test_an_unreachable_registry_is_one_line_and_make_demo_goes_on(tmp_path: Pat
     assert not (tmp_path / "vendor").exists()
 
 
-def test_without_optional_the_failure_is_still_one_line_but_fails(tmp_path: Path) -> None:
-    done = _fetch(tmp_path / "vendor", env={"NPM_CONFIG_REGISTRY": _dead_registry()})
+def test_without_optional_the_failure_is_still_one_line_but_fails(
+    tmp_path: Path, dead_registry: str
+) -> None:
+    done = _fetch(tmp_path / "vendor", env={"NPM_CONFIG_REGISTRY": dead_registry})
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert "Traceback" not in done.stderr
@@ -138,10 +143,10 @@ def test_the_registry_npm_is_configured_with_is_used_when_the_environment_names_
 
 
 def test_the_environment_wins_over_npms_configuration(
-    tmp_path: Path, wrong_registry: tuple[str, list[str]]
+    tmp_path: Path, wrong_registry: tuple[str, list[str]], dead_registry: str
 ) -> None:
     registry, asked = wrong_registry
-    path = _fake_npm(tmp_path / "bin", _dead_registry())
+    path = _fake_npm(tmp_path / "bin", dead_registry)
     done = _fetch(
         tmp_path / "vendor", "--optional", env={"NPM_CONFIG_REGISTRY": registry}, path=path
     )
@@ -149,11 +154,13 @@ def test_the_environment_wins_over_npms_configuration(
     assert "has sha512 " in done.stderr
 
 
-def test_files_already_pinned_are_kept_without_asking_any_registry(tmp_path: Path) -> None:
+def test_files_already_pinned_are_kept_without_asking_any_registry(
+    tmp_path: Path, dead_registry: str
+) -> None:
     vendor = Path(__file__).resolve().parents[2] / "src" / "clawcell" / "runtime" / "vendor"
     target = tmp_path / "vendor"
     target.mkdir()
     for name in ("acorn.js", "LICENSE.acorn"):
         (target / name).write_bytes((vendor / name).read_bytes())
-    done = _fetch(target, env={"NPM_CONFIG_REGISTRY": _dead_registry()})
+    done = _fetch(target, env={"NPM_CONFIG_REGISTRY": dead_registry})
     assert (done.returncode, done.stderr) == (0, "")

@@ -1,12 +1,15 @@
 """What `make test` installs through apt is said before it happens, and without root it says
 what to run instead. The scripts run with a PATH of fakes (`id`, `apt-get`), so nothing is
-installed and no root is needed."""
+installed and no root is needed; `pg-test-env`'s throwaway cluster really starts, once with
+a faked first port pick."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +71,40 @@ def test_a_given_postgres_dsn_is_used_instead_of_a_throwaway_cluster() -> None:
         env={**os.environ, "CLAWCELL_TEST_POSTGRES_DSN": dsn},
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, dsn + "\n", "")
+
+
+def test_a_throwaway_cluster_whose_port_was_taken_starts_on_another(tmp_path: Path) -> None:
+    # The script picks a port free a moment ago; here its first pick is one this test holds,
+    # as another process could have taken it before the server bound it.
+    python = shutil.which("python3") or sys.executable
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        fakes = tmp_path / "bin"
+        fakes.mkdir()
+        (fakes / "python3").write_text(
+            f'#!{BASH}\nif [ ! -e "{tmp_path}/picked" ]; then : > "{tmp_path}/picked"; '
+            f'echo {port}; exit 0; fi\nexec {python} "$@"\n',
+            "utf-8",
+        )
+        (fakes / "python3").chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if k != "CLAWCELL_TEST_POSTGRES_DSN"}
+        done = subprocess.run(
+            [
+                str(ROOT / "scripts" / "pg-test-env"),
+                "sh",
+                "-c",
+                'echo "$CLAWCELL_TEST_POSTGRES_DSN"',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**env, "PATH": f"{fakes}:{env.get('PATH', '')}"},
+        )
+    assert (tmp_path / "picked").exists()  # the taken port was tried first
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("postgresql://clawcell@127.0.0.1:")
+    assert f":{port}/" not in done.stdout
 
 
 def _ensure_test_system(path: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import socket
 import ssl
@@ -86,5 +87,7 @@ def tls_listener(directory: Path) -> Generator[TlsListener]:
     try:
         yield state
     finally:
+        with contextlib.suppress(OSError):  # wakes `accept()`: closing alone does not
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join()

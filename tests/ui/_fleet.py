@@ -142,27 +142,30 @@ def _start_ui(tmp: Path, shared: str, n: int, env: dict[str, str]) -> tuple[Work
 
 
 def _serving_ui(
-    tmp: Path, shared: str, env: dict[str, str], count: int
-) -> list[tuple[Worker, int]]:
-    """`count` UI workers started together, each serving, with its canvas port.
+    tmp: Path, shared: str, env: dict[str, str], count: int, workers: list[Worker]
+) -> list[int]:
+    """Start `count` UI workers together, each serving; their canvas ports. Every process
+    started is added to `workers` at once (the caller stops them all, whatever fails).
 
     Another process (an xdist worker's ephemeral port) may take a canvas port before its
     worker binds it; `clawcell serve` then exits 2 ("cannot bind"), and that worker is
     started again on another port, up to three times."""
-    started = [_start_ui(tmp, shared, n, env) for n in range(count)]
+    ports: list[int] = []
+    for n in range(count):
+        worker, port = _start_ui(tmp, shared, n, env)
+        workers.append(worker)
+        ports.append(port)
     for n in range(count):
         for attempt in range(3):
-            worker = started[n][0]
             try:
-                worker.url = _ready(worker, r"(http://[^/]+)/\?token=", "stdout")
+                workers[n].url = _ready(workers[n], r"(http://[^/]+)/\?token=", "stdout")
                 break
             except _Exited as exc:
-                _stop([worker])
                 if exc.status != 2 or attempt == 2:
-                    _stop([w for w, _ in started])
                     raise
-                started[n] = _start_ui(tmp, shared, n, env)
-    return started
+                _stop([workers[n]])
+                workers[n], ports[n] = _start_ui(tmp, shared, n, env)
+    return ports
 
 
 def _stop(workers: list[Worker]) -> None:
@@ -192,43 +195,50 @@ def start_fleet(
     """Start the fleet on a new database of `postgres_dsn`'s server; stop it and drop the
     database afterwards."""
     name = f"fleet_{uuid.uuid4().hex[:12]}"
-    _database(postgres_dsn, name, drop=False)
-    store = postgres_dsn.rsplit("/", 1)[0] + "/" + name
-    loopback = Loopback()
-    ui_sock, mcp_sock, canvas_sock = loopback_socket(), loopback_socket(), loopback_socket()
-    mcp_host = f"127.0.0.1:{mcp_sock.getsockname()[1]}"
-    shared = _config(store, loopback.model.url, url_of(ui_sock).removeprefix("http://"),
-                     url_of(canvas_sock), store_pool)  # fmt: skip
-    config = tmp / "clawcell.toml"
-    config.write_text(shared)
-    key = base64.b64encode(secrets.token_bytes(32)).decode()
-    env = {**os.environ, "CLAWCELL_TEST_UI_TOKEN": TOKEN, "CLAWCELL_MCP_TOKEN": MCP_TOKEN,
-           "CLAWCELL_STATE_KEY": f"fleet:{key}", LOG: str(tmp / "deployed.log"), STORE: store,
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
-    mcp = ["mcp", "serve", "--http", "--config", str(config), "--port", "0",
-           "--allow-host", mcp_host]  # fmt: skip
-    mcps = [_start(mcp, env, stderr=True) for _ in range(mcp_workers)]
     ui: list[Worker] = []
-    try:
-        serving = _serving_ui(tmp, shared, env, ui_workers)
-        ui = [worker for worker, _ in serving]
-        canvas_ports = [port for _, port in serving]
+    mcps: list[Worker] = []
+    # Each resource is released however far the start got (a leaked socket or process of a
+    # failed start fails a later test on the worker): undone in reverse order.
+    with contextlib.ExitStack() as undo:
+        _database(postgres_dsn, name, drop=False)
+        undo.callback(_database, postgres_dsn, name, drop=True)
+        ui_sock, mcp_sock, canvas_sock = (
+            undo.enter_context(contextlib.closing(loopback_socket())) for _ in range(3)
+        )
+        loopback = Loopback()
+        undo.callback(loopback.close)
+        undo.callback(_stop, mcps)
+        undo.callback(_stop, ui)
+        mcp_host = f"127.0.0.1:{mcp_sock.getsockname()[1]}"
+        store = _database_url(postgres_dsn, name)
+        shared = _config(store, loopback.model.url,
+                         url_of(ui_sock).removeprefix("http://"), url_of(canvas_sock),
+                         store_pool)  # fmt: skip
+        config = tmp / "clawcell.toml"
+        config.write_text(shared)
+        key = base64.b64encode(secrets.token_bytes(32)).decode()
+        env = {**os.environ, "CLAWCELL_TEST_UI_TOKEN": TOKEN, "CLAWCELL_MCP_TOKEN": MCP_TOKEN,
+               "CLAWCELL_STATE_KEY": f"fleet:{key}", LOG: str(tmp / "deployed.log"),
+               STORE: store, "PYTHONPATH": str(ROOT)}  # fmt: skip
+        mcp = ["mcp", "serve", "--http", "--config", str(config), "--port", "0",
+               "--allow-host", mcp_host]  # fmt: skip
+        for _ in range(mcp_workers):
+            mcps.append(_start(mcp, env, stderr=True))
+        canvas_ports = _serving_ui(tmp, shared, env, ui_workers, ui)
         for worker in mcps:
             worker.url = _ready(worker, r"MCP endpoint (http://\S+)/mcp", "stderr")
         ui_proxy = loopback.proxy(ui_sock, [w.url for w in ui])
         mcp_proxy = loopback.proxy(mcp_sock, [w.url for w in mcps])
         loopback.proxy(canvas_sock, [f"http://127.0.0.1:{port}" for port in canvas_ports])
-        fleet = Fleet(ui=url_of(ui_sock), mcp=url_of(mcp_sock) + "/mcp", ui_workers=ui,
-                      mcp_workers=mcps, log=tmp / "deployed.log", loopback=loopback,
-                      ui_proxy=ui_proxy, mcp_proxy=mcp_proxy,
-                      config=config, canvas_origin=url_of(canvas_sock))  # fmt: skip
-        yield fleet
-    finally:
-        _stop([*ui, *mcps])
-        loopback.close()
-        for sock in (ui_sock, mcp_sock, canvas_sock):  # a proxy never started leaves its socket
-            sock.close()
-        _database(postgres_dsn, name, drop=True)
+        yield Fleet(ui=url_of(ui_sock), mcp=url_of(mcp_sock) + "/mcp", ui_workers=ui,
+                    mcp_workers=mcps, log=tmp / "deployed.log", loopback=loopback,
+                    ui_proxy=ui_proxy, mcp_proxy=mcp_proxy,
+                    config=config, canvas_origin=url_of(canvas_sock))  # fmt: skip
+
+
+def _database_url(postgres_dsn: str, name: str) -> str:
+    """The DSN of database `name` on `postgres_dsn`'s server."""
+    return postgres_dsn.rsplit("/", 1)[0] + "/" + name
 
 
 def events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:

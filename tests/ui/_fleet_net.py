@@ -146,7 +146,11 @@ class Loopback:
         self._thread.start()
         self._servers: list[tuple[uvicorn.Server, Future[None], socket.socket]] = []
         self.model = WireServer([], check=model_answer)
-        self.call(self.model.__aenter__())
+        try:
+            self.call(self.model.__aenter__())
+        except BaseException:  # else the loop and its thread outlive the failed fixture
+            self._stop_loop()
+            raise
 
     def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
@@ -163,12 +167,20 @@ class Loopback:
         return proxy
 
     def close(self) -> None:
-        for server, _, _ in self._servers:
-            server.should_exit = True
-        for _, serving, sock in self._servers:
-            serving.result(timeout=60)
-            sock.close()
-        self.call(self.model.__aexit__(None, None, None))
+        """Stop the proxies and the model server; every socket and the loop are closed even
+        when one of them failed (a leaked socket fails a later test: README, "Development")."""
+        try:
+            for server, _, _ in self._servers:
+                server.should_exit = True
+            for _, serving, _ in self._servers:
+                serving.result(timeout=60)
+            self.call(self.model.__aexit__(None, None, None))
+        finally:
+            for _, _, sock in self._servers:
+                sock.close()
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=30)
         self.loop.close()

@@ -70,12 +70,17 @@ def serve_agent(factory: AgentFactory, **settings: Any) -> Generator[Running]:
     started: concurrent.futures.Future[tuple[Running, asyncio.Event]] = concurrent.futures.Future()
 
     async def main() -> None:
-        async with factory() as agent, serve_ui(agent, ui_settings) as ui:
-            stop = asyncio.Event()
-            running = Running(base=ui.base_url, settings=ui.settings, store=agent.store,
-                              loop=asyncio.get_running_loop(), agent=agent)  # fmt: skip
-            started.set_result((running, stop))
-            await stop.wait()
+        try:
+            async with factory() as agent, serve_ui(agent, ui_settings) as ui:
+                stop = asyncio.Event()
+                running = Running(base=ui.base_url, settings=ui.settings, store=agent.store,
+                                  loop=asyncio.get_running_loop(), agent=agent)  # fmt: skip
+                started.set_result((running, stop))
+                await stop.wait()
+        except BaseException as exc:  # a failed start: the test says why, at once
+            if started.done():
+                raise
+            started.set_exception(exc)
 
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
     thread.start()

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString, cast
 
 from ...errors import ClosedError
+from .._postgres._pool import LoopGuard
 from .._postgres._schema import check_schema_name
 from .._postgres._translate import require_driver, translated
 from . import _statements as q
@@ -50,6 +51,7 @@ class PostgresJobStore(SQLJobRows):
         self._schema = check_schema_name(schema)
         self._max_size = max_size
         self._pool: AsyncConnectionPool[Connection] | None = None
+        self._guard: LoopGuard | None = None
         self._opening = asyncio.Lock()
         self._closed = False
 
@@ -68,19 +70,27 @@ class PostgresJobStore(SQLJobRows):
             pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
                 self._dsn, min_size=1, max_size=self._max_size, configure=configure, open=False
             )
-            await pool.open(wait=True, timeout=30.0)
-            async with pool.connection() as conn, conn.transaction():
-                await conn.execute(_pg(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
-                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-                for statement in q.TABLES:
-                    await conn.execute(_pg(statement))
+            try:
+                await pool.open(wait=True, timeout=30.0)
+                async with pool.connection() as conn, conn.transaction():
+                    await conn.execute(_pg(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+                    await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+                    for statement in q.TABLES:
+                        await conn.execute(_pg(statement))
+            except BaseException:  # a pool left open holds its connections until collected
+                await pool.close()
+                raise
             self._pool = pool
+            self._guard = LoopGuard(self.close, name=f"clawcell-postgres-jobs {schema}")
             return pool
 
     @asynccontextmanager
     async def _connection(self) -> AsyncGenerator[Connection]:
         if self._closed:
-            raise ClosedError("This `PostgresJobStore` is closed; open a new one.")
+            raise ClosedError(
+                "This `PostgresJobStore` is closed (by `close()`, or as the event loop of its "
+                "first call ended); open a new one."
+            )
         import psycopg
 
         try:
@@ -140,6 +150,8 @@ class PostgresJobStore(SQLJobRows):
     async def close(self) -> None:
         """Close the pool (idempotent)."""
         self._closed = True
+        if self._guard is not None:
+            self._guard.release()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()

@@ -36,6 +36,7 @@ from . import _rows as rows
 from . import _search as transcript_search
 from ._directory import PostgresDirectory
 from ._listener import Listener
+from ._pool import LoopGuard
 from ._schema import SCHEMA_VERSION, channel_of, check_schema_name, migrate
 from ._translate import require_driver, translated
 
@@ -65,7 +66,7 @@ class PostgresStore(PostgresDirectory):
         timeout: Seconds to wait for a connection before `StoreUnavailableError`.
 
     Use it as an async context manager or call `close()`; it fails clearly once closed.
-    It belongs to the event loop of its first call.
+    It belongs to the event loop of its first call, and closes as that loop ends.
 
     Raises:
         ConfigurationError: when psycopg is missing, or for a bad `schema` or pool size.
@@ -96,6 +97,7 @@ class PostgresStore(PostgresDirectory):
         self._found_version = 0
         self._waiters = Waiters()
         self._listener = Listener(dsn, channel_of(self._schema), self._waiters)
+        self._guard: LoopGuard | None = None
         self._closed = False
 
     @property
@@ -120,7 +122,8 @@ class PostgresStore(PostgresDirectory):
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError(
-                f"This `PostgresStore` ({self._schema!r}) is closed; open a new store."
+                f"This `PostgresStore` ({self._schema!r}) is closed (by `close()`, or as the "
+                "event loop of its first call ended); open a new store."
             )
 
     async def _open(self) -> AsyncConnectionPool[Connection]:
@@ -147,6 +150,7 @@ class PostgresStore(PostgresDirectory):
                     await pool.close()
                     raise
                 self._pool = pool
+                self._guard = LoopGuard(self.close, name=f"clawcell-postgres {self._schema}")
             return self._pool
 
     @contextlib.asynccontextmanager
@@ -386,6 +390,8 @@ class PostgresStore(PostgresDirectory):
         if self._closed:
             return
         self._closed = True
+        if self._guard is not None:
+            self._guard.release()
         await self._listener.close()
         async with self._opening:
             pool, self._pool = self._pool, None
