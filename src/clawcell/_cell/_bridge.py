@@ -163,8 +163,8 @@ class Bridge:
             "resultDelete": self._result_delete,
             "namespace": self._namespace,
         }
+        # Work that awaits runs as a task (`run`); `callValue` too, handled in `run` itself.
         self._later: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
-            "callValue": self._call_value,
             "sleep": self._sleep,
             "store": self._store,
             "load": self._load,
@@ -179,7 +179,7 @@ class Bridge:
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
         handler = self._now.get(method)
-        if handler is None and method in self._later:
+        if handler is None and (method == "callValue" or method in self._later):
             return None
         try:
             if handler is None:
@@ -194,12 +194,22 @@ class Bridge:
     async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
         """Run one request; never raises (failures become error replies)."""
         try:
-            self._observe(method, args)
-            if method == "callValue" and self.approvals is not None:
+            if self._network_tool is not None or self._namespaces is not None:
+                self._observe(method, args)
+            if method != "callValue":
+                return self._reply(request_id, await self._later[method](args))
+            if self.approvals is not None:
                 gate_context.set((self.approvals, request_id))  # this task's context only
-            if method == "callValue" and self.session is not None:
+            if self.session is not None:
                 call_session.set(str(self.session.session_id))  # this task's context only
-            return self._reply(request_id, await self._later[method](args))
+            # `_call_value` inline: a tool call is the one request every cell makes in bulk.
+            tool_input: Any = args[1] if len(args) > 1 else None
+            name = str(args[0])
+            value = await self._catalog.call(name, {} if tool_input is None else tool_input)
+            payload = json_text(value)  # a catalog value is never `RawJson`
+            if len(payload) > self._inbox_bytes:
+                raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
+            return Reply(request_id, True, payload)
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -232,10 +242,6 @@ class Bridge:
         if self._namespaces is None:
             raise BridgeFailure("MCP is not available in this runtime")
         return _plain(lambda: self._namespaces.namespace_api(args))  # pyright: ignore[reportOptionalMemberAccess]
-
-    async def _call_value(self, args: list[Any]) -> Any:
-        tool_input: Any = args[1] if len(args) > 1 else None
-        return await self._catalog.call(str(args[0]), {} if tool_input is None else tool_input)
 
     def _search(self, args: list[Any]) -> Any:
         options: object = args[1] if len(args) > 1 else None

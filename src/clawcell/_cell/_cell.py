@@ -222,11 +222,15 @@ class Cell:
         if report.state == wire.STATE_OVERFLOW:
             return self._refused(report.error)
         requests = self._admitted(report.requests)
-        refusal = self._refusal(requests)
+        refusal = self._refusal(requests) if self._guard is not None else None
         if refusal is not None:
             return self._refused(refusal)
         for request_id, method, args in requests:
-            self._dispatch(request_id, method, args)
+            if method == "callValue":  # the bulk of requests: a task, no `run_now` lookup
+                self._dispatch_started = True
+                self._start_task(request_id, method, args)
+            else:
+                self._dispatch(request_id, method, args)
         if report.state == wire.STATE_FAILED:
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:

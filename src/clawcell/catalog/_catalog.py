@@ -11,6 +11,7 @@ import copy
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._jsonvalue import json_value
@@ -232,23 +233,28 @@ class Catalog:
         asked: list[str] = []
         if self._before:
             params = await self._run_before(binding, params, asked)
-        if binding.trusted:
+        trusted = binding.trusted
+        if trusted:
             contract.check_input(params)
         hook_reason = asked[0] if asked else None
         if not _waived(binding, hook_reason):
             await _approve(binding, params, hook_reason)
         exclusive = binding.tool.execution_mode == "sequential"
-        await self._scheduler.acquire(exclusive)
+        scheduler = self._scheduler
+        if not scheduler.admit_now(exclusive):  # the usual uncontended slot, taken at once
+            await scheduler.acquire(exclusive)
         try:
-            result = await _execute(binding.tool, params)
+            raw = await _execute(binding.tool, params)
             if self.after_hooks:
-                result = await self._run_after(binding, params, result)
-            value = guest_value(result)
-            if binding.trusted:
+                result = raw if isinstance(raw, ToolResult) else ToolResult(details=raw)
+                value = guest_value(await self._run_after(binding, params, result))
+            else:  # `guest_value(ToolResult(details=raw))` of a plain result is its copy
+                value = guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
+            if trusted and contract.checks_output:
                 contract.check_output(value, [contract.branch(params), requested])
             return value
         finally:
-            self._scheduler.release(exclusive)
+            scheduler.release(exclusive)
 
     async def _run_before(self, binding: Binding, params: Any, asked: list[str]) -> Any:
         from ._hooks import HookDecision, ToolCallEvent, run_maybe_async
@@ -376,13 +382,14 @@ async def _approve(binding: Binding, params: Any, hook_reason: str | None) -> No
     await gate.check(request_id, binding.tool.name, params, binding.tool.approval, hook_reason)
 
 
-async def _execute(item: Tool, params: Any) -> ToolResult:
+async def _execute(item: Tool, params: Any) -> Any:
+    """The tool's own result (details or a `ToolResult`); its exceptions become `ToolError`."""
     try:
         raw = item.execute(params)
-        if inspect.isawaitable(raw):
+        if type(raw) is CoroutineType or inspect.isawaitable(raw):  # the common case first
             raw = await raw
     except ClawcellError:
         raise
     except Exception as exc:
         raise ToolError(str(exc) or type(exc).__name__) from exc
-    return raw if isinstance(raw, ToolResult) else ToolResult(details=raw)
+    return raw

@@ -95,7 +95,7 @@ class TurnCrossing:
             if self._error is not None:
                 raise self._error
             if self._value:
-                self._report = self._instance.take_string(self._value, strict=True)
+                self._report = self._instance.take_flat(self._value)
             return parse_report(self._report)
         except ENGINE_EXCEPTIONS as exc:
             return engine_failure(exc, deadline=self._deadline)
