@@ -41,7 +41,9 @@ _PROGRAM_DATA_MESSAGE = (
 
 
 class HostCatalog(Protocol):
-    """What the bridge needs from the tool catalog."""
+    """What the bridge needs from the tool catalog. One that also has
+    `async call_text(callable_name, input) -> str` (`call`'s value as compact JSON text,
+    as `clawcell.catalog.Catalog` has) is called through it."""
 
     async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
@@ -141,6 +143,10 @@ class Bridge:
         approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
+        # A catalog that can hand back a result as JSON text saves copying it first.
+        self._call_text: Callable[[str, Any], Awaitable[str]] | None = getattr(
+            catalog, "call_text", None
+        )
         self.approvals = approvals
         """The run's approval gate; tool calls run with it in `gate_context`."""
         self._namespaces = namespaces
@@ -205,8 +211,12 @@ class Bridge:
             # `_call_value` inline: a tool call is the one request every cell makes in bulk.
             tool_input: Any = args[1] if len(args) > 1 else None
             name = str(args[0])
-            value = await self._catalog.call(name, {} if tool_input is None else tool_input)
-            payload = json_text(value)  # a catalog value is never `RawJson`
+            tool_input = {} if tool_input is None else tool_input
+            call_text = self._call_text
+            if call_text is not None:
+                payload = await call_text(name, tool_input)
+            else:
+                payload = json_text(await self._catalog.call(name, tool_input))
             if len(payload) > self._inbox_bytes:
                 raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
             return Reply(request_id, True, payload)

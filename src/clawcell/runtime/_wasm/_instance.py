@@ -45,8 +45,7 @@ _HANDLES: Final = ("rt", "ctx", "_scratch", "_argv", "_staging", "_filename", "_
 
 
 def _tag(value: int) -> int:
-    """The signed 32-bit tag in the high half of a raw (unsigned) JSValue."""
-    return ((value >> 32) ^ 0x8000_0000) - 0x8000_0000
+    return ((value >> 32) ^ 0x8000_0000) - 0x8000_0000  # the high half, as a signed int32
 
 
 class Instance:
@@ -321,13 +320,6 @@ class Instance:
     def reads_flat(self, value: int) -> bool:
         """Whether `take_string(value)` only reads memory (a flat string): no guest code."""
         return self.raw_strings and _tag(value) == TAG_STRING
-
-    def take_flat(self, value: int) -> str:
-        """`take_string` of a value `reads_flat` accepted: read it, free it."""
-        try:
-            return self.memory.flat_string(value & 0xFFFF_FFFF)
-        finally:
-            self._f["JS_FreeValue"](self.ctx, value)  # a string: always reference-counted
 
     def take_string(self, value: int, *, strict: bool = False) -> str:
         """`to_string` then free the value."""

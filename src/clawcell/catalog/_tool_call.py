@@ -1,0 +1,60 @@
+"""One tool call's steps that need none of the catalog's state: the approval gate, running
+the tool (its failures become `ToolError`), and its result as the guest's JSON text."""
+
+from __future__ import annotations
+
+import inspect
+from types import CoroutineType
+from typing import Any, Final
+
+from .._jsonvalue import json_text
+from ..approvals import gate_context, rule_reason
+from ..errors import ApprovalDeniedError, ClawcellError, ToolError
+from ._bindings import Binding
+from ._tool import Tool, ToolResult
+
+__all__ = ["approve", "execute", "guest_text", "waived"]
+
+_COROUTINE: Final[type] = CoroutineType
+
+
+def waived(binding: Binding, hook_reason: str | None) -> bool:
+    """The call certainly needs no decision (checked without awaiting anything)."""
+    context = gate_context.get()
+    if context is None:
+        return hook_reason is None and binding.tool.approval == "never"
+    return context[0].waives(binding.tool.approval, hook_reason)
+
+
+async def approve(binding: Binding, params: Any, hook_reason: str | None) -> None:
+    """Wait for the run's approval gate; a call outside any run may not need approval."""
+    context = gate_context.get()
+    if context is None:
+        if hook_reason is not None or rule_reason(binding.tool.approval, params) is not None:
+            raise ApprovalDeniedError(
+                f'Tool "{binding.callable_name}" needs approval, and this call is not part of '
+                "a Code Mode run that can wait for one."
+            )
+        return
+    gate, request_id = context
+    await gate.check(request_id, binding.tool.name, params, binding.tool.approval, hook_reason)
+
+
+def guest_text(result: ToolResult) -> str:
+    """`json_text(guest_value(result))`, without the copy (`json_text` keeps its policy)."""
+    if result.details is not None or not result.content:
+        return json_text(result.details)
+    return json_text({"content": list(result.content)})
+
+
+async def execute(item: Tool, params: Any) -> Any:
+    """The tool's own result (details or a `ToolResult`); its exceptions become `ToolError`."""
+    try:
+        raw: Any = item.execute(params)
+        if type(raw) is _COROUTINE or inspect.isawaitable(raw):  # the common case first
+            raw = await raw
+    except ClawcellError:
+        raise
+    except Exception as exc:
+        raise ToolError(str(exc) or type(exc).__name__) from exc
+    return raw
