@@ -208,7 +208,7 @@ class Bridge:
                 gate_context.set((self.approvals, request_id))  # this task's context only
             if self.session is not None:
                 call_session.set(str(self.session.session_id))  # this task's context only
-            # `_call_value` inline: a tool call is the one request every cell makes in bulk.
+            # A tool call, the one request every cell makes in bulk, runs here directly.
             tool_input: Any = args[1] if len(args) > 1 else None
             name = str(args[0])
             tool_input = {} if tool_input is None else tool_input

@@ -1,21 +1,17 @@
-"""One tool call's steps that need none of the catalog's state: the approval gate, running
-the tool (its failures become `ToolError`), and its result as the guest's JSON text."""
+"""One tool call's steps that need none of the catalog's state: the approval gate and the
+result as the guest's JSON text."""
 
 from __future__ import annotations
 
-import inspect
-from types import CoroutineType
-from typing import Any, Final
+from typing import Any
 
 from .._jsonvalue import json_text
 from ..approvals import gate_context, rule_reason
-from ..errors import ApprovalDeniedError, ClawcellError, ToolError
+from ..errors import ApprovalDeniedError
 from ._bindings import Binding
-from ._tool import Tool, ToolResult
+from ._tool import ToolResult
 
-__all__ = ["approve", "execute", "guest_text", "waived"]
-
-_COROUTINE: Final[type] = CoroutineType
+__all__ = ["approve", "guest_text", "waived"]
 
 
 def waived(binding: Binding, hook_reason: str | None) -> bool:
@@ -45,16 +41,3 @@ def guest_text(result: ToolResult) -> str:
     if result.details is not None or not result.content:
         return json_text(result.details)
     return json_text({"content": list(result.content)})
-
-
-async def execute(item: Tool, params: Any) -> Any:
-    """The tool's own result (details or a `ToolResult`); its exceptions become `ToolError`."""
-    try:
-        raw: Any = item.execute(params)
-        if type(raw) is _COROUTINE or inspect.isawaitable(raw):  # the common case first
-            raw = await raw
-    except ClawcellError:
-        raise
-    except Exception as exc:
-        raise ToolError(str(exc) or type(exc).__name__) from exc
-    return raw
