@@ -243,11 +243,12 @@ class Catalog:
         params = json_value({} if input is None else input)
         contract = binding.contract
         contract.ensure_valid()
-        requested = contract.branch(params)
+        trusted = binding.trusted
+        checks_output = trusted and contract.checks_output
+        requested = contract.branch(params) if checks_output else None  # before any hook
         asked: list[str] = []
         if self._before:
             params = await self._run_before(binding, params, asked)
-        trusted = binding.trusted
         if trusted:
             contract.check_input(params)
         hook_reason = asked[0] if asked else None
@@ -269,7 +270,7 @@ class Catalog:
             if self.after_hooks:
                 result = raw if isinstance(raw, ToolResult) else ToolResult(details=raw)
                 raw = await self._run_after(binding, params, result)
-            if trusted and contract.checks_output:
+            if checks_output:
                 value = guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
                 contract.check_output(value, [contract.branch(params), requested])
                 return json_text(value) if as_text else value
