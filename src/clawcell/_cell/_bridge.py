@@ -169,8 +169,8 @@ class Bridge:
             "resultDelete": self._result_delete,
             "namespace": self._namespace,
         }
-        # Work that awaits runs as a task (`run`); `callValue` too, handled in `run` itself.
         self._later: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
+            "callValue": self._call_value,
             "sleep": self._sleep,
             "store": self._store,
             "load": self._load,
@@ -185,7 +185,7 @@ class Bridge:
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
         handler = self._now.get(method)
-        if handler is None and (method == "callValue" or method in self._later):
+        if handler is None and method in self._later:
             return None
         try:
             if handler is None:
@@ -202,24 +202,19 @@ class Bridge:
         try:
             if self._network_tool is not None or self._namespaces is not None:
                 self._observe(method, args)
-            if method != "callValue":
-                return self._reply(request_id, await self._later[method](args))
-            if self.approvals is not None:
-                gate_context.set((self.approvals, request_id))  # this task's context only
-            if self.session is not None:
-                call_session.set(str(self.session.session_id))  # this task's context only
-            # A tool call, the one request every cell makes in bulk, runs here directly.
-            tool_input: Any = args[1] if len(args) > 1 else None
-            name = str(args[0])
-            tool_input = {} if tool_input is None else tool_input
-            call_text = self._call_text
-            if call_text is not None:
-                payload = await call_text(name, tool_input)
-            else:
-                payload = json_text(await self._catalog.call(name, tool_input))
-            if len(payload) > self._inbox_bytes:
-                raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
-            return Reply(request_id, True, payload)
+            if method == "callValue":
+                if self.approvals is not None:
+                    gate_context.set((self.approvals, request_id))  # this task's context only
+                if self.session is not None:
+                    call_session.set(str(self.session.session_id))  # this task's context only
+                if self._call_text is not None:  # the value's text, with no copy made first
+                    tool_input: Any = args[1] if len(args) > 1 else None
+                    tool_input = {} if tool_input is None else tool_input
+                    payload = await self._call_text(str(args[0]), tool_input)
+                    if len(payload) > self._inbox_bytes:
+                        raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
+                    return Reply(request_id, True, payload)
+            return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -252,6 +247,10 @@ class Bridge:
         if self._namespaces is None:
             raise BridgeFailure("MCP is not available in this runtime")
         return _plain(lambda: self._namespaces.namespace_api(args))  # pyright: ignore[reportOptionalMemberAccess]
+
+    async def _call_value(self, args: list[Any]) -> Any:
+        tool_input: Any = args[1] if len(args) > 1 else None
+        return await self._catalog.call(str(args[0]), {} if tool_input is None else tool_input)
 
     def _search(self, args: list[Any]) -> Any:
         options: object = args[1] if len(args) > 1 else None
