@@ -41,9 +41,9 @@ _PROGRAM_DATA_MESSAGE = (
 
 
 class HostCatalog(Protocol):
-    """What the bridge needs from the tool catalog. One that also has
-    `async call_text(callable_name, input) -> str` (`call`'s value as compact JSON text,
-    as `clawcell.catalog.Catalog` has) is called through it."""
+    """What the bridge needs from the tool catalog. A tool call goes through its
+    `call_text(callable_name, input)` instead where it has one (an awaitable of `call`'s
+    value as compact JSON text, as `clawcell.catalog.Catalog` has)."""
 
     async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
