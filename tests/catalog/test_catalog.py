@@ -253,3 +253,38 @@ def test_the_search_index_is_built_at_the_first_search_only(
     assert grown.search("invoice") == ["invoices", "billing"]
     assert catalog.search("overdue") == ["invoices"]
     assert built == [2, 3]  # once per catalog, then kept
+
+
+def test_a_slot_is_taken_at_once_only_when_acquire_would_not_wait() -> None:
+    from clawcell.catalog._call_scheduler import CallScheduler
+
+    async def run() -> list[object]:
+        scheduler = CallScheduler()
+        seen: list[object] = [scheduler.admit_now(False), scheduler.admit_now(False)]
+        seen.append(scheduler.admit_now(True))  # shared slots are held
+        waiting = asyncio.create_task(scheduler.acquire(True))
+        await asyncio.sleep(0)
+        scheduler.release(False)
+        scheduler.release(False)
+        await waiting  # the queued exclusive call got the slot when the last one left
+        seen.append(scheduler.admit_now(False))  # an exclusive slot is held
+        scheduler.release(True)
+        seen.append(scheduler.admit_now(True))
+        return seen
+
+    assert asyncio.run(run()) == [True, True, False, False, True]
+
+
+def test_a_call_does_not_overtake_one_waiting_for_its_slot() -> None:
+    from clawcell.catalog._call_scheduler import CallScheduler
+
+    async def run() -> bool:
+        scheduler = CallScheduler()
+        await scheduler.acquire(False)
+        waiting = asyncio.create_task(scheduler.acquire(True))
+        await asyncio.sleep(0)
+        overtook = scheduler.admit_now(False)  # free for a shared call, but one is queued
+        waiting.cancel()
+        return overtook
+
+    assert asyncio.run(run()) is False

@@ -41,7 +41,9 @@ _PROGRAM_DATA_MESSAGE = (
 
 
 class HostCatalog(Protocol):
-    """What the bridge needs from the tool catalog."""
+    """What the bridge needs from the tool catalog. A tool call goes through its
+    `call_text(callable_name, input)` instead where it has one (an awaitable of `call`'s
+    value as compact JSON text, as `clawcell.catalog.Catalog` has)."""
 
     async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
@@ -141,6 +143,10 @@ class Bridge:
         approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
+        # A catalog that can hand back a result as JSON text saves copying it first.
+        self._call_text: Callable[[str, Any], Awaitable[str]] | None = getattr(
+            catalog, "call_text", None
+        )
         self.approvals = approvals
         """The run's approval gate; tool calls run with it in `gate_context`."""
         self._namespaces = namespaces
@@ -194,11 +200,20 @@ class Bridge:
     async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
         """Run one request; never raises (failures become error replies)."""
         try:
-            self._observe(method, args)
-            if method == "callValue" and self.approvals is not None:
-                gate_context.set((self.approvals, request_id))  # this task's context only
-            if method == "callValue" and self.session is not None:
-                call_session.set(str(self.session.session_id))  # this task's context only
+            if self._network_tool is not None or self._namespaces is not None:
+                self._observe(method, args)
+            if method == "callValue":
+                if self.approvals is not None:
+                    gate_context.set((self.approvals, request_id))  # this task's context only
+                if self.session is not None:
+                    call_session.set(str(self.session.session_id))  # this task's context only
+                if self._call_text is not None:  # the value's text, with no copy made first
+                    tool_input: Any = args[1] if len(args) > 1 else None
+                    tool_input = {} if tool_input is None else tool_input
+                    payload = await self._call_text(str(args[0]), tool_input)
+                    if len(payload) > self._inbox_bytes:
+                        raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
+                    return Reply(request_id, True, payload)
             return self._reply(request_id, await self._later[method](args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()

@@ -222,7 +222,7 @@ class Cell:
         if report.state == wire.STATE_OVERFLOW:
             return self._refused(report.error)
         requests = self._admitted(report.requests)
-        refusal = self._refusal(requests)
+        refusal = self._refusal(requests) if self._guard is not None else None
         if refusal is not None:
             return self._refused(refusal)
         for request_id, method, args in requests:
@@ -269,12 +269,13 @@ class Cell:
         return admitted
 
     def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
-        if counts_as_dispatch(method, args):
+        if method == "callValue" or counts_as_dispatch(method, args):
             self._dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
             return
-        reply = self._bridge.run_now(request_id, method, args)
+        # A tool call (the bulk of requests) always runs as a task.
+        reply = None if method == "callValue" else self._bridge.run_now(request_id, method, args)
         if reply is not None:
             self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return

@@ -36,7 +36,9 @@ async def run_turn(
     guest: ExecutorGuest, runner: SegmentRunner | None, batch: str | None, deadline: float
 ) -> StepResult | EngineFailure:
     """Settle `batch` (if any) and run `guest` until it waits on the host again."""
-    crossing = guest.turn_crossing(batch, deadline) if runner is not None else None
+    if runner is None:  # the loop thread's path: the segment inline, no hand-off
+        return guest.run_segment(None, batch, deadline)
+    crossing = guest.turn_crossing(batch, deadline)
     if crossing is None:
         return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
     if isinstance(crossing, EngineFailure):

@@ -52,8 +52,17 @@ class CallScheduler:
         """
         await self._acquire(exclusive)
 
+    def admit_now(self, exclusive: bool) -> bool:
+        """Take a slot if one is free without waiting (then pair with `release`), else
+        return False and take nothing: `acquire` waits its turn. Spares the uncontended
+        call two coroutines."""
+        if self._queue or self._active_exclusive or (exclusive and self._active_shared):
+            return False
+        self._admit(exclusive)
+        return True
+
     def release(self, exclusive: bool) -> None:
-        """Give back a slot taken with `acquire`."""
+        """Give back a slot taken with `acquire` or `admit_now`."""
         self._release(exclusive)
 
     def _can_start(self, exclusive: bool) -> bool:
@@ -88,7 +97,8 @@ class CallScheduler:
             self._active_exclusive = False
         else:
             self._active_shared -= 1
-        self._wake()
+        if self._queue:
+            self._wake()
 
     def _wake(self) -> None:
         while self._queue and self._can_start(self._queue[0].exclusive):

@@ -279,6 +279,11 @@ class ToolContract:
         """The output branch this input selects, or `None` for the whole union."""
         return selected_branch(self.variants, input_value)
 
+    @property
+    def checks_output(self) -> bool:
+        """Whether `check_output` checks anything (the tool declares a usable output schema)."""
+        return self._output is not None
+
     def check_output(self, value: object, branches: Iterable[int | None]) -> None:
         """Raise `output_contract` unless `value` matches every selected branch."""
         if self._output is None:

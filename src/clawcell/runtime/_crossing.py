@@ -94,8 +94,10 @@ class TurnCrossing:
                 self._instance.free(self._owned)
             if self._error is not None:
                 raise self._error
-            if self._value:
-                self._report = self._instance.take_string(self._value, strict=True)
+            if self._value:  # a flat string (`cross` checked): read, then freed
+                instance = self._instance
+                self._report = instance.memory.flat_string(self._value & 0xFFFF_FFFF)
+                instance.free_value(self._value)
             return parse_report(self._report)
         except ENGINE_EXCEPTIONS as exc:
             return engine_failure(exc, deadline=self._deadline)

@@ -55,7 +55,18 @@ class GuestTrap(Exception):
 class FastExport:
     """A wasm export called through the unchecked fast path."""
 
-    __slots__ = ("_buf", "_call", "_ctx", "_func", "_len", "_result", "_trap", "_trap_ref")
+    __slots__ = (
+        "_buf",
+        "_call",
+        "_ctx",
+        "_func",
+        "_len",
+        "_result",
+        "_slots",
+        "_stride",
+        "_trap",
+        "_trap_ref",
+    )
 
     def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
         params, results = sig
@@ -63,6 +74,13 @@ class FastExport:
         self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
         self._len = max(len(params), len(results), 1)
         self._buf = (ffi.wasmtime_val_raw_t * self._len)()
+        # The same buffer as unsigned 64-bit words, two per value (a `wasmtime_val_raw_t` is
+        # 16 bytes; an i64 or i32 is its first word, little-endian): the arguments go in
+        # with one slice assignment and the result comes out without the view object that
+        # each `buf[i]` makes. ctypes masks integers to the word, as `.i64 = ...` did.
+        words = ctypes.sizeof(ffi.wasmtime_val_raw_t) // 8
+        self._slots = (ctypes.c_uint64 * (words * self._len)).from_buffer(self._buf)
+        self._stride = words
         self._result = results[0] if results else None
         # The raw C entry point: the generated Python wrapper around it costs a frame a call.
         self._call: Any = _bindings._wasmtime_func_call_unchecked  # pyright: ignore[reportPrivateUsage]
@@ -74,10 +92,9 @@ class FastExport:
         self._trap_ref = ctypes.byref(self._trap)
 
     def __call__(self, *args: int) -> int:
-        buf = self._buf
-        for i, arg in enumerate(args):
-            buf[i].i64 = arg
-        error: Any = self._call(self._ctx, self._func, buf, self._len, self._trap_ref)
+        slots = self._slots
+        slots[0 : self._stride * len(args) : self._stride] = args
+        error: Any = self._call(self._ctx, self._func, self._buf, self._len, self._trap_ref)
         if error:
             raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
         if self._trap:
@@ -85,9 +102,9 @@ class FastExport:
             self._new_trap_slot()
             raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
         if self._result == I64:
-            return buf[0].i64 & 0xFFFF_FFFF_FFFF_FFFF
+            return slots[0]
         if self._result == I32:
-            return buf[0].i32 & 0xFFFF_FFFF
+            return slots[0] & 0xFFFF_FFFF  # the low half: the raw value is little-endian
         return 0
 
 

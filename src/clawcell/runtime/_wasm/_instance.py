@@ -45,7 +45,7 @@ _HANDLES: Final = ("rt", "ctx", "_scratch", "_argv", "_staging", "_filename", "_
 
 
 def _tag(value: int) -> int:
-    return ctypes.c_int32(value >> 32).value
+    return ((value >> 32) ^ 0x8000_0000) - 0x8000_0000  # the high half, as a signed int32
 
 
 class Instance:
