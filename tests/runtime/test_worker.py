@@ -10,8 +10,12 @@ import threading
 import time
 from typing import Any
 
-from clawcell.runtime import GuestPool, run_on_guest_thread
+import pytest
+
+from clawcell import CodeMode, Tool
+from clawcell.runtime import GuestPool, release_hold, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
+    HOLD_AFTER,
     SYNC_WAIT_S,
     _Doorbell,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
@@ -167,42 +171,105 @@ def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
     ringer.join()
 
 
-def _allowed_cpus() -> set[int]:
-    return os.sched_getaffinity(0)
-
-
-def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after() -> None:
-    lanes = _lanes.get()
-    worker = lanes.workers[0]
-    tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
+def _lane_tid() -> int:
+    tid = _lanes.get().workers[0]._thread.native_id  # pyright: ignore[reportPrivateUsage]
     assert tid
-    worker.release()  # an earlier test's quick job may have pinned it (when following is on)
-    before = os.sched_getaffinity(tid)
+    return tid
 
-    async def main() -> tuple[set[int], set[int], set[int]]:
-        # A job is waited for (and followed) unless the machine kept the lane's last job
-        # over the wait: on a loaded machine a few may be awaited before one is followed.
-        allowed = before
-        for _ in range(100):
-            allowed = await run_on_guest_thread(_allowed_cpus)
-            if allowed != before:
-                break
-        late = await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None)
-        assert late is None
-        after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
-        return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
 
-    following, lanes.follow = lanes.follow, True  # off by default; on where the C library can
+def _held_streak(hold: bool, jobs: int = 200) -> tuple[set[int], set[int], int]:
+    """Quick jobs on lane 0 until the loop thread is held (or `jobs` ran): the loop thread's
+    CPUs and the lane's while held, and how many jobs it took."""
+    lanes, tid = _lanes.get(), _lane_tid()
+
+    async def main() -> tuple[set[int], set[int], int]:
+        for n in range(1, jobs + 1):
+            await run_on_guest_thread(_thread_name, hold=hold)
+            if lanes.held is not None:
+                return os.sched_getaffinity(0), os.sched_getaffinity(tid), n
+        return os.sched_getaffinity(0), os.sched_getaffinity(tid), jobs
+
+    return asyncio.run(main())
+
+
+def test_a_streak_of_quick_jobs_holds_the_loop_and_lane_threads_on_one_cpu_until_let_go() -> None:
+    lanes, before, lane_before = (
+        _lanes.get(),
+        os.sched_getaffinity(0),
+        os.sched_getaffinity(_lane_tid()),
+    )
     try:
-        allowed, after_late, awaited = asyncio.run(main())
+        loop_cpus, lane_cpus, jobs = _held_streak(hold=True)
+        assert lanes.held is not None, "never held: no streak of quick jobs in 200"
     finally:
-        lanes.follow = following
-        worker.release()
-    assert len(allowed) == 1  # the loop thread's CPU when it submitted the job
-    assert allowed <= before
-    assert after_late == before
-    assert awaited == before  # the late job made the lane slow: awaited, not followed
-    assert os.sched_getaffinity(tid) == before
+        release_hold()
+    assert jobs >= HOLD_AFTER  # never for a short leg: a single-segment cell is never held
+    assert len(loop_cpus) == 1 and loop_cpus <= before
+    assert lane_cpus == loop_cpus  # the lane's thread follows the held loop thread
+    assert lanes.held is None
+    assert os.sched_getaffinity(0) == before
+    assert os.sched_getaffinity(_lane_tid()) == lane_before
+
+
+def test_jobs_that_do_not_ask_for_a_hold_never_move_the_loop_thread() -> None:
+    before = os.sched_getaffinity(0)
+    loop_cpus, _, jobs = _held_streak(hold=False, jobs=50)
+    assert (loop_cpus, jobs) == (before, 50)
+    assert _lanes.get().held is None
+
+
+def test_a_job_that_outlasts_the_wait_lets_go_of_the_held_threads_at_once() -> None:
+    lanes, before = _lanes.get(), os.sched_getaffinity(0)
+
+    async def main() -> set[int]:
+        for _ in range(200):
+            await run_on_guest_thread(_thread_name, hold=True)
+            if lanes.held is not None:
+                break
+        assert lanes.held is not None
+        await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None, hold=True)
+        return os.sched_getaffinity(0)
+
+    try:
+        after_late = asyncio.run(main())
+    finally:
+        release_hold()
+    assert after_late == before  # a computing cell runs beside the loop, not under it
+
+
+def test_a_call_heavy_cell_leaves_the_loop_thread_free_when_its_leg_ends() -> None:
+    before = os.sched_getaffinity(0)
+    held: list[bool] = []
+
+    async def echo(args: dict[str, Any]) -> dict[str, Any]:
+        held.append(_lanes.get().held is not None)
+        return args
+
+    async def main() -> tuple[Any, set[int]]:
+        async with CodeMode([Tool(name="echo", execute=echo)]) as mode:
+            result = await mode.exec("for (let i = 0; i < 300; i++) await echo({ i }); return 1")
+            return result, os.sched_getaffinity(0)
+
+    result, after = asyncio.run(main())
+    assert result["status"] == "completed"
+    assert any(held), "no tool call ran while the loop thread was held"
+    assert not held[0]  # a cell's first segments are never held
+    assert after == before and _lanes.get().held is None
+
+
+def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lanes = _lanes.get()
+
+    def refuse(*_: Any) -> None:
+        raise PermissionError("not here")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)
+    monkeypatch.setattr(lanes, "can_hold", True)
+    _, _, jobs = _held_streak(hold=True, jobs=100)
+    assert jobs == 100 and lanes.held is None
+    assert lanes.can_hold is False
 
 
 def _voluntary_switches() -> int:

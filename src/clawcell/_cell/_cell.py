@@ -34,7 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
-from ._segments import off_loop, run_turn
+from ._segments import end_leg, off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -193,6 +193,7 @@ class Cell:
         finally:
             # Every task this leg started and left running reports when it settles.
             self._pending.watch(self._on_done)
+            end_leg(self._runner)
 
     async def _run_guest(
         self, deadline: float, replies: list[Reply] | None

@@ -13,20 +13,25 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult
+from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, release_hold
 
-__all__ = ["off_loop", "run_turn"]
+__all__ = ["end_leg", "off_loop", "run_turn"]
 
 
 async def off_loop(
-    guest: ExecutorGuest, runner: SegmentRunner | None, function: Callable[..., Any], *args: Any
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    function: Callable[..., Any],
+    *args: Any,
+    hold: bool = False,
 ) -> Any:
     """`function(*args)` on `guest`'s thread (or inline without a runner). A cancelled
-    caller stops the guest: else its segment would spin on until the leg's deadline."""
+    caller stops the guest: else its segment would spin on until the leg's deadline. `hold`:
+    see `run_on_guest_thread` (the caller ends the hold with `runtime.release_hold`)."""
     if runner is None:
         return function(*args)
     try:
-        return await runner(function, *args, lane=guest.lane)
+        return await runner(function, *args, lane=guest.lane, hold=hold)
     except asyncio.CancelledError:
         guest.stop()
         raise
@@ -35,11 +40,18 @@ async def off_loop(
 async def run_turn(
     guest: ExecutorGuest, runner: SegmentRunner | None, batch: str | None, deadline: float
 ) -> StepResult | EngineFailure:
-    """Settle `batch` (if any) and run `guest` until it waits on the host again."""
+    """Settle `batch` (if any) and run `guest` until it waits on the host again. A streak of
+    quick turns may hold the loop thread on its CPU: the leg ends it (`runtime.release_hold`)."""
     crossing = guest.turn_crossing(batch, deadline) if runner is not None else None
     if crossing is None:
-        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
+        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline, hold=True)
     if isinstance(crossing, EngineFailure):
         return crossing
-    await off_loop(guest, runner, crossing.cross)
+    await off_loop(guest, runner, crossing.cross, hold=True)
     return crossing.finish()
+
+
+def end_leg(runner: SegmentRunner | None) -> None:
+    """A leg ended: let go of the CPU a streak of its quick turns held (see `run_turn`)."""
+    if runner is not None:
+        release_hold()
