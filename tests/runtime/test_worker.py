@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Tool
+from clawcell._cell._segments import HOLD_FROM_TURN  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime import GuestPool, release_hold, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
-    HOLD_AFTER,
     SYNC_WAIT_S,
     _Doorbell,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
@@ -178,8 +178,8 @@ def _lane_tid() -> int:
 
 
 def _held_streak(hold: bool, jobs: int = 200) -> tuple[set[int], set[int], int]:
-    """Quick jobs on lane 0 until the loop thread is held (or `jobs` ran): the loop thread's
-    CPUs and the lane's while held, and how many jobs it took."""
+    """Jobs on lane 0 until one is quick and holds the loop thread (or `jobs` ran): the loop
+    thread's CPUs and the lane's while held, and how many jobs it took."""
     lanes, tid = _lanes.get(), _lane_tid()
 
     async def main() -> tuple[set[int], set[int], int]:
@@ -199,11 +199,10 @@ def test_a_streak_of_quick_jobs_holds_the_loop_and_lane_threads_on_one_cpu_until
         os.sched_getaffinity(_lane_tid()),
     )
     try:
-        loop_cpus, lane_cpus, jobs = _held_streak(hold=True)
-        assert lanes.held is not None, "never held: no streak of quick jobs in 200"
+        loop_cpus, lane_cpus, _ = _held_streak(hold=True)
+        assert lanes.held is not None, "never held: no quick job in 200"
     finally:
         release_hold()
-    assert jobs >= HOLD_AFTER  # never for a short leg: a single-segment cell is never held
     assert len(loop_cpus) == 1 and loop_cpus <= before
     assert lane_cpus == loop_cpus  # the lane's thread follows the held loop thread
     assert lanes.held is None
@@ -253,7 +252,7 @@ def test_a_call_heavy_cell_leaves_the_loop_thread_free_when_its_leg_ends() -> No
     result, after = asyncio.run(main())
     assert result["status"] == "completed"
     assert any(held), "no tool call ran while the loop thread was held"
-    assert not held[0]  # a cell's first segments are never held
+    assert not any(held[:HOLD_FROM_TURN])  # a cell's first turns are never held
     assert after == before and _lanes.get().held is None
 
 

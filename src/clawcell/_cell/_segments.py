@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, release_hold
 
-__all__ = ["end_leg", "off_loop", "run_turn"]
+__all__ = ["HOLD_FROM_TURN", "end_leg", "off_loop", "run_turn"]
+
+HOLD_FROM_TURN: Final = 4
+"""The turn of a leg (from 0) from which a quick turn may hold the loop thread and the guest
+thread on one CPU (`runtime.run_on_guest_thread`'s `hold`): a call-heavy leg, never a short
+one or a cell's first segments."""
 
 
 async def off_loop(
@@ -38,20 +43,26 @@ async def off_loop(
 
 
 async def run_turn(
-    guest: ExecutorGuest, runner: SegmentRunner | None, batch: str | None, deadline: float
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    batch: str | None,
+    deadline: float,
+    turn: int = 0,
 ) -> StepResult | EngineFailure:
-    """Settle `batch` (if any) and run `guest` until it waits on the host again. A streak of
-    quick turns may hold the loop thread on its CPU: the leg ends it (`runtime.release_hold`)."""
+    """Settle `batch` (if any) and run `guest` until it waits on the host again: the leg's
+    `turn`th turn. From `HOLD_FROM_TURN` on, a quick turn may hold the loop thread on its
+    CPU; the leg lets go when it ends (`end_leg`)."""
+    hold = turn >= HOLD_FROM_TURN
     crossing = guest.turn_crossing(batch, deadline) if runner is not None else None
     if crossing is None:
-        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline, hold=True)
+        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline, hold=hold)
     if isinstance(crossing, EngineFailure):
         return crossing
-    await off_loop(guest, runner, crossing.cross, hold=True)
+    await off_loop(guest, runner, crossing.cross, hold=hold)
     return crossing.finish()
 
 
 def end_leg(runner: SegmentRunner | None) -> None:
-    """A leg ended: let go of the CPU a streak of its quick turns held (see `run_turn`)."""
+    """A leg ended: let go of the CPU its quick turns held (see `run_turn`)."""
     if runner is not None:
         release_hold()

@@ -24,14 +24,14 @@ runs to its next call), whose cost is mostly the hand-off itself:
   for a busy core counts too), and the lane's next job is awaited at once. With other jobs
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
-- A *streak* of quick jobs (`HOLD_AFTER` in a row on one lane, from a caller that ends
-  the streak itself: a cell's leg) holds the loop thread and the lane's thread on the CPU
-  the loop thread is on (`sched_setaffinity`, once per streak), until a job is awaited or
-  outlasts the wait, or the caller calls `release_hold`; the affinities they had are given
-  back then. On an otherwise idle machine the scheduler wakes a sleeping thread on the idle
-  core, so each hand-off of a call-heavy cell woke an idle core and moved the cell's data
-  between caches; on one CPU a hand-off is a plain switch. A cell's first segments and a
-  short leg are never held (docs/benchmarks.md, "A call-heavy leg held on one CPU").
+- A quick job submitted with `hold` (a cell's leg asks from its fourth turn on, and ends
+  the hold itself) holds the loop thread and the lane's thread on the CPU the loop thread
+  is on (`sched_setaffinity`, once per hold), until a job is awaited or outlasts the wait,
+  or the caller calls `release_hold`; the affinities they had are given back then. On an
+  otherwise idle machine the scheduler wakes a sleeping thread on the idle core, so each
+  hand-off of a call-heavy cell woke an idle core and moved the cell's data between
+  caches; on one CPU a hand-off is a plain switch. A cell's first segments and a short leg
+  are never held (docs/benchmarks.md, "A call-heavy leg held on one CPU").
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -67,12 +67,8 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 cell's place for the loop thread."""
 
 HOLD = True
-"""Whether a streak of quick jobs holds the loop thread and the lane's on one CPU (read when
-the lanes start; a process that may not set affinities stops at the first refusal)."""
-
-HOLD_AFTER: Final = 4
-"""Quick jobs in a row on one lane after which the loop thread and the lane's thread are held
-on one CPU until the streak ends (see `_Lanes.hold`)."""
+"""Whether a quick job asked to `hold` holds the loop thread and the lane's on one CPU (read
+when the lanes start; a process that may not set affinities stops at the first refusal)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -144,8 +140,6 @@ class _Worker:
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake, self._waker = _pipe()
         self._lanes = lanes
-        self.streak = 0
-        """Quick jobs in a row on this lane (see `HOLD_AFTER`)."""
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
         (its next one is awaited)."""
@@ -299,16 +293,9 @@ class _Lanes:
         if held is None:
             return
         tid, free, worker = held
-        worker.streak = 0
         worker.release()
         with contextlib.suppress(OSError):
             os.sched_setaffinity(tid, free)
-
-    def end_streak(self, worker: _Worker) -> None:
-        """`worker`'s job is awaited or computes: no longer a streak, nothing held."""
-        worker.streak = 0
-        if self.held is not None:
-            self.let_go()
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -349,7 +336,7 @@ _lanes = PerProcess(_Lanes)  # a forked child does not inherit the threads: it s
 
 
 def release_hold() -> None:
-    """End a hold of the loop thread's CPU (a cell's leg ended: its streak of quick jobs too)."""
+    """End a hold of the loop thread's CPU (a cell's leg ended)."""
     if _holding[0]:
         _lanes.get().let_go()
 
@@ -364,8 +351,9 @@ async def run_on_guest_thread(
     function: Callable[..., Any], *args: Any, lane: int = 0, hold: bool = False
 ) -> Any:
     """`function(*args)` on guest thread `lane`, awaited from the event loop (or waited for
-    briefly on the loop thread, see the module's docstring). With `hold`, a streak of quick
-    jobs may hold the calling thread on its CPU: the caller ends it with `release_hold`."""
+    briefly on the loop thread, see the module's docstring). With `hold`, a quick job holds
+    the calling thread and the lane's on the calling thread's CPU until a job is awaited or
+    outlasts the wait, or the caller calls `release_hold`."""
     lanes = _lanes.get()
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
@@ -373,19 +361,19 @@ async def run_on_guest_thread(
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
-    if quick:
-        worker.streak += 1
-        if hold and lanes.held is None and worker.streak >= HOLD_AFTER and lanes.can_hold:
-            lanes.hold(worker)
-    else:
+    if not quick:
         job.future = loop.create_future()
-        lanes.end_streak(worker)
+        if lanes.held is not None:
+            lanes.let_go()
+    elif hold and lanes.held is None and lanes.can_hold:
+        lanes.hold(worker)
     worker.submit(job)
     if quick:
         if lanes.wait_for(job):
             in_flight.discard(job)
             return job.outcome()
-        lanes.end_streak(worker)  # it computes: on any core, beside the loop, not under it
+        if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
+            lanes.let_go()
     if job.future is None:
         job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future
