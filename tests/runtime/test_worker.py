@@ -177,83 +177,93 @@ def _lane_tid() -> int:
     return tid
 
 
-def _held_streak(hold: bool, jobs: int = 200) -> tuple[set[int], set[int], int]:
-    """Jobs on lane 0 until one is quick and holds the loop thread (or `jobs` ran): the loop
-    thread's CPUs and the lane's while held, and how many jobs it took."""
-    lanes, tid = _lanes.get(), _lane_tid()
+def _held_jobs(hold: bool, jobs: int = 200) -> tuple[list[set[int]], set[int] | None, bool]:
+    """`jobs` quick-as-can-be jobs on lane 0, each reading the loop thread's CPUs while the
+    loop waits for it: what they read, the lane's CPUs once held, and whether the loop thread
+    could use every CPU it had whenever it ran."""
+    lanes, lane, before = _lanes.get(), _lane_tid(), os.sched_getaffinity(0)
 
-    async def main() -> tuple[set[int], set[int], int]:
-        for n in range(1, jobs + 1):
-            await run_on_guest_thread(_thread_name, hold=hold)
+    async def main() -> tuple[list[set[int]], set[int] | None, bool]:
+        loop_thread = threading.get_native_id()
+        seen: list[set[int]] = []
+        lane_cpus: set[int] | None = None
+        free_while_running = True
+        for _ in range(jobs):
+            seen.append(await run_on_guest_thread(os.sched_getaffinity, loop_thread, hold=hold))
+            free_while_running &= os.sched_getaffinity(0) == before
             if lanes.held is not None:
-                return os.sched_getaffinity(0), os.sched_getaffinity(tid), n
-        return os.sched_getaffinity(0), os.sched_getaffinity(tid), jobs
+                lane_cpus = os.sched_getaffinity(lane)
+        return seen, lane_cpus, free_while_running
 
     return asyncio.run(main())
 
 
-def test_a_streak_of_quick_jobs_holds_the_loop_and_lane_threads_on_one_cpu_until_let_go() -> None:
+def test_a_held_lane_and_the_waiting_loop_thread_share_one_cpu_until_let_go() -> None:
     lanes, before, lane_before = (
         _lanes.get(),
         os.sched_getaffinity(0),
         os.sched_getaffinity(_lane_tid()),
     )
     try:
-        loop_cpus, lane_cpus, _ = _held_streak(hold=True)
+        seen, lane_cpus, free_while_running = _held_jobs(hold=True)
         assert lanes.held is not None, "never held: no quick job in 200"
     finally:
         release_hold()
-    assert len(loop_cpus) == 1 and loop_cpus <= before
-    assert lane_cpus == loop_cpus  # the lane's thread follows the held loop thread
+    held_waits = [cpus for cpus in seen if cpus != before]
+    assert held_waits, "the loop thread was never held while it waited"
+    assert all(len(cpus) == 1 and cpus <= before for cpus in held_waits)
+    assert lane_cpus is not None and len(lane_cpus) == 1 and lane_cpus <= before
+    assert free_while_running  # never held while it runs: a process it starts gets every CPU
     assert lanes.held is None
-    assert os.sched_getaffinity(0) == before
     assert os.sched_getaffinity(_lane_tid()) == lane_before
 
 
 def test_jobs_that_do_not_ask_for_a_hold_never_move_the_loop_thread() -> None:
     before = os.sched_getaffinity(0)
-    loop_cpus, _, jobs = _held_streak(hold=False, jobs=50)
-    assert (loop_cpus, jobs) == (before, 50)
+    seen, lane_cpus, free_while_running = _held_jobs(hold=False, jobs=50)
+    assert seen == [before] * 50 and lane_cpus is None and free_while_running
     assert _lanes.get().held is None
 
 
-def test_a_job_that_outlasts_the_wait_lets_go_of_the_held_threads_at_once() -> None:
-    lanes, before = _lanes.get(), os.sched_getaffinity(0)
+def test_a_job_that_outlasts_the_wait_lets_go_of_the_lane_at_once() -> None:
+    lanes, lane_before = _lanes.get(), os.sched_getaffinity(_lane_tid())
 
-    async def main() -> set[int]:
+    async def main() -> tuple[bool, set[int]]:
         for _ in range(200):
             await run_on_guest_thread(_thread_name, hold=True)
             if lanes.held is not None:
                 break
-        assert lanes.held is not None
+        was_held = lanes.held is not None
         await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None, hold=True)
-        return os.sched_getaffinity(0)
+        return was_held, os.sched_getaffinity(_lane_tid())
 
     try:
-        after_late = asyncio.run(main())
+        was_held, lane_after = asyncio.run(main())
     finally:
         release_hold()
-    assert after_late == before  # a computing cell runs beside the loop, not under it
+    assert was_held
+    assert lane_after == lane_before  # a computing cell runs beside the loop, not under it
 
 
-def test_a_call_heavy_cell_leaves_the_loop_thread_free_when_its_leg_ends() -> None:
+def test_a_call_heavy_cell_is_held_after_its_first_turns_and_let_go_when_its_leg_ends() -> None:
     before = os.sched_getaffinity(0)
-    held: list[bool] = []
+    calls: list[tuple[bool, set[int]]] = []
 
     async def echo(args: dict[str, Any]) -> dict[str, Any]:
-        held.append(_lanes.get().held is not None)
+        calls.append((_lanes.get().held is not None, os.sched_getaffinity(0)))
         return args
 
-    async def main() -> tuple[Any, set[int]]:
+    async def main() -> Any:
         async with CodeMode([Tool(name="echo", execute=echo)]) as mode:
-            result = await mode.exec("for (let i = 0; i < 300; i++) await echo({ i }); return 1")
-            return result, os.sched_getaffinity(0)
+            return await mode.exec("for (let i = 0; i < 300; i++) await echo({ i }); return 1")
 
-    result, after = asyncio.run(main())
+    result = asyncio.run(main())
     assert result["status"] == "completed"
-    assert any(held), "no tool call ran while the loop thread was held"
+    held = [was_held for was_held, _ in calls]
+    assert any(held), "no tool call ran while the lane was held"
     assert not any(held[:HOLD_FROM_TURN])  # a cell's first turns are never held
-    assert after == before and _lanes.get().held is None
+    assert all(cpus == before for _, cpus in calls)  # a tool runs with every CPU
+    assert _lanes.get().held is None
 
 
 def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
@@ -266,8 +276,8 @@ def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
 
     monkeypatch.setattr(os, "sched_setaffinity", refuse)
     monkeypatch.setattr(lanes, "can_hold", True)
-    _, _, jobs = _held_streak(hold=True, jobs=100)
-    assert jobs == 100 and lanes.held is None
+    seen, _, _ = _held_jobs(hold=True, jobs=100)
+    assert len(seen) == 100 and lanes.held is None
     assert lanes.can_hold is False
 
 

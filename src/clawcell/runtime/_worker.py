@@ -25,13 +25,14 @@ runs to its next call), whose cost is mostly the hand-off itself:
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
 - A quick job submitted with `hold` (a cell's leg asks from its fourth turn on, and ends
-  the hold itself) holds the loop thread and the lane's thread on the CPU the loop thread
-  is on (`sched_setaffinity`, once per hold), until a job is awaited or outlasts the wait,
-  or the caller calls `release_hold`; the affinities they had are given back then. On an
-  otherwise idle machine the scheduler wakes a sleeping thread on the idle core, so each
-  hand-off of a call-heavy cell woke an idle core and moved the cell's data between
-  caches; on one CPU a hand-off is a plain switch. A cell's first segments and a short leg
-  are never held (docs/benchmarks.md, "A call-heavy leg held on one CPU").
+  the hold itself) *holds*: the lane's thread is kept on the CPU the loop thread is on, and
+  the loop thread on that CPU while it waits for the job (never while it runs: a process a
+  tool starts would inherit the one CPU), until a job is awaited or outlasts the wait, or
+  the caller calls `release_hold`. On an otherwise idle machine the scheduler wakes a
+  sleeping thread on the idle core, so each hand-off of a call-heavy cell woke an idle core
+  and moved the cell's data between caches; on one CPU a hand-off is a plain switch. A
+  cell's first segments and a short leg are never held (docs/benchmarks.md, "A call-heavy
+  leg held on one CPU").
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -269,33 +270,49 @@ class _Lanes:
         self.counter = itertools.count()
         self.can_hold = _current_cpu is not None and HOLD
         self.held: tuple[int, set[int], _Worker] | None = None
-        """The held loop thread's id, the CPUs it may use when let go, and the lane held."""
+        """The held loop thread (`threading.get_ident`), the CPUs it may use when it does not
+        wait, and the lane held."""
 
     def hold(self, worker: _Worker) -> None:
-        """Keep the calling thread (the loop's) and `worker`'s on the calling thread's CPU."""
+        """Keep `worker`'s thread on the calling thread's CPU (the loop's) until `let_go`;
+        the calling thread is held there only while it waits (`held_wait`)."""
         try:
             free = os.sched_getaffinity(0)
-            cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
+        except OSError:  # not allowed here
+            self.can_hold = False
+            return
+        self.held = (threading.get_ident(), free, worker)
+        _holding[0] = True
+
+    def let_go(self) -> None:
+        """Give the lane's thread back the CPUs it could use before `hold`."""
+        held, self.held = self.held, None
+        _holding[0] = False
+        if held is not None:
+            held[2].release()
+
+    def held_wait(self, job: _Job, worker: _Worker) -> bool:
+        """`wait_for` with the calling thread held on its CPU while it waits, and the lane's
+        thread kept there: the hand-offs both ways stay on one CPU. Never while the loop
+        thread runs: a process it starts (a tool's) would inherit the one CPU."""
+        held = self.held
+        assert held is not None
+        if held[0] != threading.get_ident():  # another loop's thread: not the one held
+            self.let_go()
+            return self.wait_for(job)
+        cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
+        try:
+            if cpu != worker.pinned and not worker.follow(cpu):
+                raise OSError  # the lane's thread may not be moved here
             os.sched_setaffinity(0, (cpu,))
         except (OSError, ValueError):  # not allowed here, or the C library said -1
             self.can_hold = False
-            return
-        self.held = (threading.get_native_id(), free, worker)
-        _holding[0] = True
-        if not worker.follow(cpu):
-            self.can_hold = False
             self.let_go()
-
-    def let_go(self) -> None:
-        """Give the held threads back the CPUs they could use before `hold`."""
-        held, self.held = self.held, None
-        _holding[0] = False
-        if held is None:
-            return
-        tid, free, worker = held
-        worker.release()
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(tid, free)
+            return self.wait_for(job)
+        try:
+            return self.wait_for(job)
+        finally:
+            os.sched_setaffinity(0, held[1])
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -369,7 +386,7 @@ async def run_on_guest_thread(
         lanes.hold(worker)
     worker.submit(job)
     if quick:
-        if lanes.wait_for(job):
+        if lanes.wait_for(job) if lanes.held is None else lanes.held_wait(job, worker):
             in_flight.discard(job)
             return job.outcome()
         if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
