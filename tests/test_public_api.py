@@ -64,6 +64,7 @@ RUNTIME = [
     "executor_named",
     "parse_failure",
     "pid_guard",
+    "release_hold",
     "run_on_guest_thread",
     "script_failure",
     "wire",

@@ -10,7 +10,11 @@ import threading
 import time
 from typing import Any
 
-from clawcell.runtime import GuestPool, run_on_guest_thread
+import pytest
+
+from clawcell import CodeMode, Tool
+from clawcell._cell._segments import HOLD_FROM_TURN  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime import GuestPool, release_hold, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
     _Doorbell,  # pyright: ignore[reportPrivateUsage]
@@ -167,42 +171,114 @@ def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
     ringer.join()
 
 
-def _allowed_cpus() -> set[int]:
-    return os.sched_getaffinity(0)
-
-
-def test_a_following_lane_sits_on_the_loop_cpu_for_quick_jobs_and_is_freed_after() -> None:
-    lanes = _lanes.get()
-    worker = lanes.workers[0]
-    tid = worker._thread.native_id  # pyright: ignore[reportPrivateUsage]
+def _lane_tid() -> int:
+    tid = _lanes.get().workers[0]._thread.native_id  # pyright: ignore[reportPrivateUsage]
     assert tid
-    worker.release()  # an earlier test's quick job may have pinned it (when following is on)
-    before = os.sched_getaffinity(tid)
+    return tid
 
-    async def main() -> tuple[set[int], set[int], set[int]]:
-        # A job is waited for (and followed) unless the machine kept the lane's last job
-        # over the wait: on a loaded machine a few may be awaited before one is followed.
-        allowed = before
-        for _ in range(100):
-            allowed = await run_on_guest_thread(_allowed_cpus)
-            if allowed != before:
-                break
-        late = await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None)
-        assert late is None
-        after_late = os.sched_getaffinity(tid)  # outlasted the wait: released at once
-        return allowed, after_late, await run_on_guest_thread(_allowed_cpus)
 
-    following, lanes.follow = lanes.follow, True  # off by default; on where the C library can
+def _held_jobs(hold: bool, jobs: int = 200) -> tuple[list[set[int]], set[int] | None, bool]:
+    """`jobs` quick-as-can-be jobs on lane 0, each reading the loop thread's CPUs while the
+    loop waits for it: what they read, the lane's CPUs once held, and whether the loop thread
+    could use every CPU it had whenever it ran."""
+    lanes, lane, before = _lanes.get(), _lane_tid(), os.sched_getaffinity(0)
+
+    async def main() -> tuple[list[set[int]], set[int] | None, bool]:
+        loop_thread = threading.get_native_id()
+        seen: list[set[int]] = []
+        lane_cpus: set[int] | None = None
+        free_while_running = True
+        for _ in range(jobs):
+            seen.append(await run_on_guest_thread(os.sched_getaffinity, loop_thread, hold=hold))
+            free_while_running &= os.sched_getaffinity(0) == before
+            if lanes.held is not None:
+                lane_cpus = os.sched_getaffinity(lane)
+        return seen, lane_cpus, free_while_running
+
+    return asyncio.run(main())
+
+
+def test_a_held_lane_and_the_waiting_loop_thread_share_one_cpu_until_let_go() -> None:
+    lanes, before, lane_before = (
+        _lanes.get(),
+        os.sched_getaffinity(0),
+        os.sched_getaffinity(_lane_tid()),
+    )
     try:
-        allowed, after_late, awaited = asyncio.run(main())
+        seen, lane_cpus, free_while_running = _held_jobs(hold=True)
+        assert lanes.held is not None, "never held: no quick job in 200"
     finally:
-        lanes.follow = following
-        worker.release()
-    assert len(allowed) == 1  # the loop thread's CPU when it submitted the job
-    assert allowed <= before
-    assert after_late == before
-    assert awaited == before  # the late job made the lane slow: awaited, not followed
-    assert os.sched_getaffinity(tid) == before
+        release_hold()
+    held_waits = [cpus for cpus in seen if cpus != before]
+    assert held_waits, "the loop thread was never held while it waited"
+    assert all(len(cpus) == 1 and cpus <= before for cpus in held_waits)
+    assert lane_cpus is not None and len(lane_cpus) == 1 and lane_cpus <= before
+    assert free_while_running  # never held while it runs: a process it starts gets every CPU
+    assert lanes.held is None
+    assert os.sched_getaffinity(_lane_tid()) == lane_before
+
+
+def test_jobs_that_do_not_ask_for_a_hold_never_move_the_loop_thread() -> None:
+    before = os.sched_getaffinity(0)
+    seen, lane_cpus, free_while_running = _held_jobs(hold=False, jobs=50)
+    assert seen == [before] * 50 and lane_cpus is None and free_while_running
+    assert _lanes.get().held is None
+
+
+def test_a_job_that_outlasts_the_wait_lets_go_of_the_lane_at_once() -> None:
+    lanes, lane_before = _lanes.get(), os.sched_getaffinity(_lane_tid())
+
+    async def main() -> tuple[bool, set[int]]:
+        for _ in range(200):
+            await run_on_guest_thread(_thread_name, hold=True)
+            if lanes.held is not None:
+                break
+        was_held = lanes.held is not None
+        await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None, hold=True)
+        return was_held, os.sched_getaffinity(_lane_tid())
+
+    try:
+        was_held, lane_after = asyncio.run(main())
+    finally:
+        release_hold()
+    assert was_held
+    assert lane_after == lane_before  # a computing cell runs beside the loop, not under it
+
+
+def test_a_call_heavy_cell_is_held_after_its_first_turns_and_let_go_when_its_leg_ends() -> None:
+    before = os.sched_getaffinity(0)
+    calls: list[tuple[bool, set[int]]] = []
+
+    async def echo(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append((_lanes.get().held is not None, os.sched_getaffinity(0)))
+        return args
+
+    async def main() -> Any:
+        async with CodeMode([Tool(name="echo", execute=echo)]) as mode:
+            return await mode.exec("for (let i = 0; i < 300; i++) await echo({ i }); return 1")
+
+    result = asyncio.run(main())
+    assert result["status"] == "completed"
+    held = [was_held for was_held, _ in calls]
+    assert any(held), "no tool call ran while the lane was held"
+    assert not any(held[:HOLD_FROM_TURN])  # a cell's first turns are never held
+    assert all(cpus == before for _, cpus in calls)  # a tool runs with every CPU
+    assert _lanes.get().held is None
+
+
+def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lanes = _lanes.get()
+
+    def refuse(*_: Any) -> None:
+        raise PermissionError("not here")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)
+    monkeypatch.setattr(lanes, "can_hold", True)
+    seen, _, _ = _held_jobs(hold=True, jobs=100)
+    assert len(seen) == 100 and lanes.held is None
+    assert lanes.can_hold is False
 
 
 def _voluntary_switches() -> int:

@@ -34,7 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
-from ._segments import off_loop, run_turn
+from ._segments import end_leg, off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -43,8 +43,7 @@ STUCK_MESSAGE: Final = "code mode promise is pending without host work"
 
 class Cell:
     """A running or parked cell and everything the host holds for it. The run lifecycle asks
-    it to do things through methods and reads it through properties; it never writes its state.
-    """
+    it to do things through methods and reads it through properties; it never writes its state."""
 
     def __init__(
         self,
@@ -109,8 +108,7 @@ class Cell:
         return self._bridge.approvals
 
     def _wake_now(self) -> None:
-        """Re-check whether the cell can progress (a task settled, or a call started to wait
-        for approval)."""
+        """Re-check whether the cell can progress (a task settled, or a call waits for approval)."""
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -171,13 +169,15 @@ class Cell:
         *,
         first: StepResult | EngineFailure | None = None,
     ) -> LegOutcome:
+        turn = 0
         try:
             while True:
                 if first is not None:
                     report = self._stopped(first) if isinstance(first, EngineFailure) else first
                     first = None
                 else:
-                    report = await self._run_guest(deadline, replies)
+                    report = await self._run_guest(deadline, replies, turn)
+                    turn += 1
                 if isinstance(report, LegOutcome):
                     return report
                 outcome = self._absorb(report)
@@ -193,12 +193,13 @@ class Cell:
         finally:
             # Every task this leg started and left running reports when it settles.
             self._pending.watch(self._on_done)
+            end_leg(self._runner)
 
     async def _run_guest(
-        self, deadline: float, replies: list[Reply] | None
+        self, deadline: float, replies: list[Reply] | None, turn: int
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await run_turn(self._guest, self._runner, batch, deadline)
+        result = await run_turn(self._guest, self._runner, batch, deadline, turn)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
@@ -247,8 +248,7 @@ class Cell:
         """`completed`, or the failure of a rejection nobody handled (the guest has one).
 
         Describing the rejection reads the reason's `name` and `message`, which may be
-        guest getters: it runs like any segment, off the loop and under the deadline (D5).
-        """
+        guest getters: it runs like any segment, off the loop and under the deadline (D5)."""
         described = await self._off_loop(self._guest.describe_rejection, deadline)
         if isinstance(described, str):
             return self._failed(*classify(described))

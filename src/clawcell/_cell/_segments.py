@@ -11,37 +11,60 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult
+from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, release_hold
 
-__all__ = ["off_loop", "run_turn"]
+__all__ = ["HOLD_FROM_TURN", "end_leg", "off_loop", "run_turn"]
+
+HOLD_FROM_TURN: Final = 4
+"""The turn of a leg (from 0) from which a quick turn may hold the loop thread and the guest
+thread on one CPU (`runtime.run_on_guest_thread`'s `hold`): a call-heavy leg, never a short
+one or a cell's first segments."""
 
 
 async def off_loop(
-    guest: ExecutorGuest, runner: SegmentRunner | None, function: Callable[..., Any], *args: Any
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    function: Callable[..., Any],
+    *args: Any,
+    hold: bool = False,
 ) -> Any:
     """`function(*args)` on `guest`'s thread (or inline without a runner). A cancelled
-    caller stops the guest: else its segment would spin on until the leg's deadline."""
+    caller stops the guest: else its segment would spin on until the leg's deadline. `hold`:
+    see `run_on_guest_thread` (the caller ends the hold with `runtime.release_hold`)."""
     if runner is None:
         return function(*args)
     try:
-        return await runner(function, *args, lane=guest.lane)
+        return await runner(function, *args, lane=guest.lane, hold=hold)
     except asyncio.CancelledError:
         guest.stop()
         raise
 
 
 async def run_turn(
-    guest: ExecutorGuest, runner: SegmentRunner | None, batch: str | None, deadline: float
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    batch: str | None,
+    deadline: float,
+    turn: int = 0,
 ) -> StepResult | EngineFailure:
-    """Settle `batch` (if any) and run `guest` until it waits on the host again."""
+    """Settle `batch` (if any) and run `guest` until it waits on the host again: the leg's
+    `turn`th turn. From `HOLD_FROM_TURN` on, a quick turn may hold the loop thread on its
+    CPU; the leg lets go when it ends (`end_leg`)."""
     if runner is None:  # the loop thread's path: the segment inline, no hand-off
         return guest.run_segment(None, batch, deadline)
+    hold = turn >= HOLD_FROM_TURN
     crossing = guest.turn_crossing(batch, deadline)
     if crossing is None:
-        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
+        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline, hold=hold)
     if isinstance(crossing, EngineFailure):
         return crossing
-    await off_loop(guest, runner, crossing.cross)
+    await off_loop(guest, runner, crossing.cross, hold=hold)
     return crossing.finish()
+
+
+def end_leg(runner: SegmentRunner | None) -> None:
+    """A leg ended: let go of the CPU its quick turns held (see `run_turn`)."""
+    if runner is not None:
+        release_hold()

@@ -24,15 +24,15 @@ runs to its next call), whose cost is mostly the hand-off itself:
   for a busy core counts too), and the lane's next job is awaited at once. With other jobs
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
-- `FOLLOW_THE_LOOP` keeps a lane's thread on the CPU the loop thread ran on when it
-  submitted a job it waits for (`sched_setaffinity` on the thread, only when that CPU
-  changed), and gives the thread back every CPU for an awaited job or one that outlasted
-  the wait. On an otherwise idle machine the scheduler wakes a thread on an idle core, so
-  the two threads ended up on different CPUs for every segment, and each hand-off woke an
-  idle core and moved the cell's data between caches (guest/loop 1.60; 1.34 following).
-  A loaded machine co-locates them anyway, and there following changed nothing measurable;
-  a later quiet window showed no gain either, so it is off by default (a switch for
-  measurements, not an option).
+- A quick job submitted with `hold` (a cell's leg asks from its fourth turn on, and ends
+  the hold itself) *holds*: the lane's thread is kept on the CPU the loop thread is on, and
+  the loop thread on that CPU while it waits for the job (never while it runs: a process a
+  tool starts would inherit the one CPU), until a job is awaited or outlasts the wait, or
+  the caller calls `release_hold`. On an otherwise idle machine the scheduler wakes a
+  sleeping thread on the idle core, so each hand-off of a call-heavy cell woke an idle core
+  and moved the cell's data between caches; on one CPU a hand-off is a plain switch. A
+  cell's first segments and a short leg are never held (docs/benchmarks.md, "A call-heavy
+  leg held on one CPU").
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -54,18 +54,22 @@ from typing import Any, Final
 
 from ._process import PerProcess
 
-__all__ = ["SYNC_WAIT_S", "SegmentRunner", "guest_lanes", "next_lane", "run_on_guest_thread"]
+__all__ = [
+    "SYNC_WAIT_S",
+    "SegmentRunner",
+    "guest_lanes",
+    "next_lane",
+    "release_hold",
+    "run_on_guest_thread",
+]
 
 SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
 
-FOLLOW_THE_LOOP = False
-"""Keep a lane's thread on the loop thread's CPU for the jobs the loop waits for (read when
-the lanes start; see the module's docstring and docs/benchmarks.md). Off: quiet-machine runs
-disagreed (guest/loop 1.34/1.22/1.21 following against 1.60/1.33/1.40 in one window; 1.36
-and 1.48 following against 1.41 and 1.48 not following in another), and a library should
-not move its host's threads between CPUs for a gain it cannot show."""
+HOLD = True
+"""Whether a quick job asked to `hold` holds the loop thread and the lane's on one CPU (read
+when the lanes start; a process that may not set affinities stops at the first refusal)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -147,22 +151,19 @@ class _Worker:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def follow(self, cpu: int) -> None:
-        """Keep the thread on `cpu` (the waiting loop thread's) from its next wake-up on."""
-        if cpu == self.pinned or cpu < 0:  # -1: the C library could not tell
-            return
+    def follow(self, cpu: int) -> bool:
+        """Keep the thread on `cpu` (the held loop thread's): whether it could be."""
         tid = self._thread.native_id
         if not tid:  # never 0 either: that would be the calling thread, the loop's own
-            self._lanes.follow = False
-            return
+            return False
         try:
             if self._free_cpus is None:
                 self._free_cpus = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, (cpu,))
-        except (OSError, AttributeError):  # not allowed here: the thread stays where it is
-            self._lanes.follow = False
-            return
+        except OSError:  # not allowed here: the thread stays where it is
+            return False
         self.pinned = cpu
+        return True
 
     def release(self) -> None:
         """Let the thread run on any CPU it could before `follow`."""
@@ -265,10 +266,53 @@ class _Lanes:
         self.in_flight: set[_Job] = set()
         """Jobs submitted and not yet collected by the loop that awaits them."""
         self.done = _Doorbell()
-        self.follow = _current_cpu is not None and FOLLOW_THE_LOOP
-        """Whether a lane's thread follows the loop thread's CPU for quick jobs."""
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
+        self.can_hold = _current_cpu is not None and HOLD
+        self.held: tuple[int, set[int], _Worker] | None = None
+        """The held loop thread (`threading.get_ident`), the CPUs it may use when it does not
+        wait, and the lane held."""
+
+    def hold(self, worker: _Worker) -> None:
+        """Keep `worker`'s thread on the calling thread's CPU (the loop's) until `let_go`;
+        the calling thread is held there only while it waits (`held_wait`)."""
+        try:
+            free = os.sched_getaffinity(0)
+        except OSError:  # not allowed here
+            self.can_hold = False
+            return
+        self.held = (threading.get_ident(), free, worker)
+        _holding[0] = True
+
+    def let_go(self) -> None:
+        """Give the lane's thread back the CPUs it could use before `hold`."""
+        held, self.held = self.held, None
+        _holding[0] = False
+        if held is not None:
+            held[2].release()
+
+    def held_wait(self, job: _Job, worker: _Worker) -> bool:
+        """`wait_for` with the calling thread held on its CPU while it waits, and the lane's
+        thread kept there: the hand-offs both ways stay on one CPU. Never while the loop
+        thread runs: a process it starts (a tool's) would inherit the one CPU."""
+        held = self.held
+        assert held is not None
+        if held[0] != threading.get_ident():  # another loop's thread: not the one held
+            self.let_go()
+            return self.wait_for(job)
+        cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
+        try:
+            if cpu != worker.pinned and not worker.follow(cpu):
+                raise OSError  # the lane's thread may not be moved here
+            os.sched_setaffinity(0, (cpu,))
+        except (OSError, ValueError):  # not allowed here, or the C library said -1
+            self.can_hold = False
+            self.let_go()
+            return self.wait_for(job)
+        try:
+            return self.wait_for(job)
+        finally:
+            os.sched_setaffinity(0, held[1])
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -292,6 +336,8 @@ def _native_current_cpu() -> Callable[[], int] | None:
 
 
 _current_cpu = _native_current_cpu()
+_holding = [False]
+"""Whether some lane holds a loop thread (read by `let_go` without building the lanes)."""
 
 
 def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
@@ -306,15 +352,25 @@ def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
 _lanes = PerProcess(_Lanes)  # a forked child does not inherit the threads: it starts its own
 
 
+def release_hold() -> None:
+    """End a hold of the loop thread's CPU (a cell's leg ended)."""
+    if _holding[0]:
+        _lanes.get().let_go()
+
+
 def next_lane() -> int:
     """The lane for a new guest: lanes are handed out in turn."""
     lanes = _lanes.get()
     return next(lanes.counter) % len(lanes.workers)
 
 
-async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: int = 0) -> Any:
+async def run_on_guest_thread(
+    function: Callable[..., Any], *args: Any, lane: int = 0, hold: bool = False
+) -> Any:
     """`function(*args)` on guest thread `lane`, awaited from the event loop (or waited for
-    briefly on the loop thread, see the module's docstring)."""
+    briefly on the loop thread, see the module's docstring). With `hold`, a quick job holds
+    the calling thread and the lane's on the calling thread's CPU until a job is awaited or
+    outlasts the wait, or the caller calls `release_hold`."""
     lanes = _lanes.get()
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
@@ -322,17 +378,19 @@ async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: in
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
-    if quick and lanes.follow:
-        worker.follow(_current_cpu())  # pyright: ignore[reportOptionalCall]
-    elif not quick:
+    if not quick:
         job.future = loop.create_future()
-        worker.release()
+        if lanes.held is not None:
+            lanes.let_go()
+    elif hold and lanes.held is None and lanes.can_hold:
+        lanes.hold(worker)
     worker.submit(job)
     if quick:
-        if lanes.wait_for(job):
+        if lanes.wait_for(job) if lanes.held is None else lanes.held_wait(job, worker):
             in_flight.discard(job)
             return job.outcome()
-        worker.release()  # it computes: on any core, beside the loop rather than under it
+        if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
+            lanes.let_go()
     if job.future is None:
         job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future
