@@ -17,7 +17,6 @@ from clawcell._cell._segments import HOLD_FROM_TURN  # pyright: ignore[reportPri
 from clawcell.runtime import GuestPool, release_hold, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
-    _Doorbell,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
     guest_lanes,
 )
@@ -156,19 +155,6 @@ def test_a_job_handed_back_to_a_loop_that_closes_unrun_is_not_left_in_flight() -
         job.cancel()
         loop.run_until_complete(asyncio.gather(job, return_exceptions=True))
         loop.close()
-
-
-def test_a_doorbell_wakes_a_waiting_thread_once_per_batch_of_rings() -> None:
-    bell = _Doorbell()
-    assert not bell.wait(0.0)  # nothing rang
-    bell.ring()
-    bell.ring()
-    assert bell.wait(0.0)  # rings while nobody waited wake the next wait
-    assert not bell.wait(0.0)  # and only that one: nothing is left to read back
-    ringer = threading.Timer(0.05, bell.ring)
-    ringer.start()
-    assert bell.wait(30.0)  # ends at the ring from the other thread, not after 30 s
-    ringer.join()
 
 
 def _lane_tid() -> int:

@@ -11,7 +11,7 @@ The hand-off is built for the common segment, a short one (a cell settles a tool
 runs to its next call), whose cost is mostly the hand-off itself:
 
 - The loop wakes a lane's thread by writing a byte to the lane's pipe, and the thread tells
-  a waiting loop thread that a job finished by ringing a `_Doorbell` (an eventfd that epoll
+  a waiting loop thread that a job finished by ringing a `Doorbell` (an eventfd that epoll
   watches edge-triggered: a wait is one `epoll_wait`, nothing is read back). `os.write`
   lets go of the GIL before the system call, so the woken thread finds the GIL free
   instead of waking a second time for it: two context switches per round trip (a queue
@@ -45,13 +45,12 @@ import contextlib
 import ctypes
 import itertools
 import os
-import select
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from ._doorbell import DRAIN, WAKE, Doorbell, pipe
 from ._process import PerProcess
 
 __all__ = [
@@ -74,11 +73,6 @@ when the lanes start; a process that may not set affinities stops at the first r
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
 wait is a `poll`, whose resolution is a millisecond)."""
-
-_WAKE: Final = b"\0"
-_ONE: Final = (1).to_bytes(8, sys.byteorder)
-"""One, as the native 64-bit count an eventfd is written."""
-_DRAIN: Final = 4096
 
 
 def guest_lanes() -> int:
@@ -121,17 +115,10 @@ class _Job:
         return self.result
 
 
-def _pipe() -> tuple[int, int]:
-    """A pipe whose write end never blocks (a full pipe already wakes its reader)."""
-    read, write = os.pipe()
-    os.set_blocking(write, False)
-    return read, write
-
-
 def _signal(fd: int) -> None:
     # `try`, not `contextlib.suppress` (three calls more): this runs on every round trip.
     try:  # noqa: SIM105
-        os.write(fd, _WAKE)
+        os.write(fd, WAKE)
     except BlockingIOError:  # full of wake-ups not yet read: wakes anyway
         pass
 
@@ -139,7 +126,7 @@ def _signal(fd: int) -> None:
 class _Worker:
     def __init__(self, lane: int, lanes: _Lanes) -> None:
         self._jobs: collections.deque[_Job] = collections.deque()
-        self._wake, self._waker = _pipe()
+        self._wake, self._waker = pipe()
         self._lanes = lanes
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
@@ -184,7 +171,7 @@ class _Worker:
         # each read, so no job waits for a wake-up that was already consumed.
         read, wake, jobs, finish = os.read, self._wake, self._jobs, self._finish
         while True:
-            read(wake, _DRAIN)
+            read(wake, DRAIN)
             while jobs:
                 finish(jobs.popleft())
 
@@ -219,53 +206,11 @@ def _settle(future: asyncio.Future[Any], job: _Job, in_flight: set[_Job]) -> Non
         future.set_result(job.result)
 
 
-class _Doorbell:
-    """How guest threads tell a waiting loop thread that a job finished.
-
-    On Linux an eventfd watched edge-triggered by epoll: every `ring` is one event, so a
-    wait is a single `epoll_wait` and nothing is ever read back (the counter is never read;
-    it cannot fill up). Elsewhere a pipe: `poll`, then read the wake-ups back.
-    """
-
-    def __init__(self) -> None:
-        eventfd = getattr(os, "eventfd", None)
-        epoll = getattr(select, "epoll", None)
-        if eventfd is not None and epoll is not None:
-            self.fd: int = eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-            self._bell = _ONE
-            self._edges: Any = epoll()
-            self._edges.register(self.fd, select.EPOLLIN | select.EPOLLET)
-            self._read, self._unit = -1, 1.0  # epoll's timeout is in seconds
-        else:  # pragma: no cover - not Linux
-            self._read, self.fd = _pipe()
-            os.set_blocking(self._read, False)
-            self._bell = _WAKE
-            self._edges = select.poll()
-            self._edges.register(self._read, select.POLLIN)
-            self._unit = 1000.0  # poll's, in milliseconds
-
-    def ring(self) -> None:
-        """Wake a waiting thread. `os.write` lets go of the GIL before the system call."""
-        try:  # noqa: SIM105 - `contextlib.suppress` costs three calls on every round trip
-            os.write(self.fd, self._bell)
-        except BlockingIOError:  # pragma: no cover - a pipe full of wake-ups wakes anyway
-            pass
-
-    def wait(self, seconds: float) -> bool:
-        """Wait up to `seconds` for a ring since the last wait returned: whether one came.
-        A ring may be for a job another wait gave up on: callers check their own job."""
-        rung = bool(self._edges.poll(seconds * self._unit))
-        if rung and self._read >= 0:  # pragma: no cover - not Linux
-            with contextlib.suppress(BlockingIOError):  # another thread's loop read them first
-                os.read(self._read, _DRAIN)
-        return rung
-
-
 class _Lanes:
     def __init__(self) -> None:
         self.in_flight: set[_Job] = set()
         """Jobs submitted and not yet collected by the loop that awaits them."""
-        self.done = _Doorbell()
+        self.done = Doorbell()
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
         self.can_hold = _current_cpu is not None and HOLD
@@ -273,16 +218,17 @@ class _Lanes:
         """The held loop thread (`threading.get_ident`), the CPUs it may use when it does not
         wait, and the lane held."""
 
-    def hold(self, worker: _Worker) -> None:
+    def hold(self, worker: _Worker) -> bool:
         """Keep `worker`'s thread on the calling thread's CPU (the loop's) until `let_go`;
-        the calling thread is held there only while it waits (`held_wait`)."""
+        the calling thread is held there only while it waits (`pin_here`). Whether held."""
         try:
             free = os.sched_getaffinity(0)
         except OSError:  # not allowed here
             self.can_hold = False
-            return
+            return False
         self.held = (threading.get_ident(), free, worker)
         _holding[0] = True
+        return True
 
     def let_go(self) -> None:
         """Give the lane's thread back the CPUs it could use before `hold`."""
@@ -291,15 +237,16 @@ class _Lanes:
         if held is not None:
             held[2].release()
 
-    def held_wait(self, job: _Job, worker: _Worker) -> bool:
-        """`wait_for` with the calling thread held on its CPU while it waits, and the lane's
-        thread kept there: the hand-offs both ways stay on one CPU. Never while the loop
-        thread runs: a process it starts (a tool's) would inherit the one CPU."""
+    def pin_here(self, worker: _Worker) -> set[int] | None:
+        """Before a held job is submitted: the lane's thread and the calling thread (the
+        loop's, about to wait) on the calling thread's CPU; the CPUs to give the calling
+        thread back after the wait (`None`: nothing was pinned). Never while the loop thread
+        runs: a process it starts (a tool's) would inherit the one CPU."""
         held = self.held
         assert held is not None
         if held[0] != threading.get_ident():  # another loop's thread: not the one held
             self.let_go()
-            return self.wait_for(job)
+            return None
         cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
         try:
             if cpu != worker.pinned and not worker.follow(cpu):
@@ -308,11 +255,8 @@ class _Lanes:
         except (OSError, ValueError):  # not allowed here, or the C library said -1
             self.can_hold = False
             self.let_go()
-            return self.wait_for(job)
-        try:
-            return self.wait_for(job)
-        finally:
-            os.sched_setaffinity(0, held[1])
+            return None
+        return held[1]
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -378,15 +322,21 @@ async def run_on_guest_thread(
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
+    free = None
     if not quick:
         job.future = loop.create_future()
         if lanes.held is not None:
             lanes.let_go()
-    elif hold and lanes.held is None and lanes.can_hold:
-        lanes.hold(worker)
+    elif lanes.held is not None or (hold and lanes.can_hold and lanes.hold(worker)):
+        free = lanes.pin_here(worker)
     worker.submit(job)
     if quick:
-        if lanes.wait_for(job) if lanes.held is None else lanes.held_wait(job, worker):
+        try:
+            finished = lanes.wait_for(job)
+        finally:
+            if free is not None:
+                os.sched_setaffinity(0, free)
+        if finished:
             in_flight.discard(job)
             return job.outcome()
         if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
