@@ -252,6 +252,24 @@ def test_a_call_heavy_cell_is_held_after_its_first_turns_and_let_go_when_its_leg
     assert _lanes.get().held is None
 
 
+def test_a_call_heavy_cell_on_v8_is_never_held() -> None:
+    """A V8 guest's segment is a message to its worker process, which the guest thread may
+    have to start anew: a process started on a held thread would inherit its one CPU."""
+    held: list[bool] = []
+
+    async def echo(args: dict[str, Any]) -> dict[str, Any]:
+        held.append(_lanes.get().held is not None)
+        return args
+
+    async def main() -> Any:
+        async with CodeMode([Tool(name="echo", execute=echo)], executor="v8") as mode:
+            return await mode.exec("for (let i = 0; i < 50; i++) await echo({ i }); return 1")
+
+    result = asyncio.run(main())
+    assert result["status"] == "completed"
+    assert len(held) == 50 and not any(held)
+
+
 def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

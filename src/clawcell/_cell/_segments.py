@@ -50,17 +50,18 @@ async def run_turn(
     turn: int = 0,
 ) -> StepResult | EngineFailure:
     """Settle `batch` (if any) and run `guest` until it waits on the host again: the leg's
-    `turn`th turn. From `HOLD_FROM_TURN` on, a quick turn may hold the loop thread on its
-    CPU; the leg lets go when it ends (`end_leg`)."""
+    `turn`th turn. From `HOLD_FROM_TURN` on, a quick crossing may hold the loop thread on its
+    CPU; the leg lets go when it ends (`end_leg`). A guest without a crossing (V8's: a
+    segment is a message to its worker process, which the guest thread may have to start
+    anew) is never held: a process started on a held thread would inherit its one CPU."""
     if runner is None:  # the loop thread's path: the segment inline, no hand-off
         return guest.run_segment(None, batch, deadline)
-    hold = turn >= HOLD_FROM_TURN
     crossing = guest.turn_crossing(batch, deadline)
     if crossing is None:
-        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline, hold=hold)
+        return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
     if isinstance(crossing, EngineFailure):
         return crossing
-    await off_loop(guest, runner, crossing.cross, hold=hold)
+    await off_loop(guest, runner, crossing.cross, hold=turn >= HOLD_FROM_TURN)
     return crossing.finish()
 
 
