@@ -18,9 +18,9 @@ from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, r
 __all__ = ["HOLD_FROM_TURN", "end_leg", "off_loop", "run_turn"]
 
 HOLD_FROM_TURN: Final = 4
-"""The turn of a leg (from 0) from which a quick turn may hold the loop thread and the guest
-thread on one CPU (`runtime.run_on_guest_thread`'s `hold`): a call-heavy leg, never a short
-one or a cell's first segments."""
+"""The turn of a leg (from 0) from which a quick turn may hold the guest thread on the loop
+thread's CPU (`runtime.run_on_guest_thread`'s `hold`): a call-heavy leg, never a short one
+or a cell's first segments."""
 
 
 async def off_loop(
@@ -50,10 +50,11 @@ async def run_turn(
     turn: int = 0,
 ) -> StepResult | EngineFailure:
     """Settle `batch` (if any) and run `guest` until it waits on the host again: the leg's
-    `turn`th turn. From `HOLD_FROM_TURN` on, a quick crossing may hold the loop thread on its
-    CPU; the leg lets go when it ends (`end_leg`). A guest without a crossing (V8's: a
-    segment is a message to its worker process, which the guest thread may have to start
-    anew) is never held: a process started on a held thread would inherit its one CPU."""
+    `turn`th turn. From `HOLD_FROM_TURN` on, a quick crossing may hold the guest thread on
+    the loop thread's CPU; the leg lets go when it ends (`end_leg`). A guest without a
+    crossing (V8's: a segment is a message to its worker process, which the guest thread may
+    have to start anew) is never held: a process started on a held thread would inherit its
+    one CPU."""
     if runner is None:  # the loop thread's path: the segment inline, no hand-off
         return guest.run_segment(None, batch, deadline)
     crossing = guest.turn_crossing(batch, deadline)

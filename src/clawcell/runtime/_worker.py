@@ -24,15 +24,17 @@ runs to its next call), whose cost is mostly the hand-off itself:
   for a busy core counts too), and the lane's next job is awaited at once. With other jobs
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
-- A quick job submitted with `hold` (a cell's leg asks from its fourth turn on, and ends
-  the hold itself) *holds*: the lane's thread is kept on the CPU the loop thread is on, and
-  the loop thread on that CPU while it waits for the job (never while it runs: a process a
-  tool starts would inherit the one CPU), until a job is awaited or outlasts the wait, or
-  the caller calls `release_hold`. On an otherwise idle machine the scheduler wakes a
-  sleeping thread on the idle core, so each hand-off of a call-heavy cell woke an idle core
-  and moved the cell's data between caches; on one CPU a hand-off is a plain switch. A
-  cell's first segments and a short leg are never held (docs/benchmarks.md, "A call-heavy
-  leg held on one CPU").
+- A quick job submitted with `hold` (a cell's leg asks from its fifth turn on, and ends
+  the hold itself) *holds* its lane: before each quick job the lane's thread is moved to
+  the CPU the loop thread is on (`sched_setaffinity` on the lane's thread, only when that
+  CPU changed), until a job is awaited or outlasts the wait, or the caller calls
+  `release_hold`, which gives the lane's thread back every CPU it had. On an otherwise idle
+  machine the scheduler wakes a sleeping thread on the idle core, so each hand-off of a
+  call-heavy cell woke an idle core and moved the cell's data between caches; woken on the
+  loop thread's CPU, the job usually preempts the loop thread there and is done before the
+  loop thread waits at all. The loop thread's own CPUs are never changed (a process that a
+  tool starts inherits them), nor is a cell's first segments or a short leg ever held
+  (docs/benchmarks.md, "A call-heavy leg held on one CPU").
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -67,8 +69,8 @@ SegmentRunner = Callable[..., Awaitable[Any]]
 cell's place for the loop thread."""
 
 HOLD = True
-"""Whether a quick job asked to `hold` holds the loop thread and the lane's on one CPU (read
-when the lanes start; a process that may not set affinities stops at the first refusal)."""
+"""Whether a quick job asked to `hold` holds its lane on the loop thread's CPU (read when the
+lanes start; a process that may not set affinities stops at the first refusal)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -214,49 +216,34 @@ class _Lanes:
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
         self.can_hold = _current_cpu is not None and HOLD
-        self.held: tuple[int, set[int], _Worker] | None = None
-        """The held loop thread (`threading.get_ident`), the CPUs it may use when it does not
-        wait, and the lane held."""
+        self.held: tuple[int, _Worker] | None = None
+        """The thread that holds (`threading.get_ident`) and the lane it holds."""
 
-    def hold(self, worker: _Worker) -> bool:
-        """Keep `worker`'s thread on the calling thread's CPU (the loop's) until `let_go`;
-        the calling thread is held there only while it waits (`pin_here`). Whether held."""
-        try:
-            free = os.sched_getaffinity(0)
-        except OSError:  # not allowed here
-            self.can_hold = False
-            return False
-        self.held = (threading.get_ident(), free, worker)
+    def hold(self, worker: _Worker) -> None:
+        """Hold `worker`'s lane for the calling thread (the loop's) until `let_go`: each of
+        its quick jobs first moves the lane's thread to the CPU the calling thread is on
+        (`follow_here`)."""
+        self.held = (threading.get_ident(), worker)
         _holding[0] = True
-        return True
+
+    def follow_here(self, worker: _Worker) -> None:
+        """Before a held job is submitted: the lane's thread on the calling thread's CPU."""
+        held = self.held
+        assert held is not None
+        if held[0] != threading.get_ident() or held[1] is not worker:  # another loop or lane
+            self.let_go()
+            return
+        cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
+        if cpu < 0 or (cpu != worker.pinned and not worker.follow(cpu)):  # may not move it
+            self.can_hold = False
+            self.let_go()
 
     def let_go(self) -> None:
-        """Give the lane's thread back the CPUs it could use before `hold`."""
+        """Give the held lane's thread back the CPUs it could use before."""
         held, self.held = self.held, None
         _holding[0] = False
         if held is not None:
-            held[2].release()
-
-    def pin_here(self, worker: _Worker) -> set[int] | None:
-        """Before a held job is submitted: the lane's thread and the calling thread (the
-        loop's, about to wait) on the calling thread's CPU; the CPUs to give the calling
-        thread back after the wait (`None`: nothing was pinned). Never while the loop thread
-        runs: a process it starts (a tool's) would inherit the one CPU."""
-        held = self.held
-        assert held is not None
-        if held[0] != threading.get_ident():  # another loop's thread: not the one held
-            self.let_go()
-            return None
-        cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
-        try:
-            if cpu != worker.pinned and not worker.follow(cpu):
-                raise OSError  # the lane's thread may not be moved here
-            os.sched_setaffinity(0, (cpu,))
-        except (OSError, ValueError):  # not allowed here, or the C library said -1
-            self.can_hold = False
-            self.let_go()
-            return None
-        return held[1]
+            held[1].release()
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -297,7 +284,7 @@ _lanes = PerProcess(_Lanes)  # a forked child does not inherit the threads: it s
 
 
 def release_hold() -> None:
-    """End a hold of the loop thread's CPU (a cell's leg ended)."""
+    """End a hold of a lane (a cell's leg ended): its thread may use every CPU again."""
     if _holding[0]:
         _lanes.get().let_go()
 
@@ -313,8 +300,8 @@ async def run_on_guest_thread(
 ) -> Any:
     """`function(*args)` on guest thread `lane`, awaited from the event loop (or waited for
     briefly on the loop thread, see the module's docstring). With `hold`, a quick job holds
-    the calling thread and the lane's on the calling thread's CPU until a job is awaited or
-    outlasts the wait, or the caller calls `release_hold`."""
+    the lane on the calling thread's CPU until a job is awaited or outlasts the wait, or the
+    caller calls `release_hold`."""
     lanes = _lanes.get()
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
@@ -322,21 +309,17 @@ async def run_on_guest_thread(
     loop = asyncio.get_running_loop()
     quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
     in_flight.add(job)
-    free = None
     if not quick:
         job.future = loop.create_future()
         if lanes.held is not None:
             lanes.let_go()
-    elif lanes.held is not None or (hold and lanes.can_hold and lanes.hold(worker)):
-        free = lanes.pin_here(worker)
+    elif lanes.held is not None or (hold and lanes.can_hold):
+        if lanes.held is None:
+            lanes.hold(worker)
+        lanes.follow_here(worker)
     worker.submit(job)
     if quick:
-        try:
-            finished = lanes.wait_for(job)
-        finally:
-            if free is not None:
-                os.sched_setaffinity(0, free)
-        if finished:
+        if lanes.wait_for(job):
             in_flight.discard(job)
             return job.outcome()
         if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
