@@ -1,8 +1,8 @@
 """The guest-thread bridge against the loop thread, in this tree and another, alternately.
 
 A script, not a test. Each round runs one fresh process per variant (in a shuffled order):
-the baseline tree, this tree, and this tree with `FOLLOW_THE_LOOP` off (a lane's thread is
-not kept on the loop thread's CPU for the jobs the loop waits for; see `runtime/_worker.py`).
+the baseline tree, this tree, and this tree with `HOLD` off (a call-heavy leg's lane is not
+held on the loop thread's CPU; see `runtime/_worker.py`).
 A process times a cell of 1,000 sequential echo calls on the guest thread and on the loop
 thread, alternating the two modes cell by cell, and counts the process's context switches
 (`getrusage`, every thread) and CPU time per call in each mode; one more guest-thread cell,
@@ -39,8 +39,8 @@ import clawcell._runs._host as host
 import clawcell.runtime._guest as guest_module
 import clawcell.runtime._worker as worker
 
-if {not_following}:
-    worker.FOLLOW_THE_LOOP = False
+if {not_holding}:
+    worker.HOLD = False
 
 SEQUENTIAL = "for (let i = 0; i < {calls}; i++) await echo({{ i }}); return 1;"
 
@@ -68,9 +68,9 @@ def count_same_cpu():
         seen.append(cpu())
         return segment(self, *args)
 
-    async def run(function, *args, lane=0):
+    async def run(function, *args, **kwargs):
         submitted = cpu()
-        result = await runner(function, *args, lane=lane)
+        result = await runner(function, *args, **kwargs)
         if seen:
             counts[0] += seen.pop() == submitted
             counts[1] += 1
@@ -108,12 +108,12 @@ asyncio.run(main())
 """
 
 
-NOT_FOLLOWING = "this tree, not following"
+NOT_HOLDING = "this tree, not holding"
 
 
 def _one(name: str, source: Path, cells: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(source)}
-    code = CHILD.format(calls=CALLS, cells=cells, not_following=name == NOT_FOLLOWING)
+    code = CHILD.format(calls=CALLS, cells=cells, not_holding=name == NOT_HOLDING)
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
     )
@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--cells", type=int, default=6, help="cells per mode per process")
     args = parser.parse_args()
-    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, NOT_FOLLOWING: HERE}
+    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, NOT_HOLDING: HERE}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     loads: list[float] = []
     for _ in range(args.rounds):

@@ -45,9 +45,9 @@ def run_segment(self, *args):
     seen.append(cpu())
     return segment(self, *args)
 
-async def run(function, *args, lane=0):
+async def run(function, *args, **kwargs):
     submitted = cpu()
-    result = await runner(function, *args, lane=lane)
+    result = await runner(function, *args, **kwargs)
     if seen:
         counts[0] += seen.pop() == submitted
         counts[1] += 1
