@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any, ClassVar, NamedTuple, Protocol, cast
 
 from .._jsjson import dumps
 from .._jsonvalue import json_text
@@ -158,23 +158,6 @@ class Bridge:
         self._inbox_bytes = inbox_bytes
         self.results = results
         self.session = session
-        # Host-only work that needs no await is answered at once, without a task.
-        self._now: dict[str, Callable[[list[Any]], Any]] = {
-            "search": self._search,
-            "describe": self._describe,
-            "apiList": self._api_list,
-            "apiRead": self._api_read,
-            "resultSave": self._result_save,
-            "resultLoad": self._result_load,
-            "resultDelete": self._result_delete,
-            "namespace": self._namespace,
-        }
-        self._later: dict[str, Callable[[list[Any]], Awaitable[Any]]] = {
-            "callValue": self._call_value,
-            "sleep": self._sleep,
-            "store": self._store,
-            "load": self._load,
-        }
 
     @property
     def inbox_bytes(self) -> int:
@@ -184,14 +167,14 @@ class Bridge:
 
     def run_now(self, request_id: str, method: str, args: list[Any]) -> Reply | None:
         """Answer a request that needs no await, or return `None` to `run` it as a task."""
-        handler = self._now.get(method)
-        if handler is None and method in self._later:
+        handler = self._NOW.get(method)
+        if handler is None and method in self._LATER:
             return None
         try:
             if handler is None:
                 raise BridgeFailure(f"unknown bridge method {method!r}")
             self._observe(method, args)
-            value = handler(args)
+            value = handler(self, args)
             self._observe(method, args, value)
             return self._reply(request_id, value)
         except Exception as exc:
@@ -214,7 +197,7 @@ class Bridge:
                     if len(payload) > self._inbox_bytes:
                         raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
                     return Reply(request_id, True, payload)
-            return self._reply(request_id, await self._later[method](args))
+            return self._reply(request_id, await self._LATER[method](self, args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -300,6 +283,27 @@ class Bridge:
         if service is None:
             raise BridgeFailure(f"{name} is not available in this runtime")
         return service
+
+    _NOW: ClassVar[dict[str, Callable[[Bridge, list[Any]], Any]]] = {
+        "search": _search,
+        "describe": _describe,
+        "apiList": _api_list,
+        "apiRead": _api_read,
+        "resultSave": _result_save,
+        "resultLoad": _result_load,
+        "resultDelete": _result_delete,
+        "namespace": _namespace,
+    }
+    """Host-only work that needs no await, answered at once without a task. Functions, not
+    bound methods kept on each bridge: those would make every bridge a reference cycle,
+    freed only by the cyclic collector."""
+    _LATER: ClassVar[dict[str, Callable[[Bridge, list[Any]], Awaitable[Any]]]] = {
+        "callValue": _call_value,
+        "sleep": _sleep,
+        "store": _store,
+        "load": _load,
+    }
+    """Work that awaits, run as a task (`run`)."""
 
 
 def _plain(action: Callable[[], Any]) -> Any:

@@ -66,7 +66,7 @@ class Cell:
         self._on_settled: Callable[[str, Reply], None] | None = None
         self._pending = PendingRequests(bridge.inbox_bytes)
         if bridge.approvals is not None:
-            bridge.approvals.wake = self._wake_now
+            bridge.approvals.wake_weakly(self._wake_now)
 
     # -- what the lifecycle reads and asks ----------------------------------------------
 

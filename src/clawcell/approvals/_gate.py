@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import field
@@ -136,6 +137,19 @@ class RunApprovals:
     restored: dict[str, PendingApproval] = field(default_factory=dict[str, PendingApproval])
     """Approvals of a run revived from a record, by request id: asked again with the same id."""
     _waiting: dict[str, _Waiting] = field(default_factory=dict[str, _Waiting])
+
+    def wake_weakly(self, method: Callable[[], None]) -> None:
+        """Call the bound `method` (`wake`) when a call starts to wait for a decision, without
+        keeping its object alive: the cell that owns this gate through its bridge would
+        otherwise make every run a reference cycle, freed only by the cyclic collector."""
+        ref = weakref.WeakMethod(method)
+
+        def wake() -> None:
+            live = ref()
+            if live is not None:
+                live()
+
+        self.wake = wake
 
     @property
     def pending(self) -> list[PendingApproval]:
