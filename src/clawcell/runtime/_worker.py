@@ -268,7 +268,7 @@ def _native_current_cpu() -> Callable[[], int] | None:
 
 _current_cpu = _native_current_cpu()
 _holding = [False]
-"""Whether some lane holds a loop thread (read by `let_go` without building the lanes)."""
+"""Whether some lane is held (read by `release_hold` without building the lanes)."""
 
 
 def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
