@@ -30,8 +30,8 @@ from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
 from ._handles import Engine, Store
 
 __all__ = [
-    "TRAP_MESSAGE",
     "INTERRUPT_SIGNATURE",
+    "TRAP_MESSAGE",
     "HardDeadline",
     "Watchdog",
     "install_backstop",

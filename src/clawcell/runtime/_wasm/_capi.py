@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections.abc import Callable
 from ctypes import POINTER, c_bool, c_int64, c_size_t, c_uint8, c_uint64, c_void_p
 from pathlib import Path
 from typing import Any, Final
@@ -107,7 +108,9 @@ EPOCH_CALLBACK: Final = ctypes.CFUNCTYPE(
 )
 """`wasmtime_error_t *(*)(wasmtime_context_t *, void *data, uint64_t *delta,
 wasmtime_update_deadline_kind_t *kind)`."""
-UNCHECKED_CALLBACK: Final = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_void_p, POINTER(c_int64), c_size_t)
+UNCHECKED_CALLBACK: Final = ctypes.CFUNCTYPE(
+    c_void_p, c_void_p, c_void_p, POINTER(c_int64), c_size_t
+)
 """`wasm_trap_t *(*)(void *env, wasmtime_caller_t *, wasmtime_val_raw_t *, size_t)`."""
 FINALIZER: Final = ctypes.CFUNCTYPE(None, c_void_p)
 
@@ -122,38 +125,58 @@ class CApi:
             entry.restype, entry.argtypes = restype, argtypes
             return entry
 
+        self._declare_engine(fn)
+        self._declare_store(fn)
+        self._declare_instance(fn)
+
+    def _declare_engine(self, fn: Callable[..., Any]) -> None:
         p, u64, size = c_void_p, c_uint64, c_size_t
-        # config and engine
         self.wasm_config_new = fn("wasm_config_new", p)
-        self.config_epoch_interruption_set = fn("wasmtime_config_epoch_interruption_set", None, p, c_bool)
+        self.config_epoch_interruption_set = fn(
+            "wasmtime_config_epoch_interruption_set", None, p, c_bool
+        )
         self.config_max_wasm_stack_set = fn("wasmtime_config_max_wasm_stack_set", None, p, size)
-        self.config_memory_reservation_set = fn("wasmtime_config_memory_reservation_set", None, p, u64)
+        self.config_memory_reservation_set = fn(
+            "wasmtime_config_memory_reservation_set", None, p, u64
+        )
         self.config_memory_reservation_for_growth_set = fn(
             "wasmtime_config_memory_reservation_for_growth_set", None, p, u64
         )
-        self.config_cranelift_opt_level_set = fn("wasmtime_config_cranelift_opt_level_set", None, p, c_uint8)
+        self.config_cranelift_opt_level_set = fn(
+            "wasmtime_config_cranelift_opt_level_set", None, p, c_uint8
+        )
         self.engine_new_with_config = fn("wasm_engine_new_with_config", p, p)
         self.engine_delete = fn("wasm_engine_delete", None, p)
         self.engine_increment_epoch = fn("wasmtime_engine_increment_epoch", None, p)
         # modules and linkers
         self.module_new = fn("wasmtime_module_new", p, p, p, size, p)
-        self.module_deserialize_file = fn("wasmtime_module_deserialize_file", p, p, ctypes.c_char_p, p)
+        self.module_deserialize_file = fn(
+            "wasmtime_module_deserialize_file", p, p, ctypes.c_char_p, p
+        )
         self.module_serialize = fn("wasmtime_module_serialize", p, p, p)
         self.module_delete = fn("wasmtime_module_delete", None, p)
         self.linker_new = fn("wasmtime_linker_new", p, p)
         self.linker_define_wasi = fn("wasmtime_linker_define_wasi", p, p)
         self.linker_instantiate = fn("wasmtime_linker_instantiate", p, p, p, p, p, p)
         self.linker_delete = fn("wasmtime_linker_delete", None, p)
-        # stores
+
+    def _declare_store(self, fn: Callable[..., Any]) -> None:
+        p, u64 = c_void_p, c_uint64
         self.store_new = fn("wasmtime_store_new", p, p, p, p)
         self.store_context = fn("wasmtime_store_context", p, p)
         self.store_delete = fn("wasmtime_store_delete", None, p)
-        self.store_limiter = fn("wasmtime_store_limiter", None, p, c_int64, c_int64, c_int64, c_int64, c_int64)
-        self.store_epoch_deadline_callback = fn("wasmtime_store_epoch_deadline_callback", None, p, p, p, p)
+        self.store_limiter = fn(
+            "wasmtime_store_limiter", None, p, c_int64, c_int64, c_int64, c_int64, c_int64
+        )
+        self.store_epoch_deadline_callback = fn(
+            "wasmtime_store_epoch_deadline_callback", None, p, p, p, p
+        )
         self.context_set_epoch_deadline = fn("wasmtime_context_set_epoch_deadline", None, p, u64)
         self.wasi_config_new = fn("wasi_config_new", p)
         self.context_set_wasi = fn("wasmtime_context_set_wasi", p, p, p)
-        # instances and their exports
+
+    def _declare_instance(self, fn: Callable[..., Any]) -> None:
+        p, u64, size = c_void_p, c_uint64, c_size_t
         self.instance_new = fn("wasmtime_instance_new", p, p, p, p, size, p, p)
         self.instance_export_get = fn("wasmtime_instance_export_get", c_bool, p, p, p, size, p)
         self.func_type = fn("wasmtime_func_type", p, p, p)
@@ -173,7 +196,6 @@ class CApi:
         self.global_get = fn("wasmtime_global_get", None, p, p, p)
         self.global_set = fn("wasmtime_global_set", p, p, p, p)
         self.table_grow = fn("wasmtime_table_grow", p, p, p, u64, p, p)
-        # errors and traps
         self.error_new = fn("wasmtime_error_new", p, ctypes.c_char_p)
         self.error_message = fn("wasmtime_error_message", None, p, p)
         self.error_delete = fn("wasmtime_error_delete", None, p)

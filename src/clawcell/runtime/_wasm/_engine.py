@@ -39,7 +39,7 @@ __all__ = [
 _KEPT_BUILDS = 3
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
 _PATCH_VERSION: Final = "6"
-MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime 50 aborted the process
+MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborted the process
 MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 
 EXPORTED_FUNCTIONS: Final = (

@@ -93,7 +93,7 @@ class FastExport:
         if error:
             raise GuestTrap(error_text(error))
         if self._trap:
-            trap, self._trap.value = self._trap.value, None
+            trap, self._trap.value = self._trap.value or 0, None
             raise GuestTrap(trap_text(trap))
         if self._result == I64:
             return slots[0]

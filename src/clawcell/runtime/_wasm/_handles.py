@@ -27,7 +27,7 @@ from ._capi import (
     trap_text,
 )
 
-__all__ = ["Engine", "Export", "Linker", "Module", "Store", "Signature", "func_signature"]
+__all__ = ["Engine", "Export", "Linker", "Module", "Signature", "Store", "func_signature"]
 
 Signature = tuple[tuple[str, ...], tuple[str, ...]]
 _OPT_LEVEL_SPEED: Final = 1
@@ -185,12 +185,15 @@ class Linker(_Owned):
         super().__init__(api, api.linker_new(engine.ptr), "a linker")
         raise_error(api.linker_define_wasi(self.ptr), "cannot define WASI")
 
-    def instantiate(self, store: Store, module: Module) -> Export:
-        """An instance of `module` in `store`, its imports taken from this linker."""
+    def instantiate(self, store: Store, module: Module, what: str = "a module") -> Export:
+        """An instance of `module` in `store`, its imports taken from this linker; raises
+        `EngineError` ("cannot instantiate {what}: {wasmtime's reason}")."""
         instance = ctypes.create_string_buffer(INSTANCE_BYTES)
         trap = c_void_p()
-        error = self._api.linker_instantiate(self.ptr, store.context, module.ptr, instance, byref(trap))
-        _raise_failure(error, trap, "cannot instantiate")
+        error = self._api.linker_instantiate(
+            self.ptr, store.context, module.ptr, instance, byref(trap)
+        )
+        _raise_failure(error, trap, f"cannot instantiate {what}")
         return Export(store, instance)
 
     def _free(self, ptr: int) -> None:
@@ -211,7 +214,9 @@ class Export:
         item = Extern()
         raw = name.encode()
         api = self.store._api  # pyright: ignore[reportPrivateUsage]
-        found = api.instance_export_get(self.store.context, self._instance, raw, len(raw), byref(item))
+        found = api.instance_export_get(
+            self.store.context, self._instance, raw, len(raw), byref(item)
+        )
         return item if found and item.kind == kind else None
 
 

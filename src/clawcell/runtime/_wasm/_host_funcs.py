@@ -20,13 +20,13 @@ from ctypes import byref, c_uint64, c_void_p
 from typing import Any, Final
 
 from ._capi import (
+    FINALIZER,
     PAYLOAD,
     UNCHECKED_CALLBACK,
     VAL_FUNCREF,
     CApi,
     EngineError,
     Extern,
-    FINALIZER,
     Val,
     ValtypeVec,
     capi,
@@ -62,7 +62,7 @@ def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int 
         if returns:
             values[0] = int(result)
         return None
-    except BaseException:  # noqa: BLE001 - it must not unwind through wasm frames
+    except BaseException:
         return capi().trap_new(TRAP_ON_EXCEPTION, len(TRAP_ON_EXCEPTION))
 
 
@@ -110,4 +110,3 @@ def _functype(api: CApi, params: tuple[str, ...], results: tuple[str, ...]) -> i
     if not ty:
         raise EngineError(f"wasmtime could not create the function type {(params, results)!r}")
     return ty
-

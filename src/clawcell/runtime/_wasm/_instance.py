@@ -21,7 +21,7 @@ from typing import Any, Final
 from ...errors import RuntimeUnavailableError
 from .._failure import JSException
 from ._backstop import INTERRUPT_SIGNATURE, install_backstop, interrupt_handler
-from ._capi import EXTERN_FUNC, EXTERN_GLOBAL, EXTERN_MEMORY, EXTERN_TABLE, EngineError
+from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, EXTERN_TABLE
 from ._engine import CompiledReactor
 from ._exports import SIGNATURES, GuestTrap, export_of, fast_export
 from ._externs import GlobalI32, Memory
@@ -74,11 +74,7 @@ class Instance:
         self.store.set_wasi()
         self.store.set_memory_limit(memory_cap(memory_limit_bytes))
         self.hard_deadline = install_backstop(self.store)
-        try:
-            exports = reactor.linker.instantiate(self.store, reactor.module)
-        except EngineError as exc:
-            reason = exc.message.removeprefix("cannot instantiate: ")
-            raise RuntimeUnavailableError(f"cannot instantiate the QuickJS reactor: {reason}") from exc
+        exports = reactor.linker.instantiate(self.store, reactor.module, "the QuickJS reactor")
         self.memory = LinearMemory(
             self.store,
             Memory(self.store, export_of(exports, "memory", EXTERN_MEMORY)),
