@@ -46,6 +46,13 @@ SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
 assert set(EXPORTED_FUNCTIONS) <= set(SIGNATURES)
 
 
+_BUFFER_VALUES: Final = 9
+"""Every export's buffer holds this many values (one ctypes array type for all: making a
+type costs more than the few bytes a shorter buffer saves)."""
+_Word = ctypes.c_uint64
+_Buffer = _Word * (VAL_RAW_BYTES // 8 * _BUFFER_VALUES)
+
+
 class GuestTrap(Exception):
     """The wasm instance trapped (epoch deadline, out of bounds, unreachable)."""
 
@@ -78,7 +85,7 @@ class FastExport:
         # one slice assignment and the result comes out as a plain int. ctypes masks
         # integers to the word.
         words = VAL_RAW_BYTES // 8
-        self._buf = (ctypes.c_uint64 * (words * self._len))()
+        self._buf = _Buffer() if self._len <= _BUFFER_VALUES else (_Word * (words * self._len))()
         self._slots = self._buf
         self._stride = words
         self._result = results[0] if results else None

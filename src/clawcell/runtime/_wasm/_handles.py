@@ -233,7 +233,6 @@ def func_signature(store: Store, func: Extern) -> Signature:
 
 def _kinds(api: CApi, vec: int) -> tuple[str, ...]:
     size = c_uint64.from_address(vec).value
-    if not size:
-        return ()
-    data = (c_void_p * size).from_address(c_void_p.from_address(vec + 8).value or 0)
-    return tuple(KIND_NAMES.get(api.valtype_kind(t), "funcref") for t in data)
+    data = c_void_p.from_address(vec + 8).value or 0
+    types = (c_void_p.from_address(data + 8 * i).value for i in range(size))
+    return tuple(KIND_NAMES.get(api.valtype_kind(t), "funcref") for t in types)

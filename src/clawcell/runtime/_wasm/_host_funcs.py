@@ -39,6 +39,8 @@ __all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions"]
 TRAP_ON_EXCEPTION: Final = b"python exception"
 _KINDS: Final = {"i32": 0, "i64": 1}
 _MASK64: Final = 0xFFFF_FFFF_FFFF_FFFF
+_MAX_PARAMS: Final = 8
+_Types = c_void_p * _MAX_PARAMS
 
 _entries: dict[int, tuple[Callable[..., Any], tuple[bool, ...], bool]] = {}
 """key -> (function, whether each parameter is an i32, whether it returns a value)."""
@@ -82,8 +84,15 @@ def add_to_table(store: Store, table: Extern, sig: Signature, function: Callable
     """Append a host function calling `function` to `table` (an export of `store`) and
     return its slot. `sig` is `((param types), (result types))`, each `"i32"` or `"i64"`."""
     params, results = sig
-    if len(results) > 1 or any(k not in _KINDS for k in (*params, *results)):
-        raise ValueError(f"a host function takes i32 and i64 and returns at most one: {sig!r}")
+    if (
+        len(params) > _MAX_PARAMS
+        or len(results) > 1
+        or any(k not in _KINDS for k in (*params, *results))
+    ):
+        raise ValueError(
+            f"a host function takes up to {_MAX_PARAMS} i32 and i64 values and returns at "
+            f"most one: {sig!r}"
+        )
     api = capi()
     ty = _functype(api, params, results)
     func = Val()
@@ -104,7 +113,7 @@ def _functype(api: CApi, params: tuple[str, ...], results: tuple[str, ...]) -> i
     """A new `wasm_functype_t` (the caller deletes it)."""
     vecs = (ValtypeVec(), ValtypeVec())
     for vec, kinds in zip(vecs, (params, results), strict=True):
-        types = (c_void_p * max(len(kinds), 1))(*[api.valtype_new(_KINDS[k]) for k in kinds])
+        types = _Types(*[api.valtype_new(_KINDS[k]) for k in kinds])
         api.valtype_vec_new(byref(vec), len(kinds), types)  # takes the valtypes
     ty = api.functype_new(byref(vecs[0]), byref(vecs[1]))  # takes both vectors
     if not ty:
