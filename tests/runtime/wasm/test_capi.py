@@ -231,3 +231,12 @@ def test_host_functions_are_released_with_their_store() -> None:
 def test_a_module_that_does_not_compile_says_why() -> None:
     with pytest.raises(EngineError, match=r"^cannot compile: "):
         Module.compile(Engine(), b"\0asm\x01\0\0\0\x0a")
+
+
+def test_the_requirement_named_in_errors_is_the_project_s_dependency() -> None:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    dependencies = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert _capi.REQUIREMENT in dependencies
+    assert _capi.REQUIREMENT.startswith(f"wasmtime>={_capi.LAYOUT_MAJORS[-1]}.")

@@ -28,9 +28,23 @@ from typing import Any, Final
 from ...errors import RuntimeUnavailableError
 
 __all__ = [
+    "EPOCH_CALLBACK",
+    "EXTERN_FUNC",
+    "EXTERN_GLOBAL",
+    "EXTERN_MEMORY",
+    "EXTERN_TABLE",
+    "FINALIZER",
+    "INSTANCE_BYTES",
     "KIND_NAMES",
     "LAYOUT_MAJORS",
+    "PAYLOAD",
     "REQUIREMENT",
+    "UNCHECKED_CALLBACK",
+    "UPDATE_DEADLINE_CONTINUE",
+    "VAL_FUNCREF",
+    "VAL_I32",
+    "VAL_I64",
+    "VAL_RAW_BYTES",
     "ByteVec",
     "CApi",
     "EngineError",
@@ -40,6 +54,7 @@ __all__ = [
     "capi",
     "error_text",
     "library_path",
+    "raise_error",
     "trap_text",
     "wasmtime_version",
 ]

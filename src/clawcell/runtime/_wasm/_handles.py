@@ -9,6 +9,7 @@ store (they are indices into it, freed with it); `Export` keeps its store alive 
 from __future__ import annotations
 
 import ctypes
+import os
 from ctypes import byref, c_uint64, c_void_p
 from typing import Final
 
@@ -112,7 +113,7 @@ class Module(_Owned):
     def deserialize_file(cls, engine: Engine, path: str) -> Module:
         """A module `serialize`d earlier, from a file (refused if another build wrote it)."""
         api, out = engine._api, c_void_p()  # pyright: ignore[reportPrivateUsage]
-        error = api.module_deserialize_file(engine.ptr, path.encode(), byref(out))
+        error = api.module_deserialize_file(engine.ptr, os.fsencode(path), byref(out))
         raise_error(error, f"cannot deserialize {path!r}")
         return cls(engine, out.value or 0)
 
