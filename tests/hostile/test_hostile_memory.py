@@ -1,7 +1,8 @@
 """Host memory: guests are freed when their `CodeMode` closes or their pool is dropped.
 
-wasmtime-py keeps host callbacks in a process-wide slab until their store is deleted; a
-callback that referenced its guest kept every guest, store and linear memory alive (D15).
+Host callbacks stay in a process-wide registry until their store is deleted (as they did in
+wasmtime-py's slab); a callback that referenced its guest kept every guest, store and linear
+memory alive (D15).
 RSS bounds here are generous ratios of what a leak costs, never timings.
 """
 

@@ -8,8 +8,6 @@ import weakref
 from collections.abc import Callable
 from typing import Protocol
 
-import wasmtime
-
 from ._wasm._instance import Instance
 
 __all__ = ["Deadlined", "interrupt_check", "rejection_tracker", "set_tracker"]
@@ -22,8 +20,8 @@ class Deadlined(Protocol):
     interrupted: bool
 
 
-# Host callbacks live in wasmtime-py's process-wide function slab until their store is
-# deleted, and the store is deleted only when its guest is freed: a callback that held the
+# Host callbacks live in the process-wide registry of `_wasm._host_funcs` until their store
+# is deleted, and the store is deleted only when its guest is freed: a callback that held the
 # guest would keep it, its store and its linear memory alive forever. They hold weak
 # references only.
 
@@ -31,8 +29,7 @@ class Deadlined(Protocol):
 def set_tracker(inst: Instance, tracker: Callable[..., None], *, set_handler: bool) -> int:
     """Put the promise-rejection tracker in the table (its slot is the same in every instance);
     `set_handler` also registers it with the runtime (a copy of an image has it already)."""
-    i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-    slot = inst.callback_slot(wasmtime.FuncType([i32, i64, i64, i32, i32], []), tracker)
+    slot = inst.callback_slot((("i32", "i64", "i64", "i32", "i32"), ()), tracker)
     if set_handler:
         inst._f["JS_SetHostPromiseRejectionTracker"](inst.rt, slot, 0)  # pyright: ignore[reportPrivateUsage]
     return slot

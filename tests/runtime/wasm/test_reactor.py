@@ -21,6 +21,8 @@ from clawcell.runtime._failure import EngineFailure, JSException
 from clawcell.runtime._wasm import _reactor
 from clawcell.runtime._wasm._engine import (
     EXPORTED_FUNCTIONS,
+    MAX_WASM_STACK,
+    MEMORY_RESERVATION,
     _cache_path,  # pyright: ignore[reportPrivateUsage]
 )
 from clawcell.runtime._wasm._exports import SIGNATURES, GuestTrap
@@ -108,7 +110,20 @@ def test_patching_refuses_bytes_that_are_not_a_wasm_module() -> None:
 
 
 def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> None:
-    exports = {e.name: e.type for e in compiled_reactor().module.exports}
+    # Read with wasmtime-py's own classes, from the engine cache our bindings serialized
+    # (an engine configured as ours, or the file is refused).
+    reactor = compiled_reactor()
+    cache = _cache_path()
+    assert cache is not None and cache.exists()
+    config = wasmtime.Config()
+    config.epoch_interruption = True
+    config.max_wasm_stack = MAX_WASM_STACK
+    config.memory_reservation = MEMORY_RESERVATION
+    config.memory_reservation_for_growth = 0
+    config.cranelift_opt_level = "speed"
+    module = wasmtime.Module.deserialize_file(wasmtime.Engine(config), str(cache))
+    assert reactor.module.ptr
+    exports = {e.name: e.type for e in module.exports}
     for name in EXPORTED_FUNCTIONS:
         ty = exports[name]
         assert isinstance(ty, wasmtime.FuncType), name

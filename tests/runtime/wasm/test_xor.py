@@ -57,8 +57,17 @@ def test_threads_parking_at_once_each_get_their_own_result() -> None:
 def test_an_engine_that_cannot_build_the_module_falls_back_to_python(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(xor_module, "_WAT", '(module (func (export "xor") v128.bogus))')
+    # A module this engine refuses (a truncated code section stands in for SIMD it lacks).
+    monkeypatch.setattr(xor_module, "_WASM", xor_module._WASM[:60])  # pyright: ignore[reportPrivateUsage]
     fallback = xor_module._make()  # pyright: ignore[reportPrivateUsage]
     left, right = os.urandom(300), os.urandom(300)
     assert fallback(left, right) == _reference(left, right)
     assert fallback is xor_module._python_xor  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_shipped_binary_is_the_text_module_assembled() -> None:
+    # The binary is shipped so no text is parsed at run time; it must stay the text's.
+    import wasmtime  # here: clawcell itself never imports wasmtime-py
+
+    shipped = xor_module._WASM  # pyright: ignore[reportPrivateUsage]
+    assert shipped == bytes(wasmtime.wat2wasm(xor_module._WAT))  # pyright: ignore[reportPrivateUsage]

@@ -20,27 +20,25 @@ interpreter ticks and stops the guest with an uncatchable `InternalError: interr
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Final
 
-import wasmtime
-from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
+from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
+from ._handles import Engine, Store
 
 __all__ = [
+    "INTERRUPT_SIGNATURE",
     "TRAP_MESSAGE",
     "HardDeadline",
     "Watchdog",
     "install_backstop",
     "interrupt_handler",
-    "interrupt_type",
 ]
 
 TRAP_MESSAGE: Final = "wasm trap: interrupt (the hard deadline of this guest passed)"
-_CONTINUE: Final = 0  # WASMTIME_UPDATE_DEADLINE_CONTINUE
 
 
 class HardDeadline:
@@ -54,32 +52,32 @@ class HardDeadline:
 
 _deadlines: dict[int, HardDeadline] = {}
 _keys = itertools.count(1)
-_new_error: Any = _bindings._wasmtime_error_new  # pyright: ignore[reportPrivateUsage]
-_callback_signature: Any = _bindings._wasmtime_store_epoch_deadline_callback.argtypes  # pyright: ignore[reportPrivateUsage]
+_TRAP_BYTES: Final = TRAP_MESSAGE.encode()
 
 
-@_callback_signature[1]
+@EPOCH_CALLBACK
 def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
     deadline = _deadlines.get(data or 0)
     if deadline is not None and time.monotonic() >= deadline.at:
-        error: Any = _new_error(TRAP_MESSAGE.encode())
-        return ctypes.cast(error, ctypes.c_void_p).value or 0
+        return capi().error_new(_TRAP_BYTES) or 0
     delta[0] = 1
-    kind[0] = _CONTINUE
+    kind[0] = UPDATE_DEADLINE_CONTINUE
     return 0
 
 
-@_callback_signature[3]
-def _forget(data: int | None) -> None:
-    _deadlines.pop(data or 0, None)
+@FINALIZER
+def _forget(key: int | None, _table: dict[int, Any] = _deadlines) -> None:
+    # The registry is bound here: a store freed while the interpreter exits may run this
+    # after the module's globals are cleared.
+    _table.pop(key or 0, None)
 
 
-def install_backstop(store: wasmtime.Store) -> HardDeadline:
+def install_backstop(store: Store) -> HardDeadline:
     """Route `store`'s epoch deadline through its own `HardDeadline` (returned)."""
     deadline = HardDeadline()
     key = next(_keys)
     _deadlines[key] = deadline
-    _bindings.wasmtime_store_epoch_deadline_callback(store.ptr(), _on_epoch, key, _forget)
+    capi().store_epoch_deadline_callback(store.ptr, _on_epoch, key, _forget)
     store.set_epoch_deadline(1)
     return deadline
 
@@ -95,7 +93,7 @@ class Watchdog:
     before it sleeps, so none is missed.
     """
 
-    def __init__(self, engine: wasmtime.Engine) -> None:
+    def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._cond = threading.Condition(threading.Lock())
         self._watched: dict[int, float] = {}
@@ -151,9 +149,8 @@ class Watchdog:
                 continue
 
 
-def interrupt_type() -> wasmtime.FuncType:
-    """The wasm type of QuickJS's interrupt callback."""
-    return wasmtime.FuncType([wasmtime.ValType.i32()] * 2, [wasmtime.ValType.i32()])
+INTERRUPT_SIGNATURE: Final = (("i32", "i32"), ("i32",))
+"""The wasm type of QuickJS's interrupt callback."""
 
 
 def interrupt_handler(interrupt: Callable[[], bool]) -> Callable[[int, int], int]:

@@ -19,12 +19,11 @@ import sys
 from pathlib import Path
 from typing import Final
 
-import wasmtime
-from wasmtime import _ffi as wasmtime_ffi  # pyright: ignore[reportPrivateUsage]
-
 from ...errors import RuntimeUnavailableError
 from .._process import PerProcess
 from ._backstop import Watchdog
+from ._capi import EngineError, library_path
+from ._handles import Engine, Linker, Module
 from ._reactor import WASM_SHA256, load_verified_wasm, patch_exports
 
 __all__ = [
@@ -40,7 +39,7 @@ __all__ = [
 _KEPT_BUILDS = 3
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
 _PATCH_VERSION: Final = "6"
-MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborts the process
+MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborted the process
 MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 
 EXPORTED_FUNCTIONS: Final = (
@@ -69,34 +68,34 @@ class CompiledReactor:
     """The wasmtime engine, the patched and compiled reactor, and a ready linker."""
 
     def __init__(self) -> None:
-        config = wasmtime.Config()
-        config.epoch_interruption = True
-        config.max_wasm_stack = MAX_WASM_STACK
         # Linear memories are reserved up front and grow in place, so a guest's memory never
         # moves and the host can keep its base address (the store caps growth far below).
-        config.memory_reservation = MEMORY_RESERVATION
-        config.memory_reservation_for_growth = 0
-        config.cranelift_opt_level = "speed"
-        self.engine = wasmtime.Engine(config)
+        self.engine = Engine(
+            epoch_interruption=True,
+            max_wasm_stack=MAX_WASM_STACK,
+            memory_reservation=MEMORY_RESERVATION,
+            memory_reservation_for_growth=0,
+            optimize_for_speed=True,
+        )
         self.module = self._load_module()
-        self.linker = wasmtime.Linker(self.engine)
-        self.linker.define_wasi()
+        self.linker = Linker(self.engine)
         self.watchdog = Watchdog(self.engine)
 
-    def _load_module(self) -> wasmtime.Module:
+    def _load_module(self) -> Module:
         cache = _cache_path()
         if cache is not None and cache.exists():
-            with contextlib.suppress(Exception):
-                return wasmtime.Module.deserialize_file(self.engine, str(cache))
+            with contextlib.suppress(Exception):  # a damaged or foreign file: compile anew
+                return Module.deserialize_file(self.engine, str(cache))
         if cache is not None:
             _announce_compile(cache, writable=_writable(cache.parent))
+        wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
         try:
-            wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
-            module = wasmtime.Module(self.engine, wasm)
-        except wasmtime.WasmtimeError as exc:
-            raise RuntimeUnavailableError(f"cannot compile the QuickJS reactor: {exc}") from exc
+            module = Module.compile(self.engine, wasm)
+        except EngineError as exc:
+            reason = exc.message.removeprefix("cannot compile: ")
+            raise RuntimeUnavailableError(f"cannot compile the QuickJS reactor: {reason}") from exc
         if cache is not None:
-            _write_cache(cache, bytes(module.serialize()))
+            _write_cache(cache, module.serialize())
         return module
 
 
@@ -160,10 +159,9 @@ def _writable(directory: Path) -> bool:
 
 
 def _wasmtime_build() -> str:
-    library: str = getattr(getattr(wasmtime_ffi, "dll", None), "_name", "") or ""
     try:
-        return format(os.stat(library).st_size, "x")
-    except OSError:
+        return format(os.stat(library_path()).st_size, "x")
+    except (OSError, RuntimeUnavailableError):
         return "unknown"
 
 

@@ -1,8 +1,8 @@
 """Fast calls into the reactor's exports.
 
-wasmtime-py's `Func.__call__` re-reads the function type and converts every value on each
-call (about 26 µs). A `FastExport` checks the signature once, keeps a preallocated
-`wasmtime_val_raw_t` buffer and calls `wasmtime_func_call_unchecked` (about 3 µs).
+A `FastExport` checks the export's signature once, keeps a preallocated `wasmtime_val_raw_t`
+buffer and calls `wasmtime_func_call_unchecked` (wasmtime-py's `Func.__call__`, which
+re-reads the type and converts every value on each call, took about 26 µs against 3 µs).
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Final
 
-import wasmtime
-from wasmtime import _bindings  # pyright: ignore[reportPrivateUsage]
-from wasmtime import _ffi as ffi  # pyright: ignore[reportPrivateUsage]
-
 from ...errors import RuntimeUnavailableError
+from ._capi import EXTERN_FUNC, PAYLOAD, VAL_RAW_BYTES, Extern, capi, error_text, trap_text
 from ._engine import EXPORTED_FUNCTIONS
+from ._handles import Export, Signature, Store, func_signature
 
 __all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap", "export_of", "fast_export"]
 
@@ -48,6 +46,13 @@ SIGNATURES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
 assert set(EXPORTED_FUNCTIONS) <= set(SIGNATURES)
 
 
+_BUFFER_VALUES: Final = 9
+"""Every export's buffer holds this many values (one ctypes array type for all: making a
+type costs more than the few bytes a shorter buffer saves)."""
+_Word = ctypes.c_uint64
+_Buffer = _Word * (VAL_RAW_BYTES // 8 * _BUFFER_VALUES)
+
+
 class GuestTrap(Exception):
     """The wasm instance trapped (epoch deadline, out of bounds, unreachable)."""
 
@@ -63,32 +68,29 @@ class FastExport:
         "_len",
         "_result",
         "_slots",
+        "_store",
         "_stride",
         "_trap",
         "_trap_ref",
     )
 
-    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, sig: tuple[Any, Any]) -> None:
+    def __init__(self, store: Store, func: Extern, sig: Signature) -> None:
         params, results = sig
-        self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
-        self._func = ctypes.byref(func._func)  # pyright: ignore[reportPrivateUsage]
+        self._store = store  # the context and the function are the store's
+        self._ctx = store.context
+        self._func = ctypes.byref(func, PAYLOAD)
         self._len = max(len(params), len(results), 1)
-        self._buf = (ffi.wasmtime_val_raw_t * self._len)()
-        # The same buffer as unsigned 64-bit words, two per value (a `wasmtime_val_raw_t` is
-        # 16 bytes; an i64 or i32 is its first word, little-endian): the arguments go in
-        # with one slice assignment and the result comes out without the view object that
-        # each `buf[i]` makes. ctypes masks integers to the word, as `.i64 = ...` did.
-        words = ctypes.sizeof(ffi.wasmtime_val_raw_t) // 8
-        self._slots = (ctypes.c_uint64 * (words * self._len)).from_buffer(self._buf)
+        # The buffer as unsigned 64-bit words, two per value (a `wasmtime_val_raw_t` is 16
+        # bytes; an i64 or i32 is its first word, little-endian): the arguments go in with
+        # one slice assignment and the result comes out as a plain int. ctypes masks
+        # integers to the word.
+        words = VAL_RAW_BYTES // 8
+        self._buf = _Buffer() if self._len <= _BUFFER_VALUES else (_Word * (words * self._len))()
+        self._slots = self._buf
         self._stride = words
         self._result = results[0] if results else None
-        # The raw C entry point: the generated Python wrapper around it costs a frame a call.
-        self._call: Any = _bindings._wasmtime_func_call_unchecked  # pyright: ignore[reportPrivateUsage]
-        self._new_trap_slot()
-
-    def _new_trap_slot(self) -> None:
-        # The slot stays NULL while calls succeed, so one is reused until a trap fills it.
-        self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        self._call: Any = capi().func_call_unchecked
+        self._trap = ctypes.c_void_p()  # NULL while calls succeed; cleared after a trap
         self._trap_ref = ctypes.byref(self._trap)
 
     def __call__(self, *args: int) -> int:
@@ -96,11 +98,10 @@ class FastExport:
         slots[0 : self._stride * len(args) : self._stride] = args
         error: Any = self._call(self._ctx, self._func, self._buf, self._len, self._trap_ref)
         if error:
-            raise GuestTrap(str(wasmtime.WasmtimeError._from_ptr(error)))  # pyright: ignore[reportPrivateUsage]
+            raise GuestTrap(error_text(error))
         if self._trap:
-            trap = self._trap
-            self._new_trap_slot()
-            raise GuestTrap(str(wasmtime.Trap._from_ptr(trap)))  # pyright: ignore[reportPrivateUsage]
+            trap, self._trap.value = self._trap.value or 0, None
+            raise GuestTrap(trap_text(trap))
         if self._result == I64:
             return slots[0]
         if self._result == I32:
@@ -108,11 +109,11 @@ class FastExport:
         return 0
 
 
-def fast_export(store: wasmtime.Store, exports: Any, name: str, sig: tuple[Any, Any]) -> FastExport:
+def fast_export(exports: Export, name: str, sig: Signature) -> FastExport:
     """The export `name` as a `FastExport`, once its signature is checked to be `sig`."""
-    func = export_of(exports, name, wasmtime.Func)
-    ty = func.type(store)
-    actual = (tuple(str(p) for p in ty.params), tuple(str(r) for r in ty.results))
+    store = exports.store
+    func = export_of(exports, name, EXTERN_FUNC)
+    actual = func_signature(store, func)
     if actual != sig:
         raise RuntimeUnavailableError(
             f"QuickJS export {name} has signature {actual}, expected {sig}"
@@ -120,9 +121,9 @@ def fast_export(store: wasmtime.Store, exports: Any, name: str, sig: tuple[Any, 
     return FastExport(store, func, sig)
 
 
-def export_of(exports: Any, name: str, kind: type[Any]) -> Any:
-    """The export `name`, which must be a `kind`."""
-    item = exports.get(name) if hasattr(exports, "get") else exports[name]
-    if not isinstance(item, kind):
+def export_of(exports: Export, name: str, kind: int) -> Extern:
+    """The export `name`, which must be of `kind` (`EXTERN_FUNC`, `EXTERN_MEMORY`, ...)."""
+    item = exports.get(name, kind)
+    if item is None:
         raise RuntimeUnavailableError(f"the QuickJS reactor does not export {name!r}")
     return item

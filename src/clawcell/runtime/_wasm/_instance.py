@@ -18,13 +18,15 @@ import ctypes
 from collections.abc import Callable, Generator
 from typing import Any, Final
 
-import wasmtime
-
 from ...errors import RuntimeUnavailableError
 from .._failure import JSException
-from ._backstop import install_backstop, interrupt_handler, interrupt_type
+from ._backstop import INTERRUPT_SIGNATURE, install_backstop, interrupt_handler
+from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, EXTERN_TABLE
 from ._engine import CompiledReactor
-from ._exports import SIGNATURES, export_of, fast_export
+from ._exports import SIGNATURES, GuestTrap, export_of, fast_export
+from ._externs import GlobalI32, Memory
+from ._handles import Signature, Store
+from ._host_funcs import add_to_table
 from ._image_file import StoredImage
 from ._linear_memory import LinearMemory, memory_cap
 from ._reactor import STACK_POINTER_EXPORT, TABLE_EXPORT
@@ -68,23 +70,19 @@ class Instance:
         template: Instance | StoredImage | None = None,
     ) -> None:
         self.reactor = reactor
-        self.store = wasmtime.Store(reactor.engine)
-        self.store.set_wasi(wasmtime.WasiConfig())
-        self.store.set_limits(memory_size=memory_cap(memory_limit_bytes))
+        self.store = Store(reactor.engine)
+        self.store.set_wasi()
+        self.store.set_memory_limit(memory_cap(memory_limit_bytes))
         self.hard_deadline = install_backstop(self.store)
-        try:
-            self._wasm = reactor.linker.instantiate(self.store, reactor.module)
-        except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
-            raise RuntimeUnavailableError(f"cannot instantiate the QuickJS reactor: {exc}") from exc
-        exports = self._wasm.exports(self.store)
+        exports = reactor.linker.instantiate(self.store, reactor.module, "the QuickJS reactor")
         self.memory = LinearMemory(
             self.store,
-            export_of(exports, "memory", wasmtime.Memory),
-            export_of(exports, STACK_POINTER_EXPORT, wasmtime.Global),
+            Memory(self.store, export_of(exports, "memory", EXTERN_MEMORY)),
+            GlobalI32(self.store, export_of(exports, STACK_POINTER_EXPORT, EXTERN_GLOBAL)),
         )
-        self._table = export_of(exports, TABLE_EXPORT, wasmtime.Table)
-        self._f = {n: fast_export(self.store, exports, n, sig) for n, sig in SIGNATURES.items()}
-        self._f_init = export_of(exports, "_initialize", wasmtime.Func)
+        self._table = export_of(exports, TABLE_EXPORT, EXTERN_TABLE)
+        self._f = {n: fast_export(exports, n, sig) for n, sig in SIGNATURES.items()}
+        self._f_init = fast_export(exports, "_initialize", ((), ()))
         self._call_init()
         if template is not None:
             self._clone_of(template, interrupt)
@@ -110,8 +108,8 @@ class Instance:
 
     def _call_init(self) -> None:
         try:
-            self._f_init(self.store)
-        except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
+            self._f_init()
+        except GuestTrap as exc:
             raise RuntimeUnavailableError(f"the QuickJS reactor failed to start: {exc}") from exc
 
     def _clone_of(self, template: Instance | StoredImage, interrupt: Callable[[], bool]) -> None:
@@ -140,16 +138,16 @@ class Instance:
         for name in _HANDLES[:-1]:
             setattr(self, name, handles[name.lstrip("_")])
         self.raw_strings = bool(handles["raw_strings"])
-        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
+        self._interrupt_slot = self.callback_slot(INTERRUPT_SIGNATURE, interrupt_handler(interrupt))
         if self._interrupt_slot != handles["interrupt_slot"]:
             raise RuntimeUnavailableError("host callback slots differ between instances")
 
-    def callback_slot(self, ty: wasmtime.FuncType, callback: Callable[..., Any]) -> int:
-        """Add a host function to the table; its slot is its C function pointer."""
-        return self._table.grow(self.store, 1, wasmtime.Func(self.store, ty, callback))
+    def callback_slot(self, sig: Signature, callback: Callable[..., Any]) -> int:
+        """Add a host function of type `sig` to the table; its slot is its C function pointer."""
+        return add_to_table(self.store, self._table, sig, callback)
 
     def _install_interrupt(self, interrupt: Callable[[], bool]) -> None:
-        self._interrupt_slot = self.callback_slot(interrupt_type(), interrupt_handler(interrupt))
+        self._interrupt_slot = self.callback_slot(INTERRUPT_SIGNATURE, interrupt_handler(interrupt))
         self._f["JS_SetInterruptHandler"](self.rt, self._interrupt_slot, 0)
 
     # -- memory -----------------------------------------------------------------------------

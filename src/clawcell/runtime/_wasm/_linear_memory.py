@@ -18,9 +18,9 @@ import ctypes
 import mmap
 from typing import Final
 
-import wasmtime
-from wasmtime import _bindings, _ffi  # pyright: ignore[reportPrivateUsage]
-
+from ._capi import EngineError
+from ._externs import GlobalI32, Memory
+from ._handles import Store
 from ._image_file import StoredImage
 from ._pages import (
     CHUNK_BYTES,
@@ -56,18 +56,10 @@ def memory_cap(memory_limit_bytes: int) -> int:
 class LinearMemory:
     """The linear memory and stack pointer of one instance, with its pristine image."""
 
-    def __init__(self, store: wasmtime.Store, memory: wasmtime.Memory, sp: wasmtime.Global):
+    def __init__(self, store: Store, memory: Memory, sp: GlobalI32):
         self._store = store
         self._memory = memory
         self._sp = sp
-        # The raw C calls for what every reset does: wasmtime-py's `Global.set_value` and
-        # `Memory.data_len` build their arguments anew on each call (~9 µs against ~1 µs).
-        self._ctx = store._context()  # pyright: ignore[reportPrivateUsage]
-        self._memory_ref = ctypes.byref(memory._memory)  # pyright: ignore[reportPrivateUsage]
-        self._sp_ref = ctypes.byref(sp._global)  # pyright: ignore[reportPrivateUsage]
-        self._sp_value = _ffi.wasmtime_val_t()
-        self._sp_value.kind = _ffi.WASMTIME_I32
-        self._sp_value_ref = ctypes.byref(self._sp_value)
         self._base = 0
         self.image = memoryview(b"")
         """The pristine image, read-only (see `capture_image`)."""
@@ -87,18 +79,18 @@ class LinearMemory:
     def base(self) -> int:
         """Host address of linear memory."""
         if not self._base:
-            self._base = ctypes.addressof(self._memory.data_ptr(self._store).contents)
+            self._base = self._memory.address()
         return self._base
 
     @property
     def size(self) -> int:
         """The memory's current size in bytes."""
-        return _data_size(self._ctx, self._memory_ref)
+        return self._memory.data_size()
 
     @property
     def stack_pointer(self) -> int:
         """The shadow stack pointer."""
-        return int(self._sp.value(self._store))  # pyright: ignore[reportArgumentType]
+        return self._sp.get()
 
     def copy(self) -> bytes:
         """A copy of the whole linear memory."""
@@ -132,10 +124,7 @@ class LinearMemory:
 
     def set_stack_pointer(self, value: int) -> None:
         """Set the shadow stack pointer (an i32 global; `value` as stored, 0 to 2**32 - 1)."""
-        self._sp_value.of.i32 = value  # a ctypes c_int32 field: wraps into the signed range
-        error = _global_set(self._ctx, self._sp_ref, self._sp_value_ref)
-        if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)  # pyright: ignore[reportPrivateUsage]
+        self._sp.set(value)
 
     def _unlike(self, base: bytes) -> list[int]:
         """The pages where the pristine image differs from `base` (computed once per base)."""
@@ -149,8 +138,8 @@ class LinearMemory:
         missing = size - self.size
         if missing > 0:
             try:
-                self._memory.grow(self._store, -(-missing // _WASM_PAGE))
-            except wasmtime.WasmtimeError as exc:
+                self._memory.grow(-(-missing // _WASM_PAGE))
+            except EngineError as exc:
                 raise MemoryError(f"cannot grow guest memory to {size} bytes") from exc
 
     def differing_pages(self, base: bytes) -> list[int]:
@@ -329,10 +318,6 @@ class LinearMemory:
         self.set_stack_pointer(self.image_sp)
         # An epoch trap leaves the deadline at the current epoch: make the instance runnable.
         self._store.set_epoch_deadline(1)
-
-
-_data_size = _bindings._wasmtime_memory_data_size  # pyright: ignore[reportPrivateUsage]
-_global_set = _bindings._wasmtime_global_set  # pyright: ignore[reportPrivateUsage]
 
 
 def _sparse_copy(address: int, size: int, blank: int) -> tuple[memoryview, int]:

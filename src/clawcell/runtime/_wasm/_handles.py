@@ -1,0 +1,239 @@
+"""Owning wrappers of wasmtime's C objects (`_capi`): engine, module, linker, store.
+
+Each wrapper frees what it owns exactly once, by `close()` or when it is collected, and
+keeps what must outlive it: a module and a store hold their engine, so an engine is freed
+after them. Exports are read from an instance into `Extern` values that belong to their
+store (they are indices into it, freed with it); `Export` keeps its store alive for them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from ctypes import byref, c_uint64, c_void_p
+from typing import Final
+
+from ._capi import (
+    EXTERN_FUNC,
+    INSTANCE_BYTES,
+    KIND_NAMES,
+    PAYLOAD,
+    ByteVec,
+    CApi,
+    EngineError,
+    Extern,
+    capi,
+    error_text,
+    raise_error,
+    trap_text,
+)
+
+__all__ = ["Engine", "Export", "Linker", "Module", "Signature", "Store", "func_signature"]
+
+Signature = tuple[tuple[str, ...], tuple[str, ...]]
+_OPT_LEVEL_SPEED: Final = 1
+
+
+class _Owned:
+    """A C object freed once by `_free(ptr)`, at `close()` or collection."""
+
+    __slots__ = ("_api", "ptr")
+
+    def __init__(self, api: CApi, ptr: int | None, what: str) -> None:
+        if not ptr:
+            raise EngineError(f"wasmtime could not create {what}")
+        self._api = api
+        self.ptr: int = ptr
+
+    def _free(self, ptr: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        ptr, self.ptr = self.ptr, 0
+        if ptr:
+            self._free(ptr)
+
+    def __del__(self) -> None:
+        if getattr(self, "ptr", 0):
+            self.close()
+
+
+class Engine(_Owned):
+    """A `wasm_engine_t`, configured as given (the defaults are wasmtime's)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        epoch_interruption: bool = False,
+        max_wasm_stack: int | None = None,
+        memory_reservation: int | None = None,
+        memory_reservation_for_growth: int | None = None,
+        optimize_for_speed: bool = False,
+    ) -> None:
+        api = capi()
+        config = api.wasm_config_new()
+        if epoch_interruption:
+            api.config_epoch_interruption_set(config, True)
+        if max_wasm_stack is not None:
+            api.config_max_wasm_stack_set(config, max_wasm_stack)
+        if memory_reservation is not None:
+            api.config_memory_reservation_set(config, memory_reservation)
+        if memory_reservation_for_growth is not None:
+            api.config_memory_reservation_for_growth_set(config, memory_reservation_for_growth)
+        if optimize_for_speed:
+            api.config_cranelift_opt_level_set(config, _OPT_LEVEL_SPEED)
+        super().__init__(api, api.engine_new_with_config(config), "an engine")  # takes config
+
+    def _free(self, ptr: int) -> None:
+        self._api.engine_delete(ptr)
+
+    def increment_epoch(self) -> None:
+        self._api.engine_increment_epoch(self.ptr)
+
+
+class Module(_Owned):
+    """A compiled `wasmtime_module_t` (it keeps its engine)."""
+
+    __slots__ = ("engine",)
+
+    def __init__(self, engine: Engine, ptr: int) -> None:
+        super().__init__(engine._api, ptr, "a module")  # pyright: ignore[reportPrivateUsage]
+        self.engine = engine
+
+    @classmethod
+    def compile(cls, engine: Engine, wasm: bytes) -> Module:
+        """Compile `wasm`; raises `EngineError` with wasmtime's reason."""
+        api, out = engine._api, c_void_p()  # pyright: ignore[reportPrivateUsage]
+        raise_error(api.module_new(engine.ptr, wasm, len(wasm), byref(out)), "cannot compile")
+        return cls(engine, out.value or 0)
+
+    @classmethod
+    def deserialize_file(cls, engine: Engine, path: str) -> Module:
+        """A module `serialize`d earlier, from a file (refused if another build wrote it)."""
+        api, out = engine._api, c_void_p()  # pyright: ignore[reportPrivateUsage]
+        error = api.module_deserialize_file(engine.ptr, os.fsencode(path), byref(out))
+        raise_error(error, f"cannot deserialize {path!r}")
+        return cls(engine, out.value or 0)
+
+    def serialize(self) -> bytes:
+        """The compiled code, for `deserialize_file` in a later process."""
+        vec = ByteVec()
+        raise_error(self._api.module_serialize(self.ptr, byref(vec)), "cannot serialize")
+        try:
+            return ctypes.string_at(vec.data, vec.size)
+        finally:
+            self._api.byte_vec_delete(byref(vec))
+
+    def _free(self, ptr: int) -> None:
+        self._api.module_delete(ptr)
+
+
+class Store(_Owned):
+    """A `wasmtime_store_t` and its context (it keeps its engine; host functions and the
+    epoch callback's data are released by the finalizers the store runs when freed)."""
+
+    __slots__ = ("context", "engine")
+
+    def __init__(self, engine: Engine) -> None:
+        api = engine._api  # pyright: ignore[reportPrivateUsage]
+        super().__init__(api, api.store_new(engine.ptr, None, None), "a store")
+        self.engine = engine
+        self.context: int = api.store_context(self.ptr)
+
+    def _free(self, ptr: int) -> None:
+        self.context = 0
+        self._api.store_delete(ptr)
+
+    def set_wasi(self) -> None:
+        """Give the store an empty WASI configuration: no directories, environment,
+        arguments or stdio."""
+        error = self._api.context_set_wasi(self.context, self._api.wasi_config_new())
+        raise_error(error, "cannot configure WASI")
+
+    def set_memory_limit(self, memory_size: int) -> None:
+        """Cap each linear memory at `memory_size` bytes (other limits stay unset)."""
+        self._api.store_limiter(self.ptr, memory_size, -1, -1, -1, -1)
+
+    def set_epoch_deadline(self, ticks: int) -> None:
+        """Trap (or call the epoch callback) `ticks` epochs from now."""
+        self._api.context_set_epoch_deadline(self.context, ticks)
+
+    def instantiate(self, module: Module) -> Export:
+        """An instance of `module`, which must import nothing."""
+        instance = ctypes.create_string_buffer(INSTANCE_BYTES)
+        trap = c_void_p()
+        error = self._api.instance_new(self.context, module.ptr, None, 0, instance, byref(trap))
+        _raise_failure(error, trap, "cannot instantiate")
+        return Export(self, instance)
+
+
+def _raise_failure(error: int | None, trap: c_void_p, context: str) -> None:
+    if error:
+        raise EngineError(f"{context}: {error_text(error)}")
+    if trap.value:
+        raise EngineError(f"{context}: {trap_text(trap.value)}")
+
+
+class Linker(_Owned):
+    """A `wasmtime_linker_t` with WASI defined."""
+
+    __slots__ = ()
+
+    def __init__(self, engine: Engine) -> None:
+        api = engine._api  # pyright: ignore[reportPrivateUsage]
+        super().__init__(api, api.linker_new(engine.ptr), "a linker")
+        raise_error(api.linker_define_wasi(self.ptr), "cannot define WASI")
+
+    def instantiate(self, store: Store, module: Module, what: str = "a module") -> Export:
+        """An instance of `module` in `store`, its imports taken from this linker; raises
+        `EngineError` ("cannot instantiate {what}: {wasmtime's reason}")."""
+        instance = ctypes.create_string_buffer(INSTANCE_BYTES)
+        trap = c_void_p()
+        error = self._api.linker_instantiate(
+            self.ptr, store.context, module.ptr, instance, byref(trap)
+        )
+        _raise_failure(error, trap, f"cannot instantiate {what}")
+        return Export(store, instance)
+
+    def _free(self, ptr: int) -> None:
+        self._api.linker_delete(ptr)
+
+
+class Export:
+    """An instance's exports, read by name into `Extern` values of its store."""
+
+    __slots__ = ("_instance", "store")
+
+    def __init__(self, store: Store, instance: ctypes.Array[ctypes.c_char]) -> None:
+        self.store = store
+        self._instance = instance
+
+    def get(self, name: str, kind: int) -> Extern | None:
+        """The export `name` if it is of `kind` (`EXTERN_FUNC`, ...), else `None`."""
+        item = Extern()
+        raw = name.encode()
+        api = self.store._api  # pyright: ignore[reportPrivateUsage]
+        found = api.instance_export_get(
+            self.store.context, self._instance, raw, len(raw), byref(item)
+        )
+        return item if found and item.kind == kind else None
+
+
+def func_signature(store: Store, func: Extern) -> Signature:
+    """A function export's parameter and result types, as wasm text names them."""
+    assert func.kind == EXTERN_FUNC
+    api = store._api  # pyright: ignore[reportPrivateUsage]
+    ty = api.func_type(store.context, byref(func, PAYLOAD))
+    try:
+        return _kinds(api, api.functype_params(ty)), _kinds(api, api.functype_results(ty))
+    finally:
+        api.functype_delete(ty)
+
+
+def _kinds(api: CApi, vec: int) -> tuple[str, ...]:
+    size = c_uint64.from_address(vec).value
+    data = c_void_p.from_address(vec + 8).value or 0
+    types = (c_void_p.from_address(data + 8 * i).value for i in range(size))
+    return tuple(KIND_NAMES.get(api.valtype_kind(t), "funcref") for t in types)
