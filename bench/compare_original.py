@@ -12,7 +12,10 @@ start of each. The original's figure per row is its faster executor's, as issue 
 Prints medians over rounds, the ratio original/clawcell paired round by round (how many times
 faster clawcell is), and, where the original reports it (warm exec, sequential calls,
 batches), the same ratio of process CPU time, which the machine's load changes far less than
-wall time. Writes `bench/results/original_comparison.{json,md}` with the load average.
+wall time. Inside clawcell's process the default path and the loop thread run side by side,
+sample by sample in alternating order, and a second table gives the default path's time over the
+loop thread's (issue 39's item 1), paired round by round. Writes
+`bench/results/original_comparison.{json,md}` with the load average.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ MODES = {"": "default (guest thread)", "_l": "loop thread"}
 
 
 async def _child(scale: float) -> dict[str, dict[str, float]]:
+    """Both modes' figures, alternated sample by sample so that the default path and the loop
+    thread see the same moments of the machine (item 1 of issue 39 is their ratio)."""
     import clawcell
 
     async def echo(params: dict[str, Any]) -> dict[str, Any]:
@@ -74,49 +79,61 @@ async def _child(scale: float) -> dict[str, dict[str, float]]:
     tools = [clawcell.Tool(name="echo", execute=echo, parameters={"type": "object"})]
     limits = clawcell.Limits(timeout_ms=60_000)
     out: dict[str, dict[str, float]] = {}
+    samples: dict[str, list[tuple[float, float]]] = {}
 
-    async def timed(key: str, mode: clawcell.CodeMode, code: str, warm: int, n: int) -> None:
-        for _ in range(warm):
-            await mode.exec(code)
-        walls: list[float] = []
-        cpus: list[float] = []
-        for _ in range(max(1, round(n * scale))):
-            wall, cpu = time.perf_counter(), time.process_time()
-            envelope = await mode.exec(code)
-            cpus.append((time.process_time() - cpu) * 1000)
-            walls.append((time.perf_counter() - wall) * 1000)
-            assert envelope["status"] == "completed", envelope
-        out[key] = {"median": statistics.median(walls), "cpu": statistics.median(cpus)}
+    def new_mode(suffix: str) -> clawcell.CodeMode:
+        return clawcell.CodeMode(tools, limits=limits, guest_thread=suffix == "")
 
-    for thread, suffix in ((True, ""), (False, "_l")):
-        async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
-            await timed("a" + suffix, mode, "return 1", 20, 200)
-            await timed("b" + suffix, mode, SEQUENTIAL, 2, 10)
-            await timed("c" + suffix, mode, BATCHES, 2, 10)
-        async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
-            parks: list[float] = []
-            resumes: list[float] = []
-            for index in range(10 + max(1, round(100 * scale))):
+    def each_mode(index: int) -> tuple[str, ...]:
+        return tuple(MODES) if index % 2 == 0 else tuple(reversed(MODES))
+
+    def keep(key: str, wall: float, cpu: float = 0.0) -> None:
+        samples.setdefault(key, []).append((wall, cpu))
+
+    async def timed(
+        key: str, modes: dict[str, clawcell.CodeMode], code: str, warm: int, n: int
+    ) -> None:
+        for suffix in MODES:
+            for _ in range(warm):
+                await modes[suffix].exec(code)
+        for index in range(max(1, round(n * scale))):
+            for suffix in each_mode(index):
+                wall, cpu = time.perf_counter(), time.process_time()
+                envelope = await modes[suffix].exec(code)
+                cpu = (time.process_time() - cpu) * 1000
+                keep(key + suffix, (time.perf_counter() - wall) * 1000, cpu)
+                assert envelope["status"] == "completed", envelope
+
+    async with new_mode("") as default, new_mode("_l") as loop:
+        modes = {"": default, "_l": loop}
+        await timed("a", modes, "return 1", 20, 200)
+        await timed("b", modes, SEQUENTIAL, 2, 10)
+        await timed("c", modes, BATCHES, 2, 10)
+    async with new_mode("") as default, new_mode("_l") as loop:
+        modes = {"": default, "_l": loop}
+        for index in range(10 + max(1, round(100 * scale))):
+            for suffix in each_mode(index):
                 start = time.perf_counter()
-                parked = await mode.exec(PARK)
+                parked = await modes[suffix].exec(PARK)
                 middle = time.perf_counter()
-                done = await mode.wait(parked["runId"])
+                done = await modes[suffix].wait(parked["runId"])
                 end = time.perf_counter()
                 assert done["status"] == "completed", done
                 if index >= 10:
-                    parks.append((middle - start) * 1000)
-                    resumes.append((end - middle) * 1000)
-            out["e1" + suffix] = {"median": statistics.median(parks)}
-            out["e2" + suffix] = {"median": statistics.median(resumes)}
-        firsts: list[float] = []
-        for index in range(3 + max(3, round(10 * scale))):
+                    keep("e1" + suffix, (middle - start) * 1000)
+                    keep("e2" + suffix, (end - middle) * 1000)
+    for index in range(3 + max(3, round(10 * scale))):
+        for suffix in each_mode(index):
             start = time.perf_counter()
-            async with clawcell.CodeMode(tools, limits=limits, guest_thread=thread) as mode:
+            async with new_mode(suffix) as mode:
                 envelope = await mode.exec("return 1")
             assert envelope["status"] == "completed", envelope
             if index >= 3:
-                firsts.append((time.perf_counter() - start) * 1000)
-        out["r" + suffix] = {"median": statistics.median(firsts)}
+                keep("r" + suffix, (time.perf_counter() - start) * 1000)
+    for key, kept in samples.items():
+        out[key] = {"median": statistics.median(wall for wall, _ in kept)}
+        if key[0] in "abc":
+            out[key]["cpu"] = statistics.median(cpu for _, cpu in kept)
     return out
 
 
@@ -182,6 +199,30 @@ def _ratio_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _mode_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Issue 39's item 1: the default path's time over the loop thread's, paired round by
+    round (the two modes' samples alternate inside each round)."""
+    rows: list[dict[str, Any]] = []
+    for key, (what, _) in ROWS.items():
+        if key == "f":
+            continue
+        ratios = [
+            r["clawcell"][key]["median"] / r["clawcell"][key + "_l"]["median"] for r in rounds
+        ]
+        rows.append(
+            {"figure": what, "default_over_loop": statistics.median(ratios), "per_round": ratios}
+        )
+    return rows
+
+
+def _mode_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| figure | default ÷ loop thread, paired | per round |", "| --- | ---: | --- |"]
+    for r in rows:
+        rounds = ", ".join(f"{x:.2f}" for x in r["per_round"])
+        lines.append(f"| {r['figure']} | {r['default_over_loop']:.2f} | {rounds} |")
+    return "\n".join(lines)
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| figure | clawcell mode | original (ms) | clawcell (ms) | × faster, paired "
@@ -232,7 +273,9 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
         print(f"round {index + 1}/{args.rounds} done, load {loads[-1]:.2f}", file=sys.stderr)
     rows = _ratio_rows(rounds)
-    table = _table(rows)
+    mode_rows = _mode_rows(rounds)
+    table = _table(rows) + "\n\nThe default path against the loop thread (issue 39, item 1):\n\n"
+    table += _mode_table(mode_rows)
     print(table)
     commit = subprocess.run(
         ["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
@@ -248,7 +291,7 @@ def main() -> None:
         "scale": args.scale,
     }
     (BENCH / "results").mkdir(exist_ok=True)
-    payload = {"meta": meta, "rows": rows, "raw": rounds}
+    payload = {"meta": meta, "rows": rows, "modes": mode_rows, "raw": rounds}
     (BENCH / "results" / "original_comparison.json").write_text(json.dumps(payload, indent=2))
     loads_text = ", ".join(f"{load:.1f}" for load in loads)
     head = (
