@@ -8,6 +8,9 @@ import asyncio
 import json
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from clawcell._cell._bridge import Reply
 from clawcell._cell._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from tests.conftest import run
@@ -40,6 +43,22 @@ def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
     assert (requests.has_yield, requests.answered_yields()) == (False, ["y1"])
     (reply,) = requests.take(["y1"])
     assert json.loads(reply.payload) == {"status": "yielded", "reason": "approval"}
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(reason=_JSON)
+def test_a_yield_is_answered_with_the_text_json_dumps_writes_for_its_reason(reason: Any) -> None:
+    requests = PendingRequests(INBOX)
+    requests.park_yield("y1", [reason])
+    requests.answer_yields()
+    (reply,) = requests.take(["y1"])
+    assert reply.payload == json.dumps({"status": "yielded", "reason": reason})
 
 
 def test_a_task_that_settles_is_counted_and_reported_once() -> None:

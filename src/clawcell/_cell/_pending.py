@@ -16,6 +16,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from typing import Any, Final, cast
 
 from ._bridge import Reply, cancelled_reply, refusal_reply
@@ -272,5 +273,12 @@ def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:
-    payload = json.dumps({"status": "yielded", "reason": reason})
+    """What a parked `yield` resolves to: the text `json.dumps` writes, spelled out for the
+    usual reasons (a string, or none) rather than built by the encoder on every `wait`."""
+    if isinstance(reason, str):
+        payload = '{"status": "yielded", "reason": ' + encode_basestring_ascii(reason) + "}"
+    elif reason is None:
+        payload = '{"status": "yielded", "reason": null}'
+    else:
+        payload = json.dumps({"status": "yielded", "reason": reason})
     return Reply(id=request_id, ok=True, payload=payload)
