@@ -61,6 +61,46 @@ def test_a_yield_is_answered_with_the_text_json_dumps_writes_for_its_reason(reas
     assert reply.payload == json.dumps({"status": "yielded", "reason": reason})
 
 
+def _parked(*reasons: list[Any]) -> PendingRequests:
+    requests = PendingRequests(INBOX)
+    for index, args in enumerate(reasons):
+        request_id = f"bridge:yield:{index}"
+        assert requests.admit(request_id, "yield", json.dumps(args)) == args
+        requests.park_yield(request_id, args)
+    return requests
+
+
+def test_only_parked_yields_are_answered_at_once_as_answer_and_take_would() -> None:
+    quick, general = _parked(["a"], []), _parked(["a"], [])
+    replies = quick.answer_only_yields()
+    general.answer_yields()
+    assert replies == general.take(general.answered_yields())
+    assert [len(quick), quick.has_yield, quick.only_yields] == [0, False, True]
+    assert quick._ledger.held == general._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_cell_with_a_ready_reply_or_a_running_task_is_answered_the_general_way() -> None:
+    ready = _parked(["a"])
+    _ready(ready, "bridge:callValue:1")
+    assert ready.answer_only_yields() is None
+    assert len(ready) == 2 and ready.has_yield
+
+    async def running() -> tuple[list[Reply] | None, int]:
+        requests = _parked(["a"])
+        never = asyncio.Event()
+
+        async def work() -> Reply:
+            await never.wait()
+            return Reply(id="t", ok=True, payload="1")
+
+        requests.start("bridge:callValue:2", "callValue", [], work())
+        answered = requests.answer_only_yields()
+        requests.cancel()
+        return answered, len(requests)
+
+    assert run(running()) == (None, 0)
+
+
 def test_a_task_that_settles_is_counted_and_reported_once() -> None:
     async def main() -> tuple[int, int, list[str], list[Reply]]:
         requests = PendingRequests(INBOX)

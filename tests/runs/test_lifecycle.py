@@ -111,6 +111,35 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     assert with_mode(body, limits=limits) == ["kept", "code mode run is unavailable or expired."]
 
 
+def test_each_parked_run_is_dropped_once_its_own_ttl_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell._runs._parked import live_parked_in_process  # pyright: ignore[reportPrivateUsage]
+
+    now = [1000.0]
+    clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
+    clock["time"] = lambda: now[0]
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
+        monkeypatch.setattr(sys.modules[name], "time", SimpleNamespace(**clock))
+    twice = "await yield_control();\nawait yield_control();\nreturn 1;"
+
+    async def body(mode: CodeMode) -> list[int]:
+        before = live_parked_in_process()
+        again = await mode.exec(twice)
+        await mode.exec(twice)  # parked until 1005
+        now[0] = 1003.0
+        assert (await mode.wait(again["runId"]))["status"] == "waiting"  # parked until 1008
+        counts = [live_parked_in_process() - before]
+        for at in (1004.0, 1006.0, 1007.0, 1009.0):  # each `exec` drops the runs due
+            now[0] = at
+            await mode.exec("return 1")
+            counts.append(live_parked_in_process() - before)
+        return counts
+
+    limits = Limits(timeout_ms=250, snapshot_ttl_seconds=5)
+    assert with_mode(body, limits=limits) == [2, 2, 1, 1, 0]
+
+
 def test_the_65th_parked_run_is_refused() -> None:
     async def body(mode: CodeMode) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
         parked = [await mode.exec("await yield_control();\nreturn 1;") for _ in range(64)]

@@ -99,6 +99,22 @@ class PendingRequests:
             if pending.is_yield:
                 pending.reply = _yielded(request_id, pending.reason)
 
+    def answer_only_yields(self) -> list[Reply] | None:
+        """A `wait` leg began on a cell that waits for nothing but parked `yield`s (no task,
+        no ready reply: most waits): answer them all and hand back their replies, as
+        `answer_yields` then `take` of the answered ones would. `None` for any other cell."""
+        items = self._items
+        if self.running or self._completed or len(items) != self._yields:
+            return None
+        if any(pending.reply is not None for pending in items.values()):
+            return None
+        replies = [_yielded(request_id, pending.reason) for request_id, pending in items.items()]
+        for request_id in items:
+            self._ledger.release(request_id)
+        items.clear()
+        self._yields = 0
+        return replies
+
     def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
         """The parsed arguments of a request that fits the host budgets; `None` when it does
         not (it is then answered at once with a catchable error, see `_requests`)."""

@@ -270,9 +270,9 @@ class Lifecycle:
         if outcome.status == "waiting":
             outcome, snapshot = self._suspend(run, outcome)
         warning = None
-        if outcome.status == "completed":
+        if outcome.status == "completed" and run.session.has_writes:
             warning = await run.session.commit()
-        elif outcome.status == "failed":
+        elif outcome.status != "waiting":  # failed, or completed without writes: close it
             run.session.discard()
         for item in run.cell.take_output():
             run.ledger.append(item)
@@ -287,7 +287,9 @@ class Lifecycle:
         if run.cell.network_derived:
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
-            await self._end(run, outcome)
+            if durable is not None:
+                await durable.finish(run)
+            self._finish(run, outcome)
             return envelope
         if durable is not None and snapshot is not None:
             try:
@@ -331,6 +333,10 @@ class Lifecycle:
     async def _end(self, run: Run, outcome: LegOutcome) -> None:
         if self._durable is not None:
             await self._durable.finish(run)
+        self._finish(run, outcome)
+
+    def _finish(self, run: Run, outcome: LegOutcome) -> None:
+        """The cell is over: forget it, and end its host work and guest (or hand it back)."""
         self._parked.forget(run.run_id)
         self.approvals.forget(run.run_id)
         if outcome.status == "waiting":
