@@ -21,9 +21,10 @@ use in the whole process, so concurrent cells spread over the cores whichever id
 they were given; a guest keeps its lane for the whole cell (every segment runs there).
 
 A guest released while an event loop runs is put away (its lane freed, the pages its cell
-touched in the image's zero runs dropped, then idle) from a callback of that loop, after the
-leg's envelope went back to its caller; an `acquire` before then takes it back as it is, on
-its lane, so a runtime that runs cell after cell pays for neither. Without a running loop, or
+touched in the image's zero runs dropped, then idle) by a timer of that loop due at once, so
+in the loop's next iteration, after the leg's envelope went back to its caller; an `acquire`
+before then takes it back as it is, on its lane, so a runtime that runs cell after cell pays
+for neither. Without a running loop, or
 when the pool closes, it is put away at once.
 """
 
@@ -192,9 +193,11 @@ class GuestPool:
             self._put_away([guest])
             return
         self._parting.append(guest)
-        if self._parting_loop is not loop:  # one callback per loop step (or a closed loop's)
+        if self._parting_loop is not loop:  # one callback pending at a time (or a closed loop's)
             self._parting_loop = loop
-            loop.call_soon(self._put_away_parting)
+            # A timer, not `call_soon`: a ready callback would make the next segment's
+            # guest-thread hand-off take its slow path (`runtime._worker`).
+            loop.call_later(0, self._put_away_parting)
 
     def _put_away_parting(self) -> None:
         parting, self._parting, self._parting_loop = self._parting, [], None
