@@ -35,7 +35,7 @@ def test_a_waiting_envelope_names_its_run_reason_and_pending_calls_with_telemetr
 
 # -- the whole response (`OutputLedger.deliver_whole`) against the general fit ---------------
 
-_LEGS = {
+_LEGS: dict[str, tuple[str, dict[str, Any]]] = {
     "a small value": ("return 1;", {}),
     "output and a value": ('text("a"); text("b"); return {x: [1, 2]};', {}),
     "a yield, then the rest": ('text("a"); await yield_control(); text("b"); return 2;', {}),
@@ -52,6 +52,10 @@ _LEGS = {
     "a model budget": ('text("m".repeat(3000)); return 4;', {"model_context_tokens": 1000}),
     "a restart-safe cell": ("return 5;", {"restart_safe": True}),
 }
+
+
+def _never_whole(_ledger: object, _value_json: str | None) -> None:
+    return None
 
 
 def _legs(code: str, options: dict[str, Any], *, whole: bool) -> list[dict[str, Any]]:
@@ -74,7 +78,7 @@ def _legs(code: str, options: dict[str, Any], *, whole: bool) -> list[dict[str, 
 
     patch = pytest.MonkeyPatch()
     if not whole:  # every leg takes the general fit
-        patch.setattr(OutputLedger, "deliver_whole", lambda self, value_json: None)
+        patch.setattr(OutputLedger, "deliver_whole", _never_whole)
     try:
         return with_mode(body, limits=limits, **options)
     finally:
