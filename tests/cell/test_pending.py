@@ -31,18 +31,26 @@ def test_replies_go_back_named_ones_first_then_in_completion_order() -> None:
     assert len(requests) == 0
 
 
-def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
+def _parked(*reasons: list[Any]) -> PendingRequests:
     requests = PendingRequests(INBOX)
-    requests.park_yield("y1", ["approval"])
+    for index, args in enumerate(reasons):
+        request_id = f"bridge:yield:{index + 1}"
+        assert requests.admit(request_id, "yield", json.dumps(args)) == args
+        requests.park_yield(request_id, args)
+    return requests
+
+
+def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
+    requests = _parked(["approval"])
     assert (requests.has_yield, requests.only_yields, requests.answered_yields()) == (
         True,
         True,
         [],
     )
-    requests.answer_yields()
-    assert (requests.has_yield, requests.answered_yields()) == (False, ["y1"])
-    (reply,) = requests.take(["y1"])
+    (reply,) = requests.answer_yields() or []  # only yields wait: the replies at once
     assert json.loads(reply.payload) == {"status": "yielded", "reason": "approval"}
+    assert (len(requests), requests.has_yield, requests.answered_yields()) == (0, False, [])
+    assert requests._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
 
 
 _JSON = st.recursive(
@@ -54,38 +62,29 @@ _JSON = st.recursive(
 
 @given(reason=_JSON)
 def test_a_yield_is_answered_with_the_text_json_dumps_writes_for_its_reason(reason: Any) -> None:
-    requests = PendingRequests(INBOX)
-    requests.park_yield("y1", [reason])
-    requests.answer_yields()
-    (reply,) = requests.take(["y1"])
+    (reply,) = _parked([reason]).answer_yields() or []
     assert reply.payload == json.dumps({"status": "yielded", "reason": reason})
 
 
-def _parked(*reasons: list[Any]) -> PendingRequests:
-    requests = PendingRequests(INBOX)
-    for index, args in enumerate(reasons):
-        request_id = f"bridge:yield:{index}"
-        assert requests.admit(request_id, "yield", json.dumps(args)) == args
-        requests.park_yield(request_id, args)
-    return requests
+def test_yields_beside_a_ready_reply_are_answered_in_place_then_taken_first() -> None:
+    alone, beside = _parked(["a"], []), _parked(["a"], [])
+    _ready(beside, "bridge:callValue:1")
+    at_once = alone.answer_yields() or []
+    assert beside.answer_yields() is None  # answered in place: `take` hands them back
+    assert (beside.has_yield, beside.answered_yields()) == (
+        False,
+        ["bridge:yield:1", "bridge:yield:2"],
+    )
+    taken = beside.take(beside.answered_yields())
+    assert at_once == taken[:2] and [r.id for r in taken] == [
+        *(r.id for r in at_once),
+        "bridge:callValue:1",
+    ]
+    assert alone._ledger.held == beside._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
 
 
-def test_only_parked_yields_are_answered_at_once_as_answer_and_take_would() -> None:
-    quick, general = _parked(["a"], []), _parked(["a"], [])
-    replies = quick.answer_only_yields()
-    general.answer_yields()
-    assert replies == general.take(general.answered_yields())
-    assert [len(quick), quick.has_yield, quick.only_yields] == [0, False, True]
-    assert quick._ledger.held == general._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
-
-
-def test_a_cell_with_a_ready_reply_or_a_running_task_is_answered_the_general_way() -> None:
-    ready = _parked(["a"])
-    _ready(ready, "bridge:callValue:1")
-    assert ready.answer_only_yields() is None
-    assert len(ready) == 2 and ready.has_yield
-
-    async def running() -> tuple[list[Reply] | None, int]:
+def test_yields_beside_a_running_task_are_answered_in_place() -> None:
+    async def running() -> tuple[list[Reply] | None, list[str]]:
         requests = _parked(["a"])
         never = asyncio.Event()
 
@@ -94,11 +93,12 @@ def test_a_cell_with_a_ready_reply_or_a_running_task_is_answered_the_general_way
             return Reply(id="t", ok=True, payload="1")
 
         requests.start("bridge:callValue:2", "callValue", [], work())
-        answered = requests.answer_only_yields()
+        answered = requests.answer_yields()
+        ids = requests.answered_yields()
         requests.cancel()
-        return answered, len(requests)
+        return answered, ids
 
-    assert run(running()) == (None, 0)
+    assert run(running()) == (None, ["bridge:yield:1"])
 
 
 def test_a_task_that_settles_is_counted_and_reported_once() -> None:

@@ -93,27 +93,26 @@ class PendingRequests:
             return []
         return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
 
-    def answer_yields(self) -> None:
-        """A `wait` leg began: every parked `yield` resolves."""
-        for request_id, pending in self._items.items():
+    def answer_yields(self) -> list[Reply] | None:
+        """A `wait` leg began: every parked `yield` resolves.
+
+        A cell that waits for nothing but parked `yield`s (no task, no ready reply: most
+        waits) gets their replies back at once, as `take` of the answered ones would give
+        them (they are no longer pending); any other cell `None`, its yields answered in
+        place for `take`."""
+        items = self._items
+        only_yields = not self.running and not self._completed and len(items) == self._yields
+        if only_yields and all(pending.reply is None for pending in items.values()):
+            replies = [_yielded(rid, pending.reason) for rid, pending in items.items()]
+            for request_id in items:
+                self._ledger.release(request_id)
+            items.clear()
+            self._yields = 0
+            return replies
+        for request_id, pending in items.items():
             if pending.is_yield:
                 pending.reply = _yielded(request_id, pending.reason)
-
-    def answer_only_yields(self) -> list[Reply] | None:
-        """A `wait` leg began on a cell that waits for nothing but parked `yield`s (no task,
-        no ready reply: most waits): answer them all and hand back their replies, as
-        `answer_yields` then `take` of the answered ones would. `None` for any other cell."""
-        items = self._items
-        if self.running or self._completed or len(items) != self._yields:
-            return None
-        if any(pending.reply is not None for pending in items.values()):
-            return None
-        replies = [_yielded(request_id, pending.reason) for request_id, pending in items.items()]
-        for request_id in items:
-            self._ledger.release(request_id)
-        items.clear()
-        self._yields = 0
-        return replies
+        return None
 
     def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
         """The parsed arguments of a request that fits the host budgets; `None` when it does

@@ -280,7 +280,9 @@ class Lifecycle:
             envelope = leg_envelope(run, outcome, self._host, self._policy)
         except ClawcellError:
             # Not even the status fits the model's context: the call fails, the cell ends.
-            await self._end(run, outcome)
+            if durable is not None:
+                await durable.finish(run)
+            self._finish(run, outcome)
             raise
         if warning is not None:
             envelope["warnings"] = [warning]
@@ -329,11 +331,6 @@ class Lifecycle:
         if gate is not None:
             gate.expires_at = run.expires_at
         return outcome, snapshot
-
-    async def _end(self, run: Run, outcome: LegOutcome) -> None:
-        if self._durable is not None:
-            await self._durable.finish(run)
-        self._finish(run, outcome)
 
     def _finish(self, run: Run, outcome: LegOutcome) -> None:
         """The cell is over: forget it, and end its host work and guest (or hand it back)."""
