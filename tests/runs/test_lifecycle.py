@@ -246,3 +246,39 @@ def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None
     parked, after = with_mode(body, tools=[Tool(name="slow", execute=slow)])
     assert parked["reason"] == "yield"
     assert after["value"] == 7
+
+
+def test_legs_leave_no_cyclic_garbage() -> None:
+    """Every leg's objects are freed by reference counting (a cycle would leave them to the
+    collector, which then runs every few runtimes): the approval gate holds its cell weakly."""
+    import gc
+
+    async def body(mode: CodeMode) -> list[int]:
+        cells = [
+            "return 1;",
+            "await yield_control('x');\nreturn 2;",
+            "const r = await echo({ a: 1 });\nreturn r;",
+        ]
+        for code in cells:  # warm: caches, lazily built methods
+            envelope = await mode.exec(code)
+            if envelope["status"] == "waiting":
+                await mode.wait(envelope["runId"])
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            garbage: list[int] = []
+            for code in cells:
+                envelope = await mode.exec(code)
+                if envelope["status"] == "waiting":
+                    envelope = await mode.wait(envelope["runId"])
+                assert envelope["status"] == "completed", envelope
+                for _ in range(2):  # the guest's release runs in the loop's next iteration
+                    await asyncio.sleep(0)
+                gc.collect()
+                garbage.append(len(gc.garbage))
+                gc.garbage.clear()
+            return garbage
+        finally:
+            gc.set_debug(0)
+
+    assert with_mode(body) == [0, 0, 0]
