@@ -1,16 +1,16 @@
 """Parking (`bench_parking.py`'s park and resume) and a new runtime, this tree against another.
 
 A script, not a test. Each round runs one fresh process per tree, in a shuffled order, that
-parks and resumes `--repeat` cells with the in-memory store and with a `SQLiteStore`
-(after ten to warm up), then builds `--repeat` new runtimes with one echo tool and runs one
-cell in each (`first_memory`: `compare_original.py`'s "new runtime + first cell", after
-twenty to warm up; `build_cpu_memory` is the CPU of the `CodeMode(...)` call alone), and
-reports per step the median wall time and the median CPU time of the whole process
-(`time.process_time`, every thread: less sensitive than wall time to the other processes of
-a shared machine, but blind to waits for the disk). Cells run on the
-default path (the guest thread). Prints the median of the per-round medians for both trees,
-their ratio and the median of the per-round ratios (paired), and writes
-`bench/results/<--stem>.{json,md}` (default `parking_comparison`).
+parks and resumes `--repeat` cells, each followed by a warm `exec("return 1")` (`exec_*`), with
+the in-memory store and with a `SQLiteStore` (after ten to warm up), then builds `--repeat` new
+runtimes with one echo tool and runs one cell in each (`first_memory`: `compare_original.py`'s
+"new runtime + first cell", after twenty to warm up; `build_cpu_memory` is the CPU of the
+`CodeMode(...)` call alone), and reports per step the median wall time and the median CPU time
+of the whole process (`time.process_time`, every thread: less sensitive than wall time to the
+other processes of a shared machine, but blind to waits for the disk). Cells run on the default
+path (the guest thread). Prints the median of the per-round medians for both trees, their ratio
+and the median of the per-round ratios (paired), and writes `bench/results/<--stem>.{json,md}`
+(default `parking_comparison`).
 
     .venv/bin/python bench/compare_parking.py --baseline /path/to/other/src --rounds 8
 """
@@ -32,19 +32,26 @@ from clawcell.store import SQLiteStore
 CELL = "await yield_control('bench');\\nreturn 1;"
 
 async def steps(mode, repeat):
-    samples = {{"park": [], "resume": [], "park_cpu": [], "resume_cpu": []}}
+    samples = {{
+        "park": [], "resume": [], "exec": [], "park_cpu": [], "resume_cpu": [], "exec_cpu": []
+    }}
     for index in range(10 + repeat):
         wall, cpu = time.perf_counter(), time.process_time()
         parked = await mode.exec(CELL)
         mid_wall, mid_cpu = time.perf_counter(), time.process_time()
         done = await mode.wait(parked["runId"])
         end_wall, end_cpu = time.perf_counter(), time.process_time()
+        warm = await mode.exec("return 1")
+        exec_wall, exec_cpu = time.perf_counter(), time.process_time()
         assert done["status"] == "completed", done
+        assert warm["status"] == "completed", warm
         if index >= 10:
             samples["park"].append((mid_wall - wall) * 1000)
             samples["resume"].append((end_wall - mid_wall) * 1000)
+            samples["exec"].append((exec_wall - end_wall) * 1000)
             samples["park_cpu"].append((mid_cpu - cpu) * 1000)
             samples["resume_cpu"].append((end_cpu - mid_cpu) * 1000)
+            samples["exec_cpu"].append((exec_cpu - end_cpu) * 1000)
     return samples
 
 async def echo(params):

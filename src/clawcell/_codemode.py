@@ -122,18 +122,18 @@ class CodeMode:
         tool, args = read_call(name, arguments)
         if tool == "wait":
             return await self.wait(read_wait_args(args), on_update=on_update)
-        return cast(dict[str, Any], await self._runs.exec(read_exec_args(args), on_update))
+        return cast("dict[str, Any]", await self._runs.exec(read_exec_args(args), on_update))
 
     async def exec(
         self, code: str, *, title: str | None = None, on_update: OnUpdate | None = None
     ) -> dict[str, Any]:
         """Run a new cell; see `call_tool`."""
         args = ExecArgs(code=code, title=title)
-        return cast(dict[str, Any], await self._runs.exec(args, on_update))
+        return cast("dict[str, Any]", await self._runs.exec(args, on_update))
 
     async def wait(self, run_id: str, *, on_update: OnUpdate | None = None) -> dict[str, Any]:
         """Resume a cell that returned `waiting`; see `call_tool`."""
-        return cast(dict[str, Any], await self._runs.wait(run_id, on_update))
+        return cast("dict[str, Any]", await self._runs.wait(run_id, on_update))
 
     async def decide(
         self,

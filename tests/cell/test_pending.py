@@ -8,6 +8,9 @@ import asyncio
 import json
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from clawcell._cell._bridge import Reply
 from clawcell._cell._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from tests.conftest import run
@@ -28,18 +31,74 @@ def test_replies_go_back_named_ones_first_then_in_completion_order() -> None:
     assert len(requests) == 0
 
 
-def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
+def _parked(*reasons: list[Any]) -> PendingRequests:
     requests = PendingRequests(INBOX)
-    requests.park_yield("y1", ["approval"])
+    for index, args in enumerate(reasons):
+        request_id = f"bridge:yield:{index + 1}"
+        assert requests.admit(request_id, "yield", json.dumps(args)) == args
+        requests.park_yield(request_id, args)
+    return requests
+
+
+def test_a_parked_yield_is_answered_by_the_next_wait_with_its_reason() -> None:
+    requests = _parked(["approval"])
     assert (requests.has_yield, requests.only_yields, requests.answered_yields()) == (
         True,
         True,
         [],
     )
-    requests.answer_yields()
-    assert (requests.has_yield, requests.answered_yields()) == (False, ["y1"])
-    (reply,) = requests.take(["y1"])
+    (reply,) = requests.answer_yields() or []  # only yields wait: the replies at once
     assert json.loads(reply.payload) == {"status": "yielded", "reason": "approval"}
+    assert (len(requests), requests.has_yield, requests.answered_yields()) == (0, False, [])
+    assert requests._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(reason=_JSON)
+def test_a_yield_is_answered_with_the_text_json_dumps_writes_for_its_reason(reason: Any) -> None:
+    (reply,) = _parked([reason]).answer_yields() or []
+    assert reply.payload == json.dumps({"status": "yielded", "reason": reason})
+
+
+def test_yields_beside_a_ready_reply_are_answered_in_place_then_taken_first() -> None:
+    alone, beside = _parked(["a"], []), _parked(["a"], [])
+    _ready(beside, "bridge:callValue:1")
+    at_once = alone.answer_yields() or []
+    assert beside.answer_yields() is None  # answered in place: `take` hands them back
+    assert (beside.has_yield, beside.answered_yields()) == (
+        False,
+        ["bridge:yield:1", "bridge:yield:2"],
+    )
+    taken = beside.take(beside.answered_yields())
+    assert at_once == taken[:2] and [r.id for r in taken] == [
+        *(r.id for r in at_once),
+        "bridge:callValue:1",
+    ]
+    assert alone._ledger.held == beside._ledger.held == 0  # pyright: ignore[reportPrivateUsage]
+
+
+def test_yields_beside_a_running_task_are_answered_in_place() -> None:
+    async def running() -> tuple[list[Reply] | None, list[str]]:
+        requests = _parked(["a"])
+        never = asyncio.Event()
+
+        async def work() -> Reply:
+            await never.wait()
+            return Reply(id="t", ok=True, payload="1")
+
+        requests.start("bridge:callValue:2", "callValue", [], work())
+        answered = requests.answer_yields()
+        ids = requests.answered_yields()
+        requests.cancel()
+        return answered, ids
+
+    assert run(running()) == (None, ["bridge:yield:1"])
 
 
 def test_a_task_that_settles_is_counted_and_reported_once() -> None:

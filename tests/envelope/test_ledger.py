@@ -352,3 +352,57 @@ def test_waits_deliver_each_entry_once_and_stay_within_the_budget(
     everything = [item for leg in legs for item in leg]
     if delivered:
         assert delivered == [json.loads(item) for item in everything][-len(delivered) :]
+
+
+# --- the whole response without a trial projection (`deliver_whole`) -------------------------
+
+_LEG = st.tuples(
+    st.lists(st.text(max_size=30), max_size=4),
+    st.none() | st.integers() | st.text(max_size=40) | st.lists(st.integers(), max_size=8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(maximum=st.integers(1, 240), legs=st.lists(_LEG, min_size=1, max_size=4))
+def test_a_whole_response_is_what_fit_and_commit_deliver(
+    maximum: int, legs: list[tuple[list[str], Any]]
+) -> None:
+    quick, general = OutputLedger(maximum), OutputLedger(maximum)
+    for texts, value in legs:
+        for text in texts:
+            quick.append(text_item(text))
+            general.append(text_item(text))
+        value_json = None if value is None else dumps(value)
+        summarised = len(quick.to_state()["receipt"]) == 2  # a marker was delivered before
+        whole = quick.deliver_whole(value_json)
+        fitted = general.fit(value_json=value_json)
+        general.commit(fitted)
+        size = general.output_bytes + (0 if value_json is None else utf8_len(value_json))
+        if whole is None:
+            assert size > maximum or summarised
+            quick.commit(quick.fit(value_json=value_json))
+        else:
+            assert size <= maximum
+            assert whole == fitted
+        assert quick.to_state() == general.to_state()
+
+
+def test_a_whole_response_after_a_summary_takes_the_general_path() -> None:
+    ledger = OutputLedger(60)
+    ledger.append(text_item("x" * 80))
+    ledger.commit(ledger.fit())  # summarised: a marker was delivered
+    assert ledger.deliver_whole("1") is None
+
+
+def test_a_whole_response_repeats_no_delivered_entry() -> None:
+    ledger = OutputLedger(1000)
+    ledger.append(text_item("a"))
+    first = ledger.deliver_whole(None)
+    ledger.append(text_item("b"))
+    second = ledger.deliver_whole("[1]")
+    assert first is not None and second is not None
+    assert first.output == [{"type": "text", "text": "a"}]
+    shown = (second.output, second.value, second.has_value)
+    assert shown == ([{"type": "text", "text": "b"}], [1], True)
+    third = ledger.deliver_whole("null")
+    assert third is not None and (third.output, third.value, third.has_value) == ([], None, True)

@@ -111,6 +111,35 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     assert with_mode(body, limits=limits) == ["kept", "code mode run is unavailable or expired."]
 
 
+def test_each_parked_run_is_dropped_once_its_own_ttl_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell._runs._parked import live_parked_in_process  # pyright: ignore[reportPrivateUsage]
+
+    now = [1000.0]
+    clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
+    clock["time"] = lambda: now[0]
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
+        monkeypatch.setattr(sys.modules[name], "time", SimpleNamespace(**clock))
+    twice = "await yield_control();\nawait yield_control();\nreturn 1;"
+
+    async def body(mode: CodeMode) -> list[int]:
+        before = live_parked_in_process()
+        again = await mode.exec(twice)
+        await mode.exec(twice)  # parked until 1005
+        now[0] = 1003.0
+        assert (await mode.wait(again["runId"]))["status"] == "waiting"  # parked until 1008
+        counts = [live_parked_in_process() - before]
+        for at in (1004.0, 1006.0, 1007.0, 1009.0):  # each `exec` drops the runs due
+            now[0] = at
+            await mode.exec("return 1")
+            counts.append(live_parked_in_process() - before)
+        return counts
+
+    limits = Limits(timeout_ms=250, snapshot_ttl_seconds=5)
+    assert with_mode(body, limits=limits) == [2, 2, 1, 1, 0]
+
+
 def test_the_65th_parked_run_is_refused() -> None:
     async def body(mode: CodeMode) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
         parked = [await mode.exec("await yield_control();\nreturn 1;") for _ in range(64)]
@@ -217,3 +246,39 @@ def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None
     parked, after = with_mode(body, tools=[Tool(name="slow", execute=slow)])
     assert parked["reason"] == "yield"
     assert after["value"] == 7
+
+
+def test_legs_leave_no_cyclic_garbage() -> None:
+    """Every leg's objects are freed by reference counting (a cycle would leave them to the
+    collector, which then runs every few runtimes): the approval gate holds its cell weakly."""
+    import gc
+
+    async def body(mode: CodeMode) -> list[int]:
+        cells = [
+            "return 1;",
+            "await yield_control('x');\nreturn 2;",
+            "const r = await echo({ a: 1 });\nreturn r;",
+        ]
+        for code in cells:  # warm: caches, lazily built methods
+            envelope = await mode.exec(code)
+            if envelope["status"] == "waiting":
+                await mode.wait(envelope["runId"])
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            garbage: list[int] = []
+            for code in cells:
+                envelope = await mode.exec(code)
+                if envelope["status"] == "waiting":
+                    envelope = await mode.wait(envelope["runId"])
+                assert envelope["status"] == "completed", envelope
+                for _ in range(2):  # the guest's release runs in the loop's next iteration
+                    await asyncio.sleep(0)
+                gc.collect()
+                garbage.append(len(gc.garbage))
+                gc.garbage.clear()
+            return garbage
+        finally:
+            gc.set_debug(0)
+
+    assert with_mode(body) == [0, 0, 0]

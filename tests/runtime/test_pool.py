@@ -5,6 +5,7 @@ that other tests still hold cannot tilt it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import sys
@@ -187,3 +188,118 @@ def test_acquiring_and_releasing_asks_the_kernel_for_no_process_id(
     other = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
     other.release(other.acquire())  # from the shelf
     other.close()
+
+
+# -- a release inside a running event loop: put away from a callback of the loop -------------
+
+
+def _zero_run_pages_touched(guest: Guest) -> int:
+    from clawcell.runtime._wasm._pages import run_bits, touched_pages  # pyright: ignore[reportPrivateUsage]
+
+    memory = guest.instance.memory
+    runs = run_bits(memory._zero_runs, memory.size)  # pyright: ignore[reportPrivateUsage]
+    used = touched_pages(memory.base, memory.size)
+    assert used is not None
+    return bin(used & runs).count("1")
+
+
+def _fill_free_heap(guest: Guest) -> None:
+    inst = guest.instance
+    inst.free_value(inst.eval("globalThis.kept = 'x'.repeat(1500000); 1"))
+
+
+async def _next_iteration() -> None:
+    """Return once the loop ran an iteration after this one: a timer due now, set before,
+    has run (the first `sleep(0)` resumes in the iteration that runs it, before it)."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+
+
+def _released_in_a_loop_step() -> bytes:
+    async def body() -> dict[str, object]:
+        pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+        held = [pool.acquire() for _ in range(LANES)]  # one guest on every lane
+        last = held[-1]
+        _fill_free_heap(last)
+        pool.release(last)
+        other = _pool()
+        beside = other.acquire()  # `last` still holds its lane: every lane carries one
+        again = pool.acquire()  # taken back before the loop turned: as it was, on its lane
+        again.reset()
+        return {
+            "same": again is last,
+            "lane": again.lane == LANES - 1,
+            "beside": beside.lane,
+            "pristine": again.instance.memory.copy() == bytes(again.instance.memory.image),
+            "global": again.instance.take_string(again.instance.eval("typeof kept")),
+        }
+
+    return json.dumps(asyncio.run(body())).encode()
+
+
+@ON_LINUX
+def test_a_guest_released_in_a_loop_step_is_taken_back_as_it_was_by_the_next_acquire() -> None:
+    out = in_forked_child(_released_in_a_loop_step)
+    assert out is not None, "the child hung"
+    assert json.loads(out) == {
+        "same": True,
+        "lane": True,
+        "beside": 0,
+        "pristine": True,
+        "global": "undefined",
+    }
+
+
+def _put_away_when_the_loop_turns() -> bytes:
+    async def body() -> dict[str, object]:
+        pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+        held = [pool.acquire() for _ in range(LANES)]
+        last = held[-1]
+        _fill_free_heap(last)
+        pool.release(last)
+        before = _zero_run_pages_touched(last)
+        await _next_iteration()  # the timer due at once puts it away
+        after = _zero_run_pages_touched(last)
+        freed = _pool().acquire().lane  # its lane is the only one without a guest now
+        return {"before": before >= 1_000_000 // 4096, "after": after, "freed": freed}
+
+    return json.dumps(asyncio.run(body())).encode()
+
+
+@ON_LINUX
+def test_a_guest_released_in_a_loop_is_put_away_when_the_loop_turns() -> None:
+    out = in_forked_child(_put_away_when_the_loop_turns)
+    assert out is not None, "the child hung"
+    assert json.loads(out) == {"before": True, "after": 0, "freed": LANES - 1}
+
+
+def _put_away_by_close_and_by_a_later_loop() -> bytes:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL_HEADROOM)
+    first, second, third = pool.acquire(), pool.acquire(), pool.acquire()
+    for guest in (first, second, third):
+        _fill_free_heap(guest)
+
+    async def release_only(guest: Guest) -> None:
+        pool.release(guest)  # the loop ends before its callback runs
+
+    async def release_and_turn(guest: Guest) -> None:
+        pool.release(guest)
+        await _next_iteration()
+
+    asyncio.run(release_only(first))
+    asyncio.run(release_and_turn(second))  # a later loop puts away the earlier loop's too
+    turned = [_zero_run_pages_touched(first), _zero_run_pages_touched(second)]
+
+    async def release_and_close(guest: Guest) -> None:
+        pool.release(guest)
+        pool.close()  # at once, before the loop turns
+
+    asyncio.run(release_and_close(third))
+    return json.dumps([*turned, _zero_run_pages_touched(third)]).encode()
+
+
+@ON_LINUX
+def test_a_guest_released_in_a_loop_is_put_away_by_close_or_by_a_later_loop() -> None:
+    out = in_forked_child(_put_away_by_close_and_by_a_later_loop)
+    assert out is not None, "the child hung"
+    assert json.loads(out) == [0, 0, 0]

@@ -3,7 +3,11 @@ rather than JavaScript. The corpora in `tests/data/js_corpus/` hold real cells o
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from clawcell._source._shell_detection import looks_like_shell
 from tests.source._corpus import javascript_cells, shell_commands
@@ -74,3 +78,32 @@ def test_javascript_that_starts_with_a_command_word_is_not_shell(code: str) -> N
 
 def test_export_of_a_variable_is_shell() -> None:
     assert looks_like_shell("export PATH=/usr/bin")
+
+
+_KEYWORDS = ["return", "const", "let", "await", "var", "async", "throw", "try", "class", "new"]
+_PIECES = ["=", "1", " ", "\t", "\n", "ls", "-la", "git", "status", "$", "-", ".", "/", "~/", "|"]
+_TAILS = st.lists(
+    st.sampled_from([*_PIECES, "wc", "(", "x", "ü", "'a b'", "--flag"]), max_size=6
+).map("".join)
+
+
+@settings(max_examples=400)
+@example(lead="", keyword="return", tail="=1 ls -la")  # a `NAME=value` prefix
+@example(lead="", keyword="let", tail="=x ls")
+@example(lead="", keyword="return", tail="-x --flag")  # a longer command word
+@example(lead="", keyword="var", tail="$ ls -la")
+@example(lead=" ", keyword="const", tail="ü ls")
+@given(lead=st.sampled_from(["", " ", "\n  "]), keyword=st.sampled_from(_KEYWORDS), tail=_TAILS)
+def test_a_cell_starting_with_a_plain_keyword_is_read_as_the_full_checks_read_it(
+    lead: str, keyword: str, tail: str
+) -> None:
+    from clawcell._source import _shell_detection
+
+    code = lead + keyword + tail
+    quick = looks_like_shell(code)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(_shell_detection, "_PLAIN_JAVASCRIPT", re.compile(r"(?!)"))  # never matches
+    try:
+        assert quick == looks_like_shell(code)
+    finally:
+        patch.undo()

@@ -150,8 +150,8 @@ class Cell:
     async def resume(self, budget_s: float) -> LegOutcome:
         """A `wait` leg: answer parked yields, then continue the cell."""
         deadline = time.monotonic() + budget_s
-        self._pending.answer_yields()
-        replies = await self._settlements(deadline)
+        # Most waits answer only their yields: their replies come back at once.
+        replies = self._pending.answer_yields() or await self._settlements(deadline)
         if not replies:
             return self._park()
         return await self._drive(deadline, replies)

@@ -6,18 +6,18 @@ pending requests, or failed with a failure code, phase and message.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from .._lazy import value_class
 from ..envelope import FailurePhase
 from ._failures import FailureCode
 
 __all__ = ["LegOutcome", "failed_outcome"]
 
 
-@value_class
-class LegOutcome:
-    """How one `exec` or `wait` leg ended."""
+class LegOutcome(NamedTuple):
+    """How one `exec` or `wait` leg ended (immutable; a named tuple rather than a frozen
+    dataclass because every leg makes one, and a tuple of eight fields is built in one call
+    where the dataclass sets each field through `object.__setattr__`)."""
 
     status: Literal["completed", "waiting", "failed"]
     value_json: str | None = None

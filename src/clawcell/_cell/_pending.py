@@ -16,6 +16,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from typing import Any, Final, cast
 
 from ._bridge import Reply, cancelled_reply, refusal_reply
@@ -92,11 +93,26 @@ class PendingRequests:
             return []
         return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
 
-    def answer_yields(self) -> None:
-        """A `wait` leg began: every parked `yield` resolves."""
-        for request_id, pending in self._items.items():
+    def answer_yields(self) -> list[Reply] | None:
+        """A `wait` leg began: every parked `yield` resolves.
+
+        A cell that waits for nothing but parked `yield`s (no task, no ready reply: most
+        waits) gets their replies back at once, as `take` of the answered ones would give
+        them (they are no longer pending); any other cell `None`, its yields answered in
+        place for `take`."""
+        items = self._items
+        only_yields = not self.running and not self._completed and len(items) == self._yields
+        if only_yields and all(pending.reply is None for pending in items.values()):
+            replies = [_yielded(rid, pending.reason) for rid, pending in items.items()]
+            for request_id in items:
+                self._ledger.release(request_id)
+            items.clear()
+            self._yields = 0
+            return replies
+        for request_id, pending in items.items():
             if pending.is_yield:
                 pending.reply = _yielded(request_id, pending.reason)
+        return None
 
     def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
         """The parsed arguments of a request that fits the host budgets; `None` when it does
@@ -272,5 +288,12 @@ def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
 
 
 def _yielded(request_id: str, reason: Any) -> Reply:
-    payload = json.dumps({"status": "yielded", "reason": reason})
+    """What a parked `yield` resolves to: the text `json.dumps` writes, spelled out for the
+    usual reasons (a string, or none) rather than built by the encoder on every `wait`."""
+    if isinstance(reason, str):
+        payload = '{"status": "yielded", "reason": ' + encode_basestring_ascii(reason) + "}"
+    elif reason is None:
+        payload = '{"status": "yielded", "reason": null}'
+    else:
+        payload = json.dumps({"status": "yielded", "reason": reason})
     return Reply(id=request_id, ok=True, payload=payload)

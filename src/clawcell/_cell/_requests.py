@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import threading
-import weakref
 from typing import Any, Final
 
 from .._jsonvalue import parse_json_text
@@ -109,10 +108,15 @@ class RequestLedger:
     """The pending requests of one cell and the host bytes their arguments hold."""
 
     def __init__(self, cell_bytes: int) -> None:
+        self._box = [0]
         self._cell_bytes = cell_bytes
         self._costs: dict[str, int] = {}
-        self._box = [0]  # shared with the finalizer, which must not hold the ledger
-        weakref.finalize(self, _process.forget, self._box)
+
+    def __del__(self) -> None:
+        # A ledger dropped with bytes still held (its cell was lost) gives them back. A method,
+        # not a `weakref.finalize`: that is two Python calls at every cell's start and end.
+        if self._box[0]:
+            _process.forget(self._box)
 
     @property
     def held(self) -> int:

@@ -270,9 +270,9 @@ class Lifecycle:
         if outcome.status == "waiting":
             outcome, snapshot = self._suspend(run, outcome)
         warning = None
-        if outcome.status == "completed":
+        if outcome.status == "completed" and run.session.has_writes:
             warning = await run.session.commit()
-        elif outcome.status == "failed":
+        elif outcome.status != "waiting":  # failed, or completed without writes: close it
             run.session.discard()
         for item in run.cell.take_output():
             run.ledger.append(item)
@@ -280,14 +280,18 @@ class Lifecycle:
             envelope = leg_envelope(run, outcome, self._host, self._policy)
         except ClawcellError:
             # Not even the status fits the model's context: the call fails, the cell ends.
-            await self._end(run, outcome)
+            if durable is not None:
+                await durable.finish(run)
+            self._finish(run, outcome)
             raise
         if warning is not None:
             envelope["warnings"] = [warning]
         if run.cell.network_derived:
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
-            await self._end(run, outcome)
+            if durable is not None:
+                await durable.finish(run)
+            self._finish(run, outcome)
             return envelope
         if durable is not None and snapshot is not None:
             try:
@@ -328,9 +332,8 @@ class Lifecycle:
             gate.expires_at = run.expires_at
         return outcome, snapshot
 
-    async def _end(self, run: Run, outcome: LegOutcome) -> None:
-        if self._durable is not None:
-            await self._durable.finish(run)
+    def _finish(self, run: Run, outcome: LegOutcome) -> None:
+        """The cell is over: forget it, and end its host work and guest (or hand it back)."""
         self._parked.forget(run.run_id)
         self.approvals.forget(run.run_id)
         if outcome.status == "waiting":

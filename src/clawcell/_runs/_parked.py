@@ -14,6 +14,7 @@ that restarts (even after SIGKILL) can therefore continue the cell from the data
 from __future__ import annotations
 
 import functools
+import math
 import time
 import weakref
 from collections.abc import Mapping
@@ -287,6 +288,8 @@ class ParkedRuns:
         self._session_id = session_id
         self.durable = durable
         self._runs: dict[str, Run] = {}
+        self._soonest = math.inf
+        """No kept run expires before this time (`expired` looks at none until then)."""
         _EVERY[weakref.ref[ParkedRuns](self, _gone)] = None
 
     def get(self, run_id: str) -> Run | None:
@@ -303,6 +306,7 @@ class ParkedRuns:
     def keep(self, run: Run) -> None:
         """Keep a parked run in memory (its durable copy, if any, is already committed)."""
         self._runs[run.run_id] = run
+        self._soonest = min(self._soonest, run.expires_at)
 
     def forget(self, run_id: str) -> Run | None:
         """Remove a run from memory (finished, expired or taken elsewhere)."""
@@ -311,12 +315,15 @@ class ParkedRuns:
     def expired(self) -> list[Run]:
         """Remove and return the runs idle beyond their TTL."""
         now = time.time()
+        if now < self._soonest:  # every `wait` asks: most find nothing due
+            return []
+        runs = self._runs
         gone = [
-            run_id
-            for run_id, run in self._runs.items()
-            if run.expires_at <= now and not run.resuming
+            run_id for run_id, run in runs.items() if run.expires_at <= now and not run.resuming
         ]
-        return [self._runs.pop(run_id) for run_id in gone]
+        expired = [runs.pop(run_id) for run_id in gone]
+        self._soonest = min((run.expires_at for run in runs.values()), default=math.inf)
+        return expired
 
     def all(self) -> list[Run]:
         return list(self._runs.values())

@@ -30,6 +30,11 @@ __all__ = ["leg_envelope"]
 def leg_envelope(run: Run, outcome: LegOutcome, host: CellHost, policy: ReplayPolicy) -> Envelope:
     """The envelope of a leg that ended with `outcome` (output ledger, budgets, retention)."""
     telemetry = host.telemetry()
+    if outcome.status == "completed" and not run.restart_safe and host.model_budget is None:
+        # Most legs: the value and the output fit whole (see `OutputLedger.deliver_whole`).
+        whole = run.ledger.deliver_whole(outcome.value_json or "null")
+        if whole is not None:
+            return completed_envelope(whole, replay_safe=False, telemetry=telemetry)
     gate = run.cell.approvals
     waiting = outcome.status == "waiting"  # only a waiting envelope lists pending approvals
     approvals = [a.to_json() for a in gate.pending] if waiting and gate is not None else []

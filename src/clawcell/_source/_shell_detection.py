@@ -64,11 +64,19 @@ _FLAG_OR_PATH = re.compile(r"[-+][A-Za-z\d]|/|\*[\w.]|\.(?:\s|$)")
 _SHELL_OPERATOR = re.compile(r"\|\|?|&&|;|\d?>>?|<<?|&>")
 _CONTINUATION = re.compile(r"[.?(\[+\-*/%=&|^<>,:]|in\b|instanceof\b")
 _DECLARED = r"\b(?:function|var|let|const|class)\s+{}\b"
+# Most cells start with one of these keywords, which no check below can read as shell: not a
+# control word, a path, a `NAME=` prefix or a command word (a `-`, `$` or word character after
+# it would make a longer word, `=` an assignment: those take the checks).
+_PLAIN_JAVASCRIPT = re.compile(
+    r"(?:return|const|let|await|var|async|throw|try|class|new)(?![\w$=-])"
+)
 
 
 def looks_like_shell(code: str) -> bool:
     """Whether `code` starts like a shell command rather than JavaScript."""
     text = code.strip()
+    if _PLAIN_JAVASCRIPT.match(text):
+        return False
     if text.startswith("#!"):
         return True
     comments = _LEADING_COMMENTS.match(text)

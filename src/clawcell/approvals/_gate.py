@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import field
+from types import MethodType
 from typing import Any, Final, cast
 
 from .._lazy import record_class
@@ -141,13 +142,16 @@ class RunApprovals:
     def wake_weakly(self, method: Callable[[], None]) -> None:
         """Call the bound `method` (`wake`) when a call starts to wait for a decision, without
         keeping its object alive: the cell that owns this gate through its bridge would
-        otherwise make every run a reference cycle, freed only by the cyclic collector."""
-        ref = weakref.WeakMethod(method)
+        otherwise make every run a reference cycle, freed only by the cyclic collector.
+        (A reference to the object and the plain function: what `weakref.WeakMethod` keeps,
+        without building that class in Python for every cell.)"""
+        bound = cast(MethodType, method)
+        owner, function = weakref.ref(bound.__self__), bound.__func__
 
         def wake() -> None:
-            live = ref()
+            live = owner()
             if live is not None:
-                live()
+                function(live)
 
         self.wake = wake
 

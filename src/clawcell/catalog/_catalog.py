@@ -78,6 +78,10 @@ class Catalog:
         self.after_hooks = tuple(after_tool_call)  # public: MCP App openings are shown them too
         self.bindings: tuple[Binding, ...] = build_bindings(self._tools, reserved=self._reserved)
         self._by_name = {b.callable_name: b for b in self.bindings}
+        sources = {"openclaw": 0, "mcp": 0, "client": 0}
+        for item in self._tools:
+            sources[item.source] += 1
+        self._sources = tuple(sources.items())  # every envelope's telemetry reads them
         self._counters = _Counters()
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
@@ -317,12 +321,9 @@ class Catalog:
 
     def telemetry(self) -> dict[str, Any]:
         """Counters attached to every envelope, in protocol key order."""
-        sources = {"openclaw": 0, "mcp": 0, "client": 0}
-        for item in self._tools:
-            sources[item.source] += 1
         return {
             "catalogSize": len(self._tools),
-            "sources": sources,
+            "sources": dict(self._sources),
             "counterScope": self._counters.scope,
             "searchCount": self._counters.searches,
             "describeCount": self._counters.describes,

@@ -176,6 +176,10 @@ def settle_envelope(
     An oversized final object or array is saved in `results` and shown as its reference
     (§6.5); when it cannot be retained, the ordinary marker carries the reason instead.
     """
+    if model_budget is None and error is None:
+        whole = ledger.deliver_whole(value_json)  # most legs: nothing to cut, nothing to fit
+        if whole is not None:
+            return build(whole)
     value = None if value_json is None else JsonSource.capture(value_json)
     accept: Callable[[Projection], bool] | None = None
     if model_budget is not None:

@@ -32,12 +32,12 @@ of §6.2 step 3 (`reference_bytes`) and reports `Projection.value_truncated`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
 from .._jsjson import json_string_bytes, utf8_len
+from .._jsonvalue import parse_json_text
 from .._lazy import positional_value_class, value_class
 from ..errors import ClawcellError, ConfigurationError
 from ._budget import MODEL_BUDGET_MESSAGE
@@ -236,6 +236,39 @@ class OutputLedger:
             best = _bisect_budget(trial, accept, self._max - 1)
         return self._incremental(best)
 
+    def deliver_whole(self, value_json: str | None) -> Projection | None:
+        """The common response without a trial projection: when the whole cumulative output
+        and the value (`value_json`, or `None` without one) fit `maxOutputBytes` as they are,
+        with no error and no model budget to fit, this records delivery and returns what
+        `fit` then `commit` would (the undelivered entries, the parsed value); `None` when
+        they do not fit, or an earlier response summarised the output (call `fit` then).
+
+        Why it is the same: with both channels whole, output and value never compete for the
+        budget (§6.2 steps 2–3 give each at least its size), so no marker is made and no
+        budget is searched.
+        """
+        prior = self._receipt
+        if self._retained is not None or not isinstance(prior, _Entries):
+            return None
+        value_bytes = 0 if value_json is None else utf8_len(value_json)
+        if self._bytes + value_bytes > self._max:
+            return None
+        parsed = self._parsed
+        if len(parsed) < len(self._items):
+            parsed.extend(parse_json_text(item) for item in self._items[len(parsed) :])
+        count = self._count
+        if prior.count != count:
+            self._receipt = _Entries(count)
+        return Projection(
+            output=parsed[prior.count :],
+            value=None if value_json is None else parse_json_text(value_json),
+            has_value=value_json is not None,
+            error=None,
+            budget=self._max,
+            value_truncated=False,
+            receipt=self._receipt,
+        )
+
     def commit(self, projection: Projection) -> None:
         """Record that `projection` was delivered to the model."""
         self._receipt = projection.receipt
@@ -274,7 +307,7 @@ class OutputLedger:
     def _project_output(self, allowance: int) -> tuple[list[Any], int, _Receipt]:
         if self._bytes <= allowance:
             # Parsed once per item; trials and responses share the parsed values.
-            self._parsed.extend(json.loads(item) for item in self._items[len(self._parsed) :])
+            self._parsed.extend(parse_json_text(i) for i in self._items[len(self._parsed) :])
             return self._parsed[:], self._bytes, _Entries(self._count)
         marker, size = truncation_marker(self._output_source(), allowance - 2)
         receipt = _Summary(self._bytes, utf8_len(marker["prefix"]))
@@ -343,7 +376,7 @@ def _project_value(
         marker = value.render(allowance)
         return marker, marker is None
     if value.complete and value.original_bytes <= allowance:
-        return json.loads(value.text), False
+        return parse_json_text(value.text), False
     marker, _ = truncation_marker(value, allowance, guidance)
     return marker, True
 

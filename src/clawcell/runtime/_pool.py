@@ -19,10 +19,18 @@ most recently used keys.
 Every acquired guest is put on the guest thread (`lane`) that carries the fewest guests in
 use in the whole process, so concurrent cells spread over the cores whichever idle guests
 they were given; a guest keeps its lane for the whole cell (every segment runs there).
+
+A guest released while an event loop runs is put away (its lane freed, the pages its cell
+touched in the image's zero runs dropped, then idle) by a timer of that loop due at once, so
+in the loop's next iteration, after the leg's envelope went back to its caller; an `acquire`
+before then takes it back as it is, on its lane, so a runtime that runs cell after cell pays
+for neither. Without a running loop, or
+when the pool closes, it is put away at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import weakref
@@ -134,6 +142,10 @@ class GuestPool:
         self._released_at: list[float] = []
         self._max_idle = max_idle
         self._forks = fork_count()
+        self._parting: list[Guest] = []
+        """Released guests not put away yet (their lanes still held), most recent last."""
+        self._parting_loop: asyncio.AbstractEventLoop | None = None
+        """The loop whose callback puts `_parting` away (`None`: no callback pending)."""
 
     def acquire(self) -> Guest:
         """A guest that starts its next cell from its pristine image (from this pool, the
@@ -141,6 +153,11 @@ class GuestPool:
         thread, so the event loop does not copy it."""
         if self._forks != fork_count():  # forked: the parent's guests belong to its engine
             self._idle, self._released_at, self._forks = [], [], fork_count()
+            self._parting, self._parting_loop = [], None
+        if self._parting:  # released in this loop step: still on its lane, not shed
+            guest = self._parting.pop()
+            guest.reset_soon()
+            return guest
         self._trim()
         guest = self._take_idle() or _SHELVES.get().take(self._key)
         if guest is not None:
@@ -162,15 +179,39 @@ class GuestPool:
         """Return a guest whose cell is over; it is reset before its next use.
 
         A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped.
+        Inside a running event loop a reusable guest is put away from a callback of the loop
+        (see the module's docstring).
         """
-        _LOAD.get().free(guest)
-        reusable = not guest.retired and not guest.instance.grown
-        if not reusable:
+        if guest.retired or guest.instance.grown:
+            _LOAD.get().free(guest)
             self._replace_template(guest)
-        elif len(self._idle) < self._max_idle:
-            guest.shed()
-            self._idle.append(guest)
-            self._released_at.append(time.monotonic())
+            self._trim()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._put_away([guest])
+            return
+        self._parting.append(guest)
+        if self._parting_loop is not loop:  # one callback pending at a time (or a closed loop's)
+            self._parting_loop = loop
+            # A timer, not `call_soon`: a ready callback would make the next segment's
+            # guest-thread hand-off take its slow path (`runtime._worker`).
+            loop.call_later(0, self._put_away_parting)
+
+    def _put_away_parting(self) -> None:
+        parting, self._parting, self._parting_loop = self._parting, [], None
+        self._put_away(parting)
+
+    def _put_away(self, guests: list[Guest]) -> None:
+        """Free the lanes of released `guests` and keep them idle (dropped beyond `max_idle`)."""
+        load = _LOAD.get()
+        for guest in guests:
+            load.free(guest)
+            if len(self._idle) < self._max_idle:
+                guest.shed()
+                self._idle.append(guest)
+                self._released_at.append(time.monotonic())
         self._trim()
 
     def _replace_template(self, dropped: Guest) -> None:
@@ -212,5 +253,7 @@ class GuestPool:
     def close(self) -> None:
         """Put idle guests back on the process-wide shelf; idempotent."""
         if self._forks == fork_count():
+            self._put_away_parting()
             _SHELVES.get().put(self._key, self._idle[::-1])
         self._idle, self._released_at = [], []
+        self._parting, self._parting_loop = [], None

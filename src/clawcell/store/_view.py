@@ -161,6 +161,12 @@ class SessionView:
             raise StoreRangeError(TOTAL_MESSAGE)
         self._writes[name] = value
 
+    @property
+    def has_writes(self) -> bool:
+        """Whether the cell buffered writes that `commit` would apply (else it only closes
+        the view, as `discard` does)."""
+        return bool(self._writes)
+
     async def commit(self) -> str | None:
         """Apply this cell's writes; call only when the cell completed.
 
