@@ -150,6 +150,9 @@ class CApi:
         self.config_epoch_interruption_set = fn(
             "wasmtime_config_epoch_interruption_set", None, p, c_bool
         )
+        self.config_parallel_compilation_set = fn(
+            "wasmtime_config_parallel_compilation_set", None, p, c_bool
+        )
         self.config_max_wasm_stack_set = fn("wasmtime_config_max_wasm_stack_set", None, p, size)
         self.config_memory_reservation_set = fn(
             "wasmtime_config_memory_reservation_set", None, p, u64
@@ -226,8 +229,22 @@ _loaded: list[CApi] = []
 def capi() -> CApi:
     """The library's entry points, loaded and declared on first use (once per process)."""
     if not _loaded:
+        if ctypes.sizeof(c_void_p) != 8:
+            raise RuntimeUnavailableError(
+                f"clawcell binds wasmtime's C API with the structure layouts of a 64-bit "
+                f"platform, and this Python's pointers are {ctypes.sizeof(c_void_p) * 8}-bit: "
+                f"use a 64-bit Python"
+            )
         path = library_path()
         version = wasmtime_version(path.parents[2])
+        if version == "unknown":
+            raise RuntimeUnavailableError(
+                f"cannot tell which wasmtime version the package at {str(path.parents[1])!r} "
+                f"is (no `wasmtime-*.dist-info` or `.egg-info` beside it, and "
+                f"`importlib.metadata` knows none; a copied or vendored package?), so its C "
+                f"structure layouts are unknown: install it with pip "
+                f"(`pip install '{REQUIREMENT}'`)"
+            )
         if version.split(".")[0] not in LAYOUT_MAJORS:
             raise RuntimeUnavailableError(
                 f"clawcell binds wasmtime's C API with the structure layouts of wasmtime "
@@ -302,19 +319,52 @@ def _library_name() -> str:
 
 
 def wasmtime_version(site: Path) -> str:
-    """The installed wasmtime's version, from its `.dist-info` directory in `site` (cheaper
-    than `importlib.metadata`); `"unknown"` when there is none."""
-    for major in LAYOUT_MAJORS:
-        if (site / f"wasmtime-{major}.0.0.dist-info").is_dir():
-            return f"{major}.0.0"
+    """The installed wasmtime's version, from the `.dist-info` or `.egg-info` metadata in
+    `site` (the folder holding the package; cheaper than `importlib.metadata`), else from
+    `importlib.metadata` (an editable install keeps its metadata elsewhere); `"unknown"` when
+    neither knows it. Raises `RuntimeUnavailableError` when `site` holds the metadata of
+    several major versions (a broken upgrade): which one the library is cannot be told."""
+    found = _metadata_versions(site)
+    majors = sorted({version.split(".")[0] for version in found})
+    if len(majors) > 1:
+        raise RuntimeUnavailableError(
+            f"{str(site)!r} holds the metadata of several wasmtime versions "
+            f"({', '.join(sorted(found))}), so the version of its library cannot be told: "
+            f"reinstall it (`pip install --force-reinstall '{REQUIREMENT}'`)"
+        )
+    if found:
+        return max(found)
+    from importlib import metadata  # here: only where the metadata is not beside the package
+
+    try:
+        return metadata.version("wasmtime")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _metadata_versions(site: Path) -> list[str]:
     try:
         names = os.listdir(site)
     except OSError:
-        return "unknown"
-    for name in sorted(names):
-        if name.startswith("wasmtime-") and name.endswith(".dist-info"):
-            return name.removeprefix("wasmtime-").removesuffix(".dist-info")
-    return "unknown"
+        return []
+    versions: list[str] = []
+    for name in names:
+        if name.startswith("wasmtime-") and name.endswith((".dist-info", ".egg-info")):
+            stem = name.removeprefix("wasmtime-").rsplit(".", 1)[0]
+            versions.append(stem.split("-py")[0])  # an egg's `51.0.0-py3.11`
+        elif name == "wasmtime.egg-info":  # `setup.py develop`: the version is inside
+            versions.extend(_pkg_info_version(site / name / "PKG-INFO"))
+    return versions
+
+
+def _pkg_info_version(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line.removeprefix("Version:").strip() for line in lines if line.startswith("Version:")][
+        :1
+    ]
 
 
 def error_text(error: int) -> str:

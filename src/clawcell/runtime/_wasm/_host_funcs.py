@@ -55,6 +55,7 @@ def _argument(value: int, is_i32: bool) -> int:
 
 @UNCHECKED_CALLBACK
 def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int | None:
+    # Nothing may escape: ctypes would print the exception and hand C an undefined pointer.
     try:
         function, params, returns = _entries[env or 0]
         if params:
@@ -99,6 +100,7 @@ def add_to_table(store: Store, table: Extern, sig: Signature, function: Callable
     func.kind = VAL_FUNCREF
     key = next(_keys)
     _entries[key] = (function, tuple(k == "i32" for k in params), bool(results))
+    store.keep(_trampoline, _forget)  # C calls them as long as the store lives
     try:
         api.func_new_unchecked(store.context, ty, _trampoline, key, _forget, byref(func, PAYLOAD))
     finally:
