@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import wasmtime
@@ -20,7 +20,7 @@ from wasmtime import _bindings as reference  # generated from the installed vers
 from wasmtime import _ffi as ffi
 
 from clawcell import RuntimeUnavailableError
-from clawcell.runtime._wasm import _backstop, _capi
+from clawcell.runtime._wasm import _backstop, _capi, _library
 from clawcell.runtime._wasm._capi import EXTERN_FUNC, EngineError
 from clawcell.runtime._wasm._exports import FastExport, GuestTrap, export_of
 from clawcell.runtime._wasm._handles import Engine, Linker, Module, Store
@@ -48,7 +48,7 @@ def _abi(kind: Any) -> str:
         return "pointer"
     if kind is ctypes.c_bool:
         return "bool"
-    integer: Any = kind
+    integer = cast(Any, kind)
     signed = integer(-1).value < 0
     return f"{'i' if signed else 'u'}{ctypes.sizeof(integer) * 8}"
 
@@ -264,7 +264,7 @@ def test_a_site_with_two_majors_metadata_is_refused(tmp_path: Path) -> None:
     for folder in ("wasmtime-50.0.0.dist-info", "wasmtime-51.0.1.dist-info"):
         (tmp_path / folder).mkdir()
     with pytest.raises(RuntimeUnavailableError) as caught:
-        _capi.wasmtime_version(tmp_path)
+        _library.wasmtime_version(tmp_path)
     assert caught.value.message == (
         f"{str(tmp_path)!r} holds the metadata of several wasmtime versions (50.0.0, 51.0.1), "
         f"so the version of its library cannot be told: reinstall it "
@@ -277,22 +277,22 @@ def test_a_develop_egg_info_s_version_is_read_from_its_pkg_info(tmp_path: Path) 
     (tmp_path / "wasmtime.egg-info" / "PKG-INFO").write_text(
         "Metadata-Version: 2.1\nName: wasmtime\nVersion: 51.0.3\n", encoding="utf-8"
     )
-    assert _capi.wasmtime_version(tmp_path) == "51.0.3"
+    assert _library.wasmtime_version(tmp_path) == "51.0.3"
 
 
 def test_a_package_without_metadata_beside_it_asks_importlib_metadata(tmp_path: Path) -> None:
     # an editable install: the package in a source tree, its metadata in site-packages
-    assert _capi.wasmtime_version(tmp_path) == "51.0.0"
+    assert _library.wasmtime_version(tmp_path) == "51.0.0"
 
 
 def test_a_package_whose_version_nobody_knows_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_capi, "_loaded", [])
-    monkeypatch.setattr(_capi, "wasmtime_version", lambda site: "unknown")  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    monkeypatch.setattr(_library, "wasmtime_version", lambda site: "unknown")  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
     with pytest.raises(RuntimeUnavailableError) as caught:
         _capi.capi()
-    package = str(_capi.library_path().parents[1])
+    package = str(_library.library_path().parents[1])
     assert caught.value.message == (
         f"cannot tell which wasmtime version the package at {package!r} is (no "
         f"`wasmtime-*.dist-info` or `.egg-info` beside it, and `importlib.metadata` knows "

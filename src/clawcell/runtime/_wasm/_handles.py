@@ -21,7 +21,7 @@ from __future__ import annotations
 import ctypes
 import os
 from ctypes import byref, c_void_p
-from typing import Final
+from typing import Any, Final
 
 from .._process import fork_count
 from ._capi import (
@@ -40,7 +40,16 @@ from ._capi import (
     trap_text,
 )
 
-__all__ = ["Engine", "Export", "Linker", "Module", "Signature", "Store", "func_signature"]
+__all__ = [
+    "Engine",
+    "Export",
+    "Linker",
+    "Module",
+    "Signature",
+    "Store",
+    "func_signature",
+    "payload",
+]
 
 Signature = tuple[tuple[str, ...], tuple[str, ...]]
 _OPT_LEVEL_SPEED: Final = 1
@@ -263,14 +272,28 @@ class Export:
         found = api.instance_export_get(
             self.store.context, self._instance, raw, len(raw), byref(item)
         )
-        return item if found and item.kind == kind else None
+        if not found or item.kind != kind:
+            return None
+        item.owner = self.store
+        return item
+
+
+def payload(store: Store, extern: Extern) -> Any:
+    """`byref` to `extern`'s payload, for a C call with `store` (which must be the store the
+    extern was read from: wasmtime aborts the process on any other)."""
+    if extern.owner is not store:
+        raise ValueError(
+            f"this export ({extern.owner!r}'s, kind {extern.kind!r}) does not belong to "
+            f"{store!r}: use an export read from the same store (`Export.get`)"
+        )
+    return byref(extern, PAYLOAD)
 
 
 def func_signature(store: Store, func: Extern) -> Signature:
     """A function export's parameter and result types, as wasm text names them."""
     assert func.kind == EXTERN_FUNC
     api = store._api  # pyright: ignore[reportPrivateUsage]
-    ty = api.func_type(store.context, byref(func, PAYLOAD))
+    ty = api.func_type(store.context, payload(store, func))
     try:
         return _kinds(api, api.functype_params(ty)), _kinds(api, api.functype_results(ty))
     finally:

@@ -32,7 +32,7 @@ from ._capi import (
     capi,
     raise_error,
 )
-from ._handles import Signature, Store
+from ._handles import Signature, Store, payload
 
 __all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions"]
 
@@ -94,6 +94,7 @@ def add_to_table(store: Store, table: Extern, sig: Signature, function: Callable
             f"a host function takes up to {_MAX_PARAMS} i32 and i64 values and returns at "
             f"most one: {sig!r}"
         )
+    table_ref = payload(store, table)
     api = capi()
     ty = _functype(api, params, results)
     func = Val()
@@ -106,7 +107,7 @@ def add_to_table(store: Store, table: Extern, sig: Signature, function: Callable
     finally:
         api.functype_delete(ty)
     previous = c_uint64()
-    error = api.table_grow(store.context, byref(table, PAYLOAD), 1, byref(func), byref(previous))
+    error = api.table_grow(store.context, table_ref, 1, byref(func), byref(previous))
     raise_error(error, "cannot add a host function to the table")
     return previous.value
 
