@@ -21,8 +21,9 @@ from wasmtime import _ffi as ffi
 
 from clawcell import RuntimeUnavailableError
 from clawcell.runtime._wasm import _backstop, _capi, _library
-from clawcell.runtime._wasm._capi import EXTERN_FUNC, EngineError
+from clawcell.runtime._wasm._capi import EXTERN_FUNC, EXTERN_MEMORY, EngineError
 from clawcell.runtime._wasm._exports import FastExport, GuestTrap, export_of
+from clawcell.runtime._wasm._externs import Memory
 from clawcell.runtime._wasm._handles import Engine, Linker, Module, Store
 
 _SPIN = bytes(
@@ -299,3 +300,18 @@ def test_a_package_whose_version_nobody_knows_is_refused(
         f"none; a copied or vendored package?), so its C structure layouts are unknown: "
         f"install it with pip (`pip install 'wasmtime>=51.0.0,<52'`)"
     )
+
+
+def test_an_export_used_with_another_store_is_refused() -> None:
+    # wasmtime aborts the whole process when an extern meets a store it does not belong to
+    memory_wasm = bytes(wasmtime.wat2wasm('(module (memory (export "memory") 1))'))
+    engine = Engine()
+    module = Module.compile(engine, memory_wasm)
+    first, second = Store(engine), Store(engine)
+    memory = export_of(first.instantiate(module), "memory", EXTERN_MEMORY)
+    second.instantiate(module)
+    with pytest.raises(ValueError, match=r"does not belong to <.*Store.*>: use an export read"):
+        Memory(second, memory)
+    with pytest.raises(ValueError, match="does not belong to"):
+        Memory(first, _capi.Extern(kind=EXTERN_MEMORY))  # made by hand: no store at all
+    assert Memory(first, memory).pages() == 1
