@@ -21,10 +21,11 @@ from wasmtime import _ffi as ffi
 
 from clawcell import RuntimeUnavailableError
 from clawcell.runtime._wasm import _backstop, _capi, _library
-from clawcell.runtime._wasm._capi import EXTERN_FUNC, EXTERN_MEMORY, EngineError
+from clawcell.runtime._wasm._capi import EXTERN_FUNC, EXTERN_MEMORY, EXTERN_TABLE, EngineError
 from clawcell.runtime._wasm._exports import FastExport, GuestTrap, export_of
 from clawcell.runtime._wasm._externs import Memory
 from clawcell.runtime._wasm._handles import Engine, Linker, Module, Store
+from clawcell.runtime._wasm._host_funcs import add_to_table
 
 _SPIN = bytes(
     wasmtime.wat2wasm("""
@@ -315,3 +316,28 @@ def test_an_export_used_with_another_store_is_refused() -> None:
     with pytest.raises(ValueError, match="does not belong to"):
         Memory(first, _capi.Extern(kind=EXTERN_MEMORY))  # made by hand: no store at all
     assert Memory(first, memory).pages() == 1
+
+
+def test_a_host_function_s_exception_is_the_trap_s_cause() -> None:
+    wat = """(module (type $cb (func (param i32) (result i32)))
+      (table (export "table") 0 funcref)
+      (func (export "call") (param $slot i32) (result i32)
+        (call_indirect (type $cb) (i32.const 1) (local.get $slot))))"""
+    engine = Engine()
+    store = Store(engine)
+    exports = store.instantiate(Module.compile(engine, bytes(wasmtime.wat2wasm(wat))))
+    failure = RuntimeError("from the host")
+
+    def failing(value: int) -> int:
+        raise failure
+
+    slot = add_to_table(
+        store, export_of(exports, "table", EXTERN_TABLE), (("i32",), ("i32",)), failing
+    )
+    call = FastExport(store, export_of(exports, "call", EXTERN_FUNC), (("i32",), ("i32",)))
+    with pytest.raises(GuestTrap, match="python exception") as caught:
+        call(slot)
+    assert caught.value.__cause__ is failure
+    with pytest.raises(GuestTrap) as again:
+        FastExport(store, export_of(exports, "call", EXTERN_FUNC), (("i32",), ("i32",)))(99)
+    assert again.value.__cause__ is None  # a trap of the guest's own (no such slot)

@@ -5,8 +5,10 @@ One C trampoline serves every host function of the process: a function's `env` i
 its entry here, and the finalizer wasmtime runs when the function's store is freed removes
 the entry. Arguments and the result travel in the raw `wasmtime_val_raw_t` buffer: an i32
 is read as a signed 32-bit value, an i64 as an unsigned 64-bit one (as the fast export calls
-return it). An exception in the Python function becomes a trap (`python exception`), as it
-did under wasmtime-py, so a guest call fails instead of the host thread.
+return it). An exception in the Python function becomes a trap (`python exception`), so the
+guest call fails (its instance is then restored) rather than unwinding through wasm frames;
+the exception is kept for the thread and becomes the `GuestTrap`'s `__cause__`
+(`take_host_exception`), where wasmtime-py re-raised it in its place.
 
 The registry holds the Python callables until their store is freed, so a callable must not
 hold its guest (the guest's callbacks keep only weak references, see `_callbacks`).
@@ -15,6 +17,7 @@ hold its guest (the guest's callbacks keep only weak references, see `_callbacks
 from __future__ import annotations
 
 import itertools
+from _thread import get_ident
 from collections.abc import Callable
 from ctypes import byref, c_uint64, c_void_p
 from typing import Any, Final
@@ -34,7 +37,7 @@ from ._capi import (
 )
 from ._handles import Signature, Store, payload
 
-__all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions"]
+__all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions", "take_host_exception"]
 
 TRAP_ON_EXCEPTION: Final = b"python exception"
 _KINDS: Final = {"i32": 0, "i64": 1}
@@ -45,6 +48,14 @@ _Types = c_void_p * _MAX_PARAMS
 _entries: dict[int, tuple[Callable[..., Any], tuple[bool, ...], bool]] = {}
 """key -> (function, whether each parameter is an i32, whether it returns a value)."""
 _keys = itertools.count(1)
+_failures: dict[int, BaseException] = {}
+"""thread id -> the exception of the host function whose trap that thread reports next."""
+
+
+def take_host_exception() -> BaseException | None:
+    """The exception a host function raised on this thread since the last call (it made the
+    trap being reported), or `None`."""
+    return _failures.pop(get_ident(), None)
 
 
 def _argument(value: int, is_i32: bool) -> int:
@@ -65,7 +76,8 @@ def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int 
         if returns:
             values[0] = int(result)
         return None
-    except BaseException:
+    except BaseException as exc:
+        _failures[get_ident()] = exc
         return capi().trap_new(TRAP_ON_EXCEPTION, len(TRAP_ON_EXCEPTION))
 
 
