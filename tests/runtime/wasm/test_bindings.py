@@ -196,6 +196,7 @@ def test_an_exception_in_the_epoch_check_traps_the_guest(monkeypatch: pytest.Mon
     with pytest.raises(GuestTrap) as caught:
         spin(1000)
     assert _backstop.CALLBACK_FAILED in str(caught.value)
+    assert isinstance(caught.value.__cause__, KeyboardInterrupt)
 
 
 # -- ownership ----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
 from ._handles import Engine, Store
+from ._host_funcs import keep_host_exception
 
 __all__ = [
     "CALLBACK_FAILED",
@@ -70,7 +71,8 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
         delta[0] = 1
         kind[0] = UPDATE_DEADLINE_CONTINUE
         return 0
-    except BaseException:
+    except BaseException as exc:
+        keep_host_exception(exc)  # the `GuestTrap`'s cause
         return capi().error_new(_FAILED_BYTES) or 0
 
 

@@ -37,7 +37,13 @@ from ._capi import (
 )
 from ._handles import Signature, Store, payload
 
-__all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions", "take_host_exception"]
+__all__ = [
+    "TRAP_ON_EXCEPTION",
+    "add_to_table",
+    "keep_host_exception",
+    "live_host_functions",
+    "take_host_exception",
+]
 
 TRAP_ON_EXCEPTION: Final = b"python exception"
 _KINDS: Final = {"i32": 0, "i64": 1}
@@ -50,6 +56,11 @@ _entries: dict[int, tuple[Callable[..., Any], tuple[bool, ...], bool]] = {}
 _keys = itertools.count(1)
 _failures: dict[int, BaseException] = {}
 """thread id -> the exception of the host function whose trap that thread reports next."""
+
+
+def keep_host_exception(exc: BaseException) -> None:
+    """Keep the exception a C callback caught on this thread for `take_host_exception`."""
+    _failures[get_ident()] = exc
 
 
 def take_host_exception() -> BaseException | None:
@@ -77,7 +88,7 @@ def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int 
             values[0] = int(result)
         return None
     except BaseException as exc:
-        _failures[get_ident()] = exc
+        keep_host_exception(exc)
         return capi().trap_new(TRAP_ON_EXCEPTION, len(TRAP_ON_EXCEPTION))
 
 
