@@ -342,3 +342,29 @@ def test_a_host_function_s_exception_is_the_trap_s_cause() -> None:
     with pytest.raises(GuestTrap) as again:
         FastExport(store, export_of(exports, "call", EXTERN_FUNC), (("i32",), ("i32",)))(99)
     assert again.value.__cause__ is None  # a trap of the guest's own (no such slot)
+
+
+@pytest.mark.parametrize(
+    ("platform", "machine", "folder", "library"),
+    [
+        ("linux", "x86_64", "linux-x86_64", "_libwasmtime.so"),
+        ("linux", "aarch64", "linux-aarch64", "_libwasmtime.so"),
+        ("darwin", "arm64", "darwin-aarch64", "_libwasmtime.dylib"),
+        ("darwin", "x86_64", "darwin-x86_64", "_libwasmtime.dylib"),
+        ("win32", "AMD64", "win32-x86_64", "_wasmtime.dll"),
+        ("win32", "ARM64", "win32-aarch64", "_wasmtime.dll"),
+    ],
+)
+def test_the_library_is_looked_for_where_wasmtime_py_s_wheels_put_it(
+    monkeypatch: pytest.MonkeyPatch, platform: str, machine: str, folder: str, library: str
+) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    if platform == "win32":
+        monkeypatch.delattr(os, "uname")
+        monkeypatch.setenv("PROCESSOR_ARCHITECTURE", machine)
+    else:
+        uname = os.uname()
+        fields = (uname.sysname, uname.nodename, uname.release, uname.version, machine)
+        monkeypatch.setattr(os, "uname", lambda: os.uname_result(fields))
+    names = (_library._platform_dir(), _library._library_name())  # pyright: ignore[reportPrivateUsage]
+    assert names == (folder, library)
