@@ -25,7 +25,7 @@ from clawcell.runtime._wasm._capi import EXTERN_FUNC, EXTERN_MEMORY, EXTERN_TABL
 from clawcell.runtime._wasm._exports import FastExport, GuestTrap, export_of
 from clawcell.runtime._wasm._externs import Memory
 from clawcell.runtime._wasm._handles import Engine, Linker, Module, Store
-from clawcell.runtime._wasm._host_funcs import add_to_table
+from clawcell.runtime._wasm._host_funcs import add_to_table, live_host_functions
 
 _SPIN = bytes(
     wasmtime.wat2wasm("""
@@ -368,3 +368,56 @@ def test_the_library_is_looked_for_where_wasmtime_py_s_wheels_put_it(
         monkeypatch.setattr(os, "uname", lambda: os.uname_result(fields))
     names = (_library._platform_dir(), _library._library_name())  # pyright: ignore[reportPrivateUsage]
     assert names == (folder, library)
+
+
+def test_stores_made_and_freed_on_one_thread_while_another_calls_host_functions() -> None:
+    # The registries change from whichever thread frees a store (its finalizers) while the
+    # trampoline reads them on a guest's thread.
+    import gc
+    import threading
+
+    wat = """(module (type $cb (func (param i32) (result i32)))
+      (table (export "table") 0 funcref)
+      (func (export "call") (param $slot i32) (param $a i32) (result i32)
+        (call_indirect (type $cb) (local.get $a) (local.get $slot))))"""
+    wasm = bytes(wasmtime.wat2wasm(wat))
+    engine = Engine(epoch_interruption=True)
+    module = Module.compile(engine, wasm)
+    gc.collect()
+    before = (live_host_functions(), len(_backstop._deadlines))  # pyright: ignore[reportPrivateUsage]
+
+    def plus_one(value: int) -> int:
+        return value + 1
+
+    def guest() -> tuple[Store, FastExport, int]:
+        store = Store(engine)
+        _backstop.install_backstop(store)
+        exports = store.instantiate(module)
+        table = export_of(exports, "table", EXTERN_TABLE)
+        slot = add_to_table(store, table, (("i32",), ("i32",)), plus_one)
+        call = FastExport(
+            store, export_of(exports, "call", EXTERN_FUNC), (("i32", "i32"), ("i32",))
+        )
+        return store, call, slot
+
+    store, call, slot = guest()
+    results: list[int] = []
+    started = threading.Event()
+
+    def churn() -> None:
+        started.set()
+        for _ in range(150):
+            guest()  # made and dropped: its finalizers run on this thread
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    started.wait()
+    while True:
+        results.append(call(slot, len(results)))
+        if not thread.is_alive():
+            break
+    thread.join()
+    assert results == [n + 1 for n in range(len(results))]
+    del store, call
+    gc.collect()
+    assert (live_host_functions(), len(_backstop._deadlines)) == before  # pyright: ignore[reportPrivateUsage]
