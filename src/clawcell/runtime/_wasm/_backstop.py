@@ -28,8 +28,10 @@ from typing import Any, Final
 
 from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
 from ._handles import Engine, Store
+from ._host_funcs import keep_host_exception
 
 __all__ = [
+    "CALLBACK_FAILED",
     "INTERRUPT_SIGNATURE",
     "TRAP_MESSAGE",
     "HardDeadline",
@@ -53,16 +55,25 @@ class HardDeadline:
 _deadlines: dict[int, HardDeadline] = {}
 _keys = itertools.count(1)
 _TRAP_BYTES: Final = TRAP_MESSAGE.encode()
+CALLBACK_FAILED: Final = "wasm trap: interrupt (the epoch deadline check raised a Python exception)"
+_FAILED_BYTES: Final = CALLBACK_FAILED.encode()
 
 
 @EPOCH_CALLBACK
 def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
-    deadline = _deadlines.get(data or 0)
-    if deadline is not None and time.monotonic() >= deadline.at:
-        return capi().error_new(_TRAP_BYTES) or 0
-    delta[0] = 1
-    kind[0] = UPDATE_DEADLINE_CONTINUE
-    return 0
+    # C reads the returned pointer: an exception escaping here would hand it an undefined
+    # one (ctypes prints the exception and returns whatever the result slot held), so any
+    # failure traps the guest instead, which is the safe side of a deadline.
+    try:
+        deadline = _deadlines.get(data or 0)
+        if deadline is not None and time.monotonic() >= deadline.at:
+            return capi().error_new(_TRAP_BYTES) or 0
+        delta[0] = 1
+        kind[0] = UPDATE_DEADLINE_CONTINUE
+        return 0
+    except BaseException as exc:
+        keep_host_exception(exc)  # the `GuestTrap`'s cause
+        return capi().error_new(_FAILED_BYTES) or 0
 
 
 @FINALIZER
@@ -77,6 +88,7 @@ def install_backstop(store: Store) -> HardDeadline:
     deadline = HardDeadline()
     key = next(_keys)
     _deadlines[key] = deadline
+    store.keep(_on_epoch, _forget)  # C calls them as long as the store lives
     capi().store_epoch_deadline_callback(store.ptr, _on_epoch, key, _forget)
     store.set_epoch_deadline(1)
     return deadline

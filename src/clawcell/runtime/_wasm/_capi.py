@@ -10,22 +10,19 @@ first use.
 
 The structures below are the C API's as of wasmtime 51 (`wasmtime/extern.h`, `val.h`,
 `instance.h`). They are passed to the library by pointer, so what matters is each one's size
-and where its payload starts; the installed version is read from the distribution's
-`.dist-info` directory beside the package and a version whose layout is not known here is
-refused with a clear error rather than guessed at.
+and where its payload starts; `_library` finds the library and refuses one whose version
+(or platform) has layouts not known here rather than guessing.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
-import sys
 from collections.abc import Callable
 from ctypes import POINTER, c_bool, c_int64, c_size_t, c_uint8, c_uint64, c_void_p
-from pathlib import Path
 from typing import Any, Final
 
 from ...errors import RuntimeUnavailableError
+from ._library import LAYOUT_MAJORS, REQUIREMENT, checked_library, library_path, wasmtime_version
 
 __all__ = [
     "EPOCH_CALLBACK",
@@ -59,9 +56,6 @@ __all__ = [
     "wasmtime_version",
 ]
 
-REQUIREMENT: Final = "wasmtime>=51.0.0,<52"
-LAYOUT_MAJORS: Final = ("51",)
-"""Major versions of wasmtime whose C structures have the layout declared here."""
 
 EXTERN_FUNC: Final = 0
 EXTERN_GLOBAL: Final = 1
@@ -96,9 +90,14 @@ class Extern(ctypes.Structure):
     """`wasmtime_extern_t`: a kind byte, then (at offset 8) the 24-byte union of a
     `wasmtime_func_t` (16 bytes), `wasmtime_global_t`, `wasmtime_table_t` or
     `wasmtime_memory_t` (24 bytes each). Pass `ctypes.byref(extern, PAYLOAD)` where the C API
-    takes one of those."""
+    takes one of those.
+
+    `owner` is the store the extern was read from (`_handles.Export.get`): wasmtime aborts
+    the process when an extern is used with another store, so it is checked first
+    (`_handles.payload`)."""
 
     _fields_ = (("kind", c_uint8), ("of", c_uint64 * 3))
+    owner: object = None
 
 
 class Val(ctypes.Structure):
@@ -149,6 +148,9 @@ class CApi:
         self.wasm_config_new = fn("wasm_config_new", p)
         self.config_epoch_interruption_set = fn(
             "wasmtime_config_epoch_interruption_set", None, p, c_bool
+        )
+        self.config_parallel_compilation_set = fn(
+            "wasmtime_config_parallel_compilation_set", None, p, c_bool
         )
         self.config_max_wasm_stack_set = fn("wasmtime_config_max_wasm_stack_set", None, p, size)
         self.config_memory_reservation_set = fn(
@@ -226,14 +228,7 @@ _loaded: list[CApi] = []
 def capi() -> CApi:
     """The library's entry points, loaded and declared on first use (once per process)."""
     if not _loaded:
-        path = library_path()
-        version = wasmtime_version(path.parents[2])
-        if version.split(".")[0] not in LAYOUT_MAJORS:
-            raise RuntimeUnavailableError(
-                f"clawcell binds wasmtime's C API with the structure layouts of wasmtime "
-                f"{'/'.join(LAYOUT_MAJORS)}, and the installed wasmtime is {version!r}: "
-                f"install a supported one (`pip install '{REQUIREMENT}'`)"
-            )
+        path = checked_library()
         try:
             dll = ctypes.CDLL(str(path))
         except OSError as exc:
@@ -243,78 +238,6 @@ def capi() -> CApi:
             ) from exc
         _loaded.append(CApi(dll))
     return _loaded[0]
-
-
-_library: list[Path] = []
-
-
-def library_path() -> Path:
-    """Where the installed wasmtime package keeps its shared library (the package's own
-    `__init__` is not run to find it)."""
-    if not _library:
-        _library.append(_find_library())
-    return _library[0]
-
-
-def _find_library() -> Path:
-    package = _package_dir()
-    path = package / _platform_dir() / _library_name()
-    if not path.is_file():
-        raise RuntimeUnavailableError(
-            f"the wasmtime package at {str(package)!r} has no library {str(path.name)!r} for "
-            f"this platform ({_platform_dir()!r}): install a wheel built for it "
-            f"(`pip install --force-reinstall '{REQUIREMENT}'`)"
-        )
-    return path
-
-
-def _package_dir() -> Path:
-    for finder in sys.meta_path:
-        find_spec = getattr(finder, "find_spec", None)
-        spec = find_spec("wasmtime", None) if find_spec is not None else None
-        if spec is not None and spec.submodule_search_locations:
-            return Path(next(iter(spec.submodule_search_locations)))
-    raise RuntimeUnavailableError(
-        f"the wasmtime package is not installed; clawcell runs QuickJS on its library: "
-        f"`pip install '{REQUIREMENT}'`"
-    )
-
-
-def _platform_dir() -> str:
-    """wasmtime-py's name for this platform's folder: `<sys.platform>-<machine>`."""
-    system = "android" if hasattr(sys, "getandroidapilevel") else sys.platform
-    if hasattr(os, "uname"):
-        machine = os.uname().machine
-    else:  # Windows
-        machine = os.environ.get("PROCESSOR_ARCHITECTURE", "")
-    machine = {"AMD64": "x86_64", "amd64": "x86_64", "arm64": "aarch64", "ARM64": "aarch64"}.get(
-        machine, machine
-    )
-    return f"{system}-{machine}"
-
-
-def _library_name() -> str:
-    if sys.platform == "win32":
-        return "_wasmtime.dll"
-    if sys.platform == "darwin":
-        return "_libwasmtime.dylib"
-    return "_libwasmtime.so"
-
-
-def wasmtime_version(site: Path) -> str:
-    """The installed wasmtime's version, from its `.dist-info` directory in `site` (cheaper
-    than `importlib.metadata`); `"unknown"` when there is none."""
-    for major in LAYOUT_MAJORS:
-        if (site / f"wasmtime-{major}.0.0.dist-info").is_dir():
-            return f"{major}.0.0"
-    try:
-        names = os.listdir(site)
-    except OSError:
-        return "unknown"
-    for name in sorted(names):
-        if name.startswith("wasmtime-") and name.endswith(".dist-info"):
-            return name.removeprefix("wasmtime-").removesuffix(".dist-info")
-    return "unknown"
 
 
 def error_text(error: int) -> str:

@@ -11,9 +11,10 @@ import ctypes
 from typing import Any, Final
 
 from ...errors import RuntimeUnavailableError
-from ._capi import EXTERN_FUNC, PAYLOAD, VAL_RAW_BYTES, Extern, capi, error_text, trap_text
+from ._capi import EXTERN_FUNC, VAL_RAW_BYTES, Extern, capi, error_text, trap_text
 from ._engine import EXPORTED_FUNCTIONS
-from ._handles import Export, Signature, Store, func_signature
+from ._handles import Export, Signature, Store, func_signature, payload
+from ._host_funcs import take_host_exception
 
 __all__ = ["I32", "I64", "SIGNATURES", "FastExport", "GuestTrap", "export_of", "fast_export"]
 
@@ -78,7 +79,7 @@ class FastExport:
         params, results = sig
         self._store = store  # the context and the function are the store's
         self._ctx = store.context
-        self._func = ctypes.byref(func, PAYLOAD)
+        self._func = payload(store, func)
         self._len = max(len(params), len(results), 1)
         # The buffer as unsigned 64-bit words, two per value (a `wasmtime_val_raw_t` is 16
         # bytes; an i64 or i32 is its first word, little-endian): the arguments go in with
@@ -98,10 +99,10 @@ class FastExport:
         slots[0 : self._stride * len(args) : self._stride] = args
         error: Any = self._call(self._ctx, self._func, self._buf, self._len, self._trap_ref)
         if error:
-            raise GuestTrap(error_text(error))
+            raise GuestTrap(error_text(error)) from take_host_exception()
         if self._trap:
             trap, self._trap.value = self._trap.value or 0, None
-            raise GuestTrap(trap_text(trap))
+            raise GuestTrap(trap_text(trap)) from take_host_exception()
         if self._result == I64:
             return slots[0]
         if self._result == I32:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ctypes
 from ctypes import byref, c_uint64
 
-from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, PAYLOAD, VAL_I32, Extern, Val, capi, raise_error
-from ._handles import Store
+from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, VAL_I32, Extern, Val, capi, raise_error
+from ._handles import Store, payload
 
 __all__ = ["GlobalI32", "Memory"]
 
@@ -25,7 +25,7 @@ class Memory:
             raise TypeError(f"not a memory export: kind {extern.kind!r}")
         self.store, self.extern = store, extern
         self._api, self._ctx = capi(), store.context
-        self._ref = byref(extern, PAYLOAD)
+        self._ref = payload(store, extern)
 
     def address(self) -> int:
         """The host address of the memory's first byte."""
@@ -58,7 +58,7 @@ class GlobalI32:
             raise TypeError(f"not a global export: kind {extern.kind!r}")
         self.store, self.extern = store, extern
         self._api, self._ctx = capi(), store.context
-        self._ref = byref(extern, PAYLOAD)
+        self._ref = payload(store, extern)
         self._value = Val()
         self._value.kind = VAL_I32
         self._value_ref = byref(self._value)

@@ -1,18 +1,29 @@
 """Owning wrappers of wasmtime's C objects (`_capi`): engine, module, linker, store.
 
-Each wrapper frees what it owns exactly once, by `close()` or when it is collected, and
-keeps what must outlive it: a module and a store hold their engine, so an engine is freed
-after them. Exports are read from an instance into `Extern` values that belong to their
-store (they are indices into it, freed with it); `Export` keeps its store alive for them.
+Each wrapper frees what it owns exactly once and keeps what must outlive it: a module and a
+store hold their engine, so an engine is freed after them. An engine, module or linker is
+freed by `close()` or when it is collected, and using it after `close()` raises
+`EngineError` (wasmtime shares them by reference count: a store or instance made from one
+keeps what it needs). A store has no `close()`: it is freed only when it is collected. Every
+object that passes its context to C (an `Export`, a memory, a fast call) holds the store, so
+nothing can use a freed store, free it while its guest code or one of its host functions
+runs, or free it from another thread during a call. Exports are read from an instance into
+`Extern` values that belong to their store (they are indices into it, freed with it).
+
+A store also holds every C callback it hands to wasmtime (`keep`): the C function pointer of
+a ctypes callback is valid only while the Python object lives, and a store's finalizers run
+when it is freed, which at interpreter exit may be after the defining module's globals
+are cleared.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import byref, c_uint64, c_void_p
-from typing import Final
+from ctypes import byref, c_void_p
+from typing import Any, Final
 
+from .._process import fork_count
 from ._capi import (
     EXTERN_FUNC,
     INSTANCE_BYTES,
@@ -22,20 +33,31 @@ from ._capi import (
     CApi,
     EngineError,
     Extern,
+    ValtypeVec,
     capi,
     error_text,
     raise_error,
     trap_text,
 )
 
-__all__ = ["Engine", "Export", "Linker", "Module", "Signature", "Store", "func_signature"]
+__all__ = [
+    "Engine",
+    "Export",
+    "Linker",
+    "Module",
+    "Signature",
+    "Store",
+    "func_signature",
+    "payload",
+]
 
 Signature = tuple[tuple[str, ...], tuple[str, ...]]
 _OPT_LEVEL_SPEED: Final = 1
 
 
 class _Owned:
-    """A C object freed once by `_free(ptr)`, at `close()` or collection."""
+    """A C object freed once by `_free(ptr)`, when collected (or at `close()` where the
+    subclass offers it)."""
 
     __slots__ = ("_api", "ptr")
 
@@ -48,17 +70,37 @@ class _Owned:
     def _free(self, ptr: int) -> None:
         raise NotImplementedError
 
-    def close(self) -> None:
+    def _release(self) -> None:
         ptr, self.ptr = self.ptr, 0
         if ptr:
             self._free(ptr)
 
+    def live(self) -> int:
+        """The C pointer; raises `EngineError` once the object was closed."""
+        ptr = self.ptr
+        if not ptr:
+            name = type(self).__name__.lower()
+            raise EngineError(
+                f"this wasmtime {name} was closed ({self!r}): create a new one instead of "
+                f"using it after `close()`"
+            )
+        return ptr
+
     def __del__(self) -> None:
         if getattr(self, "ptr", 0):
-            self.close()
+            self._release()
 
 
-class Engine(_Owned):
+class _Closable(_Owned):
+    """An owned object that may also be freed early by `close()` (idempotent)."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        self._release()
+
+
+class Engine(_Closable):
     """A `wasm_engine_t`, configured as given (the defaults are wasmtime's)."""
 
     __slots__ = ()
@@ -84,16 +126,20 @@ class Engine(_Owned):
             api.config_memory_reservation_for_growth_set(config, memory_reservation_for_growth)
         if optimize_for_speed:
             api.config_cranelift_opt_level_set(config, _OPT_LEVEL_SPEED)
+        if fork_count():
+            # A forked child inherits the parent's compile thread pool without its threads:
+            # a parallel compile there waits for them forever. It compiles on its own thread.
+            api.config_parallel_compilation_set(config, False)
         super().__init__(api, api.engine_new_with_config(config), "an engine")  # takes config
 
     def _free(self, ptr: int) -> None:
         self._api.engine_delete(ptr)
 
     def increment_epoch(self) -> None:
-        self._api.engine_increment_epoch(self.ptr)
+        self._api.engine_increment_epoch(self.live())
 
 
-class Module(_Owned):
+class Module(_Closable):
     """A compiled `wasmtime_module_t` (it keeps its engine)."""
 
     __slots__ = ("engine",)
@@ -106,21 +152,21 @@ class Module(_Owned):
     def compile(cls, engine: Engine, wasm: bytes) -> Module:
         """Compile `wasm`; raises `EngineError` with wasmtime's reason."""
         api, out = engine._api, c_void_p()  # pyright: ignore[reportPrivateUsage]
-        raise_error(api.module_new(engine.ptr, wasm, len(wasm), byref(out)), "cannot compile")
+        raise_error(api.module_new(engine.live(), wasm, len(wasm), byref(out)), "cannot compile")
         return cls(engine, out.value or 0)
 
     @classmethod
     def deserialize_file(cls, engine: Engine, path: str) -> Module:
         """A module `serialize`d earlier, from a file (refused if another build wrote it)."""
         api, out = engine._api, c_void_p()  # pyright: ignore[reportPrivateUsage]
-        error = api.module_deserialize_file(engine.ptr, os.fsencode(path), byref(out))
+        error = api.module_deserialize_file(engine.live(), os.fsencode(path), byref(out))
         raise_error(error, f"cannot deserialize {path!r}")
         return cls(engine, out.value or 0)
 
     def serialize(self) -> bytes:
         """The compiled code, for `deserialize_file` in a later process."""
         vec = ByteVec()
-        raise_error(self._api.module_serialize(self.ptr, byref(vec)), "cannot serialize")
+        raise_error(self._api.module_serialize(self.live(), byref(vec)), "cannot serialize")
         try:
             return ctypes.string_at(vec.data, vec.size)
         finally:
@@ -131,20 +177,28 @@ class Module(_Owned):
 
 
 class Store(_Owned):
-    """A `wasmtime_store_t` and its context (it keeps its engine; host functions and the
-    epoch callback's data are released by the finalizers the store runs when freed)."""
+    """A `wasmtime_store_t` and its context, freed when collected (it keeps its engine; host
+    functions and the epoch callback's data are released by the finalizers the store runs
+    when freed)."""
 
-    __slots__ = ("context", "engine")
+    __slots__ = ("_callbacks", "context", "engine")
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
-        super().__init__(api, api.store_new(engine.ptr, None, None), "a store")
+        super().__init__(api, api.store_new(engine.live(), None, None), "a store")
         self.engine = engine
         self.context: int = api.store_context(self.ptr)
+        self._callbacks: list[object] = []
+
+    def keep(self, *callbacks: object) -> None:
+        """Keep ctypes callbacks handed to wasmtime for this store alive as long as it."""
+        for callback in callbacks:
+            if not any(callback is kept for kept in self._callbacks):
+                self._callbacks.append(callback)
 
     def _free(self, ptr: int) -> None:
         self.context = 0
-        self._api.store_delete(ptr)
+        self._api.store_delete(ptr)  # runs the finalizers, which `_callbacks` still holds
 
     def set_wasi(self) -> None:
         """Give the store an empty WASI configuration: no directories, environment,
@@ -164,7 +218,7 @@ class Store(_Owned):
         """An instance of `module`, which must import nothing."""
         instance = ctypes.create_string_buffer(INSTANCE_BYTES)
         trap = c_void_p()
-        error = self._api.instance_new(self.context, module.ptr, None, 0, instance, byref(trap))
+        error = self._api.instance_new(self.context, module.live(), None, 0, instance, byref(trap))
         _raise_failure(error, trap, "cannot instantiate")
         return Export(self, instance)
 
@@ -176,14 +230,14 @@ def _raise_failure(error: int | None, trap: c_void_p, context: str) -> None:
         raise EngineError(f"{context}: {trap_text(trap.value)}")
 
 
-class Linker(_Owned):
+class Linker(_Closable):
     """A `wasmtime_linker_t` with WASI defined."""
 
     __slots__ = ()
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
-        super().__init__(api, api.linker_new(engine.ptr), "a linker")
+        super().__init__(api, api.linker_new(engine.live()), "a linker")
         raise_error(api.linker_define_wasi(self.ptr), "cannot define WASI")
 
     def instantiate(self, store: Store, module: Module, what: str = "a module") -> Export:
@@ -192,7 +246,7 @@ class Linker(_Owned):
         instance = ctypes.create_string_buffer(INSTANCE_BYTES)
         trap = c_void_p()
         error = self._api.linker_instantiate(
-            self.ptr, store.context, module.ptr, instance, byref(trap)
+            self.live(), store.context, module.live(), instance, byref(trap)
         )
         _raise_failure(error, trap, f"cannot instantiate {what}")
         return Export(store, instance)
@@ -218,14 +272,28 @@ class Export:
         found = api.instance_export_get(
             self.store.context, self._instance, raw, len(raw), byref(item)
         )
-        return item if found and item.kind == kind else None
+        if not found or item.kind != kind:
+            return None
+        item.owner = self.store
+        return item
+
+
+def payload(store: Store, extern: Extern) -> Any:
+    """`byref` to `extern`'s payload, for a C call with `store` (which must be the store the
+    extern was read from: wasmtime aborts the process on any other)."""
+    if extern.owner is not store:
+        raise ValueError(
+            f"this export ({extern.owner!r}'s, kind {extern.kind!r}) does not belong to "
+            f"{store!r}: use an export read from the same store (`Export.get`)"
+        )
+    return byref(extern, PAYLOAD)
 
 
 def func_signature(store: Store, func: Extern) -> Signature:
     """A function export's parameter and result types, as wasm text names them."""
     assert func.kind == EXTERN_FUNC
     api = store._api  # pyright: ignore[reportPrivateUsage]
-    ty = api.func_type(store.context, byref(func, PAYLOAD))
+    ty = api.func_type(store.context, payload(store, func))
     try:
         return _kinds(api, api.functype_params(ty)), _kinds(api, api.functype_results(ty))
     finally:
@@ -233,7 +301,7 @@ def func_signature(store: Store, func: Extern) -> Signature:
 
 
 def _kinds(api: CApi, vec: int) -> tuple[str, ...]:
-    size = c_uint64.from_address(vec).value
-    data = c_void_p.from_address(vec + 8).value or 0
-    types = (c_void_p.from_address(data + 8 * i).value for i in range(size))
-    return tuple(KIND_NAMES.get(api.valtype_kind(t), "funcref") for t in types)
+    types = ValtypeVec.from_address(vec)
+    return tuple(
+        KIND_NAMES.get(api.valtype_kind(types.data[i]), "funcref") for i in range(types.size)
+    )

@@ -5,8 +5,10 @@ One C trampoline serves every host function of the process: a function's `env` i
 its entry here, and the finalizer wasmtime runs when the function's store is freed removes
 the entry. Arguments and the result travel in the raw `wasmtime_val_raw_t` buffer: an i32
 is read as a signed 32-bit value, an i64 as an unsigned 64-bit one (as the fast export calls
-return it). An exception in the Python function becomes a trap (`python exception`), as it
-did under wasmtime-py, so a guest call fails instead of the host thread.
+return it). An exception in the Python function becomes a trap (`python exception`), so the
+guest call fails (its instance is then restored) rather than unwinding through wasm frames;
+the exception is kept for the thread and becomes the `GuestTrap`'s `__cause__`
+(`take_host_exception`), where wasmtime-py re-raised it in its place.
 
 The registry holds the Python callables until their store is freed, so a callable must not
 hold its guest (the guest's callbacks keep only weak references, see `_callbacks`).
@@ -15,6 +17,7 @@ hold its guest (the guest's callbacks keep only weak references, see `_callbacks
 from __future__ import annotations
 
 import itertools
+from _thread import get_ident
 from collections.abc import Callable
 from ctypes import byref, c_uint64, c_void_p
 from typing import Any, Final
@@ -32,9 +35,15 @@ from ._capi import (
     capi,
     raise_error,
 )
-from ._handles import Signature, Store
+from ._handles import Signature, Store, payload
 
-__all__ = ["TRAP_ON_EXCEPTION", "add_to_table", "live_host_functions"]
+__all__ = [
+    "TRAP_ON_EXCEPTION",
+    "add_to_table",
+    "keep_host_exception",
+    "live_host_functions",
+    "take_host_exception",
+]
 
 TRAP_ON_EXCEPTION: Final = b"python exception"
 _KINDS: Final = {"i32": 0, "i64": 1}
@@ -45,6 +54,19 @@ _Types = c_void_p * _MAX_PARAMS
 _entries: dict[int, tuple[Callable[..., Any], tuple[bool, ...], bool]] = {}
 """key -> (function, whether each parameter is an i32, whether it returns a value)."""
 _keys = itertools.count(1)
+_failures: dict[int, BaseException] = {}
+"""thread id -> the exception of the host function whose trap that thread reports next."""
+
+
+def keep_host_exception(exc: BaseException) -> None:
+    """Keep the exception a C callback caught on this thread for `take_host_exception`."""
+    _failures[get_ident()] = exc
+
+
+def take_host_exception() -> BaseException | None:
+    """The exception a host function raised on this thread since the last call (it made the
+    trap being reported), or `None`."""
+    return _failures.pop(get_ident(), None)
 
 
 def _argument(value: int, is_i32: bool) -> int:
@@ -55,6 +77,7 @@ def _argument(value: int, is_i32: bool) -> int:
 
 @UNCHECKED_CALLBACK
 def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int | None:
+    # Nothing may escape: ctypes would print the exception and hand C an undefined pointer.
     try:
         function, params, returns = _entries[env or 0]
         if params:
@@ -64,7 +87,8 @@ def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int 
         if returns:
             values[0] = int(result)
         return None
-    except BaseException:
+    except BaseException as exc:
+        keep_host_exception(exc)
         return capi().trap_new(TRAP_ON_EXCEPTION, len(TRAP_ON_EXCEPTION))
 
 
@@ -93,18 +117,20 @@ def add_to_table(store: Store, table: Extern, sig: Signature, function: Callable
             f"a host function takes up to {_MAX_PARAMS} i32 and i64 values and returns at "
             f"most one: {sig!r}"
         )
+    table_ref = payload(store, table)
     api = capi()
     ty = _functype(api, params, results)
     func = Val()
     func.kind = VAL_FUNCREF
     key = next(_keys)
     _entries[key] = (function, tuple(k == "i32" for k in params), bool(results))
+    store.keep(_trampoline, _forget)  # C calls them as long as the store lives
     try:
         api.func_new_unchecked(store.context, ty, _trampoline, key, _forget, byref(func, PAYLOAD))
     finally:
         api.functype_delete(ty)
     previous = c_uint64()
-    error = api.table_grow(store.context, byref(table, PAYLOAD), 1, byref(func), byref(previous))
+    error = api.table_grow(store.context, table_ref, 1, byref(func), byref(previous))
     raise_error(error, "cannot add a host function to the table")
     return previous.value
 
