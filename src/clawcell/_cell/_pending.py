@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from ._bridge import Reply, cancelled_reply, refusal_reply
+from ._call_task import start_call
 from ._requests import RequestLedger
 
-__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests"]
+__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests", "parks_at_once"]
 
 RESTART_MESSAGE: Final = (
     "Code Mode tool call was interrupted by a host restart and was not run again because "
@@ -101,11 +102,22 @@ class PendingRequests:
     def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
         """The parsed arguments of a request that fits the host budgets; `None` when it does
         not (it is then answered at once with a catchable error, see `_requests`)."""
-        args = self._ledger.admit(request_id, text)
-        if isinstance(args, str):
-            self.ready(request_id, PendingRequest(method, reply=refusal_reply(request_id, args)))
-            return None
-        return args
+        admitted = self.admit_all([[request_id, method, text]])
+        return admitted[0][2] if admitted else None
+
+    def admit_all(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
+        """`[id, method, argumentsText]` requests whose arguments fit the host budgets, with
+        their arguments parsed; the others are answered at once (see `admit`)."""
+        admitted: list[tuple[str, str, list[Any]]] = []
+        admit = self._ledger.admit
+        for request_id, method, text in requests:
+            args = admit(request_id, text)
+            if isinstance(args, str):
+                refused = refusal_reply(request_id, args)
+                self.ready(request_id, PendingRequest(method, reply=refused))
+            else:
+                admitted.append((request_id, method, args))
+        return admitted
 
     def ready(self, request_id: str, pending: PendingRequest) -> None:
         """Record a request whose reply is ready."""
@@ -130,11 +142,19 @@ class PendingRequests:
         return pending
 
     def start(
-        self, request_id: str, method: str, args: list[Any], work: Coroutine[Any, Any, Reply]
+        self,
+        request_id: str,
+        method: str,
+        args: list[Any],
+        work: Coroutine[Any, Any, Reply],
+        *,
+        eager: bool = False,
     ) -> None:
-        """Run `work` as the host task of a request. Nobody hears when it settles until
-        `watch` is called: a task that settles before then is found by `sweep`."""
-        task = asyncio.get_running_loop().create_task(work)
+        """Run `work` as the host task of a request; `eager`: its first step taken now
+        (`_call_task`: a tool that never suspends is done on return), else in a later loop
+        turn. Nobody hears when it settles until `watch` is called: a task that settles
+        before then is found by `sweep`."""
+        task = start_call(work) if eager else asyncio.get_running_loop().create_task(work)
         self.running += 1
         self._add(request_id, PendingRequest(method, args, task=task))
         self._unwatched.append((request_id, task))
@@ -263,6 +283,11 @@ class PendingRequests:
             payload = json.dumps({"message": RESTART_MESSAGE, "code": "tool_error"})
             failed = Reply(id=request_id, ok=False, payload=payload)
             self.ready(request_id, PendingRequest(method, args, reply=failed))
+
+
+def parks_at_once(requests: list[tuple[str, str, list[Any]]]) -> bool:
+    """Whether admitted `requests` hold a `yield` (which parks the cell at once)."""
+    return "yield" in [request[1] for request in requests]
 
 
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
