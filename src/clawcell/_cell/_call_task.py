@@ -30,7 +30,7 @@ import asyncio
 import contextvars
 import itertools
 import sys
-from asyncio import futures, tasks
+from asyncio import format_helpers, futures, tasks
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
@@ -39,6 +39,7 @@ __all__ = ["start_call"]
 _T = TypeVar("_T")
 _names = itertools.count(1).__next__
 _PENDING: Final = "PENDING"  # `_PyFuture`'s state names
+_FINISHED: Final = "FINISHED"
 # asyncio's own helpers, private by name only: the C functions both task classes use.
 _enter_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._enter_task  # pyright: ignore[reportPrivateUsage]
 _leave_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._leave_task  # pyright: ignore[reportPrivateUsage]
@@ -48,6 +49,7 @@ _current_tasks: dict[asyncio.AbstractEventLoop, Any] = vars(tasks)["_current_tas
 # The Python `Task` of asyncio (typed as `Any`: typeshed does not declare it).
 _PyTask: Any = vars(tasks)["_PyTask"]
 _PyFuture: Any = vars(futures)["_PyFuture"]
+_future_loop: Callable[[Any], asyncio.AbstractEventLoop] = vars(futures)["_get_loop"]
 
 
 class EagerTask(_PyTask):
@@ -56,9 +58,12 @@ class EagerTask(_PyTask):
     Made on the loop's thread while the loop runs (a cell's step); `name` as `Task`'s."""
 
     def __init__(self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop) -> None:
-        # `_PyTask.__init__` without its last two lines (`call_soon` of the first step and
-        # `_register_task`): the step runs below, and a task that suspends is registered then.
-        _PyFuture.__init__(self, loop=loop)
+        # `_PyTask.__init__` and `_PyFuture.__init__` (the fields their class does not
+        # default), without scheduling the first step: it runs below.
+        self._loop = loop
+        self._callbacks: list[Any] = []
+        if loop.get_debug():
+            self._source_traceback = format_helpers.extract_stack(sys._getframe(1))  # pyright: ignore[reportPrivateUsage]
         self._name = f"Task-call-{_names()}"
         self._num_cancels_requested = 0
         self._must_cancel = False
@@ -68,15 +73,48 @@ class EagerTask(_PyTask):
         current = _current_tasks.get(loop)
         if current is not None:
             _leave_task(loop, current)
+        _enter_task(loop, self)
         try:
-            # The task's own step, in the task's context: it enters the task, sends into the
-            # coroutine, and on a suspension arranges the wake-up as every later step does.
-            context.run(self._Task__step)
+            result = context.run(coro.send, None)
+        except StopIteration as stop:  # `Task.__step`'s outcomes, first the usual one
+            if self._must_cancel:
+                self._must_cancel = False
+                _PyFuture.cancel(self, msg=self._cancel_message)
+            else:  # no callback can have been added yet: nothing to schedule
+                self._result, self._state = stop.value, _FINISHED
+        except asyncio.CancelledError as exc:
+            self._cancelled_exc = exc
+            _PyFuture.cancel(self)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            _PyFuture.set_exception(self, exc)
+            raise
+        except BaseException as exc:
+            _PyFuture.set_exception(self, exc)
+        else:
+            self._suspended(result)
         finally:
+            _leave_task(loop, self)
             if current is not None:
                 _enter_task(loop, current)
-        if self._state == _PENDING:
-            _register_task(self)
+
+    def _suspended(self, result: Any) -> None:
+        """What `Task.__step` does when the coroutine yields `result`: wait for the future
+        it awaits, or step again soon (a bare `yield`); a malformed yield is thrown back into
+        the coroutine at its next step (one message for every kind `__step` tells apart)."""
+        _register_task(self)
+        loop, context = self._loop, self._context
+        blocking = getattr(result, "_asyncio_future_blocking", None)
+        if blocking and result is not self and _future_loop(result) is loop:
+            result._asyncio_future_blocking = False
+            result.add_done_callback(self._Task__wakeup, context=context)
+            self._fut_waiter = result
+            if self._must_cancel and result.cancel(msg=self._cancel_message):
+                self._must_cancel = False
+        elif result is None:
+            loop.call_soon(self._Task__step, context=context)
+        else:
+            error = RuntimeError(f"Task {self!r} got bad yield: {result!r}")
+            loop.call_soon(self._Task__step, error, context=context)
 
     def __del__(self) -> None:
         # A done task whose outcome was read has nothing to log: skip the two Python

@@ -33,7 +33,7 @@ from . import _failures
 from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
-from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
+from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
 from ._segments import end_leg, off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
@@ -229,9 +229,10 @@ class Cell:
         refusal = self._refusal(requests) if self._guard is not None else None
         if refusal is not None:
             return self._refused(refusal)
-        # A turn that ends the leg (the cell failed, or parks on a `yield`) starts its calls'
-        # tasks without their first step: as recorded, none of them runs before the envelope.
-        eager = report.state != wire.STATE_FAILED and not parks_at_once(requests)
+        # A lone call starts at once (`_call_task`), a batch shares a loop turn; a call beside
+        # a `yield` or in a failed turn, lazily (as recorded: it does not run before the envelope).
+        alone = len(requests) == 1 and requests[0][1] != "yield"
+        eager = alone and report.state != wire.STATE_FAILED
         for request_id, method, args in requests:
             self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
@@ -336,8 +337,7 @@ class Cell:
 
     def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
-        guard = self._guard
-        refusals = (guard(method, args) for _, method, args in requests) if guard else ()
+        refusals = (self._guard(m, args) for _, m, args in requests) if self._guard else ()
         return next((refusal for refusal in refusals if refusal is not None), None)
 
     def pending_requests(self) -> list[tuple[str, list[Any]]]:
