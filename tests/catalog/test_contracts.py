@@ -202,15 +202,21 @@ def test_a_schema_that_is_not_plain_json_is_compiled_uncached() -> None:
 
 
 TRIVIAL_INPUTS: list[Any] = [{}, {"a": [1, {"b": None}]}, 5, "text", [1], None, True]
+EMPTY: dict[str, Any] = {}
+TRIVIAL_CASES: list[tuple[str, dict[str, Any], Any, bool]] = [
+    *[("empty", EMPTY, value, True) for value in TRIVIAL_INPUTS],
+    *[("any object", {"type": "object"}, v, type(v) is dict) for v in TRIVIAL_INPUTS],
+]
 
 
-@pytest.mark.parametrize("value", TRIVIAL_INPUTS, ids=repr)
-@pytest.mark.parametrize("schema", [{}, {"type": "object"}], ids=["empty", "any object"])
+@pytest.mark.parametrize(
+    ("schema", "value", "accepted"),
+    [pytest.param(*case[1:], id=f"{case[0]}-{case[2]!r}") for case in TRIVIAL_CASES],
+)
 def test_a_schema_that_accepts_every_object_checks_every_other_input(
-    schema: dict[str, Any], value: object
+    schema: dict[str, Any], value: object, accepted: bool
 ) -> None:
     contract = ToolContract(name="t", parameters=schema, output_schema=None)
-    accepted = not schema or type(value) is dict
     if accepted:
         contract.check_input(value)
         return
