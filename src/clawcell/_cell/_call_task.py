@@ -126,18 +126,18 @@ class EagerTask(_PyTask):
 
 if sys.version_info >= (3, 12):
 
-    def _start(coro: Coroutine[Any, Any, _T], loop: asyncio.AbstractEventLoop) -> asyncio.Task[_T]:
-        return asyncio.Task(coro, loop=loop, eager_start=True)
+    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        """Run `coro` as its own task on the running loop, its first step taken now: the
+        task is done on return if the coroutine never suspended. Call it from the loop's
+        thread."""
+        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
 
 else:
 
-    def _start(coro: Coroutine[Any, Any, _T], loop: asyncio.AbstractEventLoop) -> asyncio.Task[_T]:
+    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        """Run `coro` as its own task on the running loop, its first step taken now: the
+        task is done on return if the coroutine never suspended. Call it from the loop's
+        thread."""
         # Duck-typed as `asyncio.Task` (on 3.11 the C class): it has the whole of its API.
-        task: Any = EagerTask(coro, loop=loop)
+        task: Any = EagerTask(coro, loop=asyncio.get_running_loop())
         return task
-
-
-def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
-    """Run `coro` as its own task on the running loop, its first step taken now: the task
-    is done on return if the coroutine never suspended. Call it from the loop's thread."""
-    return _start(coro, asyncio.get_running_loop())

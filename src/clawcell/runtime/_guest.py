@@ -261,7 +261,8 @@ class Guest:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
         if script is None:  # settle, run every job, report: one crossing, here
-            self._restore_image()
+            if self._stale:
+                self._restore_image()
             self._begin(deadline)
             handles = (self._settle, self._step)
             return run_inline(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
