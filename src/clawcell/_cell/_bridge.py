@@ -103,7 +103,10 @@ def encode_settle_batch(replies: list[Reply]) -> str:
     """
     if len(replies) == 1:  # a sequential call's turn
         only = replies[0]
-        return f"[[{_quoted(only.id)},{'true' if only.ok else 'false'},{only.payload}]]"
+        rid = only.id
+        safe = rid.isascii() and rid.isprintable() and '"' not in rid and "\\" not in rid
+        quoted = f'"{rid}"' if safe else _quoted(rid)
+        return f"[[{quoted},{'true' if only.ok else 'false'},{only.payload}]]"
     parts = [f"[{_quoted(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
     return "[" + ",".join(parts) + "]"
 

@@ -263,7 +263,8 @@ class Guest:
         if script is None:  # settle, run every job, report: one crossing, here
             if self._stale:
                 self._restore_image()
-            self._begin(deadline)
+            self.deadline = float("-inf") if self._stopping else deadline  # `_begin`, inline
+            self.interrupted = False
             handles = (self._settle, self._step)
             return run_inline(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
         if batch is not None:
