@@ -33,7 +33,7 @@ from . import _failures
 from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
-from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
 from ._segments import end_leg, off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
@@ -229,10 +229,9 @@ class Cell:
         refusal = self._refusal(requests) if self._guard is not None else None
         if refusal is not None:
             return self._refused(refusal)
-        # A lone call starts at once (`_call_task`), a batch shares a loop turn; a call beside
-        # a `yield` or in a failed turn, lazily (as recorded: it does not run before the envelope).
-        alone = len(requests) == 1 and requests[0][1] != "yield"
-        eager = alone and report.state != wire.STATE_FAILED
+        # Calls start at once (`_call_task`), unless the turn fails or parks on a `yield`: as
+        # recorded, none of its calls runs before the envelope then.
+        eager = report.state != wire.STATE_FAILED and not parks_at_once(requests)
         for request_id, method, args in requests:
             self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:

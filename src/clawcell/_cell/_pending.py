@@ -22,7 +22,7 @@ from ._bridge import Reply, cancelled_reply, refusal_reply
 from ._call_task import start_call
 from ._requests import RequestLedger
 
-__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests"]
+__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests", "parks_at_once"]
 
 RESTART_MESSAGE: Final = (
     "Code Mode tool call was interrupted by a host restart and was not run again because "
@@ -283,6 +283,13 @@ class PendingRequests:
             payload = json.dumps({"message": RESTART_MESSAGE, "code": "tool_error"})
             failed = Reply(id=request_id, ok=False, payload=payload)
             self.ready(request_id, PendingRequest(method, args, reply=failed))
+
+
+def parks_at_once(requests: list[tuple[str, str, list[Any]]]) -> bool:
+    """Whether admitted `requests` hold a `yield` (which parks the cell at once)."""
+    if len(requests) == 1:  # a sequential call's turn
+        return requests[0][1] == "yield"
+    return "yield" in [request[1] for request in requests]
 
 
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
