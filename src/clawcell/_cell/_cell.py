@@ -231,7 +231,8 @@ class Cell:
             return self._refused(refusal)
         # Calls start at once (`_call_task`), unless the turn fails or parks on a `yield`: as
         # recorded, none of its calls runs before the envelope then.
-        eager = report.state != wire.STATE_FAILED and not parks_at_once(requests)
+        eager = bool(requests) and report.state != wire.STATE_FAILED
+        eager = eager and not parks_at_once(requests)
         for request_id, method, args in requests:
             self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
