@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import operator
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -190,16 +191,16 @@ class PendingRequests:
         on_done(request_id, pending)
 
     def sweep(self, on_swept: Settled) -> None:
-        """Record tasks that finished but whose done-callbacks have not run yet."""
+        """Record tasks that finished but whose done-callbacks have not run yet. (A request
+        is put in `_completed` only with its reply: one with a reply is recorded already.)"""
         for request_id, pending in self._items.items():
             task = pending.task
-            if task is None or not task.done() or pending.reply:
+            if task is None or pending.reply or _state(task) == "PENDING":
                 continue
-            if request_id not in self._completed:
-                self.running -= 1
-                self._completed.append(request_id)
-                pending.reply = _task_reply(request_id, task)
-                on_swept(request_id, pending)
+            self.running -= 1
+            self._completed.append(request_id)
+            pending.reply = _task_reply(request_id, task)
+            on_swept(request_id, pending)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""
@@ -285,6 +286,15 @@ class PendingRequests:
             self.ready(request_id, PendingRequest(method, args, reply=failed))
 
 
+# asyncio's own fields of a future (the C and the Python task alike: `"PENDING"`,
+# `"FINISHED"` or `"CANCELLED"`, its result and exception), read without `done()`'s and
+# `result()`'s calls: a cell reads them for every call, and on 3.11 a call's task is the
+# Python one (`_call_task`), whose methods are Python functions.
+_state = operator.attrgetter("_state")
+_result = operator.attrgetter("_result")
+_exception = operator.attrgetter("_exception")
+
+
 def parks_at_once(requests: list[tuple[str, str, list[Any]]]) -> bool:
     """Whether admitted `requests` hold a `yield` (which parks the cell at once)."""
     if len(requests) == 1:  # a sequential call's turn
@@ -295,6 +305,8 @@ def parks_at_once(requests: list[tuple[str, str, list[Any]]]) -> bool:
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
     """A finished task's reply; one that ended cancelled although the cell did not cancel
     it (a tool cancelled its own task) is a tool failure (D7)."""
+    if _state(task) == "FINISHED" and _exception(task) is None:
+        return _result(task)  # `result()`, read without a call (a sweep reads every reply)
     return cancelled_reply(request_id) if task.cancelled() else task.result()
 
 
