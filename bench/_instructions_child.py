@@ -54,6 +54,13 @@ CODE = {
     "call_batches": CALL_BATCHES,
 }
 LIMITS = Limits(timeout_ms=60_000)
+# A leg whose tool calls never suspend gives the event loop a turn every `LOOP_TURN_S` of wall
+# time (1 ms, about 17 sequential calls natively). Under callgrind everything runs some 50×
+# slower, so every turn would be due: the interval is scaled by as much, for the same loop
+# turns per call as a native run (a tree without the setting ignores it).
+_cell_module: Any = sys.modules.get("clawcell._cell._cell")
+if _cell_module is not None and hasattr(_cell_module, "LOOP_TURN_S"):
+    _cell_module.LOOP_TURN_S = 50 * _cell_module.LOOP_TURN_S
 _labels: list[str] = []
 
 

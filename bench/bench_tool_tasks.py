@@ -9,7 +9,11 @@ take their first step: a tool that does not suspend is done then. Python 3.12's 
 * `task + loop turn`: `create_task` of the call and `await asyncio.sleep(0)` (today's path);
 * `loop turn alone`: `await asyncio.sleep(0)` (what a turn costs without any task);
 * `eager first step`: the call's coroutine stepped once in a copied context, no task;
-* `eager task` (Python 3.12+ only): `asyncio.Task(..., eager_start=True)`.
+* `eager task` (Python 3.12+ only): `asyncio.Task(..., eager_start=True)`;
+* `clawcell's start_call` (branch calls47, `_cell/_call_task.py`): the call's own task, its
+  first step taken at once (on 3.11 a subclass of asyncio's Python `Task`), reading
+  `done`, `cancelled` and `result` as the cell does;
+* a batch of 128: `create_task` each and one loop turn, against `start_call` each.
 
 The call is two coroutines deep (a bridge request awaiting a tool that returns at once). It
 prints process CPU per call (median over rounds) and writes
@@ -30,8 +34,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from _common import machine_meta, median_table, write_results
+from clawcell._cell._call_task import start_call
 
-CALLS = 20_000
+CALLS = 20_480  # 160 batches of 128
 
 
 async def _tool(params: int) -> int:
@@ -71,10 +76,40 @@ async def _eager_task(loop: asyncio.AbstractEventLoop) -> None:
         make(_request(i), loop=loop, eager_start=True).result()
 
 
+async def _start_call(loop: asyncio.AbstractEventLoop) -> None:
+    for i in range(CALLS):
+        task = start_call(_request(i))
+        task.done()
+        task.cancelled()
+        task.result()
+
+
+async def _tasks_of_a_batch(loop: asyncio.AbstractEventLoop) -> None:
+    for _ in range(0, CALLS, 128):
+        batch = [loop.create_task(_request(i)) for i in range(128)]
+        await asyncio.sleep(0)
+        for task in batch:
+            task.done()
+            task.cancelled()
+            task.result()
+
+
+async def _start_calls_of_a_batch(loop: asyncio.AbstractEventLoop) -> None:
+    for _ in range(0, CALLS, 128):
+        batch = [start_call(_request(i)) for i in range(128)]
+        for task in batch:
+            task.done()
+            task.cancelled()
+            task.result()
+
+
 WAYS: dict[str, Callable[[asyncio.AbstractEventLoop], Awaitable[None]]] = {
     "task + loop turn": _task_and_turn,
     "loop turn alone": _turn_alone,
     "eager first step": _eager_step,
+    "clawcell's start_call (calls47)": _start_call,
+    "128 tasks + one loop turn, per call": _tasks_of_a_batch,
+    "128 start_calls, per call": _start_calls_of_a_batch,
 }
 if sys.version_info >= (3, 12):
     WAYS["eager task"] = _eager_task

@@ -96,8 +96,8 @@ def json_value(value: Any) -> Any:
 
 def json_text(value: Any) -> str:
     """Compact JSON text of `value` under the same policy (lone surrogates escaped)."""
-    try:
-        return _compact(value)
+    try:  # `_compact(value)`, inline: once per tool call
+        return "".join(_compact_c(value, 0)) if _compact_c is not None else _compact(value)
     except (TypeError, ValueError, RecursionError):
         return _compact(_normalise(value, "$", 0))
 

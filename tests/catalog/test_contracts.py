@@ -9,6 +9,7 @@ import pytest
 
 from clawcell import Tool
 from clawcell.catalog import Catalog
+from clawcell.catalog._contracts import ToolContract
 from clawcell.catalog._discriminator import INPUT_DISCRIMINATOR
 from clawcell.errors import ContractError
 
@@ -198,3 +199,35 @@ def test_a_schema_that_is_not_plain_json_is_compiled_uncached() -> None:
     keyed = compile_schema(cast("dict[str, Any]", {True: "x", "type": "string"}))
     assert keyed is compile_schema({"True": "x", "type": "string"})
     assert compile_schema(Odd(type="string")).is_valid("s")
+
+
+TRIVIAL_INPUTS: list[Any] = [{}, {"a": [1, {"b": None}]}, 5, "text", [1], None, True]
+EMPTY: dict[str, Any] = {}
+TRIVIAL_CASES: list[tuple[str, dict[str, Any], Any, bool]] = [
+    *[("empty", EMPTY, value, True) for value in TRIVIAL_INPUTS],
+    *[("any object", {"type": "object"}, v, type(v) is dict) for v in TRIVIAL_INPUTS],
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "accepted"),
+    [pytest.param(*case[1:], id=f"{case[0]}-{case[2]!r}") for case in TRIVIAL_CASES],
+)
+def test_a_schema_that_accepts_every_object_checks_every_other_input(
+    schema: dict[str, Any], value: object, accepted: bool
+) -> None:
+    contract = ToolContract(name="t", parameters=schema, output_schema=None)
+    if accepted:
+        contract.check_input(value)
+        return
+    with pytest.raises(ContractError) as caught:
+        contract.check_input(value)
+    assert caught.value.code == "input_contract"
+
+
+def test_an_object_schema_with_any_other_keyword_still_asks_the_validator() -> None:
+    contract = ToolContract(
+        name="t", parameters={"type": "object", "required": ["id"]}, output_schema=None
+    )
+    with pytest.raises(ContractError, match="id"):
+        contract.check_input({})

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from clawcell import CodeMode, Limits, Tool
+from clawcell.runtime import _guest as guest_module  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime import run_on_guest_thread
 from clawcell.runtime._crossing import TurnCrossing  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import run
@@ -54,9 +55,17 @@ def test_on_the_default_path_only_the_crossing_runs_on_the_guest_thread(
 
 
 def test_in_loop_thread_mode_every_turn_runs_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    inline: list[str] = []
+    original = guest_module.run_inline
+
+    def spy(*args: Any) -> Any:
+        inline.append(threading.current_thread().name)
+        return original(*args)
+
+    monkeypatch.setattr(guest_module, "run_inline", spy)
     seen = _where_turns_ran(monkeypatch, guest_thread=False)
-    loop_thread = threading.current_thread().name
-    assert seen == [f"{part}@{loop_thread}" for _ in range(3) for part in ("cross", "finish")]
+    assert seen == []  # no turn split at its crossing
+    assert inline == [threading.current_thread().name] * 3  # each turn whole, on this thread
 
 
 def test_a_cancelled_leg_stops_a_crossing_that_spins_long_before_its_deadline(

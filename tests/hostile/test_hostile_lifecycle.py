@@ -26,9 +26,12 @@ WORK = (
 )
 
 
-def _cancelling_at(event: str, nth: int) -> tuple[Any, asyncio.Event]:
-    """An `on_update` callback that cancels the exec task at the `nth` matching event."""
-    hit = asyncio.Event()
+def _cancelling_at(event: str, nth: int) -> tuple[Any, list[asyncio.Future[Any]]]:
+    """An `on_update` callback that cancels the task put in the returned list at the `nth`
+    matching event, from the callback itself: the cancellation lands at the cell's next
+    suspension. (Waking another task to cancel it would race the cell: a tool call that
+    finishes in its first step gives the loop no turn of its own.)"""
+    target: list[asyncio.Future[Any]] = []
     seen = [0]
 
     def on_update(update: CellUpdate) -> None:
@@ -36,9 +39,9 @@ def _cancelling_at(event: str, nth: int) -> tuple[Any, asyncio.Event]:
             return
         seen[0] += 1
         if seen[0] == nth:
-            hit.set()
+            target[0].cancel()
 
-    return on_update, hit
+    return on_update, target
 
 
 @pytest.mark.parametrize("nth", [1, 2, 4, 6])
@@ -47,12 +50,9 @@ def test_cancelling_exec_at_a_bridge_event_leaves_the_runtime_clean(event: str, 
     async def main() -> list[Any]:
         async with CodeMode([echo_tool()], limits=ROOMY) as mode:
             before = await _probe(mode)
-            on_update, hit = _cancelling_at(event, nth)
+            on_update, target = _cancelling_at(event, nth)
             task = asyncio.ensure_future(mode.exec(WORK, on_update=on_update))
-            await asyncio.wait(
-                [task, asyncio.ensure_future(hit.wait())], return_when="FIRST_COMPLETED"
-            )
-            task.cancel()
+            target.append(task)
             with pytest.raises(asyncio.CancelledError):
                 await task
             after = await _probe(mode)
@@ -73,12 +73,9 @@ def test_cancelling_wait_at_a_tool_call_leaves_the_runtime_clean(nth: int) -> No
             before = await _probe(mode)
             parked = await mode.exec(code)
             assert parked["status"] == "waiting", parked
-            on_update, hit = _cancelling_at("tool_started", nth)
+            on_update, target = _cancelling_at("tool_started", nth)
             task = asyncio.ensure_future(mode.wait(parked["runId"], on_update=on_update))
-            await asyncio.wait(
-                [task, asyncio.ensure_future(hit.wait())], return_when="FIRST_COMPLETED"
-            )
-            task.cancel()
+            target.append(task)
             with pytest.raises(asyncio.CancelledError):
                 await task
             with pytest.raises(InputError):

@@ -101,6 +101,12 @@ def encode_settle_batch(replies: list[Reply]) -> str:
     Request ids are the controller's own `bridge:<method>:<n>` strings, which need no
     escaping; anything else goes through the JSON encoder.
     """
+    if len(replies) == 1:  # a sequential call's turn
+        only = replies[0]
+        rid = only.id
+        safe = rid.isascii() and rid.isprintable() and '"' not in rid and "\\" not in rid
+        quoted = f'"{rid}"' if safe else _quoted(rid)
+        return f"[[{quoted},{'true' if only.ok else 'false'},{only.payload}]]"
     parts = [f"[{_quoted(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
     return "[" + ",".join(parts) + "]"
 
@@ -158,6 +164,8 @@ class Bridge:
         self._inbox_bytes = inbox_bytes
         self.results = results
         self.session = session
+        # The session a view is bound to never changes: its id is read once, not per call.
+        self._session_id = None if session is None else str(session.session_id)
 
     @property
     def inbox_bytes(self) -> int:
@@ -188,8 +196,8 @@ class Bridge:
             if method == "callValue":
                 if self.approvals is not None:
                     gate_context.set((self.approvals, request_id))  # this task's context only
-                if self.session is not None:
-                    call_session.set(str(self.session.session_id))  # this task's context only
+                if self._session_id is not None:
+                    call_session.set(self._session_id)  # this task's context only
                 if self._call_text is not None:  # the value's text, with no copy made first
                     tool_input: Any = args[1] if len(args) > 1 else None
                     tool_input = {} if tool_input is None else tool_input

@@ -33,12 +33,13 @@ from . import _failures
 from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
-from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests
+from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
 from ._segments import end_leg, off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
 STUCK_MESSAGE: Final = "code mode promise is pending without host work"
+LOOP_TURN_S: Final = 0.001  # at least one loop turn this often in a leg (see `_settlements`)
 
 
 class Cell:
@@ -65,6 +66,7 @@ class Cell:
         self._progress: Progress | None = None
         self._on_settled: Callable[[str, Reply], None] | None = None
         self._pending = PendingRequests(bridge.inbox_bytes)
+        self._turn_due = 0.0  # when the loop is next given a turn (see `_settlements`)
         if bridge.approvals is not None:
             bridge.approvals.wake_weakly(self._wake_now)
 
@@ -222,12 +224,17 @@ class Cell:
         # unless earlier frontiers were, and then the bridge phase wins.
         if report.state == wire.STATE_OVERFLOW:
             return self._refused(report.error)
-        requests = self._admitted(report.requests)
+        # Arguments that do not fit the host budgets are answered at once (`_requests`).
+        requests = self._pending.admit_all(report.requests)
         refusal = self._refusal(requests) if self._guard is not None else None
         if refusal is not None:
             return self._refused(refusal)
+        # Calls start at once (`_call_task`), unless the turn fails or parks on a `yield`: as
+        # recorded, none of its calls runs before the envelope then.
+        eager = bool(requests) and report.state != wire.STATE_FAILED
+        eager = eager and not parks_at_once(requests)
         for request_id, method, args in requests:
-            self._dispatch(request_id, method, args)
+            self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:
@@ -246,9 +253,8 @@ class Cell:
 
     async def _unless_rejected(self, completed: LegOutcome, deadline: float) -> LegOutcome:
         """`completed`, or the failure of a rejection nobody handled (the guest has one).
-
-        Describing the rejection reads the reason's `name` and `message`, which may be
-        guest getters: it runs like any segment, off the loop and under the deadline (D5)."""
+        Describing it reads the reason's `name` and `message`, which may be guest getters:
+        it runs like any segment, off the loop and under the deadline (D5)."""
         described = await self._off_loop(self._guest.describe_rejection, deadline)
         if isinstance(described, str):
             return self._failed(*classify(described))
@@ -258,17 +264,7 @@ class Cell:
             return self._failed("internal_error", UNHANDLED_MESSAGE)
         return self._stopped(described)
 
-    def _admitted(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
-        """Requests whose arguments fit the host budgets, parsed; the others are answered
-        at once with a catchable error (see `_requests`)."""
-        admitted: list[tuple[str, str, list[Any]]] = []
-        for request_id, method, text in requests:
-            args = self._pending.admit(request_id, method, text)
-            if args is not None:
-                admitted.append((request_id, method, args))
-        return admitted
-
-    def _dispatch(self, request_id: str, method: str, args: list[Any]) -> None:
+    def _dispatch(self, request_id: str, method: str, args: list[Any], eager: bool) -> None:
         if method == "callValue" or counts_as_dispatch(method, args):
             self._dispatch_started = True
         if method == "yield":
@@ -279,13 +275,16 @@ class Cell:
         if reply is not None:
             self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return
-        self._start_task(request_id, method, args)
+        self._start_task(request_id, method, args, eager)
 
-    def _start_task(self, request_id: str, method: str, args: list[Any]) -> None:
-        work = self._bridge.run(request_id, method, args)
-        self._pending.start(request_id, method, args, work)
+    def _start_task(
+        self, request_id: str, method: str, args: list[Any], eager: bool = False
+    ) -> None:
+        # Told before the task starts: an `eager` one takes its first step in `start`.
         if self._progress is not None and method == "callValue":
             self._progress.tool_started(request_id, str(args[0]))
+        work = self._bridge.run(request_id, method, args)
+        self._pending.start(request_id, method, args, work, eager=eager)
 
     def _on_done(self, request_id: str, pending: PendingRequest) -> None:
         self._report_settled(request_id, pending)
@@ -299,9 +298,14 @@ class Cell:
         pending = self._pending
         yields = pending.answered_yields()
         if pending.running and not yields:
-            # One loop turn lets fresh tasks take their first step: fast tools finish here.
-            await asyncio.sleep(0)
+            # Fresh tasks took their first step when they started: most tools are done.
             pending.sweep(self._report_settled)
+            if pending.running or time.monotonic() >= self._turn_due:
+                # One loop turn lets quick tools finish, and other work (other cells, I/O)
+                # run at least every `LOOP_TURN_S` of a leg whose tools never suspend.
+                await asyncio.sleep(0)
+                self._turn_due = time.monotonic() + LOOP_TURN_S
+                pending.sweep(self._report_settled)
         pending.watch(self._on_done)  # the wait below is woken by their done-callbacks
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:
@@ -333,8 +337,7 @@ class Cell:
 
     def _refusal(self, requests: list[tuple[str, str, list[Any]]]) -> str | None:
         """The first reason the cell's guard gives to refuse one of `requests`."""
-        guard = self._guard
-        refusals = (guard(method, args) for _, method, args in requests) if guard else ()
+        refusals = (self._guard(m, args) for _, m, args in requests) if self._guard else ()
         return next((refusal for refusal in refusals if refusal is not None), None)
 
     def pending_requests(self) -> list[tuple[str, list[Any]]]:
@@ -345,10 +348,8 @@ class Cell:
 
     def host_state(self) -> dict[str, Any]:
         """The host's side of a parked cell as JSON-shaped data (the guest's is a snapshot).
-
         Requests still running are listed without a reply: a process that continues the
-        cell after this one died re-dispatches them only when they are safe to replay.
-        """
+        cell after this one died re-dispatches them only when they are safe to replay."""
         return {
             "pending": self._pending.state(),
             "bridgeDispatchStarted": self._dispatch_started,
@@ -373,8 +374,7 @@ class Cell:
         Requests that were running are dispatched again when `replay_safe` allows it, and so
         are the `gated` ones (they were waiting for approval and never ran); others reject
         into the guest with `RESTART_MESSAGE` (`effectStatus: "unknown"`), so nothing runs
-        twice silently.
-        """
+        twice silently."""
         cell = cls(guest=guest, bridge=bridge, guard=guard, runner=runner)
         cell._dispatch_started = bool(state.get("bridgeDispatchStarted"))
         cell._value_ready = bool(state.get("valueReady"))

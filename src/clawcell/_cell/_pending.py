@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import operator
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -20,9 +21,10 @@ from json.encoder import encode_basestring_ascii
 from typing import Any, Final, cast
 
 from ._bridge import Reply, cancelled_reply, refusal_reply
+from ._call_task import start_call
 from ._requests import RequestLedger
 
-__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests"]
+__all__ = ["RESTART_MESSAGE", "PendingRequest", "PendingRequests", "parks_at_once"]
 
 RESTART_MESSAGE: Final = (
     "Code Mode tool call was interrupted by a host restart and was not run again because "
@@ -117,11 +119,22 @@ class PendingRequests:
     def admit(self, request_id: str, method: str, text: str) -> list[Any] | None:
         """The parsed arguments of a request that fits the host budgets; `None` when it does
         not (it is then answered at once with a catchable error, see `_requests`)."""
-        args = self._ledger.admit(request_id, text)
-        if isinstance(args, str):
-            self.ready(request_id, PendingRequest(method, reply=refusal_reply(request_id, args)))
-            return None
-        return args
+        admitted = self.admit_all([[request_id, method, text]])
+        return admitted[0][2] if admitted else None
+
+    def admit_all(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
+        """`[id, method, argumentsText]` requests whose arguments fit the host budgets, with
+        their arguments parsed; the others are answered at once (see `admit`)."""
+        admitted: list[tuple[str, str, list[Any]]] = []
+        admit = self._ledger.admit
+        for request_id, method, text in requests:
+            args = admit(request_id, text)
+            if isinstance(args, str):
+                refused = refusal_reply(request_id, args)
+                self.ready(request_id, PendingRequest(method, reply=refused))
+            else:
+                admitted.append((request_id, method, args))
+        return admitted
 
     def ready(self, request_id: str, pending: PendingRequest) -> None:
         """Record a request whose reply is ready."""
@@ -146,11 +159,19 @@ class PendingRequests:
         return pending
 
     def start(
-        self, request_id: str, method: str, args: list[Any], work: Coroutine[Any, Any, Reply]
+        self,
+        request_id: str,
+        method: str,
+        args: list[Any],
+        work: Coroutine[Any, Any, Reply],
+        *,
+        eager: bool = False,
     ) -> None:
-        """Run `work` as the host task of a request. Nobody hears when it settles until
-        `watch` is called: a task that settles before then is found by `sweep`."""
-        task = asyncio.get_running_loop().create_task(work)
+        """Run `work` as the host task of a request; `eager`: its first step taken now
+        (`_call_task`: a tool that never suspends is done on return), else in a later loop
+        turn. Nobody hears when it settles until `watch` is called: a task that settles
+        before then is found by `sweep`."""
+        task = start_call(work) if eager else asyncio.get_running_loop().create_task(work)
         self.running += 1
         self._add(request_id, PendingRequest(method, args, task=task))
         self._unwatched.append((request_id, task))
@@ -186,16 +207,16 @@ class PendingRequests:
         on_done(request_id, pending)
 
     def sweep(self, on_swept: Settled) -> None:
-        """Record tasks that finished but whose done-callbacks have not run yet."""
+        """Record tasks that finished but whose done-callbacks have not run yet. (A request
+        is put in `_completed` only with its reply: one with a reply is recorded already.)"""
         for request_id, pending in self._items.items():
             task = pending.task
-            if task is None or not task.done() or pending.reply:
+            if task is None or pending.reply or _state(task) == "PENDING":
                 continue
-            if request_id not in self._completed:
-                self.running -= 1
-                self._completed.append(request_id)
-                pending.reply = _task_reply(request_id, task)
-                on_swept(request_id, pending)
+            self.running -= 1
+            self._completed.append(request_id)
+            pending.reply = _task_reply(request_id, task)
+            on_swept(request_id, pending)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""
@@ -281,9 +302,27 @@ class PendingRequests:
             self.ready(request_id, PendingRequest(method, args, reply=failed))
 
 
+# asyncio's own fields of a future (the C and the Python task alike: `"PENDING"`,
+# `"FINISHED"` or `"CANCELLED"`, its result and exception), read without `done()`'s and
+# `result()`'s calls: a cell reads them for every call, and on 3.11 a call's task is the
+# Python one (`_call_task`), whose methods are Python functions.
+_state = operator.attrgetter("_state")
+_result = operator.attrgetter("_result")
+_exception = operator.attrgetter("_exception")
+
+
+def parks_at_once(requests: list[tuple[str, str, list[Any]]]) -> bool:
+    """Whether admitted `requests` hold a `yield` (which parks the cell at once)."""
+    if len(requests) == 1:  # a sequential call's turn
+        return requests[0][1] == "yield"
+    return "yield" in [request[1] for request in requests]
+
+
 def _task_reply(request_id: str, task: asyncio.Task[Reply]) -> Reply:
     """A finished task's reply; one that ended cancelled although the cell did not cancel
     it (a tool cancelled its own task) is a tool failure (D7)."""
+    if _state(task) == "FINISHED" and _exception(task) is None:
+        return _result(task)  # `result()`, read without a call (a sweep reads every reply)
     return cancelled_reply(request_id) if task.cancelled() else task.result()
 
 

@@ -58,12 +58,20 @@ class CallScheduler:
         call two coroutines."""
         if self._queue or self._active_exclusive or (exclusive and self._active_shared):
             return False
-        self._admit(exclusive)
+        if exclusive:
+            self._active_exclusive = True
+        else:
+            self._active_shared += 1
         return True
 
     def release(self, exclusive: bool) -> None:
         """Give back a slot taken with `acquire` or `admit_now`."""
-        self._release(exclusive)
+        if exclusive:
+            self._active_exclusive = False
+        else:
+            self._active_shared -= 1
+        if self._queue:
+            self._wake()
 
     def _can_start(self, exclusive: bool) -> bool:
         if self._active_exclusive:

@@ -86,6 +86,7 @@ class Catalog:
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
         self._search: CatalogSearch | None = None  # built at the first search
+        self._ready: dict[str, tuple[Binding, bool, bool, bool]] = {}  # see `_callable`
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -241,14 +242,24 @@ class Catalog:
         """
         return self._call(callable_name, input, True)
 
-    async def _call(self, callable_name: str, input: JsonValue, as_text: bool = False) -> Any:
+    def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool]:
+        """A binding ready to call, with what `_call` asks of it each time: whether it is
+        trusted, whether its output is checked, whether it runs alone. Raises as `_require`
+        and `ensure_valid` do (then nothing is kept: the next call raises again)."""
         binding = self._require(callable_name)
+        binding.contract.ensure_valid()
+        trusted = binding.trusted
+        exclusive = binding.tool.execution_mode == "sequential"
+        ready = (binding, trusted, trusted and binding.contract.checks_output, exclusive)
+        self._ready[callable_name] = ready
+        return ready
+
+    async def _call(self, callable_name: str, input: JsonValue, as_text: bool = False) -> Any:
+        ready = self._ready.get(callable_name) if type(callable_name) is str else None
+        binding, trusted, checks_output, exclusive = ready or self._callable(callable_name)
         self._counters.calls += 1
         params = json_value({} if input is None else input)
         contract = binding.contract
-        contract.ensure_valid()
-        trusted = binding.trusted
-        checks_output = trusted and contract.checks_output
         requested = contract.branch(params) if checks_output else None  # before any hook
         asked: list[str] = []
         if self._before:
@@ -258,7 +269,6 @@ class Catalog:
         hook_reason = asked[0] if asked else None
         if not waived(binding, hook_reason):
             await approve(binding, params, hook_reason)
-        exclusive = binding.tool.execution_mode == "sequential"
         scheduler = self._scheduler
         if not scheduler.admit_now(exclusive):  # the usual uncontended slot, taken at once
             await scheduler.acquire(exclusive)

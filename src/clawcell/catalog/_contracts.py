@@ -231,10 +231,14 @@ class ToolContract:
     _output: _Validator = field(init=False, default=None)
     _branches: dict[int, _Validator] = field(init=False, default_factory=lambda: {})
     _problem: ContractError | None = field(init=False, default=None)
+    _any_object: bool = field(init=False, default=False)
+    """The parameter schema accepts every object (`{}` or `{"type": "object"}`): an input
+    that is a `dict` is valid without asking the validator."""
 
     def __post_init__(self) -> None:
         if self.parameters is not None:
             self._input = self._compile(self.parameters, "inputSchema")
+            self._any_object = self._input is not None and _accepts_any_object(self.parameters)
         if self.output_schema is not None and self._problem is None:
             self._output = self._compile(self.output_schema, "outputSchema")
             try:
@@ -261,7 +265,9 @@ class ToolContract:
 
     def check_input(self, value: object) -> None:
         """Raise `input_contract` when `value` breaks the parameter schema."""
-        if self._input is None or self._input.is_valid(value):
+        if self._input is None or (self._any_object and type(value) is dict):
+            return
+        if self._input.is_valid(value):
             return
         details = "; ".join(format_error_details(self._input.iter_errors(value)))
         hint = _did_you_mean(value, self.parameters)
@@ -307,6 +313,11 @@ class ToolContract:
             except (ValueError, DiscriminatorError) as exc:
                 raise _invalid(self.name, "outputSchema", str(exc)) from exc
         return self._branches[branch]
+
+
+def _accepts_any_object(schema: Mapping[str, Any]) -> bool:
+    """`{}` or `{"type": "object"}` (in every draft: no keyword narrows an object)."""
+    return len(schema) == 0 or (len(schema) == 1 and schema.get("type") == "object")
 
 
 def _distance(left: str, right: str) -> int:

@@ -27,7 +27,7 @@ from ._report import StepResult, parse_report
 if TYPE_CHECKING:
     from ._wasm._instance import Instance
 
-__all__ = ["TurnCrossing"]
+__all__ = ["TurnCrossing", "run_inline"]
 
 
 class TurnCrossing:
@@ -101,3 +101,41 @@ class TurnCrossing:
             return parse_report(self._report)
         except ENGINE_EXCEPTIONS as exc:
             return engine_failure(exc, deadline=self._deadline)
+
+
+def run_inline(
+    instance: Instance,
+    handles: tuple[int, int],
+    batch: str | None,
+    deadline: float,
+    backstop_at: float,
+) -> StepResult | EngineFailure:
+    """`TurnCrossing(...)`, `cross()` and `finish()` in one call, for a turn that runs where
+    it was made (the loop thread's path): the same steps in the same order, no object."""
+    try:
+        ptr, size, owned = instance.stage(batch)
+    except ENGINE_EXCEPTIONS as exc:
+        return engine_failure(exc, deadline=deadline)
+    token = instance.arm_backstop(backstop_at)
+    value = 0
+    report = ""
+    error: BaseException | None = None
+    try:
+        value = instance.raw_turn(handles[0], handles[1], ptr, size)
+        if not instance.reads_flat(value):
+            value, report = 0, instance.take_string(instance.checked(value), strict=True)
+    except BaseException as exc:
+        error = exc
+    finally:
+        instance.disarm_backstop(token)
+    try:
+        if owned:
+            instance.free(owned)
+        if error is not None:
+            raise error
+        if value:  # a flat string: read, then freed
+            report = instance.memory.flat_string(value & 0xFFFF_FFFF)
+            instance.free_value(value)
+        return parse_report(report)
+    except ENGINE_EXCEPTIONS as exc:
+        return engine_failure(exc, deadline=deadline)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._callbacks import interrupt_check, rejection_tracker, set_tracker
-from ._crossing import TurnCrossing
+from ._crossing import TurnCrossing, run_inline
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
@@ -261,12 +261,12 @@ class Guest:
         """Start a compiled cell (its first segment) or settle `batch`, and run the guest
         until it waits on the host again: the step report, or why guest code stopped."""
         if script is None:  # settle, run every job, report: one crossing, here
-            self._restore_image()
-            crossing = self._crossing(batch, deadline)
-            if isinstance(crossing, EngineFailure):
-                return crossing
-            crossing.cross()
-            return crossing.finish()
+            if self._stale:
+                self._restore_image()
+            self.deadline = float("-inf") if self._stopping else deadline  # `_begin`, inline
+            self.interrupted = False
+            handles = (self._settle, self._step)
+            return run_inline(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
         if batch is not None:
             raise ValueError(
                 f"a cell's first segment settles no batch (got {batch!r}): "

@@ -1,0 +1,143 @@
+"""A tool call's own asyncio task, whose first step runs when the task is made.
+
+Every request a cell dispatches to a host task runs as its own `asyncio` task: inside a tool,
+`asyncio.current_task()` is the call's task, its context variables are the call's own (the
+approval gate, the session), and a tool that cancels its task cancels only its call. A task
+made by `loop.create_task` takes its first step in a later loop turn, so a cell had to give the
+loop a turn after each dispatch (`asyncio.sleep(0)`) before it could see that a tool which
+never suspends was done: most tools, and a fifth of a sequential call's host time (the task's
+scheduling `Handle`, the loop turn with its `select`; docs/benchmarks.md, "Tool calls,
+per-call work, second pass").
+
+`start_call` makes the task and runs its first step at once, inside the dispatching cell's
+step, with the call's task as the current task for that step (the cell's own task is set
+aside meanwhile, as Python 3.12's eager tasks do). A tool that returns without suspending is
+done when `start_call` returns; one that suspends goes on as any task does.
+
+* Python 3.12 and later: `asyncio.Task(..., eager_start=True)`.
+* Python 3.11, which has no eager tasks: `EagerTask`, a subclass of asyncio's own Python
+  implementation of `Task` (`asyncio.tasks._PyTask`, the reference the C task mirrors) whose
+  constructor runs the task's first step instead of scheduling it; every later step, the
+  cancellation protocol (`cancel`, `cancelling`, `uncancel`) and the callbacks are
+  `_PyTask`'s own. It differs from the C task in speed only (a step that suspends again runs
+  the Python `__step`: about a microsecond more, where the tool waits anyway), and like an
+  eager task it is listed by `asyncio.all_tasks()` only once its first step has suspended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import sys
+from asyncio import format_helpers, futures, tasks
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, TypeVar
+
+__all__ = ["start_call"]
+
+_T = TypeVar("_T")
+_names = itertools.count(1).__next__
+_PENDING: Final = "PENDING"  # `_PyFuture`'s state names
+_FINISHED: Final = "FINISHED"
+# asyncio's own helpers, private by name only: the C functions both task classes use.
+_enter_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._enter_task  # pyright: ignore[reportPrivateUsage]
+_leave_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._leave_task  # pyright: ignore[reportPrivateUsage]
+_register_task: Callable[[Any], None] = tasks._register_task  # pyright: ignore[reportPrivateUsage]
+# `current_task`'s table (3.11's `current_task` is a Python function around it).
+_current_tasks: dict[asyncio.AbstractEventLoop, Any] = vars(tasks)["_current_tasks"]
+# The Python `Task` of asyncio (typed as `Any`: typeshed does not declare it).
+_PyTask: Any = vars(tasks)["_PyTask"]
+_PyFuture: Any = vars(futures)["_PyFuture"]
+_future_loop: Callable[[Any], asyncio.AbstractEventLoop] = vars(futures)["_get_loop"]
+
+
+class EagerTask(_PyTask):
+    """A task that takes its first step in its constructor (see the module's docstring).
+
+    Made on the loop's thread while the loop runs (a cell's step); `name` as `Task`'s."""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop) -> None:
+        # `_PyTask.__init__` and `_PyFuture.__init__` (the fields their class does not
+        # default), without scheduling the first step: it runs below.
+        self._loop = loop
+        self._callbacks: list[Any] = []
+        if loop.get_debug():
+            self._source_traceback = format_helpers.extract_stack(sys._getframe(1))  # pyright: ignore[reportPrivateUsage]
+        self._name = f"Task-call-{_names()}"
+        self._num_cancels_requested = 0
+        self._must_cancel = False
+        self._fut_waiter = None
+        self._coro = coro
+        self._context = context = contextvars.copy_context()
+        current = _current_tasks.get(loop)
+        if current is not None:
+            _leave_task(loop, current)
+        _enter_task(loop, self)
+        try:
+            result = context.run(coro.send, None)
+        except StopIteration as stop:  # `Task.__step`'s outcomes, first the usual one
+            if self._must_cancel:
+                self._must_cancel = False
+                _PyFuture.cancel(self, msg=self._cancel_message)
+            else:  # no callback can have been added yet: nothing to schedule
+                self._result, self._state = stop.value, _FINISHED
+        except asyncio.CancelledError as exc:
+            self._cancelled_exc = exc
+            _PyFuture.cancel(self)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            _PyFuture.set_exception(self, exc)
+            raise
+        except BaseException as exc:
+            _PyFuture.set_exception(self, exc)
+        else:
+            self._suspended(result)
+        finally:
+            _leave_task(loop, self)
+            if current is not None:
+                _enter_task(loop, current)
+
+    def _suspended(self, result: Any) -> None:
+        """What `Task.__step` does when the coroutine yields `result`: wait for the future
+        it awaits, or step again soon (a bare `yield`); a malformed yield is thrown back into
+        the coroutine at its next step (one message for every kind `__step` tells apart)."""
+        _register_task(self)
+        loop, context = self._loop, self._context
+        blocking = getattr(result, "_asyncio_future_blocking", None)
+        if blocking and result is not self and _future_loop(result) is loop:
+            result._asyncio_future_blocking = False
+            result.add_done_callback(self._Task__wakeup, context=context)
+            self._fut_waiter = result
+            if self._must_cancel and result.cancel(msg=self._cancel_message):
+                self._must_cancel = False
+        elif result is None:
+            loop.call_soon(self._Task__step, context=context)
+        else:
+            error = RuntimeError(f"Task {self!r} got bad yield: {result!r}")
+            loop.call_soon(self._Task__step, error, context=context)
+
+    def __del__(self) -> None:
+        # A done task whose outcome was read has nothing to log: skip the two Python
+        # finalizers (`_PyTask`'s and `_PyFuture`'s) that would find that out.
+        if self._state != _PENDING and not self._Future__log_traceback:
+            return
+        _PyTask.__del__(self)
+
+
+if sys.version_info >= (3, 12):
+
+    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        """Run `coro` as its own task on the running loop, its first step taken now: the
+        task is done on return if the coroutine never suspended. Call it from the loop's
+        thread."""
+        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+
+else:
+
+    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        """Run `coro` as its own task on the running loop, its first step taken now: the
+        task is done on return if the coroutine never suspended. Call it from the loop's
+        thread."""
+        # Duck-typed as `asyncio.Task` (on 3.11 the C class): it has the whole of its API.
+        task: Any = EagerTask(coro, loop=asyncio.get_running_loop())
+        return task
