@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 from typing import Any
 
 import pytest
@@ -175,3 +176,35 @@ def test_a_leg_of_such_calls_still_gives_the_loop_a_turn_when_one_is_due(
     seen = _turns_seen_by_calls(monkeypatch, every_s=0.0)
     assert seen == sorted(set(seen))  # the background task ran between every two calls
     assert len(seen) == 40
+
+
+def test_a_python_without_the_internals_gets_ordinary_tasks_and_cells_still_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawcell._cell import _call_task
+
+    monkeypatch.setattr(_call_task, "SHIM_USABLE", False)
+    calls: list[Any] = []
+
+    async def probe(params: dict[str, Any]) -> int:
+        calls.append(asyncio.current_task())
+        return len(calls)
+
+    async def main() -> tuple[bool, dict[str, Any]]:
+        task = start_call(_returns(3))
+        started_at_once = task.done()
+        assert await task == 3
+        async with CodeMode([Tool(name="probe", execute=probe)], guest_thread=False) as mode:
+            code = "let n = 0; for (let i = 0; i < 5; i++) n = await probe({}); return n;"
+            return started_at_once, await mode.exec(code)
+
+    started_at_once, envelope = run(main())
+    assert started_at_once is False  # a plain task: its first step waits for a loop turn
+    assert envelope["status"] == "completed" and envelope["value"] == 5, envelope
+    assert len({id(task) for task in calls}) == 5  # each call still ran as its own task
+
+
+def test_this_python_has_the_internals_the_shim_reads() -> None:
+    from clawcell._cell import _call_task
+
+    assert _call_task.SHIM_USABLE is (sys.version_info < (3, 12))

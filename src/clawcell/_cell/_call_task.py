@@ -40,16 +40,38 @@ _T = TypeVar("_T")
 _names = itertools.count(1).__next__
 _PENDING: Final = "PENDING"  # `_PyFuture`'s state names
 _FINISHED: Final = "FINISHED"
+
+
+# asyncio's private names, each `None` on a Python without it (see `SHIM_USABLE`).
+_TASKS: dict[str, Any] = {
+    **dict.fromkeys(("_enter_task", "_leave_task", "_register_task", "_current_tasks")),
+    "_PyTask": object,
+    **vars(tasks),
+}
+_FUTURES: dict[str, Any] = {"_PyFuture": None, "_get_loop": None, **vars(futures)}
 # asyncio's own helpers, private by name only: the C functions both task classes use.
-_enter_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._enter_task  # pyright: ignore[reportPrivateUsage]
-_leave_task: Callable[[asyncio.AbstractEventLoop, Any], None] = tasks._leave_task  # pyright: ignore[reportPrivateUsage]
-_register_task: Callable[[Any], None] = tasks._register_task  # pyright: ignore[reportPrivateUsage]
+_enter_task: Callable[[asyncio.AbstractEventLoop, Any], None] = _TASKS["_enter_task"]
+_leave_task: Callable[[asyncio.AbstractEventLoop, Any], None] = _TASKS["_leave_task"]
+_register_task: Callable[[Any], None] = _TASKS["_register_task"]
 # `current_task`'s table (3.11's `current_task` is a Python function around it).
-_current_tasks: dict[asyncio.AbstractEventLoop, Any] = vars(tasks)["_current_tasks"]
+_current_tasks: dict[asyncio.AbstractEventLoop, Any] = _TASKS["_current_tasks"]
 # The Python `Task` of asyncio (typed as `Any`: typeshed does not declare it).
-_PyTask: Any = vars(tasks)["_PyTask"]
-_PyFuture: Any = vars(futures)["_PyFuture"]
-_future_loop: Callable[[Any], asyncio.AbstractEventLoop] = vars(futures)["_get_loop"]
+_PyTask: Any = _TASKS["_PyTask"]
+_PyFuture: Any = _FUTURES["_PyFuture"]
+_future_loop: Callable[[Any], asyncio.AbstractEventLoop] = _FUTURES["_get_loop"]
+_STEP_NAMES: Final = ("_Task__step", "_Task__wakeup", "_Future__log_traceback", "_cancel_message")
+SHIM_USABLE: Final = (
+    sys.version_info < (3, 12)
+    and all(
+        callable(f) for f in (_enter_task, _leave_task, _register_task, _future_loop, _PyFuture)
+    )
+    and type(_TASKS["_current_tasks"]) is dict
+    and _TASKS["_PyTask"] is not object
+    and all(hasattr(_TASKS["_PyTask"], name) for name in _STEP_NAMES)
+)
+"""Whether this Python 3.11 has the asyncio internals `EagerTask` is built on. A release
+without them gets ordinary tasks (`loop.create_task`): a call's first step then runs in the
+loop turn the cell gives after dispatching (`_cell._settlements`), as before eager starts."""
 
 
 class EagerTask(_PyTask):
@@ -138,6 +160,9 @@ else:
         """Run `coro` as its own task on the running loop, its first step taken now: the
         task is done on return if the coroutine never suspended. Call it from the loop's
         thread."""
+        loop = asyncio.get_running_loop()
+        if not SHIM_USABLE:  # pragma: no cover - every 3.11 release has the internals
+            return loop.create_task(coro)
         # Duck-typed as `asyncio.Task` (on 3.11 the C class): it has the whole of its API.
-        task: Any = EagerTask(coro, loop=asyncio.get_running_loop())
+        task: Any = EagerTask(coro, loop=loop)
         return task
