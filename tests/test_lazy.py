@@ -163,7 +163,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 113
+FIRST_CELL_PACKAGE_MODULES = 114
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -174,7 +174,9 @@ their own split out of modules a first cell already loads; then (sixth pass, our
 bindings) `runtime/_wasm/_capi.py`, `_handles.py`, `_externs.py` and `_host_funcs.py` in, in
 place of wasmtime-py's 26 modules (which `LAZY_MODULES` now keeps out); then (review47)
 `runtime/_wasm/_library.py`, finding the library and its version, split from `_capi.py` when
-the version checks grew it past the module size budget."""
+the version checks grew it past the module size budget; then (calls47) `_cell/_call_task.py`,
+a tool call's task that takes its first step when it is made (every cell's `_pending` imports
+it)."""
 
 
 def test_a_first_cell_compiles_and_loads_no_more_than_it_did() -> None:
