@@ -12,9 +12,9 @@ start of each. The original's figure per row is its faster executor's, as issue 
 Prints medians over rounds, the ratio original/clawcell paired round by round (how many times
 faster clawcell is), and, where the original reports it (warm exec, sequential calls,
 batches), the same ratio of process CPU time, which the machine's load changes far less than
-wall time. Inside clawcell's process the default path and the loop thread run side by side,
-sample by sample in alternating order, and a second table gives the default path's time over the
-loop thread's (issue 39's item 1), paired round by round. Writes
+wall time. Inside clawcell's process the default path and the loop thread run side by side, in
+alternating blocks of samples, and a second table gives the default path's time over the loop
+thread's (issue 39's item 1), paired round by round. Writes
 `bench/results/original_comparison.{json,md}` with the load average.
 """
 
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,9 @@ MODES = {"": "default (guest thread)", "_l": "loop thread"}
 
 
 async def _child(scale: float) -> dict[str, dict[str, float]]:
-    """Both modes' figures, alternated sample by sample so that the default path and the loop
-    thread see the same moments of the machine (item 1 of issue 39 is their ratio)."""
+    """Both modes' figures in one process, in alternating blocks (see `_in_blocks`), so that
+    the default path and the loop thread see the same stretches of the machine (item 1 of
+    issue 39 is their ratio)."""
     import clawcell
 
     async def echo(params: dict[str, Any]) -> dict[str, Any]:
@@ -78,63 +80,77 @@ async def _child(scale: float) -> dict[str, dict[str, float]]:
 
     tools = [clawcell.Tool(name="echo", execute=echo, parameters={"type": "object"})]
     limits = clawcell.Limits(timeout_ms=60_000)
-    out: dict[str, dict[str, float]] = {}
     samples: dict[str, list[tuple[float, float]]] = {}
 
     def new_mode(suffix: str) -> clawcell.CodeMode:
         return clawcell.CodeMode(tools, limits=limits, guest_thread=suffix == "")
 
-    def each_mode(index: int) -> tuple[str, ...]:
-        return tuple(MODES) if index % 2 == 0 else tuple(reversed(MODES))
-
     def keep(key: str, wall: float, cpu: float = 0.0) -> None:
         samples.setdefault(key, []).append((wall, cpu))
 
-    async def timed(
-        key: str, modes: dict[str, clawcell.CodeMode], code: str, warm: int, n: int
-    ) -> None:
-        for suffix in MODES:
-            for _ in range(warm):
-                await modes[suffix].exec(code)
-        for index in range(max(1, round(n * scale))):
-            for suffix in each_mode(index):
+    async with new_mode("") as default, new_mode("_l") as loop:
+        modes = {"": default, "_l": loop}
+        for key, code, warm, n in (
+            ("a", "return 1", 4, 200),
+            ("b", SEQUENTIAL, 1, 10),
+            ("c", BATCHES, 1, 10),
+        ):
+
+            async def cell(suffix: str, timed: bool, key: str = key, code: str = code) -> None:
                 wall, cpu = time.perf_counter(), time.process_time()
                 envelope = await modes[suffix].exec(code)
                 cpu = (time.process_time() - cpu) * 1000
-                keep(key + suffix, (time.perf_counter() - wall) * 1000, cpu)
                 assert envelope["status"] == "completed", envelope
+                if timed:
+                    keep(key + suffix, (time.perf_counter() - wall) * 1000, cpu)
 
-    async with new_mode("") as default, new_mode("_l") as loop:
-        modes = {"": default, "_l": loop}
-        await timed("a", modes, "return 1", 20, 200)
-        await timed("b", modes, SEQUENTIAL, 2, 10)
-        await timed("c", modes, BATCHES, 2, 10)
-    async with new_mode("") as default, new_mode("_l") as loop:
-        modes = {"": default, "_l": loop}
-        for index in range(10 + max(1, round(100 * scale))):
-            for suffix in each_mode(index):
-                start = time.perf_counter()
-                parked = await modes[suffix].exec(PARK)
-                middle = time.perf_counter()
-                done = await modes[suffix].wait(parked["runId"])
-                end = time.perf_counter()
-                assert done["status"] == "completed", done
-                if index >= 10:
-                    keep("e1" + suffix, (middle - start) * 1000)
-                    keep("e2" + suffix, (end - middle) * 1000)
-    for index in range(3 + max(3, round(10 * scale))):
-        for suffix in each_mode(index):
+            await _in_blocks(max(1, round(n * scale)), warm, cell)
+
+        async def park(suffix: str, timed: bool) -> None:
             start = time.perf_counter()
-            async with new_mode(suffix) as mode:
-                envelope = await mode.exec("return 1")
-            assert envelope["status"] == "completed", envelope
-            if index >= 3:
-                keep("r" + suffix, (time.perf_counter() - start) * 1000)
+            parked = await modes[suffix].exec(PARK)
+            middle = time.perf_counter()
+            done = await modes[suffix].wait(parked["runId"])
+            end = time.perf_counter()
+            assert done["status"] == "completed", done
+            if timed:
+                keep("e1" + suffix, (middle - start) * 1000)
+                keep("e2" + suffix, (end - middle) * 1000)
+
+        await _in_blocks(max(1, round(100 * scale)), 2, park)
+
+    async def first(suffix: str, timed: bool) -> None:
+        start = time.perf_counter()
+        async with new_mode(suffix) as mode:
+            envelope = await mode.exec("return 1")
+        assert envelope["status"] == "completed", envelope
+        if timed:
+            keep("r" + suffix, (time.perf_counter() - start) * 1000)
+
+    await _in_blocks(max(5, round(10 * scale)), 1, first)
+    out: dict[str, dict[str, float]] = {}
     for key, kept in samples.items():
         out[key] = {"median": statistics.median(wall for wall, _ in kept)}
         if key[0] in "abc":
             out[key]["cpu"] = statistics.median(cpu for _, cpu in kept)
     return out
+
+
+BLOCKS = 5
+"""How many blocks each mode's samples of a figure are split into (`_in_blocks`)."""
+
+
+async def _in_blocks(n: int, warm: int, sample: Callable[[str, bool], Awaitable[None]]) -> None:
+    """About `n` timed samples of each mode in `BLOCKS` blocks, the modes' blocks alternated
+    and their order reversed every other block; each block starts with `warm` untimed samples.
+    A block, not a sample, alternates: a process serves one mode, and a sample taken just
+    after the other mode's would pay for the switch (the other mode's guests, lanes and
+    caches), which no deployment does."""
+    per = max(1, -(-n // BLOCKS))
+    for block in range(BLOCKS):
+        for suffix in MODES if block % 2 == 0 else tuple(reversed(MODES)):
+            for index in range(warm + per):
+                await sample(suffix, index >= warm)
 
 
 # -- the parent -----------------------------------------------------------------------------
