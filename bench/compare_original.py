@@ -127,7 +127,7 @@ async def _child(scale: float) -> dict[str, dict[str, float]]:
         if timed:
             keep("r" + suffix, (time.perf_counter() - start) * 1000)
 
-    await _in_blocks(max(5, round(10 * scale)), 1, first)
+    await _in_blocks(max(10, round(100 * scale)), 2, first)
     out: dict[str, dict[str, float]] = {}
     for key, kept in samples.items():
         out[key] = {"median": statistics.median(wall for wall, _ in kept)}
