@@ -14,7 +14,6 @@ the loop thread. Prints the median instructions of each stretch per tree and pat
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -25,9 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import write_results
+
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH.parent / "src"
-RESULTS = BENCH / "results"
 CHILD = BENCH / "_leg_split_child.py"
 PARTS = ("pre", "seg", "mid", "env", "post")
 _DUMP = re.compile(r"out\.(\d+)")
@@ -76,9 +76,7 @@ def main() -> None:
     table = "\n".join(lines)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "legs": args.legs}
     payload = {"meta": meta, "baseline": str(args.baseline), "rows": results}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.stem}.json").write_text(json.dumps(payload, indent=2) + "\n")
-    (RESULTS / f"{args.stem}.md").write_text(table + "\n")
+    write_results(args.stem, payload, table + "\n")
     print(table)
 
 

@@ -43,7 +43,7 @@ class CallScheduler:
         try:
             yield
         finally:
-            self._release(exclusive)
+            self.release(exclusive)
 
     async def acquire(self, exclusive: bool) -> None:
         """Wait for a slot (`exclusive` for a sequential call); pair with `release`.
@@ -88,7 +88,7 @@ class CallScheduler:
             await waiter.ready
         except asyncio.CancelledError:
             if waiter.ready.done() and not waiter.ready.cancelled():
-                self._release(exclusive)
+                self.release(exclusive)
             else:
                 self._queue.remove(waiter)
                 self._wake()
@@ -99,14 +99,6 @@ class CallScheduler:
             self._active_exclusive = True
         else:
             self._active_shared += 1
-
-    def _release(self, exclusive: bool) -> None:
-        if exclusive:
-            self._active_exclusive = False
-        else:
-            self._active_shared -= 1
-        if self._queue:
-            self._wake()
 
     def _wake(self) -> None:
         while self._queue and self._can_start(self._queue[0].exclusive):
