@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _callgrind import counts as stretch_counts
+from _callgrind import finish, start
 
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH.parent / "src"
@@ -59,38 +58,6 @@ NAMES = {
     "call_batches": "300 echo calls in batches of 128, × repeat",
     "call_batches_l": "300 echo calls in batches of 128, × repeat [loop thread]",
 }
-_DUMP = re.compile(r"out\.(\d+)")
-
-
-def _start(source: Path, figures: str, repeat: int, scratch: Path) -> subprocess.Popen[bytes]:
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        sys.exit("valgrind is not installed (apt-get install valgrind)")
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{source}{os.pathsep}{BENCH}",
-        "PYTHONHASHSEED": "0",
-        "LABELS": str(scratch / "labels"),
-    }
-    command = [valgrind, "--tool=callgrind", "--dump-before=math_lgamma"]
-    command += [f"--callgrind-out-file={scratch}/out", sys.executable, str(CHILD), figures]
-    command.append(str(repeat))
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def _counts(scratch: Path) -> dict[str, list[int]]:
-    """Instructions of each dump, by the label of its stretch."""
-    labels = (scratch / "labels").read_text().split()
-    dumps = sorted(
-        (int(m.group(1)), p) for p in scratch.iterdir() if (m := _DUMP.fullmatch(p.name))
-    )
-    counts: dict[str, list[int]] = {}
-    for (_, dump), label in zip(dumps, labels, strict=False):
-        with dump.open() as lines:
-            total = next(int(line.split()[1]) for line in lines if line.startswith("summary:"))
-        if not label.startswith("warm:") and label != "end":
-            counts.setdefault(label, []).append(total)
-    return counts
 
 
 def main() -> None:
@@ -111,12 +78,10 @@ def main() -> None:
             dirs[name].mkdir(parents=True, exist_ok=True)
             for stale in dirs[name].glob("out*"):
                 stale.unlink()
-            running[name] = _start(source, args.figures, args.repeat, dirs[name])
+            running[name] = start(source, CHILD, [args.figures, str(args.repeat)], dirs[name])
         for name, process in running.items():
-            _, stderr = process.communicate()
-            if process.returncode != 0:
-                sys.exit(f"{name}: callgrind run failed:\n{stderr.decode()[-2000:]}")
-            counts[name] = _counts(dirs[name])
+            finish(name, process)
+            counts[name] = stretch_counts(dirs[name])
     _write(_rows(counts), args)
 
 

@@ -14,47 +14,25 @@ the loop thread. Prints the median instructions of each stretch per tree and pat
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _callgrind import counts as stretch_counts
+from _callgrind import finish, start
 from _common import write_results
 
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH.parent / "src"
 CHILD = BENCH / "_leg_split_child.py"
 PARTS = ("pre", "seg", "mid", "env", "post")
-_DUMP = re.compile(r"out\.(\d+)")
 
 
 def _run(source: Path, path: str, legs: int, scratch: Path) -> dict[str, float]:
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        sys.exit("valgrind is not installed (apt-get install valgrind)")
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{source}{os.pathsep}{BENCH}",
-        "PYTHONHASHSEED": "0",
-        "LABELS": str(scratch / "labels"),
-    }
-    command = [valgrind, "--tool=callgrind", "--dump-before=math_lgamma"]
-    command += [f"--callgrind-out-file={scratch}/out", sys.executable, str(CHILD), path, str(legs)]
-    subprocess.run(command, env=env, check=True, capture_output=True)
-    labels = (scratch / "labels").read_text().split()
-    dumps = sorted(
-        (int(m.group(1)), p) for p in scratch.iterdir() if (m := _DUMP.fullmatch(p.name))
-    )
-    counts: dict[str, list[int]] = {}
-    for (_, dump), label in zip(dumps, labels, strict=False):
-        with dump.open() as lines:
-            total = next(int(line.split()[1]) for line in lines if line.startswith("summary:"))
-        counts.setdefault(label, []).append(total)
+    run = start(source, CHILD, [path, str(legs)], scratch)
+    finish(f"{source} ({path})", run)
+    counts = stretch_counts(scratch)
     medians = {part: statistics.median(counts[part]) for part in PARTS}
     return {**medians, "wait": sum(medians.values())}
 
