@@ -15,17 +15,26 @@ from ._handles import Store, payload
 __all__ = ["GlobalI32", "Memory"]
 
 
-class Memory:
-    """A linear memory export of `store`."""
+class _Export:
+    """An export of `store` of one kind, with the arguments every C call on it takes."""
 
     __slots__ = ("_api", "_ctx", "_ref", "extern", "store")
 
-    def __init__(self, store: Store, extern: Extern) -> None:
-        if extern.kind != EXTERN_MEMORY:
-            raise TypeError(f"not a memory export: kind {extern.kind!r}")
+    def __init__(self, store: Store, extern: Extern, kind: int, what: str) -> None:
+        if extern.kind != kind:
+            raise TypeError(f"not a {what} export: kind {extern.kind!r}")
         self.store, self.extern = store, extern
         self._api, self._ctx = capi(), store.context
         self._ref = payload(store, extern)
+
+
+class Memory(_Export):
+    """A linear memory export of `store`."""
+
+    __slots__ = ()
+
+    def __init__(self, store: Store, extern: Extern) -> None:
+        super().__init__(store, extern, EXTERN_MEMORY, "memory")
 
     def address(self) -> int:
         """The host address of the memory's first byte."""
@@ -48,17 +57,13 @@ class Memory:
         return previous.value
 
 
-class GlobalI32:
+class GlobalI32(_Export):
     """A mutable i32 global export of `store` (set with a value prepared once)."""
 
-    __slots__ = ("_api", "_ctx", "_ref", "_value", "_value_ref", "extern", "store")
+    __slots__ = ("_value", "_value_ref")
 
     def __init__(self, store: Store, extern: Extern) -> None:
-        if extern.kind != EXTERN_GLOBAL:
-            raise TypeError(f"not a global export: kind {extern.kind!r}")
-        self.store, self.extern = store, extern
-        self._api, self._ctx = capi(), store.context
-        self._ref = payload(store, extern)
+        super().__init__(store, extern, EXTERN_GLOBAL, "global")
         self._value = Val()
         self._value.kind = VAL_I32
         self._value_ref = byref(self._value)
