@@ -70,7 +70,7 @@ class RecordingGuest:
         self._calls.append("run_segment")
         return self.inner.run_segment(script, batch, deadline)
 
-    def turn_crossing(self, batch: str | None, deadline: float) -> None:
+    def turn_here(self, batch: str | None, deadline: float) -> None:
         """Turns are not split here: every segment passes through `run_segment`."""
         del batch, deadline
 

@@ -13,7 +13,14 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, release_hold
+from ..runtime import (
+    EngineFailure,
+    ExecutorGuest,
+    SegmentRunner,
+    StepResult,
+    TurnCrossing,
+    release_hold,
+)
 
 __all__ = ["HOLD_FROM_TURN", "end_leg", "off_loop", "run_turn"]
 
@@ -57,13 +64,14 @@ async def run_turn(
     one CPU."""
     if runner is None:  # the loop thread's path: the segment inline, no hand-off
         return guest.run_segment(None, batch, deadline)
-    crossing = guest.turn_crossing(batch, deadline)
-    if crossing is None:
+    outcome = guest.turn_here(batch, deadline)
+    if outcome is None:
         return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
-    if isinstance(crossing, EngineFailure):
-        return crossing
-    await off_loop(guest, runner, crossing.cross, hold=turn >= HOLD_FROM_TURN)
-    return crossing.finish()
+    if not isinstance(outcome, TurnCrossing):
+        return outcome
+    # it computes on, past a slice of the loop thread's time
+    await off_loop(guest, runner, outcome.cross, hold=turn >= HOLD_FROM_TURN)
+    return outcome.finish()
 
 
 def end_leg(runner: SegmentRunner | None) -> None:

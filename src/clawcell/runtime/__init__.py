@@ -17,6 +17,7 @@ import typing
 from .. import _lazy
 from . import _wire as wire
 from ._bwrap import bwrap_binary, pid_guard
+from ._crossing import TurnCrossing
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
@@ -53,6 +54,7 @@ __all__ = [
     "QuickJSExecutor",
     "SegmentRunner",
     "StepResult",
+    "TurnCrossing",
     "V8Executor",
     "bwrap_binary",
     "checked_executor_name",

@@ -97,12 +97,13 @@ class ExecutorGuest(Protocol):
         """Start `script` (first segment) or settle the reply `batch`, and run one turn."""
         ...
 
-    def turn_crossing(
+    def turn_here(
         self, batch: str | None, deadline: float
-    ) -> TurnCrossing | EngineFailure | None:
-        """`run_segment(None, batch, deadline)` split for a guest thread: `cross()` there,
-        `finish()` on the loop (see `_crossing`); `None` when this guest does not split
-        its turns (then `run_segment` runs whole on the guest thread)."""
+    ) -> StepResult | EngineFailure | TurnCrossing | None:
+        """`run_segment(None, batch, deadline)` begun on the loop thread for a slice: its
+        result, or the rest for a guest thread (`cross()` there, `finish()` on the loop; see
+        `_crossing`); `None` when this guest does not split its turns (then `run_segment`
+        runs whole on the guest thread)."""
         ...
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._callbacks import interrupt_check, rejection_tracker, set_tracker
-from ._crossing import TurnCrossing, run_inline
+from ._crossing import TurnCrossing, run_inline, run_sliced
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
@@ -274,20 +274,17 @@ class Guest:
             )
         return self._guarded(lambda: self.start_turn(script), deadline)
 
-    def turn_crossing(
+    def turn_here(
         self, batch: str | None, deadline: float
-    ) -> TurnCrossing | EngineFailure | None:
-        """`run_segment(None, batch, deadline)` split for a guest thread (see `_crossing`);
-        `None` when the image must be restored first (`run_segment` does it off the loop)."""
-        return None if self._stale else self._crossing(batch, deadline)
-
-    def _crossing(self, batch: str | None, deadline: float) -> TurnCrossing | EngineFailure:
+    ) -> StepResult | EngineFailure | TurnCrossing | None:
+        """`run_segment(None, batch, deadline)` begun on this thread, the event loop's, for
+        a slice (see `_crossing`): its result, or the rest of it for a guest thread; `None`
+        when the image must be restored first (`run_segment` does it off the loop)."""
+        if self._stale:
+            return None
         self._begin(deadline)
         handles = (self._settle, self._step)
-        try:
-            return TurnCrossing(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
-        except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=deadline)
+        return run_sliced(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it

@@ -1,15 +1,26 @@
 """`FastExport`, the path of every crossing into the reactor: arguments and results keep
-their full 64 bits, and a raw value's tag reads as the signed high half."""
+their full 64 bits, and a raw value's tag reads as the signed high half. `CallFuture`, the
+same call run as a wasmtime call future: it returns what the plain call returns, a suspended
+one finishes on another thread, a store runs one at a time, a trap is a `GuestTrap`, a store
+collected with one suspended frees it first, and no call is suspended inside a host
+function."""
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
+import threading
+import time
 
 import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._wasm._instance import TAG_STRING, _tag  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._capi import EngineError  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._instance import TAG_STRING, Instance, _tag  # pyright: ignore[reportPrivateUsage]
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 
@@ -34,3 +45,124 @@ def test_values_cross_both_ways_at_full_width() -> None:
     assert 0 < pointer < 1 << 32
     exports["free"](pointer)
     assert instance.take_string(string) == "wide value: é"
+
+
+# -- call futures -------------------------------------------------------------------------
+
+LOOP = b"let n = 0; for (let i = 0; i < 3e6; i++) n += i % 7; n"
+
+
+def _instance() -> Instance:
+    return Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=lambda: False)
+
+
+def _eval_future(instance: Instance, source: bytes) -> CallFuture:
+    ptr = instance.put_cstring(source)
+    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
+    return instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
+
+
+def _run_suspended(instance: Instance, future: CallFuture) -> bool:
+    """Poll `future` with a slice that is already over: False when it was suspended."""
+    return run_slice(future, instance.hard_deadline, instance.reactor.watchdog, time.monotonic())
+
+
+def test_a_call_future_returns_what_the_plain_call_returns() -> None:
+    instance = _instance()
+    future = _eval_future(instance, b"6 * 7")
+    assert future.poll()
+    assert instance.take_string(future.result()) == "42"
+    assert instance.store.future is None  # freed once it returned: the store is free again
+    assert instance.take_string(instance.eval("1 + 1")) == "2"
+
+
+def test_a_suspended_call_finishes_on_another_thread() -> None:
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    assert not _run_suspended(instance, future)  # the slice ended at once: suspended
+    assert instance.store.future is future
+    results: list[object] = []
+
+    def finish() -> None:
+        while not future.poll():
+            pass
+        results.append(instance.take_string(future.result()))
+
+    worker = threading.Thread(target=finish)
+    worker.start()
+    worker.join()
+    expected = str(sum(i % 7 for i in range(3_000_000)))
+    assert results == [expected]
+
+
+def test_a_store_runs_one_call_future_at_a_time() -> None:
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    assert not _run_suspended(instance, future)
+    with pytest.raises(EngineError, match="one call future at a time"):
+        _eval_future(instance, b"1")
+    future.free()  # unwound where it was suspended
+    assert instance.store.future is None
+    again = _eval_future(instance, b"2 + 3")
+    assert again.poll() and instance.take_string(again.result()) == "5"
+
+
+def test_a_trap_in_a_call_future_is_a_guest_trap() -> None:
+    instance = _instance()
+    instance.arm_backstop(time.monotonic() - 1)  # the hard deadline passed: the next check traps
+    future = _eval_future(instance, LOOP)
+    assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
+    with pytest.raises(GuestTrap, match="hard deadline"):
+        future.result()
+
+
+def test_a_store_collected_with_its_call_future_suspended_frees_the_future_first() -> None:
+    gc.collect()
+    before = live_host_functions()
+    for _ in range(3):
+        instance = _instance()
+        future = _eval_future(instance, LOOP)
+        assert not _run_suspended(instance, future)
+        del instance, future
+        gc.collect()
+        # the store was freed (its host function with it), the future first: the process
+        # lives on and the next instance runs normally
+        assert live_host_functions() == before
+    assert _eval_future(_instance(), b"1").poll()
+
+
+def test_a_call_is_never_suspended_inside_a_host_function() -> None:
+    """Guest code a host function calls runs in that function's frame: suspended there, the
+    frame would be resumed on whichever thread polls next, with the first thread's Python
+    state. So the epoch callback lets such a call run on, and the slice waits."""
+    instance: Instance | None = None
+    threads: list[tuple[int, int]] = []
+
+    def interrupt() -> bool:
+        assert instance is not None
+        if not threads:
+            instance.hard_deadline.slice_at = 0.0  # the slice is over ...
+            instance.reactor.engine.increment_epoch()  # ... and the next check comes now
+            before = threading.get_ident()
+            dup = instance._f["JS_DupValue"]  # pyright: ignore[reportPrivateUsage]
+            dup(instance.ctx, 0)  # a nested call: its entry checks the epoch
+            threads.append((before, threading.get_ident()))
+        return False
+
+    instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=interrupt)
+    future = _eval_future(instance, LOOP)
+    results: list[str] = []
+
+    def finish() -> None:
+        while not future.poll():
+            pass
+        results.append(instance.take_string(future.result()))
+
+    if not future.poll():  # suspended, but not inside the host function
+        worker = threading.Thread(target=finish)
+        worker.start()
+        worker.join()
+    else:
+        results.append(instance.take_string(future.result()))
+    assert len(threads) == 1 and threads[0][0] == threads[0][1]
+    assert results == [str(sum(i % 7 for i in range(3_000_000)))]

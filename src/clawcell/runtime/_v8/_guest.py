@@ -204,8 +204,8 @@ class V8Guest:
             return reply
         return self._result(reply)
 
-    def turn_crossing(self, batch: str | None, deadline: float) -> None:
-        """A V8 turn is one request to the worker process: it is not split."""
+    def turn_here(self, batch: str | None, deadline: float) -> None:
+        """A V8 turn is one request to the worker process: it is not begun here."""
         del batch, deadline
 
     def _result(self, reply: dict[str, Any]) -> StepResult | EngineFailure:

@@ -16,6 +16,14 @@ registry never holds a guest.
 
 The interrupt handler itself (`interrupt_handler`) is QuickJS's: it runs about every 10,000
 interpreter ticks and stops the guest with an uncatchable `InternalError: interrupted`.
+
+Slices: a call future (`_exports.CallFuture`) run on the event loop's thread is given a
+slice (`HardDeadline.slice_at`, watched like a deadline). When the slice is over, the
+callback suspends the call (`UPDATE_DEADLINE_YIELD`) rather than trapping, and the caller
+moves it to a guest thread (`runtime._crossing`). It never suspends a call inside a host
+function's frame (`in_host_function`): that frame would then be resumed on another thread.
+The callback is only ever asked to suspend a call future: `slice_at` is set only while one is
+polled, and a synchronous call never sees it.
 """
 
 from __future__ import annotations
@@ -24,11 +32,17 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
+from ._capi import (
+    EPOCH_CALLBACK,
+    FINALIZER,
+    UPDATE_DEADLINE_CONTINUE,
+    UPDATE_DEADLINE_YIELD,
+    capi,
+)
 from ._handles import Engine, Store
-from ._host_funcs import keep_host_exception
+from ._host_funcs import in_host_function, keep_host_exception
 
 __all__ = [
     "CALLBACK_FAILED",
@@ -36,20 +50,25 @@ __all__ = [
     "TRAP_MESSAGE",
     "HardDeadline",
     "Watchdog",
+    "Pollable",
     "install_backstop",
     "interrupt_handler",
+    "run_slice",
 ]
 
 TRAP_MESSAGE: Final = "wasm trap: interrupt (the hard deadline of this guest passed)"
 
 
 class HardDeadline:
-    """The `time.monotonic()` instant after which this store's guest code traps."""
+    """The `time.monotonic()` instant after which this store's guest code traps (`at`), and
+    the one after which its call future is suspended (`slice_at`: see the module's
+    docstring)."""
 
-    __slots__ = ("at",)
+    __slots__ = ("at", "slice_at")
 
     def __init__(self) -> None:
         self.at = float("inf")
+        self.slice_at = float("inf")
 
 
 _deadlines: dict[int, HardDeadline] = {}
@@ -66,10 +85,15 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
     # failure traps the guest instead, which is the safe side of a deadline.
     try:
         deadline = _deadlines.get(data or 0)
-        if deadline is not None and time.monotonic() >= deadline.at:
-            return capi().error_new(_TRAP_BYTES) or 0
         delta[0] = 1
         kind[0] = UPDATE_DEADLINE_CONTINUE
+        if deadline is not None:
+            now = time.monotonic()
+            if now >= deadline.at:
+                return capi().error_new(_TRAP_BYTES) or 0
+            if now >= deadline.slice_at and not in_host_function():
+                deadline.slice_at = float("inf")
+                kind[0] = UPDATE_DEADLINE_YIELD
         return 0
     except BaseException as exc:
         keep_host_exception(exc)  # the `GuestTrap`'s cause
@@ -159,6 +183,26 @@ class Watchdog:
                 return self._watched.copy()
             except RuntimeError:  # changed size during the copy
                 continue
+
+
+def run_slice(future: Pollable, deadline: HardDeadline, watchdog: Watchdog, until: float) -> bool:
+    """Poll `future` (of the store `deadline` belongs to) on this thread until it returns
+    (True) or, past `until` (`time.monotonic()`), is suspended at its next epoch check
+    (False: poll it again, from any thread). The watchdog bumps the epoch at `until`, so
+    guest code inside a long native operation is suspended too."""
+    deadline.slice_at = until
+    token = watchdog.watch(until)
+    try:
+        return future.poll()
+    finally:
+        watchdog.unwatch(token)
+        deadline.slice_at = float("inf")
+
+
+class Pollable(Protocol):
+    """A call future (`_exports.CallFuture`), as a slice runs it."""
+
+    def poll(self) -> bool: ...
 
 
 INTERRUPT_SIGNATURE: Final = (("i32", "i32"), ("i32",))

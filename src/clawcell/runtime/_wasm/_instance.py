@@ -23,7 +23,7 @@ from .._failure import JSException
 from ._backstop import INTERRUPT_SIGNATURE, install_backstop, interrupt_handler
 from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, EXTERN_TABLE
 from ._engine import CompiledReactor
-from ._exports import SIGNATURES, GuestTrap, export_of, fast_export
+from ._exports import SIGNATURES, CallFuture, GuestTrap, export_of, fast_export
 from ._externs import GlobalI32, Memory
 from ._handles import Signature, Store
 from ._host_funcs import add_to_table
@@ -212,14 +212,14 @@ class Instance:
             )
         finally:
             self.free(ptr)
-        return self._check(value)
+        return self.checked(value)
 
     def compile(self, source: str) -> int:
         """Parse global code without running it; raises `JSException` for a syntax error.
         (A source that fits goes through the staging buffer: no guest malloc.)"""
         ptr, size, owned = self.stage(source + "\0")  # QuickJS reads up to a NUL
         try:
-            return self._check(self._eval(ptr, size - 1, _EVAL_COMPILE_ONLY))
+            return self.checked(self._eval(ptr, size - 1, _EVAL_COMPILE_ONLY))
         finally:
             if owned:
                 self.free(owned)
@@ -232,7 +232,7 @@ class Instance:
         pending job and return `step()`'s value, in one crossing (`clawcell_start`)."""
         ctypes.memmove(self.memory.base + self._staging, seed, len(seed))
         args = (self._staging, len(seed), self._argv, self._scratch, script)
-        return self._check(self._f["clawcell_start"](self.ctx, self.rt, start, step, *args))
+        return self.checked(self._f["clawcell_start"](self.ctx, self.rt, start, step, *args))
 
     def call(self, func: int, *args: int) -> int:
         """Call a JS function value with JSValue arguments; raises `JSException`."""
@@ -242,7 +242,7 @@ class Instance:
             base = self.memory.base + self._argv
             for i, arg in enumerate(args):
                 ctypes.c_uint64.from_address(base + 8 * i).value = arg
-        return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
+        return self.checked(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
 
     def stage(self, text: str | None) -> tuple[int, int, int]:
         """`text` copied into guest memory as UTF-8: `(ptr, size, owned)`, where `owned` is a
@@ -269,9 +269,11 @@ class Instance:
             self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
         )
 
-    def checked(self, value: int) -> int:
-        """`value`, or the pending `JSException` if it is the exception marker."""
-        return self._check(value)
+    def turn_future(self, settle: int, step: int, ptr: int, size: int) -> CallFuture:
+        """`raw_turn` as a call future, not yet run (`_backstop.run_slice` runs it)."""
+        return self._f["clawcell_turn"].start(
+            self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
+        )
 
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
@@ -284,7 +286,7 @@ class Instance:
     def new_string(self, text: str) -> int:
         ptr, size, owned = self.stage(text)
         try:
-            return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, size))
+            return self.checked(self._f["JS_NewStringLen"](self.ctx, ptr, size))
         finally:
             if owned:
                 self.free(owned)
@@ -292,7 +294,7 @@ class Instance:
     def get_property(self, obj: int, name: str) -> int:
         ptr = self.put_cstring(name.encode())
         try:
-            return self._check(self._f["JS_GetPropertyStr"](self.ctx, obj, ptr))
+            return self.checked(self._f["JS_GetPropertyStr"](self.ctx, obj, ptr))
         finally:
             self.free(ptr)
 
@@ -369,7 +371,8 @@ class Instance:
     def gc(self) -> None:
         self._f["JS_RunGC"](self.rt)
 
-    def _check(self, value: int) -> int:
+    def checked(self, value: int) -> int:
+        """`value`, or the pending `JSException` if it is the exception marker."""
         if _tag(value) == TAG_EXCEPTION:
             raise self._exception()
         return value
