@@ -34,7 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
-from ._segments import end_leg, off_loop, run_turn
+from ._segments import off_loop, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -171,15 +171,13 @@ class Cell:
         *,
         first: StepResult | EngineFailure | None = None,
     ) -> LegOutcome:
-        turn = 0
         try:
             while True:
                 if first is not None:
                     report = self._stopped(first) if isinstance(first, EngineFailure) else first
                     first = None
                 else:
-                    report = await self._run_guest(deadline, replies, turn)
-                    turn += 1
+                    report = await self._run_guest(deadline, replies)
                 if isinstance(report, LegOutcome):
                     return report
                 outcome = self._absorb(report)
@@ -195,13 +193,12 @@ class Cell:
         finally:
             # Every task this leg started and left running reports when it settles.
             self._pending.watch(self._on_done)
-            end_leg(self._runner)
 
     async def _run_guest(
-        self, deadline: float, replies: list[Reply] | None, turn: int
+        self, deadline: float, replies: list[Reply] | None
     ) -> StepResult | LegOutcome:
         batch = encode_settle_batch(replies) if replies else None
-        result = await run_turn(self._guest, self._runner, batch, deadline, turn)
+        result = await run_turn(self._guest, self._runner, batch, deadline)
         return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:

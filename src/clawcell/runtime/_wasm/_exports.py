@@ -25,7 +25,6 @@ from ._capi import (
     VAL_RAW_BYTES,
     EngineError,
     Extern,
-    Val,
     capi,
     error_text,
     trap_text,
@@ -180,7 +179,9 @@ class CallFuture:
         "_trap_ref",
     )
 
-    def __init__(self, store: Store, func: Any, params: tuple[int, ...], result: str | None) -> None:
+    def __init__(
+        self, store: Store, func: Any, params: tuple[int, ...], result: str | None
+    ) -> None:
         self._api = capi()
         self._store = store
         self._func = func

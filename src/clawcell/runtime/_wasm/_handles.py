@@ -42,8 +42,8 @@ from ._capi import (
 )
 
 __all__ = [
-    "Engine",
     "CallInFlight",
+    "Engine",
     "Export",
     "Linker",
     "Module",
