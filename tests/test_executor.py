@@ -74,6 +74,10 @@ class RecordingGuest:
         """Turns are not split here: every segment passes through `run_segment`."""
         del batch, deadline
 
+    def first_here(self, code: str, deadline: float) -> None:
+        """First segments are not begun here: `parse_cell` then `run_segment`."""
+        del code, deadline
+
     def stop(self) -> None:
         self._calls.append("stop")
         self.inner.stop()

@@ -103,6 +103,8 @@ def _spy_crossings(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str
 def test_a_quick_turn_on_the_default_path_never_leaves_the_loop_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Slices of an hour: a quick turn stays on the loop thread even on a stalled machine.
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 3600.0)
     sliced, crossed = _spy_crossings(monkeypatch)
 
     async def main() -> Any:

@@ -34,7 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
-from ._segments import off_loop, run_turn
+from ._segments import off_loop, run_first, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -129,9 +129,10 @@ class Cell:
         """First leg: parse and run the cell. Code that does not parse is a `not_parsed`
         outcome (the call is rejected, worded as the release words syntax errors)."""
         deadline = time.monotonic() + budget_s
-        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
-        # in the same trip to the guest's thread as the first segment.
-        parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        # Parsing counts in the budget (spec §2.5) and runs under the backstop, with the first
+        # segment (begun on the loop thread, or in one trip to the guest's thread).
+        guest, runner = self._guest, self._runner
+        parsed, first = await run_first(guest, runner, code, deadline, self._parse_and_run)
         deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
         if not parsed and first.kind == "syntax_error":
             return LegOutcome.not_parsed(_failures.syntax_error_message(first, code))

@@ -2,11 +2,11 @@
 in loop-thread mode.
 
 A segment is guest code run until it waits on the host again (`ExecutorGuest`). With a
-`SegmentRunner` (the default: `runtime.run_on_guest_thread`) a turn begins on the loop thread
-for a slice and only a turn that computes past it moves to the guest thread
-(`runtime._crossing`); a cell's first segment, and a guest that cannot begin its turns here
-(V8's), run on the guest thread whole. Without a runner (`CodeMode(guest_thread=False)`)
-everything runs inline.
+`SegmentRunner` (the default: `runtime.run_on_guest_thread`) a cell's first segment and each
+turn begin on the loop thread for a slice, and only one that computes past it moves to the
+guest thread (`runtime._first_segment`, `runtime._crossing`); a guest that cannot begin them
+here (V8's) runs them on the guest thread whole. Without a runner
+(`CodeMode(guest_thread=False)`) everything runs inline.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from typing import Any
 
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, TurnCrossing
 
-__all__ = ["off_loop", "run_turn"]
+__all__ = ["FirstOutcome", "off_loop", "run_first", "run_turn"]
+
+FirstOutcome = tuple[bool, StepResult | EngineFailure]
+"""Whether the cell parsed, and the parse failure or the first segment's result."""
 
 
 async def off_loop(
@@ -32,6 +35,26 @@ async def off_loop(
     except asyncio.CancelledError:
         guest.stop()
         raise
+
+
+async def run_first(
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    code: str,
+    deadline: float,
+    whole: Callable[[str, float], FirstOutcome],
+) -> FirstOutcome:
+    """Parse `code` and run its first segment: begun on the loop thread where the guest can
+    (`runtime._first_segment`), else `whole(code, deadline)` on the guest thread (inline
+    without a runner)."""
+    if runner is None:
+        return whole(code, deadline)
+    segment = guest.first_here(code, deadline)
+    if segment is None:
+        return await off_loop(guest, runner, whole, code, deadline)
+    if not segment.run_here():
+        await off_loop(guest, runner, segment.run_rest)  # it computes on, past its slice
+    return segment.outcome()
 
 
 async def run_turn(

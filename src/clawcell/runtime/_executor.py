@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 from .._lazy import value_class
 from ._crossing import TurnCrossing
 from ._failure import EngineFailure
+from ._first_segment import FirstSegment
 from ._guest import Guest
 from ._pool import GuestPool
 from ._report import StepResult
@@ -95,6 +96,13 @@ class ExecutorGuest(Protocol):
         self, script: int | None, batch: str | None, deadline: float
     ) -> StepResult | EngineFailure:
         """Start `script` (first segment) or settle the reply `batch`, and run one turn."""
+        ...
+
+    def first_here(self, code: str, deadline: float) -> FirstSegment | None:
+        """A cell's first segment (parse `code`, start it) begun on the loop thread for a
+        slice (`run_here()` there, `run_rest()` on the guest thread if it returned False,
+        then `outcome()`; see `_first_segment`); `None` when it runs whole on the guest
+        thread (`parse_cell` then `run_segment`)."""
         ...
 
     def turn_here(

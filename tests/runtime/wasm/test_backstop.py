@@ -14,6 +14,7 @@ from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm._backstop import Watchdog
 from clawcell.runtime._wasm._exports import GuestTrap
 from tests.conftest import echo_tool, failure
+from tests.runtime.wasm._armed import backstop
 
 INSTALL = '{"maxPending":16,"bindings":[]}'
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
@@ -30,7 +31,7 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
 
     def sort() -> None:
         try:
-            with sorter.instance.backstop(time.monotonic()):
+            with backstop(sorter.instance, time.monotonic()):
                 sorter.instance.eval(SORT)
         except GuestTrap as exc:
             trapped.append(exc)
@@ -40,7 +41,7 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
     thread = threading.Thread(target=sort)
     thread.start()
     while True:  # at least one round, however fast the other thread traps on a loaded machine
-        with busy.instance.backstop(time.monotonic() + 3600):
+        with backstop(busy.instance, time.monotonic() + 3600):
             assert busy.instance.take_string(busy.instance.eval("1 + 1")) == "2"
         if done.is_set():
             break
@@ -51,9 +52,9 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
 
 def test_an_epoch_bump_for_one_guest_does_not_trap_another() -> None:
     first, second = _guest(), _guest()
-    with pytest.raises(GuestTrap), first.instance.backstop(time.monotonic()):
+    with pytest.raises(GuestTrap), backstop(first.instance, time.monotonic()):
         first.instance.eval("for (;;) {}")
-    with second.instance.backstop(time.monotonic() + 3600):
+    with backstop(second.instance, time.monotonic() + 3600):
         assert second.instance.take_string(second.instance.eval("'fine'")) == "fine"
 
 
@@ -65,12 +66,12 @@ def test_an_earlier_deadline_wakes_the_watchdog_sleeping_toward_a_later_one() ->
 
     def spin() -> None:
         try:
-            with near.instance.backstop(time.monotonic() + 0.05):
+            with backstop(near.instance, time.monotonic() + 0.05):
                 near.instance.eval("for (;;) {}")
         except GuestTrap as exc:
             trapped.append(exc)
 
-    with far.instance.backstop(time.monotonic() + 3600):
+    with backstop(far.instance, time.monotonic() + 3600):
         thread = threading.Thread(target=spin, daemon=True)
         thread.start()
         thread.join(120)

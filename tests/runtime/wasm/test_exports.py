@@ -20,7 +20,7 @@ from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[report
 from clawcell.runtime._wasm._capi import EngineError  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._instance import TAG_STRING, Instance, _tag  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._instance import TAG_STRING, Instance, value_tag  # pyright: ignore[reportPrivateUsage]
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 
@@ -30,7 +30,7 @@ INSTALL = json.dumps({"maxPending": 16, "bindings": []})
     [0, 1 << 32, 3 << 32, (2**32 - 7) << 32, 2**64 - 1, 0x8000_0000 << 32, 0x7FFF_FFFF << 32],
 )
 def test_a_tag_is_the_signed_high_half(value: int) -> None:
-    assert _tag(value) == ctypes.c_int32(value >> 32).value
+    assert value_tag(value) == ctypes.c_int32(value >> 32).value
 
 
 def test_values_cross_both_ways_at_full_width() -> None:
@@ -38,7 +38,7 @@ def test_values_cross_both_ways_at_full_width() -> None:
     instance = guest.instance
     exports = instance._f  # pyright: ignore[reportPrivateUsage]
     string = instance.new_string("wide value: é")
-    assert string >= 1 << 63 and _tag(string) == TAG_STRING  # an i64 result, sign bit set
+    assert string >= 1 << 63 and value_tag(string) == TAG_STRING  # an i64 result, sign bit set
     assert exports["JS_DupValue"](instance.ctx, string) == string  # and as an argument
     instance.free_value(string)
     pointer = exports["malloc"](24)  # an i32 result
@@ -109,8 +109,8 @@ def test_a_store_runs_one_call_future_at_a_time() -> None:
 
 def test_a_trap_in_a_call_future_is_a_guest_trap() -> None:
     instance = _instance()
+    future = _eval_future(instance, LOOP)  # (its source staged before the deadline is armed)
     instance.arm_backstop(time.monotonic() - 1)  # the hard deadline passed: the next check traps
-    future = _eval_future(instance, LOOP)
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     with pytest.raises(GuestTrap, match="hard deadline"):
         future.result()

@@ -27,6 +27,7 @@ from clawcell.runtime._wasm._engine import (
 )
 from clawcell.runtime._wasm._exports import SIGNATURES, GuestTrap
 from tests.conftest import in_forked_child
+from tests.runtime.wasm._armed import backstop
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
@@ -260,7 +261,7 @@ def test_the_interrupt_handler_stops_a_busy_loop_uncatchably() -> None:
 def test_the_epoch_backstop_traps_a_long_native_operation() -> None:
     g = guest(256 * 1024 * 1024)
     # The interrupt handler never fires (no deadline): only the backstop can stop the sort.
-    with pytest.raises(GuestTrap, match="interrupt"), g.instance.backstop(time.monotonic() + 0.3):
+    with pytest.raises(GuestTrap, match="interrupt"), backstop(g.instance, time.monotonic() + 0.3):
         g.instance.eval(SORT)
     g.reset()
     assert evaluate(g, "'alive'") == "alive"
@@ -321,7 +322,7 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
     # A broken interrupt handler traps at the backstop, never hangs.
     with (
         pytest.raises(JSException, match="interrupted"),
-        clone.instance.backstop(time.monotonic() + 2),
+        backstop(clone.instance, time.monotonic() + 2),
     ):
         clone.start_turn(clone.compile("while (true) {}"))
     clone.reset()
