@@ -7,10 +7,11 @@ is given a *lane* (a guest thread) when it is built, and every segment of a cell
 guest's lane, so a guest's memory stays warm in one core's caches. Each guest keeps its own
 hard deadline (see `_wasm._backstop`), so lanes never disturb each other's backstop.
 
-What comes here: a cell's first segment (parsing and starting it), a turn that computed past
-its slice of the loop thread (`_crossing`: a short turn, the common one, never leaves the
-loop thread), and every segment of a V8 guest. The hand-off is still built for short jobs,
-whose cost is mostly the hand-off itself:
+What comes here: a segment that computed past its slice of the loop thread (`_crossing`,
+`_first_segment`: a short one, the common case, never leaves the loop thread), every segment
+of a guest that cannot begin it there (V8's; any, where Python cannot run call futures), and
+the description of an unhandled rejection. The hand-off is still built for short jobs, whose
+cost is mostly the hand-off itself:
 
 - The loop wakes a lane's thread by writing a byte to the lane's pipe, and the thread tells
   a waiting loop thread that a job finished by ringing a `Doorbell` (an eventfd that epoll
