@@ -109,8 +109,8 @@ def test_a_store_runs_one_call_future_at_a_time() -> None:
 
 def test_a_trap_in_a_call_future_is_a_guest_trap() -> None:
     instance = _instance()
+    future = _eval_future(instance, LOOP)  # (its source staged before the deadline passes)
     instance.arm_backstop(time.monotonic() - 1)  # the hard deadline passed: the next check traps
-    future = _eval_future(instance, LOOP)
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     with pytest.raises(GuestTrap, match="hard deadline"):
         future.result()
@@ -166,3 +166,32 @@ def test_a_call_is_never_suspended_inside_a_host_function() -> None:
         results.append(instance.take_string(future.result()))
     assert len(threads) == 1 and threads[0][0] == threads[0][1]
     assert results == [str(sum(i % 7 for i in range(3_000_000)))]
+
+
+def test_a_slice_that_ends_inside_a_host_function_suspends_the_call_once_it_returns() -> None:
+    """The watchdog bumps the epoch once per slice. When that one bump is first seen inside a
+    host function (by guest code it calls), the callback must not suspend there; but the
+    call must still be suspended at the first check after the host function returns, not run
+    on to its end on the event loop's thread (and past the hard deadline the slice's watch
+    stood in for)."""
+    instance: Instance | None = None
+    refused: list[bool] = []
+
+    def interrupt() -> bool:
+        assert instance is not None
+        if not refused:
+            instance.hard_deadline.slice_at = 0.0  # the slice is over ...
+            instance.reactor.engine.increment_epoch()  # ... and its one bump comes now
+            dup = instance._f["JS_DupValue"]  # pyright: ignore[reportPrivateUsage]
+            dup(instance.ctx, 0)  # seen here first, inside the host function: refused
+            refused.append(True)
+        return False
+
+    instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=interrupt)
+    future = _eval_future(instance, LOOP)
+    # no watch of its own: nothing but the refused bump could end this slice
+    assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
+    assert refused == [True]
+    while not future.poll():
+        pass
+    assert instance.take_string(future.result()) == str(sum(i % 7 for i in range(3_000_000)))

@@ -22,6 +22,12 @@ slice (`HardDeadline.slice_at`, watched like a deadline). When the slice is over
 callback suspends the call (`UPDATE_DEADLINE_YIELD`) rather than trapping, and the caller
 moves it to a guest thread (`runtime._crossing`). It never suspends a call inside a host
 function's frame (`in_host_function`): that frame would then be resumed on another thread.
+The watchdog bumps the epoch once per slice, so when that bump is first seen inside a host
+function (guest code it calls checks the epoch too), the callback sets the store's deadline
+to the current epoch: every later check calls it again, and the first one outside the host
+function suspends the call. (A deadline one epoch ahead would wait for a bump that may never
+come: the call would run on the loop thread to its end, past the hard deadline the slice's
+watch stands in for.)
 The callback is only ever asked to suspend a call future: `slice_at` is set only while one is
 polled, and a synchronous call never sees it.
 """
@@ -49,8 +55,8 @@ __all__ = [
     "INTERRUPT_SIGNATURE",
     "TRAP_MESSAGE",
     "HardDeadline",
-    "Watchdog",
     "Pollable",
+    "Watchdog",
     "install_backstop",
     "interrupt_handler",
     "run_slice",
@@ -71,6 +77,7 @@ class HardDeadline:
         self.slice_at = float("inf")
 
 
+_NEVER: Final = float("inf")
 _deadlines: dict[int, HardDeadline] = {}
 _keys = itertools.count(1)
 _TRAP_BYTES: Final = TRAP_MESSAGE.encode()
@@ -91,9 +98,14 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
             now = time.monotonic()
             if now >= deadline.at:
                 return capi().error_new(_TRAP_BYTES) or 0
-            if now >= deadline.slice_at and not in_host_function():
-                deadline.slice_at = float("inf")
-                kind[0] = UPDATE_DEADLINE_YIELD
+            if now >= deadline.slice_at:
+                if in_host_function():
+                    # Not here; but the slice's one bump is spent: check again at once,
+                    # so the call is suspended at its first check outside the host function.
+                    delta[0] = 0
+                else:
+                    deadline.slice_at = _NEVER
+                    kind[0] = UPDATE_DEADLINE_YIELD
         return 0
     except BaseException as exc:
         keep_host_exception(exc)  # the `GuestTrap`'s cause
