@@ -205,3 +205,43 @@ def test_without_fibers_every_turn_is_crossed_whole_on_a_guest_thread(
     assert run(main()) == 3
     assert len(sliced) == 1 and len(crossed) == 1
     assert crossed[0].startswith("clawcell-guest-")
+
+
+@pytest.mark.parametrize("signal", [KeyboardInterrupt, SystemExit])
+def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cell_failure(
+    monkeypatch: pytest.MonkeyPatch, signal: type[BaseException]
+) -> None:
+    """Python runs a signal's handler on the main thread, at its next bytecode: during a turn
+    on the loop thread that is a host function or the epoch callback, on the call future's
+    stack. What it raises (Ctrl-C's `KeyboardInterrupt`, `SystemExit`) is the host's, never
+    the cell's failure: it must reach the program, not become a `trap` or `timeout`."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # the whole turn on the loop thread
+    made = guest_module.interrupt_check
+    raised: list[str] = []
+
+    def interrupt_check(guest: Any) -> Any:
+        check = made(guest)
+
+        def interrupted() -> bool:
+            alive = guest()
+            in_future = alive is not None and alive.instance.store.future is not None
+            if not raised and in_future:
+                raised.append(threading.current_thread().name)
+                raise signal  # as a signal handler run here would
+            return check()
+
+        return interrupted
+
+    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+
+    async def main() -> Any:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        # a configuration of its own: guests built now, with the patched check
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=72 * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            code = "await echo({});\nlet n = 0;\nfor (let i = 0; i < 1e6; i++) n += i;\nreturn 1;"
+            return await mode.exec(code)
+
+    with pytest.raises(signal):
+        run(main())
+    assert raised == [threading.main_thread().name]
