@@ -195,3 +195,38 @@ def test_a_slice_that_ends_inside_a_host_function_suspends_the_call_once_it_retu
     while not future.poll():
         pass
     assert instance.take_string(future.result()) == str(sum(i % 7 for i in range(3_000_000)))
+
+
+class _Interrupted(BaseException):
+    """An exception the way a signal's handler raises one: at any bytecode."""
+
+
+@pytest.mark.parametrize("where", ["watch", "unwatch"])
+def test_a_slice_interrupted_anywhere_leaves_no_slice_behind(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    instance = _instance()
+    watchdog = instance.reactor.watchdog
+
+    def interrupted(*_args: object) -> None:
+        raise _Interrupted
+
+    monkeypatch.setattr(watchdog, where, interrupted)
+    future = _eval_future(instance, b"6 * 7")
+    with pytest.raises(_Interrupted):
+        run_slice(future, instance.hard_deadline, watchdog, time.monotonic() + 60)
+    monkeypatch.undo()
+    assert instance.hard_deadline.slice_at == float("inf")
+    future.free()
+
+
+def test_a_synchronous_call_is_never_suspended() -> None:
+    """Wasmtime fails a synchronous call its epoch callback answers with a yield (the guest
+    then stops wherever it was, inside `malloc` say). Whatever is left of a slice, the
+    callback suspends only a call future."""
+    instance = _instance()
+    instance.hard_deadline.slice_at = 0.0  # a slice that was never taken back ...
+    instance.reactor.engine.increment_epoch()  # ... and an epoch check due
+    assert instance.take_string(
+        instance.eval("let q = 0; for (let i = 0; i < 1e5; i++) q += i; q")
+    ) == str(sum(range(100_000)))

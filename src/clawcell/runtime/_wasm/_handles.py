@@ -42,8 +42,8 @@ from ._capi import (
 )
 
 __all__ = [
-    "Engine",
     "CallInFlight",
+    "Engine",
     "Export",
     "Linker",
     "Module",
@@ -198,7 +198,7 @@ class Store(_Owned):
     (the future's function argument is a ctypes `byref`, which the collector does not
     traverse), and the store would never be freed."""
 
-    __slots__ = ("_callbacks", "_future", "context", "engine")
+    __slots__ = ("__weakref__", "_callbacks", "_future", "context", "engine")
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
