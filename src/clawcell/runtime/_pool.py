@@ -178,10 +178,17 @@ class GuestPool:
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
 
-        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped.
+        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped,
+        and so is one whose store still has a call future (a turn begun and never finished,
+        see `runtime._crossing`): the future is unwound first, so the store is never used
+        beside it.
         Inside a running event loop a reusable guest is put away from a callback of the loop
         (see the module's docstring).
         """
+        future = guest.instance.store.future
+        if future is not None:
+            future.free()
+            guest.retired = True
         if guest.retired or guest.instance.grown:
             _LOAD.get().free(guest)
             self._replace_template(guest)
