@@ -56,6 +56,7 @@ RUNTIME = [
     "QuickJSExecutor",
     "SegmentRunner",
     "StepResult",
+    "TurnCrossing",
     "V8Executor",
     "bwrap_binary",
     "checked_executor_name",

@@ -43,6 +43,7 @@ from ..errors import RuntimeUnavailableError
 from ._guest import Guest
 from ._process import PerProcess, fork_count
 from ._wasm._engine import compiled_reactor
+from ._wasm._stacks import drop_pages
 from ._worker import guest_lanes
 
 __all__ = ["KEEP_WARM_S", "SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]
@@ -217,6 +218,7 @@ class GuestPool:
             load.free(guest)
             if len(self._idle) < self._max_idle:
                 guest.shed()
+                drop_pages(guest.instance.store)
                 self._idle.append(guest)
                 self._released_at.append(time.monotonic())
         self._trim()

@@ -25,7 +25,6 @@ from ._capi import (
     VAL_RAW_BYTES,
     EngineError,
     Extern,
-    Val,
     capi,
     error_text,
     trap_text,
@@ -33,6 +32,7 @@ from ._capi import (
 from ._engine import EXPORTED_FUNCTIONS
 from ._handles import Export, Signature, Store, func_signature, payload
 from ._host_funcs import take_host_exception
+from ._stacks import claim
 
 __all__ = [
     "I32",
@@ -180,7 +180,9 @@ class CallFuture:
         "_trap_ref",
     )
 
-    def __init__(self, store: Store, func: Any, params: tuple[int, ...], result: str | None) -> None:
+    def __init__(
+        self, store: Store, func: Any, params: tuple[int, ...], result: str | None
+    ) -> None:
         self._api = capi()
         self._store = store
         self._func = func
@@ -219,7 +221,10 @@ class CallFuture:
     def poll(self) -> bool:
         """Run the call on this thread until it returns (True: read `result`; the future is
         freed) or is suspended (False: poll again, from this thread or another)."""
-        if not self._api.call_future_poll(self._ptr):
+        if not self._store.fiber_stack:  # its first: the store claims the stack it runs on
+            if not claim(self._store, self._api.call_future_poll, self._ptr):
+                return False
+        elif not self._api.call_future_poll(self._ptr):
             return False
         self.free()
         return True

@@ -40,6 +40,7 @@ from ._capi import (
     raise_error,
     trap_text,
 )
+from ._stacks import install as install_stacks
 
 __all__ = [
     "CallInFlight",
@@ -113,6 +114,7 @@ class Engine(_Closable):
         epoch_interruption: bool = False,
         max_wasm_stack: int | None = None,
         async_stack_size: int | None = None,
+        own_stacks: bool = False,
         memory_reservation: int | None = None,
         memory_reservation_for_growth: int | None = None,
         optimize_for_speed: bool = False,
@@ -125,6 +127,8 @@ class Engine(_Closable):
             api.config_max_wasm_stack_set(config, max_wasm_stack)
         if async_stack_size is not None:
             api.config_async_stack_size_set(config, async_stack_size)
+        if own_stacks:  # call futures' stacks from `_stacks`, which can give pages back
+            install_stacks(api, config)
         if memory_reservation is not None:
             api.config_memory_reservation_set(config, memory_reservation)
         if memory_reservation_for_growth is not None:
@@ -198,7 +202,7 @@ class Store(_Owned):
     (the future's function argument is a ctypes `byref`, which the collector does not
     traverse), and the store would never be freed."""
 
-    __slots__ = ("__weakref__", "_callbacks", "_future", "context", "engine")
+    __slots__ = ("__weakref__", "_callbacks", "_future", "context", "engine", "fiber_stack")
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
@@ -207,6 +211,8 @@ class Store(_Owned):
         self.context: int = api.store_context(self.ptr)
         self._callbacks: list[object] = []
         self._future: weakref.ref[CallInFlight] | None = None
+        self.fiber_stack = 0
+        """The key of the stack its call futures run on (`_stacks`; 0: none claimed yet)."""
 
     @property
     def future(self) -> CallInFlight | None:
