@@ -21,6 +21,7 @@ from clawcell.runtime._wasm._capi import EngineError  # pyright: ignore[reportPr
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import TAG_STRING, Instance, _tag  # pyright: ignore[reportPrivateUsage]
+from tests.conftest import in_forked_child
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 
@@ -230,3 +231,23 @@ def test_a_synchronous_call_is_never_suspended() -> None:
     assert instance.take_string(
         instance.eval("let q = 0; for (let i = 0; i < 1e5; i++) q += i; q")
     ) == str(sum(range(100_000)))
+
+
+def _store_finalized_before_its_suspended_future() -> bytes:
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    assert not _run_suspended(instance, future)
+    store = instance.store
+    # The collector clears weak references to garbage before it runs any finalizer, and
+    # runs the finalizers of one batch in no set order: the store's may come first.
+    store._future = None  # pyright: ignore[reportPrivateUsage]
+    store._release()  # pyright: ignore[reportPrivateUsage]
+    future.free()
+    return b"survived"
+
+
+def test_a_store_finalized_before_its_suspended_call_future_frees_the_future_first() -> None:
+    """Else the store is freed under a suspended call, whose unwinding (when the future is
+    freed after it) reads the freed store: wasmtime aborts the process. In a forked child,
+    so that a regression fails the test rather than ending the test run."""
+    assert in_forked_child(_store_finalized_before_its_suspended_future) == b"survived"

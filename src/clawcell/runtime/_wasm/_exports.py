@@ -169,6 +169,7 @@ class CallFuture:
         "__weakref__",
         "_api",
         "_args",
+        "_calls",
         "_error",
         "_error_ref",
         "_func",
@@ -185,6 +186,7 @@ class CallFuture:
     ) -> None:
         self._api = capi()
         self._store = store
+        self._calls = store.calls  # its own reference: see `Store`
         self._func = func
         self._args = (ctypes.c_uint64 * (_VAL_WORDS * max(len(params), 1)))()
         self._args[0 : _VAL_WORDS * len(params) : _VAL_WORDS] = params
@@ -216,6 +218,7 @@ class CallFuture:
             self._trap_ref,
             self._error_ref,
         )
+        self._calls[0] = self._ptr
         store.future = self
 
     def poll(self) -> bool:
@@ -247,9 +250,12 @@ class CallFuture:
 
     def free(self) -> None:
         """Free the future; one still suspended is unwound first (its guest code stops as if
-        it had trapped: use its instance no more). Safe to call twice."""
+        it had trapped: use its instance no more). Safe to call twice, and after the store
+        freed it (see `Store`)."""
         ptr, self._ptr = self._ptr, 0
-        if ptr:
+        calls = self._calls
+        if ptr and calls[0] == ptr:
+            calls[0] = 0
             self._store.future = None
             self._api.call_future_delete(ptr)
 
