@@ -121,7 +121,12 @@ class TurnCrossing:
     def finish(self) -> StepResult | EngineFailure:
         """The step report of the turn, or why guest code stopped without one."""
         return _read_report(
-            self._instance, self._deadline, self._owned, self._error, self._value, self._report
+            self._instance,
+            self._deadline,
+            owned=self._owned,
+            error=self._error,
+            value=self._value,
+            report=self._report,
         )
 
 
@@ -161,7 +166,7 @@ def run_sliced(
         if instance.store.future is not None:  # suspended, then interrupted: unwind it
             instance.store.future.free()
     hard.at = float("inf")
-    return _read_report(instance, deadline, owned, error, value, "")
+    return _read_report(instance, deadline, owned=owned, error=error, value=value, report="")
 
 
 def run_inline(
@@ -189,12 +194,13 @@ def run_inline(
         error = exc
     finally:
         instance.disarm_backstop(token)
-    return _read_report(instance, deadline, owned, error, value, report)
+    return _read_report(instance, deadline, owned=owned, error=error, value=value, report=report)
 
 
 def _read_report(
     instance: Instance,
     deadline: float,
+    *,
     owned: int,
     error: BaseException | None,
     value: int,
