@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import gc
 import mmap
+from typing import NoReturn
+
+import pytest
 
 from clawcell.runtime import GuestPool, compiled_reactor
+from clawcell.runtime._failure import engine_failure  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm import _stacks  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._exports import CallFuture  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._stacks import KEEP_RESIDENT, drop_pages, resident_pages  # pyright: ignore[reportPrivateUsage]
 
@@ -88,3 +92,22 @@ def test_a_freed_store_s_stack_is_unmapped() -> None:
     del instance
     gc.collect()
     assert len(_stacks._stacks) == before  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_stack_that_cannot_be_mapped_fails_the_call_as_out_of_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(size: int) -> NoReturn:
+        raise MemoryError(f"no {size} bytes today")
+
+    monkeypatch.setattr(_stacks, "_Stack", refused)
+    instance = _instance()
+    future = _eval_future(instance, b"6 * 7")
+    assert future.poll()  # it ended: without a stack, at once
+    with pytest.raises(GuestTrap) as raised:
+        future.result()
+    failure = engine_failure(raised.value, deadline=float("inf"))
+    assert failure.kind == "out_of_memory"
+    assert "could not map a stack" in failure.message
+    monkeypatch.undo()
+    assert _run(instance, b"6 * 7") == "42"  # the next call gets its stack

@@ -97,7 +97,7 @@ class _Stack:
 _stacks: dict[int, _Stack] = {}
 _keys = itertools.count(1)
 _claiming = threading.local()
-_FAILED: Final = b"clawcell could not map a stack for a call future"
+_FAILED: Final = b"clawcell could not map a stack for a call future (out of memory)"
 
 
 @_NEW_STACK
