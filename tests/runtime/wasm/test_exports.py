@@ -251,3 +251,18 @@ def test_a_store_finalized_before_its_suspended_call_future_frees_the_future_fir
     freed after it) reads the freed store: wasmtime aborts the process. In a forked child,
     so that a regression fails the test rather than ending the test run."""
     assert in_forked_child(_store_finalized_before_its_suspended_future) == b"survived"
+
+
+def test_a_failure_never_read_is_not_the_next_call_s() -> None:
+    """A call that trapped keeps its trap until `result` reads it; when an exception comes
+    between `poll` and `result` (a signal's, at any bytecode), the next call on the export
+    must not report that old trap as its own."""
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    token = instance.arm_backstop(time.monotonic() - 1)
+    assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
+    instance.disarm_backstop(token)  # trapped; its `result` never read
+    again = _eval_future(instance, b"6 * 7")
+    assert again is future  # the export's one call future, begun again
+    assert again.poll()
+    assert instance.take_string(again.result()) == "42"

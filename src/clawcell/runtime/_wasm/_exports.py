@@ -207,6 +207,8 @@ class CallFuture:
         store = self._store
         if store.future is not None:
             raise EngineError("a store runs one call future at a time: finish the other first")
+        if self._trap or self._error:  # an ended call's failure `result` never read: not ours
+            self._forget_failure()
         self._args[1 : _VAL_WORDS * len(args) : _VAL_WORDS] = args  # masked to the word
         self._ptr = self._api.func_call_async(
             store.context,
@@ -247,6 +249,14 @@ class CallFuture:
             raise GuestTrap(trap_text(trap)) from take_host_exception()
         value: int = self._results[1]
         return value & 0xFFFF_FFFF if self._result == I32 else value
+
+    def _forget_failure(self) -> None:
+        trap, self._trap.value = self._trap.value or 0, None
+        error, self._error.value = self._error.value or 0, None
+        if trap:
+            self._api.trap_delete(trap)
+        if error:
+            self._api.error_delete(error)
 
     def free(self) -> None:
         """Free the future; one still suspended is unwound first (its guest code stops as if
