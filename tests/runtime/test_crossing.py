@@ -245,3 +245,45 @@ def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cel
     with pytest.raises(signal):
         run(main())
     assert raised == [threading.main_thread().name]
+
+
+def test_a_slice_ending_in_the_rejection_tracker_still_moves_the_turn_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hostile cell's turn that rejects promises in a loop spends much of its time in the
+    rejection tracker, a host function that calls guest code: the slice's one epoch bump is
+    often first seen there. The turn must still leave the loop thread at its next check."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # only the forced end below ends it
+    sliced, crossed = _spy_crossings(monkeypatch)
+    made = guest_module.rejection_tracker
+    ended: list[bool] = []
+
+    def rejection_tracker(method: Any) -> Any:
+        track = made(method)
+
+        def tracked(*args: int) -> None:
+            instance = method().__self__.instance  # `method`: the guest's, weakly
+            if not ended and instance.store.future is not None:
+                ended.append(True)
+                instance.hard_deadline.slice_at = 0.0  # the slice ends here, in the tracker
+                instance.reactor.engine.increment_epoch()
+            track(*args)  # an unhandled rejection: the tracker calls guest code
+
+        return tracked
+
+    monkeypatch.setattr(guest_module, "rejection_tracker", rejection_tracker)
+
+    async def main() -> Any:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=76 * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            code = (
+                "await echo({});\nPromise.reject(1).catch(() => {});\n"
+                "let n = 0;\nfor (let i = 0; i < 1e6; i++) n += i;\nreturn 1;"
+            )
+            return (await mode.exec(code))["value"]
+
+    assert run(main()) == 1
+    assert ended == [True]
+    assert sliced == [threading.current_thread().name]
+    assert len(crossed) == 1 and crossed[0].startswith("clawcell-guest-")
