@@ -236,8 +236,9 @@ def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cel
 
     async def main() -> Any:
         tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
-        # a configuration of its own: guests built now, with the patched check
-        limits = Limits(timeout_ms=60_000, memory_limit_bytes=72 * 1024 * 1024)
+        # a configuration of its own per case: guests built now, with this case's check
+        megabytes = 72 if signal is KeyboardInterrupt else 74
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=megabytes * 1024 * 1024)
         async with CodeMode(tools, limits=limits) as mode:
             code = "await echo({});\nlet n = 0;\nfor (let i = 0; i < 1e6; i++) n += i;\nreturn 1;"
             return await mode.exec(code)
@@ -287,3 +288,52 @@ def test_a_slice_ending_in_the_rejection_tracker_still_moves_the_turn_off_the_lo
     assert ended == [True]
     assert sliced == [threading.current_thread().name]
     assert len(crossed) == 1 and crossed[0].startswith("clawcell-guest-")
+
+
+@pytest.mark.parametrize("moved", [False, True], ids=["on_the_loop_thread", "after_moving"])
+def test_a_wasm_stack_overflow_on_a_call_future_is_a_clean_failure(
+    monkeypatch: pytest.MonkeyPatch, moved: bool
+) -> None:
+    """Deep native recursion (stringifying nested arrays) overflows the wasm stack before
+    QuickJS's own check: on a call future's stack, where the turn began or after it moved,
+    that is the same failure as anywhere, and the guest's next cell runs."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # only the forced end below ends it
+    sliced, crossed = _spy_crossings(monkeypatch)
+    made = guest_module.interrupt_check
+    ended: list[bool] = []
+
+    def interrupt_check(guest: Any) -> Any:
+        check = made(guest)
+
+        def interrupted() -> bool:
+            alive = guest()
+            if moved and not ended and alive is not None and alive.instance.store.future:
+                ended.append(True)  # the slice ends while the cell builds its arrays
+                alive.instance.hard_deadline.slice_at = 0.0
+                alive.instance.reactor.engine.increment_epoch()
+            return check()
+
+        return interrupted
+
+    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+
+    async def main() -> tuple[Any, Any]:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        # a configuration of its own per case: guests built now, with this case's check
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=(80 + 4 * moved) * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            deep = (
+                "await echo({});\nlet o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\n"
+                "return JSON.stringify(o).length;"
+            )
+            failed = await mode.exec(deep)
+            after = await mode.exec("await echo({});\nreturn 5;")
+            return failed, after
+
+    failed, after = run(main())
+    assert failed["status"] == "failed"
+    assert failed["error"].startswith("RangeError: Maximum call stack size exceeded")
+    assert (after["status"], after["value"]) == ("completed", 5)
+    assert len(sliced) == 2
+    assert ended == ([True] if moved else [])
+    assert len(crossed) == (1 if moved else 0)
