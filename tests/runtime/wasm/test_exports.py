@@ -17,7 +17,7 @@ import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._capi import EngineError  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._capi import EngineError, capi  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import TAG_STRING, Instance, _tag  # pyright: ignore[reportPrivateUsage]
@@ -266,3 +266,15 @@ def test_a_failure_never_read_is_not_the_next_call_s() -> None:
     assert again is future  # the export's one call future, begun again
     assert again.poll()
     assert instance.take_string(again.result()) == "42"
+
+
+def test_a_plain_call_s_trap_never_read_is_not_the_next_call_s() -> None:
+    """The same for a plain call: a signal's exception right after the C call returns leaves
+    its trap unread in the export's out-parameter."""
+    instance = _instance()
+    exports = instance._f  # pyright: ignore[reportPrivateUsage]
+    stale = b"an earlier call's trap"
+    exports["malloc"]._trap.value = capi().trap_new(stale, len(stale))  # pyright: ignore[reportPrivateUsage]
+    pointer = exports["malloc"](16)
+    assert pointer
+    exports["free"](pointer)

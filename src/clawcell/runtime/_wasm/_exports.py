@@ -126,6 +126,9 @@ class FastExport:
         self._trap_ref = ctypes.byref(self._trap)
 
     def __call__(self, *args: int) -> int:
+        if self._trap:  # an earlier call's, never read (an exception came first): not ours
+            trap, self._trap.value = self._trap.value or 0, None
+            capi().trap_delete(trap)
         slots = self._slots
         slots[0 : self._stride * len(args) : self._stride] = args
         error: Any = self._call(self._ctx, self._func, self._buf, self._len, self._trap_ref)
