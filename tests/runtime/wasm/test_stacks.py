@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import mmap
+import sys
 from typing import NoReturn
 
 import pytest
@@ -18,6 +19,7 @@ from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[report
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._stacks import KEEP_RESIDENT, drop_pages, resident_pages  # pyright: ignore[reportPrivateUsage]
+from tests.conftest import in_forked_child
 
 INSTALL = '{"maxPending":1,"bindings":[],"test":"stacks"}'
 # nested arrays stringified: native recursion down most of the wasm stack, without a trap
@@ -111,3 +113,49 @@ def test_a_stack_that_cannot_be_mapped_fails_the_call_as_out_of_memory(
     assert "could not map a stack" in failure.message
     monkeypatch.undo()
     assert _run(instance, b"6 * 7") == "42"  # the next call gets its stack
+
+
+class _Nested:
+    def __init__(self, inner: _Nested | None) -> None:
+        self.inner = inner
+
+    def __repr__(self) -> str:  # C -> Python -> C: each level takes native stack
+        return f"N({self.inner!r})"
+
+
+HOST_RECURSION_LIMIT = 5000
+"""Five times Python's default: what a host function (or a finalizer the collector runs in
+it) may reach below the guest's deepest frames."""
+
+
+def _recursion_limit_at_the_deepest() -> bytes:
+    sys.setrecursionlimit(HOST_RECURSION_LIMIT)  # in the forked child only
+    chain: _Nested | None = None
+    for _ in range(HOST_RECURSION_LIMIT):
+        chain = _Nested(chain)
+    limited: list[bool] = []
+
+    def interrupt() -> bool:
+        try:
+            repr(chain)
+        except RecursionError:
+            limited.append(True)
+        return False
+
+    instance = Instance(compiled_reactor(), memory_limit_bytes=256 << 20, interrupt=interrupt)
+    # stringified 6,000 arrays deep, each `toJSON` at the bottom runs long enough for the
+    # interrupt handler to be called there
+    deep = (
+        b"let o = { toJSON() { let s = 0; for (let i = 0; i < 1e5; i++) s += i; return s; } };"
+        b" for (let i = 0; i < 6000; i++) o = [o]; JSON.stringify(o).length"
+    )
+    value = _run(instance, deep)
+    return f"{value} {bool(limited)}".encode()
+
+
+def test_host_python_reaches_its_recursion_limit_below_the_guest_s_deepest_frames() -> None:
+    """A host function runs on the call future's stack, below the guest's frames: there it
+    must have the room to reach a recursion limit well above Python's default (a
+    RecursionError, not a crash; in a forked child, so that a crash fails the test rather
+    than ending the test run)."""
+    assert in_forked_child(_recursion_limit_at_the_deepest) == b"12010 True"
