@@ -207,3 +207,135 @@ def test_without_fibers_every_turn_is_crossed_whole_on_a_guest_thread(
     assert run(main()) == 3
     assert len(sliced) == 1 and len(crossed) == 1
     assert crossed[0].startswith("clawcell-guest-")
+
+
+@pytest.mark.parametrize("signal", [KeyboardInterrupt, SystemExit])
+def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cell_failure(
+    monkeypatch: pytest.MonkeyPatch, signal: type[BaseException]
+) -> None:
+    """Python runs a signal's handler on the main thread, at its next bytecode: during a turn
+    on the loop thread that is a host function or the epoch callback, on the call future's
+    stack. What it raises (Ctrl-C's `KeyboardInterrupt`, `SystemExit`) is the host's, never
+    the cell's failure: it must reach the program, not become a `trap` or `timeout`."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # the whole turn on the loop thread
+    made = guest_module.interrupt_check
+    raised: list[str] = []
+
+    def interrupt_check(guest: Any) -> Any:
+        check = made(guest)
+
+        def interrupted() -> bool:
+            alive = guest()
+            in_future = alive is not None and alive.instance.store.future is not None
+            if not raised and in_future:
+                raised.append(threading.current_thread().name)
+                raise signal  # as a signal handler run here would
+            return check()
+
+        return interrupted
+
+    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+
+    async def main() -> Any:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        # a configuration of its own per case: guests built now, with this case's check
+        megabytes = 72 if signal is KeyboardInterrupt else 74
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=megabytes * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            code = "await echo({});\nlet n = 0;\nfor (let i = 0; i < 1e6; i++) n += i;\nreturn 1;"
+            return await mode.exec(code)
+
+    with pytest.raises(signal):
+        run(main())
+    assert raised == [threading.main_thread().name]
+
+
+def test_a_slice_ending_in_the_rejection_tracker_still_moves_the_turn_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hostile cell's turn that rejects promises in a loop spends much of its time in the
+    rejection tracker, a host function that calls guest code: the slice's one epoch bump is
+    often first seen there. The turn must still leave the loop thread at its next check."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # only the forced end below ends it
+    sliced, crossed = _spy_crossings(monkeypatch)
+    made = guest_module.rejection_tracker
+    ended: list[bool] = []
+
+    def rejection_tracker(method: Any) -> Any:
+        track = made(method)
+
+        def tracked(*args: int) -> None:
+            instance = method().__self__.instance  # `method`: the guest's, weakly
+            if not ended and instance.store.future is not None:
+                ended.append(True)
+                instance.hard_deadline.slice_at = 0.0  # the slice ends here, in the tracker
+                instance.reactor.engine.increment_epoch()
+            track(*args)  # an unhandled rejection: the tracker calls guest code
+
+        return tracked
+
+    monkeypatch.setattr(guest_module, "rejection_tracker", rejection_tracker)
+
+    async def main() -> Any:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=76 * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            code = (
+                "await echo({});\nPromise.reject(1).catch(() => {});\n"
+                "let n = 0;\nfor (let i = 0; i < 1e6; i++) n += i;\nreturn 1;"
+            )
+            return (await mode.exec(code))["value"]
+
+    assert run(main()) == 1
+    assert ended == [True]
+    assert sliced == [threading.current_thread().name]
+    assert len(crossed) == 1 and crossed[0].startswith("clawcell-guest-")
+
+
+@pytest.mark.parametrize("moved", [False, True], ids=["on_the_loop_thread", "after_moving"])
+def test_a_wasm_stack_overflow_on_a_call_future_is_a_clean_failure(
+    monkeypatch: pytest.MonkeyPatch, moved: bool
+) -> None:
+    """Deep native recursion (stringifying nested arrays) overflows the wasm stack before
+    QuickJS's own check: on a call future's stack, where the turn began or after it moved,
+    that is the same failure as anywhere, and the guest's next cell runs."""
+    monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # only the forced end below ends it
+    sliced, crossed = _spy_crossings(monkeypatch)
+    made = guest_module.interrupt_check
+    ended: list[bool] = []
+
+    def interrupt_check(guest: Any) -> Any:
+        check = made(guest)
+
+        def interrupted() -> bool:
+            alive = guest()
+            if moved and not ended and alive is not None and alive.instance.store.future:
+                ended.append(True)  # the slice ends while the cell builds its arrays
+                alive.instance.hard_deadline.slice_at = 0.0
+                alive.instance.reactor.engine.increment_epoch()
+            return check()
+
+        return interrupted
+
+    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+
+    async def main() -> tuple[Any, Any]:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        # a configuration of its own per case: guests built now, with this case's check
+        limits = Limits(timeout_ms=60_000, memory_limit_bytes=(80 + 4 * moved) * 1024 * 1024)
+        async with CodeMode(tools, limits=limits) as mode:
+            deep = (
+                "await echo({});\nlet o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\n"
+                "return JSON.stringify(o).length;"
+            )
+            failed = await mode.exec(deep)
+            after = await mode.exec("await echo({});\nreturn 5;")
+            return failed, after
+
+    failed, after = run(main())
+    assert failed["status"] == "failed"
+    assert failed["error"].startswith("RangeError: Maximum call stack size exceeded")
+    assert (after["status"], after["value"]) == ("completed", 5)
+    assert len(sliced) == 2
+    assert ended == ([True] if moved else [])
+    assert len(crossed) == (1 if moved else 0)

@@ -43,6 +43,7 @@ from ..errors import RuntimeUnavailableError
 from ._guest import Guest
 from ._process import PerProcess, fork_count
 from ._wasm._engine import compiled_reactor
+from ._wasm._stacks import drop_pages
 from ._worker import guest_lanes
 
 __all__ = ["KEEP_WARM_S", "SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]
@@ -178,10 +179,17 @@ class GuestPool:
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
 
-        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped.
+        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped,
+        and so is one whose store still has a call future (a turn begun and never finished,
+        see `runtime._crossing`): the future is unwound first, so the store is never used
+        beside it.
         Inside a running event loop a reusable guest is put away from a callback of the loop
         (see the module's docstring).
         """
+        future = guest.instance.store.future
+        if future is not None:
+            future.free()
+            guest.retired = True
         if guest.retired or guest.instance.grown:
             _LOAD.get().free(guest)
             self._replace_template(guest)
@@ -210,6 +218,7 @@ class GuestPool:
             load.free(guest)
             if len(self._idle) < self._max_idle:
                 guest.shed()
+                drop_pages(guest.instance.store)
                 self._idle.append(guest)
                 self._released_at.append(time.monotonic())
         self._trim()

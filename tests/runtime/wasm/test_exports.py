@@ -17,10 +17,11 @@ import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._capi import EngineError  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._capi import EngineError, capi  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import TAG_STRING, Instance, value_tag  # pyright: ignore[reportPrivateUsage]
+from tests.conftest import in_forked_child
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 
@@ -166,3 +167,114 @@ def test_a_call_is_never_suspended_inside_a_host_function() -> None:
         results.append(instance.take_string(future.result()))
     assert len(threads) == 1 and threads[0][0] == threads[0][1]
     assert results == [str(sum(i % 7 for i in range(3_000_000)))]
+
+
+def test_a_slice_that_ends_inside_a_host_function_suspends_the_call_once_it_returns() -> None:
+    """The watchdog bumps the epoch once per slice. When that one bump is first seen inside a
+    host function (by guest code it calls), the callback must not suspend there; but the
+    call must still be suspended at the first check after the host function returns, not run
+    on to its end on the event loop's thread (and past the hard deadline the slice's watch
+    stood in for)."""
+    instance: Instance | None = None
+    refused: list[bool] = []
+
+    def interrupt() -> bool:
+        assert instance is not None
+        if not refused:
+            instance.hard_deadline.slice_at = 0.0  # the slice is over ...
+            instance.reactor.engine.increment_epoch()  # ... and its one bump comes now
+            dup = instance._f["JS_DupValue"]  # pyright: ignore[reportPrivateUsage]
+            dup(instance.ctx, 0)  # seen here first, inside the host function: refused
+            refused.append(True)
+        return False
+
+    instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=interrupt)
+    future = _eval_future(instance, LOOP)
+    # no watch of its own: nothing but the refused bump could end this slice
+    assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
+    assert refused == [True]
+    while not future.poll():
+        pass
+    assert instance.take_string(future.result()) == str(sum(i % 7 for i in range(3_000_000)))
+
+
+class _Interrupted(BaseException):
+    """An exception the way a signal's handler raises one: at any bytecode."""
+
+
+@pytest.mark.parametrize("where", ["watch", "unwatch"])
+def test_a_slice_interrupted_anywhere_leaves_no_slice_behind(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    instance = _instance()
+    watchdog = instance.reactor.watchdog
+
+    def interrupted(*_args: object) -> None:
+        raise _Interrupted
+
+    monkeypatch.setattr(watchdog, where, interrupted)
+    future = _eval_future(instance, b"6 * 7")
+    with pytest.raises(_Interrupted):
+        run_slice(future, instance.hard_deadline, watchdog, time.monotonic() + 60)
+    monkeypatch.undo()
+    assert instance.hard_deadline.slice_at == float("inf")
+    future.free()
+
+
+def test_a_synchronous_call_is_never_suspended() -> None:
+    """Wasmtime fails a synchronous call its epoch callback answers with a yield (the guest
+    then stops wherever it was, inside `malloc` say). Whatever is left of a slice, the
+    callback suspends only a call future."""
+    instance = _instance()
+    instance.hard_deadline.slice_at = 0.0  # a slice that was never taken back ...
+    instance.reactor.engine.increment_epoch()  # ... and an epoch check due
+    assert instance.take_string(
+        instance.eval("let q = 0; for (let i = 0; i < 1e5; i++) q += i; q")
+    ) == str(sum(range(100_000)))
+
+
+def _store_finalized_before_its_suspended_future() -> bytes:
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    assert not _run_suspended(instance, future)
+    store = instance.store
+    # The collector clears weak references to garbage before it runs any finalizer, and
+    # runs the finalizers of one batch in no set order: the store's may come first.
+    store._future = None  # pyright: ignore[reportPrivateUsage]
+    store._release()  # pyright: ignore[reportPrivateUsage]
+    future.free()
+    return b"survived"
+
+
+def test_a_store_finalized_before_its_suspended_call_future_frees_the_future_first() -> None:
+    """Else the store is freed under a suspended call, whose unwinding (when the future is
+    freed after it) reads the freed store: wasmtime aborts the process. In a forked child,
+    so that a regression fails the test rather than ending the test run."""
+    assert in_forked_child(_store_finalized_before_its_suspended_future) == b"survived"
+
+
+def test_a_failure_never_read_is_not_the_next_call_s() -> None:
+    """A call that trapped keeps its trap until `result` reads it; when an exception comes
+    between `poll` and `result` (a signal's, at any bytecode), the next call on the export
+    must not report that old trap as its own."""
+    instance = _instance()
+    future = _eval_future(instance, LOOP)
+    token = instance.arm_backstop(time.monotonic() - 1)
+    assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
+    instance.disarm_backstop(token)  # trapped; its `result` never read
+    again = _eval_future(instance, b"6 * 7")
+    assert again is future  # the export's one call future, begun again
+    assert again.poll()
+    assert instance.take_string(again.result()) == "42"
+
+
+def test_a_plain_call_s_trap_never_read_is_not_the_next_call_s() -> None:
+    """The same for a plain call: a signal's exception right after the C call returns leaves
+    its trap unread in the export's out-parameter."""
+    instance = _instance()
+    exports = instance._f  # pyright: ignore[reportPrivateUsage]
+    stale = b"an earlier call's trap"
+    exports["malloc"]._trap.value = capi().trap_new(stale, len(stale))  # pyright: ignore[reportPrivateUsage]
+    pointer = exports["malloc"](16)
+    assert pointer
+    exports["free"](pointer)

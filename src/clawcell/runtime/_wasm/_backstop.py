@@ -22,8 +22,16 @@ slice (`HardDeadline.slice_at`, watched like a deadline). When the slice is over
 callback suspends the call (`UPDATE_DEADLINE_YIELD`) rather than trapping, and the caller
 moves it to a guest thread (`runtime._crossing`). It never suspends a call inside a host
 function's frame (`in_host_function`): that frame would then be resumed on another thread.
+The watchdog bumps the epoch once per slice, so when that bump is first seen inside a host
+function (guest code it calls checks the epoch too), the callback sets the store's deadline
+to the current epoch: every later check calls it again, and the first one outside the host
+function suspends the call. (A deadline one epoch ahead would wait for a bump that may never
+come: the call would run on the loop thread to its end, past the hard deadline the slice's
+watch stands in for.)
 The callback is only ever asked to suspend a call future: `slice_at` is set only while one is
-polled, and a synchronous call never sees it.
+polled (and taken back whatever `run_slice` raises), and the callback suspends nothing while
+its store runs no call future (`HardDeadline.suspendable`), so a synchronous call never sees
+a yield, which wasmtime would fail wherever the guest was (inside `malloc`, say).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
@@ -64,13 +73,21 @@ class HardDeadline:
     the one after which its call future is suspended (`slice_at`: see the module's
     docstring)."""
 
-    __slots__ = ("at", "slice_at")
+    __slots__ = ("_store", "at", "slice_at")
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store) -> None:
         self.at = float("inf")
         self.slice_at = float("inf")
+        self._store = weakref.ref(store)
+
+    def suspendable(self) -> bool:
+        """Whether the store runs a call future (only one may be suspended: wasmtime fails
+        a synchronous call its callback answers with a yield)."""
+        store = self._store()
+        return store is not None and store.future is not None
 
 
+_NEVER: Final = float("inf")
 _deadlines: dict[int, HardDeadline] = {}
 _keys = itertools.count(1)
 _TRAP_BYTES: Final = TRAP_MESSAGE.encode()
@@ -91,9 +108,14 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
             now = time.monotonic()
             if now >= deadline.at:
                 return capi().error_new(_TRAP_BYTES) or 0
-            if now >= deadline.slice_at and not in_host_function():
-                deadline.slice_at = float("inf")
-                kind[0] = UPDATE_DEADLINE_YIELD
+            if now >= deadline.slice_at and deadline.suspendable():
+                if in_host_function():
+                    # Not here; but the slice's one bump is spent: check again at once,
+                    # so the call is suspended at its first check outside the host function.
+                    delta[0] = 0
+                else:
+                    deadline.slice_at = _NEVER
+                    kind[0] = UPDATE_DEADLINE_YIELD
         return 0
     except BaseException as exc:
         keep_host_exception(exc)  # the `GuestTrap`'s cause
@@ -109,7 +131,7 @@ def _forget(key: int | None, _table: dict[int, Any] = _deadlines) -> None:
 
 def install_backstop(store: Store) -> HardDeadline:
     """Route `store`'s epoch deadline through its own `HardDeadline` (returned)."""
-    deadline = HardDeadline()
+    deadline = HardDeadline(store)
     key = next(_keys)
     _deadlines[key] = deadline
     store.keep(_on_epoch, _forget)  # C calls them as long as the store lives
@@ -190,13 +212,14 @@ def run_slice(future: Pollable, deadline: HardDeadline, watchdog: Watchdog, unti
     (True) or, past `until` (`time.monotonic()`), is suspended at its next epoch check
     (False: poll it again, from any thread). The watchdog bumps the epoch at `until`, so
     guest code inside a long native operation is suspended too."""
-    deadline.slice_at = until
-    token = watchdog.watch(until)
+    token = 0
     try:
+        deadline.slice_at = until
+        token = watchdog.watch(until)
         return future.poll()
     finally:
+        deadline.slice_at = _NEVER  # first: an exception below must not leave a slice set
         watchdog.unwatch(token)
-        deadline.slice_at = float("inf")
 
 
 class Pollable(Protocol):

@@ -164,6 +164,9 @@ class CApi:
             "wasmtime_config_memory_reservation_for_growth_set", None, p, u64
         )
         self.config_async_stack_size_set = fn("wasmtime_config_async_stack_size_set", None, p, u64)
+        self.config_host_stack_creator_set = fn(
+            "wasmtime_config_host_stack_creator_set", None, p, p
+        )
         self.config_cranelift_opt_level_set = fn(
             "wasmtime_config_cranelift_opt_level_set", None, p, c_uint8
         )

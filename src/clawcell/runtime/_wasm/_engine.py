@@ -78,6 +78,7 @@ class CompiledReactor:
             epoch_interruption=True,
             max_wasm_stack=MAX_WASM_STACK,
             async_stack_size=ASYNC_STACK_SIZE,
+            own_stacks=True,
             memory_reservation=MEMORY_RESERVATION,
             memory_reservation_for_growth=0,
             optimize_for_speed=True,

@@ -32,6 +32,7 @@ from ._capi import (
 from ._engine import EXPORTED_FUNCTIONS
 from ._handles import Export, Signature, Store, func_signature, payload
 from ._host_funcs import take_host_exception
+from ._stacks import claim
 
 __all__ = [
     "I32",
@@ -125,6 +126,9 @@ class FastExport:
         self._trap_ref = ctypes.byref(self._trap)
 
     def __call__(self, *args: int) -> int:
+        if self._trap:  # an earlier call's, never read (an exception came first): not ours
+            trap, self._trap.value = self._trap.value or 0, None
+            capi().trap_delete(trap)
         slots = self._slots
         slots[0 : self._stride * len(args) : self._stride] = args
         error: Any = self._call(self._ctx, self._func, self._buf, self._len, self._trap_ref)
@@ -168,6 +172,7 @@ class CallFuture:
         "__weakref__",
         "_api",
         "_args",
+        "_calls",
         "_error",
         "_error_ref",
         "_func",
@@ -184,6 +189,7 @@ class CallFuture:
     ) -> None:
         self._api = capi()
         self._store = store
+        self._calls = store.calls  # its own reference: see `Store`
         self._func = func
         self._args = (ctypes.c_uint64 * (_VAL_WORDS * max(len(params), 1)))()
         self._args[0 : _VAL_WORDS * len(params) : _VAL_WORDS] = params
@@ -204,6 +210,8 @@ class CallFuture:
         store = self._store
         if store.future is not None:
             raise EngineError("a store runs one call future at a time: finish the other first")
+        if self._trap or self._error:  # an ended call's failure `result` never read: not ours
+            self._forget_failure()
         self._args[1 : _VAL_WORDS * len(args) : _VAL_WORDS] = args  # masked to the word
         self._ptr = self._api.func_call_async(
             store.context,
@@ -215,12 +223,16 @@ class CallFuture:
             self._trap_ref,
             self._error_ref,
         )
+        self._calls[0] = self._ptr
         store.future = self
 
     def poll(self) -> bool:
         """Run the call on this thread until it returns (True: read `result`; the future is
         freed) or is suspended (False: poll again, from this thread or another)."""
-        if not self._api.call_future_poll(self._ptr):
+        if not self._store.fiber_stack:  # its first: the store claims the stack it runs on
+            if not claim(self._store, self._api.call_future_poll, self._ptr):
+                return False
+        elif not self._api.call_future_poll(self._ptr):
             return False
         self.free()
         return True
@@ -241,11 +253,22 @@ class CallFuture:
         value: int = self._results[1]
         return value & 0xFFFF_FFFF if self._result == I32 else value
 
+    def _forget_failure(self) -> None:
+        trap, self._trap.value = self._trap.value or 0, None
+        error, self._error.value = self._error.value or 0, None
+        if trap:
+            self._api.trap_delete(trap)
+        if error:
+            self._api.error_delete(error)
+
     def free(self) -> None:
         """Free the future; one still suspended is unwound first (its guest code stops as if
-        it had trapped: use its instance no more). Safe to call twice."""
+        it had trapped: use its instance no more). Safe to call twice, and after the store
+        freed it (see `Store`)."""
         ptr, self._ptr = self._ptr, 0
-        if ptr:
+        calls = self._calls
+        if ptr and calls[0] == ptr:
+            calls[0] = 0
             self._store.future = None
             self._api.call_future_delete(ptr)
 

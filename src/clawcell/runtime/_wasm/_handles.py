@@ -40,6 +40,7 @@ from ._capi import (
     raise_error,
     trap_text,
 )
+from ._stacks import install as install_stacks
 
 __all__ = [
     "CallInFlight",
@@ -113,6 +114,7 @@ class Engine(_Closable):
         epoch_interruption: bool = False,
         max_wasm_stack: int | None = None,
         async_stack_size: int | None = None,
+        own_stacks: bool = False,
         memory_reservation: int | None = None,
         memory_reservation_for_growth: int | None = None,
         optimize_for_speed: bool = False,
@@ -125,6 +127,8 @@ class Engine(_Closable):
             api.config_max_wasm_stack_set(config, max_wasm_stack)
         if async_stack_size is not None:
             api.config_async_stack_size_set(config, async_stack_size)
+        if own_stacks:  # call futures' stacks from `_stacks`, which can give pages back
+            install_stacks(api, config)
         if memory_reservation is not None:
             api.config_memory_reservation_set(config, memory_reservation)
         if memory_reservation_for_growth is not None:
@@ -193,12 +197,24 @@ class Store(_Owned):
     when freed).
 
     `future` is the store's call future while one is alive (the C API allows one at a time).
-    The store refers to it weakly and the future holds the store, so the future is always
-    freed first; a strong reference back would make a cycle the collector cannot see whole
-    (the future's function argument is a ctypes `byref`, which the collector does not
-    traverse), and the store would never be freed."""
+    The store refers to it weakly and the future holds the store, so the future is freed
+    first when it is freed by reference counting; a strong reference back would make a cycle
+    the collector cannot see whole (the future's function argument is a ctypes `byref`, which
+    the collector does not traverse), and the store would never be freed. Freed by the
+    collector in one batch of garbage, the two may be finalized in either order, and the weak
+    reference is already cleared then; so the future's C pointer is also kept in `calls`, a
+    list the two share: whichever is finalized first frees the future (a suspended one is
+    unwound, which needs the store)."""
 
-    __slots__ = ("_callbacks", "_future", "context", "engine")
+    __slots__ = (
+        "__weakref__",
+        "_callbacks",
+        "_future",
+        "calls",
+        "context",
+        "engine",
+        "fiber_stack",
+    )
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
@@ -207,6 +223,10 @@ class Store(_Owned):
         self.context: int = api.store_context(self.ptr)
         self._callbacks: list[object] = []
         self._future: weakref.ref[CallInFlight] | None = None
+        self.calls = [0]
+        """The live call future's `wasmtime_call_future_t` (0: none), shared with it."""
+        self.fiber_stack = 0
+        """The key of the stack its call futures run on (`_stacks`; 0: none claimed yet)."""
 
     @property
     def future(self) -> CallInFlight | None:
@@ -225,9 +245,11 @@ class Store(_Owned):
                 self._callbacks.append(callback)
 
     def _free(self, ptr: int) -> None:
-        future = self.future
-        if future is not None:  # never, but for a future collected with its store
-            future.free()  # it borrows the store's context
+        calls = self.calls
+        call, calls[0] = calls[0], 0
+        if call:  # never, but for a future collected with its store: it borrows the store
+            self._future = None
+            self._api.call_future_delete(call)
         self.context = 0
         self._api.store_delete(ptr)  # runs the finalizers, which `_callbacks` still holds
 
