@@ -44,8 +44,8 @@ __all__ = ["FIBERS_USABLE", "LOOP_SLICE_S", "TurnCrossing", "run_inline", "run_s
 
 FIBERS_USABLE: Final = sys.version_info < (3, 14)
 """Whether a turn may begin on the loop thread (`run_sliced`). Its host functions then run
-Python on the call future's own stack, which Python 3.14 and later refuse (they check that
-the C stack pointer lies within the thread's stack)."""
+Python on the call future's own stack, which Python 3.14 and later may take for a C stack
+overflow (they compare the C stack pointer with the bounds of the thread's own stack)."""
 LOOP_SLICE_S: Final = 0.002
 """How long a turn's guest code may run on the event loop's thread before the rest of it
 moves to a guest thread."""
