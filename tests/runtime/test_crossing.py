@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -209,6 +210,25 @@ def test_without_fibers_every_turn_is_crossed_whole_on_a_guest_thread(
     assert crossed[0].startswith("clawcell-guest-")
 
 
+def _before_each_interrupt_check(
+    monkeypatch: pytest.MonkeyPatch, before: Callable[[Any], None]
+) -> None:
+    """Guests built from now on call `before(guest)` (the guest, or `None` once collected)
+    ahead of each of their interrupt checks."""
+    made = guest_module.interrupt_check
+
+    def interrupt_check(guest: Any) -> Any:
+        check = made(guest)
+
+        def interrupted() -> bool:
+            before(guest())
+            return check()
+
+        return interrupted
+
+    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+
+
 @pytest.mark.parametrize("signal", [KeyboardInterrupt, SystemExit])
 def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cell_failure(
     monkeypatch: pytest.MonkeyPatch, signal: type[BaseException]
@@ -218,23 +238,14 @@ def test_a_signal_taken_while_a_turn_runs_on_the_loop_thread_is_raised_not_a_cel
     stack. What it raises (Ctrl-C's `KeyboardInterrupt`, `SystemExit`) is the host's, never
     the cell's failure: it must reach the program, not become a `trap` or `timeout`."""
     monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # the whole turn on the loop thread
-    made = guest_module.interrupt_check
     raised: list[str] = []
 
-    def interrupt_check(guest: Any) -> Any:
-        check = made(guest)
+    def before(alive: Any) -> None:
+        if not raised and alive is not None and alive.instance.store.future is not None:
+            raised.append(threading.current_thread().name)
+            raise signal  # as a signal handler run here would
 
-        def interrupted() -> bool:
-            alive = guest()
-            in_future = alive is not None and alive.instance.store.future is not None
-            if not raised and in_future:
-                raised.append(threading.current_thread().name)
-                raise signal  # as a signal handler run here would
-            return check()
-
-        return interrupted
-
-    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+    _before_each_interrupt_check(monkeypatch, before)
 
     async def main() -> Any:
         tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
@@ -301,23 +312,15 @@ def test_a_wasm_stack_overflow_on_a_call_future_is_a_clean_failure(
     that is the same failure as anywhere, and the guest's next cell runs."""
     monkeypatch.setattr(_crossing, "LOOP_SLICE_S", 60.0)  # only the forced end below ends it
     sliced, crossed = _spy_crossings(monkeypatch)
-    made = guest_module.interrupt_check
     ended: list[bool] = []
 
-    def interrupt_check(guest: Any) -> Any:
-        check = made(guest)
+    def before(alive: Any) -> None:
+        if moved and not ended and alive is not None and alive.instance.store.future:
+            ended.append(True)  # the slice ends while the cell builds its arrays
+            alive.instance.hard_deadline.slice_at = 0.0
+            alive.instance.reactor.engine.increment_epoch()
 
-        def interrupted() -> bool:
-            alive = guest()
-            if moved and not ended and alive is not None and alive.instance.store.future:
-                ended.append(True)  # the slice ends while the cell builds its arrays
-                alive.instance.hard_deadline.slice_at = 0.0
-                alive.instance.reactor.engine.increment_epoch()
-            return check()
-
-        return interrupted
-
-    monkeypatch.setattr(guest_module, "interrupt_check", interrupt_check)
+    _before_each_interrupt_check(monkeypatch, before)
 
     async def main() -> tuple[Any, Any]:
         tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]

@@ -132,13 +132,13 @@ class Cell:
         # Parsing counts in the budget (spec §2.5) and runs under the backstop, with the first
         # segment (begun on the loop thread, or in one trip to the guest's thread).
         guest, runner = self._guest, self._runner
-        parsed, first = await run_first(guest, runner, code, deadline, self._parse_and_run)
+        outcome = await run_first(guest, runner, code, deadline, self._parse_and_run)
         deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
-        if not parsed and first.kind == "syntax_error":
-            return LegOutcome.not_parsed(_failures.syntax_error_message(first, code))
-        if not parsed:
-            return self._stopped(first)
-        return await self._drive(deadline, first=first)
+        if outcome[0] is False:  # it did not parse
+            if outcome[1].kind == "syntax_error":
+                return LegOutcome.not_parsed(_failures.syntax_error_message(outcome[1], code))
+            return self._stopped(outcome[1])
+        return await self._drive(deadline, first=outcome[1])
 
     def _parse_and_run(
         self, code: str, deadline: float

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, TurnCrossing
 
 __all__ = ["FirstOutcome", "off_loop", "run_first", "run_turn"]
 
-FirstOutcome = tuple[bool, StepResult | EngineFailure]
+FirstOutcome = (
+    tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]
+)
 """Whether the cell parsed, and the parse failure or the first segment's result."""
 
 

@@ -21,7 +21,7 @@ until the end on the guest thread.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from ._crossing import LOOP_SLICE_S
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FirstOutcome", "FirstSegment", "Starting"]
 
-FirstOutcome = tuple[bool, StepResult | EngineFailure]
+FirstOutcome = (
+    tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]
+)
 """Whether the cell parsed, and the parse failure or the first segment's result."""
 
 _PARSE: Final = 0
@@ -166,4 +168,5 @@ class FirstSegment:
         if self._owned:
             owned, self._owned = self._owned, 0
             self._guest.instance.free(owned)
-        self._outcome = (not parsing, engine_failure(exc, deadline=self._deadline, parsing=parsing))
+        failure = engine_failure(exc, deadline=self._deadline, parsing=parsing)
+        self._outcome = (False, failure) if parsing else (True, failure)

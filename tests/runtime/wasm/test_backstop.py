@@ -14,7 +14,7 @@ from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm._backstop import Watchdog
 from clawcell.runtime._wasm._exports import GuestTrap
 from tests.conftest import echo_tool, failure
-from tests.runtime.wasm._armed import backstop
+from tests.runtime.wasm._calls import backstop
 
 INSTALL = '{"maxPending":16,"bindings":[]}'
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"

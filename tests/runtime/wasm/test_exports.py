@@ -22,6 +22,7 @@ from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ig
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import TAG_STRING, Instance, value_tag  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import in_forked_child
+from tests.runtime.wasm._calls import bare_instance, eval_future
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 
@@ -53,24 +54,14 @@ def test_values_cross_both_ways_at_full_width() -> None:
 LOOP = b"let n = 0; for (let i = 0; i < 3e6; i++) n += i % 7; n"
 
 
-def _instance() -> Instance:
-    return Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=lambda: False)
-
-
-def _eval_future(instance: Instance, source: bytes) -> CallFuture:
-    ptr = instance.put_cstring(source)
-    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
-    return instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
-
-
 def _run_suspended(instance: Instance, future: CallFuture) -> bool:
     """Poll `future` with a slice that is already over: False when it was suspended."""
     return run_slice(future, instance.hard_deadline, instance.reactor.watchdog, time.monotonic())
 
 
 def test_a_call_future_returns_what_the_plain_call_returns() -> None:
-    instance = _instance()
-    future = _eval_future(instance, b"6 * 7")
+    instance = bare_instance()
+    future = eval_future(instance, b"6 * 7")
     assert future.poll()
     assert instance.take_string(future.result()) == "42"
     assert instance.store.future is None  # freed once it returned: the store is free again
@@ -78,8 +69,8 @@ def test_a_call_future_returns_what_the_plain_call_returns() -> None:
 
 
 def test_a_suspended_call_finishes_on_another_thread() -> None:
-    instance = _instance()
-    future = _eval_future(instance, LOOP)
+    instance = bare_instance()
+    future = eval_future(instance, LOOP)
     assert not _run_suspended(instance, future)  # the slice ended at once: suspended
     assert instance.store.future is future
     results: list[object] = []
@@ -97,20 +88,20 @@ def test_a_suspended_call_finishes_on_another_thread() -> None:
 
 
 def test_a_store_runs_one_call_future_at_a_time() -> None:
-    instance = _instance()
-    future = _eval_future(instance, LOOP)
+    instance = bare_instance()
+    future = eval_future(instance, LOOP)
     assert not _run_suspended(instance, future)
     with pytest.raises(EngineError, match="one call future at a time"):
-        _eval_future(instance, b"1")
+        eval_future(instance, b"1")
     future.free()  # unwound where it was suspended
     assert instance.store.future is None
-    again = _eval_future(instance, b"2 + 3")
+    again = eval_future(instance, b"2 + 3")
     assert again.poll() and instance.take_string(again.result()) == "5"
 
 
 def test_a_trap_in_a_call_future_is_a_guest_trap() -> None:
-    instance = _instance()
-    future = _eval_future(instance, LOOP)  # (its source staged before the deadline is armed)
+    instance = bare_instance()
+    future = eval_future(instance, LOOP)  # (its source staged before the deadline is armed)
     instance.arm_backstop(time.monotonic() - 1)  # the hard deadline passed: the next check traps
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     with pytest.raises(GuestTrap, match="hard deadline"):
@@ -121,15 +112,15 @@ def test_a_store_collected_with_its_call_future_suspended_frees_the_future_first
     gc.collect()
     before = live_host_functions()
     for _ in range(3):
-        instance = _instance()
-        future = _eval_future(instance, LOOP)
+        instance = bare_instance()
+        future = eval_future(instance, LOOP)
         assert not _run_suspended(instance, future)
         del instance, future
         gc.collect()
         # the store was freed (its host function with it), the future first: the process
         # lives on and the next instance runs normally
         assert live_host_functions() == before
-    assert _eval_future(_instance(), b"1").poll()
+    assert eval_future(bare_instance(), b"1").poll()
 
 
 def test_a_call_is_never_suspended_inside_a_host_function() -> None:
@@ -151,7 +142,7 @@ def test_a_call_is_never_suspended_inside_a_host_function() -> None:
         return False
 
     instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=interrupt)
-    future = _eval_future(instance, LOOP)
+    future = eval_future(instance, LOOP)
     results: list[str] = []
 
     def finish() -> None:
@@ -189,7 +180,7 @@ def test_a_slice_that_ends_inside_a_host_function_suspends_the_call_once_it_retu
         return False
 
     instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=interrupt)
-    future = _eval_future(instance, LOOP)
+    future = eval_future(instance, LOOP)
     # no watch of its own: nothing but the refused bump could end this slice
     assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     assert refused == [True]
@@ -206,14 +197,14 @@ class _Interrupted(BaseException):
 def test_a_slice_interrupted_anywhere_leaves_no_slice_behind(
     monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    instance = _instance()
+    instance = bare_instance()
     watchdog = instance.reactor.watchdog
 
     def interrupted(*_args: object) -> None:
         raise _Interrupted
 
     monkeypatch.setattr(watchdog, where, interrupted)
-    future = _eval_future(instance, b"6 * 7")
+    future = eval_future(instance, b"6 * 7")
     with pytest.raises(_Interrupted):
         run_slice(future, instance.hard_deadline, watchdog, time.monotonic() + 60)
     monkeypatch.undo()
@@ -225,7 +216,7 @@ def test_a_synchronous_call_is_never_suspended() -> None:
     """Wasmtime fails a synchronous call its epoch callback answers with a yield (the guest
     then stops wherever it was, inside `malloc` say). Whatever is left of a slice, the
     callback suspends only a call future."""
-    instance = _instance()
+    instance = bare_instance()
     instance.hard_deadline.slice_at = 0.0  # a slice that was never taken back ...
     instance.reactor.engine.increment_epoch()  # ... and an epoch check due
     assert instance.take_string(
@@ -234,8 +225,8 @@ def test_a_synchronous_call_is_never_suspended() -> None:
 
 
 def _store_finalized_before_its_suspended_future() -> bytes:
-    instance = _instance()
-    future = _eval_future(instance, LOOP)
+    instance = bare_instance()
+    future = eval_future(instance, LOOP)
     assert not _run_suspended(instance, future)
     store = instance.store
     # The collector clears weak references to garbage before it runs any finalizer, and
@@ -257,12 +248,12 @@ def test_a_failure_never_read_is_not_the_next_call_s() -> None:
     """A call that trapped keeps its trap until `result` reads it; when an exception comes
     between `poll` and `result` (a signal's, at any bytecode), the next call on the export
     must not report that old trap as its own."""
-    instance = _instance()
-    future = _eval_future(instance, LOOP)
+    instance = bare_instance()
+    future = eval_future(instance, LOOP)
     token = instance.arm_backstop(time.monotonic() - 1)
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     instance.disarm_backstop(token)  # trapped; its `result` never read
-    again = _eval_future(instance, b"6 * 7")
+    again = eval_future(instance, b"6 * 7")
     assert again is future  # the export's one call future, begun again
     assert again.poll()
     assert instance.take_string(again.result()) == "42"
@@ -271,7 +262,7 @@ def test_a_failure_never_read_is_not_the_next_call_s() -> None:
 def test_a_plain_call_s_trap_never_read_is_not_the_next_call_s() -> None:
     """The same for a plain call: a signal's exception right after the C call returns leaves
     its trap unread in the export's out-parameter."""
-    instance = _instance()
+    instance = bare_instance()
     exports = instance._f  # pyright: ignore[reportPrivateUsage]
     stale = b"an earlier call's trap"
     exports["malloc"]._trap.value = capi().trap_new(stale, len(stale))  # pyright: ignore[reportPrivateUsage]

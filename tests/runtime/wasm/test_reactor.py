@@ -27,7 +27,7 @@ from clawcell.runtime._wasm._engine import (
 )
 from clawcell.runtime._wasm._exports import SIGNATURES, GuestTrap
 from tests.conftest import in_forked_child
-from tests.runtime.wasm._armed import backstop
+from tests.runtime.wasm._calls import backstop
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"

@@ -16,10 +16,11 @@ from clawcell.runtime import GuestPool, compiled_reactor
 from clawcell.runtime._failure import engine_failure  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm import _stacks  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._exports import GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._stacks import KEEP_RESIDENT, drop_pages, resident_pages  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import in_forked_child
+from tests.runtime.wasm._calls import bare_instance, eval_future
 
 INSTALL = '{"maxPending":1,"bindings":[],"test":"stacks"}'
 # nested arrays stringified: native recursion down most of the wasm stack, without a trap
@@ -28,25 +29,15 @@ DEEP_VALUE = "12002"
 KEPT_PAGES = KEEP_RESIDENT // mmap.PAGESIZE
 
 
-def _instance() -> Instance:
-    return Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=lambda: False)
-
-
-def _eval_future(instance: Instance, source: bytes) -> CallFuture:
-    ptr = instance.put_cstring(source)
-    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
-    return instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
-
-
 def _run(instance: Instance, source: bytes) -> str:
-    future = _eval_future(instance, source)
+    future = eval_future(instance, source)
     while not future.poll():
         pass
     return instance.take_string(future.result())
 
 
 def test_the_first_call_future_claims_the_stack_it_runs_on() -> None:
-    instance = _instance()
+    instance = bare_instance()
     assert instance.store.fiber_stack == 0
     assert _run(instance, b"6 * 7") == "42"
     key = instance.store.fiber_stack
@@ -73,9 +64,9 @@ def test_a_deep_call_s_pages_are_given_back_when_its_guest_goes_idle_but_the_top
 
 
 def test_a_stack_a_call_runs_on_keeps_its_pages() -> None:
-    instance = _instance()
+    instance = bare_instance()
     assert _run(instance, DEEP) == DEEP_VALUE
-    future = _eval_future(instance, b"let n = 0; for (let i = 0; i < 1e8; i++) n += i; n")
+    future = eval_future(instance, b"let n = 0; for (let i = 0; i < 1e8; i++) n += i; n")
     assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, 0.0)
     deep = resident_pages(instance.store)
     drop_pages(instance.store)  # suspended on the stack: left alone
@@ -88,7 +79,7 @@ def test_a_stack_a_call_runs_on_keeps_its_pages() -> None:
 def test_a_freed_store_s_stack_is_unmapped() -> None:
     gc.collect()
     before = len(_stacks._stacks)  # pyright: ignore[reportPrivateUsage]
-    instance = _instance()
+    instance = bare_instance()
     assert _run(instance, b"1") == "1"
     assert len(_stacks._stacks) == before + 1  # pyright: ignore[reportPrivateUsage]
     del instance
@@ -103,8 +94,8 @@ def test_a_stack_that_cannot_be_mapped_fails_the_call_as_out_of_memory(
         raise MemoryError(f"no {size} bytes today")
 
     monkeypatch.setattr(_stacks, "_Stack", refused)
-    instance = _instance()
-    future = _eval_future(instance, b"6 * 7")
+    instance = bare_instance()
+    future = eval_future(instance, b"6 * 7")
     assert future.poll()  # it ended: without a stack, at once
     with pytest.raises(GuestTrap) as raised:
         future.result()
