@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from clawcell.runtime import GuestPool, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
@@ -172,3 +174,28 @@ def test_a_round_trip_puts_each_thread_to_sleep_once() -> None:
         return _voluntary_switches() - before
 
     assert asyncio.run(main()) <= 3 * rounds
+
+
+def test_an_awaited_job_is_never_waited_for_on_the_loop_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rest of a segment that already held the loop thread for its slice is awaited at
+    once: the loop thread does not wait up to `SYNC_WAIT_S` for it as for a quick job."""
+    lanes = _lanes.get()
+    waited: list[object] = []
+    wait_for = type(lanes).wait_for
+
+    def spy(self: Any, job: Any) -> bool:
+        waited.append(job.args[-1])  # `_sleep_then`'s value: which job
+        return wait_for(self, job)
+
+    monkeypatch.setattr(type(lanes), "wait_for", spy)
+
+    async def main() -> list[object]:
+        await asyncio.sleep(0.01)  # no job of an earlier test in flight
+        awaited = await run_on_guest_thread(_sleep_then, 0.0, "awaited", awaited=True)
+        quick = await run_on_guest_thread(_sleep_then, 0.0, "quick")
+        return [awaited, quick]
+
+    assert asyncio.run(main()) == ["awaited", "quick"]
+    assert waited == ["quick"]

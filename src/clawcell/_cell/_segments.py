@@ -26,13 +26,21 @@ FirstOutcome = (
 
 
 async def off_loop(
-    guest: ExecutorGuest, runner: SegmentRunner | None, function: Callable[..., Any], *args: Any
+    guest: ExecutorGuest,
+    runner: SegmentRunner | None,
+    function: Callable[..., Any],
+    *args: Any,
+    awaited: bool = False,
 ) -> Any:
     """`function(*args)` on `guest`'s thread (or inline without a runner). A cancelled
-    caller stops the guest: else its segment would spin on until the leg's deadline."""
+    caller stops the guest: else its segment would spin on until the leg's deadline.
+    `awaited`: the rest of a segment begun on the loop thread, which ran there for its slice
+    already: awaited at once, never waited for on the loop thread (`run_on_guest_thread`)."""
     if runner is None:
         return function(*args)
     try:
+        if awaited:
+            return await runner(function, *args, lane=guest.lane, awaited=True)
         return await runner(function, *args, lane=guest.lane)
     except asyncio.CancelledError:
         guest.stop()
@@ -55,7 +63,7 @@ async def run_first(
     if segment is None:
         return await off_loop(guest, runner, whole, code, deadline)
     if not segment.run_here():
-        await off_loop(guest, runner, segment.run_rest)  # it computes on, past its slice
+        await off_loop(guest, runner, segment.run_rest, awaited=True)
     return segment.outcome()
 
 
@@ -70,5 +78,5 @@ async def run_turn(
         return await off_loop(guest, runner, guest.run_segment, None, batch, deadline)
     if not isinstance(outcome, TurnCrossing):
         return outcome
-    await off_loop(guest, runner, outcome.cross)  # it computes on, past its slice
+    await off_loop(guest, runner, outcome.cross, awaited=True)
     return outcome.finish()

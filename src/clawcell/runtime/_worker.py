@@ -206,15 +206,18 @@ def next_lane() -> int:
     return next(lanes.counter) % len(lanes.workers)
 
 
-async def run_on_guest_thread(function: Callable[..., Any], *args: Any, lane: int = 0) -> Any:
+async def run_on_guest_thread(
+    function: Callable[..., Any], *args: Any, lane: int = 0, awaited: bool = False
+) -> Any:
     """`function(*args)` on guest thread `lane`, awaited from the event loop (or waited for
-    briefly on the loop thread, see the module's docstring)."""
+    briefly on the loop thread, see the module's docstring; never when `awaited`: the job is
+    the rest of a segment that already held the loop thread for its slice)."""
     lanes = _lanes.get()
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
     in_flight = lanes.in_flight
     loop = asyncio.get_running_loop()
-    quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
+    quick = not (awaited or in_flight or worker.slow or _has_ready_callbacks(loop))
     in_flight.add(job)
     if not quick:
         job.future = loop.create_future()
