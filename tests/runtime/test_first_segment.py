@@ -271,3 +271,60 @@ def test_a_signal_taken_while_the_first_segment_runs_here_is_raised_and_leaves_i
     finally:
         pool.release(guest)
     _next_cell_runs(pool)
+
+
+# -- many cells, and a cancelled one --------------------------------------------------------
+
+_MIXED = (
+    ("return 1;", ("completed", 1)),  # over on the loop thread
+    ("let n = 0;\nfor (let i = 0; i < 3e5; i++) n += i % 3;\nreturn 2;", ("completed", 2)),
+    ("return (;", ("failed", None)),  # a syntax error, read here
+    ("text('x'.repeat(100000));\nreturn 3;", ("completed", 3)),  # a rope report
+    ("}); throw { toString() { return 'no'; } }; (() => {", ("failed", None)),  # read there
+)
+
+
+def test_fifty_concurrent_cells_each_end_once_with_their_own_outcome() -> None:
+    """Fifty first segments begun on the loop thread at once, some over there, some moved to
+    the guest threads (a computation, a report or a thrown value only guest code reads)."""
+
+    async def main() -> list[tuple[str, Any]]:
+        async with CodeMode([], limits=Limits(timeout_ms=120_000)) as mode:
+            cells = [_MIXED[i % len(_MIXED)][0] for i in range(50)]
+            envelopes = await asyncio.gather(*(mode.exec(code) for code in cells))
+            assert (await mode.exec("return 4;"))["value"] == 4  # and the next one runs
+            return [(e["status"], e.get("value")) for e in envelopes]
+
+    assert run(main()) == [_MIXED[i % len(_MIXED)][1] for i in range(50)]
+
+
+def test_a_cell_cancelled_while_its_first_segment_runs_on_a_guest_thread_is_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caller cancels `exec` while the moved start computes on: the guest is stopped
+    (its interrupt handler ends the segment) rather than left to spin to the leg's deadline,
+    an hour away here, and the next cell runs."""
+    started, ended = threading.Event(), threading.Event()
+    run_rest = FirstSegment.run_rest
+
+    def spy(self: FirstSegment) -> None:
+        started.set()
+        try:
+            run_rest(self)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(FirstSegment, "run_rest", spy)
+
+    async def main() -> Any:
+        async with CodeMode([], limits=Limits(timeout_ms=3_600_000)) as mode:
+            task = asyncio.ensure_future(mode.exec("for (;;) {}"))
+            while not started.is_set():
+                await asyncio.sleep(0.001)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert await asyncio.to_thread(ended.wait, 120)  # stopped, not an hour on
+            return (await mode.exec("return 5;"))["value"]
+
+    assert run(main()) == 5
