@@ -15,7 +15,8 @@ the loop thread's path). So, like a turn, it begins on the loop thread:
   the parser, in a pristine image, so reading it runs no code of the cell's.
 
 The backstop is handled as in `_crossing`: watched with the slice on the loop thread, armed
-until the end on the guest thread.
+until the end on the guest thread. Every exit takes the hard deadline back before a failure
+is read (`_fail`), and nothing more is called in a guest that trapped.
 """
 
 from __future__ import annotations
