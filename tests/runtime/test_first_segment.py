@@ -313,8 +313,10 @@ def test_a_cell_cancelled_while_its_first_segment_runs_on_a_guest_thread_is_stop
     an hour away here, and the next cell runs."""
     started, ended = threading.Event(), threading.Event()
     run_rest = FirstSegment.run_rest
+    segments: list[FirstSegment] = []
 
     def spy(self: FirstSegment) -> None:
+        segments.append(self)
         started.set()
         try:
             run_rest(self)
@@ -335,3 +337,8 @@ def test_a_cell_cancelled_while_its_first_segment_runs_on_a_guest_thread_is_stop
             return (await mode.exec("return 5;"))["value"]
 
     assert run(main()) == 5
+    (segment,) = segments
+    parsed, failure = segment.outcome()
+    assert parsed and isinstance(failure, EngineFailure) and failure.kind == "thrown"
+    instance = segment._guest.instance  # pyright: ignore[reportPrivateUsage]
+    assert instance.store.future is None and instance.hard_deadline.at == float("inf")
