@@ -15,7 +15,8 @@ the loop thread's path). So, like a turn, it begins on the loop thread:
   the parser, in a pristine image, so reading it runs no code of the cell's.
 
 The backstop is handled as in `_crossing`: watched with the slice on the loop thread, armed
-until the end on the guest thread.
+until the end on the guest thread. Every exit takes the hard deadline back before a failure
+is read (`_fail`), and nothing more is called in a guest that trapped.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ._crossing import LOOP_SLICE_S
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
 from ._wasm._backstop import run_slice
+from ._wasm._exports import GuestTrap
 
 if TYPE_CHECKING:
     from ._wasm._exports import CallFuture
@@ -92,13 +94,14 @@ class FirstSegment:
                     self._future = future
                     break
                 self._end_phase(instance, future.result(), here=True)
-        except ENGINE_EXCEPTIONS as exc:
-            self._fail(exc)
-        except BaseException:
+        except BaseException as exc:
             if instance.store.future is not None:  # suspended, then interrupted: unwind it
                 instance.store.future.free()
-            hard.at = float("inf")
-            raise
+            hard.at = float("inf")  # first: the staging buffer is freed by a guest call
+            if not isinstance(exc, ENGINE_EXCEPTIONS):
+                raise
+            self._fail(exc)  # raises a signal's exception a host function took (see `_fail`)
+            return True
         if self._outcome is not None:
             hard.at = float("inf")
             return True
@@ -109,6 +112,7 @@ class FirstSegment:
         """The rest of the parse and the start (on the guest thread), and reading the start's
         report. Never raises: what it raised is kept for `outcome`."""
         instance = self._guest.instance
+        error: BaseException | None = None
         try:
             while self._outcome is None:
                 value = self._pending
@@ -121,12 +125,18 @@ class FirstSegment:
                     value = future.result()
                 self._pending = None
                 self._end_phase(instance, value, here=False)
-        except ENGINE_EXCEPTIONS as exc:
-            self._fail(exc)
+        except BaseException as exc:
+            error = exc
+        finally:
+            instance.disarm_backstop(self._token)  # first: `_fail` may free with a guest call
+        if error is None:
+            return
+        try:
+            if not isinstance(error, ENGINE_EXCEPTIONS):
+                raise error
+            self._fail(error)
         except BaseException as exc:
             self._error = exc
-        finally:
-            instance.disarm_backstop(self._token)
 
     def outcome(self) -> FirstOutcome:
         """Whether the cell parsed, and the parse failure or the first segment's result."""
@@ -164,9 +174,17 @@ class FirstSegment:
         self._outcome = (True, parse_report(report))
 
     def _fail(self, exc: BaseException) -> None:
+        """The segment failed (the hard deadline no longer set): the outcome, once the
+        staging buffer is given back. After a trap the guest's code stopped anywhere, inside
+        its allocator too, so nothing more is called in it: the buffer goes with the image,
+        which is restored before the guest's next cell.
+
+        Raises:
+            BaseException: a trap's cause that is not an `Exception` (see `engine_failure`).
+        """
         parsing = self._phase == _PARSE
-        if self._owned:
-            owned, self._owned = self._owned, 0
+        owned, self._owned = self._owned, 0
+        if owned and not isinstance(exc, GuestTrap):
             self._guest.instance.free(owned)
         failure = engine_failure(exc, deadline=self._deadline, parsing=parsing)
         self._outcome = (False, failure) if parsing else (True, failure)

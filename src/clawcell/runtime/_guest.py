@@ -180,8 +180,8 @@ class Guest:
 
     def reset_soon(self) -> None:
         """Forget the previous cell now, and restore the pristine image before guest code runs
-        again: the next segment does it first, on the guest's thread (off the event loop,
-        where copying the image would hold up every other cell).
+        again: the next segment does it first (a cell's first segment begun on the event
+        loop's thread, `first_here`, does it there: a copy bounded by the image).
 
         A restored snapshot replaced the entry points with the ones it carried; they must not
         outlive its run (a forged snapshot would otherwise break every later cell).

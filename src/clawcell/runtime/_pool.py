@@ -150,8 +150,8 @@ class GuestPool:
 
     def acquire(self) -> Guest:
         """A guest that starts its next cell from its pristine image (from this pool, the
-        shelf, or new); a reused guest restores the image in its first segment, on its own
-        thread, so the event loop does not copy it."""
+        shelf, or new); a reused guest restores the image in its first segment (a copy bounded
+        by the image: a guest whose memory grew is never reused, see `release`)."""
         if self._forks != fork_count():  # forked: the parent's guests belong to its engine
             self._idle, self._released_at, self._forks = [], [], fork_count()
             self._parting, self._parting_loop = [], None

@@ -11,8 +11,9 @@ import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._wasm._backstop import Watchdog
+from clawcell.runtime._wasm._backstop import TRAP_MESSAGE, Watchdog, run_slice
 from clawcell.runtime._wasm._exports import GuestTrap
+from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import echo_tool, failure
 from tests.runtime.wasm._calls import backstop
 
@@ -136,3 +137,36 @@ def test_the_watchdog_misses_no_deadline_watched_from_many_threads_without_a_loc
         time.sleep(0.01)
         waited += 1
     assert engine.bumps == expected
+
+
+def test_a_hard_deadline_passed_while_a_call_future_was_suspended_stops_it_once_resumed() -> None:
+    """A turn or a first segment suspended at the end of its slice may wait for its guest
+    thread (other cells' segments queued on the lane) past its hard deadline: the watchdog's
+    one bump then comes while it is suspended. Wasmtime sets the next epoch deadline when
+    the call resumes, from the epoch then, so that bump was lost and the resumed call ran on
+    without a backstop (a long native operation, unbounded). It must trap at once."""
+    instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=lambda: False)
+    source = b"let n = 0; for (let i = 0; i < 3e6; i++) n += i % 7; n"
+    ptr = instance.put_cstring(source)
+    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
+    future = instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
+    slice_over = time.monotonic()
+    assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, slice_over)
+    instance.hard_deadline.at = 0.0  # the hard deadline passes while it waits ...
+    instance.reactor.engine.increment_epoch()  # ... and the watchdog's one bump comes then
+    failures: list[BaseException] = []
+
+    def resume() -> None:
+        while not future.poll():
+            pass
+        try:
+            future.result()
+        except GuestTrap as exc:
+            failures.append(exc)
+
+    worker = threading.Thread(target=resume)
+    worker.start()
+    worker.join()
+    instance.hard_deadline.at = float("inf")
+    assert len(failures) == 1 and TRAP_MESSAGE in str(failures[0])
+    assert instance.store.future is None

@@ -116,6 +116,10 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
                 else:
                     deadline.slice_at = _NEVER
                     kind[0] = UPDATE_DEADLINE_YIELD
+                    # Wasmtime sets the next deadline when the call resumes, from the epoch
+                    # then: a bump while it was suspended (the hard deadline's one, say, as
+                    # it waits for a guest thread) would be lost. Ask again at once instead.
+                    delta[0] = 0
         return 0
     except BaseException as exc:
         keep_host_exception(exc)  # the `GuestTrap`'s cause
