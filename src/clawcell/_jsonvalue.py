@@ -85,9 +85,19 @@ def json_value(value: Any) -> Any:
     """
     if value is None or isinstance(value, str | bool):
         return value
-    flat = _flat_copy(value)
-    if flat is not None:
-        return flat
+    if type(value) is dict and len(value) <= 16:  # pyright: ignore[reportUnknownArgumentType]
+        # A small flat object with string keys and finite scalar values (most tool inputs
+        # and many results) is copied directly, without a JSON round trip; inline, as it
+        # runs on every call.
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        for key, item in items.items():
+            kind = type(item)  # pyright: ignore[reportUnknownVariableType]
+            if type(key) is not str or kind not in _SCALARS:
+                break
+            if kind is float and not math.isfinite(item):
+                break
+        else:
+            return dict(items)
     try:
         return json.loads(json.dumps(value, allow_nan=False, check_circular=False))
     except (TypeError, ValueError, RecursionError):
@@ -118,24 +128,6 @@ def model_json(value: Any, *, by_alias: bool = False, exclude_none: bool = False
         return value
     options = {"by_alias": by_alias, "exclude_none": exclude_none}
     return value.model_dump(mode="json", **{k: v for k, v in options.items() if v})
-
-
-def _flat_copy(value: Any) -> dict[str, Any] | None:
-    """A copy of a small flat object with string keys and finite scalar values, else `None`.
-
-    Most tool inputs and many results look like this; copying them directly skips a JSON
-    round trip on every call.
-    """
-    if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
-        return None
-    # Narrowed to `dict[Unknown, Unknown]` above; annotated rather than `cast` (a call).
-    items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    for key, item in items.items():
-        if type(key) is not str or type(item) not in _SCALARS:
-            return None
-        if type(item) is float and not math.isfinite(item):
-            return None
-    return dict(items)
 
 
 def _normalise(value: Any, path: str, depth: int) -> Any:

@@ -181,9 +181,10 @@ def test_a_leg_of_such_calls_still_gives_the_loop_a_turn_when_one_is_due(
 def test_a_python_without_the_internals_gets_ordinary_tasks_and_cells_still_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from clawcell._cell import _call_task
+    from clawcell._cell import _call_task, _pending
 
-    monkeypatch.setattr(_call_task, "SHIM_USABLE", False)
+    lazy = _call_task.starter(False)  # what `start_call` is on such a Python
+    monkeypatch.setattr(_pending, "start_call", lazy)
     calls: list[Any] = []
 
     async def probe(params: dict[str, Any]) -> int:
@@ -191,7 +192,7 @@ def test_a_python_without_the_internals_gets_ordinary_tasks_and_cells_still_run(
         return len(calls)
 
     async def main() -> tuple[bool, dict[str, Any]]:
-        task = start_call(_returns(3))
+        task = lazy(_returns(3))
         started_at_once = task.done()
         assert await task == 3
         async with CodeMode([Tool(name="probe", execute=probe)], guest_thread=False) as mode:

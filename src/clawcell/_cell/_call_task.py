@@ -34,7 +34,7 @@ from asyncio import format_helpers, futures, tasks
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["start_call"]
+__all__ = ["start_call", "starter"]
 
 _T = TypeVar("_T")
 _names = itertools.count(1).__next__
@@ -59,6 +59,7 @@ _current_tasks: dict[asyncio.AbstractEventLoop, Any] = _TASKS["_current_tasks"]
 _PyTask: Any = _TASKS["_PyTask"]
 _PyFuture: Any = _FUTURES["_PyFuture"]
 _future_loop: Callable[[Any], asyncio.AbstractEventLoop] = _FUTURES["_get_loop"]
+_BASE_GET_DEBUG: Final = asyncio.BaseEventLoop.get_debug
 _STEP_NAMES: Final = ("_Task__step", "_Task__wakeup", "_Future__log_traceback", "_cancel_message")
 SHIM_USABLE: Final = (
     sys.version_info < (3, 12)
@@ -79,12 +80,21 @@ class EagerTask(_PyTask):
 
     Made on the loop's thread while the loop runs (a cell's step); `name` as `Task`'s."""
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         # `_PyTask.__init__` and `_PyFuture.__init__` (the fields their class does not
         # default), without scheduling the first step: it runs below.
+        if loop is None:
+            loop = asyncio.get_running_loop()
         self._loop = loop
         self._callbacks: list[Any] = []
-        if loop.get_debug():
+        # `loop.get_debug()`, read as asyncio's own loops keep it (a Python call otherwise).
+        if type(loop).get_debug is _BASE_GET_DEBUG:
+            debug: bool = getattr(loop, "_debug")  # noqa: B009 (a private field of asyncio's)
+        else:
+            debug = loop.get_debug()
+        if debug:
             self._source_traceback = format_helpers.extract_stack(sys._getframe(1))  # pyright: ignore[reportPrivateUsage]
         self._name = f"Task-call-{_names()}"
         self._num_cancels_requested = 0
@@ -146,23 +156,26 @@ class EagerTask(_PyTask):
         _PyTask.__del__(self)
 
 
-if sys.version_info >= (3, 12):
+def starter(usable: bool) -> Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]:
+    """`start_call` on this Python, `usable` telling whether 3.11's asyncio has the internals
+    `EagerTask` is built on (`SHIM_USABLE`; without them, ordinary tasks)."""
+    if sys.version_info >= (3, 12):
 
-    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
-        """Run `coro` as its own task on the running loop, its first step taken now: the
-        task is done on return if the coroutine never suspended. Call it from the loop's
-        thread."""
-        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+        def start_eager(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+            return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
 
-else:
+        return start_eager
+    if usable:
+        return EagerTask  # it takes the running loop itself: no frame around it (every call)
 
-    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
-        """Run `coro` as its own task on the running loop, its first step taken now: the
-        task is done on return if the coroutine never suspended. Call it from the loop's
-        thread."""
-        loop = asyncio.get_running_loop()
-        if not SHIM_USABLE:  # pragma: no cover - every 3.11 release has the internals
-            return loop.create_task(coro)
-        # Duck-typed as `asyncio.Task` (on 3.11 the C class): it has the whole of its API.
-        task: Any = EagerTask(coro, loop=loop)
-        return task
+    def start_lazy(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        return asyncio.get_running_loop().create_task(coro)
+
+    return start_lazy
+
+
+start_call: Final = starter(SHIM_USABLE)
+"""Run a coroutine as its own task on the running loop, its first step taken now: the task
+is done on return if the coroutine never suspended (Python 3.12's `eager_start`, or
+`EagerTask` on 3.11, duck-typed as `asyncio.Task`: it has the whole of its API; on a 3.11
+without the internals, an ordinary task). Call it from the loop's thread."""

@@ -177,9 +177,14 @@ class Cell:
                 if first is not None:
                     report = self._stopped(first) if isinstance(first, EngineFailure) else first
                     first = None
-                else:
-                    report = await self._run_guest(deadline, replies, turn)
+                else:  # (`_run_guest`, inline: a coroutine less every turn)
+                    batch = encode_settle_batch(replies) if replies else None
+                    if self._runner is None:  # the loop thread's path: `run_turn`'s, inline
+                        result = self._guest.run_segment(None, batch, deadline)
+                    else:
+                        result = await run_turn(self._guest, self._runner, batch, deadline, turn)
                     turn += 1
+                    report = self._stopped(result) if isinstance(result, EngineFailure) else result
                 if isinstance(report, LegOutcome):
                     return report
                 outcome = self._absorb(report)
@@ -189,20 +194,15 @@ class Cell:
                     return outcome
                 if outcome is not None:
                     return outcome
-                replies = await self._settlements(deadline)
+                replies = self._settled_now()
+                if replies is None:
+                    replies = await self._settlements(deadline, swept=True)
                 if not replies:
                     return self._park()
         finally:
             # Every task this leg started and left running reports when it settles.
             self._pending.watch(self._on_done)
             end_leg(self._runner)
-
-    async def _run_guest(
-        self, deadline: float, replies: list[Reply] | None, turn: int
-    ) -> StepResult | LegOutcome:
-        batch = encode_settle_batch(replies) if replies else None
-        result = await run_turn(self._guest, self._runner, batch, deadline, turn)
-        return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         return await off_loop(self._guest, self._runner, function, *args)
@@ -232,9 +232,14 @@ class Cell:
         # Calls start at once (`_call_task`), unless the turn fails or parks on a `yield`: as
         # recorded, none of its calls runs before the envelope then.
         eager = bool(requests) and report.state != wire.STATE_FAILED
-        eager = eager and not parks_at_once(requests)
+        if eager:  # `parks_at_once`, inline for a sequential call's turn
+            eager = requests[0][1] != "yield" if len(requests) == 1 else not parks_at_once(requests)
         for request_id, method, args in requests:
-            self._dispatch(request_id, method, args, eager)
+            if method == "callValue":  # a tool call (the bulk): always a task
+                self._dispatch_started = True
+                self._start_task(request_id, method, args, eager)
+            else:
+                self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:
@@ -243,7 +248,7 @@ class Cell:
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
-        if self._pending.has_yield:
+        if self._pending.yields and self._pending.has_yield:
             return self._park()
         if len(self._pending):
             return None
@@ -292,20 +297,36 @@ class Cell:
             self._on_settled(request_id, pending.reply)
         self._wake_now()
 
-    async def _settlements(self, deadline: float) -> list[Reply]:
-        """Settled replies in completion order: any one while the cell awaits, every one
-        once its value is ready; none when the budget runs out first."""
+    def _settled_now(self) -> list[Reply] | None:
+        """`_settlements` when it neither waits nor gives the loop a turn (a turn of quick
+        tools, the usual one): the replies; `None` when `_settlements` must be awaited."""
         pending = self._pending
-        yields = pending.answered_yields()
+        yields = pending.answered_yields() if pending.yields else []
         if pending.running and not yields:
+            pending.sweep(None if self._progress is None else self._report_settled)
+            if pending.running or time.monotonic() >= self._turn_due:
+                return None
+        # Nothing runs any more (or yields were answered): `_settlements` would not wait.
+        pending.watch(self._on_done)
+        return pending.take(yields)
+
+    async def _settlements(self, deadline: float, *, swept: bool = False) -> list[Reply]:
+        """Settled replies in completion order: any one while the cell awaits, every one
+        once its value is ready; none when the budget runs out first. `swept`: the tasks
+        that had started when `_settled_now` gave up were swept there."""
+        pending = self._pending
+        yields = pending.answered_yields() if pending.yields else []
+        if swept or (pending.running and not yields):
             # Fresh tasks took their first step when they started: most tools are done.
-            pending.sweep(self._report_settled)
+            report = None if self._progress is None else self._report_settled
+            if not swept:
+                pending.sweep(report)
             if pending.running or time.monotonic() >= self._turn_due:
                 # One loop turn lets quick tools finish, and other work (other cells, I/O)
                 # run at least every `LOOP_TURN_S` of a leg whose tools never suspend.
                 await asyncio.sleep(0)
                 self._turn_due = time.monotonic() + LOOP_TURN_S
-                pending.sweep(self._report_settled)
+                pending.sweep(report)
         pending.watch(self._on_done)  # the wait below is woken by their done-callbacks
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:

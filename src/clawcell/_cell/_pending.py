@@ -61,9 +61,9 @@ class PendingRequests:
         self._completed: deque[str] = deque()
         self.running = 0
         """How many requests are host tasks that have not settled."""
-        self._yields = 0
-        """How many pending requests are `yield`s (answered or not): most cells make none,
-        and then the `yield` queries below answer without looking at every request."""
+        self.yields = 0
+        """How many pending requests are `yield`s (answered or not; read it, never write
+        it): most cells make none, and then the `yield` queries below need not be asked."""
         self._ledger = RequestLedger(inbox_bytes)
         self._unwatched: list[tuple[str, asyncio.Task[Reply]]] = []
         """Tasks started without a done-callback yet (see `start` and `watch`)."""
@@ -82,7 +82,7 @@ class PendingRequests:
     @property
     def has_yield(self) -> bool:
         """Some `yield` waits for the next `wait`."""
-        return bool(self._yields) and any(p.is_yield for p in self._items.values())
+        return bool(self.yields) and any(p.is_yield for p in self._items.values())
 
     @property
     def only_yields(self) -> bool:
@@ -91,7 +91,7 @@ class PendingRequests:
 
     def answered_yields(self) -> list[str]:
         """The ids of the `yield`s a `wait` answered."""
-        if not self._yields:
+        if not self.yields:
             return []
         return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
 
@@ -103,13 +103,13 @@ class PendingRequests:
         them (they are no longer pending); any other cell `None`, its yields answered in
         place for `take`."""
         items = self._items
-        only_yields = not self.running and not self._completed and len(items) == self._yields
+        only_yields = not self.running and not self._completed and len(items) == self.yields
         if only_yields and all(pending.reply is None for pending in items.values()):
             replies = [_yielded(rid, pending.reason) for rid, pending in items.items()]
             for request_id in items:
                 self._ledger.release(request_id)
             items.clear()
-            self._yields = 0
+            self.yields = 0
             return replies
         for request_id, pending in items.items():
             if pending.is_yield:
@@ -126,9 +126,8 @@ class PendingRequests:
         """`[id, method, argumentsText]` requests whose arguments fit the host budgets, with
         their arguments parsed; the others are answered at once (see `admit`)."""
         admitted: list[tuple[str, str, list[Any]]] = []
-        admit = self._ledger.admit
-        for request_id, method, text in requests:
-            args = admit(request_id, text)
+        parsed = self._ledger.admit_all(requests)
+        for (request_id, method, _), args in zip(requests, parsed, strict=True):
             if isinstance(args, str):
                 refused = refusal_reply(request_id, args)
                 self.ready(request_id, PendingRequest(method, reply=refused))
@@ -150,12 +149,12 @@ class PendingRequests:
             self._forget(request_id)
         self._items[request_id] = pending
         if pending.method == "yield":
-            self._yields += 1
+            self.yields += 1
 
     def _forget(self, request_id: str) -> PendingRequest | None:
         pending = self._items.pop(request_id, None)
         if pending is not None and pending.method == "yield":
-            self._yields -= 1
+            self.yields -= 1
         return pending
 
     def start(
@@ -173,7 +172,10 @@ class PendingRequests:
         before then is found by `sweep`."""
         task = start_call(work) if eager else asyncio.get_running_loop().create_task(work)
         self.running += 1
-        self._add(request_id, PendingRequest(method, args, task=task))
+        if method == "yield" or request_id in self._items:  # never expected: `_add` counts
+            self._add(request_id, PendingRequest(method, args, task=task))
+        else:  # `_add`, inline (every call)
+            self._items[request_id] = PendingRequest(method, args, task=task)
         self._unwatched.append((request_id, task))
 
     def watch(self, on_done: Settled) -> None:
@@ -206,37 +208,49 @@ class PendingRequests:
         pending.reply = _task_reply(request_id, pending.task)
         on_done(request_id, pending)
 
-    def sweep(self, on_swept: Settled) -> None:
-        """Record tasks that finished but whose done-callbacks have not run yet. (A request
-        is put in `_completed` only with its reply: one with a reply is recorded already.)"""
+    def sweep(self, on_swept: Settled | None) -> None:
+        """Record tasks that finished but whose done-callbacks have not run yet, and tell
+        `on_swept` (if any) of each. (A request is put in `_completed` only with its reply:
+        one with a reply is recorded already.)"""
+        completed = self._completed
         for request_id, pending in self._items.items():
             task = pending.task
-            if task is None or pending.reply or _state(task) == "PENDING":
+            if task is None or pending.reply:
+                continue
+            state = _state(task)
+            if state == "PENDING":
                 continue
             self.running -= 1
-            self._completed.append(request_id)
-            pending.reply = _task_reply(request_id, task)
-            on_swept(request_id, pending)
+            completed.append(request_id)
+            if state == "FINISHED" and _exception(task) is None:  # `_task_reply`, inline
+                pending.reply = _result(task)
+            else:
+                pending.reply = _task_reply(request_id, task)
+            if on_swept is not None:
+                on_swept(request_id, pending)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""
         replies: list[Reply] = []
         for request_id in first:
-            self._ledger.release(request_id)
             taken = self._forget(request_id)
             reply = taken.reply if taken is not None else None
             assert reply is not None
             replies.append(reply)
-        while self._completed:
-            request_id = self._completed.popleft()
-            self._ledger.release(request_id)
-            pending = self._forget(request_id)
+        completed, items = self._completed, self._items
+        released = [*first, *completed]
+        while completed:
+            request_id = completed.popleft()
+            pending = items.pop(request_id, None)  # `_forget`, inline (every call)
             if pending is None:
                 continue
+            if pending.method == "yield":
+                self.yields -= 1
             if pending.reply is not None:
                 replies.append(pending.reply)
             elif pending.task is not None:
                 replies.append(_task_reply(request_id, pending.task))
+        self._ledger.release_many(released)
         return replies
 
     def withdraw(self, request_id: str) -> None:
@@ -257,7 +271,7 @@ class PendingRequests:
         self._completed.clear()
         self._unwatched.clear()
         self.running = 0
-        self._yields = 0
+        self.yields = 0
         self._ledger.release_all()
 
     # -- the saved state of a parked cell -------------------------------------------------

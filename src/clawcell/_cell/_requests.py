@@ -142,12 +142,65 @@ class RequestLedger:
             self.release(request_id)
         return args
 
+    def admit_all(self, requests: list[list[Any]]) -> list[list[Any] | str]:
+        """`admit` of each `[id, method, argumentsText]` of one step report, in order: the
+        parsed arguments of each, or why it is refused. The budgets are checked under one
+        hold of the lock for the whole report (a batch of calls takes it once, not once a
+        call), each request counted against what the ones before it took, as `admit` one by
+        one would."""
+        box, costs, cell_bytes = self._box, self._costs, self._cell_bytes
+        admitted: list[Any] = []  # a refusal, or `None` (within the budgets) until parsed
+        with _process.lock:
+            for request_id, _, text in requests:
+                if len(text) < _SHARED_FROM:  # `host_cost`'s plain estimate, inline
+                    nodes = text.count("{") + text.count("[") + text.count(",")
+                    cost = len(text) + HOST_BYTES_PER_NODE * nodes
+                else:
+                    cost = host_cost(text)
+                if box[0] + cost > cell_bytes:
+                    admitted.append(_CELL_MESSAGE.format(cost=cost, budget=cell_bytes))
+                elif _process.held + cost > PROCESS_PENDING_BYTES:
+                    admitted.append(_PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES))
+                else:
+                    box[0] += cost
+                    _process.held += cost
+                    costs[request_id] = cost
+                    admitted.append(None)
+        for index, (request_id, _, text) in enumerate(requests):
+            if admitted[index] is not None:
+                continue  # refused above
+            args: Any = DEPTH_MESSAGE
+            if len(text) < _SHALLOW_TEXT:  # `_parse` of short text, inline (every call)
+                try:
+                    args = parse_json_text(text)
+                except RecursionError:  # only if the caller itself runs deep in the stack
+                    pass
+                else:
+                    if not isinstance(args, list):
+                        args = [args]
+            else:
+                args = _parse(text)
+            if isinstance(args, str):
+                self.release(request_id)
+            admitted[index] = args
+        return admitted
+
     def release(self, request_id: str) -> None:
         """The request was answered, cancelled or dropped."""
         with _process.lock:
             cost = self._costs.pop(request_id, 0)
             self._box[0] -= cost
             _process.held -= cost
+
+    def release_many(self, request_ids: list[str]) -> None:
+        """`release` of each of `request_ids`, under one hold of the lock."""
+        costs = self._costs
+        with _process.lock:
+            freed = 0
+            for request_id in request_ids:
+                freed += costs.pop(request_id, 0)
+            self._box[0] -= freed
+            _process.held -= freed
 
     def release_all(self) -> None:
         with _process.lock:

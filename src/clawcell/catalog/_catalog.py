@@ -18,12 +18,13 @@ from .._jsonvalue import json_text, json_value
 from .._lazy import record_class
 from .._limits import Limits
 from .._random import random_token
+from ..approvals import gate_context
 from ..errors import ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
 from ._call_scheduler import CallScheduler
 from ._extension import CatalogExtension
 from ._tool import JsonValue, Tool, ToolResult
-from ._tool_call import approve, guest_text, waived
+from ._tool_call import approve, guest_text
 
 if TYPE_CHECKING:
     from ._hooks import AfterToolCall, BeforeToolCall
@@ -86,7 +87,7 @@ class Catalog:
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
         self._search: CatalogSearch | None = None  # built at the first search
-        self._ready: dict[str, tuple[Binding, bool, bool, bool]] = {}  # see `_callable`
+        self._ready: dict[str, tuple[Binding, bool, bool, bool, bool]] = {}  # see `_callable`
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -242,21 +243,24 @@ class Catalog:
         """
         return self._call(callable_name, input, True)
 
-    def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool]:
+    def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool, bool]:
         """A binding ready to call, with what `_call` asks of it each time: whether it is
-        trusted, whether its output is checked, whether it runs alone. Raises as `_require`
+        trusted, whether its output is checked, whether it runs alone, whether its input
+        contract passes every object (then a `dict` is not checked). Raises as `_require`
         and `ensure_valid` do (then nothing is kept: the next call raises again)."""
         binding = self._require(callable_name)
-        binding.contract.ensure_valid()
+        contract = binding.contract
+        contract.ensure_valid()
         trusted = binding.trusted
         exclusive = binding.tool.execution_mode == "sequential"
-        ready = (binding, trusted, trusted and binding.contract.checks_output, exclusive)
+        objects = contract.passes_every_object
+        ready = (binding, trusted, trusted and contract.checks_output, exclusive, objects)
         self._ready[callable_name] = ready
         return ready
 
     async def _call(self, callable_name: str, input: JsonValue, as_text: bool = False) -> Any:
         ready = self._ready.get(callable_name) if type(callable_name) is str else None
-        binding, trusted, checks_output, exclusive = ready or self._callable(callable_name)
+        binding, trusted, checks_output, exclusive, objects = ready or self._callable(callable_name)
         self._counters.calls += 1
         params = json_value({} if input is None else input)
         contract = binding.contract
@@ -264,10 +268,17 @@ class Catalog:
         asked: list[str] = []
         if self._before:
             params = await self._run_before(binding, params, asked)
-        if trusted:
+        kind = type(params)  # pyright: ignore[reportUnknownVariableType] (a test of `type(params)` would narrow it)
+        if trusted and not (objects and kind is dict):  # `check_input`'s own pass
             contract.check_input(params)
         hook_reason = asked[0] if asked else None
-        if not waived(binding, hook_reason):
+        # The call certainly needs no decision (checked without awaiting anything)?
+        gate = gate_context.get()
+        if gate is None:
+            waive = hook_reason is None and binding.tool.approval == "never"
+        else:
+            waive = gate[0].waives(binding.tool.approval, hook_reason)
+        if not waive:
             await approve(binding, params, hook_reason)
         scheduler = self._scheduler
         if not scheduler.admit_now(exclusive):  # the usual uncontended slot, taken at once

@@ -263,6 +263,12 @@ class ToolContract:
         if self._problem is not None:
             raise self._problem
 
+    @property
+    def passes_every_object(self) -> bool:
+        """Whether `check_input` passes every `dict` without asking the validator (no
+        parameter schema, or one that accepts every object)."""
+        return self._input is None or self._any_object
+
     def check_input(self, value: object) -> None:
         """Raise `input_contract` when `value` breaks the parameter schema."""
         if self._input is None or (self._any_object and type(value) is dict):

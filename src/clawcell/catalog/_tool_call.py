@@ -11,15 +11,7 @@ from ..errors import ApprovalDeniedError
 from ._bindings import Binding
 from ._tool import ToolResult
 
-__all__ = ["approve", "guest_text", "waived"]
-
-
-def waived(binding: Binding, hook_reason: str | None) -> bool:
-    """The call certainly needs no decision (checked without awaiting anything)."""
-    context = gate_context.get()
-    if context is None:
-        return hook_reason is None and binding.tool.approval == "never"
-    return context[0].waives(binding.tool.approval, hook_reason)
+__all__ = ["approve", "guest_text"]
 
 
 async def approve(binding: Binding, params: Any, hook_reason: str | None) -> None:

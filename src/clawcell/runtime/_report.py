@@ -9,7 +9,8 @@ its budgets before it parses anything.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
 
 from .._jsonvalue import parse_json_text
 
@@ -28,6 +29,9 @@ class StepResult(NamedTuple):
     value_json: str | None
     error: str
     queued: int
+
+
+_new_tuple: Final[Callable[[type[StepResult], tuple[Any, ...]], StepResult]] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
 def parse_report(text: str) -> StepResult:
@@ -50,12 +54,7 @@ def parse_report(text: str) -> StepResult:
     requests: list[list[Any]] = raw["r"]
     for request, args in zip(requests, lines[at:], strict=True):
         request.append(args)
-    return StepResult(
-        output=raw.get("o", []),
-        requests=requests,
-        cancelled=raw.get("c", []),
-        state=raw["s"],
-        value_json=value_json,
-        error=raw.get("e", ""),
-        queued=raw["q"],
-    )
+    # `StepResult(...)` without the named tuple's Python `__new__` (a frame, every turn).
+    output, cancelled, error = raw.get("o", []), raw.get("c", []), raw.get("e", "")
+    fields = (output, requests, cancelled, raw["s"], value_json, error, raw["q"])
+    return _new_tuple(StepResult, fields)
