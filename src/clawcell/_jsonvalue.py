@@ -31,11 +31,24 @@ from typing import Any, Final, cast
 
 from .errors import ToolError
 
-__all__ = ["MAX_DEPTH", "is_model", "json_text", "json_value", "model_json", "parse_json_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "is_model",
+    "json_text",
+    "json_value",
+    "model_json",
+    "parse_json_text",
+    "scan_json",
+]
 
 MAX_DEPTH: Final = 256
 _SCALARS: Final = (str, int, float, bool, type(None))
 _scan: Final = make_scanner(cast(Any, json.JSONDecoder()))
+scan_json: Final[Callable[[str, int], tuple[Any, int]]] = _scan
+"""The C scanner `parse_json_text` calls, for the few places that parse on every tool call
+and spare its frame: `scan_json(text, 0)` is `(value, end)` of the value at the start of
+compact `text`, or raises `StopIteration` (or `ValueError`). Anything but a result with
+`end == len(text)` must go to `parse_json_text`, whose results and errors are `json.loads`'s."""
 _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
 
 

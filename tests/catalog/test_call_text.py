@@ -60,17 +60,22 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required":
 
 
 def _both(catalog: Catalog, name: str, params: Any) -> tuple[Any, Any]:
-    """(`json_text(call(...))`, `call_text(...)`), each the text or the error raised."""
+    """(`json_text(call(...))`, `call_text(...)`), each the text or the error raised; the
+    callable `text_caller()` returns (the bridge's way in) answers as `call_text` does."""
 
-    async def outcome(text: bool) -> Any:
+    async def outcome(way: str) -> Any:
         try:
-            if text:
+            if way == "text":
                 return await catalog.call_text(name, params)
+            if way == "caller":
+                return await catalog.text_caller()(name, params)
             return json_text(await catalog.call(name, params))
         except ClawcellError as exc:
             return (type(exc), exc.code, exc.message)
 
-    return asyncio.run(outcome(False)), asyncio.run(outcome(True))
+    via_text = asyncio.run(outcome("text"))
+    assert asyncio.run(outcome("caller")) == via_text
+    return asyncio.run(outcome("value")), via_text
 
 
 @pytest.mark.parametrize("result", [pytest.param(v, id=k) for k, v in RESULTS.items()])

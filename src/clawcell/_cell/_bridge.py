@@ -43,7 +43,8 @@ _PROGRAM_DATA_MESSAGE = (
 class HostCatalog(Protocol):
     """What the bridge needs from the tool catalog. A tool call goes through its
     `call_text(callable_name, input)` instead where it has one (an awaitable of `call`'s
-    value as compact JSON text, as `clawcell.catalog.Catalog` has)."""
+    value as compact JSON text, as `clawcell.catalog.Catalog` has), or the callable its
+    `text_caller()` returns (the same, without a frame of its own)."""
 
     async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
@@ -158,9 +159,13 @@ class Bridge:
         approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
-        # A catalog that can hand back a result as JSON text saves copying it first.
-        self._call_text: Callable[[str, Any], Awaitable[str]] | None = getattr(
-            catalog, "call_text", None
+        # A catalog that can hand back a result as JSON text saves copying it first (as one
+        # callable without a frame of its own where it can make one: `text_caller`).
+        text_caller: Callable[[], Callable[[str, Any], Awaitable[str]]] | None = getattr(
+            catalog, "text_caller", None
+        )
+        self._call_text: Callable[[str, Any], Awaitable[str]] | None = (
+            getattr(catalog, "call_text", None) if text_caller is None else text_caller()
         )
         self.approvals = approvals
         """The run's approval gate; tool calls run with it in `gate_context`."""

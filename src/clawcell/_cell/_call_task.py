@@ -78,7 +78,16 @@ loop turn the cell gives after dispatching (`_cell._settlements`), as before eag
 class EagerTask(_PyTask):
     """A task that takes its first step in its constructor (see the module's docstring).
 
-    Made on the loop's thread while the loop runs (a cell's step); `name` as `Task`'s."""
+    Made on the loop's thread while the loop runs (a cell's step). Its name is `Task`'s
+    default, `Task-call-<n>`, given when first asked for (`get_name`, `repr`), so `n` counts
+    the call tasks whose name was read."""
+
+    # `_PyTask.__init__`'s other fields, as class defaults (each is set on the task when
+    # it changes): three stores less per call.
+    _num_cancels_requested = 0
+    _must_cancel = False
+    _fut_waiter: Any = None
+    _name: str | None = None
 
     def __init__(
         self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop | None = None
@@ -96,10 +105,6 @@ class EagerTask(_PyTask):
             debug = loop.get_debug()
         if debug:
             self._source_traceback = format_helpers.extract_stack(sys._getframe(1))  # pyright: ignore[reportPrivateUsage]
-        self._name = f"Task-call-{_names()}"
-        self._num_cancels_requested = 0
-        self._must_cancel = False
-        self._fut_waiter = None
         self._coro = coro
         self._context = context = contextvars.copy_context()
         current = _current_tasks.get(loop)
@@ -128,6 +133,12 @@ class EagerTask(_PyTask):
             _leave_task(loop, self)
             if current is not None:
                 _enter_task(loop, current)
+
+    def get_name(self) -> str:
+        name = self._name
+        if name is None:
+            name = self._name = f"Task-call-{_names()}"
+        return name
 
     def _suspended(self, result: Any) -> None:
         """What `Task.__step` does when the coroutine yields `result`: wait for the future

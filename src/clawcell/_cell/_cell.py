@@ -234,10 +234,13 @@ class Cell:
         eager = bool(requests) and report.state != wire.STATE_FAILED
         if eager:  # `parks_at_once`, inline for a sequential call's turn
             eager = requests[0][1] != "yield" if len(requests) == 1 else not parks_at_once(requests)
+        progress, run, start = self._progress, self._bridge.run, self._pending.start
         for request_id, method, args in requests:
-            if method == "callValue":  # a tool call (the bulk): always a task
+            if method == "callValue":  # a tool call (the bulk): a task (`_start_task`, inline)
                 self._dispatch_started = True
-                self._start_task(request_id, method, args, eager)
+                if progress is not None:  # told before an `eager` task takes its first step
+                    progress.tool_started(request_id, str(args[0]))
+                start(request_id, method, args, run(request_id, method, args), eager=eager)
             else:
                 self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
@@ -245,6 +248,9 @@ class Cell:
         if report.state == wire.STATE_VALUE:
             self._value_ready = True
             self._value_json = report.value_json
+        pending = self._pending
+        if pending.running and not pending.yields:  # `_decide`'s answer, sooner (usual)
+            return None
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
@@ -307,7 +313,8 @@ class Cell:
             if pending.running or time.monotonic() >= self._turn_due:
                 return None
         # Nothing runs any more (or yields were answered): `_settlements` would not wait.
-        pending.watch(self._on_done)
+        if pending.running:  # (with none running, no task needs its done-callback)
+            pending.watch(self._on_done)
         return pending.take(yields)
 
     async def _settlements(self, deadline: float, *, swept: bool = False) -> list[Reply]:

@@ -251,6 +251,8 @@ class PendingRequests:
             elif pending.task is not None:
                 replies.append(_task_reply(request_id, pending.task))
         self._ledger.release_many(released)
+        if not self.running:  # every task settled and was recorded: none needs a callback
+            self._unwatched.clear()
         return replies
 
     def withdraw(self, request_id: str) -> None:
@@ -258,8 +260,8 @@ class PendingRequests:
         self._ledger.release(request_id)
         pending = self._forget(request_id)
         if pending is not None and pending.task is not None:
-            if not pending.task.done():
-                self.running -= 1  # its done-callback ignores cancelled tasks
+            if pending.reply is None:  # not recorded yet, done or not: nothing else will
+                self.running -= 1  # (its done-callback and `sweep` skip what is forgotten)
             pending.task.cancel()
 
     def cancel(self) -> None:

@@ -25,7 +25,7 @@ import re
 import threading
 from typing import Any, Final
 
-from .._jsonvalue import parse_json_text
+from .._jsonvalue import parse_json_text, scan_json
 
 __all__ = [
     "DEPTH_MESSAGE",
@@ -172,9 +172,14 @@ class RequestLedger:
             args: Any = DEPTH_MESSAGE
             if len(text) < _SHALLOW_TEXT:  # `_parse` of short text, inline (every call)
                 try:
-                    args = parse_json_text(text)
+                    try:  # `parse_json_text(text)`, its usual case inline
+                        args, end = scan_json(text, 0)
+                    except StopIteration:
+                        end = -1
+                    if end != len(text):
+                        args = parse_json_text(text)
                 except RecursionError:  # only if the caller itself runs deep in the stack
-                    pass
+                    args = DEPTH_MESSAGE
                 else:
                     if not isinstance(args, list):
                         args = [args]

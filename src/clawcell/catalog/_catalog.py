@@ -8,8 +8,9 @@ contracts, the hooks and the execution-mode scheduler shared by every cell of th
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import field
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final
@@ -232,7 +233,7 @@ class Catalog:
                 blocked the call.
             InputError: unknown callable name.
         """
-        value: JsonValue = await self._call(callable_name, input)
+        value: JsonValue = await self._call(False, callable_name, input)
         return value
 
     def call_text(self, callable_name: str, input: JsonValue = None) -> Coroutine[Any, Any, str]:
@@ -241,7 +242,12 @@ class Catalog:
         round trip for any result but a small flat object). Same order, checks and errors.
         (A plain method returning the coroutine: one frame less per call.)
         """
-        return self._call(callable_name, input, True)
+        return self._call(True, callable_name, input)
+
+    def text_caller(self) -> Callable[[str, JsonValue], Coroutine[Any, Any, str]]:
+        """`call_text` as one callable without a Python frame of its own (a
+        `functools.partial` of the catalog's call): what the guest bridge keeps per cell."""
+        return functools.partial(self._call, True)
 
     def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool, bool]:
         """A binding ready to call, with what `_call` asks of it each time: whether it is
@@ -258,7 +264,7 @@ class Catalog:
         self._ready[callable_name] = ready
         return ready
 
-    async def _call(self, callable_name: str, input: JsonValue, as_text: bool = False) -> Any:
+    async def _call(self, as_text: bool, callable_name: str, input: JsonValue) -> Any:
         ready = self._ready.get(callable_name) if type(callable_name) is str else None
         binding, trusted, checks_output, exclusive, objects = ready or self._callable(callable_name)
         self._counters.calls += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
-from .._jsonvalue import parse_json_text
+from .._jsonvalue import parse_json_text, scan_json
 
 __all__ = ["StepResult", "parse_report"]
 
@@ -43,10 +43,17 @@ def parse_report(text: str) -> StepResult:
     """
     # Each line is copied once; the JSON texts hold no raw newline, so splitting is exact.
     lines = text.split("\n")
-    try:
-        raw = parse_json_text(lines[0])
-    except ValueError as exc:
-        raise MemoryError("the guest could not build its step report") from exc
+    head = lines[0]
+    raw: Any = None
+    try:  # `parse_json_text(head)`, its usual case inline (every turn)
+        raw, end = scan_json(head, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    if end != len(head):
+        try:
+            raw = parse_json_text(head)
+        except ValueError as exc:
+            raise MemoryError("the guest could not build its step report") from exc
     at = 1
     value_json: str | None = None
     if "v" in raw:
