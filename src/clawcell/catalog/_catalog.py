@@ -271,13 +271,14 @@ class Catalog:
         params = json_value({} if input is None else input)
         contract = binding.contract
         requested = contract.branch(params) if checks_output else None  # before any hook
-        asked: list[str] = []
+        hook_reason: str | None = None
         if self._before:
+            asked: list[str] = []
             params = await self._run_before(binding, params, asked)
+            hook_reason = asked[0] if asked else None
         kind = type(params)  # pyright: ignore[reportUnknownVariableType] (a test of `type(params)` would narrow it)
         if trusted and not (objects and kind is dict):  # `check_input`'s own pass
             contract.check_input(params)
-        hook_reason = asked[0] if asked else None
         # The call certainly needs no decision (checked without awaiting anything)?
         gate = gate_context.get()
         if gate is None:
