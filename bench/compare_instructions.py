@@ -11,7 +11,7 @@ stretch for both trees and their ratio, and writes
 the dumps stay in `DIR/0` (baseline) and `DIR/1` (this tree), one per stretch in the order of
 `labels`, for `callgrind_annotate`. `<stem>_parts.md` splits each figure by the part of the
 process its instructions ran in (the Python interpreter, the guest's compiled wasm, ctypes and
-libffi, wasmtime, the rest), per unit of the figure (`--per`), medians, both trees.
+libffi, wasmtime, the rest), per unit of the figure (`UNITS`: a call, a cell), medians.
 
     .venv/bin/python bench/compare_instructions.py --baseline /path/to/other/src
 
@@ -69,9 +69,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="keep the callgrind dumps in this folder")
     parser.add_argument("--stem", default="instructions_comparison", help="results file name")
-    parser.add_argument(
-        "--per", type=int, default=1, help="divide the parts by this (calls a stretch makes)"
-    )
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "this tree": HERE}
     counts: dict[str, dict[str, list[int]]] = {}
@@ -90,7 +87,8 @@ def main() -> None:
             counts[name] = stretch_counts(dirs[name])
             split[name] = {
                 label: {
-                    part: statistics.median(parts(dump)[part] for dump in found) / args.per
+                    part: statistics.median(parts(dump)[part] for dump in found)
+                    / _unit(label, args.repeat)
                     for part in PARTS
                 }
                 for label, found in dumps_by_label(dirs[name]).items()
@@ -127,9 +125,19 @@ def _write(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(table)
 
 
+# What one stretch of a figure holds per `--repeat`: its parts are given per call (per cell
+# for warm exec, per operation where each stretch is one).
+UNITS = {"exec": 20, "seq": 100, "batch": 256, "calls": 300, "call_batches": 300, "loop": 1}
+
+
+def _unit(label: str, repeat: int) -> int:
+    base = label.removesuffix("_l")
+    return UNITS[base] * repeat if base in UNITS else 1
+
+
 def _write_parts(split: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace) -> None:
-    lines = [f"Instructions by part of the process, per {args.per} (medians): baseline, this"]
-    lines += ["tree, ratio.", "", "```text"]
+    lines = ["Instructions by part of the process, per call (warm exec: per cell; parking and"]
+    lines += ["first cells: per operation), medians: baseline, this tree, ratio.", "", "```text"]
     for label, this in split["this tree"].items():
         base = split["baseline"].get(label, {})
         lines.append(label)

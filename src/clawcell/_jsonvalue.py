@@ -33,6 +33,7 @@ from .errors import ToolError
 
 __all__ = [
     "MAX_DEPTH",
+    "compact_chunks",
     "is_model",
     "json_text",
     "json_value",
@@ -64,6 +65,11 @@ def _c_compact() -> Callable[[Any, int], tuple[str, ...]] | None:
 
 
 _compact_c: Final = _c_compact()
+compact_chunks: Final[Callable[[Any, int], tuple[str, ...]] | None] = _compact_c
+"""The C encoder `json_text` calls (`None` without the accelerator), for the one place that
+encodes on every tool call and spares its frame: `"".join(compact_chunks(value, 0))` is
+`json_text(value)` for a value it takes; a `TypeError`, `ValueError` or `RecursionError`
+from it means `json_text` must be asked (its policy normalises what the encoder refuses)."""
 
 
 def _compact(value: Any) -> str:

@@ -15,7 +15,7 @@ from dataclasses import field
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final
 
-from .._jsonvalue import json_text, json_value
+from .._jsonvalue import compact_chunks, json_text, json_value
 from .._lazy import record_class
 from .._limits import Limits
 from .._random import random_token
@@ -307,7 +307,14 @@ class Catalog:
                 contract.check_output(value, [contract.branch(params), requested])
                 return json_text(value) if as_text else value
             if as_text:  # the text of the copy below, without making the copy
-                return guest_text(raw) if isinstance(raw, ToolResult) else json_text(raw)
+                if isinstance(raw, ToolResult):
+                    return guest_text(raw)
+                if compact_chunks is not None:  # `json_text(raw)`, its usual case inline
+                    try:
+                        return "".join(compact_chunks(raw, 0))
+                    except (TypeError, ValueError, RecursionError):
+                        pass
+                return json_text(raw)
             # `guest_value(ToolResult(details=raw))` of a plain result is its copy.
             return guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
         finally:
