@@ -125,14 +125,9 @@ class PendingRequests:
     def admit_all(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
         """`[id, method, argumentsText]` requests whose arguments fit the host budgets, with
         their arguments parsed; the others are answered at once (see `admit`)."""
-        admitted: list[tuple[str, str, list[Any]]] = []
-        parsed = self._ledger.admit_all(requests)
-        for (request_id, method, _), args in zip(requests, parsed, strict=True):
-            if isinstance(args, str):
-                refused = refusal_reply(request_id, args)
-                self.ready(request_id, PendingRequest(method, reply=refused))
-            else:
-                admitted.append((request_id, method, args))
+        admitted, refused = self._ledger.admit_all(requests)
+        for request_id, method, why in refused:
+            self.ready(request_id, PendingRequest(method, reply=refusal_reply(request_id, why)))
         return admitted
 
     def ready(self, request_id: str, pending: PendingRequest) -> None:

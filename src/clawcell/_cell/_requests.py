@@ -142,14 +142,16 @@ class RequestLedger:
             self.release(request_id)
         return args
 
-    def admit_all(self, requests: list[list[Any]]) -> list[list[Any] | str]:
+    def admit_all(
+        self, requests: list[list[Any]]
+    ) -> tuple[list[tuple[str, str, list[Any]]], list[tuple[str, str, str]]]:
         """`admit` of each `[id, method, argumentsText]` of one step report, in order: the
-        parsed arguments of each, or why it is refused. The budgets are checked under one
-        hold of the lock for the whole report (a batch of calls takes it once, not once a
-        call), each request counted against what the ones before it took, as `admit` one by
-        one would."""
+        admitted ones as `(id, method, arguments)`, parsed, and the refused ones as `(id,
+        method, why)`. The budgets are checked under one hold of the lock for the whole
+        report (a batch of calls takes it once, not once a call), each request counted
+        against what the ones before it took, as `admit` one by one would."""
         box, costs, cell_bytes = self._box, self._costs, self._cell_bytes
-        admitted: list[Any] = []  # a refusal, or `None` (within the budgets) until parsed
+        verdicts: list[str | None] = []  # why a request is refused, or `None`
         with _process.lock:
             for request_id, _, text in requests:
                 if len(text) < _SHARED_FROM:  # `host_cost`'s plain estimate, inline
@@ -158,17 +160,20 @@ class RequestLedger:
                 else:
                     cost = host_cost(text)
                 if box[0] + cost > cell_bytes:
-                    admitted.append(_CELL_MESSAGE.format(cost=cost, budget=cell_bytes))
+                    verdicts.append(_CELL_MESSAGE.format(cost=cost, budget=cell_bytes))
                 elif _process.held + cost > PROCESS_PENDING_BYTES:
-                    admitted.append(_PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES))
+                    verdicts.append(_PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES))
                 else:
                     box[0] += cost
                     _process.held += cost
                     costs[request_id] = cost
-                    admitted.append(None)
-        for index, (request_id, _, text) in enumerate(requests):
-            if admitted[index] is not None:
-                continue  # refused above
+                    verdicts.append(None)
+        admitted: list[tuple[str, str, list[Any]]] = []
+        refused: list[tuple[str, str, str]] = []
+        for (request_id, method, text), verdict in zip(requests, verdicts, strict=True):
+            if verdict is not None:
+                refused.append((request_id, method, verdict))
+                continue
             args: Any = DEPTH_MESSAGE
             if len(text) < _SHALLOW_TEXT:  # `_parse` of short text, inline (every call)
                 try:
@@ -187,8 +192,10 @@ class RequestLedger:
                 args = _parse(text)
             if isinstance(args, str):
                 self.release(request_id)
-            admitted[index] = args
-        return admitted
+                refused.append((request_id, method, args))
+            else:
+                admitted.append((request_id, method, args))  # pyright: ignore[reportUnknownArgumentType]
+        return admitted, refused
 
     def release(self, request_id: str) -> None:
         """The request was answered, cancelled or dropped."""
