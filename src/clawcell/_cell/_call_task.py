@@ -123,11 +123,14 @@ class EagerTask(_PyTask):
             self._cancelled_exc = exc
             _PyFuture.cancel(self)
         except (KeyboardInterrupt, SystemExit) as exc:
+            self.__class__ = WatchedEagerTask
             _PyFuture.set_exception(self, exc)
             raise
         except BaseException as exc:
+            self.__class__ = WatchedEagerTask
             _PyFuture.set_exception(self, exc)
         else:
+            self.__class__ = WatchedEagerTask
             self._suspended(result)
         finally:
             _leave_task(loop, self)
@@ -159,9 +162,20 @@ class EagerTask(_PyTask):
             error = RuntimeError(f"Task {self!r} got bad yield: {result!r}")
             loop.call_soon(self._Task__step, error, context=context)
 
+    # A task done in its first step with a result or cancelled (most calls) has nothing to
+    # log when it is destroyed: its finalizer is a C function that does nothing (`tuple()`),
+    # not a Python frame on every call. One whose first step suspends or raises becomes a
+    # `WatchedEagerTask` first, whose finalizer logs as asyncio's do.
+    __del__ = staticmethod(tuple)
+
+
+class WatchedEagerTask(EagerTask):
+    """An `EagerTask` whose first step suspended (it may be destroyed pending) or stored an
+    exception (nobody may read it): destroyed, it logs what asyncio's tasks log."""
+
     def __del__(self) -> None:
-        # A done task whose outcome was read has nothing to log: skip the two Python
-        # finalizers (`_PyTask`'s and `_PyFuture`'s) that would find that out.
+        # Done and read: nothing to log, without the two Python finalizers (`_PyTask`'s and
+        # `_PyFuture`'s) that would find that out.
         if self._state != _PENDING and not self._Future__log_traceback:
             return
         _PyTask.__del__(self)
