@@ -115,14 +115,6 @@ class Cell:
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
 
-    def _blocked_on_approvals(self) -> bool:
-        """Every running request waits for a decision: no progress is possible without one."""
-        approvals = self._bridge.approvals
-        pending = self._pending
-        if approvals is None or not pending.running or pending.has_completed:
-            return False
-        return approvals.blocked >= pending.running
-
     # -- legs -------------------------------------------------------------------------------
 
     async def start(self, code: str, budget_s: float) -> LegOutcome:
@@ -194,9 +186,10 @@ class Cell:
                     return outcome
                 if outcome is not None:
                     return outcome
-                replies = self._settled_now()
+                report_settled = None if self._progress is None else self._report_settled
+                replies = self._pending.settled_now(report_settled, self._on_done, self._turn_due)
                 if replies is None:
-                    replies = await self._settlements(deadline, swept=True)
+                    replies = await self._settlements(deadline)
                 if not replies:
                     return self._park()
         finally:
@@ -234,13 +227,13 @@ class Cell:
         eager = bool(requests) and report.state != wire.STATE_FAILED
         if eager:  # `parks_at_once`, inline for a sequential call's turn
             eager = requests[0][1] != "yield" if len(requests) == 1 else not parks_at_once(requests)
-        progress, run, start = self._progress, self._bridge.run, self._pending.start
         for request_id, method, args in requests:
-            if method == "callValue":  # a tool call (the bulk): a task (`_start_task`, inline)
+            if method == "callValue":  # a tool call (the bulk): `_start_task`, inline
                 self._dispatch_started = True
-                if progress is not None:  # told before an `eager` task takes its first step
-                    progress.tool_started(request_id, str(args[0]))
-                start(request_id, method, args, run(request_id, method, args), eager=eager)
+                if self._progress is not None:  # told before an `eager` task's first step
+                    self._progress.tool_started(request_id, str(args[0]))
+                work = self._bridge.run(request_id, method, args)
+                self._pending.start(request_id, method, args, work, eager=eager)
             else:
                 self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
@@ -248,15 +241,12 @@ class Cell:
         if report.state == wire.STATE_VALUE:
             self._value_ready = True
             self._value_json = report.value_json
-        pending = self._pending
-        if pending.running and not pending.yields:  # `_decide`'s answer, sooner (usual)
-            return None
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
         if self._pending.yields and self._pending.has_yield:
             return self._park()
-        if len(self._pending):
+        if self._pending.running or len(self._pending):  # (running requests are pending)
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
@@ -276,13 +266,12 @@ class Cell:
         return self._stopped(described)
 
     def _dispatch(self, request_id: str, method: str, args: list[Any], eager: bool) -> None:
-        if method == "callValue" or counts_as_dispatch(method, args):
+        if counts_as_dispatch(method, args):
             self._dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
             return
-        # A tool call (the bulk of requests) always runs as a task.
-        reply = None if method == "callValue" else self._bridge.run_now(request_id, method, args)
+        reply = self._bridge.run_now(request_id, method, args)
         if reply is not None:
             self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return
@@ -303,41 +292,24 @@ class Cell:
             self._on_settled(request_id, pending.reply)
         self._wake_now()
 
-    def _settled_now(self) -> list[Reply] | None:
-        """`_settlements` when it neither waits nor gives the loop a turn (a turn of quick
-        tools, the usual one): the replies; `None` when `_settlements` must be awaited."""
+    async def _settlements(self, deadline: float) -> list[Reply]:
+        """Settled replies in completion order: any one while the cell awaits, every one
+        once its value is ready; none when the budget runs out first."""
         pending = self._pending
         yields = pending.answered_yields() if pending.yields else []
         if pending.running and not yields:
-            pending.sweep(None if self._progress is None else self._report_settled)
-            if pending.running or time.monotonic() >= self._turn_due:
-                return None
-        # Nothing runs any more (or yields were answered): `_settlements` would not wait.
-        if pending.running:  # (with none running, no task needs its done-callback)
-            pending.watch(self._on_done)
-        return pending.take(yields)
-
-    async def _settlements(self, deadline: float, *, swept: bool = False) -> list[Reply]:
-        """Settled replies in completion order: any one while the cell awaits, every one
-        once its value is ready; none when the budget runs out first. `swept`: the tasks
-        that had started when `_settled_now` gave up were swept there."""
-        pending = self._pending
-        yields = pending.answered_yields() if pending.yields else []
-        if swept or (pending.running and not yields):
             # Fresh tasks took their first step when they started: most tools are done.
-            report = None if self._progress is None else self._report_settled
-            if not swept:
-                pending.sweep(report)
+            pending.sweep(self._report_settled)
             if pending.running or time.monotonic() >= self._turn_due:
                 # One loop turn lets quick tools finish, and other work (other cells, I/O)
                 # run at least every `LOOP_TURN_S` of a leg whose tools never suspend.
                 await asyncio.sleep(0)
                 self._turn_due = time.monotonic() + LOOP_TURN_S
-                pending.sweep(report)
+                pending.sweep(self._report_settled)
         pending.watch(self._on_done)  # the wait below is woken by their done-callbacks
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:
-            if self._blocked_on_approvals():
+            if pending.blocked_on(self._bridge.approvals):
                 break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -418,7 +390,7 @@ class Cell:
     def _park(self) -> LegOutcome:
         pending = tuple((rid, p.method) for rid, p in self._pending)
         reason = "yield" if self._pending.only_yields else "pending_tools"
-        if reason == "pending_tools" and self._blocked_on_approvals():
+        if reason == "pending_tools" and self._pending.blocked_on(self._bridge.approvals):
             reason = "approval"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
 

@@ -14,12 +14,14 @@ import asyncio
 import functools
 import json
 import operator
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
 from typing import Any, Final, cast
 
+from ..approvals import RunApprovals
 from ._bridge import Reply, cancelled_reply, refusal_reply
 from ._call_task import start_call
 from ._requests import RequestLedger
@@ -88,6 +90,13 @@ class PendingRequests:
     def only_yields(self) -> bool:
         """Every pending request is an unanswered `yield`."""
         return all(p.is_yield for p in self._items.values())
+
+    def blocked_on(self, approvals: RunApprovals | None) -> bool:
+        """Every running request waits for a decision of `approvals`: no progress is
+        possible without one."""
+        if approvals is None or not self.running or self._completed:
+            return False
+        return approvals.blocked >= self.running
 
     def answered_yields(self) -> list[str]:
         """The ids of the `yield`s a `wait` answered."""
@@ -223,6 +232,24 @@ class PendingRequests:
                 pending.reply = _task_reply(request_id, task)
             if on_swept is not None:
                 on_swept(request_id, pending)
+
+    def settled_now(
+        self, on_swept: Settled | None, on_done: Settled, turn_due: float
+    ) -> list[Reply] | None:
+        """What the cell's wait for settlements hands back when it would neither wait for a
+        task nor give the loop a turn (one is due at `turn_due`, a `time.monotonic()`): every
+        reply (the answered `yield`s first); `None` when the cell must wait. Tasks found
+        done are told to `on_swept`; `on_done` hears when those still running settle."""
+        yields = self.answered_yields() if self.yields else []
+        if self.running and not yields:
+            if time.monotonic() >= turn_due:
+                return None
+            self.sweep(on_swept)
+            if self.running:
+                return None
+        if self.running:  # (with none running, no task needs its done-callback)
+            self.watch(on_done)
+        return self.take(yields)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""

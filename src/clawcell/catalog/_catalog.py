@@ -25,7 +25,7 @@ from ._bindings import Binding, build_bindings, guest_value
 from ._call_scheduler import CallScheduler
 from ._extension import CatalogExtension
 from ._tool import JsonValue, Tool, ToolResult
-from ._tool_call import approve, guest_text
+from ._tool_call import approve, guest_text, run_after_hooks, run_before_hooks
 
 if TYPE_CHECKING:
     from ._hooks import AfterToolCall, BeforeToolCall
@@ -274,7 +274,7 @@ class Catalog:
         hook_reason: str | None = None
         if self._before:
             asked: list[str] = []
-            params = await self._run_before(binding, params, asked)
+            params = await run_before_hooks(self._before, binding, params, asked)
             hook_reason = asked[0] if asked else None
         kind = type(params)  # pyright: ignore[reportUnknownVariableType] (a test of `type(params)` would narrow it)
         if trusted and not (objects and kind is dict):  # `check_input`'s own pass
@@ -301,7 +301,7 @@ class Catalog:
                 raise ToolError(str(exc) or type(exc).__name__) from exc
             if self.after_hooks:
                 result = raw if isinstance(raw, ToolResult) else ToolResult(details=raw)
-                raw = await self._run_after(binding, params, result)
+                raw = await run_after_hooks(self.after_hooks, binding, params, result)
             if checks_output:
                 value = guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
                 contract.check_output(value, [contract.branch(params), requested])
@@ -319,40 +319,6 @@ class Catalog:
             return guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
         finally:
             scheduler.release(exclusive)
-
-    async def _run_before(self, binding: Binding, params: Any, asked: list[str]) -> Any:
-        from ._hooks import HookDecision, ToolCallEvent, run_maybe_async
-
-        for hook in self._before:
-            event = ToolCallEvent(
-                callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
-            )
-            decision = await run_maybe_async(hook, event)
-            if isinstance(decision, HookDecision) and decision.block:
-                raise ToolError(
-                    f'Tool "{binding.callable_name}" was blocked before execution: '
-                    f"{decision.reason}"
-                )
-            if isinstance(decision, HookDecision) and decision.params is not None:
-                params = json_value(decision.params)
-            if isinstance(decision, HookDecision) and decision.approval:
-                asked.append(decision.approval)
-        return params
-
-    async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
-        from ._hooks import ToolCallEvent, run_maybe_async
-
-        for hook in self.after_hooks:
-            event = ToolCallEvent(
-                callable_name=binding.callable_name,
-                tool_name=binding.tool.name,
-                params=params,
-                result=result,
-            )
-            replacement = await run_maybe_async(hook, event)
-            if isinstance(replacement, ToolResult):
-                result = replacement
-        return result
 
     def telemetry(self) -> dict[str, Any]:
         """Counters attached to every envelope, in protocol key order."""
