@@ -428,3 +428,16 @@ def test_a_first_segment_refuses_a_batch_to_settle() -> None:
     assert isinstance(script, int)
     with pytest.raises(ValueError, match=r"settles no batch \(got '\[\]'\): settle it"):
         g.run_segment(script, "[]", time.monotonic() + 30)
+
+
+def test_the_raw_string_reader_follows_the_memory_as_it_grows() -> None:
+    # The reader keeps a view of the memory as far as it had grown: a string placed past
+    # that, once the memory grew, is read from a longer view, not cut short.
+    inst = guest().instance
+    assert inst.take_string(inst.eval("'small'")) == "small"
+    before = inst.memory.size
+    text = inst.take_string(inst.eval("globalThis.big = 'é'.repeat(3000000) + 'z'; big"))
+    assert inst.memory.size > before
+    assert len(text) == 3000001 and text.endswith("éz")
+    inst.raw_strings = False
+    assert text == inst.take_string(inst.eval("big"))
