@@ -54,3 +54,70 @@ def counts(scratch: Path) -> dict[str, list[int]]:
         if not label.startswith("warm:") and label != "end":
             found.setdefault(label, []).append(total)
     return found
+
+
+_OBJECT = re.compile(r"c?ob=\((\d+)\)(?: (.*))?")
+PARTS: tuple[str, ...] = (
+    "Python interpreter",
+    "guest (wasm)",
+    "ctypes + libffi",
+    "wasmtime",
+    "other",
+)
+
+
+def _part(path: str) -> str:
+    """Which part of the process an object file is (the compiled reactor has no file name
+    callgrind can show: its code is the unnamed object)."""
+    name = path.rsplit("/", 1)[-1]
+    if not name or name.startswith("???") or name.endswith(".cwasm"):
+        return "guest (wasm)"
+    if name.startswith(("libpython", "python")):
+        return "Python interpreter"
+    if "ctypes" in name or "libffi" in name:
+        return "ctypes + libffi"
+    if "wasmtime" in name:
+        return "wasmtime"
+    return "other"
+
+
+def parts(dump: Path) -> dict[str, int]:
+    """The self cost of one dump by part of the process (`PARTS`): each cost line counts for
+    the object file of the function it is in (a call line's cost, the callee's inclusive
+    cost, is left out: it is counted where it ran)."""
+    names: dict[str, str] = {}
+    found = dict.fromkeys(PARTS, 0)
+    current = "other"
+    after_call = False
+    with dump.open(errors="replace") as lines:
+        for line in lines:
+            if line.startswith(("ob=", "cob=")):
+                match = _OBJECT.match(line.strip())
+                if match is not None:
+                    if match.group(2):
+                        names[match.group(1)] = match.group(2)
+                    if line.startswith("ob="):
+                        current = _part(names.get(match.group(1), ""))
+            elif line.startswith("calls="):
+                after_call = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if after_call:
+                    after_call = False
+                    continue
+                fields = line.split()
+                if len(fields) >= 2:
+                    found[current] += int(fields[1])
+    return found
+
+
+def dumps_by_label(scratch: Path) -> dict[str, list[Path]]:
+    """The dumps of each measured stretch (as `counts` reads them), by label."""
+    labels = (scratch / "labels").read_text().split()
+    dumps = sorted(
+        (int(m.group(1)), p) for p in scratch.iterdir() if (m := _DUMP.fullmatch(p.name))
+    )
+    found: dict[str, list[Path]] = {}
+    for (_, dump), label in zip(dumps, labels, strict=False):
+        if not label.startswith("warm:") and label != "end":
+            found.setdefault(label, []).append(dump)
+    return found

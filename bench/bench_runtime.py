@@ -64,8 +64,9 @@ async def _timed(mode: clawcell.CodeMode, code: str, repeat: int) -> list[float]
 
 async def _warm(repeat: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
-    # The default runs guest code on clawcell's worker thread (the event loop stays free);
-    # `guest_thread=False` runs it on the loop's thread and saves a thread hop per round trip.
+    # The default begins each segment on the loop thread for a 2 ms slice and moves what
+    # computes longer to clawcell's worker thread (the event loop stays free);
+    # `guest_thread=False` runs everything on the loop's thread, however long it computes.
     for guest_thread, suffix in ((True, ""), (False, " [loop thread]")):
         async with clawcell.CodeMode(_tools(), guest_thread=guest_thread) as mode:
             await mode.exec("return 1")

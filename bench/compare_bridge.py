@@ -1,8 +1,9 @@
 """The guest-thread bridge against the loop thread, in this tree and another, alternately.
 
 A script, not a test. Each round runs one fresh process per variant (in a shuffled order):
-the baseline tree, this tree, and this tree with `HOLD` off (a call-heavy leg's lane is not
-held on the loop thread's CPU; see `runtime/_worker.py`).
+the baseline tree, this tree, and this tree with every turn handed to the guest thread whole
+(`runtime/_crossing.FIBERS_USABLE` off: the default path before stop 48; until stop 47 this
+variant was "not holding", the hold a later stop removed).
 A process times a cell of 1,000 sequential echo calls on the guest thread and on the loop
 thread, alternating the two modes cell by cell, and counts the process's context switches
 (`getrusage`, every thread) and CPU time per call in each mode; one more guest-thread cell,
@@ -39,8 +40,9 @@ import clawcell._runs._host as host
 import clawcell.runtime._guest as guest_module
 import clawcell.runtime._worker as worker
 
-if {not_holding}:
-    worker.HOLD = False
+if {handed_off}:
+    import clawcell.runtime._crossing as crossing
+    crossing.FIBERS_USABLE = False
 
 SEQUENTIAL = "for (let i = 0; i < {calls}; i++) await echo({{ i }}); return 1;"
 
@@ -108,12 +110,12 @@ asyncio.run(main())
 """
 
 
-NOT_HOLDING = "this tree, not holding"
+HANDED_OFF = "this tree, handed off"
 
 
 def _one(name: str, source: Path, cells: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(source)}
-    code = CHILD.format(calls=CALLS, cells=cells, not_holding=name == NOT_HOLDING)
+    code = CHILD.format(calls=CALLS, cells=cells, handed_off=name == HANDED_OFF)
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
     )
@@ -126,7 +128,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--cells", type=int, default=6, help="cells per mode per process")
     args = parser.parse_args()
-    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, NOT_HOLDING: HERE}
+    trees = {"baseline": args.baseline.resolve(), "this tree": HERE, HANDED_OFF: HERE}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     loads: list[float] = []
     for _ in range(args.rounds):

@@ -9,7 +9,9 @@ instructions of every thread (the guest's wasm code included); this prints the m
 stretch for both trees and their ratio, and writes
 `bench/results/instructions_comparison.{json,md}` (or `--stem`'s name). With `--keep DIR`
 the dumps stay in `DIR/0` (baseline) and `DIR/1` (this tree), one per stretch in the order of
-`labels`, for `callgrind_annotate`.
+`labels`, for `callgrind_annotate`. `<stem>_parts.md` splits each figure by the part of the
+process its instructions ran in (the Python interpreter, the guest's compiled wasm, ctypes and
+libffi, wasmtime, the rest), per unit of the figure (`UNITS`: a call, a cell), medians.
 
     .venv/bin/python bench/compare_instructions.py --baseline /path/to/other/src
 
@@ -28,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _callgrind import PARTS, dumps_by_label, finish, parts, start
 from _callgrind import counts as stretch_counts
-from _callgrind import finish, start
 
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH.parent / "src"
@@ -70,6 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "this tree": HERE}
     counts: dict[str, dict[str, list[int]]] = {}
+    split: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) if args.keep is None else args.keep
         dirs = {name: root / str(index) for index, name in enumerate(trees)}
@@ -82,7 +85,16 @@ def main() -> None:
         for name, process in running.items():
             finish(name, process)
             counts[name] = stretch_counts(dirs[name])
+            split[name] = {
+                label: {
+                    part: statistics.median(parts(dump)[part] for dump in found)
+                    / _unit(label, args.repeat)
+                    for part in PARTS
+                }
+                for label, found in dumps_by_label(dirs[name]).items()
+            }
     _write(_rows(counts), args)
+    _write_parts(split, args)
 
 
 def _rows(counts: dict[str, dict[str, list[int]]]) -> list[dict[str, Any]]:
@@ -111,6 +123,31 @@ def _write(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     (RESULTS / f"{args.stem}.json").write_text(json.dumps(payload, indent=2) + "\n")
     (RESULTS / f"{args.stem}.md").write_text(table + "\n")
     print(table)
+
+
+# What one stretch of a figure holds per `--repeat`: its parts are given per call (per cell
+# for warm exec, per operation where each stretch is one).
+UNITS = {"exec": 20, "seq": 100, "batch": 256, "calls": 300, "call_batches": 300, "loop": 1}
+
+
+def _unit(label: str, repeat: int) -> int:
+    base = label.removesuffix("_l")
+    return UNITS[base] * repeat if base in UNITS else 1
+
+
+def _write_parts(split: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace) -> None:
+    lines = ["Instructions by part of the process, per call (warm exec: per cell; parking and"]
+    lines += ["first cells: per operation), medians: baseline, this tree, ratio.", "", "```text"]
+    for label, this in split["this tree"].items():
+        base = split["baseline"].get(label, {})
+        lines.append(label)
+        for part in (*PARTS, "whole"):
+            b = sum(base.values()) if part == "whole" else base.get(part, 0.0)
+            t = sum(this.values()) if part == "whole" else this[part]
+            ratio = f"{t / b:.3f}" if b else "-"
+            lines.append(f"  {part:<22} {b:>12,.0f} {t:>12,.0f}  {ratio}")
+    lines.append("```")
+    (RESULTS / f"{args.stem}_parts.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

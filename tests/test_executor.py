@@ -70,9 +70,13 @@ class RecordingGuest:
         self._calls.append("run_segment")
         return self.inner.run_segment(script, batch, deadline)
 
-    def turn_crossing(self, batch: str | None, deadline: float) -> None:
+    def turn_here(self, batch: str | None, deadline: float) -> None:
         """Turns are not split here: every segment passes through `run_segment`."""
         del batch, deadline
+
+    def first_here(self, code: str, deadline: float) -> None:
+        """First segments are not begun here: `parse_cell` then `run_segment`."""
+        del code, deadline
 
     def stop(self) -> None:
         self._calls.append("stop")

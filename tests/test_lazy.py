@@ -163,7 +163,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 114
+FIRST_CELL_PACKAGE_MODULES = 117
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -176,7 +176,11 @@ place of wasmtime-py's 26 modules (which `LAZY_MODULES` now keeps out); then (re
 `runtime/_wasm/_library.py`, finding the library and its version, split from `_capi.py` when
 the version checks grew it past the module size budget; then (calls47) `_cell/_call_task.py`,
 a tool call's task that takes its first step when it is made (every cell's `_pending` imports
-it)."""
+it); then (stop 48) `runtime/_first_segment.py`, a cell's first segment begun on the loop
+thread, and `runtime/_controller.py`, loading `controller.js`, split from `_guest.py` (which
+the first segment grew past the module size budget), and (review48) `runtime/_wasm/_stacks.py`,
+the stacks call futures run on, which clawcell maps so that an idle guest gives their deep
+pages back."""
 
 
 def test_a_first_cell_compiles_and_loads_no_more_than_it_did() -> None:

@@ -31,11 +31,25 @@ from typing import Any, Final, cast
 
 from .errors import ToolError
 
-__all__ = ["MAX_DEPTH", "is_model", "json_text", "json_value", "model_json", "parse_json_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "compact_chunks",
+    "is_model",
+    "json_text",
+    "json_value",
+    "model_json",
+    "parse_json_text",
+    "scan_json",
+]
 
 MAX_DEPTH: Final = 256
 _SCALARS: Final = (str, int, float, bool, type(None))
 _scan: Final = make_scanner(cast(Any, json.JSONDecoder()))
+scan_json: Final[Callable[[str, int], tuple[Any, int]]] = _scan
+"""The C scanner `parse_json_text` calls, for the few places that parse on every tool call
+and spare its frame: `scan_json(text, 0)` is `(value, end)` of the value at the start of
+compact `text`, or raises `StopIteration` (or `ValueError`). Anything but a result with
+`end == len(text)` must go to `parse_json_text`, whose results and errors are `json.loads`'s."""
 _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
 
 
@@ -51,6 +65,11 @@ def _c_compact() -> Callable[[Any, int], tuple[str, ...]] | None:
 
 
 _compact_c: Final = _c_compact()
+compact_chunks: Final[Callable[[Any, int], tuple[str, ...]] | None] = _compact_c
+"""The C encoder `json_text` calls (`None` without the accelerator), for the one place that
+encodes on every tool call and spares its frame: `"".join(compact_chunks(value, 0))` is
+`json_text(value)` for a value it takes; a `TypeError`, `ValueError` or `RecursionError`
+from it means `json_text` must be asked (its policy normalises what the encoder refuses)."""
 
 
 def _compact(value: Any) -> str:
@@ -85,9 +104,19 @@ def json_value(value: Any) -> Any:
     """
     if value is None or isinstance(value, str | bool):
         return value
-    flat = _flat_copy(value)
-    if flat is not None:
-        return flat
+    if type(value) is dict and len(value) <= 16:  # pyright: ignore[reportUnknownArgumentType]
+        # A small flat object with string keys and finite scalar values (most tool inputs
+        # and many results) is copied directly, without a JSON round trip; inline, as it
+        # runs on every call.
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        for key, item in items.items():
+            kind = type(item)  # pyright: ignore[reportUnknownVariableType]
+            if type(key) is not str or kind not in _SCALARS:
+                break
+            if kind is float and not math.isfinite(item):
+                break
+        else:
+            return dict(items)
     try:
         return json.loads(json.dumps(value, allow_nan=False, check_circular=False))
     except (TypeError, ValueError, RecursionError):
@@ -118,24 +147,6 @@ def model_json(value: Any, *, by_alias: bool = False, exclude_none: bool = False
         return value
     options = {"by_alias": by_alias, "exclude_none": exclude_none}
     return value.model_dump(mode="json", **{k: v for k, v in options.items() if v})
-
-
-def _flat_copy(value: Any) -> dict[str, Any] | None:
-    """A copy of a small flat object with string keys and finite scalar values, else `None`.
-
-    Most tool inputs and many results look like this; copying them directly skips a JSON
-    round trip on every call.
-    """
-    if type(value) is not dict or len(value) > 16:  # pyright: ignore[reportUnknownArgumentType]
-        return None
-    # Narrowed to `dict[Unknown, Unknown]` above; annotated rather than `cast` (a call).
-    items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    for key, item in items.items():
-        if type(key) is not str or type(item) not in _SCALARS:
-            return None
-        if type(item) is float and not math.isfinite(item):
-            return None
-    return dict(items)
 
 
 def _normalise(value: Any, path: str, depth: int) -> Any:

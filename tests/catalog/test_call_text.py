@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clawcell import Tool, ToolResult
-from clawcell._jsonvalue import json_text
+from clawcell._jsonvalue import json_text, json_value
 from clawcell.catalog import Catalog, ToolCallEvent
 from clawcell.errors import ClawcellError
 
@@ -60,17 +60,22 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required":
 
 
 def _both(catalog: Catalog, name: str, params: Any) -> tuple[Any, Any]:
-    """(`json_text(call(...))`, `call_text(...)`), each the text or the error raised."""
+    """(`json_text(call(...))`, `call_text(...)`), each the text or the error raised; the
+    callable `text_caller()` returns (the bridge's way in) answers as `call_text` does."""
 
-    async def outcome(text: bool) -> Any:
+    async def outcome(way: str) -> Any:
         try:
-            if text:
+            if way == "text":
                 return await catalog.call_text(name, params)
+            if way == "caller":
+                return await catalog.text_caller()(name, params)
             return json_text(await catalog.call(name, params))
         except ClawcellError as exc:
             return (type(exc), exc.code, exc.message)
 
-    return asyncio.run(outcome(False)), asyncio.run(outcome(True))
+    via_text = asyncio.run(outcome("text"))
+    assert asyncio.run(outcome("caller")) == via_text
+    return asyncio.run(outcome("value")), via_text
 
 
 @pytest.mark.parametrize("result", [pytest.param(v, id=k) for k, v in RESULTS.items()])
@@ -120,3 +125,23 @@ def test_the_tool_gets_its_own_copy_of_the_input() -> None:
     assert asyncio.run(catalog.call_text("t", given)) == '"ok"'
     assert given == {"n": 1}
     assert seen == [{"n": 1, "added": True}]
+
+
+def test_a_tools_input_is_its_own_copy_under_the_normalisers_policy() -> None:
+    # A small flat object of plain values, a float, an enum, a key that is not a string, a
+    # nested value, a larger object: the tool sees `json_value`'s copy, never what it was given.
+    seen: list[Any] = []
+    catalog = Catalog([Tool(name="t", execute=lambda params: seen.append(params) or {})])
+    given: list[dict[Any, Any]] = [
+        {"a": 1, "b": "x", "c": True, "d": None},
+        {"n": float("nan"), "f": 1.5},
+        {"level": _Level.HIGH},  # (the module's own IntEnum)
+        {1: "an int key"},
+        {"nested": {"list": [1, 2]}},
+        {str(i): i for i in range(17)},
+    ]
+    for params in given:
+        asyncio.run(catalog.call_text("t", params))
+    assert seen == [json_value(params) for params in given]
+    assert all(s is not g for s, g in zip(seen, given, strict=True))
+    assert [type(v) for v in seen[2].values()] == [int]

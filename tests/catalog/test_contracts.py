@@ -140,6 +140,17 @@ def test_nullable_is_honoured_by_validation() -> None:
     assert asyncio.run(catalog.call("t", {})) is None
 
 
+@pytest.mark.parametrize(
+    "kinds", [[[]], [{}, "string"], ["string", "string"], ["null", []]], ids=repr
+)
+def test_nullable_beside_a_malformed_type_list_builds_a_catalog(kinds: list[Any]) -> None:
+    """`nullable` folds `null` into `type`; a type list holding what is not a type name (an
+    unhashable list or object: hypothesis found `[[]]`) is kept as it is, never a crash."""
+    schema = {"type": kinds, "nullable": True}
+    catalog = Catalog([Tool(name="t", execute=lambda p: None, output_schema=schema)])
+    assert catalog.describe("t")["name"] == "t"
+
+
 def test_did_you_mean_suggests_a_close_property_name() -> None:
     params = {
         "type": "object",

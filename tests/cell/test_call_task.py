@@ -181,9 +181,10 @@ def test_a_leg_of_such_calls_still_gives_the_loop_a_turn_when_one_is_due(
 def test_a_python_without_the_internals_gets_ordinary_tasks_and_cells_still_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from clawcell._cell import _call_task
+    from clawcell._cell import _call_task, _pending
 
-    monkeypatch.setattr(_call_task, "SHIM_USABLE", False)
+    lazy = _call_task.starter(False)  # what `start_call` is on such a Python
+    monkeypatch.setattr(_pending, "start_call", lazy)
     calls: list[Any] = []
 
     async def probe(params: dict[str, Any]) -> int:
@@ -191,7 +192,7 @@ def test_a_python_without_the_internals_gets_ordinary_tasks_and_cells_still_run(
         return len(calls)
 
     async def main() -> tuple[bool, dict[str, Any]]:
-        task = start_call(_returns(3))
+        task = lazy(_returns(3))
         started_at_once = task.done()
         assert await task == 3
         async with CodeMode([Tool(name="probe", execute=probe)], guest_thread=False) as mode:
@@ -208,3 +209,47 @@ def test_this_python_has_the_internals_the_shim_reads() -> None:
     from clawcell._cell import _call_task
 
     assert _call_task.SHIM_USABLE is (sys.version_info < (3, 12))
+
+
+async def _fails() -> int:
+    raise ValueError("boom")
+
+
+async def _waits_forever() -> int:
+    await asyncio.Event().wait()
+    return 0
+
+
+def _destroyed_task_log(caplog: pytest.LogCaptureFixture, coro_fn: Any) -> str:
+    """What asyncio logs when a call task made from `coro_fn()` is dropped unread."""
+    import gc
+
+    async def main() -> None:
+        start_call(coro_fn())  # dropped at once: nothing reads its outcome
+        await asyncio.sleep(0)
+
+    with caplog.at_level("ERROR", logger="asyncio"):
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(main())
+            gc.collect()
+        finally:
+            loop.close()
+        gc.collect()
+    return caplog.text
+
+
+def test_a_call_task_done_in_its_first_step_is_dropped_without_a_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert _destroyed_task_log(caplog, lambda: _returns(1)) == ""
+
+
+def test_a_call_task_whose_first_step_failed_unread_logs_it_when_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert "exception was never retrieved" in _destroyed_task_log(caplog, _fails)
+
+
+def test_a_call_task_dropped_while_pending_logs_it(caplog: pytest.LogCaptureFixture) -> None:
+    assert "Task was destroyed but it is pending" in _destroyed_task_log(caplog, _waits_forever)

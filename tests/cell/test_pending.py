@@ -185,6 +185,25 @@ def test_a_withdrawn_request_is_cancelled_and_no_longer_running() -> None:
     assert run(main()) == (0, True, 0)
 
 
+def test_a_withdrawn_request_whose_task_finished_unswept_is_no_longer_running() -> None:
+    # The task finished before anything recorded it (no sweep, no done-callback yet): the
+    # count of running requests must still drop, or the cell would wait for it forever.
+    async def main() -> tuple[int, int]:
+        requests = PendingRequests(INBOX)
+
+        async def work() -> Reply:
+            await asyncio.sleep(0)
+            return Reply(id="t1", ok=True, payload="1")
+
+        requests.start("t1", "callValue", [], work())
+        task = next(iter(asyncio.all_tasks() - {asyncio.current_task()}))
+        await task
+        requests.withdraw("t1")
+        return requests.running, len(requests)
+
+    assert run(main()) == (0, 0)
+
+
 def test_the_saved_state_keeps_ready_replies_and_leaves_running_requests_without_one() -> None:
     async def main() -> list[dict[str, Any]]:
         requests = PendingRequests(INBOX)

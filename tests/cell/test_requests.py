@@ -25,6 +25,30 @@ def test_a_released_request_gives_its_bytes_back() -> None:
     assert ledger.held == 0
 
 
+def test_a_report_is_admitted_as_its_requests_one_by_one() -> None:
+    # Over the cell's 1300 bytes at the third request, one too deep, one not a list: the
+    # report's admission (one lock) answers and holds what `admit` in order would.
+    small = json.dumps(["echo", {"s": "x" * 400}])
+    deep = "[" * 200 + "]" * 200
+    report = [
+        ["a", "callValue", small],
+        ["b", "callValue", deep],
+        ["c", "callValue", small],
+        ["d", "sleep", "5"],
+        ["e", "callValue", small],
+    ]
+    one_by_one = RequestLedger(1300)
+    expected = [(rid, method, one_by_one.admit(rid, text)) for rid, method, text in report]
+    ledger = RequestLedger(1300)
+    admitted, refused = ledger.admit_all([list(request) for request in report])
+    assert admitted == [r for r in expected if not isinstance(r[2], str)]
+    assert refused == [r for r in expected if isinstance(r[2], str)]
+    assert [rid for rid, _, _ in refused] == ["b", "e"]
+    assert ledger.held == one_by_one.held == 2 * host_cost(small) + host_cost("5")
+    ledger.release_many(["a", "c", "d", "b", "missing"])
+    assert ledger.held == 0
+
+
 def test_a_dropped_ledger_gives_the_process_allowance_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,6 +1,6 @@
-"""Where a cell's segments run (`_cell/_segments.py`): on the default path a turn sends only
-its crossing to the guest thread and does the rest of its Python on the loop thread; in
-loop-thread mode everything runs inline; a cancelled caller stops the guest's segment."""
+"""Where a cell's segments run (`_cell/_segments.py`): in loop-thread mode every turn runs
+inline; a cancelled caller stops the guest's segment, even one that computes on a guest
+thread. (A default-path turn begun on the loop thread: tests/runtime/test_crossing.py.)"""
 
 from __future__ import annotations
 
@@ -24,47 +24,29 @@ async def _echo(params: dict[str, Any]) -> Any:
     return params
 
 
-def _where_turns_ran(monkeypatch: pytest.MonkeyPatch, *, guest_thread: bool) -> list[str]:
-    seen: list[str] = []
-    for name in ("cross", "finish"):
-        original = getattr(TurnCrossing, name)
-
-        def spy(self: TurnCrossing, original: Any = original, name: str = name) -> Any:
-            seen.append(f"{name}@{threading.current_thread().name}")
-            return original(self)
-
-        monkeypatch.setattr(TurnCrossing, name, spy)
-
-    async def main() -> Any:
-        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
-        async with CodeMode(tools, guest_thread=guest_thread) as mode:
-            return (await mode.exec(SEQUENTIAL))["value"]
-
-    assert run(main()) == 3
-    return seen
-
-
-def test_on_the_default_path_only_the_crossing_runs_on_the_guest_thread(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    seen = _where_turns_ran(monkeypatch, guest_thread=True)
-    loop_thread = threading.current_thread().name  # `run` drives the loop on this thread
-    assert len(seen) == 6  # three turns after the first segment, each crossed and finished
-    assert {s.split("@")[1] for s in seen[0::2]} <= {f"clawcell-guest-{n}" for n in range(64)}
-    assert {s for s in seen[1::2]} == {f"finish@{loop_thread}"}
-
-
 def test_in_loop_thread_mode_every_turn_runs_inline(monkeypatch: pytest.MonkeyPatch) -> None:
     inline: list[str] = []
-    original = guest_module.run_inline
+    sliced: list[str] = []
+    original, original_sliced = guest_module.run_inline, guest_module.run_sliced
 
     def spy(*args: Any) -> Any:
         inline.append(threading.current_thread().name)
         return original(*args)
 
+    def spy_sliced(*args: Any) -> Any:
+        sliced.append(threading.current_thread().name)
+        return original_sliced(*args)
+
     monkeypatch.setattr(guest_module, "run_inline", spy)
-    seen = _where_turns_ran(monkeypatch, guest_thread=False)
-    assert seen == []  # no turn split at its crossing
+    monkeypatch.setattr(guest_module, "run_sliced", spy_sliced)
+
+    async def main() -> Any:
+        tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
+        async with CodeMode(tools, guest_thread=False) as mode:
+            return (await mode.exec(SEQUENTIAL))["value"]
+
+    assert run(main()) == 3
+    assert sliced == []  # no turn begun as a call future
     assert inline == [threading.current_thread().name] * 3  # each turn whole, on this thread
 
 

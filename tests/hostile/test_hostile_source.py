@@ -1,5 +1,6 @@
-"""Large and adversarial sources: linear checks, a size cap, parsing off the loop under the
-budget (D3, D4), and rejection descriptions under the deadline (D5)."""
+"""Large and adversarial sources: linear checks, a size cap, parsing under the budget and on
+the event loop for one slice at most (D3, D4), and rejection descriptions under the deadline
+(D5)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from clawcell import CodeMode, Limits
 from clawcell._source._call import MAX_SOURCE_BYTES
 from clawcell._source._checks import check_source
 from clawcell._source._tokenizer import tokenize
-from clawcell.runtime import Guest
+from clawcell.runtime._first_segment import FirstSegment  # pyright: ignore[reportPrivateUsage]
 from tests._growth import worst_growth
 from tests.conftest import FAST, exec_one, failure, run
 
@@ -98,21 +99,28 @@ def test_the_source_measure_fails_a_quadratic_check() -> None:
     assert ratio >= _MAX_RATIO, f"the quadratic stand-in grew only {ratio:.1f}x"
 
 
-def test_parsing_runs_on_the_guest_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[str] = []
-    compile_ = Guest.compile
+def test_a_long_parse_moves_off_the_loop_thread_after_its_slice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """D3: parsing runs under the budget, and never holds the event loop for more than a
+    slice (`runtime._first_segment`): a source QuickJS takes tens of milliseconds to parse
+    is still being parsed when the slice ends, and the guest thread finishes it."""
+    rests: list[tuple[str, int]] = []
+    run_rest = FirstSegment.run_rest
 
-    def recording(self: Guest, code: str) -> int:
-        threads.append(threading.current_thread().name)
-        return compile_(self, code)
+    def recording(self: FirstSegment) -> None:
+        phase = self._phase  # pyright: ignore[reportPrivateUsage]
+        rests.append((threading.current_thread().name, phase))
+        run_rest(self)
 
-    monkeypatch.setattr(Guest, "compile", recording)
-    assert exec_one("return 1;")["value"] == 1
-    assert len(threads) == 1
-    assert threads[0].startswith("clawcell-guest-")
+    monkeypatch.setattr(FirstSegment, "run_rest", recording)
+    slow = "".join(f"let v{i} = {i};" for i in range(20_000)) + "\nreturn v19999;"
+    assert exec_one(slow)["value"] == 19_999
+    assert len(rests) == 1
+    assert rests[0][0].startswith("clawcell-guest-") and rests[0][1] == 0  # still parsing
 
 
-def test_a_syntax_error_is_still_reported_from_the_guest_thread() -> None:
+def test_a_syntax_error_read_on_the_loop_thread_is_reported_as_before() -> None:
     envelope = exec_one("return (;")
     code, phase, error, _ = failure(envelope)
     assert (code, phase) == ("invalid_input", "input")

@@ -142,3 +142,17 @@ def test_no_module_outside_the_runtime_reads_engine_messages() -> None:
         )
     ]
     assert readers == []
+
+
+@pytest.mark.parametrize("signal", [KeyboardInterrupt(), SystemExit(3)])
+def test_a_trap_caused_by_a_signal_raises_the_signal(signal: BaseException) -> None:
+    """A host function (or the epoch callback) that a signal's handler interrupted traps the
+    guest with the exception as the trap's cause: that is the host's, raised again, never
+    mapped to a guest failure."""
+    trap = GuestTrap("wasm trap: interrupt (the epoch deadline check raised a Python exception)")
+    trap.__cause__ = signal
+    with pytest.raises(type(signal)) as raised:
+        engine_failure(trap, deadline=LATER)
+    assert raised.value is signal
+    trap.__cause__ = MemoryError()  # an ordinary exception stays the guest's failure
+    assert engine_failure(trap, deadline=LATER).kind == "timeout"

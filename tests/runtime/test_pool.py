@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from clawcell.runtime import Guest, GuestPool
+from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._worker import guest_lanes  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import in_forked_child
 
@@ -303,3 +304,23 @@ def test_a_guest_released_in_a_loop_is_put_away_by_close_or_by_a_later_loop() ->
     out = in_forked_child(_put_away_by_close_and_by_a_later_loop)
     assert out is not None, "the child hung"
     assert json.loads(out) == [0, 0, 0]
+
+
+def test_a_guest_released_with_a_call_future_alive_is_never_handed_out_again() -> None:
+    """A turn suspended on its call future and never finished (`runtime._crossing`) leaves
+    guest code mid-way and the store unusable for any other call: the pool unwinds it and
+    drops the guest, whatever let it come back."""
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    guest = pool.acquire()
+    instance = guest.instance
+    source = b"let n = 0; for (let i = 0; i < 1e8; i++) n += i; n"
+    ptr = instance.put_cstring(source)
+    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
+    future = instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
+    assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, 0.0)
+    pool.release(guest)
+    assert instance.store.future is None  # unwound at once
+    again = pool.acquire()
+    assert again is not guest
+    assert again.instance.store.future is None
+    pool.release(again)

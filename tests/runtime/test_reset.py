@@ -14,7 +14,7 @@ import pytest
 
 from clawcell import CodeMode, Limits, Tool
 from clawcell.errors import RuntimeUnavailableError
-from clawcell.runtime import GuestPool
+from clawcell.runtime import GuestPool, _crossing, _guest  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._guest import Guest  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._linear_memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
 
@@ -58,19 +58,29 @@ class _Resets:
         monkeypatch.setattr(LinearMemory, "reset", reset)
 
 
-def test_a_reused_guest_restores_its_image_on_its_guest_thread(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("fibers", [True, False], ids=["begun_here", "handed_off"])
+def test_a_reused_guest_restores_its_image_where_its_first_segment_runs(
+    monkeypatch: pytest.MonkeyPatch, fibers: bool
 ) -> None:
+    """Begun on the loop thread (with call futures), the first segment restores the image
+    there; handed to the guest's thread whole, it restores it there first."""
+    monkeypatch.setattr(_crossing, "FIBERS_USABLE", fibers)
+    monkeypatch.setattr(_guest, "FIBERS_USABLE", fibers)
     resets = _Resets(monkeypatch)
 
     async def main() -> list[Any]:
         async with CodeMode(_tools(), limits=Limits(timeout_ms=5000)) as mode:
             await mode.exec("globalThis.kept = 1;\nreturn 1;")
+            resets.calls.clear()  # the resets of the second cell's guest only
             return [(await mode.exec("return typeof globalThis.kept;")).get("value")]
 
     assert asyncio.run(main()) == ["undefined"]
     assert resets.calls
-    assert all(name.startswith("clawcell-guest-") for _, name in resets.calls), resets.calls
+    names = {name for _, name in resets.calls}
+    if fibers:
+        assert names == {threading.current_thread().name}, resets.calls
+    else:
+        assert all(name.startswith("clawcell-guest-") for name in names), resets.calls
 
 
 def test_a_guest_whose_image_cannot_be_restored_fails_its_cell_and_is_retired(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import resource
 import threading
 import time
@@ -12,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from clawcell import CodeMode, Tool
-from clawcell._cell._segments import HOLD_FROM_TURN  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime import GuestPool, release_hold, run_on_guest_thread
+from clawcell.runtime import GuestPool, run_on_guest_thread
 from clawcell.runtime._worker import (  # pyright: ignore[reportPrivateUsage]
     SYNC_WAIT_S,
     _lanes,  # pyright: ignore[reportPrivateUsage]
@@ -157,132 +154,6 @@ def test_a_job_handed_back_to_a_loop_that_closes_unrun_is_not_left_in_flight() -
         loop.close()
 
 
-def _lane_tid() -> int:
-    tid = _lanes.get().workers[0]._thread.native_id  # pyright: ignore[reportPrivateUsage]
-    assert tid
-    return tid
-
-
-def _held_jobs(hold: bool, jobs: int = 200) -> tuple[list[set[int]], set[int] | None, bool]:
-    """`jobs` jobs on lane 0, each reading the loop thread's CPUs while the loop waits for it:
-    what they read, the lane's CPUs once held, and whether the loop thread could use every
-    CPU it had whenever it ran."""
-    lanes, lane, before = _lanes.get(), _lane_tid(), os.sched_getaffinity(0)
-
-    async def main() -> tuple[list[set[int]], set[int] | None, bool]:
-        loop_thread = threading.get_native_id()
-        seen: list[set[int]] = []
-        lane_cpus: set[int] | None = None
-        free_while_running = True
-        for _ in range(jobs):
-            seen.append(await run_on_guest_thread(os.sched_getaffinity, loop_thread, hold=hold))
-            free_while_running &= os.sched_getaffinity(0) == before
-            if lanes.held is not None:
-                lane_cpus = os.sched_getaffinity(lane)
-        return seen, lane_cpus, free_while_running
-
-    return asyncio.run(main())
-
-
-def test_a_held_lane_sits_on_the_loop_thread_cpu_until_let_go_and_the_loop_never_moves() -> None:
-    lanes, before, lane_before = (
-        _lanes.get(),
-        os.sched_getaffinity(0),
-        os.sched_getaffinity(_lane_tid()),
-    )
-    try:
-        seen, lane_cpus, free_while_running = _held_jobs(hold=True)
-        assert lanes.held is not None, "never held: no quick job in 200"
-    finally:
-        release_hold()
-    assert lane_cpus is not None and len(lane_cpus) == 1 and lane_cpus <= before
-    assert seen == [before] * len(seen)  # the loop thread's CPUs, read while it waited
-    assert free_while_running  # a process it starts (a tool's) gets every CPU
-    assert lanes.held is None
-    assert os.sched_getaffinity(_lane_tid()) == lane_before
-
-
-def test_jobs_that_do_not_ask_for_a_hold_never_move_the_loop_thread() -> None:
-    before = os.sched_getaffinity(0)
-    seen, lane_cpus, free_while_running = _held_jobs(hold=False, jobs=50)
-    assert seen == [before] * 50 and lane_cpus is None and free_while_running
-    assert _lanes.get().held is None
-
-
-def test_a_job_that_outlasts_the_wait_lets_go_of_the_lane_at_once() -> None:
-    lanes, lane_before = _lanes.get(), os.sched_getaffinity(_lane_tid())
-
-    async def main() -> tuple[bool, set[int]]:
-        for _ in range(200):
-            await run_on_guest_thread(_thread_name, hold=True)
-            if lanes.held is not None:
-                break
-        was_held = lanes.held is not None
-        await run_on_guest_thread(_sleep_then, 20 * SYNC_WAIT_S, None, hold=True)
-        return was_held, os.sched_getaffinity(_lane_tid())
-
-    try:
-        was_held, lane_after = asyncio.run(main())
-    finally:
-        release_hold()
-    assert was_held
-    assert lane_after == lane_before  # a computing cell runs beside the loop, not under it
-
-
-def test_a_call_heavy_cell_is_held_after_its_first_turns_and_let_go_when_its_leg_ends() -> None:
-    before = os.sched_getaffinity(0)
-    calls: list[tuple[bool, set[int]]] = []
-
-    async def echo(args: dict[str, Any]) -> dict[str, Any]:
-        calls.append((_lanes.get().held is not None, os.sched_getaffinity(0)))
-        return args
-
-    async def main() -> Any:
-        async with CodeMode([Tool(name="echo", execute=echo)]) as mode:
-            return await mode.exec("for (let i = 0; i < 300; i++) await echo({ i }); return 1")
-
-    result = asyncio.run(main())
-    assert result["status"] == "completed"
-    held = [was_held for was_held, _ in calls]
-    assert any(held), "no tool call ran while the lane was held"
-    assert not any(held[:HOLD_FROM_TURN])  # a cell's first turns are never held
-    assert all(cpus == before for _, cpus in calls)  # a tool runs with every CPU
-    assert _lanes.get().held is None
-
-
-def test_a_call_heavy_cell_on_v8_is_never_held() -> None:
-    """A V8 guest's segment is a message to its worker process, which the guest thread may
-    have to start anew: a process started on a held thread would inherit its one CPU."""
-    held: list[bool] = []
-
-    async def echo(args: dict[str, Any]) -> dict[str, Any]:
-        held.append(_lanes.get().held is not None)
-        return args
-
-    async def main() -> Any:
-        async with CodeMode([Tool(name="echo", execute=echo)], executor="v8") as mode:
-            return await mode.exec("for (let i = 0; i < 50; i++) await echo({ i }); return 1")
-
-    result = asyncio.run(main())
-    assert result["status"] == "completed"
-    assert len(held) == 50 and not any(held)
-
-
-def test_a_process_that_may_not_set_affinities_stops_trying_and_runs_its_jobs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    lanes = _lanes.get()
-
-    def refuse(*_: Any) -> None:
-        raise PermissionError("not here")
-
-    monkeypatch.setattr(os, "sched_setaffinity", refuse)
-    monkeypatch.setattr(lanes, "can_hold", True)
-    seen, _, _ = _held_jobs(hold=True, jobs=100)
-    assert len(seen) == 100 and lanes.held is None
-    assert lanes.can_hold is False
-
-
 def _voluntary_switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 
@@ -303,3 +174,28 @@ def test_a_round_trip_puts_each_thread_to_sleep_once() -> None:
         return _voluntary_switches() - before
 
     assert asyncio.run(main()) <= 3 * rounds
+
+
+def test_an_awaited_job_is_never_waited_for_on_the_loop_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rest of a segment that already held the loop thread for its slice is awaited at
+    once: the loop thread does not wait up to `SYNC_WAIT_S` for it as for a quick job."""
+    lanes = _lanes.get()
+    waited: list[object] = []
+    wait_for = type(lanes).wait_for
+
+    def spy(self: Any, job: Any) -> bool:
+        waited.append(job.args[-1])  # `_sleep_then`'s value: which job
+        return wait_for(self, job)
+
+    monkeypatch.setattr(type(lanes), "wait_for", spy)
+
+    async def main() -> list[object]:
+        await asyncio.sleep(0.01)  # no job of an earlier test in flight
+        awaited = await run_on_guest_thread(_sleep_then, 0.0, "awaited", awaited=True)
+        quick = await run_on_guest_thread(_sleep_then, 0.0, "quick")
+        return [awaited, quick]
+
+    assert asyncio.run(main()) == ["awaited", "quick"]
+    assert waited == ["quick"]

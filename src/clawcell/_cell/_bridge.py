@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, NamedTuple, Protocol, cast
+from typing import Any, ClassVar, Final, NamedTuple, Protocol, cast
 
 from .._jsjson import dumps
 from .._jsonvalue import json_text
@@ -43,7 +43,8 @@ _PROGRAM_DATA_MESSAGE = (
 class HostCatalog(Protocol):
     """What the bridge needs from the tool catalog. A tool call goes through its
     `call_text(callable_name, input)` instead where it has one (an awaitable of `call`'s
-    value as compact JSON text, as `clawcell.catalog.Catalog` has)."""
+    value as compact JSON text, as `clawcell.catalog.Catalog` has), or the callable its
+    `text_caller()` returns (the same, without a frame of its own)."""
 
     async def call(self, callable_name: str, input: Any = None) -> Any: ...
     def search(self, query: object, limit: object = None) -> list[str]: ...
@@ -86,6 +87,11 @@ class Reply(NamedTuple):
     payload: str
 
 
+_new_tuple: Final[Callable[[type[Reply], tuple[str, bool, str]], Reply]] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+"""`Reply(a, b, c)` is `_new_tuple(Reply, (a, b, c))`, without the named tuple's Python
+`__new__` (a frame, on every call)."""
+
+
 def to_guest_json(value: Any) -> str:
     """Compact JSON for a reply entering the guest, under the one normaliser's policy.
 
@@ -107,7 +113,11 @@ def encode_settle_batch(replies: list[Reply]) -> str:
         safe = rid.isascii() and rid.isprintable() and '"' not in rid and "\\" not in rid
         quoted = f'"{rid}"' if safe else _quoted(rid)
         return f"[[{quoted},{'true' if only.ok else 'false'},{only.payload}]]"
-    parts = [f"[{_quoted(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
+    ids = "".join([r.id for r in replies])  # one check for every id (a batch's are plain)
+    if ids.isascii() and ids.isprintable() and '"' not in ids and "\\" not in ids:
+        parts = [f'["{r.id}",{"true" if r.ok else "false"},{r.payload}]' for r in replies]
+    else:
+        parts = [f"[{_quoted(r.id)},{'true' if r.ok else 'false'},{r.payload}]" for r in replies]
     return "[" + ",".join(parts) + "]"
 
 
@@ -149,9 +159,13 @@ class Bridge:
         approvals: RunApprovals | None = None,
     ) -> None:
         self._catalog = catalog
-        # A catalog that can hand back a result as JSON text saves copying it first.
-        self._call_text: Callable[[str, Any], Awaitable[str]] | None = getattr(
-            catalog, "call_text", None
+        # A catalog that can hand back a result as JSON text saves copying it first (as one
+        # callable without a frame of its own where it can make one: `text_caller`).
+        text_caller: Callable[[], Callable[[str, Any], Awaitable[str]]] | None = getattr(
+            catalog, "text_caller", None
+        )
+        self._call_text: Callable[[str, Any], Awaitable[str]] | None = (
+            getattr(catalog, "call_text", None) if text_caller is None else text_caller()
         )
         self.approvals = approvals
         """The run's approval gate; tool calls run with it in `gate_context`."""
@@ -191,8 +205,14 @@ class Bridge:
     async def run(self, request_id: str, method: str, args: list[Any]) -> Reply:
         """Run one request; never raises (failures become error replies)."""
         try:
-            if self._network_tool is not None or self._namespaces is not None:
+            if self._namespaces is not None:
                 self._observe(method, args)
+            elif self._network_tool is not None and not self.network_derived:
+                # `_observe`, whose answer for a tool already seen is kept: a call of a tool
+                # known not to touch the network asks nothing more (the usual call).
+                known = self._network_names
+                if method != "callValue" or not args or known.get(str(args[0])) is not False:
+                    self._observe(method, args)
             if method == "callValue":
                 if self.approvals is not None:
                     gate_context.set((self.approvals, request_id))  # this task's context only
@@ -204,7 +224,7 @@ class Bridge:
                     payload = await self._call_text(str(args[0]), tool_input)
                     if len(payload) > self._inbox_bytes:
                         raise BridgeFailure(_PROGRAM_DATA_MESSAGE)
-                    return Reply(request_id, True, payload)
+                    return _new_tuple(Reply, (request_id, True, payload))  # `Reply(...)`
             return self._reply(request_id, await self._LATER[method](self, args))
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()

@@ -34,7 +34,7 @@ from asyncio import format_helpers, futures, tasks
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["start_call"]
+__all__ = ["start_call", "starter"]
 
 _T = TypeVar("_T")
 _names = itertools.count(1).__next__
@@ -59,6 +59,7 @@ _current_tasks: dict[asyncio.AbstractEventLoop, Any] = _TASKS["_current_tasks"]
 _PyTask: Any = _TASKS["_PyTask"]
 _PyFuture: Any = _FUTURES["_PyFuture"]
 _future_loop: Callable[[Any], asyncio.AbstractEventLoop] = _FUTURES["_get_loop"]
+_BASE_GET_DEBUG: Final = asyncio.BaseEventLoop.get_debug
 _STEP_NAMES: Final = ("_Task__step", "_Task__wakeup", "_Future__log_traceback", "_cancel_message")
 SHIM_USABLE: Final = (
     sys.version_info < (3, 12)
@@ -77,19 +78,33 @@ loop turn the cell gives after dispatching (`_cell._settlements`), as before eag
 class EagerTask(_PyTask):
     """A task that takes its first step in its constructor (see the module's docstring).
 
-    Made on the loop's thread while the loop runs (a cell's step); `name` as `Task`'s."""
+    Made on the loop's thread while the loop runs (a cell's step). Its name is `Task`'s
+    default, `Task-call-<n>`, given when first asked for (`get_name`, `repr`), so `n` counts
+    the call tasks whose name was read."""
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop) -> None:
+    # `_PyTask.__init__`'s other fields, as class defaults (each is set on the task when
+    # it changes): three stores less per call.
+    _num_cancels_requested = 0
+    _must_cancel = False
+    _fut_waiter: Any = None
+    _name: str | None = None
+
+    def __init__(
+        self, coro: Coroutine[Any, Any, Any], *, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         # `_PyTask.__init__` and `_PyFuture.__init__` (the fields their class does not
         # default), without scheduling the first step: it runs below.
+        if loop is None:
+            loop = asyncio.get_running_loop()
         self._loop = loop
         self._callbacks: list[Any] = []
-        if loop.get_debug():
+        # `loop.get_debug()`, read as asyncio's own loops keep it (a Python call otherwise).
+        if type(loop).get_debug is _BASE_GET_DEBUG:
+            debug: bool = getattr(loop, "_debug")  # noqa: B009 (a private field of asyncio's)
+        else:
+            debug = loop.get_debug()
+        if debug:
             self._source_traceback = format_helpers.extract_stack(sys._getframe(1))  # pyright: ignore[reportPrivateUsage]
-        self._name = f"Task-call-{_names()}"
-        self._num_cancels_requested = 0
-        self._must_cancel = False
-        self._fut_waiter = None
         self._coro = coro
         self._context = context = contextvars.copy_context()
         current = _current_tasks.get(loop)
@@ -108,16 +123,25 @@ class EagerTask(_PyTask):
             self._cancelled_exc = exc
             _PyFuture.cancel(self)
         except (KeyboardInterrupt, SystemExit) as exc:
+            self.__class__ = WatchedEagerTask
             _PyFuture.set_exception(self, exc)
             raise
         except BaseException as exc:
+            self.__class__ = WatchedEagerTask
             _PyFuture.set_exception(self, exc)
         else:
+            self.__class__ = WatchedEagerTask
             self._suspended(result)
         finally:
             _leave_task(loop, self)
             if current is not None:
                 _enter_task(loop, current)
+
+    def get_name(self) -> str:
+        name = self._name
+        if name is None:
+            name = self._name = f"Task-call-{_names()}"
+        return name
 
     def _suspended(self, result: Any) -> None:
         """What `Task.__step` does when the coroutine yields `result`: wait for the future
@@ -138,31 +162,45 @@ class EagerTask(_PyTask):
             error = RuntimeError(f"Task {self!r} got bad yield: {result!r}")
             loop.call_soon(self._Task__step, error, context=context)
 
+    # A task done in its first step with a result or cancelled (most calls) has nothing to
+    # log when it is destroyed: its finalizer is a C function that does nothing (`tuple()`),
+    # not a Python frame on every call. One whose first step suspends or raises becomes a
+    # `WatchedEagerTask` first, whose finalizer logs as asyncio's do.
+    __del__ = staticmethod(tuple)
+
+
+class WatchedEagerTask(EagerTask):
+    """An `EagerTask` whose first step suspended (it may be destroyed pending) or stored an
+    exception (nobody may read it): destroyed, it logs what asyncio's tasks log."""
+
     def __del__(self) -> None:
-        # A done task whose outcome was read has nothing to log: skip the two Python
-        # finalizers (`_PyTask`'s and `_PyFuture`'s) that would find that out.
+        # Done and read: nothing to log, without the two Python finalizers (`_PyTask`'s and
+        # `_PyFuture`'s) that would find that out.
         if self._state != _PENDING and not self._Future__log_traceback:
             return
         _PyTask.__del__(self)
 
 
-if sys.version_info >= (3, 12):
+def starter(usable: bool) -> Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]:
+    """`start_call` on this Python, `usable` telling whether 3.11's asyncio has the internals
+    `EagerTask` is built on (`SHIM_USABLE`; without them, ordinary tasks)."""
+    if sys.version_info >= (3, 12):
 
-    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
-        """Run `coro` as its own task on the running loop, its first step taken now: the
-        task is done on return if the coroutine never suspended. Call it from the loop's
-        thread."""
-        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+        def start_eager(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+            return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
 
-else:
+        return start_eager
+    if usable:
+        return EagerTask  # it takes the running loop itself: no frame around it (every call)
 
-    def start_call(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
-        """Run `coro` as its own task on the running loop, its first step taken now: the
-        task is done on return if the coroutine never suspended. Call it from the loop's
-        thread."""
-        loop = asyncio.get_running_loop()
-        if not SHIM_USABLE:  # pragma: no cover - every 3.11 release has the internals
-            return loop.create_task(coro)
-        # Duck-typed as `asyncio.Task` (on 3.11 the C class): it has the whole of its API.
-        task: Any = EagerTask(coro, loop=loop)
-        return task
+    def start_lazy(coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        return asyncio.get_running_loop().create_task(coro)
+
+    return start_lazy
+
+
+start_call: Final = starter(SHIM_USABLE)
+"""Run a coroutine as its own task on the running loop, its first step taken now: the task
+is done on return if the coroutine never suspended (Python 3.12's `eager_start`, or
+`EagerTask` on 3.11, duck-typed as `asyncio.Task`: it has the whole of its API; on a 3.11
+without the internals, an ordinary task). Call it from the loop's thread."""

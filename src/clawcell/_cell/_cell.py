@@ -34,7 +34,7 @@ from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
 from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
-from ._segments import end_leg, off_loop, run_turn
+from ._segments import off_loop, run_first, run_turn
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -115,35 +115,29 @@ class Cell:
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
 
-    def _blocked_on_approvals(self) -> bool:
-        """Every running request waits for a decision: no progress is possible without one."""
-        approvals = self._bridge.approvals
-        pending = self._pending
-        if approvals is None or not pending.running or pending.has_completed:
-            return False
-        return approvals.blocked >= pending.running
-
     # -- legs -------------------------------------------------------------------------------
 
     async def start(self, code: str, budget_s: float) -> LegOutcome:
         """First leg: parse and run the cell. Code that does not parse is a `not_parsed`
         outcome (the call is rejected, worded as the release words syntax errors)."""
         deadline = time.monotonic() + budget_s
-        # Parsing counts in the budget (spec §2.5) and runs off the loop, under the backstop,
-        # in the same trip to the guest's thread as the first segment.
-        parsed, first = await self._off_loop(self._parse_and_run, code, deadline)
+        # Parsing counts in the budget (spec §2.5) and runs under the backstop, with the first
+        # segment (begun on the loop thread, or in one trip to the guest's thread).
+        guest, runner = self._guest, self._runner
+        outcome = await run_first(guest, runner, code, deadline, self._parse_and_run)
         deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
-        if not parsed and first.kind == "syntax_error":
-            return LegOutcome.not_parsed(_failures.syntax_error_message(first, code))
-        if not parsed:
-            return self._stopped(first)
-        return await self._drive(deadline, first=first)
+        if outcome[0] is False:  # it did not parse
+            if outcome[1].kind == "syntax_error":
+                return LegOutcome.not_parsed(_failures.syntax_error_message(outcome[1], code))
+            return self._stopped(outcome[1])
+        return await self._drive(deadline, first=outcome[1])
 
     def _parse_and_run(
         self, code: str, deadline: float
     ) -> tuple[Literal[False], EngineFailure] | tuple[Literal[True], StepResult | EngineFailure]:
-        """Parse the cell and run its first segment (on the guest's thread): whether it
-        parsed, and the parse failure or the first segment's result."""
+        """Parse the cell and run its first segment whole (on the guest's thread, or inline
+        on the loop thread's path): whether it parsed, and the parse failure or the first
+        segment's result."""
         compiled = self._guest.parse_cell(code, deadline)
         if isinstance(compiled, EngineFailure):
             return False, compiled
@@ -171,15 +165,18 @@ class Cell:
         *,
         first: StepResult | EngineFailure | None = None,
     ) -> LegOutcome:
-        turn = 0
         try:
             while True:
                 if first is not None:
                     report = self._stopped(first) if isinstance(first, EngineFailure) else first
                     first = None
-                else:
-                    report = await self._run_guest(deadline, replies, turn)
-                    turn += 1
+                else:  # the next turn (inline here: a coroutine less every turn)
+                    batch = encode_settle_batch(replies) if replies else None
+                    if self._runner is None:  # the loop thread's path: `run_turn`'s, inline
+                        result = self._guest.run_segment(None, batch, deadline)
+                    else:
+                        result = await run_turn(self._guest, self._runner, batch, deadline)
+                    report = self._stopped(result) if isinstance(result, EngineFailure) else result
                 if isinstance(report, LegOutcome):
                     return report
                 outcome = self._absorb(report)
@@ -189,20 +186,15 @@ class Cell:
                     return outcome
                 if outcome is not None:
                     return outcome
-                replies = await self._settlements(deadline)
+                report_settled = None if self._progress is None else self._report_settled
+                replies = self._pending.settled_now(report_settled, self._on_done, self._turn_due)
+                if replies is None:
+                    replies = await self._settlements(deadline)
                 if not replies:
                     return self._park()
         finally:
             # Every task this leg started and left running reports when it settles.
             self._pending.watch(self._on_done)
-            end_leg(self._runner)
-
-    async def _run_guest(
-        self, deadline: float, replies: list[Reply] | None, turn: int
-    ) -> StepResult | LegOutcome:
-        batch = encode_settle_batch(replies) if replies else None
-        result = await run_turn(self._guest, self._runner, batch, deadline, turn)
-        return self._stopped(result) if isinstance(result, EngineFailure) else result
 
     async def _off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         return await off_loop(self._guest, self._runner, function, *args)
@@ -232,9 +224,17 @@ class Cell:
         # Calls start at once (`_call_task`), unless the turn fails or parks on a `yield`: as
         # recorded, none of its calls runs before the envelope then.
         eager = bool(requests) and report.state != wire.STATE_FAILED
-        eager = eager and not parks_at_once(requests)
+        if eager:  # `parks_at_once`, inline for a sequential call's turn
+            eager = requests[0][1] != "yield" if len(requests) == 1 else not parks_at_once(requests)
         for request_id, method, args in requests:
-            self._dispatch(request_id, method, args, eager)
+            if method == "callValue":  # a tool call (the bulk): `_start_task`, inline
+                self._dispatch_started = True
+                if self._progress is not None:  # told before an `eager` task's first step
+                    self._progress.tool_started(request_id, str(args[0]))
+                work = self._bridge.run(request_id, method, args)
+                self._pending.start(request_id, method, args, work, eager=eager)
+            else:
+                self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:
@@ -243,9 +243,9 @@ class Cell:
         return self._decide()
 
     def _decide(self) -> LegOutcome | None:
-        if self._pending.has_yield:
+        if self._pending.yields and self._pending.has_yield:
             return self._park()
-        if len(self._pending):
+        if self._pending.running or len(self._pending):  # (running requests are pending)
             return None
         if not self._value_ready:
             return self._failed("internal_error", STUCK_MESSAGE)
@@ -265,13 +265,12 @@ class Cell:
         return self._stopped(described)
 
     def _dispatch(self, request_id: str, method: str, args: list[Any], eager: bool) -> None:
-        if method == "callValue" or counts_as_dispatch(method, args):
+        if counts_as_dispatch(method, args):
             self._dispatch_started = True
         if method == "yield":
             self._pending.park_yield(request_id, args)
             return
-        # A tool call (the bulk of requests) always runs as a task.
-        reply = None if method == "callValue" else self._bridge.run_now(request_id, method, args)
+        reply = self._bridge.run_now(request_id, method, args)
         if reply is not None:
             self._pending.ready(request_id, PendingRequest(method, args, reply=reply))
             return
@@ -296,7 +295,7 @@ class Cell:
         """Settled replies in completion order: any one while the cell awaits, every one
         once its value is ready; none when the budget runs out first."""
         pending = self._pending
-        yields = pending.answered_yields()
+        yields = pending.answered_yields() if pending.yields else []
         if pending.running and not yields:
             # Fresh tasks took their first step when they started: most tools are done.
             pending.sweep(self._report_settled)
@@ -309,7 +308,7 @@ class Cell:
         pending.watch(self._on_done)  # the wait below is woken by their done-callbacks
         loop = asyncio.get_running_loop()
         while pending.running and (not pending.has_completed or self._value_ready) and not yields:
-            if self._blocked_on_approvals():
+            if pending.blocked_on(self._bridge.approvals):
                 break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -390,7 +389,7 @@ class Cell:
     def _park(self) -> LegOutcome:
         pending = tuple((rid, p.method) for rid, p in self._pending)
         reason = "yield" if self._pending.only_yields else "pending_tools"
-        if reason == "pending_tools" and self._blocked_on_approvals():
+        if reason == "pending_tools" and self._pending.blocked_on(self._bridge.approvals):
             reason = "approval"
         return LegOutcome(status="waiting", reason=reason, pending=pending)
 

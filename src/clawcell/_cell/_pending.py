@@ -14,12 +14,14 @@ import asyncio
 import functools
 import json
 import operator
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
 from typing import Any, Final, cast
 
+from ..approvals import RunApprovals
 from ._bridge import Reply, cancelled_reply, refusal_reply
 from ._call_task import start_call
 from ._requests import RequestLedger
@@ -61,9 +63,9 @@ class PendingRequests:
         self._completed: deque[str] = deque()
         self.running = 0
         """How many requests are host tasks that have not settled."""
-        self._yields = 0
-        """How many pending requests are `yield`s (answered or not): most cells make none,
-        and then the `yield` queries below answer without looking at every request."""
+        self.yields = 0
+        """How many pending requests are `yield`s (answered or not; read it, never write
+        it): most cells make none, and then the `yield` queries below need not be asked."""
         self._ledger = RequestLedger(inbox_bytes)
         self._unwatched: list[tuple[str, asyncio.Task[Reply]]] = []
         """Tasks started without a done-callback yet (see `start` and `watch`)."""
@@ -82,16 +84,23 @@ class PendingRequests:
     @property
     def has_yield(self) -> bool:
         """Some `yield` waits for the next `wait`."""
-        return bool(self._yields) and any(p.is_yield for p in self._items.values())
+        return bool(self.yields) and any(p.is_yield for p in self._items.values())
 
     @property
     def only_yields(self) -> bool:
         """Every pending request is an unanswered `yield`."""
         return all(p.is_yield for p in self._items.values())
 
+    def blocked_on(self, approvals: RunApprovals | None) -> bool:
+        """Every running request waits for a decision of `approvals`: no progress is
+        possible without one."""
+        if approvals is None or not self.running or self._completed:
+            return False
+        return approvals.blocked >= self.running
+
     def answered_yields(self) -> list[str]:
         """The ids of the `yield`s a `wait` answered."""
-        if not self._yields:
+        if not self.yields:
             return []
         return [rid for rid, p in self._items.items() if p.method == "yield" and p.reply]
 
@@ -103,13 +112,13 @@ class PendingRequests:
         them (they are no longer pending); any other cell `None`, its yields answered in
         place for `take`."""
         items = self._items
-        only_yields = not self.running and not self._completed and len(items) == self._yields
+        only_yields = not self.running and not self._completed and len(items) == self.yields
         if only_yields and all(pending.reply is None for pending in items.values()):
             replies = [_yielded(rid, pending.reason) for rid, pending in items.items()]
             for request_id in items:
                 self._ledger.release(request_id)
             items.clear()
-            self._yields = 0
+            self.yields = 0
             return replies
         for request_id, pending in items.items():
             if pending.is_yield:
@@ -125,15 +134,9 @@ class PendingRequests:
     def admit_all(self, requests: list[list[Any]]) -> list[tuple[str, str, list[Any]]]:
         """`[id, method, argumentsText]` requests whose arguments fit the host budgets, with
         their arguments parsed; the others are answered at once (see `admit`)."""
-        admitted: list[tuple[str, str, list[Any]]] = []
-        admit = self._ledger.admit
-        for request_id, method, text in requests:
-            args = admit(request_id, text)
-            if isinstance(args, str):
-                refused = refusal_reply(request_id, args)
-                self.ready(request_id, PendingRequest(method, reply=refused))
-            else:
-                admitted.append((request_id, method, args))
+        admitted, refused = self._ledger.admit_all(requests)
+        for request_id, method, why in refused:
+            self.ready(request_id, PendingRequest(method, reply=refusal_reply(request_id, why)))
         return admitted
 
     def ready(self, request_id: str, pending: PendingRequest) -> None:
@@ -150,12 +153,12 @@ class PendingRequests:
             self._forget(request_id)
         self._items[request_id] = pending
         if pending.method == "yield":
-            self._yields += 1
+            self.yields += 1
 
     def _forget(self, request_id: str) -> PendingRequest | None:
         pending = self._items.pop(request_id, None)
         if pending is not None and pending.method == "yield":
-            self._yields -= 1
+            self.yields -= 1
         return pending
 
     def start(
@@ -173,7 +176,10 @@ class PendingRequests:
         before then is found by `sweep`."""
         task = start_call(work) if eager else asyncio.get_running_loop().create_task(work)
         self.running += 1
-        self._add(request_id, PendingRequest(method, args, task=task))
+        if method == "yield" or request_id in self._items:  # never expected: `_add` counts
+            self._add(request_id, PendingRequest(method, args, task=task))
+        else:  # `_add`, inline (every call)
+            self._items[request_id] = PendingRequest(method, args, task=task)
         self._unwatched.append((request_id, task))
 
     def watch(self, on_done: Settled) -> None:
@@ -206,37 +212,69 @@ class PendingRequests:
         pending.reply = _task_reply(request_id, pending.task)
         on_done(request_id, pending)
 
-    def sweep(self, on_swept: Settled) -> None:
-        """Record tasks that finished but whose done-callbacks have not run yet. (A request
-        is put in `_completed` only with its reply: one with a reply is recorded already.)"""
+    def sweep(self, on_swept: Settled | None) -> None:
+        """Record tasks that finished but whose done-callbacks have not run yet, and tell
+        `on_swept` (if any) of each. (A request is put in `_completed` only with its reply:
+        one with a reply is recorded already.)"""
+        completed = self._completed
         for request_id, pending in self._items.items():
             task = pending.task
-            if task is None or pending.reply or _state(task) == "PENDING":
+            if task is None or pending.reply:
+                continue
+            state = _state(task)
+            if state == "PENDING":
                 continue
             self.running -= 1
-            self._completed.append(request_id)
-            pending.reply = _task_reply(request_id, task)
-            on_swept(request_id, pending)
+            completed.append(request_id)
+            if state == "FINISHED" and _exception(task) is None:  # `_task_reply`, inline
+                pending.reply = _result(task)
+            else:
+                pending.reply = _task_reply(request_id, task)
+            if on_swept is not None:
+                on_swept(request_id, pending)
+
+    def settled_now(
+        self, on_swept: Settled | None, on_done: Settled, turn_due: float
+    ) -> list[Reply] | None:
+        """What the cell's wait for settlements hands back when it would neither wait for a
+        task nor give the loop a turn (one is due at `turn_due`, a `time.monotonic()`): every
+        reply (the answered `yield`s first); `None` when the cell must wait. Tasks found
+        done are told to `on_swept`; `on_done` hears when those still running settle."""
+        yields = self.answered_yields() if self.yields else []
+        if self.running and not yields:
+            if time.monotonic() >= turn_due:
+                return None
+            self.sweep(on_swept)
+            if self.running:
+                return None
+        if self.running:  # (with none running, no task needs its done-callback)
+            self.watch(on_done)
+        return self.take(yields)
 
     def take(self, first: list[str]) -> list[Reply]:
         """The replies of `first`, then every completed one in completion order."""
         replies: list[Reply] = []
         for request_id in first:
-            self._ledger.release(request_id)
             taken = self._forget(request_id)
             reply = taken.reply if taken is not None else None
             assert reply is not None
             replies.append(reply)
-        while self._completed:
-            request_id = self._completed.popleft()
-            self._ledger.release(request_id)
-            pending = self._forget(request_id)
+        completed, items = self._completed, self._items
+        released = [*first, *completed]
+        while completed:
+            request_id = completed.popleft()
+            pending = items.pop(request_id, None)  # `_forget`, inline (every call)
             if pending is None:
                 continue
+            if pending.method == "yield":
+                self.yields -= 1
             if pending.reply is not None:
                 replies.append(pending.reply)
             elif pending.task is not None:
                 replies.append(_task_reply(request_id, pending.task))
+        self._ledger.release_many(released)
+        if not self.running:  # every task settled and was recorded: none needs a callback
+            self._unwatched.clear()
         return replies
 
     def withdraw(self, request_id: str) -> None:
@@ -244,8 +282,8 @@ class PendingRequests:
         self._ledger.release(request_id)
         pending = self._forget(request_id)
         if pending is not None and pending.task is not None:
-            if not pending.task.done():
-                self.running -= 1  # its done-callback ignores cancelled tasks
+            if pending.reply is None:  # not recorded yet, done or not: nothing else will
+                self.running -= 1  # (its done-callback and `sweep` skip what is forgotten)
             pending.task.cancel()
 
     def cancel(self) -> None:
@@ -257,7 +295,7 @@ class PendingRequests:
         self._completed.clear()
         self._unwatched.clear()
         self.running = 0
-        self._yields = 0
+        self.yields = 0
         self._ledger.release_all()
 
     # -- the saved state of a parked cell -------------------------------------------------

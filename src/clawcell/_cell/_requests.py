@@ -25,7 +25,7 @@ import re
 import threading
 from typing import Any, Final
 
-from .._jsonvalue import parse_json_text
+from .._jsonvalue import parse_json_text, scan_json
 
 __all__ = [
     "DEPTH_MESSAGE",
@@ -142,12 +142,77 @@ class RequestLedger:
             self.release(request_id)
         return args
 
+    def admit_all(
+        self, requests: list[list[Any]]
+    ) -> tuple[list[tuple[str, str, list[Any]]], list[tuple[str, str, str]]]:
+        """`admit` of each `[id, method, argumentsText]` of one step report, in order: the
+        admitted ones as `(id, method, arguments)`, parsed, and the refused ones as `(id,
+        method, why)`. The budgets are checked under one hold of the lock for the whole
+        report (a batch of calls takes it once, not once a call), each request counted
+        against what the ones before it took, as `admit` one by one would."""
+        box, costs, cell_bytes = self._box, self._costs, self._cell_bytes
+        verdicts: list[str | None] = []  # why a request is refused, or `None`
+        with _process.lock:
+            for request_id, _, text in requests:
+                if len(text) < _SHARED_FROM:  # `host_cost`'s plain estimate, inline
+                    nodes = text.count("{") + text.count("[") + text.count(",")
+                    cost = len(text) + HOST_BYTES_PER_NODE * nodes
+                else:
+                    cost = host_cost(text)
+                if box[0] + cost > cell_bytes:
+                    verdicts.append(_CELL_MESSAGE.format(cost=cost, budget=cell_bytes))
+                elif _process.held + cost > PROCESS_PENDING_BYTES:
+                    verdicts.append(_PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES))
+                else:
+                    box[0] += cost
+                    _process.held += cost
+                    costs[request_id] = cost
+                    verdicts.append(None)
+        admitted: list[tuple[str, str, list[Any]]] = []
+        refused: list[tuple[str, str, str]] = []
+        for (request_id, method, text), verdict in zip(requests, verdicts, strict=True):
+            if verdict is not None:
+                refused.append((request_id, method, verdict))
+                continue
+            args: Any = DEPTH_MESSAGE
+            if len(text) < _SHALLOW_TEXT:  # `_parse` of short text, inline (every call)
+                try:
+                    try:  # `parse_json_text(text)`, its usual case inline
+                        args, end = scan_json(text, 0)
+                    except StopIteration:
+                        end = -1
+                    if end != len(text):
+                        args = parse_json_text(text)
+                except RecursionError:  # only if the caller itself runs deep in the stack
+                    args = DEPTH_MESSAGE
+                else:
+                    if not isinstance(args, list):
+                        args = [args]
+            else:
+                args = _parse(text)
+            if isinstance(args, str):
+                self.release(request_id)
+                refused.append((request_id, method, args))
+            else:
+                admitted.append((request_id, method, args))  # pyright: ignore[reportUnknownArgumentType]
+        return admitted, refused
+
     def release(self, request_id: str) -> None:
         """The request was answered, cancelled or dropped."""
         with _process.lock:
             cost = self._costs.pop(request_id, 0)
             self._box[0] -= cost
             _process.held -= cost
+
+    def release_many(self, request_ids: list[str]) -> None:
+        """`release` of each of `request_ids`, under one hold of the lock."""
+        costs = self._costs
+        with _process.lock:
+            freed = 0
+            for request_id in request_ids:
+                freed += costs.pop(request_id, 0)
+            self._box[0] -= freed
+            _process.held -= freed
 
     def release_all(self) -> None:
         with _process.lock:

@@ -8,22 +8,24 @@ contracts, the hooks and the execution-mode scheduler shared by every cell of th
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import field
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final
 
-from .._jsonvalue import json_text, json_value
+from .._jsonvalue import compact_chunks, json_text, json_value
 from .._lazy import record_class
 from .._limits import Limits
 from .._random import random_token
+from ..approvals import gate_context
 from ..errors import ClawcellError, InputError, ToolError
 from ._bindings import Binding, build_bindings, guest_value
 from ._call_scheduler import CallScheduler
 from ._extension import CatalogExtension
 from ._tool import JsonValue, Tool, ToolResult
-from ._tool_call import approve, guest_text, waived
+from ._tool_call import approve, guest_text, run_after_hooks, run_before_hooks
 
 if TYPE_CHECKING:
     from ._hooks import AfterToolCall, BeforeToolCall
@@ -86,7 +88,7 @@ class Catalog:
         self._scheduler = CallScheduler()
         self._extension = CatalogExtension()
         self._search: CatalogSearch | None = None  # built at the first search
-        self._ready: dict[str, tuple[Binding, bool, bool, bool]] = {}  # see `_callable`
+        self._ready: dict[str, tuple[Binding, bool, bool, bool, bool]] = {}  # see `_callable`
 
     def with_tools(self, extra: Sequence[Tool]) -> Catalog:
         """A catalog with `extra` appended that keeps counters, scope, hooks and scheduling.
@@ -231,7 +233,7 @@ class Catalog:
                 blocked the call.
             InputError: unknown callable name.
         """
-        value: JsonValue = await self._call(callable_name, input)
+        value: JsonValue = await self._call(False, callable_name, input)
         return value
 
     def call_text(self, callable_name: str, input: JsonValue = None) -> Coroutine[Any, Any, str]:
@@ -240,34 +242,50 @@ class Catalog:
         round trip for any result but a small flat object). Same order, checks and errors.
         (A plain method returning the coroutine: one frame less per call.)
         """
-        return self._call(callable_name, input, True)
+        return self._call(True, callable_name, input)
 
-    def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool]:
+    def text_caller(self) -> Callable[[str, JsonValue], Coroutine[Any, Any, str]]:
+        """`call_text` as one callable without a Python frame of its own (a
+        `functools.partial` of the catalog's call): what the guest bridge keeps per cell."""
+        return functools.partial(self._call, True)
+
+    def _callable(self, callable_name: str) -> tuple[Binding, bool, bool, bool, bool]:
         """A binding ready to call, with what `_call` asks of it each time: whether it is
-        trusted, whether its output is checked, whether it runs alone. Raises as `_require`
+        trusted, whether its output is checked, whether it runs alone, whether its input
+        contract passes every object (then a `dict` is not checked). Raises as `_require`
         and `ensure_valid` do (then nothing is kept: the next call raises again)."""
         binding = self._require(callable_name)
-        binding.contract.ensure_valid()
+        contract = binding.contract
+        contract.ensure_valid()
         trusted = binding.trusted
         exclusive = binding.tool.execution_mode == "sequential"
-        ready = (binding, trusted, trusted and binding.contract.checks_output, exclusive)
+        objects = contract.passes_every_object
+        ready = (binding, trusted, trusted and contract.checks_output, exclusive, objects)
         self._ready[callable_name] = ready
         return ready
 
-    async def _call(self, callable_name: str, input: JsonValue, as_text: bool = False) -> Any:
+    async def _call(self, as_text: bool, callable_name: str, input: JsonValue) -> Any:
         ready = self._ready.get(callable_name) if type(callable_name) is str else None
-        binding, trusted, checks_output, exclusive = ready or self._callable(callable_name)
+        binding, trusted, checks_output, exclusive, objects = ready or self._callable(callable_name)
         self._counters.calls += 1
         params = json_value({} if input is None else input)
         contract = binding.contract
         requested = contract.branch(params) if checks_output else None  # before any hook
-        asked: list[str] = []
+        hook_reason: str | None = None
         if self._before:
-            params = await self._run_before(binding, params, asked)
-        if trusted:
+            asked: list[str] = []
+            params = await run_before_hooks(self._before, binding, params, asked)
+            hook_reason = asked[0] if asked else None
+        kind = type(params)  # pyright: ignore[reportUnknownVariableType] (a test of `type(params)` would narrow it)
+        if trusted and not (objects and kind is dict):  # `check_input`'s own pass
             contract.check_input(params)
-        hook_reason = asked[0] if asked else None
-        if not waived(binding, hook_reason):
+        # The call certainly needs no decision (checked without awaiting anything)?
+        gate = gate_context.get()
+        if gate is None:
+            waive = hook_reason is None and binding.tool.approval == "never"
+        else:
+            waive = gate[0].waives(binding.tool.approval, hook_reason)
+        if not waive:
             await approve(binding, params, hook_reason)
         scheduler = self._scheduler
         if not scheduler.admit_now(exclusive):  # the usual uncontended slot, taken at once
@@ -283,51 +301,24 @@ class Catalog:
                 raise ToolError(str(exc) or type(exc).__name__) from exc
             if self.after_hooks:
                 result = raw if isinstance(raw, ToolResult) else ToolResult(details=raw)
-                raw = await self._run_after(binding, params, result)
+                raw = await run_after_hooks(self.after_hooks, binding, params, result)
             if checks_output:
                 value = guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
                 contract.check_output(value, [contract.branch(params), requested])
                 return json_text(value) if as_text else value
             if as_text:  # the text of the copy below, without making the copy
-                return guest_text(raw) if isinstance(raw, ToolResult) else json_text(raw)
+                if isinstance(raw, ToolResult):
+                    return guest_text(raw)
+                if compact_chunks is not None:  # `json_text(raw)`, its usual case inline
+                    try:
+                        return "".join(compact_chunks(raw, 0))
+                    except (TypeError, ValueError, RecursionError):
+                        pass
+                return json_text(raw)
             # `guest_value(ToolResult(details=raw))` of a plain result is its copy.
             return guest_value(raw) if isinstance(raw, ToolResult) else json_value(raw)
         finally:
             scheduler.release(exclusive)
-
-    async def _run_before(self, binding: Binding, params: Any, asked: list[str]) -> Any:
-        from ._hooks import HookDecision, ToolCallEvent, run_maybe_async
-
-        for hook in self._before:
-            event = ToolCallEvent(
-                callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
-            )
-            decision = await run_maybe_async(hook, event)
-            if isinstance(decision, HookDecision) and decision.block:
-                raise ToolError(
-                    f'Tool "{binding.callable_name}" was blocked before execution: '
-                    f"{decision.reason}"
-                )
-            if isinstance(decision, HookDecision) and decision.params is not None:
-                params = json_value(decision.params)
-            if isinstance(decision, HookDecision) and decision.approval:
-                asked.append(decision.approval)
-        return params
-
-    async def _run_after(self, binding: Binding, params: Any, result: ToolResult) -> ToolResult:
-        from ._hooks import ToolCallEvent, run_maybe_async
-
-        for hook in self.after_hooks:
-            event = ToolCallEvent(
-                callable_name=binding.callable_name,
-                tool_name=binding.tool.name,
-                params=params,
-                result=result,
-            )
-            replacement = await run_maybe_async(hook, event)
-            if isinstance(replacement, ToolResult):
-                result = replacement
-        return result
 
     def telemetry(self) -> dict[str, Any]:
         """Counters attached to every envelope, in protocol key order."""

@@ -51,12 +51,26 @@ def _with_nullable(value: object, depth: int = 0) -> Any:
     node = {str(k): _with_nullable(v, depth + 1) for k, v in mapping.items()}
     if node.get("nullable") is True and isinstance(node.get("type"), str | list):
         kinds = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
-        node["type"] = list(dict.fromkeys([*kinds, "null"]))
+        node["type"] = _once_each([*kinds, "null"])
     if node.get("additionalProperties") is False and "properties" not in node:
         # Without `properties` jsonschema-rs reports a bare `false` schema; AJV (the release)
         # names the unexpected keys, and so do we.
         node["properties"] = {}
     return node
+
+
+def _once_each(kinds: list[Any]) -> list[Any]:
+    """`kinds` with each type name once, in order; entries that are not names (a malformed
+    schema's lists or objects, which cannot be hashed) are kept as they are."""
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for kind in kinds:
+        if isinstance(kind, str):
+            if kind in seen:
+                continue
+            seen.add(kind)
+        kept.append(kind)
+    return kept
 
 
 COMPILED_CACHE_SIZE: Final = 256
@@ -262,6 +276,12 @@ class ToolContract:
         """Raise the `invalid_contract` error, if any, before the tool runs."""
         if self._problem is not None:
             raise self._problem
+
+    @property
+    def passes_every_object(self) -> bool:
+        """Whether `check_input` passes every `dict` without asking the validator (no
+        parameter schema, or one that accepts every object)."""
+        return self._input is None or self._any_object
 
     def check_input(self, value: object) -> None:
         """Raise `input_contract` when `value` breaks the parameter schema."""

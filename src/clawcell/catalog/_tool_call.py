@@ -1,25 +1,62 @@
-"""One tool call's steps that need none of the catalog's state: the approval gate and the
-result as the guest's JSON text."""
+"""One tool call's steps that need none of the catalog's state: its hooks, the approval
+gate and the result as the guest's JSON text."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._jsonvalue import json_text
+from .._jsonvalue import json_text, json_value
 from ..approvals import gate_context, rule_reason
-from ..errors import ApprovalDeniedError
+from ..errors import ApprovalDeniedError, ToolError
 from ._bindings import Binding
 from ._tool import ToolResult
 
-__all__ = ["approve", "guest_text", "waived"]
+if TYPE_CHECKING:
+    from ._hooks import AfterToolCall, BeforeToolCall
+
+__all__ = ["approve", "guest_text", "run_after_hooks", "run_before_hooks"]
 
 
-def waived(binding: Binding, hook_reason: str | None) -> bool:
-    """The call certainly needs no decision (checked without awaiting anything)."""
-    context = gate_context.get()
-    if context is None:
-        return hook_reason is None and binding.tool.approval == "never"
-    return context[0].waives(binding.tool.approval, hook_reason)
+async def run_before_hooks(
+    hooks: tuple[BeforeToolCall, ...], binding: Binding, params: Any, asked: list[str]
+) -> Any:
+    """The input `hooks` leave for the call (each may rewrite it, block the call or ask for
+    approval: its reason is appended to `asked`)."""
+    from ._hooks import HookDecision, ToolCallEvent, run_maybe_async
+
+    for hook in hooks:
+        event = ToolCallEvent(
+            callable_name=binding.callable_name, tool_name=binding.tool.name, params=params
+        )
+        decision = await run_maybe_async(hook, event)
+        if isinstance(decision, HookDecision) and decision.block:
+            raise ToolError(
+                f'Tool "{binding.callable_name}" was blocked before execution: {decision.reason}'
+            )
+        if isinstance(decision, HookDecision) and decision.params is not None:
+            params = json_value(decision.params)
+        if isinstance(decision, HookDecision) and decision.approval:
+            asked.append(decision.approval)
+    return params
+
+
+async def run_after_hooks(
+    hooks: tuple[AfterToolCall, ...], binding: Binding, params: Any, result: ToolResult
+) -> ToolResult:
+    """The result `hooks` leave for the call (each may replace it)."""
+    from ._hooks import ToolCallEvent, run_maybe_async
+
+    for hook in hooks:
+        event = ToolCallEvent(
+            callable_name=binding.callable_name,
+            tool_name=binding.tool.name,
+            params=params,
+            result=result,
+        )
+        replacement = await run_maybe_async(hook, event)
+        if isinstance(replacement, ToolResult):
+            result = replacement
+    return result
 
 
 async def approve(binding: Binding, params: Any, hook_reason: str | None) -> None:

@@ -17,6 +17,7 @@ import typing
 from .. import _lazy
 from . import _wire as wire
 from ._bwrap import bwrap_binary, pid_guard
+from ._crossing import TurnCrossing
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
@@ -25,7 +26,7 @@ from ._parent_death import die_with_parent
 from ._pool import GuestPool
 from ._report import StepResult
 from ._wasm._engine import compiled_reactor
-from ._worker import SegmentRunner, release_hold, run_on_guest_thread
+from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
     from ._parser import ParseFailure, parse_failure, script_failure
@@ -53,6 +54,7 @@ __all__ = [
     "QuickJSExecutor",
     "SegmentRunner",
     "StepResult",
+    "TurnCrossing",
     "V8Executor",
     "bwrap_binary",
     "checked_executor_name",
@@ -61,7 +63,6 @@ __all__ = [
     "executor_named",
     "parse_failure",
     "pid_guard",
-    "release_hold",
     "run_on_guest_thread",
     "script_failure",
     "wire",

@@ -1,83 +1,106 @@
-"""A guest turn split at its wasm crossing, for a segment run on a guest thread.
+"""A guest turn begun on the event loop's thread, moved to a guest thread if it computes on.
 
-A segment on a guest thread used to run all of `Guest.run_segment` there: staging the settle
-batch, arming the backstop, the `clawcell_turn` crossing, reading the step report, parsing
-it. Python that runs on a thread right after it was woken costs more than the same Python on
-the thread that woke it (1.46× for the work of a turn on a busy machine, 1.12× on a quiet
-one; `bench/bench_woken_python.py`, docs/benchmarks.md "The default path's turn, split at
-its crossing"), and the loop thread waits for the segment anyway. So the loop thread does
-the turn's Python before the crossing (staging the batch, arming the backstop) and after it
-(parsing the report), and the guest thread the crossing itself, where the GIL is released
-(`cross`). Reading a report that is a flat string runs no guest code and is left to the loop
-thread too; everything that may run guest code (reading a thrown value calls its `toString`)
-stays on the guest thread, under the backstop: guest code never runs on the event loop.
+A turn settles a reply batch, runs every job and takes the step report, in one wasm crossing
+(`clawcell_turn`). A call-heavy cell's turn is short (it settles a reply and runs to its next
+call), and handing each one to a guest thread cost more than the turn itself: a round trip
+of two context switches, two system calls and the GIL handed over, about 16 µs a turn
+against the loop thread's own path (docs/benchmarks.md, "A turn begun on the loop thread").
 
-A crossing is armed when it is made (the guest's deadline and the epoch backstop), and the
-guest thread disarms the backstop when the crossing returns, whatever the loop thread does
-meanwhile (a cancelled leg drops its guest: see `_runs._lifecycle`).
+So a turn on the default path begins where it is made, on the loop thread, as a call future
+(`_wasm._exports.CallFuture`) given a slice of `LOOP_SLICE_S` (`run_sliced`). When the slice
+ends first, the watchdog bumps the epoch, the guest is suspended at its next epoch check
+(a loop header or a function entry, inside a long native operation too), and what is left,
+a `TurnCrossing`, runs on the guest thread (`cross`), which polls the same future to its end:
+wasmtime moves a suspended call between threads. A report that is not a flat string (a
+thrown value, whose `toString` is guest code) is read there too. Guest code therefore holds
+the event loop for one slice at most (plus the few instructions to its next epoch check),
+where the guest thread's path held it for none and the loop thread's path
+(`CodeMode(guest_thread=False)`, `run_inline`) holds it for the whole turn.
+
+Where Python cannot run host functions on a call future's stack (`FIBERS_USABLE`), every
+turn is a `TurnCrossing` crossed whole on the guest thread, as before.
+
+The backstop: a sliced turn sets its hard deadline without watching it, since the slice's
+watch (at the earlier of the two instants) wakes the epoch callback, which checks both;
+a turn handed to a guest thread is watched until its crossing returns, whatever the loop
+thread does meanwhile (a cancelled leg drops its guest: see `_runs._lifecycle`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import time
+from typing import TYPE_CHECKING, Final
 
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
+from ._wasm._backstop import run_slice
 
 if TYPE_CHECKING:
+    from ._wasm._exports import CallFuture
     from ._wasm._instance import Instance
 
-__all__ = ["TurnCrossing", "run_inline"]
+__all__ = ["FIBERS_USABLE", "LOOP_SLICE_S", "TurnCrossing", "run_inline", "run_sliced"]
+
+FIBERS_USABLE: Final = sys.version_info < (3, 14)
+"""Whether a turn may begin on the loop thread (`run_sliced`). Its host functions then run
+Python on the call future's own stack, which Python 3.14 and later may take for a C stack
+overflow (they compare the C stack pointer with the bounds of the thread's own stack)."""
+LOOP_SLICE_S: Final = 0.002
+"""How long a turn's guest code may run on the event loop's thread before the rest of it
+moves to a guest thread."""
 
 
 class TurnCrossing:
-    """One turn (settle a batch, run every job, take the step report) in three parts: made
-    on the loop thread, `cross` on the guest thread, `finish` on the loop thread."""
+    """What is left of a turn for a guest thread: `cross` there, then `finish` on the loop
+    thread. Made by `run_sliced` with the backstop armed (`token`) and either the suspended
+    call (`future`), the returned value to read (`pending`), or, with neither, the whole
+    crossing (`turn`: the controller's `settle` and `step` and the staged batch)."""
 
     __slots__ = (
         "_deadline",
         "_error",
+        "_future",
         "_instance",
         "_owned",
-        "_ptr",
+        "_pending",
         "_report",
-        "_settle",
-        "_size",
-        "_step",
         "_token",
+        "_turn",
         "_value",
     )
 
     def __init__(
         self,
         instance: Instance,
-        handles: tuple[int, int],
-        batch: str | None,
         deadline: float,
-        backstop_at: float,
+        owned: int,
+        token: int,
+        *,
+        future: CallFuture | None = None,
+        pending: int | None = None,
+        turn: tuple[int, int, int, int] = (0, 0, 0, -1),
     ) -> None:
-        """Stage `batch` and arm the backstop at `backstop_at` (`handles`: the controller's
-        `settle` and `step`).
-
-        Raises:
-            MemoryError: the guest could not allocate a buffer for a large batch.
-        """
         self._instance = instance
-        self._settle, self._step = handles
         self._deadline = deadline
-        self._ptr, self._size, self._owned = instance.stage(batch)
+        self._owned = owned
+        self._token = token
+        self._future = future
+        self._pending = pending
+        self._turn = turn
         self._report = ""
         self._value = 0
         self._error: BaseException | None = None
-        self._token = instance.arm_backstop(backstop_at)
 
     def cross(self) -> None:
-        """The crossing and what may run guest code after it (reading a thrown exception
-        calls its `toString`): the part that runs on the guest thread, under the backstop.
-        Never raises: what the engine raised is kept for `finish`."""
+        """The rest of the crossing, and what may run guest code after it (reading a thrown
+        exception calls its `toString`): the part that runs on the guest thread, under the
+        backstop. Never raises: what the engine raised is kept for `finish`."""
         instance = self._instance
         try:
-            value = instance.raw_turn(self._settle, self._step, self._ptr, self._size)
+            value = self._pending
+            if value is None:
+                value = self._call_value(instance)
             if instance.reads_flat(value):  # the usual report: `finish` reads it
                 self._value = value
             else:
@@ -87,20 +110,63 @@ class TurnCrossing:
         finally:
             instance.disarm_backstop(self._token)
 
+    def _call_value(self, instance: Instance) -> int:
+        future = self._future
+        if future is None:  # never begun: the whole crossing, here
+            return instance.raw_turn(*self._turn)
+        while not future.poll():  # only a slice suspends it, and this thread gives none
+            pass
+        return future.result()
+
     def finish(self) -> StepResult | EngineFailure:
         """The step report of the turn, or why guest code stopped without one."""
-        try:
-            if self._owned:
-                self._instance.free(self._owned)
-            if self._error is not None:
-                raise self._error
-            if self._value:  # a flat string (`cross` checked): read, then freed
-                instance = self._instance
-                self._report = instance.memory.flat_string(self._value & 0xFFFF_FFFF)
-                instance.free_value(self._value)
-            return parse_report(self._report)
-        except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=self._deadline)
+        return _read_report(
+            self._instance,
+            self._deadline,
+            self._owned,
+            error=self._error,
+            value=self._value,
+            report=self._report,
+        )
+
+
+def run_sliced(
+    instance: Instance,
+    handles: tuple[int, int],
+    batch: str | None,
+    deadline: float,
+    backstop_at: float,
+) -> StepResult | EngineFailure | TurnCrossing:
+    """Settle `batch` and run every job (`handles`: the controller's `settle` and `step`) on
+    this thread, the event loop's, for one slice: the step report (or why guest code stopped
+    without one), or the rest of the turn for a guest thread."""
+    try:
+        ptr, size, owned = instance.stage(batch)
+    except ENGINE_EXCEPTIONS as exc:
+        return engine_failure(exc, deadline=deadline)
+    if not FIBERS_USABLE:
+        token = instance.arm_backstop(backstop_at)
+        return TurnCrossing(instance, deadline, owned, token, turn=(*handles, ptr, size))
+    hard = instance.hard_deadline
+    hard.at = backstop_at  # watched with the slice: see the module's docstring
+    value = 0
+    error: BaseException | None = None
+    try:
+        future = instance.turn_future(handles[0], handles[1], ptr, size)
+        until = min(time.monotonic() + LOOP_SLICE_S, backstop_at)
+        if not run_slice(future, hard, instance.reactor.watchdog, until):
+            token = instance.arm_backstop(backstop_at)
+            return TurnCrossing(instance, deadline, owned, token, future=future)
+        value = future.result()
+        if not instance.reads_flat(value):
+            token = instance.arm_backstop(backstop_at)
+            return TurnCrossing(instance, deadline, owned, token, pending=value)
+    except BaseException as exc:
+        error = exc
+        if instance.store.future is not None:  # suspended, then interrupted: unwind it
+            instance.store.future.free()
+    hard.at = float("inf")
+    return _read_report(instance, deadline, owned, error=error, value=value, report="")
 
 
 def run_inline(
@@ -110,8 +176,8 @@ def run_inline(
     deadline: float,
     backstop_at: float,
 ) -> StepResult | EngineFailure:
-    """`TurnCrossing(...)`, `cross()` and `finish()` in one call, for a turn that runs where
-    it was made (the loop thread's path): the same steps in the same order, no object."""
+    """The whole turn where it is made, a plain call (the loop thread's path, and a guest
+    thread's segment that restores the image first)."""
     try:
         ptr, size, owned = instance.stage(batch)
     except ENGINE_EXCEPTIONS as exc:
@@ -128,12 +194,26 @@ def run_inline(
         error = exc
     finally:
         instance.disarm_backstop(token)
+    return _read_report(instance, deadline, owned, error=error, value=value, report=report)
+
+
+def _read_report(
+    instance: Instance,
+    deadline: float,
+    owned: int,
+    *,
+    error: BaseException | None,
+    value: int,
+    report: str,
+) -> StepResult | EngineFailure:
+    """The step report: `report`, or the flat string `value` (read, then freed), once the
+    batch buffer the turn `owned` is freed; or why guest code stopped (`error`)."""
     try:
         if owned:
             instance.free(owned)
         if error is not None:
             raise error
-        if value:  # a flat string: read, then freed
+        if value:
             report = instance.memory.flat_string(value & 0xFFFF_FFFF)
             instance.free_value(value)
         return parse_report(report)

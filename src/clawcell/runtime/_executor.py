@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 from .._lazy import value_class
 from ._crossing import TurnCrossing
 from ._failure import EngineFailure
+from ._first_segment import FirstSegment
 from ._guest import Guest
 from ._pool import GuestPool
 from ._report import StepResult
@@ -97,12 +98,20 @@ class ExecutorGuest(Protocol):
         """Start `script` (first segment) or settle the reply `batch`, and run one turn."""
         ...
 
-    def turn_crossing(
+    def first_here(self, code: str, deadline: float) -> FirstSegment | None:
+        """A cell's first segment (parse `code`, start it) begun on the loop thread for a
+        slice (`run_here()` there, `run_rest()` on the guest thread if it returned False,
+        then `outcome()`; see `_first_segment`); `None` when it runs whole on the guest
+        thread (`parse_cell` then `run_segment`)."""
+        ...
+
+    def turn_here(
         self, batch: str | None, deadline: float
-    ) -> TurnCrossing | EngineFailure | None:
-        """`run_segment(None, batch, deadline)` split for a guest thread: `cross()` there,
-        `finish()` on the loop (see `_crossing`); `None` when this guest does not split
-        its turns (then `run_segment` runs whole on the guest thread)."""
+    ) -> StepResult | EngineFailure | TurnCrossing | None:
+        """`run_segment(None, batch, deadline)` begun on the loop thread for a slice: its
+        result, or the rest for a guest thread (`cross()` there, `finish()` on the loop; see
+        `_crossing`); `None` when this guest does not split its turns (then `run_segment`
+        runs whole on the guest thread)."""
         ...
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:

@@ -72,6 +72,12 @@ def engine_failure(exc: BaseException, *, deadline: float, parsing: bool = False
     """The failure an engine exception means, for a segment that ran until `deadline`.
 
     While `parsing`, an exception is the parser's syntax error.
+
+    Raises:
+        BaseException: the trap's cause, when that is not an `Exception` (a `KeyboardInterrupt`
+            or `SystemExit` a signal's handler raised in a host function or the epoch
+            callback, which run on the thread of the turn: the event loop's, for a turn on a
+            call future): the host's, never the guest's failure.
     """
     if isinstance(exc, JSException):
         if parsing:
@@ -80,6 +86,9 @@ def engine_failure(exc: BaseException, *, deadline: float, parsing: bool = False
             return EngineFailure(kind="timeout", message=exc.text)
         return EngineFailure(kind="thrown", message=exc.text, stack=exc.stack)
     if isinstance(exc, GuestTrap):
+        cause = exc.__cause__
+        if cause is not None and not isinstance(cause, Exception):
+            raise cause
         return _trap(str(exc), deadline)
     return EngineFailure(kind="out_of_memory", message=str(exc))
 

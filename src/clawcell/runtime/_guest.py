@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._callbacks import interrupt_check, rejection_tracker, set_tracker
-from ._crossing import TurnCrossing, run_inline
+from ._controller import controller_source, load_controller
+from ._crossing import FIBERS_USABLE, TurnCrossing, run_inline, run_sliced
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
+from ._first_segment import FirstSegment
 from ._report import StepResult, parse_report
 from ._wasm._engine import CompiledReactor
 from ._wasm._image_file import StoredImage, guest_image_path, read_image, write_image_soon
@@ -29,6 +30,7 @@ from ._wasm._linear_memory import memory_cap
 from ._worker import next_lane
 
 if TYPE_CHECKING:  # snapshots load on the first one: a process that never parks never needs them
+    from ._wasm._exports import CallFuture
     from ._wasm._snapshot import CanonicalImage
 
 __all__ = ["EPOCH_GRACE_S", "Guest"]
@@ -44,18 +46,12 @@ with this much free heap already in the image, most cells never grow it. The fre
 zeros, which a reset drops instead of copying (`_wasm._pages`), so only the pages a cell touched
 cost anything."""
 
-_CONTROLLER_FILE: Final = b"clawcell:controller.js"
-_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 _T = TypeVar("_T")
 _CELL_HEAD: Final = "(async () => {\n"
 _CELL_TAIL: Final = "\n})"
 
 
 _ENTRY_POINTS: Final = ("install", "start", "step", "settle", "describe")
-
-
-def _controller_source() -> str:
-    return _CONTROLLER_PATH.read_text("utf-8")
 
 
 class Guest:
@@ -91,7 +87,7 @@ class Guest:
             return
         # A previous process may have stored this configuration's image (`_image_file`).
         limits = (str(memory_limit_bytes), str(HEAP_HEADROOM_BYTES))
-        path = guest_image_path(_controller_source(), install_config, *limits)
+        path = guest_image_path(controller_source(), install_config, *limits)
         stored = None if path is None else read_image(path, max_size=self._max_memory_bytes)
         if stored is not None:
             try:
@@ -102,7 +98,7 @@ class Guest:
                 pass  # it does not fit this process (other callback slots): built anew
         self._set_up(memory_limit_bytes)
         inst = self.instance
-        (self._install, self._start, self._step, self._settle, self._describe) = _load_controller(
+        (self._install, self._start, self._step, self._settle, self._describe) = load_controller(
             inst
         )
         inst.set_memory_limit(memory_limit_bytes)
@@ -184,8 +180,8 @@ class Guest:
 
     def reset_soon(self) -> None:
         """Forget the previous cell now, and restore the pristine image before guest code runs
-        again: the next segment does it first, on the guest's thread (off the event loop,
-        where copying the image would hold up every other cell).
+        again: the next segment does it first (a cell's first segment begun on the event
+        loop's thread, `first_here`, does it there: a copy bounded by the image).
 
         A restored snapshot replaced the entry points with the ones it carried; they must not
         outlive its run (a forged snapshot would otherwise break every later cell).
@@ -237,12 +233,13 @@ class Guest:
     def start_turn(self, script: int) -> StepResult:
         """Start a compiled cell, run every pending job and report: one guest crossing."""
         inst = self.instance
-        seed = random_bytes(16).hex().encode()
-        value = inst.start_turn(self._start, self._step, script, seed)
+        value = inst.start_turn(self._start, self._step, script, random_bytes(16).hex().encode())
         return parse_report(inst.take_string(value, strict=True))
 
-    def pump(self) -> None:
-        self.instance.run_jobs()
+    def start_future(self, script: int) -> CallFuture:
+        """`start_turn`'s crossing as a call future (see `_first_segment`), not yet run."""
+        seed = random_bytes(16).hex().encode()  # the cell's `Math.random` seed
+        return self.instance.start_future(self._start, self._step, script, seed)
 
     # -- segments: guest code under a leg's deadline --------------------------------------
 
@@ -274,20 +271,31 @@ class Guest:
             )
         return self._guarded(lambda: self.start_turn(script), deadline)
 
-    def turn_crossing(
+    def turn_here(
         self, batch: str | None, deadline: float
-    ) -> TurnCrossing | EngineFailure | None:
-        """`run_segment(None, batch, deadline)` split for a guest thread (see `_crossing`);
-        `None` when the image must be restored first (`run_segment` does it off the loop)."""
-        return None if self._stale else self._crossing(batch, deadline)
-
-    def _crossing(self, batch: str | None, deadline: float) -> TurnCrossing | EngineFailure:
+    ) -> StepResult | EngineFailure | TurnCrossing | None:
+        """`run_segment(None, batch, deadline)` begun on this thread, the event loop's, for
+        a slice (see `_crossing`): its result, or the rest of it for a guest thread; `None`
+        when the image must be restored first (`run_segment` does it off the loop)."""
+        if self._stale:
+            return None
         self._begin(deadline)
         handles = (self._settle, self._step)
-        try:
-            return TurnCrossing(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
-        except ENGINE_EXCEPTIONS as exc:
-            return engine_failure(exc, deadline=deadline)
+        return run_sliced(self.instance, handles, batch, deadline, deadline + EPOCH_GRACE_S)
+
+    def first_here(self, code: str, deadline: float) -> FirstSegment | None:
+        """The first segment begun on this thread, the event loop's, the image restored
+        (see `_first_segment`); `None` without call futures (`FIBERS_USABLE`).
+
+        Raises:
+            RuntimeUnavailableError: the guest's pristine image could not be restored.
+        """
+        if not FIBERS_USABLE:
+            return None
+        self._restore_image()
+        self._begin(deadline)
+        source = _CELL_HEAD + code + _CELL_TAIL
+        return FirstSegment(self, source, deadline, deadline + EPOCH_GRACE_S)
 
     def describe_rejection(self, deadline: float) -> str | EngineFailure | None:
         """The oldest unhandled rejection's text (`None` without one), under `deadline`: it
@@ -377,23 +385,12 @@ class Guest:
         return inst.take_string(inst.call(self._describe, reason))
 
 
-def _load_controller(inst: Instance) -> tuple[int, int, int, int, int]:
-    """Evaluate the controller; its entry points `install`, `start`, `step`, `settle` and
-    `describeError`."""
-    inst.verify_raw_strings()
-    host = inst.eval(_controller_source(), inst.put_cstring(_CONTROLLER_FILE))
-    names = ("install", "start", "step", "settle", "describeError")
-    install, start, step, settle, describe = (inst.get_property(host, n) for n in names)
-    inst.gc()
-    return install, start, step, settle, describe
-
-
 def _fresh_image(reactor: CompiledReactor) -> bytes:
     """The memory of a new instance right after the controller was evaluated, before any
     install: what the canonical image is made of (built twice, once per process)."""
     inst = Instance(reactor, memory_limit_bytes=CANONICAL_MEMORY_LIMIT, interrupt=lambda: False)
     set_tracker(inst, lambda *_: None, set_handler=True)
-    _load_controller(inst)
+    load_controller(inst)
     return inst.memory.copy()
 
 

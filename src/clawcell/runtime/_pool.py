@@ -43,6 +43,7 @@ from ..errors import RuntimeUnavailableError
 from ._guest import Guest
 from ._process import PerProcess, fork_count
 from ._wasm._engine import compiled_reactor
+from ._wasm._stacks import drop_pages
 from ._worker import guest_lanes
 
 __all__ = ["KEEP_WARM_S", "SHELF_GUESTS", "SHELF_KEYS", "GuestPool"]
@@ -149,8 +150,8 @@ class GuestPool:
 
     def acquire(self) -> Guest:
         """A guest that starts its next cell from its pristine image (from this pool, the
-        shelf, or new); a reused guest restores the image in its first segment, on its own
-        thread, so the event loop does not copy it."""
+        shelf, or new); a reused guest restores the image in its first segment (a copy bounded
+        by the image: a guest whose memory grew is never reused, see `release`)."""
         if self._forks != fork_count():  # forked: the parent's guests belong to its engine
             self._idle, self._released_at, self._forks = [], [], fork_count()
             self._parting, self._parting_loop = [], None
@@ -178,10 +179,17 @@ class GuestPool:
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
 
-        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped.
+        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped,
+        and so is one whose store still has a call future (a turn begun and never finished,
+        see `runtime._crossing`): the future is unwound first, so the store is never used
+        beside it.
         Inside a running event loop a reusable guest is put away from a callback of the loop
         (see the module's docstring).
         """
+        future = guest.instance.store.future
+        if future is not None:
+            future.free()
+            guest.retired = True
         if guest.retired or guest.instance.grown:
             _LOAD.get().free(guest)
             self._replace_template(guest)
@@ -210,6 +218,7 @@ class GuestPool:
             load.free(guest)
             if len(self._idle) < self._max_idle:
                 guest.shed()
+                drop_pages(guest.instance.store)
                 self._idle.append(guest)
                 self._released_at.append(time.monotonic())
         self._trim()

@@ -9,9 +9,10 @@ its budgets before it parses anything.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
 
-from .._jsonvalue import parse_json_text
+from .._jsonvalue import parse_json_text, scan_json
 
 __all__ = ["StepResult", "parse_report"]
 
@@ -30,6 +31,9 @@ class StepResult(NamedTuple):
     queued: int
 
 
+_new_tuple: Final[Callable[[type[StepResult], tuple[Any, ...]], StepResult]] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
 def parse_report(text: str) -> StepResult:
     """The step report of `text`: a JSON header, then (one line each) the value's JSON text when the
     value is ready and each request's arguments, which stay text (the host sizes them first).
@@ -39,10 +43,17 @@ def parse_report(text: str) -> StepResult:
     """
     # Each line is copied once; the JSON texts hold no raw newline, so splitting is exact.
     lines = text.split("\n")
-    try:
-        raw = parse_json_text(lines[0])
-    except ValueError as exc:
-        raise MemoryError("the guest could not build its step report") from exc
+    head = lines[0]
+    raw: Any = None
+    try:  # `parse_json_text(head)`, its usual case inline (every turn)
+        raw, end = scan_json(head, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    if end != len(head):
+        try:
+            raw = parse_json_text(head)
+        except ValueError as exc:
+            raise MemoryError("the guest could not build its step report") from exc
     at = 1
     value_json: str | None = None
     if "v" in raw:
@@ -50,12 +61,7 @@ def parse_report(text: str) -> StepResult:
     requests: list[list[Any]] = raw["r"]
     for request, args in zip(requests, lines[at:], strict=True):
         request.append(args)
-    return StepResult(
-        output=raw.get("o", []),
-        requests=requests,
-        cancelled=raw.get("c", []),
-        state=raw["s"],
-        value_json=value_json,
-        error=raw.get("e", ""),
-        queued=raw["q"],
-    )
+    # `StepResult(...)` without the named tuple's Python `__new__` (a frame, every turn).
+    output, cancelled, error = raw.get("o", []), raw.get("c", []), raw.get("e", "")
+    fields = (output, requests, cancelled, raw["s"], value_json, error, raw["q"])
+    return _new_tuple(StepResult, fields)

@@ -1,14 +1,17 @@
 """The guest threads that run guest code off the event loop.
 
-Wasm execution releases the GIL (wasmtime-py calls the engine through `ctypes`), so while a
+Wasm execution releases the GIL (the engine is called through `ctypes`), so while a
 cell computes on a guest thread the event loop keeps serving other work, and cells on
 different guest threads compute in parallel. There is one guest thread per core; each guest
 is given a *lane* (a guest thread) when it is built, and every segment of a cell runs on its
 guest's lane, so a guest's memory stays warm in one core's caches. Each guest keeps its own
 hard deadline (see `_wasm._backstop`), so lanes never disturb each other's backstop.
 
-The hand-off is built for the common segment, a short one (a cell settles a tool reply and
-runs to its next call), whose cost is mostly the hand-off itself:
+What comes here: a segment that computed past its slice of the loop thread (`_crossing`,
+`_first_segment`: a short one, the common case, never leaves the loop thread), every segment
+of a guest that cannot begin it there (V8's; any, where Python cannot run call futures), and
+the description of an unhandled rejection. The hand-off is still built for short jobs, whose
+cost is mostly the hand-off itself:
 
 - The loop wakes a lane's thread by writing a byte to the lane's pipe, and the thread tells
   a waiting loop thread that a job finished by ringing a `Doorbell` (an eventfd that epoll
@@ -24,17 +27,6 @@ runs to its next call), whose cost is mostly the hand-off itself:
   for a busy core counts too), and the lane's next job is awaited at once. With other jobs
   in flight or other callbacks ready the loop never waits: concurrent cells keep computing
   in parallel while it serves them.
-- A quick job submitted with `hold` (a cell's leg asks from its fifth turn on, and ends
-  the hold itself) *holds* its lane: before each quick job the lane's thread is moved to
-  the CPU the loop thread is on (`sched_setaffinity` on the lane's thread, only when that
-  CPU changed), until a job is awaited or outlasts the wait, or the caller calls
-  `release_hold`, which gives the lane's thread back every CPU it had. On an otherwise idle
-  machine the scheduler wakes a sleeping thread on the idle core, so each hand-off of a
-  call-heavy cell woke an idle core and moved the cell's data between caches; woken on the
-  loop thread's CPU, the job usually preempts the loop thread there and is done before the
-  loop thread waits at all. The loop thread's own CPUs are never changed (a process that a
-  tool starts inherits them), nor is a cell's first segments or a short leg ever held
-  (docs/benchmarks.md, "A call-heavy leg held on one CPU").
 - Nothing on the path asks the kernel more than it must: `PerProcess` notices forks
   without `getpid`, and no `contextlib.suppress` (three calls) runs per round trip.
 """
@@ -43,8 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
-import ctypes
 import itertools
 import os
 import threading
@@ -60,17 +50,12 @@ __all__ = [
     "SegmentRunner",
     "guest_lanes",
     "next_lane",
-    "release_hold",
     "run_on_guest_thread",
 ]
 
 SegmentRunner = Callable[..., Awaitable[Any]]
 """How a cell runs a guest segment off the event loop: `run_on_guest_thread`, or `None` in the
 cell's place for the loop thread."""
-
-HOLD = True
-"""Whether a quick job asked to `hold` holds its lane on the loop thread's CPU (read when the
-lanes start; a process that may not set affinities stops at the first refusal)."""
 
 SYNC_WAIT_S: Final = 0.001
 """How long the loop thread waits for a guest job before it awaits it through the loop (the
@@ -133,35 +118,9 @@ class _Worker:
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
         (its next one is awaited)."""
-        self.pinned = -1
-        """The CPU this lane's thread is kept on (`-1`: any the process may use)."""
-        self._free_cpus: set[int] | None = None
         name = f"clawcell-guest-{lane}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
-
-    def follow(self, cpu: int) -> bool:
-        """Keep the thread on `cpu` (the held loop thread's): whether it could be."""
-        tid = self._thread.native_id
-        if not tid:  # never 0 either: that would be the calling thread, the loop's own
-            return False
-        try:
-            if self._free_cpus is None:
-                self._free_cpus = os.sched_getaffinity(tid)
-            os.sched_setaffinity(tid, (cpu,))
-        except OSError:  # not allowed here: the thread stays where it is
-            return False
-        self.pinned = cpu
-        return True
-
-    def release(self) -> None:
-        """Let the thread run on any CPU it could before `follow`."""
-        tid = self._thread.native_id
-        if self.pinned < 0 or self._free_cpus is None or not tid:
-            return
-        self.pinned = -1
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(tid, self._free_cpus)
 
     def submit(self, job: _Job) -> None:
         job.submitted = time.perf_counter()
@@ -215,35 +174,6 @@ class _Lanes:
         self.done = Doorbell()
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
-        self.can_hold = _current_cpu is not None and HOLD
-        self.held: tuple[int, _Worker] | None = None
-        """The thread that holds (`threading.get_ident`) and the lane it holds."""
-
-    def hold(self, worker: _Worker) -> None:
-        """Hold `worker`'s lane for the calling thread (the loop's) until `let_go`: each of
-        its quick jobs first moves the lane's thread to the CPU the calling thread is on
-        (`follow_here`)."""
-        self.held = (threading.get_ident(), worker)
-        _holding[0] = True
-
-    def follow_here(self, worker: _Worker) -> None:
-        """Before a held job is submitted: the lane's thread on the calling thread's CPU."""
-        held = self.held
-        assert held is not None
-        if held[0] != threading.get_ident() or held[1] is not worker:  # another loop or lane
-            self.let_go()
-            return
-        cpu = _current_cpu()  # pyright: ignore[reportOptionalCall]
-        if cpu < 0 or (cpu != worker.pinned and not worker.follow(cpu)):  # may not move it
-            self.can_hold = False
-            self.let_go()
-
-    def let_go(self) -> None:
-        """Give the held lane's thread back the CPUs it could use before."""
-        held, self.held = self.held, None
-        _holding[0] = False
-        if held is not None:
-            held[1].release()
 
     def wait_for(self, job: _Job) -> bool:
         """Wait up to `SYNC_WAIT_S` for `job` on this thread: whether it finished."""
@@ -258,19 +188,6 @@ class _Lanes:
                 return True
 
 
-def _native_current_cpu() -> Callable[[], int] | None:
-    """The C library's `sched_getcpu` (no GIL hand-off: `PyDLL`), or `None` without one."""
-    try:
-        return ctypes.PyDLL(None).sched_getcpu
-    except (OSError, AttributeError):
-        return None
-
-
-_current_cpu = _native_current_cpu()
-_holding = [False]
-"""Whether some lane is held (read by `release_hold` without building the lanes)."""
-
-
 def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether `loop` has other work ready to run (other cells' steps, settled tools): then
     it must not wait. One callback is allowed: after a tool call it is the finished task's
@@ -283,12 +200,6 @@ def _has_ready_callbacks(loop: asyncio.AbstractEventLoop) -> bool:
 _lanes = PerProcess(_Lanes)  # a forked child does not inherit the threads: it starts its own
 
 
-def release_hold() -> None:
-    """End a hold of a lane (a cell's leg ended): its thread may use every CPU again."""
-    if _holding[0]:
-        _lanes.get().let_go()
-
-
 def next_lane() -> int:
     """The lane for a new guest: lanes are handed out in turn."""
     lanes = _lanes.get()
@@ -296,34 +207,24 @@ def next_lane() -> int:
 
 
 async def run_on_guest_thread(
-    function: Callable[..., Any], *args: Any, lane: int = 0, hold: bool = False
+    function: Callable[..., Any], *args: Any, lane: int = 0, awaited: bool = False
 ) -> Any:
     """`function(*args)` on guest thread `lane`, awaited from the event loop (or waited for
-    briefly on the loop thread, see the module's docstring). With `hold`, a quick job holds
-    the lane on the calling thread's CPU until a job is awaited or outlasts the wait, or the
-    caller calls `release_hold`."""
+    briefly on the loop thread, see the module's docstring; never when `awaited`: the job is
+    the rest of a segment that already held the loop thread for its slice)."""
     lanes = _lanes.get()
     worker = lanes.workers[lane % len(lanes.workers)]
     job = _Job(function, args)
     in_flight = lanes.in_flight
     loop = asyncio.get_running_loop()
-    quick = not in_flight and not worker.slow and not _has_ready_callbacks(loop)
+    quick = not (awaited or in_flight or worker.slow or _has_ready_callbacks(loop))
     in_flight.add(job)
     if not quick:
         job.future = loop.create_future()
-        if lanes.held is not None:
-            lanes.let_go()
-    elif lanes.held is not None or (hold and lanes.can_hold):
-        if lanes.held is None:
-            lanes.hold(worker)
-        lanes.follow_here(worker)
     worker.submit(job)
-    if quick:
-        if lanes.wait_for(job):
-            in_flight.discard(job)
-            return job.outcome()
-        if lanes.held is not None:  # it computes: on any core, beside the loop, not under it
-            lanes.let_go()
+    if quick and lanes.wait_for(job):
+        in_flight.discard(job)
+        return job.outcome()
     if job.future is None:
         job.future = loop.create_future()
         if job.finished:  # it ended before the worker could see the future

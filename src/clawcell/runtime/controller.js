@@ -20,6 +20,7 @@
   const setPrototypeOf = O.setPrototypeOf;
   const apply = Reflect.apply;
   const getOwnPropertyDescriptor = O.getOwnPropertyDescriptor;
+  const objectCreate = O.create;
   const hasOwn = O.hasOwn;
   const isArray = Array.isArray;
   const ObjectProto = O.prototype;
@@ -529,12 +530,18 @@
     } catch (error) {
       return new PromiseCtor((_, reject) => reject(error));
     }
-    return send(method, argsJson, site);
+    return send(method, "bridge:" + method + ":", '","' + method + '"]', "\n" + argsJson, site);
   }
 
+  // A tool call's id is `CALL_PREFIX<n>`, and its text in the step report `["<id>` then
+  // `CALL_SUFFIX` (see `send`): both made once, not per call.
+  const CALL_PREFIX = "bridge:callValue:";
+  const CALL_SUFFIX = '","callValue"]';
+
   // `request("callValue", [name, input], site)` of a tool handle, whose name's JSON text
-  // (`head`: `[<name>,`) is made once per handle: only the input is stringified per call.
-  function callValue(head, input, site) {
+  // (`headLine`: a newline, then `[<name>,`) is made once per handle: only the input is
+  // stringified per call.
+  function callValue(headLine, input, site) {
     if (overflow !== null) throw overflow;
     let text;
     try {
@@ -542,18 +549,21 @@
     } catch (error) {
       return new PromiseCtor((_, reject) => reject(error));
     }
-    return send("callValue", head + (text === undefined ? "null" : text) + "]", site);
+    return send("callValue", CALL_PREFIX, CALL_SUFFIX, headLine + (text === undefined ? "null" : text) + "]", site);
   }
 
-  // Number the request (`bridge:<method>:<n>`), admit it (in flight while fewer than
-  // `maxPending` are, else queued, up to MAX_QUEUED), and make the promise its reply settles.
-  // This runs once per tool call, so it is written out here rather than split into helpers,
-  // and the waiter is `[resolve, reject, site]` from `Promise.withResolvers` (no executor).
-  function send(method, argsJson, site) {
+  // Number the request (`bridge:<method>:<n>`, which is `prefix` and `n`), admit it (in flight
+  // while fewer than `maxPending` are, else queued, up to MAX_QUEUED), and make the promise its
+  // reply settles. An entry is `[id, report, argsLine]`: `report` the request's text in the step
+  // report (`["<id>","<method>"]`, `suffix` being `","<method>"]`) and `argsLine` a newline and
+  // its arguments' JSON, so `step` only joins them. This runs once per tool call, so it is
+  // written out here rather than split into helpers, and the waiter is `[resolve, reject,
+  // site]` from `Promise.withResolvers` (no executor).
+  function send(method, prefix, suffix, argsLine, site) {
     const n = (counters[method] || 0) + 1;
     counters[method] = n;
-    const id = "bridge:" + method + ":" + n;
-    const entry = [id, method, argsJson];
+    const id = prefix + n;
+    const entry = [id, '["' + id + suffix, argsLine];
     if (inflight < maxPending) {
       inflight += 1;
       outbox[outbox.length] = entry;
@@ -611,9 +621,12 @@
 
   // Guest -> host: one JSON text with new output, admitted requests and the cell state.
   // Built by hand: this runs once per bridge round trip, and empty parts are left out.
+  // The report's opening in each state when no request waits in the queue (the usual case).
+  const OPENINGS = freeze(['{"s":0,"q":0', '{"s":1,"q":0', '{"s":2,"q":0', '{"s":3,"q":0']);
+
   function step() {
     const status = overflow !== null ? 3 : state;
-    let text = '{"s":' + status + ',"q":' + queue.length;
+    let text = queue.length === 0 ? OPENINGS[status] : '{"s":' + status + ',"q":' + queue.length;
     if (output.length > 0) {
       text += ',"o":' + jsonArray(output);
       output.length = 0;
@@ -629,14 +642,14 @@
     if (status === 3) text += ',"e":' + stringify(overflow.message);
     text += ',"r":[';
     let args = status === 1 ? "\n" + valueJson : "";
+    // Each request is `["<id>","<method>"]` here (an id is `bridge:<method>:<n>` and a method
+    // one of the controller's own names: letters, digits and colons, which JSON writes as they
+    // are), and its arguments follow the report on a line of their own (JSON text never holds
+    // a raw newline), so the host can size them before it parses them. `send` made both texts.
     for (let i = 0; i < outbox.length; i++) {
       const r = outbox[i];
-      // An id is `bridge:<method>:<n>` and a method one of the controller's own names: both
-      // are letters, digits and colons, which JSON writes as they are.
-      text += (i ? ',["' : '["') + r[0] + '","' + r[1] + '"]';
-      // Each request's arguments follow the report on a line of their own (JSON text never
-      // holds a raw newline), so the host can size them before it parses them.
-      args += "\n" + r[2];
+      text += i ? "," + r[1] : r[1];
+      args += r[2];
     }
     outbox.length = 0;
     return text + "]}" + args;
@@ -787,7 +800,7 @@
   // the same frames as before.
   function fastSite(fn) {
     if (!fastSites || userPrepare !== undefined || getLimit() !== DEFAULT_LIMIT) return undefined;
-    const site = { __proto__: null };
+    const site = objectCreate(null); // (a literal's `__proto__: null` copies its shape)
     setLimit(DEFAULT_LIMIT - 2);
     try {
       captureStackTrace(site, fn);
@@ -840,11 +853,25 @@
 
   function makeHandle(meta) {
     const name = meta.callableName;
-    const head = "[" + stringify(name) + ",";
+    const headLine = "\n[" + stringify(name) + ",";
     let proto;
+    // The call site is `fastSite(handle) ?? callSite()` written out (a frame fewer on every
+    // call; `callValue` stays a function: written out too, it made a call cost more).
     const handle = function (input) {
       const value = input === undefined ? {} : input;
-      const promise = callValue(head, value, fastSite(handle) ?? callSite());
+      let site;
+      if (fastSites && userPrepare === undefined && getLimit() === DEFAULT_LIMIT) {
+        site = objectCreate(null);
+        setLimit(DEFAULT_LIMIT - 2);
+        try {
+          captureStackTrace(site, handle);
+        } finally {
+          setLimit(DEFAULT_LIMIT);
+        }
+      } else {
+        site = callSite();
+      }
+      const promise = callValue(headLine, value, site);
       if (proto === undefined) proto = hintProto(name);
       setPrototypeOf(promise, proto);
       return promise;

@@ -11,9 +11,11 @@ import pytest
 
 from clawcell import CodeMode, Limits
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._wasm._backstop import Watchdog
+from clawcell.runtime._wasm._backstop import TRAP_MESSAGE, Watchdog, run_slice
 from clawcell.runtime._wasm._exports import GuestTrap
+from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import echo_tool, failure
+from tests.runtime.wasm._calls import backstop
 
 INSTALL = '{"maxPending":16,"bindings":[]}'
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
@@ -30,7 +32,7 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
 
     def sort() -> None:
         try:
-            with sorter.instance.backstop(time.monotonic()):
+            with backstop(sorter.instance, time.monotonic()):
                 sorter.instance.eval(SORT)
         except GuestTrap as exc:
             trapped.append(exc)
@@ -40,7 +42,7 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
     thread = threading.Thread(target=sort)
     thread.start()
     while True:  # at least one round, however fast the other thread traps on a loaded machine
-        with busy.instance.backstop(time.monotonic() + 3600):
+        with backstop(busy.instance, time.monotonic() + 3600):
             assert busy.instance.take_string(busy.instance.eval("1 + 1")) == "2"
         if done.is_set():
             break
@@ -51,9 +53,9 @@ def test_a_passed_hard_deadline_traps_while_another_guest_enters_and_leaves_back
 
 def test_an_epoch_bump_for_one_guest_does_not_trap_another() -> None:
     first, second = _guest(), _guest()
-    with pytest.raises(GuestTrap), first.instance.backstop(time.monotonic()):
+    with pytest.raises(GuestTrap), backstop(first.instance, time.monotonic()):
         first.instance.eval("for (;;) {}")
-    with second.instance.backstop(time.monotonic() + 3600):
+    with backstop(second.instance, time.monotonic() + 3600):
         assert second.instance.take_string(second.instance.eval("'fine'")) == "fine"
 
 
@@ -65,12 +67,12 @@ def test_an_earlier_deadline_wakes_the_watchdog_sleeping_toward_a_later_one() ->
 
     def spin() -> None:
         try:
-            with near.instance.backstop(time.monotonic() + 0.05):
+            with backstop(near.instance, time.monotonic() + 0.05):
                 near.instance.eval("for (;;) {}")
         except GuestTrap as exc:
             trapped.append(exc)
 
-    with far.instance.backstop(time.monotonic() + 3600):
+    with backstop(far.instance, time.monotonic() + 3600):
         thread = threading.Thread(target=spin, daemon=True)
         thread.start()
         thread.join(120)
@@ -135,3 +137,36 @@ def test_the_watchdog_misses_no_deadline_watched_from_many_threads_without_a_loc
         time.sleep(0.01)
         waited += 1
     assert engine.bumps == expected
+
+
+def test_a_hard_deadline_passed_while_a_call_future_was_suspended_stops_it_once_resumed() -> None:
+    """A turn or a first segment suspended at the end of its slice may wait for its guest
+    thread (other cells' segments queued on the lane) past its hard deadline: the watchdog's
+    one bump then comes while it is suspended. Wasmtime sets the next epoch deadline when
+    the call resumes, from the epoch then, so that bump was lost and the resumed call ran on
+    without a backstop (a long native operation, unbounded). It must trap at once."""
+    instance = Instance(compiled_reactor(), memory_limit_bytes=64 << 20, interrupt=lambda: False)
+    source = b"let n = 0; for (let i = 0; i < 3e6; i++) n += i % 7; n"
+    ptr = instance.put_cstring(source)
+    filename = instance._filename  # pyright: ignore[reportPrivateUsage]
+    future = instance._f["JS_Eval"].start(instance.ctx, ptr, len(source), filename, 0)  # pyright: ignore[reportPrivateUsage]
+    slice_over = time.monotonic()
+    assert not run_slice(future, instance.hard_deadline, instance.reactor.watchdog, slice_over)
+    instance.hard_deadline.at = 0.0  # the hard deadline passes while it waits ...
+    instance.reactor.engine.increment_epoch()  # ... and the watchdog's one bump comes then
+    failures: list[BaseException] = []
+
+    def resume() -> None:
+        while not future.poll():
+            pass
+        try:
+            future.result()
+        except GuestTrap as exc:
+            failures.append(exc)
+
+    worker = threading.Thread(target=resume)
+    worker.start()
+    worker.join()
+    instance.hard_deadline.at = float("inf")
+    assert len(failures) == 1 and TRAP_MESSAGE in str(failures[0])
+    assert instance.store.future is None

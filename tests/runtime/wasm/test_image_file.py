@@ -65,7 +65,7 @@ def test_the_next_guest_starts_from_the_stored_image_without_evaluating_the_cont
 ) -> None:
     built = guest()
     [stored] = cache.glob("img-*.bin")
-    monkeypatch.setattr(_guest, "_load_controller", _no_controller)
+    monkeypatch.setattr(_guest, "load_controller", _no_controller)
     loaded = guest()
     assert bytes(loaded.instance.memory.image) == bytes(built.instance.memory.image)
     assert loaded.instance.memory.image_sp == built.instance.memory.image_sp
@@ -98,13 +98,13 @@ def test_a_damaged_image_is_ignored_and_written_again(
     else:
         stored.write_bytes(b"not an image")
     evaluated: list[bool] = []
-    real = _guest._load_controller  # pyright: ignore[reportPrivateUsage]
+    real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
 
     def counting(inst: object) -> tuple[int, int, int, int, int]:
         evaluated.append(True)
         return real(inst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_guest, "_load_controller", counting)
+    monkeypatch.setattr(_guest, "load_controller", counting)
     rebuilt = guest()
     assert evaluated == [True]  # built from scratch
     again = read_image(stored, max_size=2 * LIMIT)  # and stored again, whole
@@ -125,8 +125,8 @@ def test_an_image_whose_callback_slots_differ_is_not_used(
     moved = {**stored.handles, "tracker": stored.handles["tracker"] + 1}
     write_image(path, dataclasses.replace(stored, handles=moved))
     evaluated: list[bool] = []
-    real = _guest._load_controller  # pyright: ignore[reportPrivateUsage]
-    monkeypatch.setattr(_guest, "_load_controller", lambda i: (evaluated.append(True), real(i))[1])  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_guest, "load_controller", lambda i: (evaluated.append(True), real(i))[1])  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
     g = guest()
     assert evaluated == [True]
     assert script(g, "6 * 7") == "42"

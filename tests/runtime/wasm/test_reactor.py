@@ -27,6 +27,7 @@ from clawcell.runtime._wasm._engine import (
 )
 from clawcell.runtime._wasm._exports import SIGNATURES, GuestTrap
 from tests.conftest import in_forked_child
+from tests.runtime.wasm._calls import backstop
 
 INSTALL = json.dumps({"maxPending": 16, "bindings": []})
 SORT = "const a = 'abcdefghij'.repeat(3e5).split(''); a.sort(); a.length"
@@ -260,7 +261,7 @@ def test_the_interrupt_handler_stops_a_busy_loop_uncatchably() -> None:
 def test_the_epoch_backstop_traps_a_long_native_operation() -> None:
     g = guest(256 * 1024 * 1024)
     # The interrupt handler never fires (no deadline): only the backstop can stop the sort.
-    with pytest.raises(GuestTrap, match="interrupt"), g.instance.backstop(time.monotonic() + 0.3):
+    with pytest.raises(GuestTrap, match="interrupt"), backstop(g.instance, time.monotonic() + 0.3):
         g.instance.eval(SORT)
     g.reset()
     assert evaluate(g, "'alive'") == "alive"
@@ -321,7 +322,7 @@ def test_a_guest_cloned_from_the_template_has_working_host_callbacks() -> None:
     # A broken interrupt handler traps at the backstop, never hangs.
     with (
         pytest.raises(JSException, match="interrupted"),
-        clone.instance.backstop(time.monotonic() + 2),
+        backstop(clone.instance, time.monotonic() + 2),
     ):
         clone.start_turn(clone.compile("while (true) {}"))
     clone.reset()
@@ -427,3 +428,16 @@ def test_a_first_segment_refuses_a_batch_to_settle() -> None:
     assert isinstance(script, int)
     with pytest.raises(ValueError, match=r"settles no batch \(got '\[\]'\): settle it"):
         g.run_segment(script, "[]", time.monotonic() + 30)
+
+
+def test_the_raw_string_reader_follows_the_memory_as_it_grows() -> None:
+    # The reader keeps a view of the memory as far as it had grown: a string placed past
+    # that, once the memory grew, is read from a longer view, not cut short.
+    inst = guest().instance
+    assert inst.take_string(inst.eval("'small'")) == "small"
+    before = inst.memory.size
+    text = inst.take_string(inst.eval("globalThis.big = 'é'.repeat(3000000) + 'z'; big"))
+    assert inst.memory.size > before
+    assert len(text) == 3000001 and text.endswith("éz")
+    inst.raw_strings = False
+    assert text == inst.take_string(inst.eval("big"))

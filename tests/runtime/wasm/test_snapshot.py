@@ -68,7 +68,7 @@ def test_a_snapshot_restores_globals_closures_and_promises_in_another_guest() ->
     target = guest()
     target.restore(blob)
     assert evaluate(target, PROBE) == PROBED
-    target.pump()
+    target.instance.run_jobs()
     assert evaluate(target, "finished") == "done"
     # The source guest is untouched by the snapshot and still has its own state.
     assert evaluate(source, "counter()") == "3"

@@ -30,10 +30,10 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from ...errors import RuntimeUnavailableError
+from .._controller import controller_source
 from .._executor import ExecutorGuest, GuestConfig
 from ._guest import V8Guest
 from ._process import HEAP_OVERHEAD_MB, spawn
@@ -41,7 +41,6 @@ from ._process import HEAP_OVERHEAD_MB, spawn
 __all__ = ["V8Executor"]
 
 _MIB: Final = 1024 * 1024
-_CONTROLLER_PATH: Final = Path(__file__).parent.parent / "controller.js"
 
 
 class _Pool:
@@ -286,5 +285,5 @@ _controller_text: list[str] = []
 
 def _controller() -> str:
     if not _controller_text:
-        _controller_text.append(_CONTROLLER_PATH.read_text("utf-8"))
+        _controller_text.append(controller_source())
     return _controller_text[0]

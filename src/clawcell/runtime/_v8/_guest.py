@@ -204,9 +204,13 @@ class V8Guest:
             return reply
         return self._result(reply)
 
-    def turn_crossing(self, batch: str | None, deadline: float) -> None:
-        """A V8 turn is one request to the worker process: it is not split."""
+    def turn_here(self, batch: str | None, deadline: float) -> None:
+        """A V8 turn is one request to the worker process: it is not begun here."""
         del batch, deadline
+
+    def first_here(self, code: str, deadline: float) -> None:
+        """A V8 cell's first segment may start its worker process: not begun here."""
+        del code, deadline
 
     def _result(self, reply: dict[str, Any]) -> StepResult | EngineFailure:
         if not reply.get("ok"):

@@ -16,6 +16,22 @@ registry never holds a guest.
 
 The interrupt handler itself (`interrupt_handler`) is QuickJS's: it runs about every 10,000
 interpreter ticks and stops the guest with an uncatchable `InternalError: interrupted`.
+
+Slices: a call future (`_exports.CallFuture`) run on the event loop's thread is given a
+slice (`HardDeadline.slice_at`, watched like a deadline). When the slice is over, the
+callback suspends the call (`UPDATE_DEADLINE_YIELD`) rather than trapping, and the caller
+moves it to a guest thread (`runtime._crossing`). It never suspends a call inside a host
+function's frame (`in_host_function`): that frame would then be resumed on another thread.
+The watchdog bumps the epoch once per slice, so when that bump is first seen inside a host
+function (guest code it calls checks the epoch too), the callback sets the store's deadline
+to the current epoch: every later check calls it again, and the first one outside the host
+function suspends the call. (A deadline one epoch ahead would wait for a bump that may never
+come: the call would run on the loop thread to its end, past the hard deadline the slice's
+watch stands in for.)
+The callback is only ever asked to suspend a call future: `slice_at` is set only while one is
+polled (and taken back whatever `run_slice` raises), and the callback suspends nothing while
+its store runs no call future (`HardDeadline.suspendable`), so a synchronous call never sees
+a yield, which wasmtime would fail wherever the guest was (inside `malloc`, say).
 """
 
 from __future__ import annotations
@@ -23,35 +39,55 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import weakref
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from ._capi import EPOCH_CALLBACK, FINALIZER, UPDATE_DEADLINE_CONTINUE, capi
+from ._capi import (
+    EPOCH_CALLBACK,
+    FINALIZER,
+    UPDATE_DEADLINE_CONTINUE,
+    UPDATE_DEADLINE_YIELD,
+    capi,
+)
 from ._handles import Engine, Store
-from ._host_funcs import keep_host_exception
+from ._host_funcs import in_host_function, keep_host_exception
 
 __all__ = [
     "CALLBACK_FAILED",
     "INTERRUPT_SIGNATURE",
     "TRAP_MESSAGE",
     "HardDeadline",
+    "Pollable",
     "Watchdog",
     "install_backstop",
     "interrupt_handler",
+    "run_slice",
 ]
 
 TRAP_MESSAGE: Final = "wasm trap: interrupt (the hard deadline of this guest passed)"
 
 
 class HardDeadline:
-    """The `time.monotonic()` instant after which this store's guest code traps."""
+    """The `time.monotonic()` instant after which this store's guest code traps (`at`), and
+    the one after which its call future is suspended (`slice_at`: see the module's
+    docstring)."""
 
-    __slots__ = ("at",)
+    __slots__ = ("_store", "at", "slice_at")
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store) -> None:
         self.at = float("inf")
+        self.slice_at = float("inf")
+        self._store = weakref.ref(store)
+
+    def suspendable(self) -> bool:
+        """Whether the store runs a call future (only one may be suspended: wasmtime fails
+        a synchronous call its callback answers with a yield)."""
+        store = self._store()
+        return store is not None and store.future is not None
 
 
+_NEVER: Final = float("inf")
 _deadlines: dict[int, HardDeadline] = {}
 _keys = itertools.count(1)
 _TRAP_BYTES: Final = TRAP_MESSAGE.encode()
@@ -66,10 +102,24 @@ def _on_epoch(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
     # failure traps the guest instead, which is the safe side of a deadline.
     try:
         deadline = _deadlines.get(data or 0)
-        if deadline is not None and time.monotonic() >= deadline.at:
-            return capi().error_new(_TRAP_BYTES) or 0
         delta[0] = 1
         kind[0] = UPDATE_DEADLINE_CONTINUE
+        if deadline is not None:
+            now = time.monotonic()
+            if now >= deadline.at:
+                return capi().error_new(_TRAP_BYTES) or 0
+            if now >= deadline.slice_at and deadline.suspendable():
+                if in_host_function():
+                    # Not here; but the slice's one bump is spent: check again at once,
+                    # so the call is suspended at its first check outside the host function.
+                    delta[0] = 0
+                else:
+                    deadline.slice_at = _NEVER
+                    kind[0] = UPDATE_DEADLINE_YIELD
+                    # Wasmtime sets the next deadline when the call resumes, from the epoch
+                    # then: a bump while it was suspended (the hard deadline's one, say, as
+                    # it waits for a guest thread) would be lost. Ask again at once instead.
+                    delta[0] = 0
         return 0
     except BaseException as exc:
         keep_host_exception(exc)  # the `GuestTrap`'s cause
@@ -85,7 +135,7 @@ def _forget(key: int | None, _table: dict[int, Any] = _deadlines) -> None:
 
 def install_backstop(store: Store) -> HardDeadline:
     """Route `store`'s epoch deadline through its own `HardDeadline` (returned)."""
-    deadline = HardDeadline()
+    deadline = HardDeadline(store)
     key = next(_keys)
     _deadlines[key] = deadline
     store.keep(_on_epoch, _forget)  # C calls them as long as the store lives
@@ -159,6 +209,27 @@ class Watchdog:
                 return self._watched.copy()
             except RuntimeError:  # changed size during the copy
                 continue
+
+
+def run_slice(future: Pollable, deadline: HardDeadline, watchdog: Watchdog, until: float) -> bool:
+    """Poll `future` (of the store `deadline` belongs to) on this thread until it returns
+    (True) or, past `until` (`time.monotonic()`), is suspended at its next epoch check
+    (False: poll it again, from any thread). The watchdog bumps the epoch at `until`, so
+    guest code inside a long native operation is suspended too."""
+    token = 0
+    try:
+        deadline.slice_at = until
+        token = watchdog.watch(until)
+        return future.poll()
+    finally:
+        deadline.slice_at = _NEVER  # first: an exception below must not leave a slice set
+        watchdog.unwatch(token)
+
+
+class Pollable(Protocol):
+    """A call future (`_exports.CallFuture`), as a slice runs it."""
+
+    def poll(self) -> bool: ...
 
 
 INTERRUPT_SIGNATURE: Final = (("i32", "i32"), ("i32",))

@@ -38,6 +38,7 @@ __all__ = [
     "REQUIREMENT",
     "UNCHECKED_CALLBACK",
     "UPDATE_DEADLINE_CONTINUE",
+    "UPDATE_DEADLINE_YIELD",
     "VAL_FUNCREF",
     "VAL_I32",
     "VAL_I64",
@@ -68,6 +69,9 @@ VAL_FUNCREF: Final = 5
 KIND_NAMES: Final = {0: "i32", 1: "i64", 2: "f32", 3: "f64", 4: "v128", 128: "externref"}
 """`wasm_valkind_t` as wasm text names it (129, funcref, is absent: no export takes one)."""
 UPDATE_DEADLINE_CONTINUE: Final = 0
+UPDATE_DEADLINE_YIELD: Final = 1
+"""The epoch callback's answer that suspends a call future (`wasmtime_call_future_poll`
+returns false) rather than running on; a synchronous call must never be given it."""
 
 
 class EngineError(RuntimeUnavailableError):
@@ -159,6 +163,10 @@ class CApi:
         self.config_memory_reservation_for_growth_set = fn(
             "wasmtime_config_memory_reservation_for_growth_set", None, p, u64
         )
+        self.config_async_stack_size_set = fn("wasmtime_config_async_stack_size_set", None, p, u64)
+        self.config_host_stack_creator_set = fn(
+            "wasmtime_config_host_stack_creator_set", None, p, p
+        )
         self.config_cranelift_opt_level_set = fn(
             "wasmtime_config_cranelift_opt_level_set", None, p, c_uint8
         )
@@ -198,6 +206,9 @@ class CApi:
         self.instance_export_get = fn("wasmtime_instance_export_get", c_bool, p, p, p, size, p)
         self.func_type = fn("wasmtime_func_type", p, p, p)
         self.func_call_unchecked = fn("wasmtime_func_call_unchecked", p, p, p, p, size, p)
+        self.func_call_async = fn("wasmtime_func_call_async", p, p, p, p, size, p, size, p, p)
+        self.call_future_poll = fn("wasmtime_call_future_poll", c_bool, p)
+        self.call_future_delete = fn("wasmtime_call_future_delete", None, p)
         self.func_new_unchecked = fn("wasmtime_func_new_unchecked", None, p, p, p, p, p, p)
         self.functype_new = fn("wasm_functype_new", p, p, p)
         self.functype_params = fn("wasm_functype_params", p, p)

@@ -40,6 +40,10 @@ _KEPT_BUILDS = 3
 # Bump when the patch or engine configuration changes, so stale cache files are ignored.
 _PATCH_VERSION: Final = "6"
 MAX_WASM_STACK: Final = 2 * 1024 * 1024  # never above 2 MiB: wasmtime-py 50 aborted the process
+ASYNC_STACK_SIZE: Final = MAX_WASM_STACK + 4 * 1024 * 1024
+"""The stack a call future runs on (`_exports.CallFuture`): the guest's wasm may use
+`MAX_WASM_STACK` of it, and the host functions it calls (Python, with the collector and the
+finalizers it may run) the rest. Pages are touched only as deep as a call goes."""
 MEMORY_RESERVATION: Final = 4 * 1024 * 1024 * 1024
 
 EXPORTED_FUNCTIONS: Final = (
@@ -73,6 +77,8 @@ class CompiledReactor:
         self.engine = Engine(
             epoch_interruption=True,
             max_wasm_stack=MAX_WASM_STACK,
+            async_stack_size=ASYNC_STACK_SIZE,
+            own_stacks=True,
             memory_reservation=MEMORY_RESERVATION,
             memory_reservation_for_growth=0,
             optimize_for_speed=True,

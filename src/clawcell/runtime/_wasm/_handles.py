@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import weakref
 from ctypes import byref, c_void_p
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .._process import fork_count
 from ._capi import (
@@ -39,8 +40,10 @@ from ._capi import (
     raise_error,
     trap_text,
 )
+from ._stacks import install as install_stacks
 
 __all__ = [
+    "CallInFlight",
     "Engine",
     "Export",
     "Linker",
@@ -110,6 +113,8 @@ class Engine(_Closable):
         *,
         epoch_interruption: bool = False,
         max_wasm_stack: int | None = None,
+        async_stack_size: int | None = None,
+        own_stacks: bool = False,
         memory_reservation: int | None = None,
         memory_reservation_for_growth: int | None = None,
         optimize_for_speed: bool = False,
@@ -120,6 +125,10 @@ class Engine(_Closable):
             api.config_epoch_interruption_set(config, True)
         if max_wasm_stack is not None:
             api.config_max_wasm_stack_set(config, max_wasm_stack)
+        if async_stack_size is not None:
+            api.config_async_stack_size_set(config, async_stack_size)
+        if own_stacks:  # call futures' stacks from `_stacks`, which can give pages back
+            install_stacks(api, config)
         if memory_reservation is not None:
             api.config_memory_reservation_set(config, memory_reservation)
         if memory_reservation_for_growth is not None:
@@ -176,12 +185,36 @@ class Module(_Closable):
         self._api.module_delete(ptr)
 
 
+class CallInFlight(Protocol):
+    """A store's call future (`_exports.CallFuture`), as the store sees it."""
+
+    def free(self) -> None: ...
+
+
 class Store(_Owned):
     """A `wasmtime_store_t` and its context, freed when collected (it keeps its engine; host
     functions and the epoch callback's data are released by the finalizers the store runs
-    when freed)."""
+    when freed).
 
-    __slots__ = ("_callbacks", "context", "engine")
+    `future` is the store's call future while one is alive (the C API allows one at a time).
+    The store refers to it weakly and the future holds the store, so the future is freed
+    first when it is freed by reference counting; a strong reference back would make a cycle
+    the collector cannot see whole (the future's function argument is a ctypes `byref`, which
+    the collector does not traverse), and the store would never be freed. Freed by the
+    collector in one batch of garbage, the two may be finalized in either order, and the weak
+    reference is already cleared then; so the future's C pointer is also kept in `calls`, a
+    list the two share: whichever is finalized first frees the future (a suspended one is
+    unwound, which needs the store)."""
+
+    __slots__ = (
+        "__weakref__",
+        "_callbacks",
+        "_future",
+        "calls",
+        "context",
+        "engine",
+        "fiber_stack",
+    )
 
     def __init__(self, engine: Engine) -> None:
         api = engine._api  # pyright: ignore[reportPrivateUsage]
@@ -189,6 +222,21 @@ class Store(_Owned):
         self.engine = engine
         self.context: int = api.store_context(self.ptr)
         self._callbacks: list[object] = []
+        self._future: weakref.ref[CallInFlight] | None = None
+        self.calls = [0]
+        """The live call future's `wasmtime_call_future_t` (0: none), shared with it."""
+        self.fiber_stack = 0
+        """The key of the stack its call futures run on (`_stacks`; 0: none claimed yet)."""
+
+    @property
+    def future(self) -> CallInFlight | None:
+        """The store's call future while one is alive (see the class's docstring)."""
+        ref = self._future
+        return None if ref is None else ref()
+
+    @future.setter
+    def future(self, future: CallInFlight | None) -> None:
+        self._future = None if future is None else weakref.ref(future)
 
     def keep(self, *callbacks: object) -> None:
         """Keep ctypes callbacks handed to wasmtime for this store alive as long as it."""
@@ -197,6 +245,11 @@ class Store(_Owned):
                 self._callbacks.append(callback)
 
     def _free(self, ptr: int) -> None:
+        calls = self.calls
+        call, calls[0] = calls[0], 0
+        if call:  # never, but for a future collected with its store: it borrows the store
+            self._future = None
+            self._api.call_future_delete(call)
         self.context = 0
         self._api.store_delete(ptr)  # runs the finalizers, which `_callbacks` still holds
 

@@ -40,6 +40,7 @@ from ._handles import Signature, Store, payload
 __all__ = [
     "TRAP_ON_EXCEPTION",
     "add_to_table",
+    "in_host_function",
     "keep_host_exception",
     "live_host_functions",
     "take_host_exception",
@@ -56,6 +57,8 @@ _entries: dict[int, tuple[Callable[..., Any], tuple[bool, ...], bool]] = {}
 _keys = itertools.count(1)
 _failures: dict[int, BaseException] = {}
 """thread id -> the exception of the host function whose trap that thread reports next."""
+_depths: dict[int, int] = {}
+"""thread id -> how many host functions that thread is inside (absent: none)."""
 
 
 def keep_host_exception(exc: BaseException) -> None:
@@ -75,10 +78,22 @@ def _argument(value: int, is_i32: bool) -> int:
     return value & _MASK64
 
 
+def in_host_function() -> bool:
+    """Whether this thread runs a host function (guest code it calls runs in its frame: a
+    call future must not be suspended there, see `_backstop`)."""
+    return get_ident() in _depths
+
+
 @UNCHECKED_CALLBACK
-def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int | None:
+def _trampoline(
+    env: int | None, _caller: Any, values: Any, _count: int, _depths: dict[int, int] = _depths
+) -> int | None:
     # Nothing may escape: ctypes would print the exception and hand C an undefined pointer.
+    # (The depths are bound here for the same reason as `_forget`'s table.)
+    ident = 0
     try:
+        ident = get_ident()
+        _depths[ident] = _depths.get(ident, 0) + 1
         function, params, returns = _entries[env or 0]
         if params:
             result = function(*[_argument(values[i * 2], k) for i, k in enumerate(params)])
@@ -90,6 +105,10 @@ def _trampoline(env: int | None, _caller: Any, values: Any, _count: int) -> int 
     except BaseException as exc:
         keep_host_exception(exc)
         return capi().trap_new(TRAP_ON_EXCEPTION, len(TRAP_ON_EXCEPTION))
+    finally:
+        depth = _depths.pop(ident, 1) - 1 if ident else 0
+        if depth:
+            _depths[ident] = depth
 
 
 @FINALIZER

@@ -13,9 +13,8 @@ calls, jobs and exceptions.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any, Final
 
 from ...errors import RuntimeUnavailableError
@@ -23,7 +22,7 @@ from .._failure import JSException
 from ._backstop import INTERRUPT_SIGNATURE, install_backstop, interrupt_handler
 from ._capi import EXTERN_GLOBAL, EXTERN_MEMORY, EXTERN_TABLE
 from ._engine import CompiledReactor
-from ._exports import SIGNATURES, GuestTrap, export_of, fast_export
+from ._exports import SIGNATURES, CallFuture, GuestTrap, export_of, fast_export
 from ._externs import GlobalI32, Memory
 from ._handles import Signature, Store
 from ._host_funcs import add_to_table
@@ -31,7 +30,7 @@ from ._image_file import StoredImage
 from ._linear_memory import LinearMemory, memory_cap
 from ._reactor import STACK_POINTER_EXPORT, TABLE_EXPORT
 
-__all__ = ["Instance"]
+__all__ = ["TAG_EXCEPTION", "TAG_STRING", "Instance", "value_tag"]
 
 TAG_EXCEPTION: Final = 6
 TAG_STRING: Final = -7
@@ -46,7 +45,8 @@ _HANDLES: Final = ("rt", "ctx", "_scratch", "_argv", "_staging", "_filename", "_
 """Host-held values pointing into a pristine image (with `raw_strings`), the callback slot last."""
 
 
-def _tag(value: int) -> int:
+def value_tag(value: int) -> int:
+    """A raw JS value's tag (`TAG_STRING`, `TAG_EXCEPTION`, ...)."""
     return ((value >> 32) ^ 0x8000_0000) - 0x8000_0000  # the high half, as a signed int32
 
 
@@ -187,15 +187,6 @@ class Instance:
         self.reactor.watchdog.unwatch(token)
         self.hard_deadline.at = float("inf")
 
-    @contextlib.contextmanager
-    def backstop(self, at: float) -> Generator[None]:
-        """`arm_backstop(at)` for the duration of a `with` block."""
-        token = self.arm_backstop(at)
-        try:
-            yield
-        finally:
-            self.disarm_backstop(token)
-
     def set_memory_limit(self, memory_limit_bytes: int) -> None:
         """Set the QuickJS heap limit (the wasm memory cap was fixed at construction)."""
         self._f["JS_SetMemoryLimit"](self.rt, memory_limit_bytes)
@@ -212,17 +203,22 @@ class Instance:
             )
         finally:
             self.free(ptr)
-        return self._check(value)
+        return self.checked(value)
 
     def compile(self, source: str) -> int:
         """Parse global code without running it; raises `JSException` for a syntax error.
         (A source that fits goes through the staging buffer: no guest malloc.)"""
         ptr, size, owned = self.stage(source + "\0")  # QuickJS reads up to a NUL
         try:
-            return self._check(self._eval(ptr, size - 1, _EVAL_COMPILE_ONLY))
+            return self.checked(self._eval(ptr, size - 1, _EVAL_COMPILE_ONLY))
         finally:
             if owned:
                 self.free(owned)
+
+    def compile_future(self, ptr: int, size: int) -> CallFuture:
+        """`compile`'s crossing as a call future, on a source `stage`d with a NUL after it
+        (`size` without the NUL), not yet run; its value unchecked."""
+        return self._f["JS_Eval"].start(self.ctx, ptr, size, self._filename, _EVAL_COMPILE_ONLY)
 
     def _eval(self, ptr: int, size: int, flags: int) -> int:
         return self._f["JS_Eval"](self.ctx, ptr, size, self._filename, flags)
@@ -230,9 +226,16 @@ class Instance:
     def start_turn(self, start: int, step: int, script: int, seed: bytes) -> int:
         """Run a compiled script (consumed), call `start(completion, seed)`, run every
         pending job and return `step()`'s value, in one crossing (`clawcell_start`)."""
+        return self.checked(self._f["clawcell_start"](*self._start_args(start, step, script, seed)))
+
+    def start_future(self, start: int, step: int, script: int, seed: bytes) -> CallFuture:
+        """`start_turn`'s crossing as a call future, not yet run; its value unchecked."""
+        return self._f["clawcell_start"].start(*self._start_args(start, step, script, seed))
+
+    def _start_args(self, start: int, step: int, script: int, seed: bytes) -> tuple[int, ...]:
         ctypes.memmove(self.memory.base + self._staging, seed, len(seed))
-        args = (self._staging, len(seed), self._argv, self._scratch, script)
-        return self._check(self._f["clawcell_start"](self.ctx, self.rt, start, step, *args))
+        staged = (self._staging, len(seed), self._argv, self._scratch, script)
+        return (self.ctx, self.rt, start, step, *staged)
 
     def call(self, func: int, *args: int) -> int:
         """Call a JS function value with JSValue arguments; raises `JSException`."""
@@ -242,7 +245,7 @@ class Instance:
             base = self.memory.base + self._argv
             for i, arg in enumerate(args):
                 ctypes.c_uint64.from_address(base + 8 * i).value = arg
-        return self._check(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
+        return self.checked(self._f["JS_Call"](self.ctx, func, UNDEFINED, len(args), self._argv))
 
     def stage(self, text: str | None) -> tuple[int, int, int]:
         """`text` copied into guest memory as UTF-8: `(ptr, size, owned)`, where `owned` is a
@@ -269,9 +272,11 @@ class Instance:
             self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
         )
 
-    def checked(self, value: int) -> int:
-        """`value`, or the pending `JSException` if it is the exception marker."""
-        return self._check(value)
+    def turn_future(self, settle: int, step: int, ptr: int, size: int) -> CallFuture:
+        """`raw_turn` as a call future, not yet run (`_backstop.run_slice` runs it)."""
+        return self._f["clawcell_turn"].start(
+            self.ctx, self.rt, settle, step, ptr, size, self._argv, self._scratch
+        )
 
     def call_with_string(self, func: int, text: str) -> int:
         """Call `func(text)` with a fresh JS string; returns the result value."""
@@ -284,7 +289,7 @@ class Instance:
     def new_string(self, text: str) -> int:
         ptr, size, owned = self.stage(text)
         try:
-            return self._check(self._f["JS_NewStringLen"](self.ctx, ptr, size))
+            return self.checked(self._f["JS_NewStringLen"](self.ctx, ptr, size))
         finally:
             if owned:
                 self.free(owned)
@@ -292,7 +297,7 @@ class Instance:
     def get_property(self, obj: int, name: str) -> int:
         ptr = self.put_cstring(name.encode())
         try:
-            return self._check(self._f["JS_GetPropertyStr"](self.ctx, obj, ptr))
+            return self.checked(self._f["JS_GetPropertyStr"](self.ctx, obj, ptr))
         finally:
             self.free(ptr)
 
@@ -317,7 +322,7 @@ class Instance:
 
     def reads_flat(self, value: int) -> bool:
         """Whether `take_string(value)` only reads memory (a flat string): no guest code."""
-        return self.raw_strings and _tag(value) == TAG_STRING
+        return self.raw_strings and value_tag(value) == TAG_STRING
 
     def take_string(self, value: int, *, strict: bool = False) -> str:
         """`to_string` then free the value."""
@@ -328,30 +333,8 @@ class Instance:
         finally:
             self.free_value(value)
 
-    def verify_raw_strings(self) -> None:
-        """Enable the direct string reader only if it agrees with `JS_ToCStringLen2`."""
-        samples = (
-            "''",
-            "'plain ascii'",
-            "'caf\\u00e9'",
-            "'\\u4e2d\\ud83e\\udd9e'",
-            "'lone \\ud800'",
-            "['a','b'].join('-') + 'c'.repeat(300)",
-        )
-        self.raw_strings = False
-        for source in samples:
-            value = self.eval(source)
-            try:
-                if _tag(value) != TAG_STRING:
-                    return
-                if self.memory.flat_string(value & 0xFFFF_FFFF) != self.to_string(value):
-                    return
-            finally:
-                self.free_value(value)
-        self.raw_strings = True
-
     def free_value(self, value: int) -> None:
-        if _tag(value) < 0:
+        if value_tag(value) < 0:
             self._f["JS_FreeValue"](self.ctx, value)
 
     def run_jobs(self) -> int:
@@ -369,8 +352,9 @@ class Instance:
     def gc(self) -> None:
         self._f["JS_RunGC"](self.rt)
 
-    def _check(self, value: int) -> int:
-        if _tag(value) == TAG_EXCEPTION:
+    def checked(self, value: int) -> int:
+        """`value`, or the pending `JSException` if it is the exception marker."""
+        if value_tag(value) == TAG_EXCEPTION:
             raise self._exception()
         return value
 
@@ -379,15 +363,15 @@ class Instance:
         try:
             text = self.to_string(error)
             stack = ""
-            if _tag(error) == -1:  # an object: read its stack without letting it throw
+            if value_tag(error) == -1:  # an object: read its stack without letting it throw
                 name = self.put_cstring(b"stack")
                 try:
                     prop = self._f["JS_GetPropertyStr"](self.ctx, error, name)
                 finally:
                     self.free(name)
-                if _tag(prop) == TAG_EXCEPTION:
+                if value_tag(prop) == TAG_EXCEPTION:
                     self.free_value(self._f["JS_GetException"](self.ctx))
-                elif _tag(prop) == -7:  # a string
+                elif value_tag(prop) == -7:  # a string
                     stack = self.take_string(prop)
                 else:
                     self.free_value(prop)

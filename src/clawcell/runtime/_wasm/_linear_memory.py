@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import struct
 from typing import Final
 
 from ._capi import EngineError
@@ -41,6 +42,7 @@ __all__ = ["LinearMemory", "memory_cap"]
 
 _WASM_PAGE: Final = 65536
 _STRING_CHARS: Final = 16
+_U32: Final = struct.Struct("<I")
 _drops_checked: list[bool] = []
 """Whether dropped pages of a linear memory read back as zeros in this process (see
 `_pages`); checked once, on the first image captured."""
@@ -61,6 +63,8 @@ class LinearMemory:
         self._memory = memory
         self._sp = sp
         self._base = 0
+        self._view = memoryview(b"")
+        """The memory as far as it had grown when `flat_string` last needed more of it."""
         self.image = memoryview(b"")
         """The pristine image, read-only (see `capture_image`)."""
         self._image_address = 0
@@ -170,14 +174,25 @@ class LinearMemory:
     def flat_string(self, ptr: int) -> str:
         """The text of the flat QuickJS-NG string at `ptr` (the pinned build's layout)."""
         # A u32 length with the wide flag in the top bit, then 12 bytes of hash/atom data,
-        # then Latin-1 or UTF-16LE characters.
-        address = self.base + ptr
-        header = ctypes.c_uint32.from_address(address).value
-        length = header & 0x7FFF_FFFF
+        # then Latin-1 or UTF-16LE characters, decoded straight from a view of the memory
+        # (no ctypes call: one per turn of every cell).
+        view = self._view
+        if len(view) < ptr + _STRING_CHARS:
+            view = self._grown_view()
+        header: int = _U32.unpack_from(view, ptr)[0]
+        start = ptr + _STRING_CHARS
+        end = start + (2 if header & 0x8000_0000 else 1) * (header & 0x7FFF_FFFF)
+        if len(view) < end:
+            view = self._grown_view()
         if header & 0x8000_0000:
-            data = ctypes.string_at(address + _STRING_CHARS, 2 * length)
-            return data.decode("utf-16-le", "surrogatepass")
-        return ctypes.string_at(address + _STRING_CHARS, length).decode("latin-1")
+            return str(view[start:end], "utf-16-le", "surrogatepass")
+        return str(view[start:end], "latin-1")
+
+    def _grown_view(self) -> memoryview:
+        """A view of the whole memory as it is now (it grows in place, never moves)."""
+        size = self.size
+        self._view = memoryview((ctypes.c_ubyte * size).from_address(self.base)).cast("B")
+        return self._view
 
     def capture_image(self) -> None:
         """Remember the current memory and stack pointer as the pristine state.

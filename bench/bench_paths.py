@@ -1,22 +1,23 @@
-"""The default path with and without the hold of a call-heavy leg, against the loop thread.
+"""The default path, its turns begun on the loop thread or handed off whole, against the loop
+thread.
 
-Issue 39's first item: the default path (guest code on a guest thread) within 1.2× of the
-loop-thread path on 1,000 sequential calls. One process, three ways alternated round by
-round (the order reversed every other round), each on the same cells:
+Issue 39's first item: the default path (`CodeMode()`) within 1.2× of the loop-thread path
+(`CodeMode(guest_thread=False)`) on 1,000 sequential calls. One process, three ways
+alternated round by round (the order reversed every other round), each on the same cells:
 
-* `hold`: the default path as shipped (a call-heavy leg is held on one CPU, see
-  `runtime/_worker.py`);
-* `no hold`: the default path with holding switched off for the process;
+* `sliced`: the default path as shipped (each turn begins on the loop thread as a call
+  future and moves to its guest thread only past a slice: `runtime/_crossing.py`);
+* `handed off`: the default path with every turn crossed whole on the guest thread, as
+  before stop 48 and as on Python 3.14 (`_crossing.FIBERS_USABLE` off for the process);
 * `loop`: `CodeMode(guest_thread=False)`.
 
 Cells: 1,000 sequential echo calls, 1,000 calls in batches of 128, and `return 1` (200 per
-round, where no leg is ever held). It prints wall and process CPU per cell (medians) and the
-median of the per-round ratios to the loop thread, and writes
-`bench/results/hold.{json,md}` with the load average. The hold matters on an otherwise idle
-machine, where the kernel wakes each side of a hand-off on the idle core; on a loaded one
-both threads share a core anyway.
+round: its first segment runs on the guest thread in both default ways). It prints wall and
+process CPU per cell (medians) and the median of the per-round ratios to the loop thread, and
+writes `bench/results/paths.{json,md}` with the load average. (Until stop 47 this was
+`bench_hold.py`, whose last results are `hold_stop47.*`.)
 
-    .venv/bin/python bench/bench_hold.py --rounds 15
+    .venv/bin/python bench/bench_paths.py --rounds 15
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import clawcell
-from clawcell.runtime import _worker  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime import _crossing  # pyright: ignore[reportPrivateUsage]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEQUENTIAL = "for (let i = 0; i < 1000; i++) await echo({ i }); return 1;"
@@ -42,7 +43,7 @@ BATCHES = (
 )
 CELLS = {"1,000 sequential calls": (SEQUENTIAL, 1), "1,000 calls in batches": (BATCHES, 1),
          "return 1": ("return 1", 200)}  # fmt: skip
-WAYS = ("hold", "no hold", "loop")
+WAYS = ("sliced", "handed off", "loop")
 
 
 async def _echo(params: dict[str, Any]) -> dict[str, Any]:
@@ -57,8 +58,7 @@ async def _measure(rounds: int) -> dict[str, dict[str, list[tuple[float, float]]
         clawcell.CodeMode(tools, limits=limits) as default,
         clawcell.CodeMode(tools, limits=limits, guest_thread=False) as loop,
     ):
-        lanes = _worker._lanes.get()  # pyright: ignore[reportPrivateUsage]
-        can_hold = lanes.can_hold
+        fibers = _crossing.FIBERS_USABLE
         for name, (code, repeat) in CELLS.items():
             for _ in range(2):
                 await default.exec(code)
@@ -66,7 +66,7 @@ async def _measure(rounds: int) -> dict[str, dict[str, list[tuple[float, float]]
             per_way = out.setdefault(name, {})
             for index in range(rounds):
                 for way in WAYS if index % 2 == 0 else WAYS[::-1]:
-                    lanes.can_hold = can_hold and way == "hold"
+                    _crossing.FIBERS_USABLE = fibers and way == "sliced"  # pyright: ignore[reportAttributeAccessIssue]
                     mode = loop if way == "loop" else default
                     wall, cpu = time.perf_counter(), time.process_time()
                     for _ in range(repeat):
@@ -75,7 +75,7 @@ async def _measure(rounds: int) -> dict[str, dict[str, list[tuple[float, float]]
                     cpu_ms = (time.process_time() - cpu) * 1000 / repeat
                     wall_ms = (time.perf_counter() - wall) * 1000 / repeat
                     per_way.setdefault(way, []).append((wall_ms, cpu_ms))
-        lanes.can_hold = can_hold
+        _crossing.FIBERS_USABLE = fibers  # pyright: ignore[reportAttributeAccessIssue]
     return out
 
 
@@ -106,9 +106,9 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": loads,
             "rounds": args.rounds}  # fmt: skip
-    (RESULTS / "hold.json").write_text(json.dumps({"meta": meta, "rounds": out}, indent=2))
+    (RESULTS / "paths.json").write_text(json.dumps({"meta": meta, "rounds": out}, indent=2))
     head = f"{meta['date']}, load {loads[0]:.1f} → {loads[1]:.1f}, {args.rounds} rounds\n\n"
-    (RESULTS / "hold.md").write_text(head + table + "\n")
+    (RESULTS / "paths.md").write_text(head + table + "\n")
 
 
 if __name__ == "__main__":

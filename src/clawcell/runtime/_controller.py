@@ -1,0 +1,63 @@
+"""The guest controller (`controller.js`): its source, and loading it into a QuickJS instance.
+
+The controller is the JavaScript half of the bridge (see `_wire`): evaluated once per
+instance, its completion value is the private object whose entry points the host calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from ._wire import HOST_ENTRY_POINTS
+
+if TYPE_CHECKING:
+    from ._wasm._instance import Instance
+
+__all__ = ["controller_source", "load_controller", "verify_raw_strings"]
+
+_CONTROLLER_FILE: Final = b"clawcell:controller.js"
+_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
+
+
+def controller_source() -> str:
+    """The text of `controller.js`."""
+    return _CONTROLLER_PATH.read_text("utf-8")
+
+
+def load_controller(inst: Instance) -> tuple[int, int, int, int, int]:
+    """Evaluate the controller; its entry points `install`, `start`, `step`, `settle` and
+    `describeError`."""
+    verify_raw_strings(inst)
+    host = inst.eval(controller_source(), inst.put_cstring(_CONTROLLER_FILE))
+    install, start, step, settle, describe = (inst.get_property(host, n) for n in HOST_ENTRY_POINTS)
+    inst.gc()
+    return install, start, step, settle, describe
+
+
+_RAW_STRING_SAMPLES: Final = (
+    "''",
+    "'plain ascii'",
+    "'caf\\u00e9'",
+    "'\\u4e2d\\ud83e\\udd9e'",
+    "'lone \\ud800'",
+    "['a','b'].join('-') + 'c'.repeat(300)",
+)
+
+
+def verify_raw_strings(inst: Instance) -> None:
+    """Enable the instance's direct string reader (`raw_strings`) only if it agrees with
+    `JS_ToCStringLen2` on every sample."""
+    from ._wasm._instance import TAG_STRING, value_tag  # the V8 executor never loads it
+
+    inst.raw_strings = False
+    for source in _RAW_STRING_SAMPLES:
+        value = inst.eval(source)
+        try:
+            if value_tag(value) != TAG_STRING:
+                return
+            if inst.memory.flat_string(value & 0xFFFF_FFFF) != inst.to_string(value):
+                return
+        finally:
+            inst.free_value(value)
+    inst.raw_strings = True
