@@ -20,8 +20,8 @@ from clawcell import CodeMode, Limits, Tool
 from clawcell.runtime import _crossing  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime import _guest as guest_module  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._crossing import TurnCrossing  # pyright: ignore[reportPrivateUsage]
-from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import run
+from tests.runtime._buffers import spy_buffers
 
 BIG = "x" * 200_000  # the reply batch is larger than the 64 KiB staging buffer
 
@@ -33,22 +33,7 @@ async def _big(_: dict[str, Any]) -> Any:
 def test_a_batch_larger_than_the_staging_buffer_is_freed_after_its_turn(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    staged: list[int] = []
-    freed: list[int] = []
-    stage, free = Instance.stage, Instance.free
-
-    def spy_stage(self: Instance, text: str | None) -> tuple[int, int, int]:
-        placed = stage(self, text)
-        if placed[2]:
-            staged.append(placed[2])
-        return placed
-
-    def spy_free(self: Instance, ptr: int) -> None:
-        freed.append(ptr)
-        free(self, ptr)
-
-    monkeypatch.setattr(Instance, "stage", spy_stage)
-    monkeypatch.setattr(Instance, "free", spy_free)
+    staged, freed = spy_buffers(monkeypatch)
 
     async def main() -> list[Any]:
         tools = [Tool(name="big", execute=_big, parameters={"type": "object"})]

@@ -20,6 +20,7 @@ from clawcell.runtime import EngineFailure, GuestPool, StepResult, _crossing, _f
 from clawcell.runtime._first_segment import FirstSegment  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import run
+from tests.runtime._buffers import spy_buffers
 
 
 def _long_slices(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,27 +147,6 @@ def _pool(megabytes: int) -> GuestPool:
     return GuestPool(memory_limit_bytes=megabytes * 1024 * 1024, install_config=_INSTALL)
 
 
-def _spy_buffers(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
-    """The buffers `stage` allocated, and every pointer freed."""
-    staged: list[int] = []
-    freed: list[int] = []
-    stage, free = Instance.stage, Instance.free
-
-    def spy_stage(self: Instance, text: str | None) -> tuple[int, int, int]:
-        placed = stage(self, text)
-        if placed[2]:
-            staged.append(placed[2])
-        return placed
-
-    def spy_free(self: Instance, ptr: int) -> None:
-        freed.append(ptr)
-        free(self, ptr)
-
-    monkeypatch.setattr(Instance, "stage", spy_stage)
-    monkeypatch.setattr(Instance, "free", spy_free)
-    return staged, freed
-
-
 def _watched(instance: Instance) -> set[int]:
     """The watchdog's watched tokens (shared by every guest of the process)."""
     return set(instance.reactor.watchdog._watched)  # pyright: ignore[reportPrivateUsage]
@@ -207,7 +187,7 @@ def test_a_parse_the_backstop_traps_is_a_timeout_and_leaves_the_guest_clean(
     `GuestTrap` raised out of `exec`: the staging buffer was freed by a call into the guest
     while the passed hard deadline was still set, and that call trapped too."""
     monkeypatch.setattr(_first_segment, "LOOP_SLICE_S", 0.0 if moved else 3600.0)
-    staged, freed = _spy_buffers(monkeypatch)
+    staged, freed = spy_buffers(monkeypatch)
     pool = _pool(66 + moved)
     guest = pool.acquire()
     instance = guest.instance
