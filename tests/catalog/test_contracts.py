@@ -145,7 +145,8 @@ def test_nullable_is_honoured_by_validation() -> None:
 )
 def test_nullable_beside_a_malformed_type_list_builds_a_catalog(kinds: list[Any]) -> None:
     """`nullable` folds `null` into `type`; a type list holding what is not a type name (an
-    unhashable list or object: hypothesis found `[[]]`) is kept as it is, never a crash."""
+    unhashable list or object: hypothesis found `[[]]`) is left unfolded, as the hints leave
+    it (`_json.type_names`), never a crash."""
     schema = {"type": kinds, "nullable": True}
     catalog = Catalog([Tool(name="t", execute=lambda p: None, output_schema=schema)])
     assert catalog.describe("t")["name"] == "t"

@@ -23,7 +23,7 @@ from ._discriminator import (
     read_output_variants,
     selected_branch,
 )
-from ._json import as_list, as_mapping
+from ._json import as_list, as_mapping, type_names
 
 __all__ = ["ToolContract", "compile_schema", "format_error_details"]
 
@@ -49,28 +49,14 @@ def _with_nullable(value: object, depth: int = 0) -> Any:
     if mapping is None:
         return value
     node = {str(k): _with_nullable(v, depth + 1) for k, v in mapping.items()}
-    if node.get("nullable") is True and isinstance(node.get("type"), str | list):
-        kinds = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
-        node["type"] = _once_each([*kinds, "null"])
+    kinds = type_names(node.get("type"))
+    if node.get("nullable") is True and kinds is not None:  # a malformed list: as the hints
+        node["type"] = list(dict.fromkeys([*kinds, "null"]))
     if node.get("additionalProperties") is False and "properties" not in node:
         # Without `properties` jsonschema-rs reports a bare `false` schema; AJV (the release)
         # names the unexpected keys, and so do we.
         node["properties"] = {}
     return node
-
-
-def _once_each(kinds: list[Any]) -> list[Any]:
-    """`kinds` with each type name once, in order; entries that are not names (a malformed
-    schema's lists or objects, which cannot be hashed) are kept as they are."""
-    seen: set[str] = set()
-    kept: list[Any] = []
-    for kind in kinds:
-        if isinstance(kind, str):
-            if kind in seen:
-                continue
-            seen.add(kind)
-        kept.append(kind)
-    return kept
 
 
 COMPILED_CACHE_SIZE: Final = 256

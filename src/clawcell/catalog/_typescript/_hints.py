@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from ..._lazy import positional_value_class, value_class
-from .._json import as_list, as_mapping
+from .._json import as_list, as_mapping, type_names
 from .._names import locale_key
 
 __all__ = ["HintLimits", "compact_input_hint", "compact_output_hint", "numeric_comment"]
@@ -144,12 +144,8 @@ def normalize_nullable(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
     nullable = schema["nullable"]
     if not isinstance(nullable, bool):
         return None
-    raw_type = schema.get("type")
-    if isinstance(raw_type, str):
-        types = [raw_type]
-    elif (listed := as_list(raw_type)) is not None and all(isinstance(t, str) for t in listed):
-        types = [str(t) for t in listed]
-    else:
+    types = type_names(schema.get("type"))
+    if types is None:
         return None
     if not nullable:
         return schema
