@@ -8,7 +8,6 @@ cell runs normally."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from clawcell.runtime import _guest as guest_module  # pyright: ignore[reportPri
 from clawcell.runtime._crossing import TurnCrossing  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import run
 from tests.runtime._buffers import spy_buffers
+from tests.runtime._loop_turns import FREE_LOOP_TURNS, with_loop_turns
 
 BIG = "x" * 200_000  # the reply batch is larger than the 64 KiB staging buffer
 
@@ -120,29 +120,17 @@ def test_a_turn_that_computes_past_its_slice_moves_to_a_guest_thread(
 
     async def main() -> tuple[Any, int]:
         tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
-        ticks = 0
         async with CodeMode(tools, limits=Limits(timeout_ms=60_000)) as mode:
+            envelope, turns = await with_loop_turns(mode.exec("await echo({});\n" + work))
+        return envelope["value"], turns
 
-            async def ticker() -> None:
-                nonlocal ticks
-                while True:
-                    await asyncio.sleep(0.005)
-                    ticks += 1
-
-            cell = asyncio.ensure_future(mode.exec("await echo({});\n" + work))
-            await asyncio.sleep(0)
-            beat = asyncio.ensure_future(ticker())
-            envelope = await cell
-            beat.cancel()
-        return envelope["value"], ticks
-
-    value, ticks = run(main())
+    value, turns = run(main())
     assert value == 1
     assert sliced == [threading.current_thread().name]
     assert len(crossed) == 1 and crossed[0].startswith("clawcell-guest-")
-    # The loop thread was held for a slice, not for the 0.3-0.4 s the turn computed: its
-    # ticker ran on meanwhile (held the whole time, it would have ticked at most once).
-    assert ticks >= 5
+    # The loop thread was held for a slice, not for the 0.3-0.4 s the turn computed: it gave
+    # other work its turns meanwhile (held the whole time, it would have given a handful).
+    assert turns >= FREE_LOOP_TURNS
 
 
 class _ThrownReport:

@@ -21,6 +21,7 @@ from clawcell.runtime._first_segment import FirstSegment  # pyright: ignore[repo
 from clawcell.runtime._wasm._instance import Instance  # pyright: ignore[reportPrivateUsage]
 from tests.conftest import run
 from tests.runtime._buffers import spy_buffers
+from tests.runtime._loop_turns import FREE_LOOP_TURNS, with_loop_turns
 
 
 def _long_slices(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,22 +49,9 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
     return here, rest
 
 
-async def _exec(code: str, *, ticks: list[int] | None = None) -> dict[str, Any]:
+async def _exec(code: str) -> dict[str, Any]:
     async with CodeMode([], limits=Limits(timeout_ms=60_000)) as mode:
-        if ticks is None:
-            return await mode.exec(code)
-
-        async def ticker() -> None:
-            while True:
-                await asyncio.sleep(0.005)
-                ticks.append(1)
-
-        beat = asyncio.ensure_future(ticker())
-        await asyncio.sleep(0)
-        try:
-            return await mode.exec(code)
-        finally:
-            beat.cancel()
+        return await mode.exec(code)
 
 
 def test_a_quick_cell_never_leaves_the_loop_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,12 +65,12 @@ def test_a_start_that_computes_past_its_slice_finishes_on_a_guest_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     here, rest = _spy(monkeypatch)
-    ticks: list[int] = []
     code = "const end = Date.now() + 400; let n = 0; while (Date.now() < end) n++; return 1;"
-    assert run(_exec(code, ticks=ticks))["value"] == 1
+    envelope, turns = run(with_loop_turns(_exec(code)))
+    assert envelope["value"] == 1
     assert here == [threading.current_thread().name]
     assert len(rest) == 1 and rest[0].startswith("clawcell-guest-")
-    assert len(ticks) >= 5  # the loop ran on while the cell computed (held: at most one tick)
+    assert turns >= FREE_LOOP_TURNS  # the loop ran on while the cell computed (held: a few)
 
 
 def test_a_report_only_guest_code_can_read_is_read_on_the_guest_thread(
