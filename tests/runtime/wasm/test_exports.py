@@ -55,7 +55,9 @@ LOOP = b"let n = 0; for (let i = 0; i < 3e6; i++) n += i % 7; n"
 
 
 def _run_suspended(instance: Instance, future: CallFuture) -> bool:
-    """Poll `future` with a slice that is already over: False when it was suspended."""
+    """Poll `future` with a slice that is already over, its epoch bump made here rather than
+    by the watchdog's thread (no race with the call): False when it was suspended."""
+    instance.reactor.engine.increment_epoch()
     return run_slice(future, instance.hard_deadline, instance.reactor.watchdog, time.monotonic())
 
 
@@ -103,6 +105,7 @@ def test_a_trap_in_a_call_future_is_a_guest_trap() -> None:
     instance = bare_instance()
     future = eval_future(instance, LOOP)  # (its source staged before the deadline is armed)
     instance.arm_backstop(time.monotonic() - 1)  # the hard deadline passed: the next check traps
+    instance.reactor.engine.increment_epoch()  # that check comes at once, not the watchdog's
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     with pytest.raises(GuestTrap, match="hard deadline"):
         future.result()
@@ -251,6 +254,7 @@ def test_a_failure_never_read_is_not_the_next_call_s() -> None:
     instance = bare_instance()
     future = eval_future(instance, LOOP)
     token = instance.arm_backstop(time.monotonic() - 1)
+    instance.reactor.engine.increment_epoch()  # the check comes at once, not the watchdog's
     assert run_slice(future, instance.hard_deadline, instance.reactor.watchdog, float("inf"))
     instance.disarm_backstop(token)  # trapped; its `result` never read
     again = eval_future(instance, b"6 * 7")
