@@ -123,24 +123,10 @@ class RequestLedger:
         return self._box[0]
 
     def admit(self, request_id: str, text: str) -> list[Any] | str:
-        """The parsed arguments of a request, or why it is refused (then nothing is held)."""
-        if len(text) < _SHARED_FROM:  # `host_cost`'s plain estimate, inline (every call)
-            nodes = text.count("{") + text.count("[") + text.count(",")
-            cost = len(text) + HOST_BYTES_PER_NODE * nodes
-        else:
-            cost = host_cost(text)
-        with _process.lock:
-            if self._box[0] + cost > self._cell_bytes:
-                return _CELL_MESSAGE.format(cost=cost, budget=self._cell_bytes)
-            if _process.held + cost > PROCESS_PENDING_BYTES:
-                return _PROCESS_MESSAGE.format(budget=PROCESS_PENDING_BYTES)
-            self._box[0] += cost
-            _process.held += cost
-            self._costs[request_id] = cost
-        args = _parse(text)
-        if isinstance(args, str):
-            self.release(request_id)
-        return args
+        """The parsed arguments of a request, or why it is refused (then nothing is held):
+        `admit_all` of a report of one request."""
+        admitted, refused = self.admit_all([[request_id, "", text]])
+        return admitted[0][2] if admitted else refused[0][2]
 
     def admit_all(
         self, requests: list[list[Any]]
