@@ -17,11 +17,28 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (`/proc/cpuinfo`), else the architecture.
+
+    Recorded with every comparison: the shared hosts this bench runs on change between
+    sessions, and the same tree read 2.5 times faster on one host than on another while the
+    original's own figures moved by a third (docs/benchmarks.md, "Stop 49")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def machine_meta(**extra: Any) -> dict[str, Any]:
-    """Python, machine, load average and cores, then `extra`."""
+    """Python, machine, CPU model, load average and cores, then `extra`."""
     return {
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "cpu_model": cpu_model(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "cpus": os.cpu_count(),
         **extra,

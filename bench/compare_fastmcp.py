@@ -46,6 +46,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 import mcp
+from _common import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -309,6 +310,7 @@ def main() -> None:
         "calls_per_level": args.calls,
         "load_after_each_round": loads,
         "cpus": os.cpu_count(),
+        "cpu_model": cpu_model(),
         "baseline": None if args.baseline is None else str(args.baseline),
         "baseline_python": args.baseline_python,
         "variants": args.variant,

@@ -15,7 +15,8 @@ batches), the same ratio of process CPU time, which the machine's load changes f
 wall time. Inside clawcell's process the default path and the loop thread run side by side, in
 alternating blocks of samples, and a second table gives the default path's time over the loop
 thread's (issue 39's item 1), paired round by round. Writes
-`bench/results/original_comparison.{json,md}` with the load average.
+`bench/results/original_comparison.{json,md}` (`--output` names another stem) with the
+CPU model and the load average.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from _common import cpu_model
 
 BENCH = Path(__file__).resolve().parent
 ORACLE = BENCH.parent.parent / "shared" / "oracle" / "bench-code-mode.mjs"
@@ -266,6 +269,9 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=0.5, help="repetitions, as --reps")
     parser.add_argument("--cold", type=int, default=3, help="cold starts per round")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--output", default="original_comparison", help="results file stem in bench/results"
+    )
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(_child(args.scale))))
@@ -302,18 +308,20 @@ def main() -> None:
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "commit": commit,
+        "cpu_model": cpu_model(),
         "load_average_1m": loads,
         "rounds": args.rounds,
         "scale": args.scale,
     }
     (BENCH / "results").mkdir(exist_ok=True)
     payload = {"meta": meta, "rows": rows, "modes": mode_rows, "raw": rounds}
-    (BENCH / "results" / "original_comparison.json").write_text(json.dumps(payload, indent=2))
+    (BENCH / "results" / f"{args.output}.json").write_text(json.dumps(payload, indent=2))
     loads_text = ", ".join(f"{load:.1f}" for load in loads)
     head = (
-        f"{meta['date']}, commit `{commit}`, {args.rounds} alternated rounds, load {loads_text}\n\n"
+        f"{meta['date']}, commit `{commit}`, {meta['cpu_model']}, {args.rounds} alternated "
+        f"rounds, load {loads_text}\n\n"
     )
-    (BENCH / "results" / "original_comparison.md").write_text(head + table + "\n")
+    (BENCH / "results" / f"{args.output}.md").write_text(head + table + "\n")
 
 
 if __name__ == "__main__":
