@@ -24,7 +24,7 @@ FailureKind = Literal[
 ]
 """Why guest code stopped:
 
-* `syntax_error`: the cell did not parse (`message` is the parser's, `stack` its frames);
+* `syntax_error`: the parser refused the cell (`message` is its, `stack` its frames);
 * `thrown`: a value was thrown out of the guest (`message` is `String(value)`);
 * `timeout`: the leg's deadline stopped it (interrupt handler or epoch backstop);
 * `stack_overflow`: the wasm call stack ran out (deep recursion in native code);
