@@ -72,7 +72,8 @@ class _Triggers:
             check = made(guest)
 
             def interrupted() -> bool:
-                if self.watch_threads and threading.current_thread().name != "MainThread":
+                on_a_guest_thread = threading.current_thread().name.startswith("clawcell-guest-")
+                if self.watch_threads and on_a_guest_thread:
                     self.on_guest_thread.set()
                 if self.raise_in_host:
                     self.raise_in_host = False
