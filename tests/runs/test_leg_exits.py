@@ -4,8 +4,9 @@ lane-load count, the pool and its guests as they were, and the next cells run no
 
 The exits: a restore of the image that fails, a parse that fails (a syntax error, memory
 running out), a timeout, a wasm trap, a host exception (a signal's `KeyboardInterrupt` taken
-by a host function), a thrown error, and a caller that cancels (while guest code computes on
-a guest thread, or while the cell waits for a tool). Every guest the case acquires is kept
+by a host function), a thrown error, a caller that cancels (while guest code computes on a
+guest thread, or while the cell waits for a tool), and a `wait` whose parked snapshot cannot
+be restored. Every guest the case acquires is kept
 alive by the test, so a lane-load entry only goes away when the pool frees it, never because
 the collector happened to take the guest (a count freed only by the collector stays held for
 good when something else keeps the guest: the shelf's template)."""
@@ -96,7 +97,8 @@ class _Exit:
     id: str
     body: Body
     expected: Any
-    """The envelope's (status, code), or the exception type the leg raised."""
+    """The envelope's (status, code), the exception type the leg raised, or what the body
+    returns once it saw the leg end as it should (`cancelled`, `refused`)."""
     timeout_ms: int = 60_000
     memory_mib: float = 64
 
