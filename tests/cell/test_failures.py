@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from clawcell import CodeMode, Limits
 from clawcell._cell._failures import format_syntax_error, syntax_error_message
 from clawcell.runtime import EngineFailure
-from tests.conftest import FAST, exec_one, failure
+from tests.conftest import FAST, exec_one, failure, with_mode
 
 
 @pytest.mark.parametrize(
@@ -114,3 +117,26 @@ def test_failures_carry_their_code_phase_and_message(
     code: str, expected: tuple[str, str, str, bool]
 ) -> None:
     assert failure(exec_one(code, limits=FAST)) == expected
+
+
+@pytest.mark.parametrize(
+    ("lines", "megabytes"),
+    [(3_000, 1), (30_000, 2)],
+    ids=["its_error_built", "too_short_to_build_its_error"],
+)
+def test_a_parse_that_runs_out_of_memory_says_so_and_what_to_do(lines: int, megabytes: int) -> None:
+    """A source too large for the heap to parse was refused as a syntax error at 1:1, worded
+    with QuickJS's out-of-memory text, or with `null` when memory was too short to build even
+    that. It is the guest running out of memory, and the next cell runs."""
+    from clawcell._cell._failures import PARSE_MEMORY_MESSAGE
+
+    source = "".join(f"let v{i} = [{i}, 'a{i}'];\n" for i in range(lines)) + "return 1;"
+
+    async def body(mode: CodeMode) -> list[dict[str, Any]]:
+        return [await mode.exec(source), await mode.exec("return 5;")]
+
+    limits = Limits(timeout_ms=60_000, memory_limit_bytes=megabytes * 1024 * 1024)
+    refused, after = with_mode(body, limits=limits)
+    assert failure(refused) == ("internal_error", "guest", PARSE_MEMORY_MESSAGE, False)
+    assert PARSE_MEMORY_MESSAGE.startswith("InternalError: out of memory while parsing the cell")
+    assert after["value"] == 5

@@ -85,6 +85,28 @@ def test_an_exception_while_parsing_is_a_syntax_error_with_its_stack(guest: Gues
     assert "openclaw-code-mode:user.js:" in failure.stack
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "past_deadline"),
+    [
+        ("SyntaxError: unexpected token", "syntax_error", False),
+        ("RangeError: Maximum call stack size exceeded", "syntax_error", False),  # nesting
+        ("InternalError: out of memory", "out_of_memory", False),
+        ("null", "out_of_memory", False),  # too short of memory to build even the error
+        ("InternalError: interrupted", "timeout", True),
+        ("InternalError: interrupted", "thrown", False),
+    ],
+    ids=["syntax", "nesting", "out-of-memory", "out-of-memory-unbuilt", "timeout", "interrupt"],
+)
+def test_only_the_parsers_refusal_is_a_syntax_error(
+    text: str, kind: str, past_deadline: bool
+) -> None:
+    """A parse that stops for any other reason is what it is: every exception of a parse
+    was a `syntax_error` (memory running out read `SyntaxError …: null.`)."""
+    deadline = time.monotonic() if past_deadline else LATER
+    failure = engine_failure(JSException(text), deadline=deadline, parsing=True)
+    assert (failure.kind, failure.message) == (kind, text)
+
+
 def test_a_cell_that_parses_is_a_compiled_script(guest: Guest) -> None:
     assert isinstance(guest.parse_cell("return 1;", LATER), int)
 

@@ -9,6 +9,8 @@ import asyncio
 import gc
 import json
 import sys
+import threading
+import time
 import weakref
 from collections.abc import Callable
 
@@ -324,3 +326,32 @@ def test_a_guest_released_with_a_call_future_alive_is_never_handed_out_again() -
     assert again is not guest
     assert again.instance.store.future is None
     pool.release(again)
+
+
+def _stopped_mid_segment(pool: GuestPool) -> list[Guest]:
+    """A guest released while its segment still runs on another thread, stopped (its caller
+    was cancelled): dropped untouched, its lane freed at once, the segment ends on its own."""
+    held = [pool.acquire() for _ in range(LANES)]
+    guest = held.pop()
+    spinning = threading.Event()
+    script = guest.parse_cell("let n = 0;\nfor (;;) n++;", time.monotonic() + 3600)
+    assert isinstance(script, int)
+
+    def segment() -> None:
+        spinning.set()
+        guest.run_segment(script, None, time.monotonic() + 3600)
+
+    thread = threading.Thread(target=segment)
+    thread.start()
+    assert spinning.wait(60)
+    guest.stop()
+    pool.release(guest)  # while the segment may still run: nothing of its store is touched
+    freed = pool.acquire()  # on the lane the stopped guest left
+    thread.join(60)
+    assert not thread.is_alive() and guest.retired
+    assert freed is not guest
+    return [freed]
+
+
+def test_a_guest_stopped_mid_segment_frees_its_lane_when_released_and_is_dropped() -> None:
+    assert _lanes_in_child(_stopped_mid_segment) == [LANES - 1]

@@ -129,7 +129,7 @@ class Cell:
         if outcome[0] is False:  # it did not parse
             if outcome[1].kind == "syntax_error":
                 return LegOutcome.not_parsed(_failures.syntax_error_message(outcome[1], code))
-            return self._stopped(outcome[1])
+            return self._failed(*_failures.unparsed_failure_of(outcome[1]))
         return await self._drive(deadline, first=outcome[1])
 
     def _parse_and_run(

@@ -28,6 +28,7 @@ __all__ = [
     "failure_of",
     "format_syntax_error",
     "syntax_error_message",
+    "unparsed_failure_of",
 ]
 
 TIMEOUT_MESSAGE: Final = "code mode timeout exceeded"
@@ -35,6 +36,12 @@ MODULE_ACCESS_MESSAGE: Final = "code mode module access is disabled."
 UNHANDLED_MESSAGE: Final = "Error: unhandled promise rejection"
 STACK_MESSAGE: Final = "RangeError: Maximum call stack size exceeded"
 MEMORY_MESSAGE: Final = "InternalError: out of memory"
+PARSE_MEMORY_MESSAGE: Final = (
+    "InternalError: out of memory while parsing the cell: its source needs more memory than "
+    "memoryLimitBytes allows. No code ran and no tools were dispatched; submit less code per "
+    "cell (keep large data in a tool or the store rather than in the source), or raise "
+    "memoryLimitBytes."
+)
 _MODULE_NAMES: Final = ("require", "module", "process")
 
 FailureCode = Literal[
@@ -60,6 +67,14 @@ def failure_of(failure: EngineFailure) -> tuple[FailureCode, str]:
             return "internal_error", f"InternalError: the guest runtime trapped ({failure.message})"
         case "thrown" | "syntax_error":
             return classify(failure.message)
+
+
+def unparsed_failure_of(failure: EngineFailure) -> tuple[FailureCode, str]:
+    """The failure code and message of a cell whose parse stopped without a syntax error:
+    memory running out says so, and what to do; the rest are as in a running cell."""
+    if failure.kind == "out_of_memory":
+        return "internal_error", PARSE_MEMORY_MESSAGE
+    return failure_of(failure)
 
 
 def classify(error: str) -> tuple[FailureCode, str]:

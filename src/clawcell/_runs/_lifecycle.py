@@ -16,7 +16,6 @@ snapshot's size is checked, and the snapshot is only taken when the bound exceed
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from typing import Final
@@ -127,12 +126,12 @@ class Lifecycle:
         gate.active = True
         try:
             outcome = await cell.start(code, host.limits.timeout_ms / 1000)
-        except asyncio.CancelledError:
-            self._abandon(run)
-            raise
         except RuntimeUnavailableError as exc:  # the guest could not be reset: it is retired
-            self.approvals.forget(run_id)
+            self._drop(run)
             return self.failure("runtime_unavailable", "host", exc.message)
+        except BaseException:  # cancelled, or a signal's exception a host function took
+            self._drop(run)
+            raise
         if not outcome.ran:  # the code did not parse
             host.release(guest)
             self.approvals.forget(run_id)
@@ -208,15 +207,15 @@ class Lifecycle:
         try:
             if run.snapshot is not None:
                 guest = self._host.acquire()
-                guest.restore(run.snapshot)
-                run.cell.move_to(guest)
-                run.snapshot = None
+                snapshot, run.snapshot = run.snapshot, None
+                run.cell.move_to(guest)  # first: a restore that fails hands it back with the cell
+                guest.restore(snapshot)
             if not gate.idle:
                 await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
-        except asyncio.CancelledError:
-            self._abandon(run)
+        except BaseException:  # cancelled, a snapshot that cannot be restored, a signal's
+            self._drop(run)
             raise
         finally:
             run.resuming = False
@@ -372,18 +371,12 @@ class Lifecycle:
             run.cell.cancel()
             self._parked.forget(run.run_id)
 
-    def _abandon(self, run: Run) -> None:
-        """The caller cancelled a leg: end the cell and cancel its host work.
-
-        Its guest is not returned to the pool (a guest segment may still be finishing on the
-        worker thread); it is simply dropped.
-        """
-        self._parked.forget(run.run_id)
-        self.approvals.forget(run.run_id)
-        run.cell.cancel()
-        run.session.discard()
-
     def _drop(self, run: Run) -> None:
+        """End the cell (expired, another worker's, or its leg ended by an exception: the
+        caller cancelled it, a signal, a guest that could not be restored): cancel its host
+        work and hand its guest back. A guest stopped while its segment ran on a guest thread
+        (`ExecutorGuest.stop`) may still be finishing there: its executor drops it untouched.
+        """
         self._parked.forget(run.run_id)
         self.approvals.forget(run.run_id)
         run.cell.cancel()

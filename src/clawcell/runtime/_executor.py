@@ -81,7 +81,9 @@ class ExecutorGuest(Protocol):
     def stop(self) -> None:
         """Make the running segment (and any later one) end as soon as it can, as if its
         deadline had passed: the task awaiting it was cancelled. Called from the event loop
-        while the segment may be running on another thread."""
+        while the segment may be running on another thread; the guest is then released at
+        once, and `release` must drop it without waiting for that segment or touching what
+        it may still use."""
         ...
 
     def parse_cell(self, code: str, deadline: float) -> int | EngineFailure:

@@ -24,7 +24,7 @@ FailureKind = Literal[
 ]
 """Why guest code stopped:
 
-* `syntax_error`: the cell did not parse (`message` is the parser's, `stack` its frames);
+* `syntax_error`: the parser refused the cell (`message` is its, `stack` its frames);
 * `thrown`: a value was thrown out of the guest (`message` is `String(value)`);
 * `timeout`: the leg's deadline stopped it (interrupt handler or epoch backstop);
 * `stack_overflow`: the wasm call stack ran out (deep recursion in native code);
@@ -33,6 +33,12 @@ FailureKind = Literal[
 """
 
 _INTERRUPTED: Final = "InternalError: interrupted"
+_PARSER_REFUSALS: Final = ("SyntaxError", "RangeError: Maximum call stack size exceeded")
+"""What QuickJS's parser throws for a source it refuses: a syntax error, or nesting deeper
+than its stack allows (which acorn, the release's parser, refuses as a syntax error too)."""
+_OUT_OF_MEMORY: Final = ("InternalError: out of memory", "null")
+"""QuickJS's out-of-memory error; `null` when memory was too short to build even that error
+(QuickJS then throws `null` rather than recurse)."""
 
 
 class JSException(Exception):
@@ -71,7 +77,8 @@ class EngineFailure:
 def engine_failure(exc: BaseException, *, deadline: float, parsing: bool = False) -> EngineFailure:
     """The failure an engine exception means, for a segment that ran until `deadline`.
 
-    While `parsing`, an exception is the parser's syntax error.
+    While `parsing`, the parser's refusal is a `syntax_error`, and memory running out is
+    `out_of_memory` (it was a `syntax_error` too, worded as one: `SyntaxError …: null.`).
 
     Raises:
         BaseException: the trap's cause, when that is not an `Exception` (a `KeyboardInterrupt`
@@ -80,8 +87,10 @@ def engine_failure(exc: BaseException, *, deadline: float, parsing: bool = False
             call future): the host's, never the guest's failure.
     """
     if isinstance(exc, JSException):
-        if parsing:
+        if parsing and exc.text.startswith(_PARSER_REFUSALS):
             return EngineFailure(kind="syntax_error", message=exc.text, stack=exc.stack)
+        if parsing and exc.text in _OUT_OF_MEMORY:
+            return EngineFailure(kind="out_of_memory", message=exc.text)
         if exc.text == _INTERRUPTED and time.monotonic() >= deadline:
             return EngineFailure(kind="timeout", message=exc.text)
         return EngineFailure(kind="thrown", message=exc.text, stack=exc.stack)

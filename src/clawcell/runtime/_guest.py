@@ -71,7 +71,8 @@ class Guest:
         uncatchable error it throws can still end up as an unobserved rejection inside a job
         (an async generator's step), leaving the cell with no work instead of an error."""
         self.retired = False
-        """Set when the guest's image could not be restored: its pool drops it."""
+        """Set when the guest must not run another cell (its image could not be restored, or
+        its segment was stopped): its pool drops it without touching its store."""
         self._stopping = False
         self._stale = False
         self.lent_from: object = None
@@ -199,8 +200,10 @@ class Guest:
 
     def stop(self) -> None:
         """Stop the running segment at the interrupt handler's next check, and any later one
-        at once: its caller was cancelled. Safe from any thread (one attribute write)."""
+        at once: its caller was cancelled. The guest is `retired`: the segment may still be
+        finishing on its lane when it is released. Safe from any thread (attribute writes)."""
         self._stopping = True
+        self.retired = True
         self.deadline = float("-inf")
 
     def _begin(self, deadline: float) -> None:

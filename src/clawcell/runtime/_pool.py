@@ -179,16 +179,16 @@ class GuestPool:
     def release(self, guest: Guest) -> None:
         """Return a guest whose cell is over; it is reset before its next use.
 
-        A guest whose memory grew (see `Instance.grown`) or that could not be reset is dropped,
-        and so is one whose store still has a call future (a turn begun and never finished,
-        see `runtime._crossing`): the future is unwound first, so the store is never used
-        beside it.
+        A guest whose memory grew (see `Instance.grown`) is dropped, and so is one whose store
+        still has a call future (a turn begun and never finished, see `runtime._crossing`):
+        the future is unwound first, so the store is never used beside it. A `retired` guest
+        (not reset, or stopped: its segment may still be finishing on its lane) is dropped
+        untouched. Either way its lane is freed at once.
         Inside a running event loop a reusable guest is put away from a callback of the loop
         (see the module's docstring).
         """
-        future = guest.instance.store.future
-        if future is not None:
-            future.free()
+        if not guest.retired and guest.instance.store.future is not None:
+            guest.instance.store.future.free()
             guest.retired = True
         if guest.retired or guest.instance.grown:
             _LOAD.get().free(guest)
@@ -232,7 +232,7 @@ class GuestPool:
         shelf.template = None
         try:
             successor = self._build_from(dropped)
-        except RuntimeUnavailableError:
+        except (RuntimeUnavailableError, MemoryError, OSError):  # a release never raises
             return  # the next guest of this key is built from scratch and becomes the template
         shelf.template = successor
         if len(self._idle) < self._max_idle:

@@ -1,0 +1,268 @@
+"""Every way a cell's first segment or a later turn can end, on the loop thread's path (begun
+there as call futures) and the guest thread's (whole segments handed off): each leaves the
+lane-load count, the pool and its guests as they were, and the next cells run normally.
+
+The exits: a restore of the image that fails, a parse that fails (a syntax error, memory
+running out), a timeout, a wasm trap, a host exception (a signal's `KeyboardInterrupt` taken
+by a host function), a thrown error, a caller that cancels (while guest code computes on a
+guest thread, or while the cell waits for a tool), and a `wait` whose parked snapshot cannot
+be restored. Every guest the case acquires is kept
+alive by the test, so a lane-load entry only goes away when the pool frees it, never because
+the collector happened to take the guest (a count freed only by the collector stays held for
+good when something else keeps the guest: the shelf's template)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from clawcell import CodeMode, Limits, SnapshotError, Tool
+from clawcell.runtime import GuestPool, _crossing, _guest, _pool, _worker, run_on_guest_thread  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._guest import Guest  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._linear_memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
+
+_MIB = 1024 * 1024
+_DEEP = "let o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\nreturn JSON.stringify(o).length;"
+_SPIN = "let n = 0;\nfor (let i = 0; i < 1e8; i++) n += i % 3;\nreturn n;"
+_ARM = "await echo({ arm: true });\n"  # the tool arms the host exception of the turn after it
+_WATCH = "await echo({ watch: true });\n"  # the cancel waits for the turn after it
+# About 0.9 MB of declarations: parsing it needs more than a 2 MiB heap holds.
+_HUGE = "".join(f"let v{i} = [{i}, 'a{i}'];\n" for i in range(30_000)) + "return 1;"
+
+
+class _Triggers:
+    """What a case arms: a failing image restore, a host exception, and the events a cancel
+    waits for. Installed before the case's guests are built (they keep their callbacks)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.fail_restore = False
+        self.refuse_snapshot = False
+        self.raise_in_host = False
+        self.watch_threads = False
+        self.on_guest_thread = threading.Event()
+        """Set, once `watch_threads` is, when guest code is seen running on a guest thread
+        (by its interrupt check)."""
+        self.tool_called = threading.Event()
+        self.guests: list[Guest] = []
+        """Every guest the case acquired: kept alive, so only the pool frees their lanes."""
+        reset, acquire, made = LinearMemory.reset, GuestPool.acquire, _guest.interrupt_check
+        load_pages = LinearMemory.load_pages
+
+        def failing_reset(memory: LinearMemory) -> None:
+            if self.fail_restore:
+                self.fail_restore = False
+                raise MemoryError("no pages")
+            reset(memory)
+
+        def refusing_load(memory: LinearMemory, *args: Any) -> None:
+            if self.refuse_snapshot:
+                raise SnapshotError("the snapshot's pages do not fit")
+            load_pages(memory, *args)
+
+        def kept(pool: GuestPool) -> Guest:
+            guest = acquire(pool)
+            self.guests.append(guest)
+            return guest
+
+        def interrupt_check(guest: Any) -> Callable[[], bool]:
+            check = made(guest)
+
+            def interrupted() -> bool:
+                on_a_guest_thread = threading.current_thread().name.startswith("clawcell-guest-")
+                if self.watch_threads and on_a_guest_thread:
+                    self.on_guest_thread.set()
+                if self.raise_in_host:
+                    self.raise_in_host = False
+                    raise KeyboardInterrupt  # as a signal handler run here would
+                return check()
+
+            return interrupted
+
+        monkeypatch.setattr(LinearMemory, "reset", failing_reset)
+        monkeypatch.setattr(LinearMemory, "load_pages", refusing_load)
+        monkeypatch.setattr(GuestPool, "acquire", kept)
+        monkeypatch.setattr(_guest, "interrupt_check", interrupt_check)
+
+
+Body = Callable[[CodeMode, _Triggers], Coroutine[Any, Any, Any]]
+
+
+@dataclass(frozen=True)
+class _Exit:
+    id: str
+    body: Body
+    expected: Any
+    """The envelope's (status, code), the exception type the leg raised, or what the body
+    returns once it saw the leg end as it should (`cancelled`, `refused`)."""
+    timeout_ms: int = 60_000
+    memory_mib: float = 64
+
+
+async def _envelope(mode: CodeMode, code: str) -> tuple[str, str | None]:
+    envelope = await mode.exec(code)
+    return envelope["status"], envelope.get("code")
+
+
+def _cell(code: str) -> Body:
+    return lambda mode, _: _envelope(mode, code)
+
+
+def _restore_fails(mode: CodeMode, triggers: _Triggers) -> Coroutine[Any, Any, Any]:
+    triggers.fail_restore = True  # the next cell's guest is reused: its image is restored
+    return _envelope(mode, "return 1;")
+
+
+def _host_raises(code: str) -> Body:
+    def body(mode: CodeMode, triggers: _Triggers) -> Coroutine[Any, Any, Any]:
+        triggers.raise_in_host = not code.startswith("await")  # a turn's: armed by the tool
+        return _envelope(mode, code)
+
+    return body
+
+
+def _cancelled(code: str, *, when: Callable[[_Triggers], threading.Event]) -> Body:
+    async def body(mode: CodeMode, triggers: _Triggers) -> str:
+        when(triggers).clear()
+        triggers.watch_threads = not code.startswith("await")  # a turn's: set by the tool
+        task = asyncio.ensure_future(mode.exec(code))
+        while not when(triggers).is_set():
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return "cancelled"
+
+    return body
+
+
+def _on_guest_thread(triggers: _Triggers) -> threading.Event:
+    return triggers.on_guest_thread
+
+
+def _awaiting_tool(triggers: _Triggers) -> threading.Event:
+    return triggers.tool_called
+
+
+async def _parked_restore_fails(mode: CodeMode, triggers: _Triggers) -> str:
+    """A parked run kept as a snapshot (as when too many runs are parked live) whose
+    snapshot cannot be loaded into the guest its `wait` takes."""
+    parked = await mode.exec("await yield_control();\nreturn 1;")
+    triggers.refuse_snapshot = True
+    with pytest.raises(SnapshotError):
+        await mode.wait(parked["runId"])
+    triggers.refuse_snapshot = False
+    return "refused"
+
+
+_FAILED = ("failed", "internal_error")
+_EXITS = [
+    _Exit("first-restore_failure", _restore_fails, ("failed", "runtime_unavailable")),
+    _Exit("first-syntax_error", _cell("return (;"), ("failed", "invalid_input")),
+    _Exit("first-parse_out_of_memory", _cell(_HUGE), _FAILED, memory_mib=2),
+    _Exit("first-timeout", _cell("for (;;) {}"), ("failed", "timeout"), timeout_ms=250),
+    _Exit("first-trap", _cell(_DEEP), _FAILED),
+    _Exit("first-thrown", _cell("throw new Error('no');"), _FAILED),
+    _Exit("first-host_exception", _host_raises(_SPIN), KeyboardInterrupt),
+    _Exit("first-cancel", _cancelled("for (;;) {}", when=_on_guest_thread), "cancelled"),
+    _Exit("turn-timeout", _cell("await echo({});\nfor (;;) {}"), ("failed", "timeout"), 250),
+    _Exit("turn-trap", _cell("await echo({});\n" + _DEEP), _FAILED),
+    _Exit("turn-thrown", _cell("await echo({});\nthrow new Error('no');"), _FAILED),
+    _Exit("turn-host_exception", _host_raises(_ARM + _SPIN), KeyboardInterrupt),
+    _Exit("turn-cancel", _cancelled(_WATCH + "for (;;) {}", when=_on_guest_thread), "cancelled"),
+    _Exit(
+        "turn-cancel_awaiting_tool", _cancelled("await hang();", when=_awaiting_tool), "cancelled"
+    ),
+    _Exit("wait-restore_failure", _parked_restore_fails, "refused"),
+]
+
+
+def _tools(triggers: _Triggers) -> list[Tool]:
+    async def echo(args: dict[str, Any]) -> Any:
+        if args.get("arm"):
+            triggers.raise_in_host = True
+        if args.get("watch"):
+            triggers.watch_threads = True
+        return args
+
+    async def hang(_: dict[str, Any]) -> Any:
+        triggers.tool_called.set()
+        await asyncio.Event().wait()
+
+    schema = {"type": "object"}
+    return [Tool(name="echo", execute=echo, parameters=schema), Tool(name="hang", execute=hang)]
+
+
+def _counted(guests: list[Guest]) -> list[Guest]:
+    """Which of `guests` a lane still counts (other tests' guests may come and go meanwhile:
+    the collector frees theirs)."""
+    held = list(_pool._LOAD.get()._held)  # pyright: ignore[reportPrivateUsage]
+    return [guest for guest in guests if any(ref() is guest for ref in held)]
+
+
+def _shelved(limit: int) -> Iterator[Guest]:
+    """The shelf's template and idle guests of the case's configuration (its own limit)."""
+    shelves = _pool._SHELVES.get()._shelves  # pyright: ignore[reportPrivateUsage]
+    for (memory_limit, _), shelf in shelves.items():
+        if memory_limit == limit:
+            if shelf.template is not None:
+                yield shelf.template
+            yield from shelf.idle
+
+
+_PATHS = ["loop_thread", "guest_thread"]
+
+
+@pytest.mark.parametrize("path", _PATHS)
+@pytest.mark.parametrize("exit_", _EXITS, ids=[e.id for e in _EXITS])
+def test_after_every_exit_the_counts_are_back_and_the_next_cell_runs(
+    monkeypatch: pytest.MonkeyPatch, exit_: _Exit, path: str
+) -> None:
+    fibers = path == "loop_thread"
+    monkeypatch.setattr(_crossing, "FIBERS_USABLE", fibers)
+    monkeypatch.setattr(_guest, "FIBERS_USABLE", fibers)
+    if exit_.id.startswith("wait-"):  # parked as a snapshot, as when too many are live
+        monkeypatch.setattr("clawcell._runs._lifecycle.live_parked_in_process", lambda: 1 << 30)
+    triggers = _Triggers(monkeypatch)
+    # A configuration of its own (guests built now, with this case's callbacks): its first
+    # guest becomes its shelf's template, which the shelf keeps for the process's life.
+    index = _EXITS.index(exit_) * len(_PATHS) + _PATHS.index(path)
+    limit = int(exit_.memory_mib * _MIB) + 4096 * (index + 1)
+    limits = Limits(timeout_ms=exit_.timeout_ms, memory_limit_bytes=limit)
+    loop = asyncio.new_event_loop()
+    try:
+        mode = CodeMode(_tools(triggers), limits=limits)
+        assert loop.run_until_complete(mode.exec("return 0;"))["value"] == 0
+        try:
+            outcome: Any = loop.run_until_complete(exit_.body(mode, triggers))
+        except KeyboardInterrupt as exc:
+            outcome = type(exc)
+        assert outcome == exit_.expected
+        after = loop.run_until_complete(_next_cells(mode))
+        loop.run_until_complete(mode.aclose())
+        loop.run_until_complete(_lanes_drained())
+    finally:
+        loop.close()
+    assert after == [5, 6]
+    assert _counted(triggers.guests) == [], "a lane still counts a guest whose cell is over"
+    assert len(triggers.guests) >= 2
+    for guest in _shelved(limit):
+        assert not guest.retired and guest.instance.store.future is None
+
+
+async def _next_cells(mode: CodeMode) -> list[Any]:
+    quick = await mode.exec("return 5;")
+    called = await mode.exec("const r = await echo({ n: 6 });\nreturn r.n;")
+    return [quick.get("value"), called.get("value")]
+
+
+async def _lanes_drained() -> None:
+    """Every guest thread has finished what it was given (a stopped segment included): a
+    job queued behind it on each lane has run, and no job is left counted in flight."""
+    for lane in range(_worker.guest_lanes()):
+        await asyncio.wait_for(run_on_guest_thread(int, lane=lane), 60)
+    assert not _worker._lanes.get().in_flight  # pyright: ignore[reportPrivateUsage]
