@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Final
 
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
-from ._wasm._backstop import run_slice
 
 if TYPE_CHECKING:
     from ._wasm._exports import CallFuture
@@ -154,7 +153,7 @@ def run_sliced(
     try:
         future = instance.turn_future(handles[0], handles[1], ptr, size)
         until = min(time.monotonic() + LOOP_SLICE_S, backstop_at)
-        if not run_slice(future, hard, instance.reactor.watchdog, until):
+        if not instance.reactor.watchdog.run_slice(future, hard, until):
             token = instance.arm_backstop(backstop_at)
             return TurnCrossing(instance, deadline, owned, token, future=future)
         value = future.result()

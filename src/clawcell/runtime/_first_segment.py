@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol
 from ._crossing import LOOP_SLICE_S
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._report import StepResult, parse_report
-from ._wasm._backstop import run_slice
 from ._wasm._exports import GuestTrap
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ class FirstSegment:
                 future = self._begin_phase(instance)
                 if future is None:
                     break
-                if not run_slice(future, hard, watchdog, until):
+                if not watchdog.run_slice(future, hard, until):
                     self._future = future
                     break
                 self._end_phase(instance, future.result(), here=True)

@@ -16,7 +16,10 @@ import time
 import pytest
 
 from clawcell.runtime import Guest, compiled_reactor
-from clawcell.runtime._wasm._backstop import run_slice  # pyright: ignore[reportPrivateUsage]
+from clawcell.runtime._wasm._backstop import (  # pyright: ignore[reportPrivateUsage]
+    Pollable,
+    run_slice,
+)
 from clawcell.runtime._wasm._capi import EngineError, capi  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._exports import CallFuture, GuestTrap  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._host_funcs import live_host_functions  # pyright: ignore[reportPrivateUsage]
@@ -196,22 +199,40 @@ class _Interrupted(BaseException):
     """An exception the way a signal's handler raises one: at any bytecode."""
 
 
-@pytest.mark.parametrize("where", ["watch", "unwatch"])
+class _Raising:
+    """What raises `_Interrupted` in a slice: its watch's token or the poll."""
+
+    def __next__(self) -> int:
+        raise _Interrupted
+
+    def poll(self) -> bool:
+        raise _Interrupted
+
+
+def _raise(*_args: object) -> None:
+    raise _Interrupted
+
+
+@pytest.mark.parametrize("where", ["token", "wake-up", "poll"])
 def test_a_slice_interrupted_anywhere_leaves_no_slice_behind(
     monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     instance = bare_instance()
     watchdog = instance.reactor.watchdog
-
-    def interrupted(*_args: object) -> None:
-        raise _Interrupted
-
-    monkeypatch.setattr(watchdog, where, interrupted)
     future = eval_future(instance, b"6 * 7")
+    polled: Pollable = future
+    if where == "token":
+        monkeypatch.setattr(watchdog, "_tokens", _Raising())
+    elif where == "wake-up":  # the watchdog's thread asleep for good: the slice wakes it
+        monkeypatch.setattr(threading.Condition, "notify", _raise)
+        monkeypatch.setattr(watchdog, "_sleeping_until", float("inf"))
+    else:
+        polled = _Raising()
     with pytest.raises(_Interrupted):
-        run_slice(future, instance.hard_deadline, watchdog, time.monotonic() + 60)
+        run_slice(polled, instance.hard_deadline, watchdog, time.monotonic() + 60)
     monkeypatch.undo()
     assert instance.hard_deadline.slice_at == float("inf")
+    assert watchdog._watched == {}  # pyright: ignore[reportPrivateUsage]
     future.free()
 
 
@@ -234,7 +255,7 @@ def _store_finalized_before_its_suspended_future() -> bytes:
     store = instance.store
     # The collector clears weak references to garbage before it runs any finalizer, and
     # runs the finalizers of one batch in no set order: the store's may come first.
-    store._future = None  # pyright: ignore[reportPrivateUsage]
+    store.future_ref = None
     store._release()  # pyright: ignore[reportPrivateUsage]
     future.free()
     return b"survived"

@@ -177,6 +177,23 @@ class Watchdog:
     def unwatch(self, token: int) -> None:
         self._watched.pop(token, None)
 
+    def run_slice(self, future: Pollable, deadline: HardDeadline, until: float) -> bool:
+        """`run_slice(future, deadline, self, until)`, the module's function: the watch and
+        the unwatch inline, since a call-heavy cell runs one slice per tool call."""
+        watched = self._watched
+        token = 0
+        try:
+            deadline.slice_at = until
+            token = next(self._tokens)
+            watched[token] = until
+            if until < self._sleeping_until:
+                with self._cond:
+                    self._cond.notify()
+            return future.poll()
+        finally:
+            deadline.slice_at = _NEVER  # first: an exception below must not leave a slice set
+            watched.pop(token, None)
+
     def _run(self) -> None:
         with self._cond:
             while True:
@@ -216,14 +233,7 @@ def run_slice(future: Pollable, deadline: HardDeadline, watchdog: Watchdog, unti
     (True) or, past `until` (`time.monotonic()`), is suspended at its next epoch check
     (False: poll it again, from any thread). The watchdog bumps the epoch at `until`, so
     guest code inside a long native operation is suspended too."""
-    token = 0
-    try:
-        deadline.slice_at = until
-        token = watchdog.watch(until)
-        return future.poll()
-    finally:
-        deadline.slice_at = _NEVER  # first: an exception below must not leave a slice set
-        watchdog.unwatch(token)
+    return watchdog.run_slice(future, deadline, until)
 
 
 class Pollable(Protocol):

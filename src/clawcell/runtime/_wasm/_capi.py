@@ -143,9 +143,21 @@ class CApi:
             entry.restype, entry.argtypes = restype, argtypes
             return entry
 
+        def held(name: str, restype: Any, *argtypes: Any) -> Any:
+            entry = ctypes.PYFUNCTYPE(restype, *argtypes)((name, dll))
+            entry.__name__ = name  # as `dll`'s own attributes are named
+            return entry
+
         self._declare_engine(fn)
         self._declare_store(fn)
         self._declare_instance(fn)
+        # A call future is made and freed once per turn (each tool call), and neither runs
+        # guest code nor waits (freeing a suspended one unwinds its stack, which holds no
+        # Python frame: `_backstop`): these two keep the GIL, where a ctypes call lets it
+        # go and takes it back (a fifth of the instructions the two calls cost).
+        p, size = c_void_p, c_size_t
+        self.func_call_async = held("wasmtime_func_call_async", p, p, p, p, size, p, size, p, p)
+        self.call_future_delete = held("wasmtime_call_future_delete", None, p)
 
     def _declare_engine(self, fn: Callable[..., Any]) -> None:
         p, u64, size = c_void_p, c_uint64, c_size_t
@@ -206,9 +218,7 @@ class CApi:
         self.instance_export_get = fn("wasmtime_instance_export_get", c_bool, p, p, p, size, p)
         self.func_type = fn("wasmtime_func_type", p, p, p)
         self.func_call_unchecked = fn("wasmtime_func_call_unchecked", p, p, p, p, size, p)
-        self.func_call_async = fn("wasmtime_func_call_async", p, p, p, p, size, p, size, p, p)
         self.call_future_poll = fn("wasmtime_call_future_poll", c_bool, p)
-        self.call_future_delete = fn("wasmtime_call_future_delete", None, p)
         self.func_new_unchecked = fn("wasmtime_func_new_unchecked", None, p, p, p, p, p, p)
         self.functype_new = fn("wasm_functype_new", p, p, p)
         self.functype_params = fn("wasm_functype_params", p, p)

@@ -15,6 +15,7 @@ at a time and nothing else while one is alive (the C API's rule): `Store.future`
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import Any, Final
 
 from ...errors import RuntimeUnavailableError
@@ -30,7 +31,7 @@ from ._capi import (
     trap_text,
 )
 from ._engine import EXPORTED_FUNCTIONS
-from ._handles import Export, Signature, Store, func_signature, payload
+from ._handles import CallInFlight, Export, Signature, Store, func_signature, payload
 from ._host_funcs import take_host_exception
 from ._stacks import claim
 
@@ -179,6 +180,7 @@ class CallFuture:
         "_ptr",
         "_result",
         "_results",
+        "_self_ref",
         "_store",
         "_trap",
         "_trap_ref",
@@ -187,6 +189,8 @@ class CallFuture:
     def __init__(
         self, store: Store, func: Any, params: tuple[int, ...], result: str | None
     ) -> None:
+        # What the store holds while the call is alive (`Store.future_ref`).
+        self._self_ref: weakref.ref[CallInFlight] = weakref.ref(self)
         self._api = capi()
         self._store = store
         self._calls = store.calls  # its own reference: see `Store`
@@ -208,7 +212,8 @@ class CallFuture:
             EngineError: the store runs another call future.
         """
         store = self._store
-        if store.future is not None:
+        ref = store.future_ref  # `store.future`, inline: once per tool call
+        if ref is not None and ref() is not None:
             raise EngineError("a store runs one call future at a time: finish the other first")
         if self._trap or self._error:  # an ended call's failure `result` never read: not ours
             self._forget_failure()
@@ -224,7 +229,7 @@ class CallFuture:
             self._error_ref,
         )
         self._calls[0] = self._ptr
-        store.future = self
+        store.future_ref = self._self_ref
 
     def poll(self) -> bool:
         """Run the call on this thread until it returns (True: read `result`; the future is
@@ -234,7 +239,11 @@ class CallFuture:
                 return False
         elif not self._api.call_future_poll(self._ptr):
             return False
-        self.free()
+        ptr, self._ptr = self._ptr, 0  # `free`, inline: one poll per tool call
+        if ptr and self._calls[0] == ptr:
+            self._calls[0] = 0
+            self._store.future_ref = None
+            self._api.call_future_delete(ptr)
         return True
 
     def result(self) -> int:
@@ -269,7 +278,7 @@ class CallFuture:
         calls = self._calls
         if ptr and calls[0] == ptr:
             calls[0] = 0
-            self._store.future = None
+            self._store.future_ref = None
             self._api.call_future_delete(ptr)
 
     def __del__(self) -> None:

@@ -209,11 +209,11 @@ class Store(_Owned):
     __slots__ = (
         "__weakref__",
         "_callbacks",
-        "_future",
         "calls",
         "context",
         "engine",
         "fiber_stack",
+        "future_ref",
     )
 
     def __init__(self, engine: Engine) -> None:
@@ -222,7 +222,9 @@ class Store(_Owned):
         self.engine = engine
         self.context: int = api.store_context(self.ptr)
         self._callbacks: list[object] = []
-        self._future: weakref.ref[CallInFlight] | None = None
+        self.future_ref: weakref.ref[CallInFlight] | None = None
+        """`future`'s weak reference: a call future sets it to the one it keeps to itself,
+        since it is begun and freed once per tool call (the property makes one each time)."""
         self.calls = [0]
         """The live call future's `wasmtime_call_future_t` (0: none), shared with it."""
         self.fiber_stack = 0
@@ -231,12 +233,12 @@ class Store(_Owned):
     @property
     def future(self) -> CallInFlight | None:
         """The store's call future while one is alive (see the class's docstring)."""
-        ref = self._future
+        ref = self.future_ref
         return None if ref is None else ref()
 
     @future.setter
     def future(self, future: CallInFlight | None) -> None:
-        self._future = None if future is None else weakref.ref(future)
+        self.future_ref = None if future is None else weakref.ref(future)
 
     def keep(self, *callbacks: object) -> None:
         """Keep ctypes callbacks handed to wasmtime for this store alive as long as it."""
@@ -248,7 +250,7 @@ class Store(_Owned):
         calls = self.calls
         call, calls[0] = calls[0], 0
         if call:  # never, but for a future collected with its store: it borrows the store
-            self._future = None
+            self.future_ref = None
             self._api.call_future_delete(call)
         self.context = 0
         self._api.store_delete(ptr)  # runs the finalizers, which `_callbacks` still holds
