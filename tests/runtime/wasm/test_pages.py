@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import resource
 import sys
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm import _linear_memory as memory_module  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._pages import (
+    MIN_RUN_BYTES,
     PAGE_BYTES,
     address_of,
     bit_runs,
@@ -139,6 +141,23 @@ def test_images_are_copied_whole_where_dropped_pages_do_not_read_back_as_zeros(
     memory = guest.instance.memory
     assert memory._zero_runs == []  # pyright: ignore[reportPrivateUsage]
     memory.reset()
+    assert memory.copy() == memory.image
+
+
+@ON_LINUX
+def test_the_probe_of_dropped_pages_does_not_fault_them_in_again() -> None:
+    # The probe writes, drops and reads back pages at both ends of each zero run: a write
+    # and a read fault per page. Pages that read back as zeros need no zeroing, which would
+    # be a third fault per page (a new page, zeroed) and leave them resident for nothing.
+    memory = _dirtied_guest().instance.memory
+    runs = memory._zero_runs  # pyright: ignore[reportPrivateUsage]
+    assert runs
+    memory.reset()  # the runs dropped: every probed page faults afresh
+    probed = len(runs) * 2 * MIN_RUN_BYTES // P
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    assert memory._drops_to_zeros(runs)  # pyright: ignore[reportPrivateUsage]
+    faults = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
+    assert probed <= faults <= 2 * probed
     assert memory.copy() == memory.image
 
 
