@@ -157,7 +157,8 @@ def test_the_probe_of_dropped_pages_does_not_fault_them_in_again() -> None:
     before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
     assert memory._drops_to_zeros(runs)  # pyright: ignore[reportPrivateUsage]
     faults = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
-    assert probed <= faults <= 2 * probed
+    # Two per page, and room for a few of the interpreter's own; zeroing would add a third.
+    assert probed <= faults < 2 * probed + probed // 2
     assert memory.copy() == memory.image
 
 
