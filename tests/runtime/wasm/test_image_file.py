@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def test_each_configuration_has_its_own_image(cache: Path) -> None:
     assert len(list(cache.glob("img-*.bin"))) == 2
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
 def test_a_damaged_image_is_ignored_and_written_again(
     cache: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
@@ -95,8 +96,10 @@ def test_a_damaged_image_is_ignored_and_written_again(
     elif damage == "flip":
         middle = len(whole) // 2
         stored.write_bytes(whole[:middle] + bytes([whole[middle] ^ 1]) + whole[middle + 1 :])
-    else:
+    elif damage == "garbage":
         stored.write_bytes(b"not an image")
+    else:
+        stored.write_bytes(b"")  # nothing to map
     evaluated: list[bool] = []
     real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
 
@@ -155,6 +158,18 @@ def test_no_image_is_written_when_the_cache_is_off(
     monkeypatch.setenv("CLAWCELL_NO_MODULE_CACHE", "1")
     guest()
     assert list(cache.iterdir()) == []
+
+
+def test_a_stored_image_s_pages_are_read_in_place_from_its_file(cache: Path) -> None:
+    # Mapped, not read into a copy: the pages a guest's image is loaded from are a view of
+    # the file's mapping, and a guest loaded from them runs.
+    guest()
+    [path] = cache.glob("img-*.bin")
+    stored = read_image(path, max_size=2 * LIMIT)
+    assert stored is not None
+    assert isinstance(stored.pages, memoryview) and isinstance(stored.pages.obj, mmap.mmap)
+    assert bytes(stored.pages) == path.read_bytes()[-len(stored.pages) :]
+    assert script(guest(), "6 * 7") == "42"
 
 
 def test_stored_runs_outside_the_memory_or_out_of_order_are_refused(tmp_path: Path) -> None:

@@ -241,10 +241,13 @@ class LinearMemory:
         self._grow_to(size)  # first: a memory that cannot grow is left as it was
         region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         target = ctypes.addressof(ctypes.c_char.from_buffer(region))
-        source, copied, kept = address_of(data), 0, 0
+        source, copied, kept = memoryview(data), 0, 0  # bytes, or a view of a mapped file
         for first, count in runs:
-            ctypes.memmove(target + first * PAGE_BYTES, source + copied, count * PAGE_BYTES)
-            copied += count * PAGE_BYTES
+            length = count * PAGE_BYTES
+            region[first * PAGE_BYTES : first * PAGE_BYTES + length] = source[
+                copied : copied + length
+            ]
+            copied += length
             kept |= ((1 << count) - 1) << first
         self.image, self._image_address = memoryview(region).toreadonly(), target
         self._take_image(((1 << pages) - 1) & ~kept, stored.stack_pointer)
