@@ -8,6 +8,8 @@ import resource
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clawcell.runtime import Guest, compiled_reactor
 from clawcell.runtime._wasm import _linear_memory as memory_module  # pyright: ignore[reportPrivateUsage]
@@ -57,6 +59,18 @@ def test_bit_runs_lists_each_run_of_set_bits_up_to_the_last_page() -> None:
     assert bit_runs(0b1100_0000, 8) == [(6, 2)]  # a run that ends with the pages
     assert bit_runs(0b1111_0000, 6) == [(4, 2)]  # bits past `pages` are not counted
     assert bit_runs(0, 8) == []
+
+
+@given(st.integers(min_value=-(1 << 80), max_value=1 << 80), st.integers(0, 90))
+def test_bit_runs_are_the_runs_of_set_bits_read_one_by_one(bits: int, pages: int) -> None:
+    expected: list[tuple[int, int]] = []
+    for page in range(pages):
+        if bits >> page & 1:
+            if expected and sum(expected[-1]) == page:
+                expected[-1] = (expected[-1][0], expected[-1][1] + 1)
+            else:
+                expected.append((page, 1))
+    assert bit_runs(bits, pages) == expected
 
 
 def test_zero_runs_finds_only_runs_of_at_least_16_whole_pages() -> None:
