@@ -243,10 +243,8 @@ class LinearMemory:
         target = ctypes.addressof(ctypes.c_char.from_buffer(region))
         source, copied, kept = memoryview(data), 0, 0  # bytes, or a view of a mapped file
         for first, count in runs:
-            length = count * PAGE_BYTES
-            region[first * PAGE_BYTES : first * PAGE_BYTES + length] = source[
-                copied : copied + length
-            ]
+            start, length = first * PAGE_BYTES, count * PAGE_BYTES
+            region[start : start + length] = source[copied : copied + length]
             copied += length
             kept |= ((1 << count) - 1) << first
         self.image, self._image_address = memoryview(region).toreadonly(), target
@@ -313,11 +311,8 @@ class LinearMemory:
 
     def _drops_to_zeros(self, runs: list[tuple[int, int]]) -> bool:
         """Whether dropping pages of the runs (filled with non-zero bytes first) reads them
-        back as zeros, probed at both ends of every run; the runs hold zeros again after.
-
-        Probes that read back as zeros are left dropped: zeroing them again would fault every
-        probed page back in (a quarter of a first cell's image load) only to write what they
-        already read as."""
+        back as zeros, probed at both ends of every run; the runs hold zeros again after (left
+        dropped: zeroing them would fault each probed page in again for nothing)."""
         probe = MIN_RUN_BYTES
         for offset, length in runs:
             for address in (self.base + offset, self.base + offset + length - probe):
