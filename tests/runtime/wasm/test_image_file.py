@@ -17,6 +17,7 @@ import pytest
 
 from clawcell.runtime import (
     Guest,
+    _controller,  # pyright: ignore[reportPrivateUsage]
     _guest,  # pyright: ignore[reportPrivateUsage]
     compiled_reactor,
 )
@@ -80,6 +81,24 @@ def test_the_next_guest_starts_from_the_stored_image_without_evaluating_the_cont
 def test_each_configuration_has_its_own_image(cache: Path) -> None:
     guest(INSTALL)
     guest(OTHER)
+    assert len(list(cache.glob("img-*.bin"))) == 2
+
+
+def test_a_changed_controller_is_another_image(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The name follows the controller's bytes (`controller_digest`): an edited controller is
+    # evaluated anew, never served the image another text made.
+    guest()
+    changed = tmp_path / "edited" / "controller.js"
+    changed.parent.mkdir()
+    changed.write_bytes(_controller._CONTROLLER_PATH.read_bytes() + b"\n// edited\n")  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_controller, "_CONTROLLER_PATH", changed)
+    evaluated: list[bool] = []
+    real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_guest, "load_controller", lambda i: (evaluated.append(True), real(i))[1])  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    guest()
+    assert evaluated == [True]
     assert len(list(cache.glob("img-*.bin"))) == 2
 
 

@@ -11,7 +11,7 @@ process of a configuration writes its image here and later processes load it ins
 
 The file's name is a digest of everything the image depends on (the engine cache's name,
 which carries the wasm digest, the export patch and the wasmtime build; the controller's
-text; the install configuration; the heap limit and headroom; this format), so a change of
+digest; the install configuration; the heap limit and headroom; this format), so a change of
 any of them is another file. Only the image's non-blank pages are stored (about 0.5 MiB of a
 6.6 MiB memory). A file that is truncated, damaged (its CRC-32 disagrees) or malformed (page
 runs or buffer addresses outside the memory) is ignored: the guest is built as before and the
@@ -75,7 +75,7 @@ class StoredImage:
 
 def guest_image_path(*parts: str) -> Path | None:
     """Where the pristine image of the guest configuration `parts` describe (the
-    controller's text, the install configuration, the heap limit and headroom) is stored,
+    controller's digest, the install configuration, the heap limit and headroom) is stored,
     or `None` when the engine's cache is off."""
     cache = engine_cache_file()
     if cache is None:
