@@ -47,6 +47,34 @@ def test_concurrent_guests_are_spread_over_the_lanes() -> None:
     assert sorted(json.loads(out)) == sorted(list(range(guest_lanes())) * 2)
 
 
+def _guest_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("clawcell-guest-"))
+
+
+def _threads_as_lanes_are_used() -> bytes:
+    pool = GuestPool(memory_limit_bytes=64 * 1024 * 1024, install_config=INSTALL)
+    guest = pool.acquire()
+    seen = [_guest_threads()]
+
+    async def on_last_lane() -> str:
+        return await run_on_guest_thread(_thread_name, lane=guest_lanes() - 1)
+
+    ran_on = asyncio.run(on_last_lane())
+    seen.append(_guest_threads())
+    pool.release(guest)
+    return json.dumps({"seen": seen, "ran_on": ran_on}).encode()
+
+
+def test_a_lanes_thread_starts_with_its_first_job_not_with_the_guests() -> None:
+    # In a forked child: the lanes are made once per process, and this one has none yet.
+    # A cell that ends inside its slice of the loop thread never hands a lane a job, so a
+    # process that runs only such cells starts (and leaves for its exit) no guest thread.
+    out = in_forked_child(_threads_as_lanes_are_used)
+    assert out is not None, "the child hung"
+    last = f"clawcell-guest-{guest_lanes() - 1}"
+    assert json.loads(out) == {"seen": [[], [last]], "ran_on": last}
+
+
 def _sleep_then(seconds: float, value: object) -> object:
     time.sleep(seconds)
     return value

@@ -6,6 +6,7 @@ instance, its completion value is the private object whose entry points the host
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -14,7 +15,7 @@ from ._wire import HOST_ENTRY_POINTS
 if TYPE_CHECKING:
     from ._wasm._instance import Instance
 
-__all__ = ["controller_source", "load_controller", "verify_raw_strings"]
+__all__ = ["controller_digest", "controller_source", "load_controller", "verify_raw_strings"]
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
 _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
@@ -23,6 +24,13 @@ _CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
 def controller_source() -> str:
     """The text of `controller.js`."""
     return _CONTROLLER_PATH.read_text("utf-8")
+
+
+def controller_digest() -> str:
+    """The SHA-256 of `controller.js` (hex), from its bytes: what a stored guest image's name
+    depends on. Hashing the bytes spares decoding the text and encoding it again (it is not
+    ASCII: the slow path of both) where the controller is not evaluated at all."""
+    return hashlib.sha256(_CONTROLLER_PATH.read_bytes()).hexdigest()
 
 
 def load_controller(inst: Instance) -> tuple[int, int, int, int, int]:

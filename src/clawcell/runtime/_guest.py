@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from .._random import random_bytes
 from ..errors import RuntimeUnavailableError
 from ._callbacks import interrupt_check, rejection_tracker, set_tracker
-from ._controller import controller_source, load_controller
+from ._controller import controller_digest, load_controller
 from ._crossing import FIBERS_USABLE, TurnCrossing, run_inline, run_sliced
 from ._failure import ENGINE_EXCEPTIONS, EngineFailure, engine_failure
 from ._first_segment import FirstSegment
@@ -88,7 +88,7 @@ class Guest:
             return
         # A previous process may have stored this configuration's image (`_image_file`).
         limits = (str(memory_limit_bytes), str(HEAP_HEADROOM_BYTES))
-        path = guest_image_path(controller_source(), install_config, *limits)
+        path = guest_image_path(controller_digest(), install_config, *limits)
         stored = None if path is None else read_image(path, max_size=self._max_memory_bytes)
         if stored is not None:
             try:

@@ -111,26 +111,41 @@ def _signal(fd: int) -> None:
 
 
 class _Worker:
+    """One lane: its thread and pipe are made at its first job, not with the lane. Most cells
+    end inside their slice of the loop thread (`_first_segment`), so a process whose cells
+    never computed past one starts no guest thread (nor leaves one for its exit)."""
+
     def __init__(self, lane: int, lanes: _Lanes) -> None:
         self._jobs: collections.deque[_Job] = collections.deque()
-        self._wake, self._waker = pipe()
+        self._lane = lane
         self._lanes = lanes
+        self._waker = -1
+        """The pipe's write end (-1 until the thread is started)."""
         self.slow = False
         """Whether this lane's last job ended later than `SYNC_WAIT_S` after it was submitted
         (its next one is awaited)."""
-        name = f"clawcell-guest-{lane}"
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
 
     def submit(self, job: _Job) -> None:
+        if self._waker < 0:
+            self._start()  # first: a thread that cannot start leaves no job queued
         job.submitted = time.perf_counter()
         self._jobs.append(job)
         _signal(self._waker)
 
-    def _run(self) -> None:
+    def _start(self) -> None:
+        # Loops on several threads may hand this lane their first jobs at once: one starts it.
+        with self._lanes.starting:
+            if self._waker >= 0:
+                return
+            wake, waker = pipe()
+            name = f"clawcell-guest-{self._lane}"
+            threading.Thread(target=self._run, args=(wake,), name=name, daemon=True).start()
+            self._waker = waker  # last: a submit that sees it may signal the running thread
+
+    def _run(self, wake: int) -> None:
         # Every `submit` appends before it writes, and the thread empties the queue after
         # each read, so no job waits for a wake-up that was already consumed.
-        read, wake, jobs, finish = os.read, self._wake, self._jobs, self._finish
+        read, jobs, finish = os.read, self._jobs, self._finish
         while True:
             read(wake, DRAIN)
             while jobs:
@@ -172,6 +187,8 @@ class _Lanes:
         self.in_flight: set[_Job] = set()
         """Jobs submitted and not yet collected by the loop that awaits them."""
         self.done = Doorbell()
+        self.starting = threading.Lock()
+        """Held while a lane's thread is started (see `_Worker._start`)."""
         self.workers = [_Worker(lane, self) for lane in range(guest_lanes())]
         self.counter = itertools.count()
 
@@ -221,7 +238,11 @@ async def run_on_guest_thread(
     in_flight.add(job)
     if not quick:
         job.future = loop.create_future()
-    worker.submit(job)
+    try:
+        worker.submit(job)
+    except BaseException:  # its thread could not start: the job never ran, nor will
+        in_flight.discard(job)
+        raise
     if quick and lanes.wait_for(job):
         in_flight.discard(job)
         return job.outcome()

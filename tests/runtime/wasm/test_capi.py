@@ -140,6 +140,27 @@ def test_each_object_is_freed_once_whether_closed_or_collected(
     assert engines == [pointers[0]]
 
 
+def test_objects_collected_while_the_interpreter_finalizes_are_left_to_the_system(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Called as the interpreter's exit would: the process ends and the kernel takes back
+    # every mapping at once, so nothing is freed piece by piece (`_Owned.__del__`).
+    freed = [_counting(monkeypatch, n) for n in ("engine_delete", "module_delete", "store_delete")]
+    engine = Engine()
+    module = Module.compile(engine, _WASM)
+    store = Store(engine)
+    for owned in (store, module, engine):
+        owned.__del__(lambda: True)
+    assert freed == [[], [], []]
+    assert (engine.ptr, module.ptr, store.ptr) != (0, 0, 0)
+    pointers = [[engine.ptr], [module.ptr], [store.ptr]]
+    for owned in (store, module, engine):
+        owned.__del__(lambda: False)  # while it runs: freed, once
+    del store, module, engine
+    gc.collect()
+    assert freed == pointers
+
+
 def test_a_store_keeps_its_engine_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     engines = _counting(monkeypatch, "engine_delete")
     store = Store(Engine())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 from clawcell.runtime import (
     Guest,
+    _controller,  # pyright: ignore[reportPrivateUsage]
     _guest,  # pyright: ignore[reportPrivateUsage]
     compiled_reactor,
 )
@@ -82,7 +84,25 @@ def test_each_configuration_has_its_own_image(cache: Path) -> None:
     assert len(list(cache.glob("img-*.bin"))) == 2
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+def test_a_changed_controller_is_another_image(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The name follows the controller's bytes (`controller_digest`): an edited controller is
+    # evaluated anew, never served the image another text made.
+    guest()
+    changed = tmp_path / "edited" / "controller.js"
+    changed.parent.mkdir()
+    changed.write_bytes(_controller._CONTROLLER_PATH.read_bytes() + b"\n// edited\n")  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_controller, "_CONTROLLER_PATH", changed)
+    evaluated: list[bool] = []
+    real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_guest, "load_controller", lambda i: (evaluated.append(True), real(i))[1])  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    guest()
+    assert evaluated == [True]
+    assert len(list(cache.glob("img-*.bin"))) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
 def test_a_damaged_image_is_ignored_and_written_again(
     cache: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
@@ -95,8 +115,10 @@ def test_a_damaged_image_is_ignored_and_written_again(
     elif damage == "flip":
         middle = len(whole) // 2
         stored.write_bytes(whole[:middle] + bytes([whole[middle] ^ 1]) + whole[middle + 1 :])
-    else:
+    elif damage == "garbage":
         stored.write_bytes(b"not an image")
+    else:
+        stored.write_bytes(b"")  # nothing to map
     evaluated: list[bool] = []
     real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
 
@@ -155,6 +177,18 @@ def test_no_image_is_written_when_the_cache_is_off(
     monkeypatch.setenv("CLAWCELL_NO_MODULE_CACHE", "1")
     guest()
     assert list(cache.iterdir()) == []
+
+
+def test_a_stored_image_s_pages_are_read_in_place_from_its_file(cache: Path) -> None:
+    # Mapped, not read into a copy: the pages a guest's image is loaded from are a view of
+    # the file's mapping, and a guest loaded from them runs.
+    guest()
+    [path] = cache.glob("img-*.bin")
+    stored = read_image(path, max_size=2 * LIMIT)
+    assert stored is not None
+    assert isinstance(stored.pages, memoryview) and isinstance(stored.pages.obj, mmap.mmap)
+    assert bytes(stored.pages) == path.read_bytes()[-len(stored.pages) :]
+    assert script(guest(), "6 * 7") == "42"
 
 
 def test_stored_runs_outside_the_memory_or_out_of_order_are_refused(tmp_path: Path) -> None:

@@ -2,13 +2,15 @@
 
 Each wrapper frees what it owns exactly once and keeps what must outlive it: a module and a
 store hold their engine, so an engine is freed after them. An engine, module or linker is
-freed by `close()` or when it is collected, and using it after `close()` raises
-`EngineError` (wasmtime shares them by reference count: a store or instance made from one
-keeps what it needs). A store has no `close()`: it is freed only when it is collected. Every
-object that passes its context to C (an `Export`, a memory, a fast call) holds the store, so
-nothing can use a freed store, free it while its guest code or one of its host functions
-runs, or free it from another thread during a call. Exports are read from an instance into
-`Extern` values that belong to their store (they are indices into it, freed with it).
+freed by `close()` or when it is collected (but not once the interpreter is finalizing: what
+is alive then is left to the operating system, see `_Owned.__del__`), and using it after
+`close()` raises `EngineError` (wasmtime shares them by reference count: a store or instance
+made from one keeps what it needs). A store has no `close()`: it is freed only when it is
+collected. Every object that passes its context to C (an `Export`, a memory, a fast call)
+holds the store, so nothing can use a freed store, free it while its guest code or one of its
+host functions runs, or free it from another thread during a call. Exports are read from an
+instance into `Extern` values that belong to their store (they are indices into it, freed
+with it).
 
 A store also holds every C callback it hands to wasmtime (`keep`): the C function pointer of
 a ctypes callback is valid only while the Python object lives, and a store's finalizers run
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import weakref
+from collections.abc import Callable
 from ctypes import byref, c_void_p
 from typing import Any, Final, Protocol
 
@@ -89,8 +93,13 @@ class _Owned:
             )
         return ptr
 
-    def __del__(self) -> None:
-        if getattr(self, "ptr", 0):
+    def __del__(self, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
+        # Objects still alive when the interpreter finalizes are left to the operating system,
+        # which takes the whole process back at once: freeing them one by one (a store unmaps
+        # its memory's reservation and its stacks, and runs its finalizers, which would call
+        # back into an interpreter being torn down) is work the exit need not do. Bound as a
+        # default: module globals may be cleared by then.
+        if getattr(self, "ptr", 0) and not _finalizing():
             self._release()
 
 

@@ -11,7 +11,7 @@ process of a configuration writes its image here and later processes load it ins
 
 The file's name is a digest of everything the image depends on (the engine cache's name,
 which carries the wasm digest, the export patch and the wasmtime build; the controller's
-text; the install configuration; the heap limit and headroom; this format), so a change of
+digest; the install configuration; the heap limit and headroom; this format), so a change of
 any of them is another file. Only the image's non-blank pages are stored (about 0.5 MiB of a
 6.6 MiB memory). A file that is truncated, damaged (its CRC-32 disagrees) or malformed (page
 runs or buffer addresses outside the memory) is ignored: the guest is built as before and the
@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import struct
 import threading
@@ -67,13 +68,14 @@ class StoredImage:
     size: int
     stack_pointer: int
     runs: list[tuple[int, int]]
-    pages: bytes
+    pages: bytes | memoryview
+    """(A read image's is a view of its file's mapping.)"""
     handles: dict[str, int]
 
 
 def guest_image_path(*parts: str) -> Path | None:
     """Where the pristine image of the guest configuration `parts` describe (the
-    controller's text, the install configuration, the heap limit and headroom) is stored,
+    controller's digest, the install configuration, the heap limit and headroom) is stored,
     or `None` when the engine's cache is off."""
     cache = engine_cache_file()
     if cache is None:
@@ -89,10 +91,19 @@ def image_path(directory: Path, *parts: str) -> Path:
 
 def read_image(path: Path, *, max_size: int) -> StoredImage | None:
     """The image stored at `path`, or `None` when there is none or it cannot be trusted to
-    be whole (truncated, damaged, malformed, or larger than `max_size` bytes of memory)."""
+    be whole (truncated, damaged, malformed, or larger than `max_size` bytes of memory).
+
+    The file is mapped, not read: its pages are the page cache's, mapped a few dozen
+    kilobytes per fault, where a read copied them into fresh memory (a zeroed page per 4 KiB,
+    twice with the copy of the pages out of it), a fifth of loading a first guest. The
+    file is replaced by renaming, never rewritten in place, so a mapping keeps the file it
+    was made of; the directory is trusted as the engine cache is, whose compiled code
+    wasmtime maps the same way.
+    """
     try:
-        blob = path.read_bytes()
-    except OSError:
+        with path.open("rb") as handle:
+            blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, unreadable, or empty (nothing to map)
         return None
     try:
         return _decode(blob, max_size)
@@ -100,7 +111,7 @@ def read_image(path: Path, *, max_size: int) -> StoredImage | None:
         return None
 
 
-def _decode(blob: bytes, max_size: int) -> StoredImage | None:
+def _decode(blob: mmap.mmap, max_size: int) -> StoredImage | None:
     magic, meta_bytes, crc = _HEADER.unpack_from(blob)
     body = memoryview(blob)[_HEADER.size :]
     if magic != MAGIC or zlib.crc32(body) != crc:
@@ -109,7 +120,7 @@ def _decode(blob: bytes, max_size: int) -> StoredImage | None:
     size, sp = int(meta["size"]), int(meta["sp"])
     runs = [(int(first), int(count)) for first, count in meta["runs"]]
     handles = {str(k): int(v) for k, v in cast(dict[str, Any], meta["handles"]).items()}
-    pages = bytes(body[meta_bytes:])
+    pages = body[meta_bytes:]  # a view of the mapping: loading the image copies from it
     total = sum(count for _, count in runs)
     if not 0 < size <= max_size or size % PAGE_BYTES or len(pages) != total * PAGE_BYTES:
         return None

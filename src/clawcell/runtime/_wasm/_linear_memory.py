@@ -241,10 +241,11 @@ class LinearMemory:
         self._grow_to(size)  # first: a memory that cannot grow is left as it was
         region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         target = ctypes.addressof(ctypes.c_char.from_buffer(region))
-        source, copied, kept = address_of(data), 0, 0
+        source, copied, kept = memoryview(data), 0, 0  # bytes, or a view of a mapped file
         for first, count in runs:
-            ctypes.memmove(target + first * PAGE_BYTES, source + copied, count * PAGE_BYTES)
-            copied += count * PAGE_BYTES
+            start, length = first * PAGE_BYTES, count * PAGE_BYTES
+            region[start : start + length] = source[copied : copied + length]
+            copied += length
             kept |= ((1 << count) - 1) << first
         self.image, self._image_address = memoryview(region).toreadonly(), target
         self._take_image(((1 << pages) - 1) & ~kept, stored.stack_pointer)
@@ -310,15 +311,15 @@ class LinearMemory:
 
     def _drops_to_zeros(self, runs: list[tuple[int, int]]) -> bool:
         """Whether dropping pages of the runs (filled with non-zero bytes first) reads them
-        back as zeros, probed at both ends of every run; the runs hold zeros again after."""
+        back as zeros, probed at both ends of every run; the runs hold zeros again after (left
+        dropped: zeroing them would fault each probed page in again for nothing)."""
         probe = MIN_RUN_BYTES
         for offset, length in runs:
             for address in (self.base + offset, self.base + offset + length - probe):
                 ctypes.memset(address, 0xA5, probe)
                 dropped = drop_pages(address, probe)
-                zeros = dropped and same_bytes(address, address_of(ZEROS), probe)
-                ctypes.memset(address, 0, probe)
-                if not zeros:
+                if not (dropped and same_bytes(address, address_of(ZEROS), probe)):
+                    ctypes.memset(address, 0, probe)
                     return False
         return True
 

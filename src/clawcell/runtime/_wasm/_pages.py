@@ -119,14 +119,17 @@ def blank_pages(address: int, length: int) -> int:
 def bit_runs(bits: int, pages: int) -> list[tuple[int, int]]:
     """`(first page, count)` of each run of consecutive set bits among the first `pages`
     bits of `bits` (a bit per page, bit 0 the first)."""
+    # Read as a string of binary digits, first page first, and searched at C speed: a shift
+    # per page made a new integer of the whole memory's bits each time (0.1 ms of a first
+    # guest's load for a 6.6 MiB memory).
+    digits = format(bits & ((1 << pages) - 1), "b")[::-1]
     runs: list[tuple[int, int]] = []
-    start = -1
-    for page in range(pages + 1):  # the bit past the last page counts as clear
-        if page < pages and bits >> page & 1:
-            start = page if start < 0 else start
-        elif start >= 0:
-            runs.append((start, page - start))
-            start = -1
+    start = digits.find("1")
+    while start >= 0:
+        end = digits.find("0", start)
+        end = len(digits) if end < 0 else end
+        runs.append((start, end - start))
+        start = digits.find("1", end)
     return runs
 
 
