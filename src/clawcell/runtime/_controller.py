@@ -6,7 +6,7 @@ instance, its completion value is the private object whose entry points the host
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Final
 
 from ._wire import HOST_ENTRY_POINTS
@@ -17,12 +17,16 @@ if TYPE_CHECKING:
 __all__ = ["controller_source", "load_controller", "verify_raw_strings"]
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
-_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
+# (`os.path`, not `pathlib`: the modules a first cell loads leave out `pathlib`, whose import,
+# with `urllib.parse` and `ipaddress`, cost 3.5% of a cold start; docs/benchmarks.md, "Cold
+# start, stop 49: the import")
+_CONTROLLER_PATH: Final = os.path.join(os.path.dirname(__file__), "controller.js")
 
 
 def controller_source() -> str:
     """The text of `controller.js`."""
-    return _CONTROLLER_PATH.read_text("utf-8")
+    with open(_CONTROLLER_PATH, encoding="utf-8") as file:
+        return file.read()
 
 
 def load_controller(inst: Instance) -> tuple[int, int, int, int, int]:

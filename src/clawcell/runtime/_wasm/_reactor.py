@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Final
 
 from ..._lazy import record_class
@@ -57,7 +56,8 @@ _KIND_FUNC, _KIND_TABLE, _KIND_GLOBAL = 0, 1, 3
 def load_verified_wasm() -> bytes:
     """Read the pinned reactor wasm from its distribution and check its sha256."""
     path = _locate()
-    data = path.read_bytes()
+    with open(path, "rb") as file:
+        data = file.read()
     digest = hashlib.sha256(data).hexdigest()
     if digest != WASM_SHA256:
         raise RuntimeUnavailableError(
@@ -67,7 +67,7 @@ def load_verified_wasm() -> bytes:
     return data
 
 
-def _locate() -> Path:
+def _locate() -> str:
     import importlib.metadata  # deferred: only needed when the compiled module is not cached
 
     try:
@@ -80,7 +80,7 @@ def _locate() -> Path:
     check_version(dist.version)
     for file in dist.files or ():
         if file.name == "qjs-wasi-reactor.wasm":
-            return Path(str(dist.locate_file(file)))
+            return str(dist.locate_file(file))
     raise RuntimeUnavailableError("qjs-wasi-reactor.wasm is not in its distribution's files")
 
 
