@@ -57,6 +57,15 @@ LAZY_MODULES = [
     "wasmtime",
     "wasmtime._bindings",
     "wasmtime._ffi",
+    # `pathlib` (with `urllib.parse` and `ipaddress`): the paths a first cell reads (the
+    # compiled engine, the guest's image, the library, `controller.js`) are `os.path` strings.
+    "pathlib",
+    "urllib.parse",
+    "ipaddress",
+    # A durable store's runs, sealed records and a failed cell's messages (stop 49).
+    "clawcell._runs._durable",
+    "clawcell._runs._sealed",
+    "clawcell._cell._failures",
 ]
 """Modules a cell that returns a small value never uses (the cold-start bench's cell)."""
 
@@ -163,7 +172,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 117
+FIRST_CELL_PACKAGE_MODULES = 114
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -180,7 +189,8 @@ it); then (stop 48) `runtime/_first_segment.py`, a cell's first segment begun on
 thread, and `runtime/_controller.py`, loading `controller.js`, split from `_guest.py` (which
 the first segment grew past the module size budget), and (review48) `runtime/_wasm/_stacks.py`,
 the stacks call futures run on, which clawcell maps so that an idle guest gives their deep
-pages back."""
+pages back; then (import49) `_runs/_durable.py`, `_runs/_sealed.py` and `_cell/_failures.py`
+out, imported where a durable store or a failed cell needs them."""
 
 
 def test_a_first_cell_compiles_and_loads_no_more_than_it_did() -> None:

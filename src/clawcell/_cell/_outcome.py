@@ -6,10 +6,12 @@ pending requests, or failed with a failure code, phase and message.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ..envelope import FailurePhase
-from ._failures import FailureCode
+
+if TYPE_CHECKING:
+    from ._failures import FailureCode
 
 __all__ = ["LegOutcome", "failed_outcome"]
 

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from ..approvals import ApprovalAnswer, ApprovalDecision, Approvals, PendingApproval
 from ..errors import InputError, SnapshotError
 from ._parked import ParkedRecord, RunHome
-from ._sealed import open_record
 
 __all__ = ["ApprovalDesk"]
 
@@ -126,6 +125,8 @@ class ApprovalDesk:
             return [*gate.pending, *gate.restored.values()], gate.expires_at
         if not self._durable:
             return [], None
+        from ._sealed import open_record  # (a durable store's only: in-memory runs stay live)
+
         try:
             parked = await self._store.load_run(self._session_id, run_id)
             if parked is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .._cell import Cell, LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
@@ -43,7 +43,6 @@ from ..errors import (
     StaleRunError,
 )
 from ..store import ClaimedRun, SessionView
-from ._durable import DurableRuns, stale_message
 from ._host import CellHost
 from ._parked import (
     MAX_LIVE_PARKED,
@@ -55,6 +54,9 @@ from ._parked import (
 )
 from ._replay import ReplayPolicy
 from ._settle import leg_envelope
+
+if TYPE_CHECKING:
+    from ._durable import DurableRuns
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -72,12 +74,14 @@ class Lifecycle:
         self._store = store = home.store
         self._session_id = session_id = home.session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
-        ttl = host.limits.snapshot_ttl_seconds
-        self._durable = (
-            DurableRuns(store, session_id, host.results, ttl, keys=lambda: home.keys)
-            if home.durable
-            else None
-        )
+        self._durable: DurableRuns | None = None
+        if home.durable:  # (only then: a process on the in-memory store never loads `_durable`)
+            from ._durable import DurableRuns
+
+            ttl = host.limits.snapshot_ttl_seconds
+            self._durable = DurableRuns(
+                store, session_id, host.results, ttl, keys=lambda: home.keys
+            )
         self._policy = ReplayPolicy(host.catalog)
         self.closed = False
         self.approvals = approvals
@@ -305,6 +309,8 @@ class Lifecycle:
         """Another worker claimed the run while this leg ran: drop this copy, commit nothing."""
         run.keeper = None
         self._drop(run)
+        from ._durable import stale_message  # (only a durable run is ever stale)
+
         return self.failure("stale_run", "host", stale_message(run.run_id))
 
     def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:
