@@ -18,15 +18,6 @@ from typing import Final
 
 from ..._lazy import record_class
 from ...errors import RuntimeUnavailableError
-from ._turn import (
-    START_EXPORT,
-    START_TYPE,
-    TURN_EXPORT,
-    TURN_NEEDS,
-    TURN_TYPE,
-    start_body,
-    turn_body,
-)
 
 __all__ = [
     "MIN_VERSION",
@@ -229,6 +220,18 @@ def _with_turn(
 ) -> dict[int, bytes]:
     """Type, function and code sections with `clawcell_turn` and `clawcell_start` added
     (their exports into `extra`)."""
+    # (here: a process that finds the compiled engine in its cache patches nothing, and
+    # never loads `_turn`)
+    from ._turn import (
+        START_EXPORT,
+        START_TYPE,
+        TURN_EXPORT,
+        TURN_NEEDS,
+        TURN_TYPE,
+        start_body,
+        turn_body,
+    )
+
     missing = [name for name in TURN_NEEDS if name not in names]
     if missing:
         raise RuntimeUnavailableError(f"the QuickJS reactor lacks {missing!r}")
