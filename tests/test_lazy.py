@@ -75,6 +75,7 @@ LAZY_MODULES = [
     # tool's contracts, when the catalog has a tool (stop 49).
     "clawcell.runtime._wasm._turn",
     "clawcell.catalog._contracts",
+    "clawcell.envelope._untrusted",  # only a network-derived run's envelope is wrapped
 ]
 """Modules a cell that returns a small value never uses (the cold-start bench's cell)."""
 
@@ -181,7 +182,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 109
+FIRST_CELL_PACKAGE_MODULES = 108
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -203,7 +204,8 @@ out, imported where a durable store or a failed cell needs them, and `store/_doc
 `store/_memory/_search.py` and `envelope/_retention.py` out, imported by the methods that
 keep a transcript or a document, search them, or retain a value cut to fit; then
 `runtime/_wasm/_turn.py` (imported by the reactor's patch, which a cached engine skips) and
-`catalog/_contracts.py` (imported when a catalog derives a tool's contract) out."""
+`catalog/_contracts.py` (imported when a catalog derives a tool's contract) out, and
+`envelope/_untrusted.py` (a lazy export, loaded by a network-derived run's envelope) out."""
 
 
 def test_a_first_cell_compiles_and_loads_no_more_than_it_did() -> None:

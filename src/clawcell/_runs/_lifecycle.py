@@ -32,7 +32,6 @@ from ..envelope import (
     OutputLedger,
     bound_error,
     failed_envelope,
-    mark_untrusted,
 )
 from ..errors import (
     ClawcellError,
@@ -291,6 +290,8 @@ class Lifecycle:
         if warning is not None:
             envelope["warnings"] = [warning]
         if run.cell.network_derived:
+            from ..envelope import mark_untrusted  # (a lazy export: only such a run loads it)
+
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
             if durable is not None:

@@ -15,7 +15,6 @@ from ._budget import ModelBudget
 from ._fitting import JsonSource
 from ._ledger import OutputLedger, Projection
 from ._results import ResultsStore
-from ._untrusted import UntrustedEnvelope, wrap_untrusted
 
 if TYPE_CHECKING:
     from ._retention import RetentionMode
@@ -88,11 +87,16 @@ def render(envelope: Any, *, telemetry: bool = True) -> str:
     model reads for a short cell); the envelope itself keeps it, and the budget that fits an
     envelope to the model's context still counts it.
     """
+    plain = type(envelope) is dict  # the usual envelope: an `UntrustedEnvelope` is a subclass
     shown = envelope
     if not telemetry and isinstance(envelope, Mapping) and "telemetry" in envelope:
         items = cast(Mapping[str, Any], envelope).items()
         shown = {key: value for key, value in items if key != "telemetry"}
     text = dumps(shown)
+    if plain:
+        return text
+    from ._untrusted import UntrustedEnvelope, wrap_untrusted  # (loaded by a marked one)
+
     return wrap_untrusted(text) if isinstance(envelope, UntrustedEnvelope) else text
 
 
