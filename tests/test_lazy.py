@@ -62,10 +62,9 @@ LAZY_MODULES = [
     "pathlib",
     "urllib.parse",
     "ipaddress",
-    # A durable store's runs, sealed records and a failed cell's messages (stop 49).
+    # A durable store's runs and sealed records (stop 49).
     "clawcell._runs._durable",
     "clawcell._runs._sealed",
-    "clawcell._cell._failures",
     # Transcripts, their search and documents of the in-memory store, and the retention of a
     # final value cut to fit (stop 49).
     "clawcell.store._documents",
@@ -182,7 +181,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 108
+FIRST_CELL_PACKAGE_MODULES = 109
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -199,8 +198,8 @@ it); then (stop 48) `runtime/_first_segment.py`, a cell's first segment begun on
 thread, and `runtime/_controller.py`, loading `controller.js`, split from `_guest.py` (which
 the first segment grew past the module size budget), and (review48) `runtime/_wasm/_stacks.py`,
 the stacks call futures run on, which clawcell maps so that an idle guest gives their deep
-pages back; then (import49) `_runs/_durable.py`, `_runs/_sealed.py` and `_cell/_failures.py`
-out, imported where a durable store or a failed cell needs them, and `store/_documents.py`,
+pages back; then (import49) `_runs/_durable.py` and `_runs/_sealed.py` out, imported where a
+durable store needs them, and `store/_documents.py`,
 `store/_memory/_search.py` and `envelope/_retention.py` out, imported by the methods that
 keep a transcript or a document, search them, or retain a value cut to fit; then
 `runtime/_wasm/_turn.py` (imported by the reactor's patch, which a cached engine skips) and

@@ -24,21 +24,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from .._progress import Progress
 from ..approvals import RunApprovals
 from ..runtime import EngineFailure, ExecutorGuest, SegmentRunner, StepResult, wire
+from . import _failures
 from ._bridge import Bridge, Reply, counts_as_dispatch, encode_settle_batch
+from ._failures import TIMEOUT_MESSAGE, UNHANDLED_MESSAGE, FailureCode, classify, failure_of
 from ._outcome import LegOutcome
 from ._pending import RESTART_MESSAGE, PendingRequest, PendingRequests, parks_at_once
 from ._segments import off_loop, run_first, run_turn
-
-if TYPE_CHECKING:
-    from ._failures import FailureCode
-
-# `_failures` (what a failed cell's envelope says) is imported where a cell fails: a process
-# whose cells succeed never loads it (docs/benchmarks.md, "Cold start, stop 49: the import").
 
 __all__ = ["RESTART_MESSAGE", "Cell"]
 
@@ -132,9 +128,7 @@ class Cell:
         deadline += self._guest.startup_s  # a V8 worker's boot is not the cell's time
         if outcome[0] is False:  # it did not parse
             if outcome[1].kind == "syntax_error":
-                from ._failures import syntax_error_message
-
-                return LegOutcome.not_parsed(syntax_error_message(outcome[1], code))
+                return LegOutcome.not_parsed(_failures.syntax_error_message(outcome[1], code))
             return self._stopped(outcome[1])
         return await self._drive(deadline, first=outcome[1])
 
@@ -207,8 +201,6 @@ class Cell:
 
     def _stopped(self, failure: EngineFailure) -> LegOutcome:
         """The failure of guest code that stopped without a result."""
-        from ._failures import failure_of
-
         return self._failed(*failure_of(failure))
 
     def _absorb(self, report: StepResult) -> LegOutcome | None:
@@ -218,8 +210,6 @@ class Cell:
         for request_id in report.cancelled:
             self._pending.withdraw(request_id)
         if self._guest.interrupted:  # the deadline stopped it, whatever became of the error (D16)
-            from ._failures import TIMEOUT_MESSAGE
-
             return self._failed("timeout", TIMEOUT_MESSAGE)
         # A frontier that overflows the queue or breaks a restart-safe cell's rules is never
         # dispatched (as recorded: `failurePhase: "input"`, `bridgeDispatchStarted: false`),
@@ -246,8 +236,6 @@ class Cell:
             else:
                 self._dispatch(request_id, method, args, eager)
         if report.state == wire.STATE_FAILED:
-            from ._failures import classify
-
             return self._failed(*classify(report.error))
         if report.state == wire.STATE_VALUE:
             self._value_ready = True
@@ -268,12 +256,10 @@ class Cell:
         Describing it reads the reason's `name` and `message`, which may be guest getters:
         it runs like any segment, off the loop and under the deadline (D5)."""
         described = await self._off_loop(self._guest.describe_rejection, deadline)
-        if described is None:
-            return completed
-        from ._failures import UNHANDLED_MESSAGE, classify
-
         if isinstance(described, str):
             return self._failed(*classify(described))
+        if described is None:
+            return completed
         if described.kind == "thrown":  # describing the reason threw
             return self._failed("internal_error", UNHANDLED_MESSAGE)
         return self._stopped(described)

@@ -6,12 +6,10 @@ pending requests, or failed with a failure code, phase and message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from ..envelope import FailurePhase
-
-if TYPE_CHECKING:
-    from ._failures import FailureCode
+from ._failures import FailureCode
 
 __all__ = ["LegOutcome", "failed_outcome"]
 

@@ -26,13 +26,7 @@ from .._progress import OnUpdate, Progress
 from .._random import random_uuid4_text
 from .._source import ExecArgs, check_source
 from ..approvals import Approvals
-from ..envelope import (
-    Envelope,
-    FailurePhase,
-    OutputLedger,
-    bound_error,
-    failed_envelope,
-)
+from ..envelope import Envelope, FailurePhase, OutputLedger, bound_error, failed_envelope
 from ..errors import (
     ClawcellError,
     ClosedError,
