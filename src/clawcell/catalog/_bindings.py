@@ -18,7 +18,6 @@ from .._lazy import value_class
 from ..errors import ConfigurationError
 from ._names import NameRequest, assign_callable_names, locale_key
 from ._tool import JsonValue, Tool, ToolResult, ToolSource, catalog_id_for
-from ._typescript._hints import compact_input_hint, compact_output_hint
 
 if TYPE_CHECKING:
     from ._contracts import ToolContract
@@ -130,9 +129,10 @@ def _metadata(
 
 def _derive(contents: Sequence[_Content], reserved: Sequence[str]) -> tuple[_Derived, ...]:
     """The derivations of the effective tools' contents, sorted by callable name."""
-    if not contents:  # (a catalog without tools never loads `_contracts` and its validator)
+    if not contents:  # (a catalog without tools never loads `_contracts` nor the hints)
         return ()
     from ._contracts import ToolContract
+    from ._typescript._hints import compact_input_hint, compact_output_hint
 
     ids = [catalog_id_for(content[0], content[1]) for content in contents]
     names = assign_callable_names(
