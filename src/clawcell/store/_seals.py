@@ -38,7 +38,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Any, Final, TypedDict
+from typing import Any, Final, TypedDict, cast
 
 from .._lazy import value_class
 from ..errors import ConfigurationError
@@ -282,7 +282,7 @@ def _development_path(store: object) -> str:
     # with `urllib.parse` and `ipaddress`, costs 3.5% of one; a store's `path` is a `Path`)
     database = getattr(store, "path", None)
     if isinstance(database, os.PathLike):
-        return os.fsdecode(database) + ".key"
+        return os.fsdecode(cast("os.PathLike[str]", database)) + ".key"
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "state"
     )
