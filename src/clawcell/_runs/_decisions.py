@@ -11,10 +11,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from ..approvals import ApprovalAnswer, ApprovalDecision, Approvals, PendingApproval
+from ..approvals import ApprovalDecision, Approvals, PendingApproval
 from ..errors import InputError, SnapshotError
 from ._parked import ParkedRecord, RunHome
+
+if TYPE_CHECKING:
+    from ..approvals import ApprovalAnswer
 
 __all__ = ["ApprovalDesk"]
 

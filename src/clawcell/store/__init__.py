@@ -32,7 +32,6 @@ from ._protocol import (
     TranscriptStore,
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
-from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
 from ._transcript_text import transcript_text
 from ._view import SessionView
 
@@ -45,12 +44,13 @@ if typing.TYPE_CHECKING:
     from ._keeper import LeaseKeeper
     from ._opening import open_store
     from ._postgres._store import PostgresStore
+    from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
     from ._sqlite._store import SQLiteStore
     from ._turns import SessionTurns, TurnHold
 
 # The durable backends and the job stores load on first use: running cells needs none of
 # them (about 10 ms of imports, `sqlite3` among them, off every process's start). Nor does
-# it need a durable run's lease keeper or an agent's turn rows (stop 49).
+# it need a durable run's lease keeper, an agent's turn rows or transcript search (stop 49).
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
@@ -63,6 +63,7 @@ __getattr__ = _lazy.lazy_exports(
         "_jobs._sqlite_jobs": ["SQLiteJobStore"],
         "_jobs._postgres_jobs": ["PostgresJobStore"],
         "_keeper": ["LeaseKeeper"],
+        "_search": ["TranscriptHit", "TranscriptHits", "TranscriptSearch"],
         "_turns": ["SessionTurns", "TurnHold"],
     },
 )

@@ -11,16 +11,18 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import ClosedError
 from .._errors import TOTAL_MESSAGE, StoreRangeError
 from .._leases import check_claim, check_lease_seconds, stale_error
 from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from .._runmeta import encode_meta, expiry_of, merge_patch
-from .._search import TranscriptHits
 from .._waiting import Poll, Waiters, wait_for_revision
 from ._directory import MemoryDirectory, MemoryMeta
+
+if TYPE_CHECKING:
+    from .._search import TranscriptHits
 
 __all__ = ["MemoryStore"]
 
