@@ -24,8 +24,8 @@ __all__ = ["DERIVED_SEPARATOR", "check_session_id", "derived_bounds"]
 _REFUSED: Final = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
 """Unicode's control characters (category `Cc`: U+0000–001F, U+007F–009F) and surrogates
 (`Cs`), in one search instead of a category lookup per character. Kept as text: a class with
-ranges past U+00FF costs `re` about a millisecond to compile, a sixtieth of a process's cold
-start, and an ASCII id (nearly every one) is checked without it (`check_session_id`)."""
+ranges past U+00FF costs `re` about a millisecond to compile (1% of a process's cold start),
+and an ASCII id (nearly every one) is checked without it (`check_session_id`)."""
 
 DERIVED_SEPARATOR = "\x1f"
 """What joins a session id and the name of one of its derived rows (`<session>\\x1flive`)."""
