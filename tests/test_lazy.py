@@ -57,6 +57,38 @@ LAZY_MODULES = [
     "wasmtime",
     "wasmtime._bindings",
     "wasmtime._ffi",
+    # `pathlib` (with `urllib.parse` and `ipaddress`): the paths a first cell reads (the
+    # compiled engine, the guest's image, the library, `controller.js`) are `os.path` strings.
+    "pathlib",
+    "urllib.parse",
+    "ipaddress",
+    # A durable store's runs and sealed records (stop 49).
+    "clawcell._runs._durable",
+    "clawcell._runs._sealed",
+    # Transcripts, their search and documents of the in-memory store, and the retention of a
+    # final value cut to fit (stop 49).
+    "clawcell.store._documents",
+    "clawcell.store._memory._search",
+    "clawcell.envelope._retention",
+    # The reactor's load-time patch (`_turn`), when the compiled engine is not cached, and a
+    # tool's contracts, when the catalog has a tool (stop 49).
+    "clawcell.runtime._wasm._turn",
+    "clawcell.catalog._contracts",
+    "clawcell.envelope._untrusted",  # only a network-derived run's envelope is wrapped
+    # A tool's hints and output variants (with the package `catalog._typescript`), a durable
+    # run's lease keeper and an agent's turn rows: lazy exports (stop 49).
+    "clawcell.catalog._typescript",
+    "clawcell.catalog._typescript._hints",
+    "clawcell.catalog._discriminator",
+    "clawcell.catalog._json",
+    "clawcell.store._keeper",
+    "clawcell.store._turns",
+    # Transcript search's types, a person's answer to an approval, and the sandboxes' helpers
+    # (bubblewrap, the parent-death signal): lazy exports (stop 49).
+    "clawcell.store._search",
+    "clawcell.approvals._answer",
+    "clawcell.runtime._bwrap",
+    "clawcell.runtime._parent_death",
 ]
 """Modules a cell that returns a small value never uses (the cold-start bench's cell)."""
 
@@ -163,7 +195,7 @@ LATER_FIRST_CELL_DATACLASS_TEXTS = {"import": 3, "run": 0}
 cache file the first process wrote (`clawcell._lazy._code_cache`, "Cold start, fifth pass"); the
 three left are `PendingRequest`'s, a slotted class that keeps the standard decorator."""
 
-FIRST_CELL_PACKAGE_MODULES = 117
+FIRST_CELL_PACKAGE_MODULES = 99
 """The package's modules a first cell loads (docs/benchmarks.md, "Cold start, fourth pass"):
 104, `_cell/_segments.py` and `runtime/_crossing.py`, which every cell's turns run through;
 then (fifth pass) `_lazy/_code_cache.py` in, which saves compiling twenty texts, and
@@ -180,7 +212,17 @@ it); then (stop 48) `runtime/_first_segment.py`, a cell's first segment begun on
 thread, and `runtime/_controller.py`, loading `controller.js`, split from `_guest.py` (which
 the first segment grew past the module size budget), and (review48) `runtime/_wasm/_stacks.py`,
 the stacks call futures run on, which clawcell maps so that an idle guest gives their deep
-pages back."""
+pages back; then (import49) `_runs/_durable.py` and `_runs/_sealed.py` out, imported where a
+durable store needs them, and `store/_documents.py`,
+`store/_memory/_search.py` and `envelope/_retention.py` out, imported by the methods that
+keep a transcript or a document, search them, or retain a value cut to fit; then
+`runtime/_wasm/_turn.py` (imported by the reactor's patch, which a cached engine skips) and
+`catalog/_contracts.py` (imported when a catalog derives a tool's contract) out, and
+`envelope/_untrusted.py` (a lazy export, loaded by a network-derived run's envelope) out,
+then the tools' hints (`catalog/_typescript/_hints.py`, its package and `catalog/_json.py`),
+output variants (`catalog/_discriminator.py`), `store/_keeper.py` and `store/_turns.py`
+out, lazy exports of their packages, and `store/_search.py`, `approvals/_answer.py`,
+`runtime/_bwrap.py` and `runtime/_parent_death.py` out, lazy exports too."""
 
 
 def test_a_first_cell_compiles_and_loads_no_more_than_it_did() -> None:

@@ -14,12 +14,13 @@ from ._config import CodeModeKeywords, CodeModeOptions, approvals_from, tools_fr
 from ._progress import OnUpdate
 from ._runs import ApprovalDesk, CellHost, Lifecycle, RunHome
 from ._source import ExecArgs, read_call, read_exec_args, read_wait_args
-from .approvals import ApprovalAnswer, ApprovalDecision, Decision, PendingApproval
+from .approvals import ApprovalDecision, Decision, PendingApproval
 from .catalog import Tool
 from .envelope import ResultsStore, render
 from .store import MemoryStore, SessionStore
 
 if TYPE_CHECKING:
+    from .approvals import ApprovalAnswer
     from .catalog import ModelToolStyle
     from .mcp import McpServerStatus
 
@@ -158,6 +159,8 @@ class CodeMode:
                 no run could have), or the approval is not pending.
         """
         self._runs.check_open()
+        from .approvals import ApprovalAnswer  # (a lazy export: the first answer loads it)
+
         answer = ApprovalAnswer(
             run_id=run_id,
             approval_id=approval_id,

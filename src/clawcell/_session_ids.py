@@ -21,10 +21,11 @@ from .errors import ConfigurationError
 
 __all__ = ["DERIVED_SEPARATOR", "check_session_id", "derived_bounds"]
 
-_REFUSED: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_REFUSED: Final = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
 """Unicode's control characters (category `Cc`: U+0000–001F, U+007F–009F) and surrogates
-(`Cs`), in one search instead of a category lookup per character (every runtime checks its
-session id)."""
+(`Cs`), in one search instead of a category lookup per character. Kept as text: a class with
+ranges past U+00FF costs `re` about a millisecond to compile (1% of a process's cold start),
+and an ASCII id (nearly every one) is checked without it (`check_session_id`)."""
 
 DERIVED_SEPARATOR = "\x1f"
 """What joins a session id and the name of one of its derived rows (`<session>\\x1flive`)."""
@@ -38,7 +39,9 @@ def check_session_id(session_id: object) -> str:
     """
     if not isinstance(session_id, str) or not session_id:
         raise ConfigurationError(f"`session_id` must be a non-empty string, got {session_id!r}.")
-    refused = _REFUSED.search(session_id)
+    if session_id.isascii() and session_id.isprintable():
+        return session_id  # the only ASCII characters `isprintable` refuses are `Cc`'s
+    refused = re.search(_REFUSED, session_id)  # compiled on first use, then `re`'s cache
     if refused is not None:
         raise ConfigurationError(
             f"`session_id` {session_id!r} contains the control character {refused[0]!r}; use "

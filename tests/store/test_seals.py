@@ -6,11 +6,15 @@ import base64
 import os
 import time
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
 from clawcell import ConfigurationError
-from clawcell.store import StateKeys
+from clawcell.store import (
+    StateKeys,
+    _seals,  # pyright: ignore[reportPrivateUsage]
+)
 
 FIRST = base64.b64encode(b"1" * 32).decode()
 SECOND = base64.b64encode(b"2" * 32).decode()
@@ -26,15 +30,15 @@ def _key_file(path: Path, text: str, *, age_s: float) -> Path:
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The key files read from disk (not answered from what was read before)."""
+    """The key files read from disk (not answered from what was read before): the files
+    `store/_seals.py` opens (a module global named `open` is found before the builtin)."""
     seen: list[Path] = []
-    read_text = Path.read_text
 
-    def counting(self: Path, encoding: str | None = None, errors: str | None = None) -> str:
-        seen.append(self)
-        return read_text(self, encoding, errors)
+    def counting(file: str, *, encoding: str) -> TextIO:
+        seen.append(Path(file))
+        return open(file, encoding=encoding)  # (the caller's `with` closes it)
 
-    monkeypatch.setattr(Path, "read_text", counting)
+    monkeypatch.setattr(_seals, "open", counting, raising=False)
     return seen
 
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from ..approvals import ApprovalAnswer, ApprovalDecision, Approvals, PendingApproval
+from ..approvals import ApprovalDecision, Approvals, PendingApproval
 from ..errors import InputError, SnapshotError
 from ._parked import ParkedRecord, RunHome
-from ._sealed import open_record
+
+if TYPE_CHECKING:
+    from ..approvals import ApprovalAnswer
 
 __all__ = ["ApprovalDesk"]
 
@@ -126,6 +129,8 @@ class ApprovalDesk:
             return [*gate.pending, *gate.restored.values()], gate.expires_at
         if not self._durable:
             return [], None
+        from ._sealed import open_record  # (a durable store's only: in-memory runs stay live)
+
         try:
             parked = await self._store.load_run(self._session_id, run_id)
             if parked is None:

@@ -18,21 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .._cell import Cell, LegOutcome, failed_outcome
 from .._progress import OnUpdate, Progress
 from .._random import random_uuid4_text
 from .._source import ExecArgs, check_source
 from ..approvals import Approvals
-from ..envelope import (
-    Envelope,
-    FailurePhase,
-    OutputLedger,
-    bound_error,
-    failed_envelope,
-    mark_untrusted,
-)
+from ..envelope import Envelope, FailurePhase, OutputLedger, bound_error, failed_envelope
 from ..errors import (
     ClawcellError,
     ClosedError,
@@ -42,7 +35,6 @@ from ..errors import (
     StaleRunError,
 )
 from ..store import ClaimedRun, SessionView
-from ._durable import DurableRuns, stale_message
 from ._host import CellHost
 from ._parked import (
     MAX_LIVE_PARKED,
@@ -54,6 +46,9 @@ from ._parked import (
 )
 from ._replay import ReplayPolicy
 from ._settle import leg_envelope
+
+if TYPE_CHECKING:
+    from ._durable import DurableRuns
 
 __all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
 
@@ -71,12 +66,14 @@ class Lifecycle:
         self._store = store = home.store
         self._session_id = session_id = home.session_id
         self._parked = ParkedRuns(store=store, session_id=session_id, durable=home.durable)
-        ttl = host.limits.snapshot_ttl_seconds
-        self._durable = (
-            DurableRuns(store, session_id, host.results, ttl, keys=lambda: home.keys)
-            if home.durable
-            else None
-        )
+        self._durable: DurableRuns | None = None
+        if home.durable:  # (only then: a process on the in-memory store never loads `_durable`)
+            from ._durable import DurableRuns
+
+            ttl = host.limits.snapshot_ttl_seconds
+            self._durable = DurableRuns(
+                store, session_id, host.results, ttl, keys=lambda: home.keys
+            )
         self._policy = ReplayPolicy(host.catalog)
         self.closed = False
         self.approvals = approvals
@@ -286,6 +283,8 @@ class Lifecycle:
         if warning is not None:
             envelope["warnings"] = [warning]
         if run.cell.network_derived:
+            from ..envelope import mark_untrusted  # (a lazy export: only such a run loads it)
+
             envelope = mark_untrusted(envelope)
         if outcome.status != "waiting":
             if durable is not None:
@@ -304,6 +303,8 @@ class Lifecycle:
         """Another worker claimed the run while this leg ran: drop this copy, commit nothing."""
         run.keeper = None
         self._drop(run)
+        from ._durable import stale_message  # (only a durable run is ever stale)
+
         return self.failure("stale_run", "host", stale_message(run.run_id))
 
     def _suspend(self, run: Run, outcome: LegOutcome) -> tuple[LegOutcome, bytes | None]:

@@ -46,23 +46,24 @@ _JS_LEADING_WORDS = _words(
     String Symbol console globalThis"""
 )
 
-_LEADING_COMMENTS = re.compile(r"(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*+", re.S)
-_SHELL_CONTROL = re.compile(
+# The patterns below stay text until a cell needs them: `re` compiles one on its first use and
+# keeps it in its own cache. Compiling all ten at import took 0.8 ms of every process's cold
+# start, and most cells never reach them (`_PLAIN_JAVASCRIPT` decides first).
+_LEADING_COMMENTS = r"(?s)(?:(?://|#)[^\n]*(?:\n|\Z)|/\*.*?\*/|\s+)*+"
+_SHELL_CONTROL = (
     r"(?:if|while|until)[ \t]+[^\s(]|for[ \t]+(?!await\b)[^\s(]"
     r"|case[ \t]+\S+[ \t]+in\b|function[ \t]+[\w-]+[ \t]*\{"
 )
-_ENV_ASSIGNMENT = re.compile(
-    r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*+"|'[^']*+'|[^\s;&|'"])*+)[ \t]+"""
-)
-_PATH_COMMAND = re.compile(
+_ENV_ASSIGNMENT = r"""[A-Za-z_]\w*=((?:"(?:\\.|[^"\\])*+"|'[^']*+'|[^\s;&|'"])*+)[ \t]+"""
+_PATH_COMMAND = (
     r"(?:\.{1,2}/|~/)\S|\.[ \t]+[\w~./]"
     r"|/(?:usr|bin|sbin|opt|etc|home|tmp|var)(?:/[\w.+-]+)*(?:\s|$)"
 )
-_COMMAND_WORD = re.compile(r"[A-Za-z_$][\w$]*(?:-[\w$]+)*")
-_BARE_ARGUMENT = re.compile(r"""(?!(?:in|instanceof)\b)[\w$]|["']|~/|\.{1,2}/|--\w""")
-_FLAG_OR_PATH = re.compile(r"[-+][A-Za-z\d]|/|\*[\w.]|\.(?:\s|$)")
-_SHELL_OPERATOR = re.compile(r"\|\|?|&&|;|\d?>>?|<<?|&>")
-_CONTINUATION = re.compile(r"[.?(\[+\-*/%=&|^<>,:]|in\b|instanceof\b")
+_COMMAND_WORD = r"[A-Za-z_$][\w$]*(?:-[\w$]+)*"
+_BARE_ARGUMENT = r"""(?!(?:in|instanceof)\b)[\w$]|["']|~/|\.{1,2}/|--\w"""
+_FLAG_OR_PATH = r"[-+][A-Za-z\d]|/|\*[\w.]|\.(?:\s|$)"
+_SHELL_OPERATOR = r"\|\|?|&&|;|\d?>>?|<<?|&>"
+_CONTINUATION = r"[.?(\[+\-*/%=&|^<>,:]|in\b|instanceof\b"
 _DECLARED = r"\b(?:function|var|let|const|class)\s+{}\b"
 # Most cells start with one of these keywords, which no check below can read as shell: not a
 # control word, a path, a `NAME=` prefix or a command word (a `-`, `$` or word character after
@@ -79,19 +80,20 @@ def looks_like_shell(code: str) -> bool:
         return False
     if text.startswith("#!"):
         return True
-    comments = _LEADING_COMMENTS.match(text)
+    comments = re.match(_LEADING_COMMENTS, text)
     text = text[comments.end() :] if comments else text
     if not text:
         return False
-    if _SHELL_CONTROL.match(text) or _PATH_COMMAND.match(text):
+    if re.match(_SHELL_CONTROL, text) or re.match(_PATH_COMMAND, text):
         return True
     at = 0
-    while (assignment := _ENV_ASSIGNMENT.match(text, at)) and assignment.group(1) not in (
+    assignments = re.compile(_ENV_ASSIGNMENT)  # (from `re`'s cache after the first cell)
+    while (assignment := assignments.match(text, at)) and assignment.group(1) not in (
         _JS_LEADING_WORDS
     ):
         at = assignment.end()  # no slicing per prefix: linear in many `A=1 ` prefixes
     text = text[at:]
-    word = _COMMAND_WORD.match(text)
+    word = re.match(_COMMAND_WORD, text)
     if word is None:
         return False
     if word.group() == "export":
@@ -110,16 +112,16 @@ def _is_invocation(command: str, rest: str) -> bool:
     argument = line.lstrip(" \t")
     if not argument.strip():
         return command in _SHELL_ONLY_COMMANDS and _ends_command(rest[len(line) :])
-    if command in _SHELL_ONLY_COMMANDS and _SHELL_OPERATOR.match(argument):
+    if command in _SHELL_ONLY_COMMANDS and re.match(_SHELL_OPERATOR, argument):
         return True
     if len(argument) == len(line):
         return False  # `ls(`, `git.status`: no space, JavaScript continues
-    if _BARE_ARGUMENT.match(argument):
+    if re.match(_BARE_ARGUMENT, argument):
         return True  # two words in a row: never JavaScript
-    return command in _SHELL_COMMANDS and _FLAG_OR_PATH.match(argument) is not None
+    return command in _SHELL_COMMANDS and re.match(_FLAG_OR_PATH, argument) is not None
 
 
 def _ends_command(following: str) -> bool:
     """Whether the lines after a lone command word do not continue a JavaScript expression."""
     following = following.lstrip()
-    return not following or _CONTINUATION.match(following) is None
+    return not following or re.match(_CONTINUATION, following) is None

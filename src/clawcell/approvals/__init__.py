@@ -8,11 +8,19 @@ the session store.
 
 from __future__ import annotations
 
-from ._answer import ApprovalAnswer
+import typing
+
+from .. import _lazy
 from ._gate import Approvals, RunApprovals, gate_context
 from ._ledger import DecisionLedger
 from ._policy import ApprovalRule, ToolPolicy, Verdict, rule_reason
 from ._types import ApprovalDecision, Decision, PendingApproval, PendingApprovalJson, Remember
+
+if typing.TYPE_CHECKING:
+    from ._answer import ApprovalAnswer
+
+# A person's answer loads when one is first made: a process whose calls need none never does.
+__getattr__ = _lazy.lazy_exports(__name__, {"_answer": ["ApprovalAnswer"]})
 
 __all__ = [
     "ApprovalAnswer",

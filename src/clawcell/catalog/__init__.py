@@ -9,14 +9,13 @@ from ._bindings import Binding
 from ._call_session import call_session
 from ._catalog import Catalog
 from ._closing import close_tools
-from ._discriminator import define_output_schema
 from ._extension import CatalogExtension, SearchEntry
 from ._names import RESERVED_WORDS, locale_key
 from ._tool import ExecutionMode, JsonValue, Tool, ToolResult, ToolSource
-from ._typescript._hints import compact_input_hint, compact_output_hint
 
 if typing.TYPE_CHECKING:
     from ._define import ToolPlugin, define_tool_plugin, json_schema_for, tool
+    from ._discriminator import define_output_schema
     from ._hooks import AfterToolCall, BeforeToolCall, HookDecision, ToolCallEvent
     from ._model_tools import (
         ModelToolStyle,
@@ -27,12 +26,16 @@ if typing.TYPE_CHECKING:
     )
     from ._typescript._api_files import ApiFile
     from ._typescript._declarations import schema_declaration
+    from ._typescript._hints import compact_input_hint, compact_output_hint
 
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
         "_typescript._api_files": ["ApiFile"],
         "_typescript._declarations": ["schema_declaration"],
+        # (a catalog without tools derives no hint and no output variants)
+        "_typescript._hints": ["compact_input_hint", "compact_output_hint"],
+        "_discriminator": ["define_output_schema"],
         "_define": ["ToolPlugin", "define_tool_plugin", "json_schema_for", "tool"],
         "_hooks": ["AfterToolCall", "BeforeToolCall", "HookDecision", "ToolCallEvent"],
         "_model_tools": [

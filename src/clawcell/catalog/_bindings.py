@@ -11,15 +11,16 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from .._jsonvalue import json_value
 from .._lazy import value_class
 from ..errors import ConfigurationError
-from ._contracts import ToolContract
 from ._names import NameRequest, assign_callable_names, locale_key
 from ._tool import JsonValue, Tool, ToolResult, ToolSource, catalog_id_for
-from ._typescript._hints import compact_input_hint, compact_output_hint
+
+if TYPE_CHECKING:
+    from ._contracts import ToolContract
 
 __all__ = [
     "BINDINGS_CACHE_SIZE",
@@ -128,6 +129,11 @@ def _metadata(
 
 def _derive(contents: Sequence[_Content], reserved: Sequence[str]) -> tuple[_Derived, ...]:
     """The derivations of the effective tools' contents, sorted by callable name."""
+    if not contents:  # (a catalog without tools never loads `_contracts` nor the hints)
+        return ()
+    from ._contracts import ToolContract
+    from ._typescript._hints import compact_input_hint, compact_output_hint
+
     ids = [catalog_id_for(content[0], content[1]) for content in contents]
     names = assign_callable_names(
         [NameRequest(catalog_id=i, name=c[1]) for i, c in zip(ids, contents, strict=True)],

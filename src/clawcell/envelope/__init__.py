@@ -29,14 +29,18 @@ from ._envelope import (
 from ._fitting import bound_error
 from ._ledger import OutputLedger, Projection, ReferenceValue
 from ._results import SCOPE_MESSAGE, UNAVAILABLE_MESSAGE, ResultsStore, SavedResult
-from ._untrusted import UntrustedEnvelope, mark_untrusted, wrap_untrusted
 
 if typing.TYPE_CHECKING:
     from ._descriptor import ResultReference, describe
+    from ._untrusted import UntrustedEnvelope, mark_untrusted, wrap_untrusted
 
 __getattr__ = _lazy.lazy_exports(
     __name__,
-    {"_descriptor": ["ResultReference", "describe"]},
+    {
+        "_descriptor": ["ResultReference", "describe"],
+        # (only a network-derived run's envelope is wrapped)
+        "_untrusted": ["UntrustedEnvelope", "mark_untrusted", "wrap_untrusted"],
+    },
 )
 
 __all__ = [

@@ -8,15 +8,16 @@ shape; nothing else in clawcell spells the envelope's keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from .._jsjson import dumps
 from ._budget import ModelBudget
 from ._fitting import JsonSource
 from ._ledger import OutputLedger, Projection
 from ._results import ResultsStore
-from ._retention import RetentionMode, retain_final_value
-from ._untrusted import UntrustedEnvelope, wrap_untrusted
+
+if TYPE_CHECKING:
+    from ._retention import RetentionMode
 
 __all__ = [
     "CompletedEnvelope",
@@ -86,11 +87,16 @@ def render(envelope: Any, *, telemetry: bool = True) -> str:
     model reads for a short cell); the envelope itself keeps it, and the budget that fits an
     envelope to the model's context still counts it.
     """
+    plain = type(envelope) is dict  # the usual envelope: an `UntrustedEnvelope` is a subclass
     shown = envelope
     if not telemetry and isinstance(envelope, Mapping) and "telemetry" in envelope:
         items = cast(Mapping[str, Any], envelope).items()
         shown = {key: value for key, value in items if key != "telemetry"}
     text = dumps(shown)
+    if plain:
+        return text
+    from ._untrusted import UntrustedEnvelope, wrap_untrusted  # (loaded by a marked one)
+
     return wrap_untrusted(text) if isinstance(envelope, UntrustedEnvelope) else text
 
 
@@ -187,6 +193,8 @@ def settle_envelope(
         accept = lambda p: budget.accepts(render(build(p)))  # noqa: E731 -- a one-line predicate
     projection = ledger.fit(value_json=value, error=error, accept=accept)
     if value is not None and projection.value_truncated:
+        from ._retention import retain_final_value  # (only a cut value: most processes never)
+
         retained = retain_final_value(
             ledger, value, results, accept, mode=retention, network_content=network_content
         )

@@ -16,28 +16,31 @@ import typing
 
 from .. import _lazy
 from . import _wire as wire
-from ._bwrap import bwrap_binary, pid_guard
 from ._crossing import TurnCrossing
 from ._executor import Executor, ExecutorGuest, GuestConfig, QuickJSExecutor
 from ._failure import EngineFailure, FailureKind
 from ._guest import Guest
 from ._named import EXECUTOR_NAMES, checked_executor_name, executor_named
-from ._parent_death import die_with_parent
 from ._pool import GuestPool
 from ._report import StepResult
 from ._wasm._engine import compiled_reactor
 from ._worker import SegmentRunner, run_on_guest_thread
 
 if typing.TYPE_CHECKING:
+    from ._bwrap import bwrap_binary, pid_guard
+    from ._parent_death import die_with_parent
     from ._parser import ParseFailure, parse_failure, script_failure
     from ._v8._executor import V8Executor
 
-# The parser and the V8 executor load at first use: the first QuickJS cell needs neither.
+# The parser, the V8 executor and the sandboxes' helpers (bubblewrap, the parent-death signal)
+# load at first use: the first QuickJS cell needs none of them.
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
         "_parser": ["ParseFailure", "parse_failure", "script_failure"],
         "_v8._executor": ["V8Executor"],
+        "_bwrap": ["bwrap_binary", "pid_guard"],
+        "_parent_death": ["die_with_parent"],
     },
 )
 

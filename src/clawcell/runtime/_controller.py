@@ -7,7 +7,7 @@ instance, its completion value is the private object whose entry points the host
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Final
 
 from ._wire import HOST_ENTRY_POINTS
@@ -18,19 +18,24 @@ if TYPE_CHECKING:
 __all__ = ["controller_digest", "controller_source", "load_controller", "verify_raw_strings"]
 
 _CONTROLLER_FILE: Final = b"clawcell:controller.js"
-_CONTROLLER_PATH: Final = Path(__file__).with_name("controller.js")
+# (`os.path`, not `pathlib`: the modules a first cell loads leave out `pathlib`, whose import,
+# with `urllib.parse` and `ipaddress`, cost 3.5% of a cold start; docs/benchmarks.md, "Cold
+# start, stop 49: the import")
+_CONTROLLER_PATH: Final = os.path.join(os.path.dirname(__file__), "controller.js")
 
 
 def controller_source() -> str:
     """The text of `controller.js`."""
-    return _CONTROLLER_PATH.read_text("utf-8")
+    with open(_CONTROLLER_PATH, encoding="utf-8") as file:
+        return file.read()
 
 
 def controller_digest() -> str:
     """The SHA-256 of `controller.js` (hex), from its bytes: what a stored guest image's name
     depends on. Hashing the bytes spares decoding the text and encoding it again (it is not
     ASCII: the slow path of both) where the controller is not evaluated at all."""
-    return hashlib.sha256(_CONTROLLER_PATH.read_bytes()).hexdigest()
+    with open(_CONTROLLER_PATH, "rb") as file:
+        return hashlib.sha256(file.read()).hexdigest()
 
 
 def load_controller(inst: Instance) -> tuple[int, int, int, int, int]:

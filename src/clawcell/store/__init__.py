@@ -16,7 +16,6 @@ from ._cancellation import cancel_requested
 from ._directory import SessionDirectory, SessionPage, SessionRecord
 from ._errors import StoreRangeError, StoreTypeError, StoreUnavailableError
 from ._first import FirstWriter
-from ._keeper import LeaseKeeper
 from ._memory._store import MemoryStore
 from ._protocol import (
     ClaimedRun,
@@ -33,9 +32,7 @@ from ._protocol import (
     TranscriptStore,
 )
 from ._seals import StateKeys, configured_state_keys, state_keys_for
-from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
 from ._transcript_text import transcript_text
-from ._turns import SessionTurns, TurnHold
 from ._view import SessionView
 
 if typing.TYPE_CHECKING:
@@ -44,12 +41,16 @@ if typing.TYPE_CHECKING:
     from ._jobs._opening import job_store_for
     from ._jobs._postgres_jobs import PostgresJobStore
     from ._jobs._sqlite_jobs import SQLiteJobStore
+    from ._keeper import LeaseKeeper
     from ._opening import open_store
     from ._postgres._store import PostgresStore
+    from ._search import TranscriptHit, TranscriptHits, TranscriptSearch
     from ._sqlite._store import SQLiteStore
+    from ._turns import SessionTurns, TurnHold
 
 # The durable backends and the job stores load on first use: running cells needs none of
-# them (about 10 ms of imports, `sqlite3` among them, off every process's start).
+# them (about 10 ms of imports, `sqlite3` among them, off every process's start). Nor does
+# it need a durable run's lease keeper, an agent's turn rows or transcript search (stop 49).
 __getattr__ = _lazy.lazy_exports(
     __name__,
     {
@@ -61,6 +62,9 @@ __getattr__ = _lazy.lazy_exports(
         "_jobs._opening": ["job_store_for"],
         "_jobs._sqlite_jobs": ["SQLiteJobStore"],
         "_jobs._postgres_jobs": ["PostgresJobStore"],
+        "_keeper": ["LeaseKeeper"],
+        "_search": ["TranscriptHit", "TranscriptHits", "TranscriptSearch"],
+        "_turns": ["SessionTurns", "TurnHold"],
     },
 )
 

@@ -295,7 +295,7 @@ def test_a_package_whose_version_nobody_knows_is_refused(
     monkeypatch.setattr(_library, "wasmtime_version", lambda site: "unknown")  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
     with pytest.raises(RuntimeUnavailableError) as caught:
         _capi.capi()
-    package = str(_library.library_path().parents[1])
+    package = str(Path(_library.library_path()).parents[1])
     assert caught.value.message == (
         f"cannot tell which wasmtime version the package at {package!r} is (no "
         f"`wasmtime-*.dist-info` or `.egg-info` beside it, and `importlib.metadata` knows "

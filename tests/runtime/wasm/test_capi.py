@@ -52,7 +52,7 @@ def store() -> Iterator[tuple[Store, Any]]:
 
 
 def test_the_library_is_the_one_the_installed_package_ships_and_its_version_is_read() -> None:
-    path = _library.library_path()
+    path = Path(_library.library_path())
     assert path.parent.parent == Path(wasmtime.__file__).parent
     assert _library.wasmtime_version(path.parents[2]) == "51.0.0"
 

@@ -92,8 +92,9 @@ def test_a_changed_controller_is_another_image(
     guest()
     changed = tmp_path / "edited" / "controller.js"
     changed.parent.mkdir()
-    changed.write_bytes(_controller._CONTROLLER_PATH.read_bytes() + b"\n// edited\n")  # pyright: ignore[reportPrivateUsage]
-    monkeypatch.setattr(_controller, "_CONTROLLER_PATH", changed)
+    original = Path(_controller._CONTROLLER_PATH)  # pyright: ignore[reportPrivateUsage]
+    changed.write_bytes(original.read_bytes() + b"\n// edited\n")
+    monkeypatch.setattr(_controller, "_CONTROLLER_PATH", str(changed))
     evaluated: list[bool] = []
     real = _guest.load_controller  # pyright: ignore[reportPrivateUsage]
     monkeypatch.setattr(_guest, "load_controller", lambda i: (evaluated.append(True), real(i))[1])  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
@@ -109,7 +110,7 @@ def test_a_damaged_image_is_ignored_and_written_again(
     built = guest()
     [stored] = cache.glob("img-*.bin")
     whole = stored.read_bytes()
-    assert read_image(stored, max_size=2 * LIMIT) is not None
+    assert read_image(str(stored), max_size=2 * LIMIT) is not None
     if damage == "truncate":
         stored.write_bytes(whole[: len(whole) // 2])
     elif damage == "flip":
@@ -129,7 +130,7 @@ def test_a_damaged_image_is_ignored_and_written_again(
     monkeypatch.setattr(_guest, "load_controller", counting)
     rebuilt = guest()
     assert evaluated == [True]  # built from scratch
-    again = read_image(stored, max_size=2 * LIMIT)  # and stored again, whole
+    again = read_image(str(stored), max_size=2 * LIMIT)  # and stored again, whole
     assert again is not None
     mine = rebuilt.instance.memory.stored_image({})
     assert (again.runs, again.pages) == (mine.runs, mine.pages)
@@ -141,7 +142,7 @@ def test_an_image_whose_callback_slots_differ_is_not_used(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     guest()
-    [path] = cache.glob("img-*.bin")
+    [path] = map(str, cache.glob("img-*.bin"))
     stored = read_image(path, max_size=2 * LIMIT)
     assert stored is not None
     moved = {**stored.handles, "tracker": stored.handles["tracker"] + 1}
@@ -184,7 +185,7 @@ def test_a_stored_image_s_pages_are_read_in_place_from_its_file(cache: Path) -> 
     # the file's mapping, and a guest loaded from them runs.
     guest()
     [path] = cache.glob("img-*.bin")
-    stored = read_image(path, max_size=2 * LIMIT)
+    stored = read_image(str(path), max_size=2 * LIMIT)
     assert stored is not None
     assert isinstance(stored.pages, memoryview) and isinstance(stored.pages.obj, mmap.mmap)
     assert bytes(stored.pages) == path.read_bytes()[-len(stored.pages) :]
@@ -193,7 +194,7 @@ def test_a_stored_image_s_pages_are_read_in_place_from_its_file(cache: Path) -> 
 
 def test_stored_runs_outside_the_memory_or_out_of_order_are_refused(tmp_path: Path) -> None:
     page = bytes(4096)
-    path = tmp_path / "img-test.bin"
+    path = str(tmp_path / "img-test.bin")
     for runs, size in (([(0, 1)], 4096), ([(1, 1)], 4096), ([(2, 1), (0, 1)], 4 * 4096)):
         pages = page * sum(n for _, n in runs)
         write_image(
@@ -203,7 +204,7 @@ def test_stored_runs_outside_the_memory_or_out_of_order_are_refused(tmp_path: Pa
         valid = runs == [(0, 1)]
         assert (read_image(path, max_size=1 << 30) is not None) is valid, runs
     assert read_image(path, max_size=1) is None  # larger than the caller allows
-    assert read_image(tmp_path / "missing.bin", max_size=1 << 30) is None
+    assert read_image(str(tmp_path / "missing.bin"), max_size=1 << 30) is None
 
 
 def test_only_the_newest_images_are_kept(tmp_path: Path) -> None:
@@ -212,10 +213,10 @@ def test_only_the_newest_images_are_kept(tmp_path: Path) -> None:
         old.write_bytes(b"x")
         os.utime(old, (n, n))
     image = StoredImage(size=4096, stack_pointer=0, runs=[], pages=b"", handles={})
-    newest = image_path(tmp_path, "a configuration")
+    newest = image_path(str(tmp_path), "a configuration")
     write_image(newest, image)
     kept = {p.name for p in tmp_path.glob("img-*.bin")}
-    assert kept == {newest.name} | {f"img-old{n:02d}.bin" for n in range(5, 20)}
+    assert kept == {Path(newest).name} | {f"img-old{n:02d}.bin" for n in range(5, 20)}
 
 
 _CELL = (
@@ -229,8 +230,10 @@ _CELL = (
 
 @pytest.mark.slow
 def test_a_new_process_starts_from_the_image_a_previous_one_stored(tmp_path: Path) -> None:
-    compiled = engine_cache_file()
-    assert compiled is not None and compiled.exists()
+    cache_file = engine_cache_file()
+    assert cache_file is not None
+    compiled = Path(cache_file)
+    assert compiled.exists()
     (tmp_path / compiled.name).symlink_to(compiled)  # the engine is not compiled again
     env = {**os.environ, "CLAWCELL_CACHE_DIR": str(tmp_path)}
     env.pop("CLAWCELL_NO_MODULE_CACHE", None)
@@ -253,7 +256,7 @@ def test_a_new_process_starts_from_the_image_a_previous_one_stored(tmp_path: Pat
 @pytest.mark.parametrize("handle", ["rt", "ctx", "scratch", "argv", "staging", "filename"])
 def test_an_image_whose_buffers_lie_outside_its_memory_is_refused(cache: Path, handle: str) -> None:
     guest()
-    [path] = cache.glob("img-*.bin")
+    [path] = map(str, cache.glob("img-*.bin"))
     stored = read_image(path, max_size=2 * LIMIT)
     assert stored is not None
     for outside in (stored.size, -1):

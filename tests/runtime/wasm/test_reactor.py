@@ -48,10 +48,10 @@ def evaluate(g: Guest, source: str) -> str:
 def test_a_modified_reactor_binary_is_refused_by_its_sha256(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = _reactor._locate()  # pyright: ignore[reportPrivateUsage]
+    real = Path(_reactor._locate())  # pyright: ignore[reportPrivateUsage]
     forged = tmp_path / "qjs-wasi-reactor.wasm"
     forged.write_bytes(real.read_bytes() + b"\0")
-    monkeypatch.setattr(_reactor, "_locate", lambda: forged)
+    monkeypatch.setattr(_reactor, "_locate", lambda: str(forged))
     with pytest.raises(RuntimeUnavailableError) as caught:
         _reactor.load_verified_wasm()
     assert caught.value.code == "runtime_unavailable"
@@ -115,7 +115,7 @@ def test_the_patched_module_exports_the_c_api_with_the_expected_signatures() -> 
     # (an engine configured as ours, or the file is refused).
     reactor = compiled_reactor()
     cache = _cache_path()
-    assert cache is not None and cache.exists()
+    assert cache is not None and os.path.exists(cache)
     config = wasmtime.Config()
     config.epoch_interruption = True
     config.max_wasm_stack = MAX_WASM_STACK
@@ -188,8 +188,10 @@ def test_a_corrupt_cache_file_is_recompiled_not_fatal(
     # (the test above shows that a first process writes exactly one such file).
     monkeypatch.delenv("CLAWCELL_NO_MODULE_CACHE", raising=False)
     monkeypatch.setenv("CLAWCELL_CACHE_DIR", str(tmp_path))
-    cached = _cache_path()
-    assert cached is not None and cached.parent == tmp_path and cached.suffix == ".cwasm"
+    cache_file = _cache_path()
+    assert cache_file is not None
+    cached = Path(cache_file)
+    assert cached.parent == tmp_path and cached.suffix == ".cwasm"
     cached.write_bytes(b"not a compiled module")
     assert _new_process(tmp_path) == ("42", _compiling(tmp_path))
     assert cached.read_bytes() != b"not a compiled module"

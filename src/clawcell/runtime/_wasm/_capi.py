@@ -251,10 +251,10 @@ def capi() -> CApi:
     if not _loaded:
         path = checked_library()
         try:
-            dll = ctypes.CDLL(str(path))
+            dll = ctypes.CDLL(path)
         except OSError as exc:
             raise RuntimeUnavailableError(
-                f"cannot load wasmtime's library {str(path)!r} ({exc}): reinstall it "
+                f"cannot load wasmtime's library {path!r} ({exc}): reinstall it "
                 f"(`pip install --force-reinstall '{REQUIREMENT}'`)"
             ) from exc
         _loaded.append(CApi(dll))

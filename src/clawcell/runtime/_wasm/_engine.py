@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from pathlib import Path
 from typing import Final
 
 from ...errors import RuntimeUnavailableError
@@ -32,6 +31,7 @@ __all__ = [
     "Watchdog",
     "compiled_reactor",
     "engine_cache_file",
+    "files_named",
     "keep_newest",
 ]
 
@@ -89,11 +89,11 @@ class CompiledReactor:
 
     def _load_module(self) -> Module:
         cache = _cache_path()
-        if cache is not None and cache.exists():
+        if cache is not None and os.path.exists(cache):
             with contextlib.suppress(Exception):  # a damaged or foreign file: compile anew
-                return Module.deserialize_file(self.engine, str(cache))
+                return Module.deserialize_file(self.engine, cache)
         if cache is not None:
-            _announce_compile(cache, writable=_writable(cache.parent))
+            _announce_compile(cache, writable=_writable(os.path.dirname(cache)))
         wasm = patch_exports(load_verified_wasm(), EXPORTED_FUNCTIONS)
         try:
             module = Module.compile(self.engine, wasm)
@@ -105,45 +105,52 @@ class CompiledReactor:
         return module
 
 
-def engine_cache_file() -> Path | None:
+def engine_cache_file() -> str | None:
     """The compiled engine's cache file (it need not exist), or `None` when caching is off;
     other per-build caches (the guests' pristine images) live beside it."""
     return _cache_path()
 
 
-def _cache_path() -> Path | None:
+def _cache_path() -> str | None:
     """Where the compiled module is cached, or `None` when caching is turned off.
 
     The key is the wasm digest, the patch version and the wasmtime build (the size of its
     native library, which differs between releases; reading the package version would cost
     an `importlib.metadata` import on every start). A file from another build is refused by
     `Module.deserialize_file` anyway, then recompiled and replaced.
+
+    Paths here are strings joined by `os.path`: `pathlib` (with `urllib.parse` and
+    `ipaddress`, which it imports) is 3.5% of a cold start, and no module a first cell
+    loads needs it.
     """
     if os.environ.get("CLAWCELL_NO_MODULE_CACHE"):
         return None
     explicit = os.environ.get("CLAWCELL_CACHE_DIR")
     if explicit:
-        base = Path(explicit)
+        base = explicit
     else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "clawcell"
-    return base / f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}-w{_wasmtime_build()}.cwasm"
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "clawcell")
+    return os.path.join(
+        base, f"qjs-{WASM_SHA256[:16]}-p{_PATCH_VERSION}-w{_wasmtime_build()}.cwasm"
+    )
 
 
-def _announce_compile(cache: Path, *, writable: bool) -> None:
+def _announce_compile(cache: str, *, writable: bool) -> None:
     """One line on stderr before the compile that happens once per machine (or engine update).
 
     Where the cache cannot be written, every start compiles: the line says so, and how to
     give it a directory, instead of promising "once" each time.
     """
+    directory = os.path.dirname(cache)
     if writable:
         line = (
-            f"clawcell: compiling the JavaScript engine once into {cache.parent} "
+            f"clawcell: compiling the JavaScript engine once into {directory} "
             "(a few seconds; later starts reuse it)\n"
         )
     else:
         line = (
-            f"clawcell: compiling the JavaScript engine (a few seconds); {cache.parent} is not "
+            f"clawcell: compiling the JavaScript engine (a few seconds); {directory} is not "
             "writable, so every start compiles it again: set CLAWCELL_CACHE_DIR to a writable "
             "directory\n"
         )
@@ -152,12 +159,12 @@ def _announce_compile(cache: Path, *, writable: bool) -> None:
         sys.stderr.flush()
 
 
-def _writable(directory: Path) -> bool:
+def _writable(directory: str) -> bool:
     """Whether a cache file can be created in `directory` (made if missing)."""
     import tempfile  # here: a start that finds the cache never loads it (nor shutil, bz2, lzma)
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
             return True
     except OSError:
@@ -171,33 +178,44 @@ def _wasmtime_build() -> str:
         return "unknown"
 
 
-def _write_cache(path: Path, data: bytes) -> None:
+def _write_cache(path: str, data: bytes) -> None:
     import tempfile  # here: see `_writable`
 
+    directory = os.path.dirname(path)
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".cwasm")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
     # Files of other builds are read only by other environments (another venv with another
     # wasmtime on the same machine): removing them all made two environments recompile each
     # other's file on every start. The newest few stay; older ones are never read again.
-    others = [stale for stale in path.parent.glob("qjs-*.cwasm") if stale != path]
+    others = [stale for stale in files_named(directory, "qjs-", ".cwasm") if stale != path]
     keep_newest(others, _KEPT_BUILDS)
 
 
-def keep_newest(files: list[Path], kept: int) -> None:
+def files_named(directory: str, prefix: str, suffix: str) -> list[str]:
+    """The files in `directory` named `<prefix>…<suffix>` (none when it cannot be listed)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = (name for name in names if name.startswith(prefix) and name.endswith(suffix))
+    return [os.path.join(directory, name) for name in found]
+
+
+def keep_newest(files: list[str], kept: int) -> None:
     """Remove all but the `kept` most recently modified of `files` (cache files other
     processes may be removing too: a file already gone is no error)."""
     for stale in sorted(files, key=_mtime, reverse=True)[kept:]:
         with contextlib.suppress(OSError):
-            stale.unlink()
+            os.unlink(stale)
 
 
-def _mtime(path: Path) -> float:
+def _mtime(path: str) -> float:
     try:
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     except OSError:
         return 0.0
 

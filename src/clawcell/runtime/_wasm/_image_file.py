@@ -33,11 +33,10 @@ import os
 import struct
 import threading
 import zlib
-from pathlib import Path
 from typing import Any, Final, cast
 
 from ..._lazy import value_class
-from ._engine import engine_cache_file, keep_newest
+from ._engine import engine_cache_file, files_named, keep_newest
 from ._pages import PAGE_BYTES
 
 __all__ = [
@@ -73,23 +72,24 @@ class StoredImage:
     handles: dict[str, int]
 
 
-def guest_image_path(*parts: str) -> Path | None:
+def guest_image_path(*parts: str) -> str | None:
     """Where the pristine image of the guest configuration `parts` describe (the
     controller's digest, the install configuration, the heap limit and headroom) is stored,
     or `None` when the engine's cache is off."""
     cache = engine_cache_file()
     if cache is None:
         return None
-    return image_path(cache.parent, cache.name, *parts, str(PAGE_BYTES))
+    directory, name = os.path.split(cache)
+    return image_path(directory, name, *parts, str(PAGE_BYTES))
 
 
-def image_path(directory: Path, *parts: str) -> Path:
+def image_path(directory: str, *parts: str) -> str:
     """The file of the image that `parts` (everything it depends on) describe."""
     digest = hashlib.sha256("\0".join(("image-format-1", *parts)).encode()).hexdigest()
-    return directory / f"img-{digest[:32]}.bin"
+    return os.path.join(directory, f"img-{digest[:32]}.bin")
 
 
-def read_image(path: Path, *, max_size: int) -> StoredImage | None:
+def read_image(path: str, *, max_size: int) -> StoredImage | None:
     """The image stored at `path`, or `None` when there is none or it cannot be trusted to
     be whole (truncated, damaged, malformed, or larger than `max_size` bytes of memory).
 
@@ -101,7 +101,7 @@ def read_image(path: Path, *, max_size: int) -> StoredImage | None:
     wasmtime maps the same way.
     """
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, or empty (nothing to map)
         return None
@@ -136,7 +136,7 @@ def _decode(blob: mmap.mmap, max_size: int) -> StoredImage | None:
     return StoredImage(size=size, stack_pointer=sp, runs=runs, pages=pages, handles=handles)
 
 
-def write_image(path: Path, image: StoredImage) -> None:
+def write_image(path: str, image: StoredImage) -> None:
     """Store `image` at `path` atomically (written aside, then renamed), and remove the
     oldest image files beyond the newest few; a directory that cannot be written is left
     alone (the next process builds its guest, as without the file)."""
@@ -149,20 +149,22 @@ def write_image(path: Path, image: StoredImage) -> None:
     packed = json.dumps(meta, separators=(",", ":")).encode()
     body = packed + image.pages
     blob = _HEADER.pack(MAGIC, len(packed), zlib.crc32(body)) + body
-    aside = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    directory, name = os.path.split(path)
+    aside = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.tmp")
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        aside.write_bytes(blob)
+        os.makedirs(directory, exist_ok=True)
+        with open(aside, "wb") as file:
+            file.write(blob)
         os.replace(aside, path)
     with contextlib.suppress(OSError):
-        aside.unlink(missing_ok=True)
-    _prune(path.parent)
+        os.unlink(aside)  # (gone once renamed)
+    _prune(directory)
 
 
 _writers: list[threading.Thread] = []
 
 
-def write_image_soon(path: Path, image: StoredImage) -> None:
+def write_image_soon(path: str, image: StoredImage) -> None:
     """`write_image` on a thread of its own: the guest that made the image does not wait for
     the disk (about 1.3 ms of CPU and several of wall time on a loaded machine). The thread is
     not a daemon, so a process that ends right after its first cell still stores the image
@@ -178,6 +180,6 @@ def flush_writes() -> None:
         writer.join()
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: str) -> None:
     with contextlib.suppress(OSError):
-        keep_newest(list(directory.glob("img-*.bin")), _KEPT_IMAGES)
+        keep_newest(files_named(directory, "img-", ".bin"), _KEPT_IMAGES)

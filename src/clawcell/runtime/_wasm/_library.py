@@ -14,7 +14,6 @@ import ctypes
 import os
 import sys
 from ctypes import c_void_p
-from pathlib import Path
 from typing import Final
 
 from ...errors import RuntimeUnavailableError
@@ -26,7 +25,7 @@ LAYOUT_MAJORS: Final = ("51",)
 """Major versions of wasmtime whose C structures have the layout declared in `_capi`."""
 
 
-def checked_library() -> Path:
+def checked_library() -> str:
     """The library's path, once this platform and its version are known to match `_capi`'s
     declarations."""
     if ctypes.sizeof(c_void_p) != 8:
@@ -36,10 +35,11 @@ def checked_library() -> Path:
             f"use a 64-bit Python"
         )
     path = library_path()
-    version = wasmtime_version(path.parents[2])
+    package = os.path.dirname(os.path.dirname(path))  # (`<package>/<platform>/<library>`)
+    version = wasmtime_version(os.path.dirname(package))
     if version == "unknown":
         raise RuntimeUnavailableError(
-            f"cannot tell which wasmtime version the package at {str(path.parents[1])!r} "
+            f"cannot tell which wasmtime version the package at {package!r} "
             f"is (no `wasmtime-*.dist-info` or `.egg-info` beside it, and "
             f"`importlib.metadata` knows none; a copied or vendored package?), so its C "
             f"structure layouts are unknown: install it with pip "
@@ -54,10 +54,10 @@ def checked_library() -> Path:
     return path
 
 
-_library: list[Path] = []
+_library: list[str] = []
 
 
-def library_path() -> Path:
+def library_path() -> str:
     """Where the installed wasmtime package keeps its shared library (the package's own
     `__init__` is not run to find it)."""
     if not _library:
@@ -65,24 +65,24 @@ def library_path() -> Path:
     return _library[0]
 
 
-def _find_library() -> Path:
+def _find_library() -> str:
     package = _package_dir()
-    path = package / _platform_dir() / _library_name()
-    if not path.is_file():
+    path = os.path.join(package, _platform_dir(), _library_name())
+    if not os.path.isfile(path):
         raise RuntimeUnavailableError(
-            f"the wasmtime package at {str(package)!r} has no library {str(path.name)!r} for "
+            f"the wasmtime package at {package!r} has no library {_library_name()!r} for "
             f"this platform ({_platform_dir()!r}): install a wheel built for it "
             f"(`pip install --force-reinstall '{REQUIREMENT}'`)"
         )
     return path
 
 
-def _package_dir() -> Path:
+def _package_dir() -> str:
     for finder in sys.meta_path:
         find_spec = getattr(finder, "find_spec", None)
         spec = find_spec("wasmtime", None) if find_spec is not None else None
         if spec is not None and spec.submodule_search_locations:
-            return Path(next(iter(spec.submodule_search_locations)))
+            return str(next(iter(spec.submodule_search_locations)))
     raise RuntimeUnavailableError(
         f"the wasmtime package is not installed; clawcell runs QuickJS on its library: "
         f"`pip install '{REQUIREMENT}'`"
@@ -110,7 +110,7 @@ def _library_name() -> str:
     return "_libwasmtime.so"
 
 
-def wasmtime_version(site: Path) -> str:
+def wasmtime_version(site: str | os.PathLike[str]) -> str:
     """The installed wasmtime's version, from the `.dist-info` or `.egg-info` metadata in
     `site` (the folder holding the package; cheaper than `importlib.metadata`), else from
     `importlib.metadata` (an editable install keeps its metadata elsewhere); `"unknown"` when
@@ -120,7 +120,7 @@ def wasmtime_version(site: Path) -> str:
     majors = sorted({version.split(".")[0] for version in found})
     if len(majors) > 1:
         raise RuntimeUnavailableError(
-            f"{str(site)!r} holds the metadata of several wasmtime versions "
+            f"{os.fspath(site)!r} holds the metadata of several wasmtime versions "
             f"({', '.join(sorted(found))}), so the version of its library cannot be told: "
             f"reinstall it (`pip install --force-reinstall '{REQUIREMENT}'`)"
         )
@@ -134,7 +134,7 @@ def wasmtime_version(site: Path) -> str:
         return "unknown"
 
 
-def _metadata_versions(site: Path) -> list[str]:
+def _metadata_versions(site: str | os.PathLike[str]) -> list[str]:
     try:
         names = os.listdir(site)
     except OSError:
@@ -145,13 +145,14 @@ def _metadata_versions(site: Path) -> list[str]:
             stem = name.removeprefix("wasmtime-").rsplit(".", 1)[0]
             versions.append(stem.split("-py")[0])  # an egg's `51.0.0-py3.11`
         elif name == "wasmtime.egg-info":  # `setup.py develop`: the version is inside
-            versions.extend(_pkg_info_version(site / name / "PKG-INFO"))
+            versions.extend(_pkg_info_version(os.path.join(site, name, "PKG-INFO")))
     return versions
 
 
-def _pkg_info_version(path: Path) -> list[str]:
+def _pkg_info_version(path: str) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
     except OSError:
         return []
     return [line.removeprefix("Version:").strip() for line in lines if line.startswith("Version:")][

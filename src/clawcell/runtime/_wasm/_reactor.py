@@ -14,20 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Final
 
 from ..._lazy import record_class
 from ...errors import RuntimeUnavailableError
-from ._turn import (
-    START_EXPORT,
-    START_TYPE,
-    TURN_EXPORT,
-    TURN_NEEDS,
-    TURN_TYPE,
-    start_body,
-    turn_body,
-)
 
 __all__ = [
     "MIN_VERSION",
@@ -57,7 +47,8 @@ _KIND_FUNC, _KIND_TABLE, _KIND_GLOBAL = 0, 1, 3
 def load_verified_wasm() -> bytes:
     """Read the pinned reactor wasm from its distribution and check its sha256."""
     path = _locate()
-    data = path.read_bytes()
+    with open(path, "rb") as file:
+        data = file.read()
     digest = hashlib.sha256(data).hexdigest()
     if digest != WASM_SHA256:
         raise RuntimeUnavailableError(
@@ -67,7 +58,7 @@ def load_verified_wasm() -> bytes:
     return data
 
 
-def _locate() -> Path:
+def _locate() -> str:
     import importlib.metadata  # deferred: only needed when the compiled module is not cached
 
     try:
@@ -80,7 +71,7 @@ def _locate() -> Path:
     check_version(dist.version)
     for file in dist.files or ():
         if file.name == "qjs-wasi-reactor.wasm":
-            return Path(str(dist.locate_file(file)))
+            return str(dist.locate_file(file))
     raise RuntimeUnavailableError("qjs-wasi-reactor.wasm is not in its distribution's files")
 
 
@@ -229,6 +220,18 @@ def _with_turn(
 ) -> dict[int, bytes]:
     """Type, function and code sections with `clawcell_turn` and `clawcell_start` added
     (their exports into `extra`)."""
+    # (here: a process that finds the compiled engine in its cache patches nothing, and
+    # never loads `_turn`)
+    from ._turn import (
+        START_EXPORT,
+        START_TYPE,
+        TURN_EXPORT,
+        TURN_NEEDS,
+        TURN_TYPE,
+        start_body,
+        turn_body,
+    )
+
     missing = [name for name in TURN_NEEDS if name not in names]
     if missing:
         raise RuntimeUnavailableError(f"the QuickJS reactor lacks {missing!r}")

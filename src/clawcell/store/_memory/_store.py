@@ -11,20 +11,24 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import ClosedError
-from .._documents import check_document, encode_entries
 from .._errors import TOTAL_MESSAGE, StoreRangeError
 from .._leases import check_claim, check_lease_seconds, stale_error
 from .._records import ClaimedRun, Lease, ParkedRun, SessionInfo, StoredValue, SweepReport
 from .._runmeta import encode_meta, expiry_of, merge_patch
-from .._search import TranscriptHits
 from .._waiting import Poll, Waiters, wait_for_revision
 from ._directory import MemoryDirectory, MemoryMeta
-from ._search import search
+
+if TYPE_CHECKING:
+    from .._search import TranscriptHits
 
 __all__ = ["MemoryStore"]
+
+# Transcripts, their search and documents are imported by the methods that use them: a
+# process that runs cells and keeps no transcript never loads them (docs/benchmarks.md,
+# "Cold start, stop 49: the import").
 
 # Every write to a run wakes its waiters through the event; the poll is only a safety net.
 _POLL: Final = Poll(first=1.0, cap=5.0)
@@ -273,6 +277,8 @@ class MemoryStore(MemoryDirectory):
         self, session_id: str, entries: Sequence[Mapping[str, Any]]
     ) -> None:
         self._ensure_open()
+        from .._documents import encode_entries
+
         encoded = encode_entries(entries)
         if encoded:
             self._transcripts.setdefault(session_id, []).extend(encoded)
@@ -314,10 +320,14 @@ class MemoryStore(MemoryDirectory):
         only = None if sessions is None else set(sessions)
         recent = sorted(self._transcripts, key=lambda sid: (-self._updated[sid], sid))
         chosen = ((sid, self._transcripts[sid]) for sid in recent if only is None or sid in only)
+        from ._search import search
+
         return search(chosen, tuple(tokens), limit)
 
     async def put_document(self, ref: str, files: Mapping[str, bytes]) -> None:
         self._ensure_open()
+        from .._documents import check_document
+
         self._documents[ref] = check_document(ref, files)
 
     async def get_document_file(self, ref: str, path: str) -> bytes | None:
