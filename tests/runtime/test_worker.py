@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import threading
 import time
@@ -74,6 +75,42 @@ def test_a_lanes_thread_starts_with_its_first_job_not_with_the_guests() -> None:
     assert out is not None, "the child hung"
     last = f"clawcell-guest-{guest_lanes() - 1}"
     assert json.loads(out) == {"seen": [[], [last]], "ran_on": last}
+
+
+def _a_lane_that_cannot_start() -> bytes:
+    real_start = threading.Thread.start
+    refused: list[str] = []
+
+    def refuse(thread: threading.Thread) -> None:
+        refused.append(thread.name)
+        raise RuntimeError("can't start new thread")
+
+    async def twice() -> list[str]:
+        results: list[str] = []
+        _lanes.get()  # the lanes' doorbell opens its own descriptors
+        threading.Thread.start = refuse  # pyright: ignore[reportAttributeAccessIssue]
+        before = len(os.listdir("/proc/self/fd"))
+        try:
+            await run_on_guest_thread(_thread_name)
+        except RuntimeError as exc:
+            results.append(f"{exc} ({len(os.listdir('/proc/self/fd')) - before} fds left)")
+        finally:
+            threading.Thread.start = real_start  # pyright: ignore[reportAttributeAccessIssue]
+        results.append(await run_on_guest_thread(_thread_name))
+        return results
+
+    return json.dumps({"refused": refused, "results": asyncio.run(twice())}).encode()
+
+
+def test_a_lane_whose_thread_cannot_start_fails_its_job_and_starts_at_the_next() -> None:
+    # A process at its thread limit: the job fails with the reason, leaves no pipe open and no
+    # job in flight, and the lane starts its thread at its next job.
+    out = in_forked_child(_a_lane_that_cannot_start)
+    assert out is not None, "the child hung"
+    assert json.loads(out) == {
+        "refused": ["clawcell-guest-0"],
+        "results": ["can't start new thread (0 fds left)", "clawcell-guest-0"],
+    }
 
 
 def _sleep_then(seconds: float, value: object) -> object:

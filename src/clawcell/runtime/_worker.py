@@ -139,7 +139,12 @@ class _Worker:
                 return
             wake, waker = pipe()
             name = f"clawcell-guest-{self._lane}"
-            threading.Thread(target=self._run, args=(wake,), name=name, daemon=True).start()
+            try:
+                threading.Thread(target=self._run, args=(wake,), name=name, daemon=True).start()
+            except BaseException:  # no thread (the process is at its limit): no pipe left open
+                os.close(wake)
+                os.close(waker)
+                raise
             self._waker = waker  # last: a submit that sees it may signal the running thread
 
     def _run(self, wake: int) -> None:
