@@ -54,6 +54,24 @@ def test_two_sessions_never_get_the_same_worker_and_each_keeps_its_own() -> None
         executor.close()
 
 
+def test_a_second_release_of_one_acquisition_is_ignored() -> None:
+    # Two exits of one leg may both hand its guest back; ending the worker the first release
+    # kept idle would cost the session its warm worker, or end a cell it was lent to since.
+    executor = V8Executor(spares=0)
+    try:
+        guest = executor.acquire(CONFIG)
+        _ran(guest)
+        executor.release(guest)
+        executor.release(guest)
+        assert guest.alive
+        again = executor.acquire(CONFIG)
+        assert again is guest
+        _ran(again)
+        executor.release(again)
+    finally:
+        executor.close()
+
+
 def test_closing_a_session_ends_its_workers_and_shelves_only_clean_ones() -> None:
     executor = V8Executor(spares=1)
     session = executor.session()
