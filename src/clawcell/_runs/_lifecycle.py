@@ -121,6 +121,7 @@ class Lifecycle:
             ledger=OutputLedger(host.limits.max_output_bytes),
             session=session,
             restart_safe=restart_safe,
+            in_leg=True,
         )
         _observe(run, on_update)
         gate.active = True
@@ -136,7 +137,10 @@ class Lifecycle:
             host.release(guest)
             self.approvals.forget(run_id)
             return self.failure(outcome.code, outcome.phase, outcome.error)
-        return await self._settle(run, outcome)
+        try:
+            return await self._settle(run, outcome)
+        finally:
+            self._leg_over(run)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
         """A `wait` leg: claim the parked run (from the store when durable) and continue it.
@@ -150,20 +154,30 @@ class Lifecycle:
         if self._host.mcp is not None:  # a cell parked by another process may call them
             await self._host.prepare()
         run = self._parked.get(run_id)
-        if run is not None and run.resuming:
+        if run is not None and run.in_leg:  # resumed, or settling its last leg
             return self.failure("invalid_input", "input", _RESUMING)
         durable = self._durable
         if durable is None:
             if run is None or run.expires_at <= time.time():
                 raise InputError(UNAVAILABLE_MESSAGE)
-            return await self._resume(run, on_update)
+            run.in_leg = True
+            try:
+                return await self._resume(run, on_update)
+            finally:
+                self._leg_over(run)
         budget_s = self._host.limits.timeout_ms / 1000
         started = time.monotonic()
-        run = await self._claim(durable, run_id, run, budget_s)
-        assert run.keeper is not None
-        async with run.keeper:
-            left = max(budget_s - (time.monotonic() - started), 0.0)
-            return await self._resume(run, on_update, budget_s=left)
+        legs = [run] if run is not None else []
+        try:
+            run = await self._claim(durable, run_id, run, budget_s)
+            legs.append(run)
+            assert run.keeper is not None
+            async with run.keeper:
+                left = max(budget_s - (time.monotonic() - started), 0.0)
+                return await self._resume(run, on_update, budget_s=left)
+        finally:
+            for owned in legs:
+                self._leg_over(owned)
 
     async def _claim(
         self, durable: DurableRuns, run_id: str, run: Run | None, budget_s: float
@@ -171,7 +185,8 @@ class Lifecycle:
         """Claim a durable run: this worker's copy when still current, else the stored one."""
         await durable.maybe_sweep()
         if run is not None:
-            run.resuming = True  # claimed before the store is asked: a racing wait sees it
+            # Claimed before the store is asked: a racing wait sees it, close leaves it alone.
+            run.resuming = run.in_leg = True
         try:
             claimed = await durable.claim(run_id, budget_s=budget_s)
         finally:
@@ -209,6 +224,7 @@ class Lifecycle:
                 guest = self._host.acquire()
                 snapshot, run.snapshot = run.snapshot, None
                 run.cell.move_to(guest)  # first: a restore that fails hands it back with the cell
+                run.holds_guest = True
                 guest.restore(snapshot)
             if not gate.idle:
                 await gate.deliver()
@@ -253,11 +269,22 @@ class Lifecycle:
             session=session,
             restart_safe=record.restart_safe,
             expires_at=record.expires_at,
+            in_leg=True,
         )
 
     # -- the end of a leg -----------------------------------------------------------------
 
     async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
+        """Commit or park the leg's cell and build its envelope. An exception or a cancel
+        here (a store write, a durable commit, an envelope that does not fit) ends the cell
+        and hands its guest back, once, whatever this step had done already."""
+        try:
+            return await self._settle_leg(run, outcome)
+        except BaseException:
+            self._drop(run)
+            raise
+
+    async def _settle_leg(self, run: Run, outcome: LegOutcome) -> Envelope:
         run.cell.report_to(None)
         gate = self.approvals.live(run.run_id)
         if gate is not None:
@@ -323,7 +350,7 @@ class Lifecycle:
                 failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
                 return failed, None
         if not live and guest.snapshots:  # a V8 cell lives only in its worker: kept live
-            self._host.release(guest)
+            self._release_live(run)
             run.snapshot = snapshot
         run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
         gate = self.approvals.live(run.run_id)
@@ -338,9 +365,7 @@ class Lifecycle:
         if outcome.status == "waiting":
             run.cell.cancel()
             run.session.discard()
-            self._release_live(run)
-        else:
-            self._host.release(run.cell.guest)
+        self._release_live(run)
 
     # -- runs that end without a leg --------------------------------------------------------
 
@@ -362,14 +387,15 @@ class Lifecycle:
             raise ClosedError("this CodeMode is closed; create a new one")
 
     def close(self) -> None:
-        """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        """End the parked cells: cancel their host work and hand their live guests back.
+        A run whose leg is in flight is its leg's to end (`_leg_over`). Runs committed to a
+        durable store stay there."""
         self.closed = True
         if self._durable is not None:
             self._durable.close()
         for run in self._parked.all():
-            self.approvals.forget(run.run_id)
-            run.cell.cancel()
-            self._parked.forget(run.run_id)
+            if not run.in_leg:
+                self._drop(run)
 
     def _drop(self, run: Run) -> None:
         """End the cell (expired, another worker's, or its leg ended by an exception: the
@@ -383,8 +409,17 @@ class Lifecycle:
         run.session.discard()
         self._release_live(run)
 
+    def _leg_over(self, run: Run) -> None:
+        """A leg of `run` ended (by an envelope or an exception). After `close`, a run it
+        parked is ended here: `close` left it to this leg."""
+        run.in_leg = False
+        if self.closed and self._parked.get(run.run_id) is run:
+            self._drop(run)
+
     def _release_live(self, run: Run) -> None:
-        if run.snapshot is None:
+        """Hand the run's guest back, once per acquisition (a parked snapshot holds none)."""
+        if run.holds_guest:
+            run.holds_guest = False
             self._host.release(run.cell.guest)
 
 
