@@ -17,6 +17,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,12 +55,6 @@ class _Triggers:
         """Every guest the case acquired: kept alive, so only the pool frees their lanes."""
         self.handed: dict[int, int] = {}
         """Per guest (by `id`), acquisitions less releases: 0 once every one was released."""
-        self.hold_commit = False
-        """The next settle step's store commit waits for `let_commit` (`settling` set)."""
-        self.settling = asyncio.Event()
-        self.let_commit = asyncio.Event()
-        self.fail_park = False
-        self.gate_open = asyncio.Event()
         reset, acquire, made = LinearMemory.reset, GuestPool.acquire, _guest.interrupt_check
         load_pages, release = LinearMemory.load_pages, GuestPool.release
 
@@ -107,6 +102,14 @@ class _Triggers:
 
     def _arm_settle(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The settle step's triggers: a store commit held, a durable park that fails."""
+        self.hold_commit = False
+        """The next settle step's store commit waits for `let_commit` (`settling` set)."""
+        self.settling = asyncio.Event()
+        self.let_commit = asyncio.Event()
+        self.fail_park = False
+        self.gate_open = asyncio.Event()
+        self.db = Path()
+        """The SQLite file of a case on the SQLite store."""
         commit, park = SessionView.commit, DurableRuns.park
 
         async def held_commit(view: SessionView) -> str | None:
@@ -189,10 +192,19 @@ async def _parked_restore_fails(mode: CodeMode, triggers: _Triggers) -> str:
     snapshot cannot be loaded into the guest its `wait` takes."""
     parked = await mode.exec("await yield_control();\nreturn 1;")
     triggers.refuse_snapshot = True
-    with pytest.raises(SnapshotError):
+    with pytest.raises(SnapshotError) as refused:
         await mode.wait(parked["runId"])
     triggers.refuse_snapshot = False
+    _says_the_run_ended(refused.value.message, parked["runId"])
     return "refused"
+
+
+def _says_the_run_ended(message: str, run_id: str) -> None:
+    """A `wait` that cannot restore its run raises (docs/continuations.md): the message says
+    what failed, that the run is over, and what to do instead."""
+    assert message.startswith("the snapshot's pages do not fit"), message
+    assert f"code mode run {run_id} cannot be continued and was ended" in message, message
+    assert message.endswith("run its cell again with exec."), message
 
 
 _FAILED = ("failed", "internal_error")
@@ -373,6 +385,23 @@ def _cancel_in_commit(code: str) -> Body:
     return body
 
 
+async def _revive_fails(mode: CodeMode, triggers: _Triggers) -> str:
+    """A run committed to the store by a closed runtime, whose snapshot another runtime
+    cannot load: its `wait` raises, and the guest it took for the snapshot goes back."""
+    parked = await mode.exec(_YIELD + "return 1;")
+    await mode.aclose()
+    store = SQLiteStore(triggers.db)
+    async with CodeMode(
+        _tools(triggers), limits=mode.limits, store=store, session_id="leaks"
+    ) as other:
+        triggers.refuse_snapshot = True
+        with pytest.raises(SnapshotError) as refused:
+            await other.wait(parked["runId"])
+        triggers.refuse_snapshot = False
+    _says_the_run_ended(refused.value.message, parked["runId"])
+    return "refused"
+
+
 async def _park_fails(mode: CodeMode, triggers: _Triggers) -> str:
     """A durable park whose commit fails: the leg raises, its cell ends."""
     triggers.fail_park = True
@@ -398,12 +427,13 @@ _ENDS = [
     _End("settle-first_cancelled_in_commit", _cancel_in_commit(_WRITES), "cancelled"),
     _End("settle-wait_cancelled_in_commit", _cancel_in_commit(_YIELD + _WRITES), "cancelled"),
     _End("settle-durable_park_fails", _park_fails, "refused", stores=("sqlite",)),
+    _End("wait-revive_fails", _revive_fails, "refused", stores=("sqlite",)),
 ]
 _END_CASES = [(end, store) for end in _ENDS for store in end.stores]
 
 
-def _store(kind: str, tmp_path: Any) -> SessionStore | None:
-    return SQLiteStore(tmp_path / "runs.db") if kind == "sqlite" else None
+def _store(kind: str, db: Path) -> SessionStore | None:
+    return SQLiteStore(db) if kind == "sqlite" else None
 
 
 @pytest.mark.parametrize("path", _PATHS)
@@ -411,19 +441,20 @@ def _store(kind: str, tmp_path: Any) -> SessionStore | None:
     ("end", "store"), _END_CASES, ids=[f"{end.id}-{store}" for end, store in _END_CASES]
 )
 def test_after_close_or_a_failed_settle_every_guest_is_handed_back_once(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, end: _End, store: str, path: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, end: _End, store: str, path: str
 ) -> None:
     fibers = path == "loop_thread"
     monkeypatch.setattr(_crossing, "FIBERS_USABLE", fibers)
     monkeypatch.setattr(_guest, "FIBERS_USABLE", fibers)
     triggers = _Triggers(monkeypatch)
+    triggers.db = tmp_path / "runs.db"
     index = _END_CASES.index((end, store)) * len(_PATHS) + _PATHS.index(path)
     limit = 96 * _MIB + 4096 * (index + 1)  # a configuration of its own, as above
     limits = Limits(memory_limit_bytes=limit)
     loop = asyncio.new_event_loop()
     try:
         options: dict[str, Any] = {"limits": limits, "session_id": "leaks"}
-        if (durable := _store(store, tmp_path)) is not None:
+        if (durable := _store(store, triggers.db)) is not None:
             options["store"] = durable
         mode = CodeMode(_tools(triggers), **options)
         assert loop.run_until_complete(mode.exec("return 0;"))["value"] == 0

@@ -207,7 +207,10 @@ class Lifecycle:
             return self._revive(run_id, claimed.run.blob, durable.record(claimed))
         except SnapshotError as exc:
             await durable.discard(run_id, reason=exc.message)  # forged or damaged
-            raise
+            raise _ended(run_id, exc) from exc
+        except RuntimeUnavailableError as exc:
+            await durable.discard(run_id)  # its snapshot needs a guest none could be had for
+            raise _ended(run_id, exc) from exc
         except BaseException:
             await durable.discard(run_id)  # expired: nobody can continue it
             raise
@@ -230,7 +233,10 @@ class Lifecycle:
                 await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
-        except BaseException:  # cancelled, a snapshot that cannot be restored, a signal's
+        except (SnapshotError, RuntimeUnavailableError) as exc:  # no guest continues it
+            self._drop(run)
+            raise _ended(run.run_id, exc) from exc
+        except BaseException:  # cancelled, a signal's
             self._drop(run)
             raise
         finally:
@@ -421,6 +427,16 @@ class Lifecycle:
         if run.holds_guest:
             run.holds_guest = False
             self._host.release(run.cell.guest)
+
+
+def _ended(run_id: str, exc: ClawcellError) -> ClawcellError:
+    """The error a `wait` raises when no guest can continue its run (docs/continuations.md:
+    it raises, where `exec` answers with an envelope): what failed, then that the run is
+    over and what to do, so a caller that shows only the message can act on it."""
+    ended = (
+        f"code mode run {run_id} cannot be continued and was ended: run its cell again with exec."
+    )
+    return type(exc)(f"{exc.message.rstrip('.')}; {ended}")
 
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:
