@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from clawcell import CodeMode, Limits, SnapshotError, StoreUnavailableError, Tool
+from clawcell import ClawcellError, CodeMode, Limits, SnapshotError, StoreUnavailableError, Tool
 from clawcell._runs._durable import DurableRuns  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime import GuestPool, _crossing, _guest, _pool, _worker, run_on_guest_thread  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._guest import Guest  # pyright: ignore[reportPrivateUsage]
@@ -357,15 +357,20 @@ async def _close_while_settling(mode: CodeMode, triggers: _Triggers) -> Any:
 
 
 async def _close_then_parks_again(mode: CodeMode, triggers: _Triggers) -> Any:
-    """`aclose` while a `wait` leg awaits a tool; the leg then parks its run again, which
-    nobody can continue in this process: the leg hands the guest back."""
-    parked = await mode.exec(_YIELD + "await gate({});\n" + _YIELD + "return 1;")
+    """`aclose` while a `wait` leg awaits a tool; another runtime's cell runs meanwhile (it
+    would be handed the leg's guest, were it released under the leg); the leg then parks its
+    run again, which nobody can continue in this process: the leg hands the guest back."""
+    code = "let x = 41;\n" + _YIELD + "await gate({});\ntext(String(x + 1));\n" + _YIELD
+    parked = await mode.exec(code + "return 1;")
     leg = asyncio.ensure_future(mode.wait(parked["runId"]))
     while not triggers.tool_called.is_set():
         await asyncio.sleep(0.001)
     await mode.aclose()
+    async with CodeMode(_tools(triggers), limits=mode.limits) as other:
+        assert (await other.exec("let y = 2;\nreturn y;"))["value"] == 2
     triggers.gate_open.set()
-    return (await leg)["status"]
+    envelope = await leg
+    return envelope["status"], [item.get("text") for item in envelope["output"]]
 
 
 def _cancel_in_commit(code: str) -> Body:
@@ -402,6 +407,15 @@ async def _revive_fails(mode: CodeMode, triggers: _Triggers) -> str:
     return "refused"
 
 
+async def _status_does_not_fit(mode: CodeMode, triggers: _Triggers) -> str:
+    """Not even the status fits the model's context: the settle step ends the cell (hands
+    its guest back) and raises, and its exception handler ends it again: still one release."""
+    async with CodeMode(_tools(triggers), limits=mode.limits, model_context_tokens=1) as tight:
+        with pytest.raises(ClawcellError, match="cannot fit Code Mode status"):
+            await tight.exec("return 1;")
+    return "refused"
+
+
 async def _park_fails(mode: CodeMode, triggers: _Triggers) -> str:
     """A durable park whose commit fails: the leg raises, its cell ends."""
     triggers.fail_park = True
@@ -423,10 +437,11 @@ _WRITES = "await store('k', 1);\nreturn 1;"
 _ENDS = [
     _End("close-parked_live", _close_parked_live, "closed"),
     _End("close-wait_settling", _close_while_settling, 7),
-    _End("close-wait_parks_again", _close_then_parks_again, "waiting"),
+    _End("close-wait_parks_again", _close_then_parks_again, ("waiting", ["42"])),
     _End("settle-first_cancelled_in_commit", _cancel_in_commit(_WRITES), "cancelled"),
     _End("settle-wait_cancelled_in_commit", _cancel_in_commit(_YIELD + _WRITES), "cancelled"),
     _End("settle-durable_park_fails", _park_fails, "refused", stores=("sqlite",)),
+    _End("settle-status_does_not_fit", _status_does_not_fit, "refused", stores=("memory",)),
     _End("wait-revive_fails", _revive_fails, "refused", stores=("sqlite",)),
 ]
 _END_CASES = [(end, store) for end in _ENDS for store in end.stores]
