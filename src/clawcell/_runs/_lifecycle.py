@@ -16,7 +16,6 @@ snapshot's size is checked, and the snapshot is only taken when the bound exceed
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Final
 
@@ -41,12 +40,12 @@ from ..errors import (
     SnapshotError,
     StaleRunError,
 )
-from ..store import ClaimedRun, SessionView
+from ..store import SessionView
 from ._durable import DurableRuns, stale_message
 from ._host import CellHost
 from ._parked import (
     MAX_LIVE_PARKED,
-    ParkedRecord,
+    UNAVAILABLE_MESSAGE,
     ParkedRuns,
     Run,
     RunHome,
@@ -55,9 +54,8 @@ from ._parked import (
 from ._replay import ReplayPolicy
 from ._settle import leg_envelope
 
-__all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
+__all__ = ["Lifecycle"]
 
-UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
 _RESUMING: Final = "code mode run is already being resumed."
 _TOO_MANY: Final = "too many suspended code mode runs."
 _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
@@ -78,6 +76,7 @@ class Lifecycle:
             else None
         )
         self._policy = ReplayPolicy(host.catalog)
+        self._home = home
         self.closed = False
         self.approvals = approvals
 
@@ -198,22 +197,12 @@ class Lifecycle:
         if claimed is None:
             raise InputError(UNAVAILABLE_MESSAGE)
         if run is None:
-            run = await self._revive_claimed(durable, run_id, claimed)
+            from ._revive import Reviver  # deferred: only a run from the store needs it
+
+            reviver = Reviver(self._host, self._home, self.approvals, self._policy)
+            run = await reviver.claimed(durable, run_id, claimed)
         run.version, run.keeper = claimed.lease.version, durable.keeper(claimed)
         return run
-
-    async def _revive_claimed(self, durable: DurableRuns, run_id: str, claimed: ClaimedRun) -> Run:
-        try:
-            return self._revive(run_id, claimed.run.blob, durable.record(claimed))
-        except SnapshotError as exc:
-            await durable.discard(run_id, reason=exc.message)  # forged or damaged
-            raise _ended(run_id, exc) from exc
-        except RuntimeUnavailableError as exc:
-            await durable.discard(run_id)  # its snapshot needs a guest none could be had for
-            raise _ended(run_id, exc) from exc
-        except BaseException:
-            await durable.discard(run_id)  # expired: nobody can continue it
-            raise
 
     async def _resume(
         self, run: Run, on_update: OnUpdate | None, *, budget_s: float | None = None
@@ -234,49 +223,16 @@ class Lifecycle:
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
         except (SnapshotError, RuntimeUnavailableError) as exc:  # no guest continues it
+            from ._revive import ended  # deferred: off every leg's path
+
             self._drop(run)
-            raise _ended(run.run_id, exc) from exc
+            raise ended(run.run_id, exc) from exc
         except BaseException:  # cancelled, a signal's
             self._drop(run)
             raise
         finally:
             run.resuming = False
         return await self._settle(run, outcome)
-
-    def _revive(self, run_id: str, blob: bytes, record: ParkedRecord) -> Run:
-        """A run another process (or this one, before a restart) committed to the store."""
-        if record.expires_at <= time.time():
-            raise InputError(UNAVAILABLE_MESSAGE)  # expired in the store: revive nothing
-        host = self._host
-        guest = host.acquire()
-        try:
-            guest.restore(blob)
-        except BaseException:
-            host.release(guest)
-            raise
-        session = SessionView(self._store, self._session_id, writes=record.writes)
-        gate = self.approvals.run(run_id, restart_safe=record.restart_safe)
-        gate.restored = {
-            a.request_id: dataclasses.replace(a, run_id=run_id) for a in record.approvals
-        }
-        cell = Cell.revive(
-            record.cell,
-            guest=guest,
-            bridge=host.bridge(session, gate),
-            replay_safe=self._policy.replay_safe,
-            runner=host.runner,
-            gated=frozenset(gate.restored),
-            guard=self._policy.restart_guard if record.restart_safe else None,
-        )
-        return Run(
-            run_id=run_id,
-            cell=cell,
-            ledger=record.ledger,
-            session=session,
-            restart_safe=record.restart_safe,
-            expires_at=record.expires_at,
-            in_leg=True,
-        )
 
     # -- the end of a leg -----------------------------------------------------------------
 
@@ -427,16 +383,6 @@ class Lifecycle:
         if run.holds_guest:
             run.holds_guest = False
             self._host.release(run.cell.guest)
-
-
-def _ended(run_id: str, exc: ClawcellError) -> ClawcellError:
-    """The error a `wait` raises when no guest can continue its run (docs/continuations.md:
-    it raises, where `exec` answers with an envelope): what failed, then that the run is
-    over and what to do, so a caller that shows only the message can act on it."""
-    ended = (
-        f"code mode run {run_id} cannot be continued and was ended: run its cell again with exec."
-    )
-    return type(exc)(f"{exc.message.rstrip('.')}; {ended}")
 
 
 def _observe(run: Run, on_update: OnUpdate | None) -> None:

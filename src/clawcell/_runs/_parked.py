@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_LIVE_PARKED",
     "MAX_SUSPENDED_RUNS",
+    "UNAVAILABLE_MESSAGE",
     "ParkedRecord",
     "ParkedRuns",
     "Run",
@@ -55,6 +56,7 @@ A live guest keeps its memory (about 2.6 MiB), so the bound is the process's: pe
 1,000 idle parked cells over 16 runtimes held 336 MiB of live guests."""
 
 RECORD_VERSION: Final = 1
+UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
 
 
 @value_class
