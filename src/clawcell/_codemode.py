@@ -84,8 +84,9 @@ class CodeMode:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel parked cells' host work and release engine resources; idempotent. Cells
-        committed to a durable store stay there for a later process."""
+        """End parked cells (their host work cancelled, their guests handed back) and
+        release engine resources; idempotent. A leg still running finishes and then hands its
+        guest back itself. Cells committed to a durable store stay there for a later process."""
         if not self._runs.closed:
             self._runs.close()
             await self._host.aclose()

@@ -30,7 +30,7 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     now = [time.time() + 3600]
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
-    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked", "clawcell._runs._revive"):
         module = sys.modules[name]
         monkeypatch.setattr(module, "time", SimpleNamespace(**clock))
     return now

@@ -17,14 +17,17 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clawcell import CodeMode, Limits, SnapshotError, Tool
+from clawcell import ClawcellError, CodeMode, Limits, SnapshotError, StoreUnavailableError, Tool
+from clawcell._runs._durable import DurableRuns  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime import GuestPool, _crossing, _guest, _pool, _worker, run_on_guest_thread  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._guest import Guest  # pyright: ignore[reportPrivateUsage]
 from clawcell.runtime._wasm._linear_memory import LinearMemory  # pyright: ignore[reportPrivateUsage]
+from clawcell.store import SessionStore, SessionView, SQLiteStore
 
 _MIB = 1024 * 1024
 _DEEP = "let o = [];\nfor (let i = 0; i < 1e5; i++) o = [o];\nreturn JSON.stringify(o).length;"
@@ -50,8 +53,10 @@ class _Triggers:
         self.tool_called = threading.Event()
         self.guests: list[Guest] = []
         """Every guest the case acquired: kept alive, so only the pool frees their lanes."""
+        self.handed: dict[int, int] = {}
+        """Per guest (by `id`), acquisitions less releases: 0 once every one was released."""
         reset, acquire, made = LinearMemory.reset, GuestPool.acquire, _guest.interrupt_check
-        load_pages = LinearMemory.load_pages
+        load_pages, release = LinearMemory.load_pages, GuestPool.release
 
         def failing_reset(memory: LinearMemory) -> None:
             if self.fail_restore:
@@ -67,7 +72,12 @@ class _Triggers:
         def kept(pool: GuestPool) -> Guest:
             guest = acquire(pool)
             self.guests.append(guest)
+            self.handed[id(guest)] = self.handed.get(id(guest), 0) + 1
             return guest
+
+        def counted_release(pool: GuestPool, guest: Guest) -> None:
+            self.handed[id(guest)] = self.handed.get(id(guest), 0) - 1
+            release(pool, guest)
 
         def interrupt_check(guest: Any) -> Callable[[], bool]:
             check = made(guest)
@@ -86,7 +96,36 @@ class _Triggers:
         monkeypatch.setattr(LinearMemory, "reset", failing_reset)
         monkeypatch.setattr(LinearMemory, "load_pages", refusing_load)
         monkeypatch.setattr(GuestPool, "acquire", kept)
+        monkeypatch.setattr(GuestPool, "release", counted_release)
         monkeypatch.setattr(_guest, "interrupt_check", interrupt_check)
+        self._arm_settle(monkeypatch)
+
+    def _arm_settle(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The settle step's triggers: a store commit held, a durable park that fails."""
+        self.hold_commit = False
+        """The next settle step's store commit waits for `let_commit` (`settling` set)."""
+        self.settling = asyncio.Event()
+        self.let_commit = asyncio.Event()
+        self.fail_park = False
+        self.gate_open = asyncio.Event()
+        self.db = Path()
+        """The SQLite file of a case on the SQLite store."""
+        commit, park = SessionView.commit, DurableRuns.park
+
+        async def held_commit(view: SessionView) -> str | None:
+            if self.hold_commit:
+                self.hold_commit = False
+                self.settling.set()
+                await self.let_commit.wait()
+            return await commit(view)
+
+        async def failing_park(durable: DurableRuns, *args: Any) -> None:
+            if self.fail_park:
+                raise StoreUnavailableError("the database went away")
+            await park(durable, *args)
+
+        monkeypatch.setattr(SessionView, "commit", held_commit)
+        monkeypatch.setattr(DurableRuns, "park", failing_park)
 
 
 Body = Callable[[CodeMode, _Triggers], Coroutine[Any, Any, Any]]
@@ -153,10 +192,19 @@ async def _parked_restore_fails(mode: CodeMode, triggers: _Triggers) -> str:
     snapshot cannot be loaded into the guest its `wait` takes."""
     parked = await mode.exec("await yield_control();\nreturn 1;")
     triggers.refuse_snapshot = True
-    with pytest.raises(SnapshotError):
+    with pytest.raises(SnapshotError) as refused:
         await mode.wait(parked["runId"])
     triggers.refuse_snapshot = False
+    _says_the_run_ended(refused.value.message, parked["runId"])
     return "refused"
+
+
+def _says_the_run_ended(message: str, run_id: str) -> None:
+    """A `wait` that cannot restore its run raises (docs/continuations.md): the message says
+    what failed, that the run is over, and what to do instead."""
+    assert message.startswith("the snapshot's pages do not fit"), message
+    assert f"code mode run {run_id} cannot be continued and was ended" in message, message
+    assert message.endswith("run its cell again with exec."), message
 
 
 _FAILED = ("failed", "internal_error")
@@ -193,8 +241,17 @@ def _tools(triggers: _Triggers) -> list[Tool]:
         triggers.tool_called.set()
         await asyncio.Event().wait()
 
+    async def gate(_: dict[str, Any]) -> Any:
+        triggers.tool_called.set()
+        await triggers.gate_open.wait()
+        return "open"
+
     schema = {"type": "object"}
-    return [Tool(name="echo", execute=echo, parameters=schema), Tool(name="hang", execute=hang)]
+    return [
+        Tool(name="echo", execute=echo, parameters=schema),
+        Tool(name="hang", execute=hang),
+        Tool(name="gate", execute=gate),
+    ]
 
 
 def _counted(guests: list[Guest]) -> list[Guest]:
@@ -248,8 +305,14 @@ def test_after_every_exit_the_counts_are_back_and_the_next_cell_runs(
     finally:
         loop.close()
     assert after == [5, 6]
+    _check_handed_back(triggers, limit)
+
+
+def _check_handed_back(triggers: _Triggers, limit: int) -> None:
     assert _counted(triggers.guests) == [], "a lane still counts a guest whose cell is over"
     assert len(triggers.guests) >= 2
+    unbalanced = {key: n for key, n in triggers.handed.items() if n != 0}
+    assert unbalanced == {}, "a guest was not released exactly once per acquisition"
     for guest in _shelved(limit):
         assert not guest.retired and guest.instance.store.future is None
 
@@ -266,3 +329,160 @@ async def _lanes_drained() -> None:
     for lane in range(_worker.guest_lanes()):
         await asyncio.wait_for(run_on_guest_thread(int, lane=lane), 60)
     assert not _worker._lanes.get().in_flight  # pyright: ignore[reportPrivateUsage]
+
+
+# -- the end of a run that no exit of its leg reaches: close, and the settle step ----------
+
+_YIELD = "await yield_control();\n"
+
+
+async def _close_parked_live(mode: CodeMode, _: _Triggers) -> str:
+    """`aclose` while a run is parked with its guest live (not snapshotted)."""
+    parked = await mode.exec(_YIELD + "return 1;")
+    assert parked["status"] == "waiting"
+    await mode.aclose()
+    return "closed"
+
+
+async def _close_while_settling(mode: CodeMode, triggers: _Triggers) -> Any:
+    """`aclose` while a `wait` leg commits its store writes: the leg still owns its guest
+    (close must not release it), and hands it back itself when it ends."""
+    parked = await mode.exec(_YIELD + "await store('k', 1);\nreturn 7;")
+    triggers.hold_commit = True
+    leg = asyncio.ensure_future(mode.wait(parked["runId"]))
+    await triggers.settling.wait()
+    await mode.aclose()
+    triggers.let_commit.set()
+    return (await leg).get("value")
+
+
+async def _close_then_parks_again(mode: CodeMode, triggers: _Triggers) -> Any:
+    """`aclose` while a `wait` leg awaits a tool; another runtime's cell runs meanwhile (it
+    would be handed the leg's guest, were it released under the leg); the leg then parks its
+    run again, which nobody can continue in this process: the leg hands the guest back."""
+    code = "let x = 41;\n" + _YIELD + "await gate({});\ntext(String(x + 1));\n" + _YIELD
+    parked = await mode.exec(code + "return 1;")
+    leg = asyncio.ensure_future(mode.wait(parked["runId"]))
+    while not triggers.tool_called.is_set():
+        await asyncio.sleep(0.001)
+    await mode.aclose()
+    async with CodeMode(_tools(triggers), limits=mode.limits) as other:
+        assert (await other.exec("let y = 2;\nreturn y;"))["value"] == 2
+    triggers.gate_open.set()
+    envelope = await leg
+    return envelope["status"], [item.get("text") for item in envelope["output"]]
+
+
+def _cancel_in_commit(code: str) -> Body:
+    async def body(mode: CodeMode, triggers: _Triggers) -> str:
+        triggers.hold_commit = True
+        if code.startswith(_YIELD):
+            parked = await mode.exec(code)
+            leg = asyncio.ensure_future(mode.wait(parked["runId"]))
+        else:
+            leg = asyncio.ensure_future(mode.exec(code))
+        await triggers.settling.wait()
+        leg.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await leg
+        return "cancelled"
+
+    return body
+
+
+async def _revive_fails(mode: CodeMode, triggers: _Triggers) -> str:
+    """A run committed to the store by a closed runtime, whose snapshot another runtime
+    cannot load: its `wait` raises, and the guest it took for the snapshot goes back."""
+    parked = await mode.exec(_YIELD + "return 1;")
+    await mode.aclose()
+    store = SQLiteStore(triggers.db)
+    async with CodeMode(
+        _tools(triggers), limits=mode.limits, store=store, session_id="leaks"
+    ) as other:
+        triggers.refuse_snapshot = True
+        with pytest.raises(SnapshotError) as refused:
+            await other.wait(parked["runId"])
+        triggers.refuse_snapshot = False
+    _says_the_run_ended(refused.value.message, parked["runId"])
+    return "refused"
+
+
+async def _status_does_not_fit(mode: CodeMode, triggers: _Triggers) -> str:
+    """Not even the status fits the model's context: the settle step ends the cell (hands
+    its guest back) and raises, and its exception handler ends it again: still one release."""
+    async with CodeMode(_tools(triggers), limits=mode.limits, model_context_tokens=1) as tight:
+        with pytest.raises(ClawcellError, match="cannot fit Code Mode status"):
+            await tight.exec("return 1;")
+    return "refused"
+
+
+async def _park_fails(mode: CodeMode, triggers: _Triggers) -> str:
+    """A durable park whose commit fails: the leg raises, its cell ends."""
+    triggers.fail_park = True
+    with pytest.raises(StoreUnavailableError):
+        await mode.exec(_YIELD + "return 1;")
+    triggers.fail_park = False
+    return "refused"
+
+
+@dataclass(frozen=True)
+class _End:
+    id: str
+    body: Body
+    expected: Any
+    stores: tuple[str, ...] = ("memory", "sqlite")
+
+
+_WRITES = "await store('k', 1);\nreturn 1;"
+_ENDS = [
+    _End("close-parked_live", _close_parked_live, "closed"),
+    _End("close-wait_settling", _close_while_settling, 7),
+    _End("close-wait_parks_again", _close_then_parks_again, ("waiting", ["42"])),
+    _End("settle-first_cancelled_in_commit", _cancel_in_commit(_WRITES), "cancelled"),
+    _End("settle-wait_cancelled_in_commit", _cancel_in_commit(_YIELD + _WRITES), "cancelled"),
+    _End("settle-durable_park_fails", _park_fails, "refused", stores=("sqlite",)),
+    _End("settle-status_does_not_fit", _status_does_not_fit, "refused", stores=("memory",)),
+    _End("wait-revive_fails", _revive_fails, "refused", stores=("sqlite",)),
+]
+_END_CASES = [(end, store) for end in _ENDS for store in end.stores]
+
+
+def _store(kind: str, db: Path) -> SessionStore | None:
+    return SQLiteStore(db) if kind == "sqlite" else None
+
+
+@pytest.mark.parametrize("path", _PATHS)
+@pytest.mark.parametrize(
+    ("end", "store"), _END_CASES, ids=[f"{end.id}-{store}" for end, store in _END_CASES]
+)
+def test_after_close_or_a_failed_settle_every_guest_is_handed_back_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, end: _End, store: str, path: str
+) -> None:
+    fibers = path == "loop_thread"
+    monkeypatch.setattr(_crossing, "FIBERS_USABLE", fibers)
+    monkeypatch.setattr(_guest, "FIBERS_USABLE", fibers)
+    triggers = _Triggers(monkeypatch)
+    triggers.db = tmp_path / "runs.db"
+    index = _END_CASES.index((end, store)) * len(_PATHS) + _PATHS.index(path)
+    limit = 96 * _MIB + 4096 * (index + 1)  # a configuration of its own, as above
+    limits = Limits(memory_limit_bytes=limit)
+    loop = asyncio.new_event_loop()
+    try:
+        options: dict[str, Any] = {"limits": limits, "session_id": "leaks"}
+        if (durable := _store(store, triggers.db)) is not None:
+            options["store"] = durable
+        mode = CodeMode(_tools(triggers), **options)
+        assert loop.run_until_complete(mode.exec("return 0;"))["value"] == 0
+        outcome = loop.run_until_complete(end.body(mode, triggers))
+        assert outcome == end.expected
+        loop.run_until_complete(mode.aclose())
+        loop.run_until_complete(asyncio.sleep(0))  # released guests are put away
+        assert _counted(triggers.guests) == [], "a lane counts the guest of a closed runtime"
+        after_mode = CodeMode(_tools(triggers), limits=limits)
+        after = loop.run_until_complete(_next_cells(after_mode))
+        loop.run_until_complete(after_mode.aclose())
+        loop.run_until_complete(_lanes_drained())
+    finally:
+        loop.close()
+    assert after == [5, 6]
+    _check_handed_back(triggers, limit)

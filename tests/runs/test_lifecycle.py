@@ -92,7 +92,7 @@ def test_parked_runs_expire_after_their_ttl(monkeypatch: pytest.MonkeyPatch) -> 
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["monotonic"] = clock["time"] = lambda: now[0]
     # Expiry is read in whichever module keeps the parked runs; each sees the fake clock.
-    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked", "clawcell._runs._revive"):
         module = sys.modules.get(name)
         if module is not None and hasattr(module, "time"):
             monkeypatch.setattr(module, "time", SimpleNamespace(**clock))
@@ -119,7 +119,7 @@ def test_each_parked_run_is_dropped_once_its_own_ttl_passed(
     now = [1000.0]
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["time"] = lambda: now[0]
-    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked"):
+    for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked", "clawcell._runs._revive"):
         monkeypatch.setattr(sys.modules[name], "time", SimpleNamespace(**clock))
     twice = "await yield_control();\nawait yield_control();\nreturn 1;"
 

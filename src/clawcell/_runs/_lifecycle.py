@@ -16,7 +16,6 @@ snapshot's size is checked, and the snapshot is only taken when the bound exceed
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import TYPE_CHECKING, Final
 
@@ -34,11 +33,11 @@ from ..errors import (
     SnapshotError,
     StaleRunError,
 )
-from ..store import ClaimedRun, SessionView
+from ..store import SessionView
 from ._host import CellHost
 from ._parked import (
     MAX_LIVE_PARKED,
-    ParkedRecord,
+    UNAVAILABLE_MESSAGE,
     ParkedRuns,
     Run,
     RunHome,
@@ -50,9 +49,8 @@ from ._settle import leg_envelope
 if TYPE_CHECKING:
     from ._durable import DurableRuns
 
-__all__ = ["UNAVAILABLE_MESSAGE", "Lifecycle"]
+__all__ = ["Lifecycle"]
 
-UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
 _RESUMING: Final = "code mode run is already being resumed."
 _TOO_MANY: Final = "too many suspended code mode runs."
 _SNAPSHOT_LIMIT: Final = "code mode snapshot limit exceeded"
@@ -75,6 +73,7 @@ class Lifecycle:
                 store, session_id, host.results, ttl, keys=lambda: home.keys
             )
         self._policy = ReplayPolicy(host.catalog)
+        self._home = home
         self.closed = False
         self.approvals = approvals
 
@@ -118,6 +117,7 @@ class Lifecycle:
             ledger=OutputLedger(host.limits.max_output_bytes),
             session=session,
             restart_safe=restart_safe,
+            in_leg=True,
         )
         _observe(run, on_update)
         gate.active = True
@@ -133,7 +133,10 @@ class Lifecycle:
             host.release(guest)
             self.approvals.forget(run_id)
             return self.failure(outcome.code, outcome.phase, outcome.error)
-        return await self._settle(run, outcome)
+        try:
+            return await self._settle(run, outcome)
+        finally:
+            self._leg_over(run)
 
     async def wait(self, run_id: str, on_update: OnUpdate | None) -> Envelope:
         """A `wait` leg: claim the parked run (from the store when durable) and continue it.
@@ -147,20 +150,30 @@ class Lifecycle:
         if self._host.mcp is not None:  # a cell parked by another process may call them
             await self._host.prepare()
         run = self._parked.get(run_id)
-        if run is not None and run.resuming:
+        if run is not None and run.in_leg:  # resumed, or settling its last leg
             return self.failure("invalid_input", "input", _RESUMING)
         durable = self._durable
         if durable is None:
             if run is None or run.expires_at <= time.time():
                 raise InputError(UNAVAILABLE_MESSAGE)
-            return await self._resume(run, on_update)
+            run.in_leg = True
+            try:
+                return await self._resume(run, on_update)
+            finally:
+                self._leg_over(run)
         budget_s = self._host.limits.timeout_ms / 1000
         started = time.monotonic()
-        run = await self._claim(durable, run_id, run, budget_s)
-        assert run.keeper is not None
-        async with run.keeper:
-            left = max(budget_s - (time.monotonic() - started), 0.0)
-            return await self._resume(run, on_update, budget_s=left)
+        legs = [run] if run is not None else []
+        try:
+            run = await self._claim(durable, run_id, run, budget_s)
+            legs.append(run)
+            assert run.keeper is not None
+            async with run.keeper:
+                left = max(budget_s - (time.monotonic() - started), 0.0)
+                return await self._resume(run, on_update, budget_s=left)
+        finally:
+            for owned in legs:
+                self._leg_over(owned)
 
     async def _claim(
         self, durable: DurableRuns, run_id: str, run: Run | None, budget_s: float
@@ -168,7 +181,8 @@ class Lifecycle:
         """Claim a durable run: this worker's copy when still current, else the stored one."""
         await durable.maybe_sweep()
         if run is not None:
-            run.resuming = True  # claimed before the store is asked: a racing wait sees it
+            # Claimed before the store is asked: a racing wait sees it, close leaves it alone.
+            run.resuming = run.in_leg = True
         try:
             claimed = await durable.claim(run_id, budget_s=budget_s)
         finally:
@@ -180,19 +194,12 @@ class Lifecycle:
         if claimed is None:
             raise InputError(UNAVAILABLE_MESSAGE)
         if run is None:
-            run = await self._revive_claimed(durable, run_id, claimed)
+            from ._revive import Reviver  # deferred: only a run from the store needs it
+
+            reviver = Reviver(self._host, self._home, self.approvals, self._policy)
+            run = await reviver.claimed(durable, run_id, claimed)
         run.version, run.keeper = claimed.lease.version, durable.keeper(claimed)
         return run
-
-    async def _revive_claimed(self, durable: DurableRuns, run_id: str, claimed: ClaimedRun) -> Run:
-        try:
-            return self._revive(run_id, claimed.run.blob, durable.record(claimed))
-        except SnapshotError as exc:
-            await durable.discard(run_id, reason=exc.message)  # forged or damaged
-            raise
-        except BaseException:
-            await durable.discard(run_id)  # expired: nobody can continue it
-            raise
 
     async def _resume(
         self, run: Run, on_update: OnUpdate | None, *, budget_s: float | None = None
@@ -206,55 +213,37 @@ class Lifecycle:
                 guest = self._host.acquire()
                 snapshot, run.snapshot = run.snapshot, None
                 run.cell.move_to(guest)  # first: a restore that fails hands it back with the cell
+                run.holds_guest = True
                 guest.restore(snapshot)
             if not gate.idle:
                 await gate.deliver()
             budget = self._host.limits.timeout_ms / 1000 if budget_s is None else budget_s
             outcome = await run.cell.resume(budget)
-        except BaseException:  # cancelled, a snapshot that cannot be restored, a signal's
+        except (SnapshotError, RuntimeUnavailableError) as exc:  # no guest continues it
+            from ._revive import ended  # deferred: off every leg's path
+
+            self._drop(run)
+            raise ended(run.run_id, exc) from exc
+        except BaseException:  # cancelled, a signal's
             self._drop(run)
             raise
         finally:
             run.resuming = False
         return await self._settle(run, outcome)
 
-    def _revive(self, run_id: str, blob: bytes, record: ParkedRecord) -> Run:
-        """A run another process (or this one, before a restart) committed to the store."""
-        if record.expires_at <= time.time():
-            raise InputError(UNAVAILABLE_MESSAGE)  # expired in the store: revive nothing
-        host = self._host
-        guest = host.acquire()
-        try:
-            guest.restore(blob)
-        except BaseException:
-            host.release(guest)
-            raise
-        session = SessionView(self._store, self._session_id, writes=record.writes)
-        gate = self.approvals.run(run_id, restart_safe=record.restart_safe)
-        gate.restored = {
-            a.request_id: dataclasses.replace(a, run_id=run_id) for a in record.approvals
-        }
-        cell = Cell.revive(
-            record.cell,
-            guest=guest,
-            bridge=host.bridge(session, gate),
-            replay_safe=self._policy.replay_safe,
-            runner=host.runner,
-            gated=frozenset(gate.restored),
-            guard=self._policy.restart_guard if record.restart_safe else None,
-        )
-        return Run(
-            run_id=run_id,
-            cell=cell,
-            ledger=record.ledger,
-            session=session,
-            restart_safe=record.restart_safe,
-            expires_at=record.expires_at,
-        )
-
     # -- the end of a leg -----------------------------------------------------------------
 
     async def _settle(self, run: Run, outcome: LegOutcome) -> Envelope:
+        """Commit or park the leg's cell and build its envelope. An exception or a cancel
+        here (a store write, a durable commit, an envelope that does not fit) ends the cell
+        and hands its guest back, once, whatever this step had done already."""
+        try:
+            return await self._settle_leg(run, outcome)
+        except BaseException:
+            self._drop(run)
+            raise
+
+    async def _settle_leg(self, run: Run, outcome: LegOutcome) -> Envelope:
         run.cell.report_to(None)
         gate = self.approvals.live(run.run_id)
         if gate is not None:
@@ -324,7 +313,7 @@ class Lifecycle:
                 failed = failed_outcome("snapshot_limit_exceeded", phase, _SNAPSHOT_LIMIT)
                 return failed, None
         if not live and guest.snapshots:  # a V8 cell lives only in its worker: kept live
-            self._host.release(guest)
+            self._release_live(run)
             run.snapshot = snapshot
         run.expires_at = time.time() + self._host.limits.snapshot_ttl_seconds
         gate = self.approvals.live(run.run_id)
@@ -339,9 +328,7 @@ class Lifecycle:
         if outcome.status == "waiting":
             run.cell.cancel()
             run.session.discard()
-            self._release_live(run)
-        else:
-            self._host.release(run.cell.guest)
+        self._release_live(run)
 
     # -- runs that end without a leg --------------------------------------------------------
 
@@ -363,14 +350,15 @@ class Lifecycle:
             raise ClosedError("this CodeMode is closed; create a new one")
 
     def close(self) -> None:
-        """Cancel parked cells' host work; runs committed to a durable store stay there."""
+        """End the parked cells: cancel their host work and hand their live guests back.
+        A run whose leg is in flight is its leg's to end (`_leg_over`). Runs committed to a
+        durable store stay there."""
         self.closed = True
         if self._durable is not None:
             self._durable.close()
         for run in self._parked.all():
-            self.approvals.forget(run.run_id)
-            run.cell.cancel()
-            self._parked.forget(run.run_id)
+            if not run.in_leg:
+                self._drop(run)
 
     def _drop(self, run: Run) -> None:
         """End the cell (expired, another worker's, or its leg ended by an exception: the
@@ -384,8 +372,17 @@ class Lifecycle:
         run.session.discard()
         self._release_live(run)
 
+    def _leg_over(self, run: Run) -> None:
+        """A leg of `run` ended (by an envelope or an exception). After `close`, a run it
+        parked is ended here: `close` left it to this leg."""
+        run.in_leg = False
+        if self.closed and self._parked.get(run.run_id) is run:
+            self._drop(run)
+
     def _release_live(self, run: Run) -> None:
-        if run.snapshot is None:
+        """Hand the run's guest back, once per acquisition (a parked snapshot holds none)."""
+        if run.holds_guest:
+            run.holds_guest = False
             self._host.release(run.cell.guest)
 
 

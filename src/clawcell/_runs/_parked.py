@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_LIVE_PARKED",
     "MAX_SUSPENDED_RUNS",
+    "UNAVAILABLE_MESSAGE",
     "ParkedRecord",
     "ParkedRuns",
     "Run",
@@ -55,6 +56,7 @@ A live guest keeps its memory (about 2.6 MiB), so the bound is the process's: pe
 1,000 idle parked cells over 16 runtimes held 336 MiB of live guests."""
 
 RECORD_VERSION: Final = 1
+UNAVAILABLE_MESSAGE: Final = "code mode run is unavailable or expired."
 
 
 @value_class
@@ -98,6 +100,13 @@ class Run:
     """The parked guest as bytes when its guest went back to the pool (`None`: live)."""
     expires_at: float = 0.0  # wall clock (`time.time()`), so it survives a restart
     resuming: bool = False
+    in_leg: bool = False
+    """A leg (`exec` or `wait`) owns the run, from its claim to the end of its settle step:
+    neither `close` nor expiry touches it then; the leg hands its guest back itself."""
+    holds_guest: bool = True
+    """The run holds a guest it acquired and has not released: each acquisition is released
+    once, whichever exits race for it (a second release could hand back a guest the pool
+    has lent to another cell since)."""
     version: int | None = None
     """The fencing version of the run's durable copy as this worker last parked it."""
     keeper: LeaseKeeper | None = None
@@ -318,9 +327,7 @@ class ParkedRuns:
         if now < self._soonest:  # every `wait` asks: most find nothing due
             return []
         runs = self._runs
-        gone = [
-            run_id for run_id, run in runs.items() if run.expires_at <= now and not run.resuming
-        ]
+        gone = [run_id for run_id, run in runs.items() if run.expires_at <= now and not run.in_leg]
         expired = [runs.pop(run_id) for run_id in gone]
         self._soonest = min((run.expires_at for run in runs.values()), default=math.inf)
         return expired

@@ -142,7 +142,9 @@ class Executor(Protocol):
         ...
 
     def release(self, guest: ExecutorGuest) -> None:
-        """Take back a guest whose cell is over; it may be handed out again later."""
+        """Take back a guest whose cell is over; it may be handed out again later. A guest
+        that is not lent out (released already) must be ignored: a second release of one
+        acquisition is a no-op."""
         ...
 
     def close(self) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from clawcell import CodeMode, Limits
 from clawcell.runtime import GuestConfig, V8Executor
 from clawcell.runtime._v8._executor import _SHELF  # pyright: ignore[reportPrivateUsage]
@@ -51,6 +53,54 @@ def test_two_sessions_never_get_the_same_worker_and_each_keeps_its_own() -> None
     finally:
         first.close()
         second.close()
+        executor.close()
+
+
+def test_a_second_release_of_one_acquisition_is_ignored() -> None:
+    # Two exits of one leg may both hand its guest back; ending the worker the first release
+    # kept idle would cost the session its warm worker, or end a cell it was lent to since.
+    executor = V8Executor(spares=0)
+    try:
+        guest = executor.acquire(CONFIG)
+        _ran(guest)
+        executor.release(guest)
+        executor.release(guest)
+        assert guest.alive
+        again = executor.acquire(CONFIG)
+        assert again is guest
+        _ran(again)
+        executor.release(again)
+    finally:
+        executor.close()
+
+
+def test_closing_a_runtime_with_a_cell_parked_live_ends_its_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A V8 cell parks live in its worker: `aclose` must hand the worker back, so the
+    # session's close ends it, rather than leave a Deno process lent out for good.
+    lent: list[V8Guest] = []
+    acquire = V8Executor.acquire
+
+    def kept(executor: V8Executor, config: GuestConfig) -> V8Guest:
+        guest = acquire(executor, config)
+        lent.append(guest)
+        return guest
+
+    monkeypatch.setattr(V8Executor, "acquire", kept)
+    executor = V8Executor(spares=0)
+
+    async def main() -> str:
+        mode = CodeMode(executor=executor)
+        parked = await mode.exec("await yield_control();\nreturn 1;")
+        await mode.aclose()
+        return parked["status"]
+
+    try:
+        assert run(main()) == "waiting"
+        assert len(lent) == 1
+        assert not lent[0].alive
+    finally:
         executor.close()
 
 

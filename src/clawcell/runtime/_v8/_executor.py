@@ -229,8 +229,10 @@ class V8Executor:
 
     def release(self, guest: ExecutorGuest) -> None:
         """Take back a worker whose cell is over: kept for this session's next cell, or
-        ended (killed, dead, suspect, one too many, or not this executor's)."""
-        if not isinstance(guest, V8Guest):
+        ended (killed, dead, suspect, one too many, or not this executor's). A worker that
+        is not lent out (taken back already) is ignored: ending it would end a worker the
+        pool keeps idle, or one it has lent to another cell since."""
+        if not isinstance(guest, V8Guest) or guest.lent_from is None:
             return
         lease, guest.lent_from = guest.lent_from, None
         if (
