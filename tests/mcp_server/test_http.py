@@ -171,7 +171,7 @@ def test_a_chain_through_three_servers_resumes_after_the_server_is_killed(
     assert resumed["value"] == {"log": True, "tokyo": "21:00", "echo": "after the restart"}
 
 
-def test_http_mode_without_a_token_generates_one_and_says_so() -> None:
+def test_http_mode_without_a_token_generates_one_and_says_so(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -189,7 +189,7 @@ def test_http_mode_without_a_token_generates_one_and_says_so() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # its caches: not in the checkout
     )
     try:
         assert process.stderr is not None
