@@ -13,14 +13,15 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from _common import RESULTS
 
 HERE = Path(__file__).resolve().parents[1] / "src"
 Rounds = dict[str, list[dict[str, float]]]
+_Sample = TypeVar("_Sample")
 
 
 def run_child(code: str, source: Path, *paths: Path) -> dict[str, float]:
@@ -40,14 +41,29 @@ def run_child(code: str, source: Path, *paths: Path) -> dict[str, float]:
 def alternate(baseline: Path, rounds: int, one: Callable[[Path], dict[str, float]]) -> Rounds:
     """`one(source)` for the baseline tree and this one, `rounds` times, in a random order each
     round; the figures per tree, a dict per round."""
-    trees = {"baseline": baseline.resolve(), "this tree": HERE}
-    samples: Rounds = {name: [] for name in trees}
+    return shuffled_rounds({"baseline": baseline.resolve(), "this tree": HERE}, rounds, one)
+
+
+def shuffled_rounds(
+    trees: Mapping[str, Path], rounds: int, one: Callable[[Path], _Sample]
+) -> dict[str, list[_Sample]]:
+    """`one(source)` for every tree, `rounds` times, in a random order each round: the samples
+    per tree, in round order (so that round `i` of two trees can be paired)."""
+    samples: dict[str, list[_Sample]] = {name: [] for name in trees}
     for _ in range(rounds):
         order = list(trees)
         random.shuffle(order)
         for name in order:
             samples[name].append(one(trees[name]))
     return samples
+
+
+def prepare(trees: Mapping[str, Path], one: Callable[[Path], object]) -> None:
+    """Byte-compiles every tree, as installed packages are (see bench_runtime.py), and runs
+    `one` once in each, untimed: it fills the engine cache and the stored guest image."""
+    for source in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
+        one(source)
 
 
 def paired_rows(rounds: Rounds) -> list[dict[str, Any]]:

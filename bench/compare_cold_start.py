@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import resource
 import shutil
 import statistics
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _ab import prepare, shuffled_rounds
 from bench_runtime import COLD_START
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -85,15 +85,8 @@ def main() -> None:
     args = parser.parse_args()
     loads = [round(os.getloadavg()[0], 2)]
     trees = {"this tree": HERE_SOURCE, "baseline": args.baseline.resolve()}
-    for source in trees.values():  # as installed packages are (see bench_runtime.py)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
-        _one(source)
-    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in trees}
-    for _ in range(args.rounds):
-        order = list(trees.items())
-        random.shuffle(order)
-        for name, source in order:
-            samples[name].append(_one(source))
+    prepare(trees, _one)
+    samples = shuffled_rounds(trees, args.rounds, _one)
     loads.append(round(os.getloadavg()[0], 2))
     counts = {n: _instructions(s) if args.instructions else None for n, s in trees.items()}
     rows = [_row(name, samples[name], counts[name]) for name in trees]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import _callgrind
+from _ab import prepare, shuffled_rounds
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHILD = Path(__file__).resolve().parent / "_first_exec_child.py"
@@ -66,16 +66,9 @@ def main() -> None:
     # The first tree is the one the others are paired with: the given ones first.
     trees = {n: Path(p).resolve() for n, p in (t.split("=", 1) for t in args.tree)}
     trees["this tree"] = HERE
-    for source in trees.values():  # as installed packages are (see bench_runtime.py)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
-        _one(source)  # fills the engine cache and the stored image
+    prepare(trees, _one)
     loads = [round(os.getloadavg()[0], 2)]
-    samples: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for _ in range(args.rounds):
-        order = list(trees.items())
-        random.shuffle(order)
-        for name, source in order:
-            samples[name].append(_one(source))
+    samples = shuffled_rounds(trees, args.rounds, _one)
     loads.append(round(os.getloadavg()[0], 2))
     counts = {n: _best_phases(s) for n, s in trees.items()} if args.instructions else {}
     _write(_rows(samples, counts), args, loads)

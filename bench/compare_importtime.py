@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _ab import prepare, shuffled_rounds
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE_SOURCE = Path(__file__).resolve().parents[1] / "src"
@@ -62,15 +63,8 @@ def main() -> None:
     args = parser.parse_args()
     loads = [round(os.getloadavg()[0], 2)]
     trees = {"this tree": HERE_SOURCE, "baseline": args.baseline.resolve()}
-    for source in trees.values():  # byte-compiled, as installed packages are
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
-        _one(source)
-    samples: dict[str, list[tuple[int, int, int]]] = {name: [] for name in trees}
-    for _ in range(args.rounds):
-        order = list(trees.items())
-        random.shuffle(order)
-        for name, source in order:
-            samples[name].append(_one(source))
+    prepare(trees, _one)
+    samples = shuffled_rounds(trees, args.rounds, _one)
     loads.append(round(os.getloadavg()[0], 2))
     rows = [_row(name, values) for name, values in samples.items()]
     pairs = zip(samples["this tree"], samples["baseline"], strict=True)
