@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections import Counter
 from typing import Any
 
 from clawcell import CodeMode, Tool
@@ -18,31 +19,35 @@ async def _echo(params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def _garbage_of(cells: int, **options: Any) -> int:
-    """Objects the cyclic collector finds after `cells` cells, each in a new `CodeMode`,
-    once a few warm-up cells ran."""
+def _garbage_of(cells: int, **options: Any) -> Counter[str]:
+    """The objects (by type) the cyclic collector finds after `cells` cells, each in a new
+    `CodeMode`, once a few warm-up cells ran: empty when they left no cycle."""
 
-    async def main() -> int:
+    async def main() -> Counter[str]:
         tools = [Tool(name="echo", execute=_echo, parameters={"type": "object"})]
         for _ in range(3):
             async with CodeMode(tools, **options) as mode:
                 assert (await mode.exec(CELL))["value"] == 3
         gc.collect()
         gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what the collection finds stays in `gc.garbage`
         try:
             for _ in range(cells):
                 async with CodeMode(tools, **options) as mode:
                     assert (await mode.exec(CELL))["value"] == 3
-            return gc.collect()
+            gc.collect()
+            return Counter(type(found).__qualname__ for found in gc.garbage)
         finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
             gc.enable()
 
     return asyncio.run(main())
 
 
 def test_new_runtimes_and_their_cells_leave_no_cycles() -> None:
-    assert _garbage_of(10) == 0
+    assert _garbage_of(10) == Counter()
 
 
 def test_a_runtime_with_a_tool_policy_leaves_no_cycles() -> None:
-    assert _garbage_of(10, policy=ToolPolicy(deny=["delete_*"])) == 0
+    assert _garbage_of(10, policy=ToolPolicy(deny=["delete_*"])) == Counter()
