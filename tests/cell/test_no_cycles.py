@@ -45,9 +45,19 @@ def _garbage_of(cells: int, **options: Any) -> Counter[str]:
     return asyncio.run(main())
 
 
+def _garbage_of_runtimes(**options: Any) -> Counter[str]:
+    """`_garbage_of(10, **options)`, measured again when the first finds garbage. The
+    collector finds whatever became garbage meanwhile, an earlier test's leftovers on other
+    threads included: 3,034 objects once in a whole xdist run (stop 49), never reproduced
+    alone or after the directories that share its worker. A cycle a runtime makes is there
+    in both measurements."""
+    first = _garbage_of(10, **options)
+    return first and _garbage_of(10, **options)
+
+
 def test_new_runtimes_and_their_cells_leave_no_cycles() -> None:
-    assert _garbage_of(10) == Counter()
+    assert _garbage_of_runtimes() == Counter()
 
 
 def test_a_runtime_with_a_tool_policy_leaves_no_cycles() -> None:
-    assert _garbage_of(10, policy=ToolPolicy(deny=["delete_*"])) == Counter()
+    assert _garbage_of_runtimes(policy=ToolPolicy(deny=["delete_*"])) == Counter()
