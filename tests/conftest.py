@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 import select
 import signal
+import subprocess
+import sys
 import sysconfig
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
@@ -108,6 +111,24 @@ def in_forked_child(child: Callable[[], bytes], timeout: float = 60.0) -> bytes 
     os.waitpid(pid, 0)
     with os.fdopen(read, "rb") as pipe:
         return pipe.read() if ready else None
+
+
+def in_fresh_interpreter(module: str, function: str, timeout: float = 120.0) -> Any:
+    """`module.function()`'s JSON value, called in a new Python process started at the
+    repository's root: for what depends on a process's whole history (the collector finds
+    whatever any earlier test left to become garbage), measured as a first cell's process
+    sees it."""
+    code = f"import json; from {module} import {function} as f; print(json.dumps(f()))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 SLOW_FIRST: tuple[str, ...] = (

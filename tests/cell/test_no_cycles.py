@@ -11,6 +11,7 @@ from typing import Any
 
 from clawcell import CodeMode, Tool
 from clawcell.approvals import ToolPolicy
+from tests.conftest import in_fresh_interpreter
 
 CELL = "const a = await echo({ n: 1 }); const b = await echo({ n: 2 }); return a.n + b.n;"
 
@@ -45,19 +46,23 @@ def _garbage_of(cells: int, **options: Any) -> Counter[str]:
     return asyncio.run(main())
 
 
-def _garbage_of_runtimes(**options: Any) -> Counter[str]:
-    """`_garbage_of(10, **options)`, measured again when the first finds garbage. The
-    collector finds whatever became garbage meanwhile, an earlier test's leftovers on other
-    threads included: 3,034 objects once in a whole xdist run (stop 49), never reproduced
-    alone or after the directories that share its worker. A cycle a runtime makes is there
-    in both measurements."""
-    first = _garbage_of(10, **options)
-    return first and _garbage_of(10, **options)
+def plain_runtimes() -> dict[str, int]:
+    return dict(_garbage_of(10))
+
+
+def runtimes_with_a_policy() -> dict[str, int]:
+    return dict(_garbage_of(10, policy=ToolPolicy(deny=["delete_*"])))
+
+
+# Each in a new process: in a whole xdist run the collector once found 3,034 objects after
+# the policy's ten runtimes (stop 49), never reproduced alone, after the directories that
+# share its worker or under load; it finds whatever became garbage meanwhile, an earlier
+# test's leftovers included. A cycle a runtime makes shows in a new process too.
 
 
 def test_new_runtimes_and_their_cells_leave_no_cycles() -> None:
-    assert _garbage_of_runtimes() == Counter()
+    assert in_fresh_interpreter(__name__, "plain_runtimes") == {}
 
 
 def test_a_runtime_with_a_tool_policy_leaves_no_cycles() -> None:
-    assert _garbage_of_runtimes(policy=ToolPolicy(deny=["delete_*"])) == Counter()
+    assert in_fresh_interpreter(__name__, "runtimes_with_a_policy") == {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import re
 import sys
 import time
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from clawcell import ClosedError, CodeMode, InputError, Limits, Tool
-from tests.conftest import ROOMY, echo_tool, failure, run, with_mode
+from tests.conftest import ROOMY, echo_tool, failure, in_fresh_interpreter, run, with_mode
 from tests.runs._durable_modes import durable
 
 
@@ -120,7 +121,8 @@ def test_each_parked_run_is_dropped_once_its_own_ttl_passed(
     clock = {name: getattr(time, name) for name in dir(time) if not name.startswith("_")}
     clock["time"] = lambda: now[0]
     for name in ("clawcell._runs._lifecycle", "clawcell._runs._parked", "clawcell._runs._revive"):
-        monkeypatch.setattr(sys.modules[name], "time", SimpleNamespace(**clock))
+        # (imported here: `_revive` is loaded at first use, which may not have come yet)
+        monkeypatch.setattr(importlib.import_module(name), "time", SimpleNamespace(**clock))
     twice = "await yield_control();\nawait yield_control();\nreturn 1;"
 
     async def body(mode: CodeMode) -> list[int]:
@@ -248,12 +250,12 @@ def test_a_cancelled_wait_ends_the_run_and_the_next_cell_runs_normally() -> None
     assert after["value"] == 7
 
 
-def test_legs_leave_no_cyclic_garbage() -> None:
-    """Every leg's objects are freed by reference counting (a cycle would leave them to the
-    collector, which then runs every few runtimes): the approval gate holds its cell weakly."""
+def legs_garbage() -> list[dict[str, int]]:
+    """The objects (by type) the collector finds after each of three legs, warm."""
     import gc
+    from collections import Counter
 
-    async def body(mode: CodeMode) -> list[int]:
+    async def body(mode: CodeMode) -> list[dict[str, int]]:
         cells = [
             "return 1;",
             "await yield_control('x');\nreturn 2;",
@@ -266,7 +268,7 @@ def test_legs_leave_no_cyclic_garbage() -> None:
         gc.collect()
         gc.set_debug(gc.DEBUG_SAVEALL)
         try:
-            garbage: list[int] = []
+            garbage: list[dict[str, int]] = []
             for code in cells:
                 envelope = await mode.exec(code)
                 if envelope["status"] == "waiting":
@@ -275,10 +277,19 @@ def test_legs_leave_no_cyclic_garbage() -> None:
                 for _ in range(2):  # the guest's release runs in the loop's next iteration
                     await asyncio.sleep(0)
                 gc.collect()
-                garbage.append(len(gc.garbage))
+                garbage.append(dict(Counter(type(found).__qualname__ for found in gc.garbage)))
                 gc.garbage.clear()
             return garbage
         finally:
             gc.set_debug(0)
 
-    assert with_mode(body) == [0, 0, 0]
+    return with_mode(body)
+
+
+def test_legs_leave_no_cyclic_garbage() -> None:
+    """Every leg's objects are freed by reference counting (a cycle would leave them to the
+    collector, which then runs every few runtimes): the approval gate holds its cell weakly.
+    Measured in a new process: in a whole xdist run the collector once found 133 objects
+    after every leg (stop 49), never reproduced alone; it finds whatever became garbage
+    meanwhile, an earlier test's leftovers included."""
+    assert in_fresh_interpreter(__name__, "legs_garbage") == [{}, {}, {}]
