@@ -252,7 +252,10 @@ def test_an_awaited_job_is_never_waited_for_on_the_loop_thread(
     wait_for = type(lanes).wait_for
 
     def spy(self: Any, job: Any) -> bool:
-        waited.append(job.args[-1])  # `_sleep_then`'s value: which job
+        # Which job: `_sleep_then`'s value, from its arguments, or from its result once the
+        # lane ran it (a finished job drops its arguments; its result is set before).
+        args = job.args
+        waited.append(args[-1] if args else job.result)
         return wait_for(self, job)
 
     monkeypatch.setattr(type(lanes), "wait_for", spy)
