@@ -239,11 +239,7 @@ class CallFuture:
                 return False
         elif not self._api.call_future_poll(self._ptr):
             return False
-        ptr, self._ptr = self._ptr, 0  # `free`, inline: one poll per tool call
-        if ptr and self._calls[0] == ptr:
-            self._calls[0] = 0
-            self._store.future_ref = None
-            self._api.call_future_delete(ptr)
+        self.free()
         return True
 
     def result(self) -> int:
